@@ -1,0 +1,205 @@
+package mcpkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// DecodeArgs decodes tool arguments into dst, a pointer to an Args struct,
+// refusing anything the struct does not declare exactly:
+//
+//   - args may be nil or empty (no arguments), raw JSON (json.RawMessage or
+//     []byte, as mcp-go keeps it from the wire), or any value that marshals
+//     to a JSON object (such as map[string]any);
+//   - the arguments must form a JSON object, else invalid_json;
+//   - every key must equal the json tag name of a field of dst; matching is
+//     exact, not case-insensitive as encoding/json would allow, else
+//     unknown_argument;
+//   - every value must have the JSON type of its field (an integer for int
+//     fields, a string for string fields, an array of strings for []string
+//     fields, ...), else invalid_type; json.RawMessage fields take any value;
+//   - a field whose json tag has no omitempty is required: leaving it out
+//     gives missing_argument.
+//
+// A null value counts as absent. The returned error has an empty Tool; the
+// caller fills it in. DecodeArgs panics when dst is not a pointer to a struct,
+// which is a programming error, not bad input.
+func DecodeArgs(args any, dst any) *ArgError {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("mcpkit.DecodeArgs: dst must be a non-nil pointer to a struct, got %T", dst))
+	}
+	target := rv.Elem()
+	spec := specFor(target.Type())
+
+	raw, aerr := rawArgs(args)
+	if aerr != nil {
+		return aerr
+	}
+	var object map[string]json.RawMessage
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if trimmed[0] != '{' {
+			return &ArgError{Code: CodeInvalidJSON, Message: "arguments must be a JSON object; got " + jsonKind(trimmed)}
+		}
+		if err := json.Unmarshal(trimmed, &object); err != nil {
+			return &ArgError{Code: CodeInvalidJSON, Message: "arguments are not valid JSON: " + err.Error()}
+		}
+	}
+
+	keys := make([]string, 0, len(object))
+	for k := range object {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, ok := spec.byName[k]; !ok {
+			return &ArgError{Field: k, Code: CodeUnknownArgument, Message: unknownMessage(k, spec.names)}
+		}
+	}
+	for _, f := range spec.fields {
+		value, present := object[f.name]
+		if present && bytes.Equal(bytes.TrimSpace(value), []byte("null")) {
+			present = false
+		}
+		if !present {
+			if f.required {
+				return &ArgError{Field: f.name, Code: CodeMissingArgument, Message: f.name + " is required"}
+			}
+			continue
+		}
+		field := target.Field(f.index)
+		if err := json.Unmarshal(value, field.Addr().Interface()); err != nil {
+			var syntaxErr *json.SyntaxError
+			if errors.As(err, &syntaxErr) {
+				return &ArgError{Field: f.name, Code: CodeInvalidJSON, Message: f.name + " is not valid JSON"}
+			}
+			field.Set(reflect.Zero(field.Type()))
+			return &ArgError{Field: f.name, Code: CodeInvalidType,
+				Message: fmt.Sprintf("%s must be %s; got %s", f.name, f.want, describeValue(value))}
+		}
+	}
+	return nil
+}
+
+// rawArgs turns the accepted argument forms into JSON bytes.
+func rawArgs(args any) ([]byte, *ArgError) {
+	switch v := args.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	case []byte:
+		return v, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, &ArgError{Code: CodeInvalidJSON, Message: "arguments cannot be encoded as JSON: " + err.Error()}
+	}
+	return b, nil
+}
+
+func unknownMessage(name string, valid []string) string {
+	if len(valid) == 0 {
+		return fmt.Sprintf("unknown argument %q; this tool takes no arguments", name)
+	}
+	return fmt.Sprintf("unknown argument %q; valid arguments: %s", name, strings.Join(valid, ", "))
+}
+
+// describeValue names the JSON type of a refused value; short numbers are
+// quoted as they are, so "got 1.5" reads plainly for an integer field.
+func describeValue(raw json.RawMessage) string {
+	trimmed := bytes.TrimSpace(raw)
+	switch kind := jsonKind(trimmed); kind {
+	case "an array":
+		return "an array holding another type"
+	case "a number":
+		if len(trimmed) <= 24 {
+			return string(trimmed)
+		}
+		return kind
+	default:
+		return kind
+	}
+}
+
+// argsSpec is what DecodeArgs needs to know about one Args struct type.
+type argsSpec struct {
+	fields []fieldSpec
+	byName map[string]int
+	names  []string // wire names in declaration order, for messages
+}
+
+type fieldSpec struct {
+	name     string
+	index    int
+	required bool
+	want     string // "an integer", "a string", ...
+}
+
+var specCache sync.Map // reflect.Type -> *argsSpec
+
+func specFor(t reflect.Type) *argsSpec {
+	if cached, ok := specCache.Load(t); ok {
+		return cached.(*argsSpec)
+	}
+	spec := &argsSpec{byName: map[string]int{}}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag, ok := sf.Tag.Lookup("json")
+		if !ok || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		spec.byName[name] = len(spec.fields)
+		spec.names = append(spec.names, name)
+		spec.fields = append(spec.fields, fieldSpec{
+			name:     name,
+			index:    i,
+			required: !slices.Contains(strings.Split(opts, ","), "omitempty"),
+			want:     wantedKind(sf.Type),
+		})
+	}
+	actual, _ := specCache.LoadOrStore(t, spec)
+	return actual.(*argsSpec)
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// wantedKind names the JSON type that a Go field type accepts.
+func wantedKind(t reflect.Type) string {
+	if t == rawMessageType {
+		return "any JSON value"
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(wantedKind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "a JSON object"
+	default:
+		return "a value of type " + t.String()
+	}
+}

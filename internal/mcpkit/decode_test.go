@@ -1,0 +1,153 @@
+package mcpkit
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// sampleArgs has one field of every shape generated Args structs use,
+// including a required integer that only DecodeArgs can see is missing.
+type sampleArgs struct {
+	Name    string          `json:"name"`
+	Count   int             `json:"count"`
+	Limit   *int            `json:"limit,omitempty"`
+	Ratio   *float64        `json:"ratio,omitempty"`
+	Exact   *bool           `json:"exact,omitempty"`
+	Fields  []string        `json:"fields,omitempty"`
+	Filter  json.RawMessage `json:"filter,omitempty"`
+	Note    string          `json:"note,omitempty"`
+	ignored string
+	Skipped string `json:"-"`
+}
+
+func TestDecodeArgs(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      any
+		wantCode  string
+		wantField string
+		wantMsg   string
+		check     func(t *testing.T, a sampleArgs)
+	}{
+		{name: "raw JSON", args: json.RawMessage(`{"name":"n","count":2,"limit":5,"ratio":0.5,"exact":true,"fields":["a","b"],"filter":{"x":{"gte":1}}}`),
+			check: func(t *testing.T, a sampleArgs) {
+				if a.Name != "n" || a.Count != 2 || *a.Limit != 5 || *a.Ratio != 0.5 || !*a.Exact || len(a.Fields) != 2 || string(a.Filter) != `{"x":{"gte":1}}` {
+					t.Errorf("decoded %+v", a)
+				}
+			}},
+		{name: "map", args: map[string]any{"name": "n", "count": 0},
+			check: func(t *testing.T, a sampleArgs) {
+				if a.Name != "n" || a.Count != 0 || a.Limit != nil || a.Filter != nil {
+					t.Errorf("decoded %+v", a)
+				}
+			}},
+		{name: "bytes", args: []byte(`{"name":"n","count":1,"note":"hi"}`),
+			check: func(t *testing.T, a sampleArgs) {
+				if a.Note != "hi" {
+					t.Errorf("decoded %+v", a)
+				}
+			}},
+		{name: "null optional is absent", args: json.RawMessage(`{"name":"n","count":1,"limit":null,"filter":null}`),
+			check: func(t *testing.T, a sampleArgs) {
+				if a.Limit != nil || a.Filter != nil {
+					t.Errorf("decoded %+v", a)
+				}
+			}},
+		{name: "raw field keeps any JSON", args: json.RawMessage(`{"name":"n","count":1,"filter":"a=b"}`),
+			check: func(t *testing.T, a sampleArgs) {
+				if string(a.Filter) != `"a=b"` {
+					t.Errorf("filter = %s", a.Filter)
+				}
+			}},
+		{name: "nil args with required fields", args: nil, wantCode: CodeMissingArgument, wantField: "name", wantMsg: "name is required"},
+		{name: "required integer missing", args: map[string]any{"name": "n"}, wantCode: CodeMissingArgument, wantField: "count"},
+		{name: "required integer null", args: json.RawMessage(`{"name":"n","count":null}`), wantCode: CodeMissingArgument, wantField: "count"},
+		{name: "unknown argument", args: map[string]any{"name": "n", "count": 1, "zzz": 1, "aaa": 2}, wantCode: CodeUnknownArgument, wantField: "aaa",
+			wantMsg: `unknown argument "aaa"; valid arguments: name, count, limit, ratio, exact, fields, filter, note`},
+		{name: "unexported and dash fields are not arguments", args: map[string]any{"name": "n", "count": 1, "Skipped": "x"}, wantCode: CodeUnknownArgument, wantField: "Skipped"},
+		{name: "case-insensitive match refused", args: map[string]any{"NAME": "n", "count": 1}, wantCode: CodeUnknownArgument, wantField: "NAME"},
+		{name: "string for int", args: map[string]any{"name": "n", "count": "1"}, wantCode: CodeInvalidType, wantField: "count", wantMsg: "count must be an integer; got a string"},
+		{name: "fraction for int", args: json.RawMessage(`{"name":"n","count":1.5}`), wantCode: CodeInvalidType, wantField: "count", wantMsg: "got 1.5"},
+		{name: "overflow for int", args: json.RawMessage(`{"name":"n","count":123456789012345678901234567890}`), wantCode: CodeInvalidType, wantField: "count", wantMsg: "got a number"},
+		{name: "number for string", args: map[string]any{"name": 3, "count": 1}, wantCode: CodeInvalidType, wantField: "name", wantMsg: "name must be a string; got 3"},
+		{name: "string for bool", args: map[string]any{"name": "n", "count": 1, "exact": "yes"}, wantCode: CodeInvalidType, wantField: "exact", wantMsg: "a boolean"},
+		{name: "bool for number", args: map[string]any{"name": "n", "count": 1, "ratio": true}, wantCode: CodeInvalidType, wantField: "ratio", wantMsg: "ratio must be a number; got a boolean"},
+		{name: "mixed array", args: map[string]any{"name": "n", "count": 1, "fields": []any{"a", 1}}, wantCode: CodeInvalidType, wantField: "fields", wantMsg: "an array of strings"},
+		{name: "object for array", args: map[string]any{"name": "n", "count": 1, "fields": map[string]any{}}, wantCode: CodeInvalidType, wantField: "fields", wantMsg: "got an object"},
+		{name: "array arguments", args: json.RawMessage(`[1]`), wantCode: CodeInvalidJSON, wantMsg: "arguments must be a JSON object; got an array"},
+		{name: "broken JSON", args: json.RawMessage(`{"name":`), wantCode: CodeInvalidJSON, wantMsg: "arguments are not valid JSON"},
+		{name: "unencodable", args: map[string]any{"name": func() {}}, wantCode: CodeInvalidJSON, wantMsg: "cannot be encoded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var a sampleArgs
+			err := DecodeArgs(tc.args, &a)
+			if tc.wantCode == "" {
+				if err != nil {
+					t.Fatalf("DecodeArgs: %v", err)
+				}
+				tc.check(t, a)
+				return
+			}
+			if err == nil {
+				t.Fatalf("DecodeArgs accepted %v: %+v", tc.args, a)
+			}
+			if err.Code != tc.wantCode || err.Field != tc.wantField {
+				t.Fatalf("error %+v, want code %s field %q", err, tc.wantCode, tc.wantField)
+			}
+			if err.Tool != "" {
+				t.Errorf("Tool = %q, want it left for the caller", err.Tool)
+			}
+			if !strings.Contains(err.Message, tc.wantMsg) {
+				t.Errorf("message %q does not contain %q", err.Message, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestDecodeArgsNoArguments(t *testing.T) {
+	type empty struct{}
+	for name, args := range map[string]any{"nil": nil, "empty raw": json.RawMessage(nil), "null": json.RawMessage("null"), "empty object": map[string]any{}} {
+		t.Run(name, func(t *testing.T) {
+			if err := DecodeArgs(args, &empty{}); err != nil {
+				t.Fatalf("DecodeArgs: %v", err)
+			}
+		})
+	}
+	t.Run("argument to a tool without any", func(t *testing.T) {
+		err := DecodeArgs(map[string]any{"x": 1}, &empty{})
+		if err == nil || !strings.Contains(err.Message, "takes no arguments") {
+			t.Fatalf("error = %v", err)
+		}
+	})
+}
+
+func TestDecodeArgsPanicsOnBadTarget(t *testing.T) {
+	for name, dst := range map[string]any{"non-pointer": sampleArgs{}, "nil pointer": (*sampleArgs)(nil), "pointer to map": &map[string]any{}} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			DecodeArgs(nil, dst)
+		})
+	}
+}
+
+func FuzzDecodeArgs(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"name":"n","count":1}`, `[1]`, `{"fields":["a",1]}`, `{"count":1e400}`, `null`, ` `} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a sampleArgs
+		err := DecodeArgs(json.RawMessage(data), &a)
+		if err != nil && (err.Code == "" || err.Message == "") {
+			t.Fatalf("error without code or message: %+v", err)
+		}
+		if err == nil && !json.Valid(data) {
+			t.Fatalf("invalid JSON %q accepted", data)
+		}
+	})
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Catalog is the YAML tool catalog.
+type Catalog struct {
+	Package    string     `yaml:"package"`
+	ServerName string     `yaml:"server_name"`
+	PackageDoc string     `yaml:"package_doc"`
+	Budgets    Budgets    `yaml:"budgets"`
+	Tools      []Tool     `yaml:"tools"`
+	Resources  []Resource `yaml:"resources"`
+}
+
+// Budgets are the byte and text limits the generated surface must keep.
+// A zero limit is not checked.
+type Budgets struct {
+	MaxDescriptionBytes      int      `yaml:"max_description_bytes"`
+	MaxFieldDescriptionBytes int      `yaml:"max_field_description_bytes"`
+	MaxToolBytes             int      `yaml:"max_tool_bytes"`
+	MaxToolsListBytes        int      `yaml:"max_tools_list_bytes"`
+	MaxInstructionsBytes     int      `yaml:"max_instructions_bytes"`
+	MinInstructionsChars     int      `yaml:"min_instructions_chars"`
+	InstructionsHeadChars    int      `yaml:"instructions_head_chars"`
+	InstructionsMustMention  []string `yaml:"instructions_must_mention"`
+	LongSentenceChars        int      `yaml:"long_sentence_chars"`
+}
+
+// Default text limits used when the catalog leaves them at zero.
+const (
+	defaultHeadChars         = 512
+	defaultLongSentenceChars = 60
+)
+
+// Tool is one catalog tool.
+type Tool struct {
+	Name        string      `yaml:"name"`
+	Title       string      `yaml:"title"`
+	Description string      `yaml:"description"`
+	Toolset     string      `yaml:"toolset"`
+	Operation   string      `yaml:"operation"`
+	Annotations Annotations `yaml:"annotations"`
+	Args        []Arg       `yaml:"args"`
+	Output      []Output    `yaml:"output"`
+}
+
+// Annotations are the four MCP behaviour hints; each must be given.
+type Annotations struct {
+	ReadOnlyHint    *bool `yaml:"readOnlyHint"`
+	DestructiveHint *bool `yaml:"destructiveHint"`
+	IdempotentHint  *bool `yaml:"idempotentHint"`
+	OpenWorldHint   *bool `yaml:"openWorldHint"`
+}
+
+// Arg is one tool argument. Type, Enum, Minimum, Maximum, MaxLength and
+// Description may be left out when Param names an OpenAPI parameter of the
+// tool's operation that supplies them.
+type Arg struct {
+	Name        string   `yaml:"name"`
+	Type        string   `yaml:"type"`
+	Required    bool     `yaml:"required"`
+	Enum        []string `yaml:"enum"`
+	Minimum     *float64 `yaml:"minimum"`
+	Maximum     *float64 `yaml:"maximum"`
+	MaxLength   *int     `yaml:"maxLength"`
+	Default     any      `yaml:"default"`
+	Description string   `yaml:"description"`
+	Param       string   `yaml:"param"`
+
+	unresolved bool // Param could not be resolved; already reported
+}
+
+// Output is one top-level property of a tool's structuredContent.
+type Output struct {
+	Name        string `yaml:"name"`
+	Type        string `yaml:"type"`
+	Nullable    bool   `yaml:"nullable"`
+	Description string `yaml:"description"`
+}
+
+// Resource is one resource template.
+type Resource struct {
+	Name        string `yaml:"name"`
+	URITemplate string `yaml:"uri_template"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	MIMEType    string `yaml:"mime_type"`
+}
+
+// Argument and output types a catalog may use.
+const (
+	typeString      = "string"
+	typeInteger     = "integer"
+	typeNumber      = "number"
+	typeBoolean     = "boolean"
+	typeStringArray = "string_array"
+	typeObject      = "object"
+	typeArray       = "array" // output only
+)
+
+var argTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeStringArray, typeObject}
+
+var outputTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeStringArray, typeObject, typeArray}
+
+// loadCatalog reads a catalog, refusing unknown keys so a misspelt field is
+// an error rather than a silently missing limit.
+func loadCatalog(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseCatalog(data)
+}
+
+func parseCatalog(data []byte) (*Catalog, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Catalog
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("catalog is empty")
+		}
+		return nil, fmt.Errorf("parse catalog: %w", err)
+	}
+	c.normalize()
+	return &c, nil
+}
+
+// normalize trims the white space that YAML block scalars leave around
+// texts, so byte counts and sentences see only the text.
+func (c *Catalog) normalize() {
+	trim := func(s *string) { *s = strings.TrimSpace(*s) }
+	trim(&c.PackageDoc)
+	for ti := range c.Tools {
+		t := &c.Tools[ti]
+		trim(&t.Title)
+		trim(&t.Description)
+		for ai := range t.Args {
+			trim(&t.Args[ai].Description)
+		}
+		for oi := range t.Output {
+			trim(&t.Output[oi].Description)
+		}
+	}
+	for ri := range c.Resources {
+		trim(&c.Resources[ri].Title)
+		trim(&c.Resources[ri].Description)
+	}
+}
+
+// headChars is the window of the instructions that must stand alone.
+func (b Budgets) headChars() int {
+	if b.InstructionsHeadChars > 0 {
+		return b.InstructionsHeadChars
+	}
+	return defaultHeadChars
+}
+
+func (b Budgets) longSentenceChars() int {
+	if b.LongSentenceChars > 0 {
+		return b.LongSentenceChars
+	}
+	return defaultLongSentenceChars
+}

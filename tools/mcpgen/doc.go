@@ -1,0 +1,17 @@
+// Command mcpgen compiles an MCP tool catalog (YAML) into a Go package: typed
+// argument structs with validation, JSON schemas reflected at generate time,
+// mcp.Tool literals, handler interfaces and registration glue, together with
+// a byte-footprint report and the golden tools/list payload.
+//
+// It knows nothing about any particular server: names, texts, arguments,
+// budgets and resource templates all come from the catalog, and parameter
+// facts may be pulled from an OpenAPI document when one is given.
+//
+// Usage:
+//
+//	go run ./tools/mcpgen -catalog spec/tools.yaml [-openapi spec/api.yaml] \
+//	    [-instructions spec/instructions.md] -out gen/mcptools [-check]
+//
+// Generation fails, writing nothing, when the catalog breaks a lint rule or a
+// byte budget.
+package main

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// defaultKitImport is the runtime package generated code calls.
+const defaultKitImport = "github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+
+// options are the generator inputs.
+type options struct {
+	catalog      string // catalog YAML path
+	openapi      string // OpenAPI document path; optional
+	instructions string // instructions file path
+	out          string // output directory
+	kitImport    string // import path of the mcpkit runtime
+}
+
+// lintError carries every problem found, so one run reports them all.
+type lintError struct{ problems []string }
+
+func (e *lintError) Error() string {
+	return fmt.Sprintf("catalog has %d problem(s):\n  - %s", len(e.problems), strings.Join(e.problems, "\n  - "))
+}
+
+// compiled is a catalog after resolution, with its schemas, tools and
+// measurements; everything the templates need.
+type compiled struct {
+	catalog      *Catalog
+	instructions string
+	source       string // catalog path as shown in generated comments
+	kitImport    string
+	schemas      map[string]toolSchemas
+	tools        []mcp.Tool // catalog order
+	footprint    footprint
+}
+
+type toolSchemas struct{ input, output []byte }
+
+// generate compiles the catalog and renders every output file, keyed by
+// file name relative to the output directory. Nothing is written.
+func generate(opt options) (map[string][]byte, *compiled, error) {
+	cat, err := loadCatalog(opt.catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	var instructions string
+	if opt.instructions != "" {
+		data, err := os.ReadFile(opt.instructions)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read instructions: %w", err)
+		}
+		instructions = strings.TrimSpace(string(data))
+	}
+	var api *apiDoc
+	if opt.openapi != "" {
+		if api, err = loadOpenAPI(opt.openapi); err != nil {
+			return nil, nil, err
+		}
+	}
+	c, err := compile(cat, api, instructions)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.source = displayPath(opt.catalog)
+	c.kitImport = opt.kitImport
+	if c.kitImport == "" {
+		c.kitImport = defaultKitImport
+	}
+	files, err := render(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, c, nil
+}
+
+// compile resolves, lints, builds schemas and checks the byte budgets.
+func compile(cat *Catalog, api *apiDoc, instructions string) (*compiled, error) {
+	problems := resolveArgs(cat, api)
+	problems = append(problems, lintCatalog(cat, instructions)...)
+	if len(problems) > 0 {
+		return nil, &lintError{problems: problems}
+	}
+	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}}
+	for _, t := range cat.Tools {
+		in, err := inputSchema(t)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q input schema: %w", t.Name, err)
+		}
+		out, err := outputSchema(t)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q output schema: %w", t.Name, err)
+		}
+		c.schemas[t.Name] = toolSchemas{input: in, output: out}
+		c.tools = append(c.tools, mcpTool(t, in, out))
+	}
+	fp, err := measure(c)
+	if err != nil {
+		return nil, err
+	}
+	c.footprint = fp
+	if problems := checkBudgets(cat.Budgets, fp); len(problems) > 0 {
+		return nil, &lintError{problems: problems}
+	}
+	return c, nil
+}
+
+// mcpTool is the tool definition exactly as the generated Tools() builds it.
+func mcpTool(t Tool, in, out []byte) mcp.Tool {
+	return mcp.Tool{
+		Name:            t.Name,
+		Title:           t.Title,
+		Description:     t.Description,
+		RawInputSchema:  json.RawMessage(in),
+		RawOutputSchema: json.RawMessage(out),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(*t.Annotations.ReadOnlyHint),
+			DestructiveHint: mcp.ToBoolPtr(*t.Annotations.DestructiveHint),
+			IdempotentHint:  mcp.ToBoolPtr(*t.Annotations.IdempotentHint),
+			OpenWorldHint:   mcp.ToBoolPtr(*t.Annotations.OpenWorldHint),
+		},
+	}
+}
+
+// toolsListResult is the tools/list result an mcp-go server sends for
+// these tools: sorted by name, as the server sorts them.
+func toolsListResult(tools []mcp.Tool) mcp.ListToolsResult {
+	sorted := slices.Clone(tools)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	return mcp.ListToolsResult{Tools: sorted}
+}
+
+// goldenToolsList is the pretty-printed tools/list result.
+func goldenToolsList(tools []mcp.Tool) ([]byte, error) {
+	compact, err := json.Marshal(toolsListResult(tools))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// displayPath keeps generated comments free of machine paths: a relative
+// path is shown as given (with forward slashes), an absolute one by its
+// base name.
+func displayPath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Base(p)
+	}
+	return filepath.ToSlash(filepath.Clean(p))
+}
+
+// writeFiles writes the rendered files into dir, creating it if needed.
+// Each file is replaced atomically so a failed run leaves the old one.
+func writeFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(files) {
+		tmp, err := os.CreateTemp(dir, "."+name+".tmp*")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(files[name])
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+		if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+	}
+	return nil
+}
+
+// staleFiles lists the files in dir that differ from the rendered ones.
+func staleFiles(dir string, files map[string][]byte) []string {
+	var stale []string
+	for _, name := range sortedKeys(files) {
+		have, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(have, files[name]) {
+			stale = append(stale, name)
+		}
+	}
+	return stale
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

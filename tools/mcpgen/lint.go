@@ -1,0 +1,372 @@
+package main
+
+import (
+	"fmt"
+	"go/token"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+var (
+	toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	argNamePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	toolsetPattern  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+)
+
+// lintCatalog checks everything that can be checked before schemas are
+// built. It returns one line per problem, in catalog order.
+func lintCatalog(c *Catalog, instructions string) []string {
+	var p problems
+	if !token.IsIdentifier(c.Package) || strings.ToLower(c.Package) != c.Package {
+		p.addf("package %q must be a lower-case Go identifier", c.Package)
+	}
+	if strings.TrimSpace(c.ServerName) == "" {
+		p.addf("server_name is missing")
+	}
+	if len(c.Tools) == 0 {
+		p.addf("the catalog declares no tools")
+	}
+	lintInstructions(&p, c.Budgets, instructions)
+
+	toolNames := map[string]bool{}
+	goNames := map[string]string{}
+	for _, t := range c.Tools {
+		where := fmt.Sprintf("tool %q", t.Name)
+		if !toolNamePattern.MatchString(t.Name) {
+			p.addf("%s: name must match %s", where, toolNamePattern)
+		}
+		if toolNames[t.Name] {
+			p.addf("%s: duplicate tool name", where)
+		}
+		toolNames[t.Name] = true
+		if other, ok := goNames[camel(t.Name)]; ok && other != t.Name {
+			p.addf("%s: Go name %s collides with tool %q", where, camel(t.Name), other)
+		}
+		goNames[camel(t.Name)] = t.Name
+		if strings.TrimSpace(t.Title) == "" {
+			p.addf("%s: title is missing", where)
+		}
+		if strings.TrimSpace(t.Description) == "" {
+			p.addf("%s: description is missing", where)
+		}
+		if max := c.Budgets.MaxDescriptionBytes; max > 0 && len(t.Description) > max {
+			p.addf("%s: description is %d bytes, budget %d", where, len(t.Description), max)
+		}
+		if !toolsetPattern.MatchString(t.Toolset) {
+			p.addf("%s: toolset %q is missing or not a lower-case name", where, t.Toolset)
+		}
+		for _, h := range []struct {
+			name string
+			v    *bool
+		}{
+			{"readOnlyHint", t.Annotations.ReadOnlyHint},
+			{"destructiveHint", t.Annotations.DestructiveHint},
+			{"idempotentHint", t.Annotations.IdempotentHint},
+			{"openWorldHint", t.Annotations.OpenWorldHint},
+		} {
+			if h.v == nil {
+				p.addf("%s: annotation %s must be set explicitly", where, h.name)
+			}
+		}
+		if t.Annotations.ReadOnlyHint != nil && t.Annotations.DestructiveHint != nil &&
+			*t.Annotations.ReadOnlyHint && *t.Annotations.DestructiveHint {
+			p.addf("%s: a read-only tool cannot be destructive", where)
+		}
+		argNames := map[string]bool{}
+		for _, a := range t.Args {
+			lintArg(&p, c.Budgets, where, a)
+			if argNames[a.Name] {
+				p.addf("%s arg %q: duplicate argument name", where, a.Name)
+			}
+			argNames[a.Name] = true
+		}
+		if len(t.Output) == 0 {
+			p.addf("%s: output must declare at least one structuredContent property", where)
+		}
+		outNames := map[string]bool{}
+		for _, o := range t.Output {
+			ow := fmt.Sprintf("%s output %q", where, o.Name)
+			if !argNamePattern.MatchString(o.Name) {
+				p.addf("%s: name must match %s", ow, argNamePattern)
+			}
+			if outNames[o.Name] {
+				p.addf("%s: duplicate output property", ow)
+			}
+			outNames[o.Name] = true
+			if !slices.Contains(outputTypes, o.Type) {
+				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
+			}
+			lintFieldDescription(&p, c.Budgets, ow, o.Description)
+		}
+	}
+
+	resNames := map[string]bool{}
+	for _, r := range c.Resources {
+		where := fmt.Sprintf("resource %q", r.Name)
+		if !argNamePattern.MatchString(r.Name) {
+			p.addf("%s: name must match %s", where, argNamePattern)
+		}
+		if resNames[r.Name] {
+			p.addf("%s: duplicate resource name", where)
+		}
+		resNames[r.Name] = true
+		if strings.TrimSpace(r.Title) == "" {
+			p.addf("%s: title is missing", where)
+		}
+		if strings.TrimSpace(r.Description) == "" {
+			p.addf("%s: description is missing", where)
+		}
+		if err := checkURITemplate(r.URITemplate); err != nil {
+			p.addf("%s: %v", where, err)
+		}
+	}
+
+	lintRepeatedSentences(&p, c, instructions)
+	return p.list
+}
+
+func lintArg(p *problems, b Budgets, tool string, a Arg) {
+	where := fmt.Sprintf("%s arg %q", tool, a.Name)
+	if !argNamePattern.MatchString(a.Name) {
+		p.addf("%s: name must match %s", where, argNamePattern)
+	}
+	if !slices.Contains(argTypes, a.Type) {
+		if a.Type == "" && a.unresolved {
+			return // the failed reference is already reported
+		}
+		if a.Type == "" {
+			p.addf("%s: type is missing (give it, or a param whose schema has one)", where)
+		} else {
+			p.addf("%s: type %q must be one of %s", where, a.Type, strings.Join(argTypes, ", "))
+		}
+		return
+	}
+	lintFieldDescription(p, b, where, a.Description)
+	if len(a.Enum) > 0 && a.Type != typeString && a.Type != typeStringArray {
+		p.addf("%s: enum is only allowed on string and string_array arguments", where)
+	}
+	seen := map[string]bool{}
+	for _, v := range a.Enum {
+		if seen[v] {
+			p.addf("%s: enum value %q is repeated", where, v)
+		}
+		seen[v] = true
+	}
+	numeric := a.Type == typeInteger || a.Type == typeNumber
+	if (a.Minimum != nil || a.Maximum != nil) && !numeric {
+		p.addf("%s: minimum/maximum are only allowed on integer and number arguments", where)
+	}
+	for _, bound := range []*float64{a.Minimum, a.Maximum} {
+		if bound != nil && a.Type == typeInteger && (*bound != math.Trunc(*bound) || math.Abs(*bound) > 1<<53) {
+			p.addf("%s: integer bound %v is not a whole number", where, *bound)
+		}
+	}
+	if a.Minimum != nil && a.Maximum != nil && *a.Minimum > *a.Maximum {
+		p.addf("%s: minimum %v is above maximum %v", where, *a.Minimum, *a.Maximum)
+	}
+	if a.MaxLength != nil {
+		if a.Type != typeString && a.Type != typeStringArray {
+			p.addf("%s: maxLength is only allowed on string and string_array arguments", where)
+		} else if *a.MaxLength <= 0 {
+			p.addf("%s: maxLength must be positive", where)
+		}
+	}
+	if a.Default != nil {
+		if a.Required {
+			p.addf("%s: a required argument cannot have a default", where)
+		}
+		if err := checkDefault(a); err != nil {
+			p.addf("%s: default %v", where, err)
+		}
+	}
+}
+
+// checkDefault checks that a default fits the argument's own rules.
+func checkDefault(a Arg) error {
+	switch a.Type {
+	case typeString:
+		s, ok := a.Default.(string)
+		if !ok {
+			return fmt.Errorf("must be a string")
+		}
+		if len(a.Enum) > 0 && !slices.Contains(a.Enum, s) {
+			return fmt.Errorf("%q is not in the enum", s)
+		}
+		if a.MaxLength != nil && utf8.RuneCountInString(s) > *a.MaxLength {
+			return fmt.Errorf("is longer than maxLength")
+		}
+	case typeInteger, typeNumber:
+		f, ok := number(a.Default)
+		if !ok || (a.Type == typeInteger && f != math.Trunc(f)) {
+			return fmt.Errorf("must be a %s", a.Type)
+		}
+		if (a.Minimum != nil && f < *a.Minimum) || (a.Maximum != nil && f > *a.Maximum) {
+			return fmt.Errorf("is outside the bounds")
+		}
+	case typeBoolean:
+		if _, ok := a.Default.(bool); !ok {
+			return fmt.Errorf("must be a boolean")
+		}
+	default:
+		return fmt.Errorf("is only supported on string, integer, number and boolean arguments")
+	}
+	return nil
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func lintFieldDescription(p *problems, b Budgets, where, desc string) {
+	if strings.TrimSpace(desc) == "" {
+		p.addf("%s: description is missing", where)
+	}
+	if max := b.MaxFieldDescriptionBytes; max > 0 && len(desc) > max {
+		p.addf("%s: description is %d bytes, budget %d", where, len(desc), max)
+	}
+}
+
+func lintInstructions(p *problems, b Budgets, instructions string) {
+	if strings.TrimSpace(instructions) == "" {
+		p.addf("instructions are missing (pass -instructions with a non-empty file)")
+		return
+	}
+	if max := b.MaxInstructionsBytes; max > 0 && len(instructions) > max {
+		p.addf("instructions are %d bytes, budget %d", len(instructions), max)
+	}
+	if min := b.MinInstructionsChars; min > 0 && utf8.RuneCountInString(instructions) < min {
+		p.addf("instructions are %d characters, at least %d required", utf8.RuneCountInString(instructions), min)
+	}
+	head := firstChars(instructions, b.headChars())
+	for _, phrase := range b.InstructionsMustMention {
+		if !strings.Contains(head, phrase) {
+			p.addf("instructions: %q does not appear within the first %d characters", phrase, b.headChars())
+		}
+	}
+}
+
+// firstChars returns the first n characters (runes) of s.
+func firstChars(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// lintRepeatedSentences refuses a long sentence said in more than one
+// place: a tool description, an argument or output description, or the
+// instructions. Cross-tool guidance belongs in one place only.
+func lintRepeatedSentences(p *problems, c *Catalog, instructions string) {
+	minChars := c.Budgets.longSentenceChars()
+	first := map[string]string{} // sentence -> first place it was seen
+	reported := map[string]bool{}
+	visit := func(place, text string) {
+		inPlace := map[string]bool{}
+		for _, s := range sentences(text) {
+			if utf8.RuneCountInString(s) < minChars || inPlace[s] {
+				continue
+			}
+			inPlace[s] = true
+			prev, ok := first[s]
+			if !ok {
+				first[s] = place
+				continue
+			}
+			if !reported[s+"\x00"+place] {
+				reported[s+"\x00"+place] = true
+				p.addf("long sentence repeated in %s and %s: %q", prev, place, s)
+			}
+		}
+	}
+	visit("the instructions", instructions)
+	for _, t := range c.Tools {
+		visit(fmt.Sprintf("tool %q description", t.Name), t.Description)
+		for _, a := range t.Args {
+			visit(fmt.Sprintf("tool %q arg %q", t.Name, a.Name), a.Description)
+		}
+		for _, o := range t.Output {
+			visit(fmt.Sprintf("tool %q output %q", t.Name, o.Name), o.Description)
+		}
+	}
+}
+
+// sentences splits text at sentence ends (., !, ? or ; before white space or
+// the end), blank lines and list items, collapsing runs of white space; a
+// single line break inside a paragraph is white space.
+func sentences(text string) []string {
+	var out []string
+	var cur strings.Builder
+	flush := func() {
+		s := strings.Join(strings.Fields(cur.String()), " ")
+		if s != "" {
+			out = append(out, s)
+		}
+		cur.Reset()
+	}
+	runes := []rune(text)
+	for i, r := range runes {
+		if r == '\n' && breaksParagraph(runes[i+1:]) {
+			flush()
+			continue
+		}
+		cur.WriteRune(r)
+		if strings.ContainsRune(".!?;", r) && (i+1 == len(runes) || unicode.IsSpace(runes[i+1])) &&
+			!listMarker.MatchString(cur.String()) {
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// breaksParagraph reports whether the text after a line break starts a new
+// paragraph or list item.
+func breaksParagraph(rest []rune) bool {
+	line, _, _ := strings.Cut(string(rest), "\n")
+	return paragraphStart.MatchString(line)
+}
+
+// listMarker matches a sentence so far that is only a list number ("2.").
+var listMarker = regexp.MustCompile(`^\s*\d+[.)]$`)
+
+var paragraphStart = regexp.MustCompile(`^\s*(?:$|[-*+]\s|\d+[.)]\s|#)`)
+
+// checkURITemplate parses an RFC 6570 template the way mcp-go will.
+func checkURITemplate(tmpl string) (err error) {
+	if strings.TrimSpace(tmpl) == "" {
+		return fmt.Errorf("uri_template is missing")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("uri_template %q is not a valid URI template: %v", tmpl, r)
+		}
+	}()
+	mcp.NewResourceTemplate(tmpl, "check")
+	return nil
+}
+
+type problems struct{ list []string }
+
+func (p *problems) addf(format string, args ...any) {
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}

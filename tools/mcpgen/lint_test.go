@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	testOpenAPI      = "testdata/openapi.yaml"
+	testInstructions = "testdata/instructions.md"
+)
+
+// TestLintRules provokes each rule with a catalog in testdata/lint that
+// breaks only that rule, and checks generation fails with one clear problem.
+func TestLintRules(t *testing.T) {
+	tests := []struct {
+		file string
+		want string
+	}{
+		{"description_budget.yaml", `tool "list_items": description is 205 bytes, budget 200`},
+		{"field_description_budget.yaml", `arg "limit": description is`},
+		{"tools_list_budget.yaml", "tools/list is"},
+		{"tool_budget.yaml", `tool "list_items" entry is`},
+		{"instructions_phrase.yaml", `"zebra" does not appear within the first 512 characters`},
+		{"instructions_late_phrase.yaml", `"cursor" does not appear within the first 40 characters`},
+		{"repeated_sentence_tools.yaml", `long sentence repeated in tool "list_items" description and tool "list_more" description`},
+		{"repeated_sentence_params.yaml", `long sentence repeated in tool "list_items" arg "stream" and tool "list_items" arg "other"`},
+		{"duplicate_tool.yaml", `tool "list_items": duplicate tool name`},
+		{"missing_title.yaml", `tool "list_items": title is missing`},
+		{"missing_description.yaml", `tool "list_items": description is missing`},
+		{"missing_hint.yaml", "annotation openWorldHint must be set explicitly"},
+		{"missing_param_description.yaml", `arg "order": description is missing`},
+		{"unknown_param.yaml", `operation listRecords has no parameter "page_size"`},
+		{"unknown_operation.yaml", `operation "listThings" is not in the OpenAPI document`},
+		{"enum_on_integer.yaml", "enum is only allowed on string and string_array arguments"},
+		{"default_outside_enum.yaml", `default "sideways" is not in the enum`},
+		{"missing_output.yaml", "output must declare at least one structuredContent property"},
+		{"bad_uri_template.yaml", "is not a valid URI template"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+			_, _, err := generate(options{
+				catalog:      filepath.Join("testdata", "lint", tc.file),
+				openapi:      testOpenAPI,
+				instructions: testInstructions,
+			})
+			var lint *lintError
+			if !errors.As(err, &lint) {
+				t.Fatalf("generate error = %v, want a lint error", err)
+			}
+			if len(lint.problems) != 1 {
+				t.Fatalf("want exactly one problem, got %d:\n%v", len(lint.problems), err)
+			}
+			if !strings.Contains(lint.problems[0], tc.want) {
+				t.Fatalf("problem %q does not contain %q", lint.problems[0], tc.want)
+			}
+		})
+	}
+}
+
+// TestInputErrors covers failures that are not catalog lint: unknown keys,
+// missing instructions and a catalog that needs an OpenAPI document.
+func TestInputErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  options
+		want string
+	}{
+		{"unknown catalog key", options{catalog: "testdata/lint/unknown_key.yaml", openapi: testOpenAPI, instructions: testInstructions},
+			"field descripton not found"},
+		{"empty instructions", options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: "testdata/empty_instructions.md"},
+			"instructions are missing"},
+		{"no instructions flag", options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI},
+			"instructions are missing"},
+		{"operation without openapi", options{catalog: "testdata/catalog.yaml", instructions: testInstructions},
+			`tool "list_items" references OpenAPI operations or parameters but no -openapi document was given`},
+		{"missing catalog", options{catalog: "testdata/nope.yaml", instructions: testInstructions},
+			"nope.yaml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := generate(tc.opt)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("generate error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunExitCodes checks the command line: lint failures exit 1 with the
+// problem on stderr and nothing written; usage errors exit 2.
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"lint failure", []string{"-catalog", "testdata/lint/duplicate_tool.yaml", "-openapi", testOpenAPI,
+			"-instructions", testInstructions}, 1, "duplicate tool name"},
+		{"missing catalog flag", []string{"-instructions", testInstructions}, 2, "usage: mcpgen"},
+		{"unknown flag", []string{"-bogus"}, 2, "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			var stderr bytes.Buffer
+			code := run(append(tc.args, "-out", out), &stderr)
+			if code != tc.wantCode {
+				t.Fatalf("exit code = %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Fatalf("stderr %q does not contain %q", stderr.String(), tc.wantErr)
+			}
+			if entries, _ := filepath.Glob(filepath.Join(out, "*")); len(entries) != 0 {
+				t.Fatalf("failed run wrote files: %v", entries)
+			}
+		})
+	}
+}
+
+func TestSentences(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"plain", "One. Two! Three?", []string{"One.", "Two!", "Three?"}},
+		{"wrapped line joins", "A sentence that\nwraps. Next", []string{"A sentence that wraps.", "Next"}},
+		{"list items split", "Intro:\n1. first\n- second", []string{"Intro:", "1. first", "- second"}},
+		{"paragraphs split", "One\n\nTwo", []string{"One", "Two"}},
+		{"dots inside tokens stay", "Use a.b.c or v1.2 here.", []string{"Use a.b.c or v1.2 here."}},
+		{"semicolon ends", "Do this; then that.", []string{"Do this;", "then that."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := sentences(tc.in)
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("sentences(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCamel(t *testing.T) {
+	tests := map[string]string{
+		"query_records":     "QueryRecords",
+		"connection_id":     "ConnectionID",
+		"read_record_field": "ReadRecordField",
+		"q":                 "Q",
+		"field-window":      "FieldWindow",
+		"record_url":        "RecordURL",
+	}
+	for in, want := range tests {
+		t.Run(in, func(t *testing.T) {
+			if got := camel(in); got != want {
+				t.Fatalf("camel(%q) = %q, want %q", in, got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// apiDoc indexes the operations of an OpenAPI document by operationId.
+type apiDoc struct {
+	ops map[string]*apiOperation
+}
+
+type apiOperation struct {
+	method, path string
+	// params by name; a name used in two locations (path and query, say)
+	// keeps every occurrence so a reference to it can be refused as
+	// ambiguous.
+	params map[string][]*openapi3.Parameter
+}
+
+// loadOpenAPI loads and validates an OpenAPI document.
+func loadOpenAPI(path string) (*apiDoc, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI %s: %w", path, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("OpenAPI %s is invalid: %w", path, err)
+	}
+	return indexOpenAPI(doc), nil
+}
+
+func indexOpenAPI(doc *openapi3.T) *apiDoc {
+	api := &apiDoc{ops: map[string]*apiOperation{}}
+	if doc.Paths == nil {
+		return api
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.OperationID == "" {
+				continue
+			}
+			o := &apiOperation{method: method, path: path, params: map[string][]*openapi3.Parameter{}}
+			// Operation parameters override path-item parameters with the
+			// same name and location.
+			seen := map[[2]string]bool{}
+			for _, list := range []openapi3.Parameters{op.Parameters, item.Parameters} {
+				for _, ref := range list {
+					if ref == nil || ref.Value == nil {
+						continue
+					}
+					p := ref.Value
+					key := [2]string{p.Name, p.In}
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					o.params[p.Name] = append(o.params[p.Name], p)
+				}
+			}
+			api.ops[op.OperationID] = o
+		}
+	}
+	return api
+}
+
+// operationIDs lists the known operation ids, for error messages.
+func (a *apiDoc) operationIDs() []string {
+	ids := make([]string, 0, len(a.ops))
+	for id := range a.ops {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// paramFacts are what an OpenAPI parameter can tell an argument.
+type paramFacts struct {
+	typ         string
+	enum        []string
+	minimum     *float64
+	maximum     *float64
+	maxLength   *int
+	description string
+}
+
+// factsOf reads a parameter's type, enum, bounds and description. The type
+// is left empty when the schema does not map to one catalog type (anyOf,
+// say); the catalog must then give it.
+func factsOf(p *openapi3.Parameter) paramFacts {
+	f := paramFacts{description: p.Description}
+	var s *openapi3.Schema
+	if p.Schema != nil {
+		s = p.Schema.Value
+	}
+	if s == nil {
+		if p.Style == openapi3.SerializationDeepObject {
+			f.typ = typeObject
+		}
+		return f
+	}
+	if f.description == "" {
+		f.description = s.Description
+	}
+	switch singleType(s.Type) {
+	case "string":
+		f.typ = typeString
+		f.enum = stringEnum(s.Enum)
+		if s.MaxLength != nil {
+			n := int(*s.MaxLength)
+			f.maxLength = &n
+		}
+	case "integer":
+		f.typ = typeInteger
+	case "number":
+		f.typ = typeNumber
+	case "boolean":
+		f.typ = typeBoolean
+	case "object":
+		f.typ = typeObject
+	case "array":
+		if s.Items != nil && s.Items.Value != nil && singleType(s.Items.Value.Type) == "string" {
+			f.typ = typeStringArray
+			f.enum = stringEnum(s.Items.Value.Enum)
+			if s.Items.Value.MaxLength != nil {
+				n := int(*s.Items.Value.MaxLength)
+				f.maxLength = &n
+			}
+		}
+	case "":
+		if p.Style == openapi3.SerializationDeepObject {
+			f.typ = typeObject
+		}
+	}
+	if f.typ == typeInteger || f.typ == typeNumber {
+		f.minimum, f.maximum = s.Min, s.Max
+	}
+	return f
+}
+
+// singleType returns the one non-null type of a schema, or "".
+func singleType(t *openapi3.Types) string {
+	if t == nil {
+		return ""
+	}
+	var out []string
+	for _, name := range t.Slice() {
+		if name != "null" {
+			out = append(out, name)
+		}
+	}
+	if len(out) != 1 {
+		return ""
+	}
+	return out[0]
+}
+
+// stringEnum keeps an enum only when every value is a string.
+func stringEnum(values []any) []string {
+	out := make([]string, 0, len(values))
+	for _, v := range values {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// resolveArgs fills arguments from the OpenAPI parameters they name, in
+// place, and reports references that cannot be resolved. Catalog values
+// always win over OpenAPI facts.
+func resolveArgs(c *Catalog, api *apiDoc) []string {
+	var problems []string
+	for ti := range c.Tools {
+		t := &c.Tools[ti]
+		usesAPI := t.Operation != "" || slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" })
+		if !usesAPI {
+			continue
+		}
+		markAll := func() {
+			for ai := range t.Args {
+				t.Args[ai].unresolved = t.Args[ai].Param != ""
+			}
+		}
+		if api == nil {
+			problems = append(problems, fmt.Sprintf("tool %q references OpenAPI operations or parameters but no -openapi document was given", t.Name))
+			markAll()
+			continue
+		}
+		var op *apiOperation
+		if t.Operation != "" {
+			op = api.ops[t.Operation]
+			if op == nil {
+				problems = append(problems, fmt.Sprintf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, api.operationIDs()))
+				markAll()
+				continue
+			}
+		}
+		for ai := range t.Args {
+			a := &t.Args[ai]
+			if a.Param == "" {
+				continue
+			}
+			if op == nil {
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: param %q needs the tool to name its operation", t.Name, a.Name, a.Param))
+				a.unresolved = true
+				continue
+			}
+			ps := op.params[a.Param]
+			switch len(ps) {
+			case 0:
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has no parameter %q", t.Name, a.Name, t.Operation, a.Param))
+				a.unresolved = true
+				continue
+			case 1:
+			default:
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has more than one parameter named %q", t.Name, a.Name, t.Operation, a.Param))
+				a.unresolved = true
+				continue
+			}
+			mergeFacts(a, factsOf(ps[0]))
+		}
+	}
+	return problems
+}
+
+func mergeFacts(a *Arg, f paramFacts) {
+	if a.Type == "" {
+		a.Type = f.typ
+	}
+	// Facts about values only carry over when the types agree: a
+	// comma-separated string parameter says nothing about an array argument.
+	if a.Type == f.typ {
+		if a.Enum == nil {
+			a.Enum = f.enum
+		}
+		if a.Minimum == nil {
+			a.Minimum = f.minimum
+		}
+		if a.Maximum == nil {
+			a.Maximum = f.maximum
+		}
+		if a.MaxLength == nil {
+			a.MaxLength = f.maxLength
+		}
+	}
+	if a.Description == "" {
+		a.Description = f.description
+	}
+}
