@@ -1,0 +1,13 @@
+// Package handles names records, streams and field windows for models and
+// MCP hosts, and validates every such name before it can reach the RS.
+//
+// A record is named by a result id, "{connection_id}/{stream}:{record_id}"
+// (or the legacy "{stream}:{record_id}"), and by a resource URI,
+// "pdpp://record/{escaped id}". A bounded field window is named by an
+// opaque, versioned cursor ("fw1." + base64url JSON) and by the resource
+// URI "pdpp://field-window/{cursor}". Streams are "pdpp://stream/{name}".
+//
+// Parsing is strict: empty or extra segments, path traversal (also after
+// percent-decoding), control characters and over-long values are rejected
+// with a typed *Error whose message lists the accepted forms.
+package handles
