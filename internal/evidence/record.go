@@ -1,0 +1,289 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Record is an RS `record` object.
+type Record struct {
+	ID              string                     `json:"id"`
+	Stream          string                     `json:"stream"`
+	ConnectionID    string                     `json:"connection_id"`
+	ConnectorKey    string                     `json:"connector_key"`
+	ConnectorID     string                     `json:"connector_id"`
+	EmittedAt       string                     `json:"emitted_at"`
+	RecordJSONBytes int                        `json:"record_json_bytes"`
+	Data            map[string]json.RawMessage `json:"data"`
+	// Order keeps the RS's field order; filled by DecodeRecord.
+	Order []string `json:"-"`
+}
+
+// DecodeRecord decodes one record, keeping the field order of `data`.
+func DecodeRecord(raw []byte) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Record{}, fmt.Errorf("not a record: %w", err)
+	}
+	r.Order = objectKeys(raw, "data")
+	return r, nil
+}
+
+// objectKeys returns the keys of the object at key `field` of raw, in order.
+func objectKeys(raw []byte, field string) []string {
+	var outer map[string]json.RawMessage
+	if json.Unmarshal(raw, &outer) != nil {
+		return nil
+	}
+	inner, ok := outer[field]
+	if !ok {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(inner)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// fieldNames returns the record's fields in RS order, falling back to sorted.
+func (r Record) fieldNames() []string {
+	if len(r.Order) == len(r.Data) {
+		return r.Order
+	}
+	names := make([]string, 0, len(r.Data))
+	for k := range r.Data {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Roles maps a field name to its display role as declared by the schema
+// (e.g. "title", "body", "timestamp"). Only declared roles are ever used.
+type Roles map[string]string
+
+// fieldWithRole returns the first field declared with role, if any.
+func (roles Roles) fieldWithRole(role string) string {
+	var names []string
+	for f, r := range roles {
+		if r == role {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+// FieldView describes one field in visible output.
+type FieldView struct {
+	Name string `json:"-"`
+	// Kind is text, json, number, boolean, null, blob or binary.
+	Kind string `json:"kind"`
+	// Value is the (possibly cut) inline value; absent for blob and binary.
+	Value any `json:"value,omitempty"`
+	// Chars is the full length of a text field; Bytes the size of JSON or binary.
+	Chars     int           `json:"chars,omitempty"`
+	Bytes     int           `json:"bytes,omitempty"`
+	MediaType string        `json:"media_type,omitempty"`
+	BlobID    string        `json:"blob_id,omitempty"`
+	Complete  bool          `json:"complete"`
+	Next      *Continuation `json:"next,omitempty"`
+	// BlobRead names the grant-scoped blob route and resource for a blob.
+	BlobRead *BlobRead `json:"blob_read,omitempty"`
+	// Line is the one-line visible rendering.
+	Line string `json:"-"`
+}
+
+// BlobRead is the explicit continuation for stored blob bytes.
+type BlobRead struct {
+	Route    string `json:"route"`
+	Resource string `json:"resource"`
+}
+
+// BlobResourceURI is the resource a host can read for blob bytes.
+func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
+
+// DescribeField classifies one field value and renders it within max chars.
+// id is the record's self-contained id for continuations; fetchable says whether
+// a `fetch` with a field projection is the continuation for large JSON.
+func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
+	fv := FieldView{Name: name}
+	trimmed := strings.TrimSpace(string(raw))
+	switch {
+	case trimmed == "null" || trimmed == "":
+		fv.Kind, fv.Complete = "null", true
+		fv.Line = "null"
+	case trimmed[0] == '"':
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		fv.Chars = CountChars(s)
+		if isBinaryLike(s) {
+			fv.Kind = "binary"
+			fv.Bytes = len(s)
+			fv.MediaType = dataURIMediaType(s)
+			c := ReadFieldCall(id, name, 0, 0, "")
+			fv.Next = &c
+			fv.Line = fmt.Sprintf("[binary-like text, %d chars, not shown; read in bounded chunks: %s]", fv.Chars, c.Call())
+			return fv
+		}
+		fv.Kind = "text"
+		shown, cut := Cut(s, max)
+		shown = oneLine(shown)
+		fv.Value = shown
+		fv.Complete = !cut
+		if cut {
+			c := ReadFieldCall(id, name, 0, 0, "")
+			fv.Next = &c
+			fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
+		} else {
+			fv.Line = shown
+		}
+	case trimmed[0] == '{' || trimmed[0] == '[':
+		fv.Bytes = len(trimmed)
+		if blob, ok := blobRef(raw); ok {
+			fv.Kind = "blob"
+			fv.BlobID, fv.MediaType = blob.ID, blob.MediaType
+			if blob.Size > 0 {
+				fv.Bytes = blob.Size
+			}
+			fv.BlobRead = &BlobRead{Route: "GET /v1/blobs/" + blob.ID, Resource: BlobResourceURI(blob.ID)}
+			fv.Complete = true
+			size := "size unknown"
+			if blob.Size > 0 {
+				size = fmt.Sprintf("%d bytes", blob.Size)
+			}
+			media := blob.MediaType
+			if media == "" {
+				media = "media type unknown"
+			}
+			fv.Line = fmt.Sprintf("[blob %s, %s; bytes not inlined; read via resources/read %s (RS %s)]",
+				media, size, fv.BlobRead.Resource, fv.BlobRead.Route)
+			return fv
+		}
+		fv.Kind = "json"
+		compact := compactJSON(raw)
+		if len(compact) <= InlineJSONBytes && CountChars(compact) <= max*3 {
+			fv.Value = json.RawMessage(compact)
+			fv.Complete = true
+			fv.Line = compact
+			return fv
+		}
+		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}}}
+		fv.Next = &c
+		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s%s; read it: %s]",
+			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), "", c.Call())
+	default:
+		fv.Complete = true
+		fv.Value = json.RawMessage(trimmed)
+		fv.Line = trimmed
+		switch trimmed {
+		case "true", "false":
+			fv.Kind = "boolean"
+		default:
+			fv.Kind = "number"
+		}
+	}
+	return fv
+}
+
+func jsonKind(trimmed string) string {
+	if trimmed[0] == '[' {
+		return "array"
+	}
+	return "object"
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+type blobInfo struct {
+	ID        string
+	MediaType string
+	Size      int
+}
+
+// blobRef recognises a blob reference object: an object carrying `blob_id`.
+func blobRef(raw json.RawMessage) (blobInfo, bool) {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return blobInfo{}, false
+	}
+	id, _ := m["blob_id"].(string)
+	if id == "" {
+		return blobInfo{}, false
+	}
+	info := blobInfo{ID: id}
+	for _, k := range []string{"media_type", "content_type", "mime_type"} {
+		if s, ok := m[k].(string); ok && s != "" {
+			info.MediaType = s
+			break
+		}
+	}
+	for _, k := range []string{"size_bytes", "size", "byte_size", "bytes"} {
+		if f, ok := m[k].(float64); ok && f > 0 {
+			info.Size = int(f)
+			break
+		}
+	}
+	return info, true
+}
+
+// isBinaryLike reports whether s looks like encoded binary: a data: URI, or a
+// long run of base64 alphabet with no spaces.
+func isBinaryLike(s string) bool {
+	if strings.HasPrefix(s, "data:") && strings.Contains(s[:min(len(s), 100)], ";base64,") {
+		return true
+	}
+	if len(s) < BinaryLikeMinChars {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
+			c == '+', c == '/', c == '=', c == '-', c == '_', c == '\n', c == '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func dataURIMediaType(s string) string {
+	if !strings.HasPrefix(s, "data:") {
+		return ""
+	}
+	end := strings.IndexAny(s, ";,")
+	if end < 5 {
+		return ""
+	}
+	return s[5:end]
+}

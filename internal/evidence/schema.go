@@ -1,0 +1,285 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Schema rendering budgets.
+const (
+	schemaStreamsShown = 40
+	schemaFieldsShown  = 30
+)
+
+type schemaDoc struct {
+	Bearer struct {
+		TokenKind string `json:"token_kind"`
+		Scope     string `json:"scope"`
+	} `json:"bearer"`
+	Connectors []schemaConnector `json:"connectors"`
+}
+
+type schemaConnector struct {
+	ConnectorID  string `json:"connector_id"`
+	ConnectorKey string `json:"connector_key"`
+	Source       struct {
+		ID string `json:"id"`
+	} `json:"source"`
+	GrantedConnections []grantedConnection `json:"granted_connections"`
+	Streams            []schemaStream      `json:"streams"`
+}
+
+type grantedConnection struct {
+	ConnectionID string `json:"connection_id"`
+	DisplayName  string `json:"display_name"`
+}
+
+type schemaStream struct {
+	Name               string                     `json:"name"`
+	FieldCapabilities  map[string]json.RawMessage `json:"field_capabilities"`
+	ExpandCapabilities []json.RawMessage          `json:"expand_capabilities"`
+	GrantedConnections []grantedConnection        `json:"granted_connections"`
+}
+
+// RenderSchema renders a schema document (compact or full) as a bounded map of
+// connectors, connections, streams, fields and expand relations.
+func RenderSchema(body []byte) (string, error) {
+	var doc schemaDoc
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("schema response is not a schema document: %w", err)
+	}
+	var b strings.Builder
+	streams := 0
+	for _, c := range doc.Connectors {
+		streams += len(c.Streams)
+	}
+	fmt.Fprintf(&b, "schema: %d connectors, %d streams", len(doc.Connectors), streams)
+	if doc.Bearer.TokenKind != "" {
+		fmt.Fprintf(&b, " (token: %s)", doc.Bearer.TokenKind)
+	}
+	b.WriteString("\n")
+	shown := 0
+	var firstStream string
+	for _, c := range doc.Connectors {
+		name := c.ConnectorID
+		if name == "" {
+			name = c.ConnectorKey
+		}
+		fmt.Fprintf(&b, "connector %s", name)
+		if len(c.GrantedConnections) > 0 {
+			b.WriteString("; connections:")
+			for _, g := range c.GrantedConnections {
+				fmt.Fprintf(&b, " %s", g.ConnectionID)
+				if g.DisplayName != "" {
+					fmt.Fprintf(&b, " (%s)", g.DisplayName)
+				}
+			}
+		}
+		b.WriteString("\n")
+		for _, s := range c.Streams {
+			if shown == schemaStreamsShown {
+				fmt.Fprintf(&b, "(%d more streams in structured data)\n", streams-shown)
+				break
+			}
+			shown++
+			if firstStream == "" {
+				firstStream = s.Name
+			}
+			fmt.Fprintf(&b, "  stream %s: %s", s.Name, fieldSummary(s.FieldCapabilities))
+			fmt.Fprintf(&b, "; expand: %s\n", expandSummary(s.ExpandCapabilities))
+		}
+	}
+	if firstStream != "" {
+		fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"limit\":5}, search {\"q\":\"...\"}, or schema {\"stream\":%q,\"detail\":\"full\"}\n", firstStream, firstStream)
+	}
+	return capBytes(b.String()), nil
+}
+
+func fieldSummary(caps map[string]json.RawMessage) string {
+	names := make([]string, 0, len(caps))
+	for n := range caps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for i, n := range names {
+		if i == schemaFieldsShown {
+			parts = append(parts, fmt.Sprintf("+%d more", len(names)-i))
+			break
+		}
+		if c := capabilityString(caps[n]); c != "" {
+			parts = append(parts, n+"["+c+"]")
+		} else {
+			parts = append(parts, n)
+		}
+	}
+	return "fields " + strings.Join(parts, ", ")
+}
+
+// capabilityString summarises one field capability: compact documents already
+// hold a string; full documents hold an object of declared/usable flags.
+func capabilityString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Granted        *bool  `json:"granted"`
+		Role           string `json:"role"`
+		LexicalSearch  usable `json:"lexical_search"`
+		SemanticSearch usable `json:"semantic_search"`
+		Filter         *struct {
+			Operators []string `json:"operators"`
+		} `json:"filter"`
+		Aggregation map[string]usable `json:"aggregation"`
+	}
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
+	}
+	var tags []string
+	if obj.Role != "" {
+		tags = append(tags, "role:"+obj.Role)
+	}
+	if obj.LexicalSearch.Usable {
+		tags = append(tags, "search")
+	}
+	if obj.SemanticSearch.Usable {
+		tags = append(tags, "semantic")
+	}
+	if obj.Filter != nil && len(obj.Filter.Operators) > 0 {
+		tags = append(tags, "filter:"+strings.Join(obj.Filter.Operators, "|"))
+	}
+	var aggs []string
+	for k, v := range obj.Aggregation {
+		if v.Usable {
+			aggs = append(aggs, k)
+		}
+	}
+	sort.Strings(aggs)
+	if len(aggs) > 0 {
+		tags = append(tags, "agg:"+strings.Join(aggs, "|"))
+	}
+	if obj.Granted != nil && !*obj.Granted {
+		tags = append(tags, "not granted")
+	}
+	return strings.Join(tags, " ")
+}
+
+type usable struct {
+	Usable bool `json:"usable"`
+}
+
+func expandSummary(caps []json.RawMessage) string {
+	if len(caps) == 0 {
+		return "none"
+	}
+	var names []string
+	for _, c := range caps {
+		var s string
+		if json.Unmarshal(c, &s) == nil {
+			names = append(names, s)
+			continue
+		}
+		var obj struct {
+			Name         string `json:"name"`
+			Relation     string `json:"relation"`
+			Relationship string `json:"relationship"`
+		}
+		_ = json.Unmarshal(c, &obj)
+		names = append(names, firstNonEmpty(obj.Name, obj.Relation, obj.Relationship, "?"))
+	}
+	return strings.Join(names, ", ")
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ExpandCapabilities returns the expand_capabilities the schema document lists
+// for stream, and whether the stream appears in the document at all.
+func ExpandCapabilities(body []byte, stream string) ([]json.RawMessage, bool) {
+	var doc schemaDoc
+	if json.Unmarshal(body, &doc) != nil {
+		return nil, false
+	}
+	found := false
+	var caps []json.RawMessage
+	for _, c := range doc.Connectors {
+		for _, s := range c.Streams {
+			if s.Name == stream {
+				found = true
+				caps = append(caps, s.ExpandCapabilities...)
+			}
+		}
+	}
+	return caps, found
+}
+
+// RolesFor returns the display roles the schema document declares for the
+// fields of stream (field_capabilities.<field>.role). Nothing is inferred.
+func RolesFor(body []byte, stream string) Roles {
+	var doc schemaDoc
+	if json.Unmarshal(body, &doc) != nil {
+		return nil
+	}
+	roles := Roles{}
+	for _, c := range doc.Connectors {
+		for _, s := range c.Streams {
+			if s.Name != stream {
+				continue
+			}
+			for f, raw := range s.FieldCapabilities {
+				var obj struct {
+					Role string `json:"role"`
+				}
+				if json.Unmarshal(raw, &obj) == nil && obj.Role != "" {
+					roles[f] = obj.Role
+				}
+			}
+		}
+	}
+	return roles
+}
+
+// CompactSchema projects a full schema document to the compact shape (one
+// capability string per field), for an RS that does not serve view=compact.
+func CompactSchema(body []byte) []byte {
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return body
+	}
+	conns, _ := doc["connectors"].([]any)
+	for _, c := range conns {
+		cm, _ := c.(map[string]any)
+		streams, _ := cm["streams"].([]any)
+		for i, s := range streams {
+			sm, _ := s.(map[string]any)
+			out := map[string]any{"name": sm["name"], "expand_capabilities": sm["expand_capabilities"]}
+			if pk, ok := sm["primary_key"]; ok {
+				out["primary_key"] = pk
+			}
+			fc := map[string]any{}
+			if caps, ok := sm["field_capabilities"].(map[string]any); ok {
+				for f, v := range caps {
+					raw, _ := json.Marshal(v)
+					fc[f] = capabilityString(raw)
+				}
+			}
+			out["field_capabilities"] = fc
+			streams[i] = out
+		}
+	}
+	doc["detail"] = "compact"
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return body
+	}
+	return out
+}

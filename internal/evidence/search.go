@@ -1,0 +1,332 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
+)
+
+// SearchHit is the part of an RS `search_result` the adapter reads.
+type SearchHit struct {
+	RecordKey     string          `json:"record_key"`
+	RecordURL     string          `json:"record_url"`
+	RecordURI     string          `json:"record_uri"`
+	Stream        string          `json:"stream"`
+	ConnectionID  string          `json:"connection_id"`
+	ConnectorID   string          `json:"connector_id"`
+	ConnectorKey  string          `json:"connector_key"`
+	MatchedFields []string        `json:"matched_fields"`
+	RetrievalMode string          `json:"retrieval_mode"`
+	Snippet       *Snippet        `json:"snippet"`
+	Excerpts      []Excerpt       `json:"evidence_excerpts"`
+	Score         json.RawMessage `json:"score"`
+}
+
+// Snippet is the RS's highlighted snippet; it is not proof of a body match.
+type Snippet struct {
+	Field string `json:"field"`
+	Text  string `json:"text"`
+}
+
+// Excerpt is one proven match window the RS reports for a hit.
+type Excerpt struct {
+	FieldPath   string    `json:"field_path"`
+	PreviewText string    `json:"preview_text"`
+	Truncated   bool      `json:"truncated"`
+	Provenance  string    `json:"provenance"`
+	Read        *ReadHint `json:"read"`
+}
+
+// ReadHint is the RS's ready-made field-window request for an excerpt.
+type ReadHint struct {
+	Field        string `json:"field"`
+	RecordID     string `json:"record_id"`
+	Stream       string `json:"stream"`
+	ConnectionID string `json:"connection_id"`
+}
+
+// SearchPage is an RS search list envelope.
+type SearchPage struct {
+	Data       []SearchHit `json:"data"`
+	HasMore    bool        `json:"has_more"`
+	NextCursor *string     `json:"next_cursor"`
+	Meta       struct {
+		Count    json.RawMessage `json:"count"`
+		Warnings []Warning       `json:"warnings"`
+	} `json:"meta"`
+}
+
+// Warning is one RS warning (e.g. limit_clamped).
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// SearchRequest is what the caller asked, used to build the next-page call.
+type SearchRequest struct {
+	Q            string
+	Mode         string
+	Streams      []string
+	Limit        int
+	ConnectionID string
+	Filter       json.RawMessage
+}
+
+// ProvenEvidence is a bounded, proven match preview for one hit.
+type ProvenEvidence struct {
+	FieldPath  string `json:"field_path"`
+	Preview    string `json:"preview"`
+	Complete   bool   `json:"complete"`
+	Provenance string `json:"provenance,omitempty"`
+}
+
+// SearchResult is one hit as the model sees it in structured output.
+type SearchResult struct {
+	ID            string   `json:"id"`
+	Title         string   `json:"title"`
+	URL           string   `json:"url,omitempty"`
+	Stream        string   `json:"stream"`
+	RecordID      string   `json:"record_id"`
+	ConnectionID  string   `json:"connection_id,omitempty"`
+	ConnectorID   string   `json:"connector_id,omitempty"`
+	ConnectorKey  string   `json:"connector_key,omitempty"`
+	MatchedFields []string `json:"matched_fields,omitempty"`
+	// The proven match preview, as scalars so every client can read it.
+	EvidenceField    string          `json:"evidence_field,omitempty"`
+	EvidencePreview  string          `json:"evidence_preview,omitempty"`
+	EvidenceComplete *bool           `json:"evidence_complete,omitempty"`
+	Evidence         *ProvenEvidence `json:"-"`
+	Next             Continuation    `json:"next"`
+}
+
+// LadderRecord is one rung entry of content_ladder.records[].
+type LadderRecord struct {
+	ID               string       `json:"id"`
+	EvidenceField    string       `json:"evidence_field,omitempty"`
+	EvidencePreview  string       `json:"evidence_preview,omitempty"`
+	EvidenceComplete *bool        `json:"evidence_complete,omitempty"`
+	Next             Continuation `json:"next"`
+	Fetch            Continuation `json:"fetch"`
+}
+
+// SearchView is a rendered search page.
+type SearchView struct {
+	Text       string
+	Results    []SearchResult
+	Ladder     []LadderRecord
+	NextCursor string
+	HasMore    bool
+	NextPage   *Continuation
+}
+
+// Structured returns the structuredContent object for a search result.
+func (v SearchView) Structured() map[string]any {
+	ladder := map[string]any{"records": v.Ladder}
+	if v.NextPage != nil {
+		ladder["next_page"] = v.NextPage
+	}
+	out := map[string]any{
+		"results":        v.Results,
+		"content_ladder": ladder,
+		"has_more":       v.HasMore,
+	}
+	if v.NextCursor != "" {
+		out["next_cursor"] = v.NextCursor
+	}
+	return out
+}
+
+// RenderSearch turns an RS search body into evidence-first text and structured
+// results. providerBase is the RS base URL used to make absolute record URLs.
+func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchView, error) {
+	var page SearchPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	}
+	v := SearchView{HasMore: page.HasMore, Results: make([]SearchResult, 0, len(page.Data))}
+	if page.NextCursor != nil {
+		v.NextCursor = *page.NextCursor
+	}
+	for _, hit := range page.Data {
+		r := resultFor(hit, providerBase)
+		v.Results = append(v.Results, r)
+		v.Ladder = append(v.Ladder, LadderRecord{
+			ID: r.ID, EvidenceField: r.EvidenceField, EvidencePreview: r.EvidencePreview,
+			EvidenceComplete: r.EvidenceComplete, Next: r.Next, Fetch: FetchCall(r.ID),
+		})
+	}
+	if v.NextCursor != "" {
+		args := map[string]any{"q": req.Q, "cursor": v.NextCursor}
+		if req.Mode != "" && req.Mode != "lexical" {
+			args["mode"] = req.Mode
+		}
+		if len(req.Streams) > 0 {
+			args["streams"] = req.Streams
+		}
+		if req.Limit > 0 {
+			args["limit"] = req.Limit
+		}
+		if req.ConnectionID != "" {
+			args["connection_id"] = req.ConnectionID
+		}
+		if len(req.Filter) > 0 && string(req.Filter) != "null" {
+			args["filter"] = json.RawMessage(req.Filter)
+		}
+		c := Continuation{Tool: ToolSearch, Arguments: args}
+		v.NextPage = &c
+	}
+	v.Text = searchText(v, req, page)
+	return v, nil
+}
+
+func resultFor(hit SearchHit, providerBase string) SearchResult {
+	ref := handles.RecordRef{ConnectionID: hit.ConnectionID, Stream: hit.Stream, RecordID: hit.RecordKey}
+	if hit.RecordURI != "" {
+		if parsed, err := handles.ParseRecordURI(hit.RecordURI); err == nil {
+			if parsed.ConnectionID == "" {
+				parsed.ConnectionID = hit.ConnectionID
+			}
+			ref = parsed
+		}
+	}
+	id := ref.ID()
+	r := SearchResult{
+		ID:            id,
+		Title:         neutralTitle(ref),
+		URL:           recordURL(providerBase, hit.RecordURL, ref),
+		Stream:        ref.Stream,
+		RecordID:      ref.RecordID,
+		ConnectionID:  ref.ConnectionID,
+		ConnectorID:   hit.ConnectorID,
+		ConnectorKey:  hit.ConnectorKey,
+		MatchedFields: hit.MatchedFields,
+	}
+	if ex := provenExcerpt(hit); ex != nil {
+		preview, cut := CenterOnMark(ex.PreviewText, PreviewChars)
+		r.Evidence = &ProvenEvidence{
+			FieldPath:  ex.FieldPath,
+			Preview:    preview,
+			Complete:   !ex.Truncated && !cut,
+			Provenance: ex.Provenance,
+		}
+		complete := r.Evidence.Complete
+		r.EvidenceField, r.EvidencePreview, r.EvidenceComplete = ex.FieldPath, preview, &complete
+		r.Next = ReadFieldCall(id, ex.FieldPath, 0, 0, firstMark(ex.PreviewText))
+	} else {
+		r.Next = FetchCall(id)
+	}
+	return r
+}
+
+// provenExcerpt returns the first excerpt that is a real proven window: it names
+// a field and has preview text. Snippets alone are never promoted to evidence.
+func provenExcerpt(hit SearchHit) *Excerpt {
+	for i := range hit.Excerpts {
+		ex := &hit.Excerpts[i]
+		if ex.FieldPath != "" && strings.TrimSpace(ex.PreviewText) != "" {
+			return ex
+		}
+	}
+	return nil
+}
+
+// neutralTitle names a record without guessing which field is its title.
+func neutralTitle(ref handles.RecordRef) string {
+	return ref.Stream + " " + ref.RecordID
+}
+
+func recordURL(base, recordPath string, ref handles.RecordRef) string {
+	if base == "" {
+		return ""
+	}
+	if recordPath == "" {
+		recordPath = "/v1/streams/" + url.PathEscape(ref.Stream) + "/records/" + url.PathEscape(ref.RecordID)
+	}
+	u := strings.TrimRight(base, "/") + recordPath
+	if ref.ConnectionID != "" && !strings.Contains(recordPath, "connection_id=") {
+		sep := "?"
+		if strings.Contains(recordPath, "?") {
+			sep = "&"
+		}
+		u += sep + "connection_id=" + url.QueryEscape(ref.ConnectionID)
+	}
+	return u
+}
+
+func searchText(v SearchView, req SearchRequest, page SearchPage) string {
+	var b strings.Builder
+	if len(v.Results) > 0 {
+		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
+	}
+	for i, r := range v.Results {
+		if i == SearchCardsShown {
+			fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", len(v.Results)-SearchCardsShown)
+			break
+		}
+		writeCard(&b, i+1, r)
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = "lexical"
+	}
+	fmt.Fprintf(&b, "search %q (%s): %d hits on this page", req.Q, mode, len(v.Results))
+	if total := countOf(page.Meta.Count); total >= 0 {
+		fmt.Fprintf(&b, " of %d", total)
+	}
+	b.WriteString("\n")
+	for _, w := range page.Meta.Warnings {
+		fmt.Fprintf(&b, "warning %s: %s\n", w.Code, w.Message)
+	}
+	if v.NextPage != nil {
+		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
+	} else if len(v.Results) == 0 {
+		b.WriteString("no hits; try other words, mode \"semantic\", or check streams with schema\n")
+	}
+	return capBytes(b.String())
+}
+
+func writeCard(b *strings.Builder, n int, r SearchResult) {
+	fmt.Fprintf(b, "[%d] id=%s\n", n, r.ID)
+	if r.Evidence != nil {
+		state := "excerpt; field continues"
+		if r.Evidence.Complete {
+			state = "whole field"
+		}
+		fmt.Fprintf(b, "    evidence %s (%s): %s\n", r.Evidence.FieldPath, state, r.Evidence.Preview)
+		fmt.Fprintf(b, "    read: %s\n", r.Next.Call())
+	} else {
+		if len(r.MatchedFields) > 0 {
+			fmt.Fprintf(b, "    matched %s; no proven text window\n", strings.Join(r.MatchedFields, ", "))
+		} else {
+			b.WriteString("    no proven text window\n")
+		}
+		fmt.Fprintf(b, "    continue: %s\n", r.Next.Call())
+	}
+	fmt.Fprintf(b, "    stream=%s", r.Stream)
+	if r.ConnectorID != "" {
+		fmt.Fprintf(b, " connector=%s", r.ConnectorID)
+	}
+	b.WriteString("\n")
+}
+
+// countOf reads meta.count, which the RS sends as a number or as an object with
+// a `value`; it returns -1 when no count is known.
+func countOf(raw json.RawMessage) int {
+	if len(raw) == 0 {
+		return -1
+	}
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		return n
+	}
+	var obj struct {
+		Value *int `json:"value"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Value != nil {
+		return *obj.Value
+	}
+	return -1
+}

@@ -1,0 +1,168 @@
+package evidence
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Ellipsis marks a cut in a preview.
+const Ellipsis = "…"
+
+// CountChars returns the number of code points in s.
+func CountChars(s string) int { return utf8.RuneCountInString(s) }
+
+// Cut returns at most n code points of s and whether anything was cut.
+func Cut(s string, n int) (string, bool) {
+	if n <= 0 {
+		return "", s != ""
+	}
+	if len(s) <= n { // fast path: byte length bounds rune count
+		return s, false
+	}
+	i, count := 0, 0
+	for i < len(s) {
+		if count == n {
+			return s[:i], true
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	return s, false
+}
+
+// Clip cuts s to n code points and appends an ellipsis when it was cut.
+func Clip(s string, n int) string {
+	out, cut := Cut(s, n)
+	if cut {
+		return out + Ellipsis
+	}
+	return out
+}
+
+// oneLine folds whitespace runs (newlines included) into single spaces so a
+// preview stays on one line of the text block.
+func oneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch r {
+		case '\n', '\r', '\t', ' ', '\v', '\f':
+			space = true
+			continue
+		}
+		if r < 0x20 || r == 0x7f {
+			continue // drop other control characters
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// markOpen and markClose are the match markers the RS puts in snippets.
+const (
+	markOpen  = "<mark>"
+	markClose = "</mark>"
+)
+
+// CenterOnMark bounds a snippet to n visible code points while keeping the first
+// marked match and text on both sides of it. The markers themselves are kept and
+// not counted. It reports whether text was cut on either side.
+func CenterOnMark(s string, n int) (string, bool) {
+	s = oneLine(s)
+	start := strings.Index(s, markOpen)
+	if start < 0 {
+		out, cut := Cut(s, n)
+		if cut {
+			out += Ellipsis
+		}
+		return out, cut
+	}
+	end := strings.Index(s[start:], markClose)
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += start + len(markClose)
+	}
+	before, match, after := s[:start], s[start:end], s[end:]
+	matchChars := CountChars(strings.NewReplacer(markOpen, "", markClose, "").Replace(match))
+	budget := n - matchChars
+	if budget < 0 {
+		budget = 0
+	}
+	beforeChars, afterChars := CountChars(before), CountChars(after)
+	keepBefore := budget / 2
+	keepAfter := budget - keepBefore
+	if beforeChars < keepBefore {
+		keepAfter += keepBefore - beforeChars
+		keepBefore = beforeChars
+	}
+	if afterChars < keepAfter {
+		keepBefore += keepAfter - afterChars
+		if keepBefore > beforeChars {
+			keepBefore = beforeChars
+		}
+		keepAfter = afterChars
+	}
+	cutBefore := keepBefore < beforeChars
+	cutAfter := keepAfter < afterChars
+	before = tailChars(before, keepBefore)
+	after, _ = Cut(after, keepAfter)
+	after = trimBrokenMark(after)
+	var b strings.Builder
+	if cutBefore {
+		b.WriteString(Ellipsis)
+	}
+	b.WriteString(before)
+	b.WriteString(match)
+	b.WriteString(after)
+	if cutAfter {
+		b.WriteString(Ellipsis)
+	}
+	return b.String(), cutBefore || cutAfter
+}
+
+// tailChars returns the last n code points of s.
+func tailChars(s string, n int) string {
+	total := CountChars(s)
+	if total <= n {
+		return s
+	}
+	skip := total - n
+	i := 0
+	for skip > 0 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		skip--
+	}
+	return s[i:]
+}
+
+// trimBrokenMark removes a dangling partial or unclosed marker at the end of a cut.
+func trimBrokenMark(s string) string {
+	if i := strings.LastIndex(s, "<"); i >= 0 && !strings.Contains(s[i:], ">") {
+		s = s[:i]
+	}
+	if strings.Count(s, markOpen) > strings.Count(s, markClose) {
+		s += markClose
+	}
+	return s
+}
+
+// capBytes enforces MaxTextBytes on a rendered block, saying so when it cuts.
+func capBytes(s string) string {
+	if len(s) <= MaxTextBytes {
+		return s
+	}
+	cut := s[:MaxTextBytes]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut + "\n[output cut at " + strconv.Itoa(MaxTextBytes) + " bytes; page or narrow the request to see the rest]"
+}

@@ -1,0 +1,127 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// FieldWindow is the RS `field_window` body.
+type FieldWindow struct {
+	Object   string `json:"object"`
+	RecordID string `json:"record_id"`
+	Stream   string `json:"stream"`
+	Field    struct {
+		Path string `json:"path"`
+		Type string `json:"type"`
+	} `json:"field"`
+	Window struct {
+		Text                string `json:"text"`
+		StartChars          int    `json:"start_chars"`
+		EndChars            int    `json:"end_chars"`
+		TotalChars          int    `json:"total_chars"`
+		LimitChars          int    `json:"limit_chars"`
+		Complete            bool   `json:"complete"`
+		HasMore             bool   `json:"has_more"`
+		NextOffsetChars     *int   `json:"next_offset_chars"`
+		PreviousOffsetChars *int   `json:"previous_offset_chars"`
+		MatchStartChars     *int   `json:"match_start_chars"`
+		MatchEndChars       *int   `json:"match_end_chars"`
+	} `json:"window"`
+}
+
+// WindowView is a rendered field window.
+type WindowView struct {
+	ID         string        `json:"id"`
+	FieldPath  string        `json:"field_path"`
+	Text       string        `json:"text"`
+	Window     WindowState   `json:"window"`
+	Next       *Continuation `json:"next,omitempty"`
+	Previous   *Continuation `json:"previous,omitempty"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+	// Rendered is the content[] text; it is not part of structured output.
+	Rendered string `json:"-"`
+}
+
+// WindowState is the served range and completeness of a window.
+type WindowState struct {
+	StartChars      int  `json:"start_chars"`
+	EndChars        int  `json:"end_chars"`
+	TotalChars      int  `json:"total_chars"`
+	Complete        bool `json:"complete"`
+	HasMore         bool `json:"has_more"`
+	MatchStartChars *int `json:"match_start_chars,omitempty"`
+	MatchEndChars   *int `json:"match_end_chars,omitempty"`
+}
+
+// RenderWindow renders an RS field window for record id. limit is the window
+// size the caller asked for (0 = RS default); it is carried into next/previous
+// so paging keeps the same size. cursorFor, when set, encodes the next window as
+// an opaque cursor for structured output.
+func RenderWindow(body []byte, id string, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
+	var fw FieldWindow
+	if err := json.Unmarshal(body, &fw); err != nil {
+		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
+	}
+	w := fw.Window
+	if limit <= 0 {
+		limit = w.LimitChars
+	}
+	pageLimit := limit
+	if w.MatchStartChars != nil {
+		// A q window's size came from before/after; page on with the default size.
+		pageLimit = 0
+	}
+	v := WindowView{
+		ID:        id,
+		FieldPath: fw.Field.Path,
+		Text:      w.Text,
+		Window: WindowState{
+			StartChars: w.StartChars, EndChars: w.EndChars, TotalChars: w.TotalChars,
+			Complete: w.Complete, HasMore: w.HasMore,
+			MatchStartChars: w.MatchStartChars, MatchEndChars: w.MatchEndChars,
+		},
+	}
+	if w.HasMore && w.NextOffsetChars != nil {
+		c := ReadFieldCall(id, fw.Field.Path, *w.NextOffsetChars, pageLimit, "")
+		v.Next = &c
+		if cursorFor != nil {
+			v.NextCursor = cursorFor(*w.NextOffsetChars, pageLimit)
+		}
+	}
+	if w.PreviousOffsetChars != nil && w.StartChars > 0 {
+		c := ReadFieldCall(id, fw.Field.Path, *w.PreviousOffsetChars, pageLimit, "")
+		if *w.PreviousOffsetChars == 0 {
+			c.Arguments["offset_chars"] = 0
+		}
+		v.Previous = &c
+	}
+	v.Rendered = windowText(v)
+	return v, nil
+}
+
+func windowText(v WindowView) string {
+	var b strings.Builder
+	state := "partial"
+	if v.Window.Complete {
+		state = "complete: whole field shown"
+	}
+	fmt.Fprintf(&b, "id=%s field=%s chars %d-%d of %d (%s)", v.ID, v.FieldPath,
+		v.Window.StartChars, v.Window.EndChars, v.Window.TotalChars, state)
+	if v.Window.MatchStartChars != nil && v.Window.MatchEndChars != nil {
+		fmt.Fprintf(&b, "; match at %d-%d", *v.Window.MatchStartChars, *v.Window.MatchEndChars)
+	}
+	b.WriteString("\n---\n")
+	b.WriteString(v.Text)
+	b.WriteString("\n---\n")
+	if v.Next != nil {
+		fmt.Fprintf(&b, "next: %s\n", v.Next.Call())
+	}
+	if v.Previous != nil {
+		fmt.Fprintf(&b, "previous: %s\n", v.Previous.Call())
+	}
+	if v.Next == nil && !v.Window.Complete {
+		b.WriteString("end of field reached\n")
+	}
+	return b.String()
+}

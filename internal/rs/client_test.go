@@ -1,0 +1,153 @@
+package rs
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func staticToken(tok string) TokenSource {
+	return func(context.Context) (string, error) { return tok, nil }
+}
+
+func TestDoOutcomes(t *testing.T) {
+	big := strings.Repeat("x", 2048)
+	cases := []struct {
+		name     string
+		handler  http.HandlerFunc
+		wantCode string // "" means success
+		wantRS   bool   // envelope kept verbatim from the RS
+	}{
+		{"ok", func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer tok-1" {
+				w.WriteHeader(401)
+				return
+			}
+			w.Write([]byte(`{"object":"list","data":[]}`))
+		}, "", false},
+		{"rs envelope kept", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(409)
+			w.Write([]byte(`{"error":{"type":"api_error","code":"ambiguous_connection","message":"m","available_connections":[{"connection_id":"cin_a"}]}}`))
+		}, "ambiguous_connection", true},
+		{"5xx html", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(502)
+			w.Write([]byte(`<html>bad gateway</html>`))
+		}, "rs_http_502", false},
+		{"401 without envelope", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(401)
+		}, "invalid_token", false},
+		{"oversized body", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(big))
+		}, "rs_response_too_large", false},
+		{"slow", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
+		}, "rs_timeout", false},
+		{"dropped connection", func(w http.ResponseWriter, r *http.Request) {
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+		}, "rs_unreachable", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(tc.handler)
+			defer srv.Close()
+			c, err := New(srv.URL, staticToken("tok-1"), Options{Timeout: 300 * time.Millisecond, MaxBodySize: 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Get(context.Background(), "/v1/streams", nil)
+			if tc.wantCode == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				if resp.Status != 200 || !strings.Contains(string(resp.Body), `"list"`) {
+					t.Fatalf("bad response %d %s", resp.Status, resp.Body)
+				}
+				return
+			}
+			rerr, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("want *Error, got %T %v", err, err)
+			}
+			if rerr.Code() != tc.wantCode {
+				t.Fatalf("code %q, want %q (%s)", rerr.Code(), tc.wantCode, rerr.Envelope)
+			}
+			var env map[string]map[string]any
+			if err := json.Unmarshal(rerr.Envelope, &env); err != nil || env["error"] == nil {
+				t.Fatalf("envelope is not {error:{...}}: %s", rerr.Envelope)
+			}
+			if isAdapter := env["error"]["type"] == "adapter_error"; isAdapter == tc.wantRS {
+				t.Fatalf("envelope origin wrong: %s", rerr.Envelope)
+			}
+		})
+	}
+}
+
+func TestProviderURL(t *testing.T) {
+	cases := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"http://127.0.0.1:7663", "http://127.0.0.1:7663/", true},
+		{"https://rs.example/base", "https://rs.example/base/", true},
+		{"ftp://x", "", false},
+		{"127.0.0.1:7663", "", false},
+		{"http://u:p@host/", "", false},
+		{"http://host/?q=1", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			u, err := ParseProviderURL(tc.in)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err=%v", err)
+			}
+			if tc.ok && u.String() != tc.want {
+				t.Fatalf("got %s want %s", u, tc.want)
+			}
+		})
+	}
+}
+
+func TestBasePathKept(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Path
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL+"/pdpp", staticToken("t"), Options{})
+	if _, err := c.Get(context.Background(), "/v1/schema", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got != "/pdpp/v1/schema" {
+		t.Fatalf("path %q", got)
+	}
+}
+
+func TestNoCrossOriginRedirect(t *testing.T) {
+	var leaked bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = r.Header.Get("Authorization") != ""
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL, staticToken("secret"), Options{})
+	_, err := c.Get(context.Background(), "/v1/schema", nil)
+	if err == nil {
+		t.Fatal("redirect to another origin must not succeed")
+	}
+	if leaked {
+		t.Fatal("token sent to another origin")
+	}
+}

@@ -1,0 +1,7 @@
+// Package rs is the adapter's only door to the PDPP resource server: it attaches
+// the caller's scoped bearer token to each request, enforces timeouts and a cap on
+// response bodies, and turns every failure into one error shape — the RS's own
+// error envelope, kept verbatim, or an adapter error of the same form when the RS
+// could not be reached or answered something unreadable. It never retries with
+// other credentials and never logs tokens.
+package rs
