@@ -1,0 +1,281 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// dispatcher is the last /mcp stage. It hands each JSON-RPC message to
+// mcp-go's transport-agnostic Handle with a buffered writer whose CanStream
+// is false: mcp-go then never upgrades a reply to text/event-stream (a
+// notification sent during a call is dropped instead) and, with the
+// stateless session manager, never mints an Mcp-Session-Id. The buffered
+// reply is checked before it is written: any session header is removed and
+// a non-JSON error from mcp-go is rewritten as a JSON-RPC error.
+type dispatcher struct {
+	st   *settings
+	core *server.StreamableHTTPServer
+}
+
+func newDispatcher(st *settings, s *server.MCPServer) *dispatcher {
+	core := server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithDisableStreaming(true),
+		server.WithStreamableHTTPLogger(st.logger),
+		server.WithStreamableHTTPProtocolVersions(st.versions...),
+	)
+	return &dispatcher{st: st, core: core}
+}
+
+// bufferedReply is an mcp-go HTTPResponseWriter that keeps the whole reply
+// in memory and reports that it cannot stream.
+type bufferedReply struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newBufferedReply() *bufferedReply { return &bufferedReply{header: make(http.Header)} }
+
+func (b *bufferedReply) Header() http.Header { return b.header }
+
+func (b *bufferedReply) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedReply) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+func (b *bufferedReply) Flush() {}
+
+func (b *bufferedReply) CanStream() bool { return false }
+
+var _ server.HTTPResponseWriter = (*bufferedReply)(nil)
+
+// reply is a finished answer to one HTTP request or one batch element.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
+	return reply{status: status, body: marshalRPCError(id, code, message, nil)}
+}
+
+func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, x := withExchange(r)
+	if !x.bodyRead || x.version == "" {
+		// The chain built by NewHTTPHandler always runs the body-limit and
+		// protocol-version stages first.
+		d.st.logger.Error("dispatcher reached without the body-limit and protocol-version stages")
+		writeRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "internal error", nil)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeRPCError(w, http.StatusUnsupportedMediaType, x.env.ID, mcp.INVALID_REQUEST,
+			"Content-Type must be application/json", nil)
+		return
+	}
+
+	header := forwardedHeader(r.Header)
+	var out reply
+	switch firstByte(x.body) {
+	case '[':
+		x.rpcMethod = "batch"
+		out = d.serveBatch(r, header, x.body, x.version)
+	case '{':
+		x.rpcMethod = x.env.Method
+		out = d.serveOne(r, header, x.body, x.env, x.version)
+	default:
+		if json.Valid(x.body) {
+			out = rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a JSON-RPC message must be an object")
+		} else {
+			out = rpcErrorReply(http.StatusBadRequest, nil, mcp.PARSE_ERROR, "request body is not valid JSON")
+		}
+	}
+	out.write(w)
+}
+
+func (rp reply) write(w http.ResponseWriter) {
+	if rp.status == 0 {
+		// mcp-go wrote nothing: the client went away mid-call.
+		return
+	}
+	h := w.Header()
+	for k, v := range rp.header {
+		h[k] = v
+	}
+	h.Del(server.HeaderKeySessionID)
+	if len(rp.body) > 0 {
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(rp.body)))
+	}
+	w.WriteHeader(rp.status)
+	if len(rp.body) > 0 {
+		_, _ = w.Write(rp.body)
+	}
+}
+
+// forwardedHeader is the header set mcp-go sees. The Authorization header is
+// removed (handlers read the token with BearerFromContext, so it cannot leak
+// through request.Header into a handler's logs) and so is Mcp-Session-Id,
+// so a client-supplied id can never select or create per-session state.
+func forwardedHeader(h http.Header) http.Header {
+	out := h.Clone()
+	out.Del("Authorization")
+	out.Del(server.HeaderKeySessionID)
+	out.Del("Cookie")
+	return out
+}
+
+// serveOne answers one JSON-RPC message whose envelope is env.
+func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, env envelope, version string) reply {
+	if firstByte(msg) != '{' {
+		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a JSON-RPC message must be an object")
+	}
+	switch mcp.MCPMethod(env.Method) {
+	case mcp.MethodNotificationCancelled:
+		// Without sessions every client shares mcp-go's in-flight table,
+		// keyed by request id only, so honouring a cancellation could stop
+		// another client's call. A client cancels by closing its request.
+		d.st.logger.Debug("cancellation notification ignored on stateless endpoint")
+		return reply{status: http.StatusAccepted}
+	case mcp.MethodSubscriptionsListen:
+		status := http.StatusOK
+		if mcp.IsModernProtocol(version) {
+			status = http.StatusNotFound
+		}
+		return rpcErrorReply(status, env.ID, mcp.METHOD_NOT_FOUND,
+			"subscriptions/listen is not offered: this endpoint answers every request with one JSON reply and holds no streams open")
+	case mcp.MethodInitialize:
+		msg = d.clampInitialize(msg)
+	}
+
+	buf := newBufferedReply()
+	d.core.Handle(buf, &server.HTTPRequest{
+		Method:  http.MethodPost,
+		URL:     r.URL,
+		Header:  header,
+		Body:    msg,
+		Context: r.Context(),
+	})
+	return d.normalize(buf, env.ID)
+}
+
+// normalize turns mcp-go's buffered output into a JSON-only reply.
+func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
+	rp := reply{status: buf.status, header: buf.header, body: buf.body.Bytes()}
+	rp.header.Del(server.HeaderKeySessionID)
+	if len(rp.body) == 0 {
+		return rp
+	}
+	mt, _, _ := mime.ParseMediaType(rp.header.Get("Content-Type"))
+	switch mt {
+	case "application/json":
+		return rp
+	case "text/event-stream":
+		// Cannot happen with a writer that cannot stream; never pass it on.
+		d.st.logger.Error("mcp-go produced an event stream on a JSON-only endpoint")
+		return rpcErrorReply(http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "internal error: streaming reply refused")
+	default:
+		code := mcp.INVALID_REQUEST
+		if rp.status >= 500 {
+			code = mcp.INTERNAL_ERROR
+		}
+		status := rp.status
+		if status < 400 {
+			status = http.StatusInternalServerError
+			code = mcp.INTERNAL_ERROR
+		}
+		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.body)))
+	}
+}
+
+// clampInitialize makes initialize negotiate only configured revisions.
+// mcp-go echoes any version it knows; when that one is not configured the
+// request is rewritten to ask for the newest configured handshake revision,
+// which mcp-go then answers with, as the specification wants.
+func (d *dispatcher) clampInitialize(msg []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m["params"], &params) != nil || params == nil {
+		return msg
+	}
+	var requested string
+	_ = json.Unmarshal(params["protocolVersion"], &requested)
+	if d.st.supports(mcp.NegotiateLegacyVersion(requested)) {
+		return msg
+	}
+	target := d.st.newestLegacy()
+	if target == "" {
+		return msg
+	}
+	params["protocolVersion"], _ = json.Marshal(target)
+	m["params"], _ = json.Marshal(params)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// serveBatch handles a JSON-RPC batch. Batches exist only in 2025-03-26;
+// later revisions removed them, so those get 400.
+func (d *dispatcher) serveBatch(r *http.Request, header http.Header, body []byte, version string) reply {
+	if version != mcp.ProtocolVersion20250326 {
+		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
+			"JSON-RPC batches are not accepted in protocol version "+version+": send one message per request")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(body, &items); err != nil {
+		return rpcErrorReply(http.StatusBadRequest, nil, mcp.PARSE_ERROR, "request body is not valid JSON")
+	}
+	if len(items) == 0 {
+		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "empty batch")
+	}
+	var parts [][]byte
+	for _, item := range items {
+		env := peekEnvelope(item)
+		if env.Method == string(mcp.MethodInitialize) {
+			parts = append(parts, marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil))
+			continue
+		}
+		rp := d.serveOne(r, header, item, env, version)
+		if b := bytes.TrimSpace(rp.body); len(b) > 0 {
+			parts = append(parts, b)
+		}
+		if r.Context().Err() != nil {
+			return reply{}
+		}
+	}
+	if len(parts) == 0 {
+		return reply{status: http.StatusAccepted}
+	}
+	var out bytes.Buffer
+	out.WriteByte('[')
+	for i, p := range parts {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(p)
+	}
+	out.WriteByte(']')
+	return reply{status: http.StatusOK, header: http.Header{}, body: out.Bytes()}
+}

@@ -1,0 +1,170 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// NewHTTPHandler builds the hosted mux around s:
+//
+//	/mcp                                       JSON-RPC over POST (the middleware chain)
+//	/healthz                                   liveness, no upstream call
+//	/readyz                                    HTTPConfig.ReadyCheck
+//	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
+//
+// Every request is access-logged. s must advertise only tools and resources
+// (without listChanged or subscribe) and carry instructions; see
+// VerifyCapabilities.
+func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
+	if s == nil {
+		return nil, errors.New("transport: nil MCP server")
+	}
+	st, err := cfg.settle()
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	if err := VerifyCapabilities(s); err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+
+	var mcpHandler http.Handler = newDispatcher(st, s)
+	mcpHandler = st.bearerMiddleware(mcpHandler)
+	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
+	mcpHandler = st.bodyLimitMiddleware(mcpHandler)
+	mcpHandler = st.originMiddleware(mcpHandler)
+	mcpHandler = st.methodMiddleware(mcpHandler)
+
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("/healthz", healthz)
+	mux.HandleFunc("/readyz", st.readyz)
+	if st.RequireBearer {
+		prm := st.metadataHandler()
+		mux.Handle(wellKnownPRM, prm)
+		mux.Handle(wellKnownPRM+"/mcp", prm)
+	}
+	return st.accessLog(mux), nil
+}
+
+func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	writeJSON(w, http.StatusMethodNotAllowed, []byte(`{"status":"method_not_allowed"}`))
+	return false
+}
+
+// healthz reports that the process serves HTTP; it calls nothing upstream.
+func healthz(w http.ResponseWriter, r *http.Request) {
+	if probeMethodOK(w, r) {
+		w.Header().Set("Cache-Control", "no-store")
+		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	}
+}
+
+// readyz runs ReadyCheck with a deadline: 200 when it passes, 503 otherwise.
+func (st *settings) readyz(w http.ResponseWriter, r *http.Request) {
+	if !probeMethodOK(w, r) {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if st.ReadyCheck != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), DefaultReadyTimeout)
+		err := st.ReadyCheck(ctx)
+		cancel()
+		if err != nil {
+			st.logger.Warn("not ready", "err", err)
+			body, _ := json.Marshal(map[string]string{"status": "unavailable", "error": err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, body)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+// HTTPReadyCheck returns a ReadyCheck that passes when target answers an
+// unauthenticated GET with any status below 500 (for the PDPP adapter: the
+// RS root). The body is drained up to a small bound and discarded.
+func HTTPReadyCheck(client *http.Client, target string) func(context.Context) error {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return fmt.Errorf("upstream unreachable: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			return fmt.Errorf("upstream answered %d", resp.StatusCode)
+		}
+		return nil
+	}
+}
+
+// allowedCapabilities are the only server capabilities the hosted endpoint
+// may advertise.
+var allowedCapabilities = []string{"tools", "resources"}
+
+// VerifyCapabilities runs an in-process initialize against s and checks that
+// it advertises tools (and optionally resources) and nothing else, that
+// neither asks for listChanged or subscribe (nothing can be pushed on a
+// stateless JSON-only endpoint), and that instructions are present.
+//
+// A server passes when built with server.WithToolCapabilities(false),
+// server.WithResourceCapabilities(false, false) and
+// server.WithInstructions(...), and without WithLogging,
+// WithPromptCapabilities or any AddPrompt, WithCompletions,
+// WithTaskCapabilities, WithElicitation, WithRoots, WithExperimental or
+// WithExtensions.
+func VerifyCapabilities(s *server.MCPServer) error {
+	const probe = `{"jsonrpc":"2.0","id":"capability-check","method":"initialize","params":{` +
+		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"capability-check","version":"0"}}}`
+	raw, err := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(probe)))
+	if err != nil {
+		return fmt.Errorf("capability check: %w", err)
+	}
+	var resp struct {
+		Result *struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			Instructions string                     `json:"instructions"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.Result == nil {
+		return fmt.Errorf("capability check: initialize failed: %s", raw)
+	}
+	caps := resp.Result.Capabilities
+	if _, ok := caps["tools"]; !ok {
+		return errors.New("capability check: the server advertises no tools")
+	}
+	for name, body := range caps {
+		if !slices.Contains(allowedCapabilities, name) {
+			return fmt.Errorf("capability check: %q must not be advertised (only tools and resources)", name)
+		}
+		var flags struct {
+			ListChanged bool `json:"listChanged"`
+			Subscribe   bool `json:"subscribe"`
+		}
+		_ = json.Unmarshal(body, &flags)
+		if flags.ListChanged || flags.Subscribe {
+			return fmt.Errorf("capability check: %s advertises listChanged/subscribe, which a stateless endpoint cannot deliver", name)
+		}
+	}
+	if resp.Result.Instructions == "" {
+		return errors.New("capability check: the server has no instructions")
+	}
+	return nil
+}

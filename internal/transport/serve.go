@@ -1,0 +1,105 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
+// shuts down gracefully: the listener closes at once, in-flight requests run
+// to completion (bounded by ShutdownTimeout, after which connections are
+// closed) and ServeHTTP returns nil. Cancelling ctx does not cancel the
+// requests themselves. Signal handling is the caller's (signal.NotifyContext).
+//
+// A listen address that is not loopback logs a warning when no Origin
+// allowlist is configured (and when no public base URL is set).
+func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
+	st, err := cfg.settle()
+	if err != nil {
+		return fmt.Errorf("transport: %w", err)
+	}
+	ln, err := net.Listen("tcp", st.Listen)
+	if err != nil {
+		return fmt.Errorf("transport: listen: %w", err)
+	}
+	if !isLoopbackListen(st.Listen) {
+		if len(st.origins) == 0 {
+			st.logger.Warn("listening beyond loopback without an Origin allowlist: browser requests carrying an Origin header will all be refused; set allowed origins explicitly",
+				"listen", st.Listen)
+		}
+		if st.publicBase == nil {
+			st.logger.Warn("listening beyond loopback without a public base URL: the resource URL is derived from each request's Host header",
+				"listen", st.Listen)
+		}
+	}
+	if st.OnListen != nil {
+		st.OnListen(ln.Addr())
+	}
+
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: st.ReadHeaderTimeout,
+		ReadTimeout:       st.ReadTimeout,
+		WriteTimeout:      st.WriteTimeout,
+		IdleTimeout:       st.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(st.logger.Handler(), slog.LevelWarn),
+	}
+	st.logger.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "endpoint", "/mcp")
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("transport: serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	st.logger.Info("shutting down: finishing in-flight requests", "timeout", st.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), st.ShutdownTimeout)
+	defer cancel()
+	shutdownErr := srv.Shutdown(sctx)
+	if shutdownErr != nil {
+		_ = srv.Close()
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("transport: serve: %w", err)
+	}
+	if shutdownErr != nil {
+		return fmt.Errorf("transport: shutdown: %w", shutdownErr)
+	}
+	st.logger.Info("stopped")
+	return nil
+}
+
+// ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
+// reaches EOF or ctx is cancelled; both end it cleanly with nil. out carries
+// nothing but MCP messages; diagnostics go to errLog (default slog.Default()).
+// mcp-go keeps one process-wide stdio session, so run one ServeStdio at a
+// time. Values in ctx (such as WithBearer) reach every handler.
+func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog *slog.Logger) error {
+	if s == nil {
+		return errors.New("transport: nil MCP server")
+	}
+	if errLog == nil {
+		errLog = slog.Default()
+	}
+	stdio := server.NewStdioServer(s)
+	stdio.SetErrorLogger(slog.NewLogLogger(errLog.Handler(), slog.LevelError))
+	err := stdio.Listen(ctx, in, out)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("transport: stdio: %w", err)
+	}
+	return nil
+}
