@@ -1,0 +1,307 @@
+package demors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+const (
+	defaultGroupLimit = 10
+	maxGroupLimit     = 100
+)
+
+var (
+	metrics       = []string{"count", "sum", "min", "max", "count_distinct"}
+	granularities = []string{"minute", "hour", "day", "week", "month", "quarter", "year"}
+)
+
+// bucketKey truncates a stored timestamp to the start of its calendar bucket (UTC) and
+// formats it as the reference RS does: a date for day and coarser, a timestamp below.
+func bucketKey(ts, granularity string) (string, error) {
+	t, err := time.Parse(store.TimeLayout, ts)
+	if err != nil {
+		return "", fmt.Errorf("stored timestamp %q: %w", ts, err)
+	}
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch granularity {
+	case "minute":
+		return t.Truncate(time.Minute).Format(store.TimeLayout), nil
+	case "hour":
+		return t.Truncate(time.Hour).Format(store.TimeLayout), nil
+	case "day":
+		return day.Format("2006-01-02"), nil
+	case "week": // ISO weeks start on Monday
+		back := (int(day.Weekday()) + 6) % 7
+		return day.AddDate(0, 0, -back).Format("2006-01-02"), nil
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+	case "quarter":
+		m := time.Month((int(t.Month())-1)/3*3 + 1)
+		return time.Date(t.Year(), m, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+	case "year":
+		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+	}
+	return "", fmt.Errorf("unknown granularity %q", granularity)
+}
+
+// accumulator computes one metric over a set of values.
+type accumulator struct {
+	metric   string
+	count    int
+	sum      float64
+	allInt   bool
+	min, max any
+	distinct map[string]bool
+}
+
+func newAccumulator(metric string) *accumulator {
+	return &accumulator{metric: metric, allInt: true, distinct: map[string]bool{}}
+}
+
+func less(a, b any) bool {
+	fa, aNum := toFloat(a)
+	fb, bNum := toFloat(b)
+	if aNum && bNum {
+		return fa < fb
+	}
+	return fmt.Sprint(a) < fmt.Sprint(b)
+}
+
+func toFloat(v any) (float64, bool) {
+	if n, ok := v.(json.Number); ok {
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func (a *accumulator) add(v any, present bool) {
+	a.count++
+	if !present || v == nil {
+		return
+	}
+	switch a.metric {
+	case "sum":
+		if f, ok := toFloat(v); ok {
+			a.sum += f
+			if _, err := v.(json.Number).Int64(); err != nil {
+				a.allInt = false
+			}
+		}
+	case "min":
+		if a.min == nil || less(v, a.min) {
+			a.min = v
+		}
+	case "max":
+		if a.max == nil || less(a.max, v) {
+			a.max = v
+		}
+	case "count_distinct":
+		a.distinct[fmt.Sprint(v)] = true
+	}
+}
+
+func (a *accumulator) value() any {
+	switch a.metric {
+	case "sum":
+		if a.allInt {
+			return int64(a.sum)
+		}
+		return a.sum
+	case "min":
+		return a.min
+	case "max":
+		return a.max
+	case "count_distinct":
+		return len(a.distinct)
+	}
+	return a.count
+}
+
+func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string, p rsserver.AggregateStreamParams) (*reply, error) {
+	connID, warnings := connectionParam(rc, p.ConnectionId)
+	sc, err := s.resolveStream(rc, stream, connID)
+	if err != nil {
+		return nil, err
+	}
+	st := sc.stream
+	metric := string(p.Metric)
+	if !slices.Contains(metrics, metric) {
+		return nil, errInvalid("metric", "metric must be one of count, sum, min, max, count_distinct")
+	}
+	granted := func(name string) bool {
+		for _, c := range sc.conns {
+			if !rc.grant.fieldGranted(c, st.Name, name) {
+				return false
+			}
+		}
+		return true
+	}
+	checkField := func(param, name, role string) error {
+		f, ok := st.Field(name)
+		if !ok {
+			return errInvalid(param, "Unknown field: %s", name)
+		}
+		if !granted(name) {
+			return errInvalid(param, "Field '%s' of stream '%s' is not granted", name, st.Name)
+		}
+		if !f.HasAggregation(role) {
+			return errInvalid(param, "Field '%s' of stream '%s' is not declared for %s", name, st.Name, role)
+		}
+		return nil
+	}
+	field := ""
+	if p.Field != nil {
+		field = *p.Field
+	}
+	if metric == "count" {
+		if field != "" {
+			return nil, errInvalid("field", "metric=count takes no field")
+		}
+	} else {
+		if field == "" {
+			return nil, errInvalid("field", "metric=%s needs field", metric)
+		}
+		if err := checkField("field", field, metric); err != nil {
+			return nil, err
+		}
+	}
+	groupBy, groupByTime, granularity := "", "", ""
+	if p.GroupBy != nil {
+		groupBy = *p.GroupBy
+	}
+	if p.GroupByTime != nil {
+		groupByTime = *p.GroupByTime
+	}
+	if p.Granularity != nil {
+		granularity = string(*p.Granularity)
+	}
+	if groupBy != "" && groupByTime != "" {
+		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
+	}
+	if groupBy != "" {
+		if err := checkField("group_by", groupBy, "group_by"); err != nil {
+			return nil, err
+		}
+	}
+	if groupByTime != "" {
+		if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
+			return nil, err
+		}
+		if granularity == "" {
+			return nil, errInvalid("granularity", "group_by_time needs granularity")
+		}
+		if !slices.Contains(granularities, granularity) {
+			return nil, errInvalid("granularity", "granularity must be one of %s", strings.Join(granularities, ", "))
+		}
+	} else if granularity != "" {
+		return nil, errInvalid("granularity", "granularity needs group_by_time")
+	}
+	timeZone := any(nil)
+	if groupByTime != "" {
+		timeZone = "UTC"
+	}
+	if p.TimeZone != nil && *p.TimeZone != "" {
+		if !strings.EqualFold(*p.TimeZone, "UTC") && *p.TimeZone != "Etc/UTC" {
+			return nil, errInvalid("time_zone", "the demo resource server buckets in UTC only")
+		}
+		timeZone = "UTC"
+	}
+	grouped := groupBy != "" || groupByTime != ""
+	limit, w, err := pageLimit(p.Limit, defaultGroupLimit, maxGroupLimit, "groups")
+	if err != nil {
+		return nil, err
+	}
+	if grouped {
+		warnings = append(warnings, w...)
+	}
+	filters, err := parseFilters(rc, st, rc.grant, sc.conns)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.store.Scan(ctx, sc.conns, st.Name, filters)
+	if err != nil {
+		return nil, err
+	}
+	body := obj(
+		"approximate", false,
+		"field", nullable(field),
+		"filtered_record_count", len(recs),
+		"granularity", nullable(granularity),
+		"group_by", nullable(groupBy),
+		"group_by_time", nullable(groupByTime),
+		"metric", metric,
+		"object", "aggregation",
+		"stream", st.Name,
+		"time_zone", timeZone,
+	)
+	if !grouped {
+		acc := newAccumulator(metric)
+		for _, r := range recs {
+			v, ok := r.Data[field]
+			acc.add(v, ok)
+		}
+		body = body.set("value", acc.value())
+	} else {
+		groups := map[string]*accumulator{}
+		var keys []string
+		for _, r := range recs {
+			var key string
+			if groupBy != "" {
+				v, ok := r.Data[groupBy]
+				if !ok || v == nil {
+					key = "null"
+				} else {
+					key = fmt.Sprint(v)
+				}
+			} else {
+				ts, _ := r.Data[groupByTime].(string)
+				if key, err = bucketKey(ts, granularity); err != nil {
+					return nil, err
+				}
+			}
+			acc, ok := groups[key]
+			if !ok {
+				acc = newAccumulator(metric)
+				groups[key] = acc
+				keys = append(keys, key)
+			}
+			v, ok := r.Data[field]
+			acc.add(v, ok)
+		}
+		if groupByTime != "" {
+			sort.Strings(keys)
+		} else {
+			sort.SliceStable(keys, func(i, j int) bool {
+				if groups[keys[i]].count != groups[keys[j]].count {
+					return groups[keys[i]].count > groups[keys[j]].count
+				}
+				return keys[i] < keys[j]
+			})
+		}
+		out := []object{}
+		other := 0
+		for i, k := range keys {
+			if i >= limit {
+				other += groups[k].count
+				continue
+			}
+			g := obj("count", groups[k].count, "key", k)
+			if metric != "count" {
+				g = g.set("value", groups[k].value())
+			}
+			out = append(out, g)
+		}
+		body = append(body, member{"groups", out}, member{"limit", limit}, member{"other_count", other})
+	}
+	body = append(body, member{"links", obj("self", rc.selfLink())}, member{"meta", meta(warnings)})
+	return jsonReply(200, body), nil
+}

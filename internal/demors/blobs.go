@@ -1,0 +1,52 @@
+package demors
+
+import (
+	"context"
+	"mime"
+	"net/http"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+)
+
+// getBlob serves blob bytes only when a record the grant can read references the blob
+// through a granted field; anything else is indistinguishable from a missing blob.
+func (s *Server) getBlob(ctx context.Context, rc *reqCtx, blobID string, p rsserver.GetBlobParams) (*reply, error) {
+	connID, _ := connectionParam(rc, p.ConnectionId)
+	if connID != "" {
+		if err := s.checkConnection(rc, connID); err != nil {
+			return nil, err
+		}
+	}
+	blob, refs, ok, err := s.store.Blob(ctx, blobID)
+	if err != nil {
+		return nil, err
+	}
+	var holders []string
+	if ok {
+		seen := map[string]bool{}
+		for _, ref := range refs {
+			if connID != "" && ref.ConnectionID != connID {
+				continue
+			}
+			if rc.grant.fieldGranted(ref.ConnectionID, ref.Stream, ref.Field) && !seen[ref.ConnectionID] {
+				seen[ref.ConnectionID] = true
+				holders = append(holders, ref.ConnectionID)
+			}
+		}
+	}
+	if len(holders) == 0 {
+		return nil, errNotFound("Blob not found")
+	}
+	if len(holders) > 1 {
+		e := errAmbiguous(blobID, s.connectionRefs(holders))
+		e.message = "Blob '" + blobID + "' is referenced under more than one connection. Retry with `connection_id`."
+		return nil, e
+	}
+	h := http.Header{}
+	h.Set("Content-Type", blob.MediaType)
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": blob.Filename}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("ETag", `"`+blob.SHA256+`"`)
+	return &reply{status: http.StatusOK, header: h, body: blob.Bytes}, nil
+}

@@ -1,0 +1,127 @@
+package demors
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// apiError is one RS error envelope: {"error": {code, message, type, ...}}.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	typ     string
+	param   string
+	// auth errors carry resource_metadata and next_step, and a WWW-Authenticate header.
+	auth                 bool
+	availableConnections []object
+	retryWith            string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+// envelope renders the error body for one request.
+func (e *apiError) envelope(rc *reqCtx) object {
+	body := obj("code", e.code, "message", e.message, "type", e.typ)
+	if e.param != "" {
+		body = body.set("param", e.param)
+	}
+	if e.auth {
+		body = body.set("resource_metadata", rc.resourceMetadataURL())
+		body = body.set("next_step", authNextStep)
+	}
+	if e.availableConnections != nil {
+		body = body.set("available_connections", e.availableConnections)
+	}
+	if e.retryWith != "" {
+		body = body.set("retry_with", e.retryWith)
+	}
+	body = body.set("request_id", rc.requestID)
+	return obj("error", body)
+}
+
+// reply turns the error into a response for the request.
+func (e *apiError) reply(rc *reqCtx) *reply {
+	r := jsonReply(e.status, e.envelope(rc))
+	if e.auth {
+		r.header.Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", rc.resourceMetadataURL()))
+	}
+	return r
+}
+
+const authNextStep = "Fetch error.resource_metadata, then request a scoped client grant for this resource; " +
+	"this demo resource server issues its tokens at startup and never accepts owner tokens for grant-scoped tools."
+
+const authFailedMessage = "Token introspection failed closed"
+
+func errMissingToken() *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: "authentication_error", message: "Missing Bearer token",
+		typ: "authentication_error", auth: true}
+}
+
+func errInactiveToken() *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: "context.active_false", message: authFailedMessage,
+		typ: "authentication_error", auth: true}
+}
+
+func errStreamNotAllowed() *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: "context.stream_not_allowed", message: authFailedMessage,
+		typ: "authentication_error", auth: true}
+}
+
+func errInstanceMismatch() *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: "context.instance_mismatch", message: authFailedMessage,
+		typ: "authentication_error", auth: true}
+}
+
+func errNotFound(msg string) *apiError {
+	return &apiError{status: http.StatusNotFound, code: "not_found", message: msg, typ: "not_found_error"}
+}
+
+func errInvalid(param, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_request", message: fmt.Sprintf(format, args...),
+		typ: "invalid_request_error", param: param}
+}
+
+func errInvalidCursor() *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "Malformed cursor",
+		typ: "invalid_request_error"}
+}
+
+func errInvalidExpand(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_expand", message: fmt.Sprintf(format, args...),
+		typ: "invalid_request_error", param: "expand"}
+}
+
+func errInvalidFieldPath(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_field_path", message: fmt.Sprintf(format, args...),
+		typ: "invalid_request_error", param: "field"}
+}
+
+func errFieldNotText(field, kind string) *apiError {
+	return &apiError{status: http.StatusUnprocessableEntity, code: "field_not_text",
+		message: fmt.Sprintf("field '%s' is %s, not a readable text field; non-text and binary fields are metadata-only", field, kind),
+		typ:     "api_error"}
+}
+
+func errAmbiguous(recordID string, conns []object) *apiError {
+	return &apiError{status: http.StatusConflict, code: "ambiguous_connection",
+		message:              fmt.Sprintf("Record '%s' is present under more than one connection. Retry with `connection_id`.", recordID),
+		typ:                  "api_error",
+		availableConnections: conns,
+		retryWith:            "connection_id",
+	}
+}
+
+func errForbidden(code, msg string) *apiError {
+	return &apiError{status: http.StatusForbidden, code: code, message: msg, typ: "permission_error"}
+}
+
+func errConflict(code, msg string) *apiError {
+	return &apiError{status: http.StatusConflict, code: code, message: msg, typ: "invalid_request_error"}
+}
+
+func errInternal() *apiError {
+	return &apiError{status: http.StatusInternalServerError, code: "internal_error",
+		message: "The demo resource server failed to answer this request", typ: "api_error"}
+}

@@ -1,0 +1,234 @@
+package demors
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// pageLimit applies a default and a maximum to a limit parameter: below 1 is an error,
+// above the maximum is clamped with a limit_clamped warning.
+func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
+	if typed == nil {
+		return def, nil, nil
+	}
+	n := *typed
+	if n < 1 {
+		return 0, nil, errInvalid("limit", "limit must be a positive integer")
+	}
+	if n > max {
+		return max, []object{limitClampedWarning(n, max, unit)}, nil
+	}
+	return n, nil, nil
+}
+
+// rejectBareDeepObject refuses a deepObject parameter given without brackets
+// (filter=x, expand_limit=3), which the generated binder would otherwise drop silently.
+func rejectBareDeepObject(rc *reqCtx, name, example string) error {
+	for k := range rc.query {
+		if k == name || k == name+"[]" {
+			return errInvalid(name, "%s must be sent as %s", name, example)
+		}
+	}
+	return nil
+}
+
+// parseFields validates a fields= projection against the stream and grant. An empty
+// projection means every granted field.
+func parseFields(raw *string, st *store.Stream, g *grant, conn string) ([]string, error) {
+	if raw == nil || strings.TrimSpace(*raw) == "" {
+		return g.grantedFields(st, conn), nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, name := range strings.Split(*raw, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if _, ok := st.Field(name); !ok {
+			return nil, errInvalid("fields", "Unknown field '%s' on stream '%s'", name, st.Name)
+		}
+		if !g.fieldGranted(conn, st.Name, name) {
+			return nil, errInvalid("fields", "Field '%s' of stream '%s' is not granted", name, st.Name)
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return nil, errInvalid("fields", "fields must name at least one field")
+	}
+	return out, nil
+}
+
+// normalizeTime parses an RFC 3339 timestamp or a YYYY-MM-DD date into the stored layout.
+func normalizeTime(v string) (string, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z07:00", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC().Format(store.TimeLayout), true
+		}
+	}
+	return "", false
+}
+
+// typedValue converts a filter value to the field's declared type.
+func typedValue(f store.Field, v string) (any, error) {
+	switch f.JSONType {
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, errInvalid("filter", "filter[%s] must be an integer, got '%s'", f.Name, v)
+		}
+		return n, nil
+	case "number":
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, errInvalid("filter", "filter[%s] must be a number, got '%s'", f.Name, v)
+		}
+		return x, nil
+	case "boolean":
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, errInvalid("filter", "filter[%s] must be true or false, got '%s'", f.Name, v)
+		}
+		return b, nil
+	}
+	if f.Format == "date-time" {
+		t, ok := normalizeTime(v)
+		if !ok {
+			return nil, errInvalid("filter", "filter[%s] must be an RFC 3339 timestamp or a YYYY-MM-DD date, got '%s'", f.Name, v)
+		}
+		return t, nil
+	}
+	return v, nil
+}
+
+// rawFilters reads filter[field]=v and filter[field][op]=v from the raw query. The
+// generated binder also accepts these keys, but it converts numeric-looking values, so the
+// demo reads the exact strings itself.
+func rawFilters(rc *reqCtx) (map[string]any, error) {
+	if err := rejectBareDeepObject(rc, "filter", "filter[field]=value or filter[field][gte]=value"); err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for key, vals := range rc.query {
+		rest, ok := strings.CutPrefix(key, "filter[")
+		if !ok {
+			continue
+		}
+		field, rest, ok := strings.Cut(rest, "]")
+		if !ok || field == "" {
+			return nil, errInvalid("filter", "malformed filter parameter %q", key)
+		}
+		if len(vals) != 1 {
+			return nil, errInvalid("filter", "%s was given %d times; give it once", key, len(vals))
+		}
+		if rest == "" {
+			if _, dup := out[field]; dup {
+				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
+			}
+			out[field] = vals[0]
+			continue
+		}
+		op, tail, ok := strings.Cut(strings.TrimPrefix(rest, "["), "]")
+		if !strings.HasPrefix(rest, "[") || !ok || op == "" || tail != "" {
+			return nil, errInvalid("filter", "malformed filter parameter %q (use filter[field][op]=value)", key)
+		}
+		ops, isMap := out[field].(map[string]any)
+		if !isMap {
+			if _, dup := out[field]; dup {
+				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
+			}
+			ops = map[string]any{}
+			out[field] = ops
+		}
+		ops[op] = vals[0]
+	}
+	return out, nil
+}
+
+// parseFilters validates the request's filters against the stream's declarations and the
+// grant: exact filters on declared scalar fields, range operators only where declared.
+func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]store.Filter, error) {
+	bound, err := rawFilters(rc)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Filter
+	for name, v := range bound {
+		f, ok := st.Field(name)
+		if !ok {
+			return nil, errInvalid("filter", "Unknown field: %s", name)
+		}
+		for _, c := range conns {
+			if !g.fieldGranted(c, st.Name, name) {
+				return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
+			}
+		}
+		ops, isMap := v.(map[string]any)
+		if !isMap {
+			ops = map[string]any{"eq": v}
+		}
+		if len(ops) == 0 {
+			return nil, errInvalid("filter", "filter[%s] has no operator", name)
+		}
+		for op, leaf := range ops {
+			switch op {
+			case "eq":
+				if !f.Scalar() {
+					return nil, errInvalid("filter", "Exact filters are not supported on '%s'", name)
+				}
+			case "gte", "gt", "lte", "lt":
+				if !f.HasRange(op) {
+					return nil, errInvalid("filter", "Range filters are not supported on '%s'", name)
+				}
+			default:
+				return nil, errInvalid("filter", "Unknown filter operator '%s' on '%s' (use gte, gt, lte or lt)", op, name)
+			}
+			val, err := typedValue(f, leaf.(string))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, store.Filter{Field: name, Op: op, Value: val})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Field != out[j].Field {
+			return out[i].Field < out[j].Field
+		}
+		return out[i].Op < out[j].Op
+	})
+	return out, nil
+}
+
+// encodeToken and decodeToken carry cursor state as base64 JSON.
+func encodeToken(enc *base64.Encoding, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("demors: cursor not encodable: %v", err))
+	}
+	return enc.EncodeToString(b)
+}
+
+func decodeToken(s string, v any) bool {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		b, err := enc.DecodeString(s)
+		if err != nil {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if dec.Decode(v) == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,410 @@
+package demors
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+const (
+	defaultPageLimit = 25
+	maxPageLimit     = 100
+	maxExpandLimit   = 100
+)
+
+// pageCursor is the opaque records cursor (base64 JSON), shaped like the reference RS's.
+type pageCursor struct {
+	CursorValue string   `json:"cursor_value"`
+	Kind        string   `json:"kind"`
+	Order       string   `json:"order"`
+	PrimaryKey  []string `json:"primary_key"`
+	Session     string   `json:"session"`
+	Stream      string   `json:"stream"`
+}
+
+// changesToken is the next_changes_since token (base64url JSON).
+type changesToken struct {
+	Kind  string `json:"kind"`
+	After string `json:"after"`
+	ID    string `json:"id"`
+}
+
+func decodePageCursor(raw, stream string) (*pageCursor, error) {
+	var c pageCursor
+	if !decodeToken(raw, &c) || c.Kind != "page" || c.Session != "records" || c.Stream != stream ||
+		(c.Order != "ASC" && c.Order != "DESC") || len(c.PrimaryKey) != 1 || c.CursorValue == "" {
+		return nil, errInvalidCursor()
+	}
+	return &c, nil
+}
+
+// parseChangesSince accepts "beginning", a next_changes_since token or an RFC 3339 time.
+func parseChangesSince(raw string) (*store.Position, error) {
+	if raw == "beginning" {
+		return &store.Position{}, nil
+	}
+	var tok changesToken
+	if decodeToken(raw, &tok) && tok.Kind == "changes" {
+		return &store.Position{EmittedAt: tok.After, ID: tok.ID}, nil
+	}
+	if t, ok := normalizeTime(raw); ok {
+		// Everything emitted after the instant: ids sort after "" at the same time, so
+		// step past the whole instant with the highest possible id.
+		return &store.Position{EmittedAt: t, ID: "\U0010FFFF"}, nil
+	}
+	return nil, errInvalid("changes_since", "changes_since must be 'beginning', a next_changes_since token or an RFC 3339 timestamp")
+}
+
+// expandReq is one validated expand relation with its child limit.
+type expandReq struct {
+	rel   store.Relationship
+	limit int
+}
+
+// parseExpand validates expand and expand_limit against the stream's expand capabilities
+// and the grant.
+func parseExpand(rc *reqCtx, names *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
+	if err := rejectBareDeepObject(rc, "expand_limit", "expand_limit[relation]=N"); err != nil {
+		return nil, err
+	}
+	var out []expandReq
+	seen := map[string]bool{}
+	if names != nil {
+		for _, v := range *names {
+			for _, name := range strings.Split(v, ",") {
+				name = strings.TrimSpace(name)
+				if name == "" || seen[name] {
+					continue
+				}
+				seen[name] = true
+				rel, ok := st.Relationship(name)
+				if !ok || !rel.Expandable {
+					return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
+				}
+				for _, c := range conns {
+					if !g.allows(c, rel.Target) {
+						return nil, errInvalidExpand("Expand relation '%s' on '%s' targets stream '%s', which this grant does not cover", name, st.Name, rel.Target)
+					}
+				}
+				out = append(out, expandReq{rel: rel, limit: 1})
+			}
+		}
+	}
+	if limits != nil {
+		for name, n := range *limits {
+			if !seen[name] {
+				return nil, errInvalid("expand_limit", "expand_limit[%s] needs expand=%s", name, name)
+			}
+			if n < 1 || n > maxExpandLimit {
+				return nil, errInvalid("expand_limit", "expand_limit[%s] must be between 1 and %d", name, maxExpandLimit)
+			}
+			for i := range out {
+				if out[i].rel.Name == name {
+					out[i].limit = n
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// projectData returns the record body restricted to fields the grant lets the record's
+// connection show, in the order given.
+func projectData(g *grant, rec store.Record, fields []string) object {
+	o := make(object, 0, len(fields))
+	for _, f := range fields {
+		if !g.fieldGranted(rec.ConnectionID, rec.Stream, f) {
+			continue
+		}
+		if v, ok := rec.Data[f]; ok {
+			o = append(o, member{f, v})
+		}
+	}
+	return o
+}
+
+// recordItem is one record as list items show it.
+func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object {
+	o := obj(
+		"data", projectData(g, rec, fields),
+		"emitted_at", rec.EmittedAt,
+		"id", rec.ID,
+		"object", "record",
+		"stream", rec.Stream,
+		"connection_id", rec.ConnectionID,
+		"connector_instance_id", rec.ConnectionID,
+	)
+	if dn := s.displayName(rec.ConnectionID); dn != "" {
+		o = o.set("display_name", dn)
+	}
+	return o
+}
+
+// expand follows each requested relation one hop from rec, within the same connection,
+// projecting related records to their granted fields.
+func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []expandReq) (object, error) {
+	out := object{}
+	for _, req := range reqs {
+		_, target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
+		if !ok {
+			return nil, fmt.Errorf("relation %s targets unknown stream %s", req.rel.Name, req.rel.Target)
+		}
+		fields := g.grantedFields(target, rec.ConnectionID)
+		key, present := rec.Data[req.rel.ForeignKey]
+		var related []store.Record
+		if present && key != nil {
+			refField, _ := target.Field(req.rel.References)
+			val, err := typedValue(refField, fmt.Sprint(key))
+			if err != nil {
+				return nil, err
+			}
+			related, err = s.store.Scan(ctx, []string{rec.ConnectionID}, target.Name,
+				[]store.Filter{{Field: req.rel.References, Op: "eq", Value: val}})
+			if err != nil {
+				return nil, err
+			}
+		}
+		if req.rel.Cardinality == "has_one" {
+			if len(related) == 0 {
+				out = append(out, member{req.rel.Name, nil})
+			} else {
+				out = append(out, member{req.rel.Name, s.recordItem(g, related[0], fields)})
+			}
+			continue
+		}
+		items := []object{}
+		for i, r := range related {
+			if i == req.limit {
+				break
+			}
+			items = append(items, s.recordItem(g, r, fields))
+		}
+		out = append(out, member{req.rel.Name, obj("data", items, "has_more", len(related) > req.limit)})
+	}
+	return out, nil
+}
+
+func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p rsserver.ListRecordsParams) (*reply, error) {
+	connID, warnings := connectionParam(rc, p.ConnectionId)
+	sc, err := s.resolveStream(rc, stream, connID)
+	if err != nil {
+		return nil, err
+	}
+	st := sc.stream
+	limit, w, err := pageLimit(p.Limit, defaultPageLimit, maxPageLimit, "records")
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	if p.Sort != nil && *p.Sort != "" && *p.Sort != st.CursorField && *p.Sort != "emitted_at" {
+		return nil, errInvalid("sort", "Stream '%s' sorts only by '%s'", st.Name, st.CursorField)
+	}
+	if p.View != nil && *p.View != "" {
+		return nil, errInvalid("view", "Stream '%s' declares no view named '%s'", st.Name, *p.View)
+	}
+	fields, err := parseFields(p.Fields, st, rc.grant, sc.conns[0])
+	if err != nil {
+		return nil, err
+	}
+	filters, err := parseFilters(rc, st, rc.grant, sc.conns)
+	if err != nil {
+		return nil, err
+	}
+	expands, err := parseExpand(rc, p.Expand, p.ExpandLimit, st, rc.grant, sc.conns)
+	if err != nil {
+		return nil, err
+	}
+	order := ""
+	if p.Order != nil {
+		order = strings.ToLower(string(*p.Order))
+		if order != "asc" && order != "desc" {
+			return nil, errInvalid("order", "order must be asc or desc")
+		}
+	}
+	var changes *store.Position
+	if p.ChangesSince != nil && *p.ChangesSince != "" {
+		if changes, err = parseChangesSince(*p.ChangesSince); err != nil {
+			return nil, err
+		}
+		if order == "desc" {
+			return nil, errInvalid("order", "changes_since pages oldest first; omit order or use order=asc")
+		}
+		order = "asc"
+	}
+	var after *store.Position
+	if p.Cursor != nil && *p.Cursor != "" {
+		cur, err := decodePageCursor(*p.Cursor, st.Name)
+		if err != nil {
+			return nil, err
+		}
+		if order != "" && strings.ToUpper(order) != cur.Order {
+			return nil, errInvalidCursor()
+		}
+		order = strings.ToLower(cur.Order)
+		after = &store.Position{EmittedAt: cur.CursorValue, ID: cur.PrimaryKey[0]}
+	} else if changes != nil {
+		after = changes
+	}
+	if order == "" {
+		order = "desc"
+	}
+	desc := order == "desc"
+
+	var recs []store.Record
+	more := false
+	for _, c := range sc.conns {
+		page, m, err := s.store.List(ctx, store.ListQuery{ConnectionID: c, Stream: st.Name, Filters: filters,
+			Desc: desc, After: after, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, page...)
+		more = more || m
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if a.EmittedAt != b.EmittedAt {
+			return (a.EmittedAt < b.EmittedAt) != desc
+		}
+		if a.ID != b.ID {
+			return (a.ID < b.ID) != desc
+		}
+		return a.ConnectionID < b.ConnectionID
+	})
+	data := make([]object, 0, len(recs))
+	for _, rec := range recs {
+		item := s.recordItem(rc.grant, rec, fields)
+		if len(expands) > 0 {
+			ex, err := s.expand(ctx, rc.grant, rec, expands)
+			if err != nil {
+				return nil, err
+			}
+			item = item.set("expanded", ex)
+		}
+		data = append(data, item)
+	}
+	multi := len(sc.conns) > 1
+	if multi && more {
+		warnings = append(warnings, obj(
+			"code", "partial_results",
+			"message", "has_more=true and next_cursor is not emitted under multi-connection fan-in. Retry with `connection_id` to page a single connection.",
+			"param", "connection_id",
+		))
+	}
+	body := obj("data", data, "has_more", more, "object", "list")
+	next := any(nil)
+	if more && !multi {
+		last := recs[len(recs)-1]
+		cursor := encodeToken(base64.StdEncoding, pageCursor{
+			CursorValue: last.EmittedAt, Kind: "page", Order: strings.ToUpper(order),
+			PrimaryKey: []string{last.ID}, Session: "records", Stream: st.Name,
+		})
+		body = body.set("next_cursor", cursor)
+		next = rc.linkWith("cursor", cursor)
+	}
+	if changes != nil && !more {
+		pos := *after
+		if len(recs) > 0 {
+			last := recs[len(recs)-1]
+			pos = store.Position{EmittedAt: last.EmittedAt, ID: last.ID}
+		}
+		body = body.set("next_changes_since", encodeToken(base64.RawURLEncoding, changesToken{Kind: "changes", After: pos.EmittedAt, ID: pos.ID}))
+	}
+	m := meta(warnings)
+	if p.Count != nil && (*p.Count == "exact" || *p.Count == "estimated") {
+		total := 0
+		for _, c := range sc.conns {
+			n, err := s.store.Count(ctx, c, st.Name, filters)
+			if err != nil {
+				return nil, err
+			}
+			total += n
+		}
+		m = m.set("count", obj("kind", "exact", "value", total))
+	} else if p.Count != nil && *p.Count != "none" {
+		return nil, errInvalid("count", "count must be none, estimated or exact")
+	}
+	body = append(body,
+		member{"url", rc.path},
+		member{"links", obj("self", rc.selfLink(), "next", next)},
+		member{"meta", m},
+	)
+	return jsonReply(200, body), nil
+}
+
+// locateRecord finds the one granted connection holding a record: 404 when none, 409
+// ambiguous_connection when several and no connection_id narrowed the choice.
+func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (store.Record, error) {
+	holders, err := s.store.ConnectionsHolding(ctx, sc.conns, sc.stream.Name, id)
+	if err != nil {
+		return store.Record{}, err
+	}
+	switch len(holders) {
+	case 0:
+		return store.Record{}, errNotFound("Record not found")
+	case 1:
+		rec, ok, err := s.store.Get(ctx, holders[0], sc.stream.Name, id)
+		if err != nil {
+			return store.Record{}, err
+		}
+		if !ok {
+			return store.Record{}, errNotFound("Record not found")
+		}
+		return rec, nil
+	default:
+		return store.Record{}, errAmbiguous(id, s.connectionRefs(holders))
+	}
+}
+
+func (s *Server) getRecord(ctx context.Context, rc *reqCtx, stream, id string, p rsserver.GetRecordParams) (*reply, error) {
+	connID, warnings := connectionParam(rc, p.ConnectionId)
+	sc, err := s.resolveStream(rc, stream, connID)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := parseFields(p.Fields, sc.stream, rc.grant, sc.conns[0])
+	if err != nil {
+		return nil, err
+	}
+	expands, err := parseExpand(rc, p.Expand, p.ExpandLimit, sc.stream, rc.grant, sc.conns)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.locateRecord(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	data := projectData(rc.grant, rec, fields)
+	raw, err := marshalJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	body := obj(
+		"connector_key", sc.connector.SourceID,
+		"connection_id", rec.ConnectionID,
+		"data", data,
+		"emitted_at", rec.EmittedAt,
+		"id", rec.ID,
+		"object", "record",
+		"stream", rec.Stream,
+		"connector_instance_id", rec.ConnectionID,
+	)
+	if dn := s.displayName(rec.ConnectionID); dn != "" {
+		body = body.set("display_name", dn)
+	}
+	body = body.set("record_json_bytes", len(raw))
+	if len(expands) > 0 {
+		ex, err := s.expand(ctx, rc.grant, rec, expands)
+		if err != nil {
+			return nil, err
+		}
+		body = body.set("expanded", ex)
+	}
+	body = append(body, member{"links", obj("self", rc.selfLink())}, member{"meta", meta(warnings)})
+	return jsonReply(200, body), nil
+}

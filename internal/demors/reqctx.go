@@ -1,0 +1,99 @@
+package demors
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// reqCtx carries what every handler needs about the current request: its id, the
+// authenticated grant, the raw query (for deepObject parameters and links) and the public
+// base URL used in resource metadata.
+type reqCtx struct {
+	requestID string
+	grant     *grant
+	path      string
+	rawQuery  string
+	query     url.Values
+	baseURL   string // scheme://host, no trailing slash
+}
+
+type reqCtxKey struct{}
+
+func withReqCtx(ctx context.Context, rc *reqCtx) context.Context {
+	return context.WithValue(ctx, reqCtxKey{}, rc)
+}
+
+func reqCtxFrom(ctx context.Context) *reqCtx {
+	rc, _ := ctx.Value(reqCtxKey{}).(*reqCtx)
+	return rc
+}
+
+func newReqCtx(r *http.Request) *reqCtx {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return &reqCtx{
+		requestID: "req_" + hex.EncodeToString(b[:]),
+		path:      r.URL.Path,
+		rawQuery:  r.URL.RawQuery,
+		query:     r.URL.Query(),
+		baseURL:   scheme + "://" + r.Host,
+	}
+}
+
+func (rc *reqCtx) resourceMetadataURL() string {
+	return rc.baseURL + "/.well-known/oauth-protected-resource"
+}
+
+// selfLink is the request path with its query exactly as received.
+func (rc *reqCtx) selfLink() string {
+	if rc.rawQuery == "" {
+		return rc.path
+	}
+	return rc.path + "?" + rc.rawQuery
+}
+
+// linkWith rebuilds the request link with one parameter replaced (or added), keeping the
+// order of the other parameters.
+func (rc *reqCtx) linkWith(key, value string) string {
+	var parts []string
+	for _, p := range strings.Split(rc.rawQuery, "&") {
+		if p == "" {
+			continue
+		}
+		k := p
+		if i := strings.IndexByte(p, '='); i >= 0 {
+			k = p[:i]
+		}
+		if dk, err := url.QueryUnescape(k); err == nil && dk == key {
+			continue
+		}
+		parts = append(parts, p)
+	}
+	parts = append(parts, url.QueryEscape(key)+"="+url.QueryEscape(value))
+	return rc.path + "?" + strings.Join(parts, "&")
+}
+
+// meta is the usual list/object meta block.
+func meta(warnings []object) object {
+	if warnings == nil {
+		warnings = []object{}
+	}
+	return obj("count", obj("kind", "none"), "warnings", warnings)
+}
+
+func limitClampedWarning(requested, max int, unit string) object {
+	return obj(
+		"code", "limit_clamped",
+		"detail", obj("max_limit", max, "requested_limit", requested),
+		"message", "Requested limit="+itoa(requested)+" exceeds the maximum page size of "+itoa(max)+"; returned "+itoa(max)+" "+unit+" per page. Page forward with the returned cursor.",
+		"param", "limit",
+	)
+}

@@ -1,0 +1,108 @@
+package demors
+
+import (
+	"fmt"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+// streamScope is the resolved target of a stream-level request: the stream's manifest and
+// the granted connections to read, in catalog order.
+type streamScope struct {
+	connector *store.Connector
+	stream    *store.Stream
+	conns     []string
+}
+
+// findStream returns the connector declaring a stream name.
+func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool) {
+	for i := range s.cat.Connectors {
+		if st, ok := s.cat.Connectors[i].Stream(name); ok {
+			return &s.cat.Connectors[i], st, true
+		}
+	}
+	return nil, nil, false
+}
+
+// checkConnection validates a connection_id against the grant.
+func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
+	if rc.grant.hasConnection(connectionID) {
+		return nil
+	}
+	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {
+		return errNotFound(fmt.Sprintf("Connection '%s' not found", connectionID))
+	}
+	return errInstanceMismatch()
+}
+
+// resolveStream checks a stream (and optional connection) against the grant. Client tokens
+// get 401 context.stream_not_allowed for streams outside the grant, exactly like the
+// reference RS; owner tokens get 404 for unknown streams.
+func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamScope, error) {
+	ctr, st, known := s.findStream(name)
+	conns := []string(nil)
+	if known {
+		conns = rc.grant.connectionsFor(s.cat, name)
+	}
+	if len(conns) == 0 {
+		if rc.grant.owner {
+			return nil, errNotFound(fmt.Sprintf("Stream '%s' not found", name))
+		}
+		return nil, errStreamNotAllowed()
+	}
+	if connectionID != "" {
+		if err := s.checkConnection(rc, connectionID); err != nil {
+			return nil, err
+		}
+		if !rc.grant.allows(connectionID, name) {
+			if rc.grant.owner {
+				return nil, errNotFound(fmt.Sprintf("Stream '%s' not found under connection '%s'", name, connectionID))
+			}
+			return nil, errStreamNotAllowed()
+		}
+		conns = []string{connectionID}
+	}
+	return &streamScope{connector: ctr, stream: st, conns: conns}, nil
+}
+
+// connectionParam returns the connection_id of the request, accepting the deprecated
+// connector_instance_id alias with a deprecated_alias_used warning.
+func connectionParam(rc *reqCtx, typed *string) (string, []object) {
+	if typed != nil && *typed != "" {
+		return *typed, nil
+	}
+	if v := rc.query.Get("connection_id"); v != "" {
+		return v, nil
+	}
+	if v := rc.query.Get("connector_instance_id"); v != "" {
+		return v, []object{obj(
+			"code", "deprecated_alias_used",
+			"message", "connector_instance_id is a deprecated alias; use connection_id.",
+			"param", "connector_instance_id",
+		)}
+	}
+	return "", nil
+}
+
+// connectionRef is the {connection_id, display_name} pair used in lists and errors.
+func (s *Server) connectionRef(connectionID string) object {
+	o := obj("connection_id", connectionID)
+	if c, ok := s.cat.Connection(connectionID); ok && c.DisplayName != "" {
+		o = o.set("display_name", c.DisplayName)
+	}
+	return o
+}
+
+func (s *Server) connectionRefs(ids []string) []object {
+	out := make([]object, len(ids))
+	for i, id := range ids {
+		out[i] = s.connectionRef(id)
+	}
+	return out
+}
+
+// displayName returns the connection's display name, or "".
+func (s *Server) displayName(connectionID string) string {
+	c, _ := s.cat.Connection(connectionID)
+	return c.DisplayName
+}

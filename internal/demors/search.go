@@ -1,0 +1,643 @@
+package demors
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+const (
+	defaultSearchLimit = 10
+	maxSearchLimit     = 100
+	snippetBefore      = 80
+	snippetAfter       = 280
+	openingChars       = 160
+	semanticCursorTag  = "sem1."
+)
+
+// semanticStopwords are ignored by the token-overlap semantic scorer.
+var semanticStopwords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "and": true, "or": true, "to": true, "in": true,
+	"on": true, "for": true, "with": true, "about": true, "is": true, "are": true, "at": true, "by": true,
+}
+
+// searchTarget is one (connection, stream) pair a search reads.
+type searchTarget struct {
+	conn      string
+	connector *store.Connector
+	stream    *store.Stream
+}
+
+type targetKey struct{ conn, stream string }
+
+// searchScope is the resolved scope of one search request.
+type searchScope struct {
+	targets  map[targetKey]searchTarget
+	order    []targetKey
+	filtered map[int64]bool // nil when no filter applies
+	key      string         // canonical description, bound into cursors
+}
+
+// searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
+func searchStreams(rc *reqCtx, typed *[]string) []string {
+	var raw []string
+	if typed != nil {
+		raw = append(raw, *typed...)
+	}
+	raw = append(raw, rc.query["streams[]"]...)
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range raw {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
+	connID, warnings := connectionParam(rc, typedConn)
+	streams := searchStreams(rc, typedStreams)
+	sc := &searchScope{targets: map[targetKey]searchTarget{}}
+	add := func(conn string, ctr *store.Connector, st *store.Stream) {
+		k := targetKey{conn, st.Name}
+		if _, ok := sc.targets[k]; !ok {
+			sc.targets[k] = searchTarget{conn: conn, connector: ctr, stream: st}
+			sc.order = append(sc.order, k)
+		}
+	}
+	if len(streams) > 0 {
+		for _, name := range streams {
+			ss, err := s.resolveStream(rc, name, connID)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, c := range ss.conns {
+				add(c, ss.connector, ss.stream)
+			}
+		}
+	} else {
+		if connID != "" {
+			if err := s.checkConnection(rc, connID); err != nil {
+				return nil, nil, err
+			}
+		}
+		for ci := range s.cat.Connectors {
+			ctr := &s.cat.Connectors[ci]
+			for si := range ctr.Streams {
+				st := &ctr.Streams[si]
+				for _, c := range rc.grant.connectionsFor(s.cat, st.Name) {
+					if connID == "" || c == connID {
+						add(c, ctr, st)
+					}
+				}
+			}
+		}
+	}
+	filterMap, err := rawFilters(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	hasFilter := len(filterMap) > 0
+	var filters []store.Filter
+	if hasFilter {
+		if len(streams) != 1 {
+			return nil, nil, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
+		}
+		var conns []string
+		var st *store.Stream
+		for _, k := range sc.order {
+			conns = append(conns, k.conn)
+			st = sc.targets[k].stream
+		}
+		if filters, err = parseFilters(rc, st, rc.grant, conns); err != nil {
+			return nil, nil, err
+		}
+		recs, err := s.store.Scan(ctx, conns, st.Name, filters)
+		if err != nil {
+			return nil, nil, err
+		}
+		sc.filtered = map[int64]bool{}
+		for _, r := range recs {
+			sc.filtered[r.RID] = true
+		}
+	}
+	var key strings.Builder
+	fmt.Fprintf(&key, "q=%s|", q)
+	for _, k := range sc.order {
+		fmt.Fprintf(&key, "%s/%s|", k.conn, k.stream)
+	}
+	for _, f := range filters {
+		fmt.Fprintf(&key, "%s:%s:%v|", f.Field, f.Op, f.Value)
+	}
+	sc.key = key.String()
+	return sc, warnings, nil
+}
+
+// searchCursor is the opaque search cursor: an offset bound to the query it came from.
+type searchCursor struct {
+	Off  int    `json:"off"`
+	Snap string `json:"snap"`
+}
+
+func snapshotID(mode, scopeKey string) string {
+	sum := sha256.Sum256([]byte(mode + "\x00" + scopeKey))
+	return "snap_" + hex.EncodeToString(sum[:8])
+}
+
+func decodeSearchCursor(raw, prefix, snap string) (int, error) {
+	if !strings.HasPrefix(raw, prefix) {
+		return 0, errInvalidCursor()
+	}
+	var c searchCursor
+	if !decodeToken(strings.TrimPrefix(raw, prefix), &c) || c.Snap != snap || c.Off < 0 {
+		return 0, errInvalidCursor()
+	}
+	return c.Off, nil
+}
+
+// hit is one ranked search result.
+type hit struct {
+	rec    store.Record
+	target searchTarget
+	// lexical
+	lexical      bool
+	bm25         float64
+	lexFields    []string
+	semantic     bool
+	distance     float64
+	semFields    []string
+	semBestField string
+	rrf          float64
+}
+
+// inScope returns the target of a record row when the grant lets the search read field.
+func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (searchTarget, bool) {
+	t, ok := sc.targets[targetKey{rec.ConnectionID, rec.Stream}]
+	if !ok || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) {
+		return searchTarget{}, false
+	}
+	if sc.filtered != nil && !sc.filtered[rec.RID] {
+		return searchTarget{}, false
+	}
+	return t, true
+}
+
+// orderFields sorts field names into manifest order.
+func orderFields(st *store.Stream, names map[string]bool) []string {
+	var out []string
+	for _, f := range st.Fields {
+		if names[f.Name] {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func hitLess(a, b *hit) bool {
+	if a.rec.EmittedAt != b.rec.EmittedAt {
+		return a.rec.EmittedAt > b.rec.EmittedAt
+	}
+	if a.rec.ConnectionID != b.rec.ConnectionID {
+		return a.rec.ConnectionID < b.rec.ConnectionID
+	}
+	if a.rec.Stream != b.rec.Stream {
+		return a.rec.Stream < b.rec.Stream
+	}
+	return a.rec.ID < b.rec.ID
+}
+
+// lexicalHits ranks records by their best bm25 score over granted lexical fields.
+func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, terms []string) ([]*hit, error) {
+	rows, err := s.store.LexicalMatch(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	rids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		rids = append(rids, r.RID)
+	}
+	recs, err := s.store.ByRID(ctx, rids)
+	if err != nil {
+		return nil, err
+	}
+	byRID := map[int64]*hit{}
+	fields := map[int64]map[string]bool{}
+	var out []*hit
+	for _, r := range rows {
+		rec := recs[r.RID]
+		t, ok := sc.inScope(g, rec, r.Field)
+		if !ok {
+			continue
+		}
+		h, seen := byRID[r.RID]
+		if !seen {
+			h = &hit{rec: rec, target: t, lexical: true, bm25: r.Score}
+			byRID[r.RID] = h
+			fields[r.RID] = map[string]bool{}
+			out = append(out, h)
+		}
+		h.bm25 = math.Min(h.bm25, r.Score)
+		fields[r.RID][r.Field] = true
+	}
+	for _, h := range out {
+		h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].bm25 != out[j].bm25 {
+			return out[i].bm25 < out[j].bm25
+		}
+		return hitLess(out[i], out[j])
+	})
+	return out, nil
+}
+
+// semanticHits ranks records by token-overlap distance over granted semantic fields:
+// distance = 1 - coverage * (0.9 + 0.1 * min(1, 10 * density)), where coverage is the share
+// of distinct query tokens the best field contains and density the share of that field's
+// tokens that are query tokens. Records sharing no token are not returned.
+func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, tokens []string) ([]*hit, error) {
+	distinct := map[string]bool{}
+	for _, t := range tokens {
+		if !semanticStopwords[t] {
+			distinct[t] = true
+		}
+	}
+	if len(distinct) == 0 {
+		return nil, nil
+	}
+	terms := make([]string, 0, len(distinct))
+	for t := range distinct {
+		terms = append(terms, t)
+	}
+	rows := s.store.SemanticOverlap(terms)
+	rids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		rids = append(rids, r.RID)
+	}
+	recs, err := s.store.ByRID(ctx, rids)
+	if err != nil {
+		return nil, err
+	}
+	byRID := map[int64]*hit{}
+	fields := map[int64]map[string]bool{}
+	var out []*hit
+	for _, r := range rows {
+		rec := recs[r.RID]
+		t, ok := sc.inScope(g, rec, r.Field)
+		if !ok {
+			continue
+		}
+		if fd, _ := t.stream.Field(r.Field); !fd.Semantic {
+			continue
+		}
+		cov := float64(r.Matched) / float64(len(distinct))
+		dens := 0.0
+		if r.Tokens > 0 {
+			dens = float64(r.Occurrences) / float64(r.Tokens)
+		}
+		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
+		d = math.Round(d*1e6) / 1e6
+		h, seen := byRID[r.RID]
+		if !seen {
+			h = &hit{rec: rec, target: t, semantic: true, distance: d, semBestField: r.Field}
+			byRID[r.RID] = h
+			fields[r.RID] = map[string]bool{}
+			out = append(out, h)
+		} else if d < h.distance {
+			h.distance, h.semBestField = d, r.Field
+		}
+		fields[r.RID][r.Field] = true
+	}
+	for _, h := range out {
+		h.semFields = orderFields(h.target.stream, fields[h.rec.RID])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].distance != out[j].distance {
+			return out[i].distance < out[j].distance
+		}
+		return hitLess(out[i], out[j])
+	})
+	return out, nil
+}
+
+// hitBase is the identity part of a search result.
+func (s *Server) hitBase(h *hit, matched []string, mode string) object {
+	o := obj(
+		"connector_id", h.target.connector.ID,
+		"emitted_at", h.rec.EmittedAt,
+		"matched_fields", matched,
+		"object", "search_result",
+		"record_key", h.rec.ID,
+		"record_url", "/v1/streams/"+h.rec.Stream+"/records/"+h.rec.ID,
+	)
+	if mode != "" {
+		o = o.set("retrieval_mode", mode)
+	}
+	o = o.set("stream", h.rec.Stream)
+	if at, ok := h.rec.Data[h.target.stream.CursorField].(string); ok {
+		o = o.set("authored_at", at)
+	}
+	o = append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID})
+	if dn := s.displayName(h.rec.ConnectionID); dn != "" {
+		o = o.set("display_name", dn)
+	}
+	return o
+}
+
+// lexicalEvidence returns the snippet and the proven evidence excerpts of a lexical hit.
+// Excerpts are given only for matches inside fields that are not the record's declared
+// primary title (role primary-title): a title match is identity, so it gets a snippet but
+// no field-window evidence.
+func lexicalEvidence(h *hit, terms map[string]bool) (object, []object) {
+	var snippet object
+	var excerpts []object
+	for _, name := range h.lexFields {
+		text, _ := h.rec.Data[name].(string)
+		runes := []rune(text)
+		spans := termSpans(runes, terms)
+		if len(spans) == 0 {
+			continue
+		}
+		preview, truncated := markedExcerpt(runes, spans, snippetBefore, snippetAfter)
+		fd, _ := h.target.stream.Field(name)
+		proven := fd.Role != "primary-title"
+		if snippet == nil || (proven && len(excerpts) == 0) {
+			snippet = obj("field", name, "text", preview)
+		}
+		if !proven {
+			continue
+		}
+		excerpts = append(excerpts, obj(
+			"field_path", name,
+			"object", "evidence_excerpt",
+			"preview_text", preview,
+			"provenance", "lexical_match",
+			"read", obj(
+				"field", name,
+				"method", "GET",
+				"object", "field_window_read",
+				"record_id", h.rec.ID,
+				"route", "/v1/streams/"+h.rec.Stream+"/records/"+h.rec.ID+"/field-window",
+				"stream", h.rec.Stream,
+				"connection_id", h.rec.ConnectionID,
+			),
+			"truncated", truncated,
+		))
+	}
+	return snippet, excerpts
+}
+
+func bm25Score(v float64) object {
+	return obj("kind", "bm25", "order", "lower_is_better", "value", v)
+}
+
+func semanticScore(v float64) object {
+	return obj("kind", "semantic_distance", "order", "lower_is_better", "value", v)
+}
+
+// semanticSnippet is the opening of the hit's best semantic field (no match markers: the
+// token-overlap scorer proves no particular passage).
+func semanticSnippet(h *hit) object {
+	text, _ := h.rec.Data[h.semBestField].(string)
+	return obj("field", h.semBestField, "text", opening([]rune(text), openingChars))
+}
+
+func queryTokens(q string) ([]string, error) {
+	tokens := store.Tokenize(q)
+	if len(tokens) == 0 {
+		return nil, errInvalid("q", "q must contain at least one letter or digit")
+	}
+	return tokens, nil
+}
+
+func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsLexicalParams) (*reply, error) {
+	tokens, err := queryTokens(p.Q)
+	if err != nil {
+		return nil, err
+	}
+	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
+	if err != nil {
+		return nil, err
+	}
+	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	snap := snapshotID("lexical", sc.key)
+	off := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		if off, err = decodeSearchCursor(*p.Cursor, "", snap); err != nil {
+			return nil, err
+		}
+	}
+	hits, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
+	if err != nil {
+		return nil, err
+	}
+	terms := foldedTerms(tokens)
+	page, more := pageOf(hits, off, limit)
+	data := make([]object, 0, len(page))
+	for _, h := range page {
+		o := s.hitBase(h, h.lexFields, "")
+		snippet, excerpts := lexicalEvidence(h, terms)
+		if snippet != nil {
+			o = o.set("snippet", snippet)
+		}
+		if len(excerpts) > 0 {
+			o = o.set("evidence_excerpts", excerpts)
+		}
+		data = append(data, o.set("score", bm25Score(h.bm25)))
+	}
+	body := obj("has_more", more, "object", "list", "url", rc.path)
+	next := any(nil)
+	if more {
+		cursor := encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
+		body = body.set("next_cursor", cursor)
+		next = rc.linkWith("cursor", cursor)
+	}
+	sources := map[string]bool{}
+	for _, k := range sc.order {
+		sources[k.conn] = true
+	}
+	if warnings == nil {
+		warnings = []object{}
+	}
+	body = append(body,
+		member{"data", data},
+		member{"meta", obj(
+			"count", len(hits),
+			"count_accuracy", "exact",
+			"recall", obj("complete", true, "ranked_candidate_count", len(hits), "ranking_scope", "all_matches",
+				"sources_searched_count", len(sources), "truncated", false),
+			"warnings", warnings,
+		)},
+		member{"links", obj("self", rc.selfLink(), "next", next)},
+	)
+	return jsonReply(200, body), nil
+}
+
+func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsSemanticParams) (*reply, error) {
+	tokens, err := queryTokens(p.Q)
+	if err != nil {
+		return nil, err
+	}
+	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
+	if err != nil {
+		return nil, err
+	}
+	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	snap := snapshotID("semantic", sc.key)
+	off := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		if off, err = decodeSearchCursor(*p.Cursor, semanticCursorTag, snap); err != nil {
+			return nil, err
+		}
+	}
+	hits, err := s.semanticHits(ctx, rc.grant, sc, tokens)
+	if err != nil {
+		return nil, err
+	}
+	page, more := pageOf(hits, off, limit)
+	data := make([]object, 0, len(page))
+	for _, h := range page {
+		o := s.hitBase(h, h.semFields, "semantic")
+		data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.distance)))
+	}
+	body := obj("has_more", more, "object", "list", "url", rc.path)
+	next := any(nil)
+	if more {
+		cursor := semanticCursorTag + encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
+		body = body.set("next_cursor", cursor)
+		next = rc.linkWith("cursor", cursor)
+	}
+	body = append(body,
+		member{"data", data},
+		member{"links", obj("self", rc.selfLink(), "next", next)},
+		member{"meta", meta(warnings)},
+	)
+	return jsonReply(200, body), nil
+}
+
+// rrfK is the reciprocal-rank-fusion constant of hybrid search.
+const rrfK = 60
+
+func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsHybridParams) (*reply, error) {
+	tokens, err := queryTokens(p.Q)
+	if err != nil {
+		return nil, err
+	}
+	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
+	if err != nil {
+		return nil, err
+	}
+	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, w...)
+	lex, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := s.semanticHits(ctx, rc.grant, sc, tokens)
+	if err != nil {
+		return nil, err
+	}
+	merged := map[int64]*hit{}
+	var all []*hit
+	for i, h := range lex {
+		m := &hit{rec: h.rec, target: h.target, lexical: true, bm25: h.bm25, lexFields: h.lexFields}
+		m.rrf = 1 / float64(rrfK+i+1)
+		merged[h.rec.RID] = m
+		all = append(all, m)
+	}
+	for i, h := range sem {
+		m, ok := merged[h.rec.RID]
+		if !ok {
+			m = &hit{rec: h.rec, target: h.target}
+			merged[h.rec.RID] = m
+			all = append(all, m)
+		}
+		m.semantic, m.distance, m.semFields, m.semBestField = true, h.distance, h.semFields, h.semBestField
+		m.rrf += 1 / float64(rrfK+i+1)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].rrf != all[j].rrf {
+			return all[i].rrf > all[j].rrf
+		}
+		return hitLess(all[i], all[j])
+	})
+	terms := foldedTerms(tokens)
+	page, more := pageOf(all, 0, limit)
+	data := make([]object, 0, len(page))
+	for _, h := range page {
+		matched := map[string]bool{}
+		var sources []string
+		scores := object{}
+		if h.lexical {
+			sources = append(sources, "lexical")
+			scores = scores.set("lexical", bm25Score(h.bm25))
+			for _, f := range h.lexFields {
+				matched[f] = true
+			}
+		}
+		if h.semantic {
+			sources = append(sources, "semantic")
+			scores = scores.set("semantic", semanticScore(h.distance))
+			for _, f := range h.semFields {
+				matched[f] = true
+			}
+		}
+		o := s.hitBase(h, orderFields(h.target.stream, matched), "hybrid")
+		o = o.set("retrieval_sources", sources)
+		var excerpts []object
+		if h.lexical {
+			var snippet object
+			snippet, excerpts = lexicalEvidence(h, terms)
+			if snippet != nil {
+				o = o.set("snippet", snippet)
+			}
+		} else {
+			o = o.set("snippet", semanticSnippet(h))
+		}
+		if len(excerpts) > 0 {
+			o = o.set("evidence_excerpts", excerpts)
+		}
+		data = append(data, o.set("scores", scores))
+	}
+	return jsonReply(200, obj(
+		"has_more", more,
+		"object", "list",
+		"url", rc.path,
+		"data", data,
+		"links", obj("self", rc.selfLink(), "next", nil),
+		"meta", meta(warnings),
+	)), nil
+}
+
+// pageOf returns hits[off:off+limit] and whether more follow.
+func pageOf(hits []*hit, off, limit int) ([]*hit, bool) {
+	if off >= len(hits) {
+		return nil, false
+	}
+	end := min(len(hits), off+limit)
+	return hits[off:end], end < len(hits)
+}

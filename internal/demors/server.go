@@ -1,0 +1,317 @@
+package demors
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+// Config configures a demo resource server.
+type Config struct {
+	// Tokens optionally fixes the bearer token of a grant, by grant name ("client",
+	// "narrow", "owner"); grants without an entry get a random 32-byte token.
+	Tokens map[string]string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is one demo resource server with its own seeded database and tokens.
+type Server struct {
+	log     *slog.Logger
+	store   *store.Store
+	cat     *store.Catalog
+	grants  map[string]*grant // by grant name
+	tokens  map[string]string // grant name -> token
+	handler http.Handler
+
+	deliveries *deliverer
+	done       chan struct{} // closed by Close
+	subMu      sync.Mutex    // serializes subscription read-modify-write
+
+	mu        sync.Mutex
+	closed    bool
+	listeners []*http.Server
+}
+
+// New seeds a fresh in-memory database and builds the server.
+func New(cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	for name := range cfg.Tokens {
+		if !slices.Contains(grantNames, name) {
+			return nil, fmt.Errorf("demors: unknown grant %q in Config.Tokens (want one of %s)", name, strings.Join(grantNames, ", "))
+		}
+	}
+	tokens := map[string]string{}
+	seen := map[string]bool{}
+	for _, name := range grantNames {
+		tok := cfg.Tokens[name]
+		if _, fixed := cfg.Tokens[name]; fixed && strings.TrimSpace(tok) == "" {
+			return nil, fmt.Errorf("demors: Config.Tokens[%q] is empty", name)
+		}
+		if tok == "" {
+			var b [32]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return nil, fmt.Errorf("demors: generate token: %w", err)
+			}
+			tok = "pdppdemo_" + name + "_" + base64.RawURLEncoding.EncodeToString(b[:])
+		}
+		if seen[tok] {
+			return nil, fmt.Errorf("demors: grants share the same token")
+		}
+		seen[tok] = true
+		tokens[name] = tok
+	}
+	st, err := store.Open(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		log:    log,
+		store:  st,
+		cat:    st.Catalog(),
+		tokens: tokens,
+		done:   make(chan struct{}),
+	}
+	s.grants = demoGrants(s.cat)
+	s.deliveries = newDeliverer(log)
+	s.handler = s.buildHandler()
+	return s, nil
+}
+
+// Handler returns the HTTP handler of the whole server: the discovery index at /, the
+// protected-resource metadata, and the /v1 API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Token returns the bearer token of a grant ("client", "narrow" or "owner"), or "" for an
+// unknown grant name.
+func (s *Server) Token(grant string) string { return s.tokens[grant] }
+
+// Close stops listeners started by ListenAndServe, waits for pending webhook deliveries and
+// releases the database.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	listeners := s.listeners
+	s.listeners = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, hs := range listeners {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := hs.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	s.deliveries.close()
+	errs = append(errs, s.store.Close())
+	return errors.Join(errs...)
+}
+
+// ListenAndServe listens on addr (for example "127.0.0.1:0" for a free port) and serves s
+// in the background until ctx is cancelled or s is closed. It returns once the listener is
+// bound, with the base URL of the server ending in "/" (for example
+// "http://127.0.0.1:54321/").
+func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("demors: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return "", errors.New("demors: server is closed")
+	}
+	s.listeners = append(s.listeners, hs)
+	s.mu.Unlock()
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("demo RS stopped serving", "err", err)
+		}
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(sctx)
+		case <-s.done:
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/", nil
+}
+
+// authenticate maps the Authorization header to a grant.
+func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return nil, errMissingToken()
+	}
+	var found *grant
+	for _, name := range grantNames {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.tokens[name])) == 1 {
+			found = s.grants[name]
+		}
+	}
+	if found == nil {
+		return nil, errInactiveToken()
+	}
+	return found, nil
+}
+
+func (s *Server) buildHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.serveDiscovery)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", s.serveProtectedResource)
+	strict := rsserver.NewStrictHandlerWithOptions(&api{s: s}, nil, rsserver.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			rc := reqCtxFrom(r.Context())
+			_ = errInvalid("body", "request body is not valid JSON for this operation: %v", err).reply(rc).write(w)
+		},
+		ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.log.Error("demo RS response failed", "path", r.URL.Path, "err", err)
+			_ = errInternal().reply(reqCtxFrom(r.Context())).write(w)
+		},
+	})
+	rsserver.HandlerWithOptions(strict, rsserver.StdHTTPServerOptions{
+		BaseRouter:       mux,
+		ErrorHandlerFunc: s.paramError,
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.noRoute(mux, w, r) })
+	return s.middleware(mux)
+}
+
+// middleware attaches the request context, authenticates /v1 requests and logs.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rc := newReqCtx(r)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			g, aerr := s.authenticate(r)
+			if aerr != nil {
+				_ = aerr.reply(rc).write(sw)
+				s.logRequest(r, rc, sw.status, start)
+				return
+			}
+			rc.grant = g
+		}
+		next.ServeHTTP(sw, r.WithContext(withReqCtx(r.Context(), rc)))
+		s.logRequest(r, rc, sw.status, start)
+	})
+}
+
+func (s *Server) logRequest(r *http.Request, rc *reqCtx, status int, start time.Time) {
+	grantName := ""
+	if rc.grant != nil {
+		grantName = rc.grant.name
+	}
+	s.log.Debug("demo RS request", "method", r.Method, "path", r.URL.Path, "status", status,
+		"grant", grantName, "request_id", rc.requestID, "duration", time.Since(start))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// paramError answers a query or path parameter the generated wrapper could not bind.
+func (s *Server) paramError(w http.ResponseWriter, r *http.Request, err error) {
+	rc := reqCtxFrom(r.Context())
+	param := ""
+	var (
+		invalid  *rsserver.InvalidParamFormatError
+		required *rsserver.RequiredParamError
+		tooMany  *rsserver.TooManyValuesForParamError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		param = invalid.ParamName
+	case errors.As(err, &required):
+		param = required.ParamName
+	case errors.As(err, &tooMany):
+		param = tooMany.ParamName
+	}
+	msg := err.Error()
+	if required != nil {
+		if param == "field" && strings.HasSuffix(r.URL.Path, "/field-window") {
+			_ = errInvalidFieldPath("field is required and must be a non-empty string").reply(rc).write(w)
+			return
+		}
+		msg = param + " is required"
+	}
+	_ = errInvalid(param, "%s", msg).reply(rc).write(w)
+}
+
+// noRoute answers paths and methods no operation serves: 405 when the path exists under
+// another method, 404 otherwise.
+func (s *Server) noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Request) {
+	rc := reqCtxFrom(r.Context())
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		rep := (&apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+			message: fmt.Sprintf("%s is not supported on %s", r.Method, r.URL.Path), typ: "invalid_request_error"}).reply(rc)
+		rep.header.Set("Allow", strings.Join(allow, ", "))
+		_ = rep.write(w)
+		return
+	}
+	_ = errNotFound(fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)).reply(rc).write(w)
+}
+
+// serve runs one operation handler and turns its error into an envelope.
+func (s *Server) serve(ctx context.Context, h func(rc *reqCtx) (*reply, error)) *reply {
+	rc := reqCtxFrom(ctx)
+	if rc == nil || rc.grant == nil {
+		// The middleware authenticates every /v1 request; reaching here means a wiring bug.
+		return errInternal().reply(&reqCtx{requestID: "req_unbound"})
+	}
+	rep, err := h(rc)
+	if err != nil {
+		var aerr *apiError
+		if errors.As(err, &aerr) {
+			return aerr.reply(rc)
+		}
+		s.log.Error("demo RS handler failed", "path", rc.path, "request_id", rc.requestID, "err", err)
+		return errInternal().reply(rc)
+	}
+	return rep
+}

@@ -1,0 +1,644 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, FTS5 built in)
+)
+
+// Store is the seeded demo database.
+type Store struct {
+	db  *sql.DB
+	cat *Catalog
+	// sem holds, per record row and semantic field, the token counts used by the
+	// token-overlap semantic scorer. It is built once at Open and never changes.
+	sem map[int64]map[string]map[string]int
+}
+
+// Record is one stored record.
+type Record struct {
+	RID          int64
+	ConnectionID string
+	Stream       string
+	ID           string
+	EmittedAt    string
+	// Data is the record body decoded with json.Number for numbers.
+	Data map[string]any
+}
+
+const schemaSQL = `
+CREATE TABLE records (
+	rid INTEGER PRIMARY KEY,
+	connection_id TEXT NOT NULL,
+	stream TEXT NOT NULL,
+	id TEXT NOT NULL,
+	emitted_at TEXT NOT NULL,
+	data TEXT NOT NULL,
+	UNIQUE (connection_id, stream, id)
+);
+CREATE INDEX records_order ON records (connection_id, stream, emitted_at, id);
+CREATE INDEX records_by_id ON records (stream, id);
+CREATE VIRTUAL TABLE record_fts USING fts5(
+	content, rid UNINDEXED, field UNINDEXED,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE blobs (
+	blob_id TEXT PRIMARY KEY,
+	media_type TEXT NOT NULL,
+	filename TEXT NOT NULL,
+	sha256 TEXT NOT NULL,
+	bytes BLOB NOT NULL
+);
+CREATE TABLE blob_refs (
+	blob_id TEXT NOT NULL,
+	connection_id TEXT NOT NULL,
+	stream TEXT NOT NULL,
+	record_id TEXT NOT NULL,
+	field TEXT NOT NULL
+);
+CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
+CREATE TABLE subscriptions (
+	subscription_id TEXT PRIMARY KEY,
+	grant_id TEXT NOT NULL,
+	client_id TEXT NOT NULL,
+	callback_url TEXT NOT NULL,
+	status TEXT NOT NULL,
+	verified INTEGER NOT NULL,
+	secret TEXT NOT NULL,
+	filter_streams TEXT,
+	scope TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	updated_at TEXT NOT NULL,
+	disabled_reason TEXT
+);
+`
+
+// seedImage is the seeded database, built once per process and serialized, so every Open
+// after the first only copies bytes instead of regenerating and re-indexing the data. The
+// semantic index is derived from the same seed and shared read-only.
+var seedImage struct {
+	once sync.Once
+	db   []byte
+	sem  map[int64]map[string]map[string]int
+	err  error
+}
+
+func buildSeedImage(ctx context.Context) ([]byte, map[int64]map[string]map[string]int, error) {
+	db, err := openMemory()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	sem, err := seed(ctx, db, DemoCatalog())
+	if err != nil {
+		return nil, nil, err
+	}
+	var image []byte
+	err = rawConn(ctx, db, func(c serializer) error {
+		var err error
+		image, err = c.Serialize()
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: serialize seed: %w", err)
+	}
+	return image, sem, nil
+}
+
+// serializer is the part of the modernc.org/sqlite connection used to copy databases.
+type serializer interface {
+	Serialize() ([]byte, error)
+	Deserialize([]byte) error
+}
+
+func rawConn(ctx context.Context, db *sql.DB, f func(serializer) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(serializer)
+		if !ok {
+			return fmt.Errorf("sqlite driver connection %T cannot serialize", dc)
+		}
+		return f(c)
+	})
+}
+
+// openMemory opens a private in-memory database. ":memory:" is one database per
+// connection, so the pool keeps exactly one connection, forever.
+func openMemory() (*sql.DB, error) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// Open returns a fresh, private copy of the seeded demo database.
+func Open(ctx context.Context) (*Store, error) {
+	seedImage.once.Do(func() {
+		seedImage.db, seedImage.sem, seedImage.err = buildSeedImage(context.WithoutCancel(ctx))
+	})
+	if seedImage.err != nil {
+		return nil, seedImage.err
+	}
+	db, err := openMemory()
+	if err != nil {
+		return nil, err
+	}
+	if err := rawConn(ctx, db, func(c serializer) error { return c.Deserialize(seedImage.db) }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: load seed image: %w", err)
+	}
+	return &Store{db: db, cat: DemoCatalog(), sem: seedImage.sem}, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Catalog returns the manifests and connections of the seeded data.
+func (s *Store) Catalog() *Catalog { return s.cat }
+
+// seed creates the schema, stores the generated data and returns the semantic index.
+func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]map[string]int, error) {
+	sem := map[int64]map[string]map[string]int{}
+	if _, err := db.ExecContext(ctx, schemaSQL); err != nil {
+		return nil, fmt.Errorf("store: create schema: %w", err)
+	}
+	recs, blobs := generate()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin seed: %w", err)
+	}
+	defer tx.Rollback()
+	insRec, err := tx.PrepareContext(ctx, `INSERT INTO records (connection_id, stream, id, emitted_at, data) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare records: %w", err)
+	}
+	insFTS, err := tx.PrepareContext(ctx, `INSERT INTO record_fts (content, rid, field) VALUES (?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare fts: %w", err)
+	}
+	insRef, err := tx.PrepareContext(ctx, `INSERT INTO blob_refs (blob_id, connection_id, stream, record_id, field) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare blob refs: %w", err)
+	}
+	for _, rec := range recs {
+		_, st, ok := cat.StreamOf(rec.conn, rec.stream)
+		if !ok {
+			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
+		}
+		body := encodeOrdered(rec.fields)
+		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body)
+		if err != nil {
+			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
+		}
+		rid, err := res.LastInsertId()
+		if err != nil {
+			return nil, fmt.Errorf("store: record rowid: %w", err)
+		}
+		for _, f := range rec.fields {
+			fd, _ := st.Field(f.k)
+			text, isText := f.v.(string)
+			if fd.Lexical && isText {
+				if _, err := insFTS.ExecContext(ctx, text, rid, f.k); err != nil {
+					return nil, fmt.Errorf("store: index %s.%s: %w", rec.id, f.k, err)
+				}
+			}
+			if fd.Semantic && isText {
+				if sem[rid] == nil {
+					sem[rid] = map[string]map[string]int{}
+				}
+				counts := map[string]int{}
+				for _, tok := range Tokenize(text) {
+					counts[tok]++
+				}
+				sem[rid][f.k] = counts
+			}
+			if fd.PDPPType == "blob" {
+				if ref, ok := f.v.([]kv); ok {
+					for _, p := range ref {
+						if p.k == "blob_id" {
+							if _, err := insRef.ExecContext(ctx, p.v, rec.conn, rec.stream, rec.id, f.k); err != nil {
+								return nil, fmt.Errorf("store: blob ref %s: %w", rec.id, err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, b := range blobs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO blobs (blob_id, media_type, filename, sha256, bytes) VALUES (?, ?, ?, ?, ?)`,
+			b.id, b.mediaType, b.filename, b.sha256, b.bytes); err != nil {
+			return nil, fmt.Errorf("store: insert blob %s: %w", b.id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: commit seed: %w", err)
+	}
+	return sem, nil
+}
+
+// encodeOrdered writes fields as a JSON object, keeping their order.
+func encodeOrdered(fields []kv) string {
+	var b bytes.Buffer
+	writeOrdered(&b, fields)
+	return b.String()
+}
+
+func writeOrdered(b *bytes.Buffer, fields []kv) {
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.k)
+		b.Write(k)
+		b.WriteByte(':')
+		if nested, ok := f.v.([]kv); ok {
+			writeOrdered(b, nested)
+			continue
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			panic("store: seed value not JSON: " + err.Error())
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+}
+
+// Tokenize lower-cases text and splits it into runs of letters and digits.
+func Tokenize(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// Filter is one field condition. Op is eq, gte, gt, lte or lt; Value is a string, int64,
+// float64 or bool already checked against the field's declared type.
+type Filter struct {
+	Field string
+	Op    string
+	Value any
+}
+
+var sqlOps = map[string]string{"eq": "=", "gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+
+func filterSQL(filters []Filter) (string, []any, error) {
+	var where strings.Builder
+	var args []any
+	for _, f := range filters {
+		op, ok := sqlOps[f.Op]
+		if !ok {
+			return "", nil, fmt.Errorf("store: unknown filter operator %q", f.Op)
+		}
+		v := f.Value
+		if b, ok := v.(bool); ok {
+			if b {
+				v = 1
+			} else {
+				v = 0
+			}
+		}
+		where.WriteString(" AND json_extract(data, ?) " + op + " ?")
+		args = append(args, "$."+jsonPathKey(f.Field), v)
+	}
+	return where.String(), args, nil
+}
+
+// jsonPathKey quotes a field name for a SQLite JSON path.
+func jsonPathKey(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `\"`) + `"`
+}
+
+// Position is a point in a stream's (emitted_at, id) order.
+type Position struct {
+	EmittedAt string
+	ID        string
+}
+
+// ListQuery selects one page of one stream under one connection.
+type ListQuery struct {
+	ConnectionID string
+	Stream       string
+	Filters      []Filter
+	Desc         bool
+	// After, when set, starts the page strictly after this position in the page order.
+	After *Position
+	Limit int
+}
+
+// List returns one page and whether more records follow it.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
+	if q.Limit < 1 {
+		return nil, false, errors.New("store: list limit must be positive")
+	}
+	where, args, err := filterSQL(q.Filters)
+	if err != nil {
+		return nil, false, err
+	}
+	query := `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ?` + where
+	args = append([]any{q.ConnectionID, q.Stream}, args...)
+	cmp, dir := ">", "ASC"
+	if q.Desc {
+		cmp, dir = "<", "DESC"
+	}
+	if q.After != nil {
+		query += fmt.Sprintf(" AND (emitted_at %s ? OR (emitted_at = ? AND id %s ?))", cmp, cmp)
+		args = append(args, q.After.EmittedAt, q.After.EmittedAt, q.After.ID)
+	}
+	query += fmt.Sprintf(" ORDER BY emitted_at %s, id %s LIMIT ?", dir, dir)
+	args = append(args, q.Limit+1)
+	recs, err := s.queryRecords(ctx, query, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(recs) > q.Limit
+	if more {
+		recs = recs[:q.Limit]
+	}
+	return recs, more, nil
+}
+
+// Count returns how many records of a stream under a connection match the filters.
+func (s *Store) Count(ctx context.Context, connectionID, stream string, filters []Filter) (int, error) {
+	where, args, err := filterSQL(filters)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE connection_id = ? AND stream = ?`+where,
+		append([]any{connectionID, stream}, args...)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count: %w", err)
+	}
+	return n, nil
+}
+
+// Scan returns every record of a stream under the given connections matching the filters,
+// in ascending (emitted_at, connection_id, id) order.
+func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string, filters []Filter) ([]Record, error) {
+	if len(connectionIDs) == 0 {
+		return nil, nil
+	}
+	where, args, err := filterSQL(filters)
+	if err != nil {
+		return nil, err
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(connectionIDs)), ",")
+	all := []any{stream}
+	for _, c := range connectionIDs {
+		all = append(all, c)
+	}
+	all = append(all, args...)
+	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE stream = ? AND connection_id IN (`+in+`)`+where+
+		` ORDER BY emitted_at, connection_id, id`, all...)
+}
+
+// Get returns one record, or ok=false when it does not exist.
+func (s *Store) Get(ctx context.Context, connectionID, stream, id string) (Record, bool, error) {
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ? AND id = ?`,
+		connectionID, stream, id)
+	if err != nil || len(recs) == 0 {
+		return Record{}, false, err
+	}
+	return recs[0], true, nil
+}
+
+// ConnectionsHolding returns, among the given connections, those holding a record with this
+// stream and id, in the order given.
+func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, stream, id string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, stream, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: find record: %w", err)
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: find record: %w", err)
+		}
+		have[c] = true
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range connectionIDs {
+		if have[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// ByRID returns the records with the given row ids.
+func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
+	out := map[int64]Record{}
+	if len(rids) == 0 {
+		return out, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
+	args := make([]any, len(rids))
+	for i, r := range rids {
+		args[i] = r
+	}
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE rid IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		out[r.RID] = r
+	}
+	return out, nil
+}
+
+// StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
+// under a connection.
+func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (int, string, error) {
+	var n int
+	var last sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), max(emitted_at) FROM records WHERE connection_id = ? AND stream = ?`,
+		connectionID, stream).Scan(&n, &last)
+	if err != nil {
+		return 0, "", fmt.Errorf("store: stream stats: %w", err)
+	}
+	return n, last.String, nil
+}
+
+func (s *Store) queryRecords(ctx context.Context, query string, args ...any) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: query records: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var data string
+		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt, &data); err != nil {
+			return nil, fmt.Errorf("store: scan record: %w", err)
+		}
+		dec := json.NewDecoder(strings.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&r.Data); err != nil {
+			return nil, fmt.Errorf("store: decode record %s: %w", r.ID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read records: %w", err)
+	}
+	return out, nil
+}
+
+// LexicalRow is one FTS5 match: a record row, the field that matched and its bm25 score
+// (lower is better).
+type LexicalRow struct {
+	RID   int64
+	Field string
+	Score float64
+}
+
+// LexicalMatch runs an FTS5 query requiring every term (terms are quoted, so FTS5 syntax in
+// user text has no effect) and returns every matching (record, field) row.
+func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
+		strings.Join(quoted, " "))
+	if err != nil {
+		return nil, fmt.Errorf("store: lexical match: %w", err)
+	}
+	defer rows.Close()
+	var out []LexicalRow
+	for rows.Next() {
+		var r LexicalRow
+		if err := rows.Scan(&r.RID, &r.Field, &r.Score); err != nil {
+			return nil, fmt.Errorf("store: scan lexical row: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SemanticRow is one record field sharing at least one token with a semantic query.
+type SemanticRow struct {
+	RID   int64
+	Field string
+	// Matched is how many distinct query tokens occur in the field.
+	Matched int
+	// Occurrences is how many times query tokens occur in the field.
+	Occurrences int
+	// Tokens is the field's token count.
+	Tokens int
+}
+
+// SemanticOverlap returns, for every semantic field sharing a token with the query, the
+// overlap counts, ordered by record row and field.
+func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
+	distinct := map[string]bool{}
+	for _, t := range terms {
+		distinct[t] = true
+	}
+	var out []SemanticRow
+	for rid, fields := range s.sem {
+		for field, counts := range fields {
+			row := SemanticRow{RID: rid, Field: field}
+			for _, c := range counts {
+				row.Tokens += c
+			}
+			for t := range distinct {
+				if c := counts[t]; c > 0 {
+					row.Matched++
+					row.Occurrences += c
+				}
+			}
+			if row.Matched > 0 {
+				out = append(out, row)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].RID != out[j].RID {
+			return out[i].RID < out[j].RID
+		}
+		return out[i].Field < out[j].Field
+	})
+	return out
+}
+
+// SemanticVocabulary is the number of distinct tokens in the semantic index: the
+// dimension of the bag-of-words space the token-overlap scorer works in.
+func (s *Store) SemanticVocabulary() int {
+	seen := map[string]bool{}
+	for _, fields := range s.sem {
+		for _, counts := range fields {
+			for t := range counts {
+				seen[t] = true
+			}
+		}
+	}
+	return len(seen)
+}
+
+// Blob is one stored attachment.
+type Blob struct {
+	ID, MediaType, Filename, SHA256 string
+	Bytes                           []byte
+}
+
+// BlobRef names a record field that references a blob.
+type BlobRef struct {
+	ConnectionID, Stream, RecordID, Field string
+}
+
+// Blob returns a blob and the record fields referencing it.
+func (s *Store) Blob(ctx context.Context, id string) (Blob, []BlobRef, bool, error) {
+	var b Blob
+	err := s.db.QueryRowContext(ctx, `SELECT blob_id, media_type, filename, sha256, bytes FROM blobs WHERE blob_id = ?`, id).
+		Scan(&b.ID, &b.MediaType, &b.Filename, &b.SHA256, &b.Bytes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Blob{}, nil, false, nil
+	}
+	if err != nil {
+		return Blob{}, nil, false, fmt.Errorf("store: blob: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT connection_id, stream, record_id, field FROM blob_refs WHERE blob_id = ? ORDER BY connection_id, stream, record_id`, id)
+	if err != nil {
+		return Blob{}, nil, false, fmt.Errorf("store: blob refs: %w", err)
+	}
+	defer rows.Close()
+	var refs []BlobRef
+	for rows.Next() {
+		var r BlobRef
+		if err := rows.Scan(&r.ConnectionID, &r.Stream, &r.RecordID, &r.Field); err != nil {
+			return Blob{}, nil, false, fmt.Errorf("store: scan blob ref: %w", err)
+		}
+		refs = append(refs, r)
+	}
+	return b, refs, true, rows.Err()
+}

@@ -1,0 +1,307 @@
+package demors
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
+)
+
+// Subscription statuses (the upstream enumeration).
+const (
+	subPending  = "pending_verification"
+	subActive   = "active"
+	subDisabled = "disabled"
+	subRevoked  = "disabled_revoked"
+	subDeleted  = "deleted"
+)
+
+func nowStamp() string { return time.Now().UTC().Format(store.TimeLayout) }
+
+// subscriptionGrant refuses owner bearers: subscriptions belong to a client grant.
+func subscriptionGrant(rc *reqCtx) (*grant, error) {
+	if rc.grant.owner {
+		return nil, errForbidden("owner_bearer_rejected",
+			"Event subscriptions belong to a client grant; owner bearer tokens are not accepted here")
+	}
+	return rc.grant, nil
+}
+
+func subscriptionObject(sub store.Subscription) object {
+	streams := make([]object, len(sub.Scope))
+	for i, st := range sub.Scope {
+		streams[i] = obj("name", st.Name, "connection_id", st.ConnectionID)
+	}
+	scope := obj("streams", streams)
+	if sub.FilterStreams != nil {
+		scope = scope.set("filters", obj("streams", sub.FilterStreams))
+	}
+	var reason any
+	if sub.DisabledReason != nil {
+		reason = *sub.DisabledReason
+	}
+	return obj(
+		"subscription_id", sub.ID,
+		"grant_id", sub.GrantID,
+		"client_id", sub.ClientID,
+		"callback_url", sub.CallbackURL,
+		"status", sub.Status,
+		"scope", scope,
+		"created_at", sub.CreatedAt,
+		"updated_at", sub.UpdatedAt,
+		"disabled_reason", reason,
+	)
+}
+
+// event builds one CloudEvents 1.0 structured-mode body.
+func event(rc *reqCtx, eventType, eventID string, sub store.Subscription, data object) []byte {
+	b, err := marshalJSON(obj(
+		"specversion", "1.0",
+		"id", eventID,
+		"source", rc.baseURL+"/v1/event-subscriptions/"+sub.ID,
+		"type", eventType,
+		"subject", sub.ID,
+		"time", time.Now().UTC().Format(time.RFC3339Nano),
+		"datacontenttype", "application/json",
+		"data", data,
+	))
+	if err != nil {
+		panic("demors: event not encodable: " + err.Error())
+	}
+	return b
+}
+
+// startVerification posts a pdpp.subscription.verify event; a receiver that answers 2xx
+// with {"challenge": <the same value>} activates the subscription.
+func (s *Server) startVerification(rc *reqCtx, sub store.Subscription) {
+	challenge := randomHex(16)
+	eventID := "evt_" + randomHex(12)
+	body := event(rc, "pdpp.subscription.verify", eventID, sub, obj(
+		"subscription_id", sub.ID, "grant_id", sub.GrantID, "challenge", challenge))
+	s.deliveries.send(sub.CallbackURL, sub.Secret, eventID, body, func(res deliveryResult) {
+		if res.err != nil {
+			return
+		}
+		var echo struct {
+			Challenge string `json:"challenge"`
+		}
+		if json.Unmarshal(res.body, &echo) != nil || echo.Challenge != challenge {
+			s.log.Info("demo RS webhook verification not echoed", "subscription_id", sub.ID)
+			return
+		}
+		s.subMu.Lock()
+		defer s.subMu.Unlock()
+		cur, ok, err := s.store.Subscription(context.Background(), sub.GrantID, sub.ID)
+		if err != nil || !ok {
+			return
+		}
+		cur.Verified = true
+		if cur.Status == subPending {
+			cur.Status = subActive
+		}
+		cur.UpdatedAt = nowStamp()
+		if err := s.store.UpdateSubscription(context.Background(), cur); err != nil {
+			s.log.Error("demo RS subscription verification update failed", "err", err)
+		}
+	})
+}
+
+func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsserver.EventSubscriptionCreateRequest) (*reply, error) {
+	g, err := subscriptionGrant(rc)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		return nil, errInvalid("body", "a JSON body with callback_url is required")
+	}
+	if err := checkCallbackURL(body.CallbackUrl); err != nil {
+		return nil, err
+	}
+	var filter []string
+	if body.Filters != nil && body.Filters.Streams != nil {
+		filter = append([]string{}, *body.Filters.Streams...)
+		if len(filter) == 0 {
+			return nil, errInvalid("filters.streams", "filters.streams must name at least one stream")
+		}
+		for _, name := range filter {
+			if len(g.connectionsFor(s.cat, name)) == 0 {
+				return nil, errInvalid("filters.streams", "stream '%s' is not in this grant", name)
+			}
+		}
+	}
+	scope := []store.ScopeStream{}
+	for ci := range s.cat.Connectors {
+		for _, st := range s.cat.Connectors[ci].Streams {
+			if filter != nil && !slices.Contains(filter, st.Name) {
+				continue
+			}
+			for _, c := range g.connectionsFor(s.cat, st.Name) {
+				scope = append(scope, store.ScopeStream{Name: st.Name, ConnectionID: c})
+			}
+		}
+	}
+	now := nowStamp()
+	sub := store.Subscription{
+		ID:            "sub_" + randomHex(12),
+		GrantID:       g.grantID,
+		ClientID:      g.clientID,
+		CallbackURL:   body.CallbackUrl,
+		Status:        subPending,
+		Secret:        newSecret(),
+		FilterStreams: filter,
+		Scope:         scope,
+		CreatedAt:     now,
+		UpdatedAt:     now,
+	}
+	s.subMu.Lock()
+	err = s.store.InsertSubscription(ctx, sub)
+	s.subMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s.startVerification(rc, sub)
+	return jsonReply(http.StatusCreated, obj(
+		"subscription_id", sub.ID,
+		"secret", sub.Secret,
+		"status", sub.Status,
+		"callback_url", sub.CallbackURL,
+		"created_at", sub.CreatedAt,
+	)), nil
+}
+
+func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
+	g, err := subscriptionGrant(rc)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := s.store.Subscriptions(ctx, g.grantID)
+	if err != nil {
+		return nil, err
+	}
+	data := []object{}
+	for _, sub := range subs {
+		if sub.Status != subDeleted {
+			data = append(data, subscriptionObject(sub))
+		}
+	}
+	return jsonReply(http.StatusOK, obj("data", data)), nil
+}
+
+// ownSubscription loads a live subscription of the bearer's grant.
+func (s *Server) ownSubscription(ctx context.Context, rc *reqCtx, id string) (store.Subscription, error) {
+	g, err := subscriptionGrant(rc)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
+	if err != nil {
+		return store.Subscription{}, err
+	}
+	if !ok || sub.Status == subDeleted {
+		return store.Subscription{}, errNotFound("Subscription not found")
+	}
+	return sub, nil
+}
+
+func (s *Server) getSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+	sub, err := s.ownSubscription(ctx, rc, id)
+	if err != nil {
+		return nil, err
+	}
+	return jsonReply(http.StatusOK, subscriptionObject(sub)), nil
+}
+
+func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (*reply, error) {
+	if body == nil || (body.Enabled == nil && body.RotateSecret == nil) {
+		return nil, errInvalid("body", "give enabled and/or rotate_secret")
+	}
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	sub, err := s.ownSubscription(ctx, rc, id)
+	if err != nil {
+		return nil, err
+	}
+	reverify := false
+	if body.Enabled != nil {
+		if *body.Enabled {
+			if sub.Status == subRevoked {
+				return nil, errConflict("subscription_revoked", "A disabled_revoked subscription cannot be re-enabled")
+			}
+			if sub.Status != subActive && sub.Status != subPending {
+				sub.Status = subPending
+				if sub.Verified {
+					sub.Status = subActive
+				}
+				reverify = !sub.Verified
+			}
+			sub.DisabledReason = nil
+		} else if sub.Status != subDisabled {
+			sub.Status = subDisabled
+			reason := "disabled_by_client"
+			sub.DisabledReason = &reason
+		}
+	}
+	rotated := ""
+	if body.RotateSecret != nil && *body.RotateSecret {
+		sub.Secret = newSecret()
+		rotated = sub.Secret
+	}
+	sub.UpdatedAt = nowStamp()
+	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	if reverify {
+		s.startVerification(rc, sub)
+	}
+	out := object{}
+	if rotated != "" {
+		out = out.set("secret", rotated)
+	}
+	return jsonReply(http.StatusOK, out.set("subscription", subscriptionObject(sub))), nil
+}
+
+func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+	g, err := subscriptionGrant(rc)
+	if err != nil {
+		return nil, err
+	}
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errNotFound("Subscription not found")
+	}
+	if sub.Status != subDeleted {
+		sub.Status = subDeleted
+		sub.UpdatedAt = nowStamp()
+		if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
+}
+
+func (s *Server) sendTestEvent(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+	sub, err := s.ownSubscription(ctx, rc, id)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Status != subActive && sub.Status != subPending {
+		return nil, errConflict("subscription_not_deliverable",
+			"Test events need an active or pending_verification subscription; this one is "+sub.Status)
+	}
+	eventID := "evt_" + randomHex(12)
+	body := event(rc, "pdpp.subscription.test", eventID, sub, obj(
+		"subscription_id", sub.ID, "grant_id", sub.GrantID, "message", "Test event from the PDPP demo resource server"))
+	if !s.deliveries.send(sub.CallbackURL, sub.Secret, eventID, body, nil) {
+		return nil, errConflict("server_closing", "The demo resource server is shutting down")
+	}
+	return jsonReply(http.StatusAccepted, obj("event_id", eventID)), nil
+}
