@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+)
+
+// startDemoRS starts the embedded demo RS on addr and returns it with its URL
+// (no trailing slash).
+func startDemoRS(ctx context.Context, log *slog.Logger, addr string) (*demors.Server, string, error) {
+	rs, err := demors.New(demors.Config{Logger: log})
+	if err != nil {
+		return nil, "", fail(ExitFailure, "demo RS: %v", err)
+	}
+	u, err := demors.ListenAndServe(ctx, addr, rs)
+	if err != nil {
+		rs.Close()
+		return nil, "", fail(ExitUnavailable, "%v (pick another address with --rs-listen / --listen, e.g. 127.0.0.1:0)", err)
+	}
+	return rs, strings.TrimRight(u, "/"), nil
+}
+
+// writeDemoCredential writes the demo grant's token where stdio mode reads it.
+func writeDemoCredential(cacheRoot, providerURL, grant, token string) (string, error) {
+	path, err := credentials.Write(cacheRoot, credentials.File{
+		ProviderURL: providerURL,
+		Scope:       "demo:" + grant,
+		CreatedAt:   time.Now().UTC().Format(time.RFC3339),
+		Credential: credentials.Credential{
+			AccessToken: token,
+			TokenType:   "Bearer",
+			GrantID:     "demo_" + grant,
+			Scope:       "demo:" + grant,
+		},
+	})
+	if err != nil {
+		return "", fail(ExitFailure, "writing the demo credential: %v", err)
+	}
+	return path, nil
+}
+
+func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var listen, cacheRoot, grant string
+	f := newFlagSet(env, "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
+	f.str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "address of the demo RS")
+	f.str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache to write the demo client credential into")
+	f.str(&grant, "grant", "", "client", "demo grant to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if grant != "client" && grant != "narrow" {
+		return fail(ExitUsage, "--grant must be client or narrow, not %q", grant)
+	}
+	rs, url, err := startDemoRS(ctx, log, listen)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	path, err := writeDemoCredential(cacheRoot, url, grant, rs.Token(grant))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "demo RS listening on %s\nclient credential (%s grant) written to %s\n\nIn another terminal:\n  pdpp-mcp-server --provider-url %s --cache-root %s\n\nCtrl-C stops the demo RS.\n",
+		url, grant, path, url, cacheRoot)
+	<-ctx.Done()
+	return nil
+}
+
+func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var h httpFlags
+	var rsListen string
+	var once bool
+	f := newFlagSet(env, "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--once]")
+	if err := h.register(f); err != nil {
+		return err
+	}
+	f.str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "address of the embedded demo RS")
+	f.BoolVar(&once, "once", false, "run the sample journey and exit instead of serving until Ctrl-C")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rs, rsURL, err := startDemoRS(ctx, log, rsListen)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	cacheRoot, err := os.MkdirTemp("", "pdpp-mcp-demo-")
+	if err != nil {
+		return fail(ExitFailure, "%v", err)
+	}
+	defer os.RemoveAll(cacheRoot)
+	if _, err := writeDemoCredential(cacheRoot, rsURL, "client", rs.Token("client")); err != nil {
+		return err
+	}
+	h.providerURL = rsURL
+	bound := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() { served <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }) }()
+	var addr net.Addr
+	select {
+	case addr = <-bound:
+	case err := <-served:
+		return err
+	}
+	mcpURL := "http://" + addr.String() + "/mcp"
+	token := rs.Token("client")
+	printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
+	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
+		return fail(ExitFailure, "sample journey: %v", err)
+	}
+	if once {
+		cancel()
+		<-served
+		return nil
+	}
+	fmt.Fprintln(env.Stdout, "\nServing until Ctrl-C.")
+	err = <-served
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
+	stdio, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"pdpp-demo": map[string]any{
+		"command": "pdpp-mcp-server",
+		"args":    []string{"--provider-url", rsURL, "--cache-root", cacheRoot},
+	}}}, "", "  ")
+	fmt.Fprintf(w, `pdpp-mcp demo
+  demo RS:        %s
+  MCP over HTTP:  %s
+  bearer token:   %s   (demo "client" grant: two loom connections + notes)
+
+MCP Inspector: transport "Streamable HTTP", URL %s,
+  header Authorization: Bearer %s
+
+Claude Code:
+  claude mcp add --transport http pdpp-demo %s --header "Authorization: Bearer %s"
+
+Claude Desktop (stdio; needs pdpp-mcp-server on PATH: go install ./cmd/pdpp-mcp-server):
+%s
+
+`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, stdio)
+}

@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+)
+
+// terminalClient starts the adapter in-process with the local credential, so
+// the terminal commands render exactly what an MCP client receives.
+func terminalClient(ctx context.Context, log *slog.Logger, l *localFlags) (*client.Client, error) {
+	if err := l.requireProvider(); err != nil {
+		return nil, err
+	}
+	token, err := l.tokenSource(log)
+	if err != nil {
+		return nil, err
+	}
+	s, _, err := l.buildServer(log, token)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "pdpp-mcp-cli", Version: version()}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// shellQuote quotes s for a POSIX shell when needed.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// readFieldCommand turns a read_record_field continuation into the command line
+// that performs the same read.
+func (l *localFlags) readFieldCommand(c evidence.Continuation) string {
+	a := c.Arguments
+	str := func(k string) string { s, _ := a[k].(string); return s }
+	num := func(k string) (int, bool) {
+		switch v := a[k].(type) {
+		case float64:
+			return int(v), true
+		case int:
+			return v, true
+		}
+		return 0, false
+	}
+	parts := []string{"pdpp-mcp-server", "read-field", shellQuote(str("id")), shellQuote(str("field_path"))}
+	if n, ok := num("offset_chars"); ok {
+		parts = append(parts, "--offset", strconv.Itoa(n))
+	}
+	if n, ok := num("limit_chars"); ok {
+		parts = append(parts, "--limit-chars", strconv.Itoa(n))
+	}
+	if q := str("q"); q != "" {
+		parts = append(parts, "--q", shellQuote(q))
+	}
+	parts = append(parts, "--provider-url", shellQuote(l.providerURL))
+	if l.cacheRoot != "" && l.cacheRoot != ".pdpp" {
+		parts = append(parts, "--cache-root", shellQuote(l.cacheRoot))
+	}
+	return strings.Join(parts, " ")
+}
+
+func printResult(env Env, res *mcp.CallToolResult, asJSON bool) error {
+	if asJSON {
+		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+	} else {
+		fmt.Fprint(env.Stdout, textOf(res))
+	}
+	if res.IsError {
+		return fail(ExitFailure, "the call failed (details above)")
+	}
+	return nil
+}
+
+func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var l localFlags
+	var stream, conn, mode string
+	var limit int
+	var asJSON bool
+	f := newFlagSet(env, "search", "search QUERY [--stream S] [--limit N] [--connection-id C] [--mode lexical|semantic|hybrid] [--json]")
+	if err := l.register(f); err != nil {
+		return err
+	}
+	f.StringVar(&stream, "stream", "", "search only this stream")
+	f.IntVar(&limit, "limit", 5, "hits per page (1..100)")
+	f.StringVar(&conn, "connection-id", "", "search only this connection")
+	f.StringVar(&mode, "mode", "lexical", "lexical, semantic or hybrid")
+	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
+	if err := f.parse(reorder(args, f)); err != nil {
+		return err
+	}
+	if f.NArg() != 1 {
+		return fail(ExitUsage, "search takes exactly one QUERY argument (quote multi-word queries)")
+	}
+	c, err := terminalClient(ctx, log, &l)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	callArgs := map[string]any{"q": f.Arg(0), "limit": limit, "mode": mode}
+	if stream != "" {
+		callArgs["streams"] = []string{stream}
+	}
+	if conn != "" {
+		callArgs["connection_id"] = conn
+	}
+	res, err := call(ctx, c, "search", callArgs)
+	if err != nil {
+		return err
+	}
+	if err := printResult(env, res, asJSON); err != nil {
+		return err
+	}
+	var out struct {
+		Results []struct {
+			Next          evidence.Continuation `json:"next"`
+			ID            string                `json:"id"`
+			MatchedFields []string              `json:"matched_fields"`
+		} `json:"results"`
+	}
+	_ = remarshal(res.StructuredContent, &out)
+	if len(out.Results) > 0 && !asJSON {
+		next := out.Results[0].Next
+		if next.Tool != evidence.ToolReadField && len(out.Results[0].MatchedFields) > 0 {
+			next = evidence.ReadFieldCall(out.Results[0].ID, out.Results[0].MatchedFields[0], 0, 0, "")
+		}
+		if next.Tool == evidence.ToolReadField {
+			fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(next))
+		}
+	}
+	return nil
+}
+
+func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var l localFlags
+	var offset, limitChars int
+	var cursor, q, conn string
+	var asJSON bool
+	f := newFlagSet(env, "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]")
+	if err := l.register(f); err != nil {
+		return err
+	}
+	f.IntVar(&offset, "offset", -1, "first character to read")
+	f.StringVar(&cursor, "cursor", "", "continuation cursor from a previous read")
+	f.StringVar(&q, "q", "", "read the window around the first match of this text")
+	f.IntVar(&limitChars, "limit-chars", 0, "window size in characters (1..16384; default 4096)")
+	f.StringVar(&conn, "connection-id", "", "connection of the record when the id has none")
+	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
+	if err := f.parse(reorder(args, f)); err != nil {
+		return err
+	}
+	if f.NArg() != 2 {
+		return fail(ExitUsage, "read-field takes ID and FIELD, e.g. read-field cin_x/transcripts:tr-5 text")
+	}
+	c, err := terminalClient(ctx, log, &l)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	callArgs := map[string]any{"id": f.Arg(0), "field_path": f.Arg(1)}
+	if offset >= 0 {
+		callArgs["offset_chars"] = offset
+	}
+	if cursor != "" {
+		callArgs["cursor"] = cursor
+	}
+	if q != "" {
+		callArgs["q"] = q
+	}
+	if limitChars > 0 {
+		callArgs["limit_chars"] = limitChars
+	}
+	if conn != "" {
+		callArgs["connection_id"] = conn
+	}
+	res, err := call(ctx, c, "read_record_field", callArgs)
+	if err != nil {
+		return err
+	}
+	if err := printResult(env, res, asJSON); err != nil {
+		return err
+	}
+	var out struct {
+		Next *evidence.Continuation `json:"next"`
+	}
+	_ = remarshal(res.StructuredContent, &out)
+	if out.Next != nil && !asJSON {
+		fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(*out.Next))
+	}
+	return nil
+}
+
+func call(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, fail(ExitFailure, "%s: %v", tool, err)
+	}
+	return res, nil
+}
+
+// reorder moves flags after positional arguments to the front, so
+// "search needle --limit 3" works like "search --limit 3 needle".
+func reorder(args []string, f *flagSet) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if strings.Contains(name, "=") {
+				continue
+			}
+			if fl := f.Lookup(name); fl != nil {
+				if bf, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+					continue
+				}
+				if i+1 < len(args) {
+					flags = append(flags, args[i+1])
+					i++
+				}
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+)
+
+// localFlags are the flags of commands that read the local credential cache.
+type localFlags struct {
+	common
+	cacheRoot string
+}
+
+func (l *localFlags) register(f *flagSet) error {
+	f.str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "PDPP credential cache written by `pdpp connect`")
+	return l.common.register(f)
+}
+
+// tokenSource loads the client credential for the provider from the cache and
+// returns a source that refuses it once it expires. PDPP_OWNER_TOKEN is never
+// read.
+func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
+	tok, err := credentials.Load(l.cacheRoot, l.providerURL, time.Now())
+	if err != nil {
+		var ce *credentials.Error
+		if errors.As(err, &ce) {
+			return nil, &exitError{code: ce.ExitCode(), err: err}
+		}
+		return nil, fail(ExitConfig, "%v", err)
+	}
+	if tok.Warning != "" {
+		log.Warn("credential file permissions", "warning", tok.Warning)
+	}
+	log.Info("using client credential", "provider", tok.ProviderURL, "grant", tok.GrantID, "path", tok.Path)
+	expires := tok.ExpiresAt
+	access := tok.AccessToken
+	provider := l.providerURL
+	return func(context.Context) (string, error) {
+		if !expires.IsZero() && time.Now().After(expires) {
+			return "", fmt.Errorf("the client credential expired at %s; run `pdpp connect %s` again", expires.Format(time.RFC3339), provider)
+		}
+		return access, nil
+	}, nil
+}
+
+func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var l localFlags
+	f := newFlagSet(env, "stdio", "[stdio] --provider-url URL [flags]")
+	if err := l.register(f); err != nil {
+		return err
+	}
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return fail(ExitUsage, "unexpected arguments %q", f.Args())
+	}
+	if err := l.requireProvider(); err != nil {
+		return err
+	}
+	token, err := l.tokenSource(log)
+	if err != nil {
+		return err
+	}
+	s, _, err := l.buildServer(log, token)
+	if err != nil {
+		return err
+	}
+	log.Info("serving MCP over stdio", "provider", l.providerURL)
+	return transport.ServeStdio(ctx, s, env.Stdin, env.Stdout, log)
+}

@@ -1,0 +1,439 @@
+package pdpp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// optString returns nil for "", else a pointer.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// argsMap turns typed args back into the map shown in retry suggestions.
+func argsMap(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// Schema serves `schema`: GET /v1/schema, compact unless detail=full.
+func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.CallToolResult, error) {
+	if args.Detail == "full" && args.Stream == "" {
+		return errorResult(rs.AdapterError("invalid_argument", `detail "full" needs stream: name the stream whose full field schemas you want`, "detail"), "schema", argsMap(args)), nil
+	}
+	params := &rsclient.GetSchemaParams{Stream: optString(args.Stream), ConnectionId: optString(args.ConnectionID)}
+	compact := args.Detail != "full"
+	if compact {
+		params.View = ptr(rsclient.GetSchemaParamsViewCompact)
+	}
+	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+	resp, err := a.do(ctx, req, berr)
+	projected := false
+	if err != nil && compact && rejectsView(err) {
+		// The RS does not know view=compact: read the full document and
+		// project it here.
+		params.View = nil
+		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+		resp, err = a.do(ctx, req, berr)
+		projected = err == nil
+	}
+	if err != nil {
+		return errorResult(err, "schema", argsMap(args)), nil
+	}
+	body := resp.Body
+	if projected {
+		body = evidence.CompactSchema(body)
+	}
+	text, rerr := evidence.RenderSchema(body)
+	if rerr != nil {
+		return errorResult(rs.AdapterError("rs_bad_response", rerr.Error(), ""), "schema", nil), nil
+	}
+	return okResult(text, map[string]any{"data": rawJSON(body)}), nil
+}
+
+func rejectsView(err error) bool {
+	re, ok := err.(*rs.Error)
+	if !ok || re.Status != http.StatusBadRequest {
+		return false
+	}
+	var e struct{ Param string }
+	_ = json.Unmarshal(re.Object(), &e)
+	return e.Param == "view"
+}
+
+// QueryRecords serves `query_records`: GET /v1/streams/{stream}/records.
+func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsArgs) (*mcp.CallToolResult, error) {
+	shown := argsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "query_records", shown), nil }
+	filter, err := query.EncodeFilter(args.Filter)
+	if err != nil {
+		return fail(err)
+	}
+	expandLimit, err := query.EncodeExpandLimit(args.ExpandLimit, args.Expand)
+	if err != nil {
+		return fail(err)
+	}
+	fields, err := query.JoinFields(args.Fields)
+	if err != nil {
+		return fail(err)
+	}
+	if err := a.checkExpand(ctx, args.Stream, args.ConnectionID, args.Expand, len(expandLimit) > 0); err != nil {
+		return fail(err)
+	}
+	p := &rsclient.ListRecordsParams{
+		Limit: args.Limit, Cursor: optString(args.Cursor), Sort: optString(args.Sort),
+		Fields: optString(fields), View: optString(args.View), ChangesSince: optString(args.ChangesSince),
+		ConnectionId: optString(args.ConnectionID),
+	}
+	if args.Order != "" {
+		p.Order = ptr(rsclient.ListRecordsParamsOrder(args.Order))
+	}
+	if args.Count != "" {
+		p.Count = ptr(rsclient.ListRecordsParamsCount(args.Count))
+	}
+	if len(args.Expand) > 0 {
+		p.Expand = &args.Expand
+	}
+	req, berr := rsclient.NewListRecordsRequest(a.rs.BaseURL(), args.Stream, p)
+	resp, err := a.do(ctx, withQuery(req, filter, expandLimit), berr)
+	if err != nil {
+		return fail(err)
+	}
+	next := argsMap(args)
+	delete(next, "cursor")
+	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, next)
+	if rerr != nil {
+		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+	}
+	out := map[string]any{"data": rawJSON(resp.Body), "records": view.Records, "has_more": view.HasMore}
+	if view.NextCursor != "" {
+		out["next_cursor"] = view.NextCursor
+	}
+	return okResult(view.Rendered, out), nil
+}
+
+// Aggregate serves `aggregate`: GET /v1/streams/{stream}/aggregate.
+func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*mcp.CallToolResult, error) {
+	shown := argsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "aggregate", shown), nil }
+	switch {
+	case args.GroupBy != "" && args.GroupByTime != "":
+		return fail(rs.AdapterError("invalid_argument", "use group_by or group_by_time, not both", "group_by"))
+	case args.GroupByTime != "" && args.Granularity == "":
+		return fail(rs.AdapterError("invalid_argument", `group_by_time needs granularity, e.g. {"group_by_time": "created_at", "granularity": "month"}`, "granularity"))
+	case args.Granularity != "" && args.GroupByTime == "":
+		return fail(rs.AdapterError("invalid_argument", "granularity applies only with group_by_time", "granularity"))
+	case args.Metric != "count" && args.Field == "":
+		return fail(rs.AdapterError("invalid_argument", fmt.Sprintf("metric %q needs field: the field to %s", args.Metric, args.Metric), "field"))
+	}
+	filter, err := query.EncodeFilter(args.Filter)
+	if err != nil {
+		return fail(err)
+	}
+	p := &rsclient.AggregateStreamParams{
+		Metric: rsclient.AggregateStreamParamsMetric(args.Metric), Field: optString(args.Field),
+		GroupBy: optString(args.GroupBy), GroupByTime: optString(args.GroupByTime),
+		TimeZone: optString(args.TimeZone), Limit: args.Limit, ConnectionId: optString(args.ConnectionID),
+	}
+	if args.Granularity != "" {
+		p.Granularity = ptr(rsclient.AggregateStreamParamsGranularity(args.Granularity))
+	}
+	req, berr := rsclient.NewAggregateStreamRequest(a.rs.BaseURL(), args.Stream, p)
+	resp, err := a.do(ctx, withQuery(req, filter), berr)
+	if err != nil {
+		return fail(err)
+	}
+	text, rerr := evidence.RenderAggregate(resp.Body)
+	if rerr != nil {
+		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+	}
+	return okResult(text, map[string]any{"data": rawJSON(resp.Body)}), nil
+}
+
+// Search serves `search`: GET /v1/search, /v1/search/semantic or /v1/search/hybrid.
+func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.CallToolResult, error) {
+	shown := argsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "search", shown), nil }
+	filter, err := query.EncodeFilter(args.Filter)
+	if err != nil {
+		return fail(err)
+	}
+	var streams *rsclient.SearchStreams
+	if len(args.Streams) > 0 {
+		s := rsclient.SearchStreams(args.Streams)
+		streams = &s
+	}
+	base := a.rs.BaseURL()
+	var req *http.Request
+	var berr error
+	switch args.Mode {
+	case "semantic":
+		req, berr = rsclient.NewSearchRecordsSemanticRequest(base, &rsclient.SearchRecordsSemanticParams{
+			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: optString(args.Cursor), ConnectionId: optString(args.ConnectionID)})
+	case "hybrid":
+		if args.Cursor != "" {
+			return fail(rs.AdapterError("invalid_argument", "hybrid search returns one ranked page and takes no cursor; raise limit (up to 100) or use mode lexical to page", "cursor"))
+		}
+		req, berr = rsclient.NewSearchRecordsHybridRequest(base, &rsclient.SearchRecordsHybridParams{
+			Q: args.Q, Streams: streams, Limit: args.Limit, ConnectionId: optString(args.ConnectionID)})
+	default:
+		req, berr = rsclient.NewSearchRecordsLexicalRequest(base, &rsclient.SearchRecordsLexicalParams{
+			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: optString(args.Cursor), ConnectionId: optString(args.ConnectionID)})
+	}
+	resp, err := a.do(ctx, withQuery(req, filter), berr)
+	if err != nil {
+		return fail(err)
+	}
+	limit := 0
+	if args.Limit != nil {
+		limit = *args.Limit
+	}
+	view, rerr := evidence.RenderSearch(resp.Body, evidence.SearchRequest{
+		Q: args.Q, Mode: args.Mode, Streams: args.Streams, Limit: limit, ConnectionID: args.ConnectionID, Filter: args.Filter,
+	}, a.rs.Origin())
+	if rerr != nil {
+		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+	}
+	return okResult(view.Text, view.Structured()), nil
+}
+
+// Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
+func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.CallToolResult, error) {
+	shown := argsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "fetch", shown), nil }
+	ref, err := handles.ParseID(args.ID)
+	if err != nil {
+		return fail(err)
+	}
+	if ref, err = handles.ResolveConnection(ref, args.ConnectionID); err != nil {
+		return fail(err)
+	}
+	doc, err := a.fetchDocument(ctx, ref, args.Fields, args.Expand, args.ExpandLimit)
+	if err != nil {
+		return fail(err)
+	}
+	return okResult(doc.Rendered, doc), nil
+}
+
+// fetchDocument reads one record and renders it; fetch and the record resource
+// share it.
+func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
+	fields, err := query.JoinFields(fieldList)
+	if err != nil {
+		return evidence.Document{}, err
+	}
+	expandLimit, err := query.EncodeExpandLimit(expandLimitRaw, expand)
+	if err != nil {
+		return evidence.Document{}, err
+	}
+	if err := a.checkExpand(ctx, ref.Stream, ref.ConnectionID, expand, len(expandLimit) > 0); err != nil {
+		return evidence.Document{}, err
+	}
+	p := &rsclient.GetRecordParams{Fields: optString(fields), ConnectionId: optString(ref.ConnectionID)}
+	if len(expand) > 0 {
+		p.Expand = &expand
+	}
+	req, berr := rsclient.NewGetRecordRequest(a.rs.BaseURL(), ref.Stream, ref.RecordID, p)
+	resp, err := a.do(ctx, withQuery(req, expandLimit), berr)
+	if err != nil {
+		return evidence.Document{}, err
+	}
+	doc, rerr := evidence.RenderDocument(resp.Body, ref, a.rs.Origin(), nil)
+	if rerr != nil {
+		return evidence.Document{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+	}
+	return doc, nil
+}
+
+// ReadRecordField serves `read_record_field`: GET .../records/{id}/field-window.
+func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordFieldArgs) (*mcp.CallToolResult, error) {
+	shown := argsMap(args)
+	w, err := windowFromArgs(args)
+	if err != nil {
+		return errorResult(err, "read_record_field", shown), nil
+	}
+	view, err := a.readWindow(ctx, w)
+	if err != nil {
+		return errorResult(err, "read_record_field", shown), nil
+	}
+	res := okResult(view.Rendered, view)
+	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
+	return res, nil
+}
+
+// Default context around a q match when the caller names none.
+const (
+	defaultBeforeChars = 400
+	defaultAfterChars  = 1200
+)
+
+// windowFromArgs resolves the record, field and range of a field read from an
+// id, a stream+record_id pair, or a cursor, refusing contradictions.
+func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error) {
+	var w handles.WindowRef
+	if args.Cursor != "" {
+		c, err := handles.DecodeCursor(args.Cursor)
+		if err != nil {
+			return w, err
+		}
+		if args.FieldPath != c.Field {
+			return w, rs.AdapterError("conflicting_arguments", fmt.Sprintf("cursor reads field %q but field_path is %q; pass the field_path the cursor was issued for", c.Field, args.FieldPath), "field_path")
+		}
+		if args.OffsetChars != nil || args.Q != "" {
+			return w, rs.AdapterError("conflicting_arguments", "pass either cursor or offset_chars/q, not both", "cursor")
+		}
+		if args.ID != "" {
+			ref, err := handles.ParseID(args.ID)
+			if err != nil {
+				return w, err
+			}
+			if ref.Stream != c.Record.Stream || ref.RecordID != c.Record.RecordID {
+				return w, rs.AdapterError("conflicting_arguments", "cursor belongs to another record than id", "cursor")
+			}
+		}
+		if args.LimitChars != nil {
+			c.Limit = *args.LimitChars
+		}
+		return c, nil
+	}
+	var ref handles.RecordRef
+	var err error
+	switch {
+	case args.ID != "" && (args.Stream != "" || args.RecordID != ""):
+		idRef, perr := handles.ParseID(args.ID)
+		if perr != nil {
+			return w, perr
+		}
+		if (args.Stream != "" && args.Stream != idRef.Stream) || (args.RecordID != "" && args.RecordID != idRef.RecordID) {
+			return w, rs.AdapterError("conflicting_arguments", "id names another record than stream/record_id; pass only id", "id")
+		}
+		ref = idRef
+	case args.ID != "":
+		if ref, err = handles.ParseID(args.ID); err != nil {
+			return w, err
+		}
+	case args.Stream != "" && args.RecordID != "":
+		ref = handles.RecordRef{Stream: args.Stream, RecordID: args.RecordID}
+		if err := ref.Validate(); err != nil {
+			return w, err
+		}
+	default:
+		return w, rs.AdapterError("missing_argument", `name the record: id (e.g. "cin_x/transcripts:tr-5" as shown by search or fetch), or stream and record_id`, "id")
+	}
+	if ref, err = handles.ResolveConnection(ref, args.ConnectionID); err != nil {
+		return w, err
+	}
+	w = handles.WindowRef{Record: ref, Field: args.FieldPath, Q: args.Q}
+	if args.OffsetChars != nil {
+		if args.Q != "" {
+			return w, rs.AdapterError("conflicting_arguments", "pass either offset_chars or q, not both", "q")
+		}
+		w.Offset = *args.OffsetChars
+	}
+	if args.LimitChars != nil {
+		w.Limit = *args.LimitChars
+	}
+	if args.Q != "" {
+		w.Before, w.After = defaultBeforeChars, defaultAfterChars
+		if args.BeforeChars != nil {
+			w.Before = *args.BeforeChars
+		}
+		if args.AfterChars != nil {
+			w.After = *args.AfterChars
+		}
+	} else if args.BeforeChars != nil || args.AfterChars != nil {
+		return w, rs.AdapterError("invalid_argument", "before_chars and after_chars apply only with q", "before_chars")
+	}
+	if err := w.Validate(); err != nil {
+		return w, err
+	}
+	return w, nil
+}
+
+// readWindow performs the field-window call for w and renders it; the tool and
+// the field-window resource share it, so both return the same window.
+func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence.WindowView, error) {
+	p := &rsclient.GetFieldWindowParams{Field: w.Field, ConnectionId: optString(w.Record.ConnectionID), Q: optString(w.Q)}
+	if w.Offset > 0 {
+		p.OffsetChars = ptr(w.Offset)
+	}
+	if w.Limit > 0 {
+		p.LimitChars = ptr(w.Limit)
+	}
+	if w.Q != "" {
+		p.BeforeChars, p.AfterChars = ptr(w.Before), ptr(w.After)
+	}
+	req, berr := rsclient.NewGetFieldWindowRequest(a.rs.BaseURL(), w.Record.Stream, w.Record.RecordID, p)
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return evidence.WindowView{}, err
+	}
+	id := w.Record.ID()
+	if conn := connectionOf(resp.Body); conn != "" && w.Record.ConnectionID == "" {
+		ref := w.Record
+		ref.ConnectionID = conn
+		id = ref.ID()
+	}
+	view, rerr := evidence.RenderWindow(resp.Body, id, w.Limit, func(offset, limit int) string {
+		next := w
+		next.Offset, next.Limit, next.Q, next.Before, next.After = offset, limit, "", 0, 0
+		return handles.EncodeCursor(next)
+	})
+	if rerr != nil {
+		return evidence.WindowView{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+	}
+	return view, nil
+}
+
+// connectionOf reads a top-level connection_id from an RS body, if any.
+func connectionOf(body []byte) string {
+	var v struct {
+		ConnectionID string `json:"connection_id"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.ConnectionID
+}
+
+// checkExpand enforces the expand gate: expand on a stream whose live schema
+// advertises no expand_capabilities is refused before the records call. A
+// schema that cannot be read, or does not list the stream, defers to the RS.
+func (a *Adapter) checkExpand(ctx context.Context, stream, connectionID string, expand []string, hasLimit bool) error {
+	if len(expand) == 0 && !hasLimit {
+		return nil
+	}
+	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), &rsclient.GetSchemaParams{
+		Stream: &stream, ConnectionId: optString(connectionID), View: ptr(rsclient.GetSchemaParamsViewCompact)})
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return nil // fail open: the RS decides
+	}
+	caps, found := evidence.ExpandCapabilities(resp.Body, stream)
+	if !found || len(caps) > 0 {
+		return nil
+	}
+	return rs.AdapterError("invalid_expand",
+		fmt.Sprintf("stream %q advertises no expand_capabilities, so expand/expand_limit cannot be used on it; see GET /v1/schema (expand_capabilities) via the schema tool for what each stream can expand", stream), "expand")
+}
+
+var _ = url.Values{}
+var _ = strings.TrimSpace

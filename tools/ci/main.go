@@ -1,0 +1,145 @@
+// Command ci runs the project's whole check suite, the same way on a laptop and
+// in CI: generated code is current, gofmt and go vet are clean, the discovery
+// footprint is within budget, and `go test -race ./...` passes (with short fuzz
+// smoke runs). It needs nothing but the Go toolchain.
+//
+//	go run ./tools/ci            everything
+//	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	skipRace := flag.Bool("skip-race", false, "run go test without -race")
+	fuzzTime := flag.Duration("fuzztime", 3*time.Second, "time per fuzz smoke target")
+	onlyGenerated := flag.Bool("only-generated", false, "only check that generated code is current")
+	flag.Parse()
+	if *onlyGenerated {
+		if err := checkGenerated(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	start := time.Now()
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"generated code is current", checkGenerated},
+		{"gofmt", checkGofmt},
+		{"go vet", func() error { return run("go", "vet", "./...") }},
+		{"go test", func() error {
+			args := []string{"test", "-count=1", "-timeout=12m"}
+			if !*skipRace {
+				args = append(args, "-race")
+			}
+			return run("go", append(args, "./...")...)
+		}},
+		{"fuzz smoke", func() error { return fuzzSmoke(*fuzzTime) }},
+	}
+	for _, s := range steps {
+		t0 := time.Now()
+		fmt.Fprintf(os.Stderr, "==> %s\n", s.name)
+		if err := s.run(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %s: %v\n", s.name, err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "ok   %s (%s)\n", s.name, time.Since(t0).Round(time.Millisecond))
+	}
+	fmt.Fprintf(os.Stderr, "all checks passed in %s\n", time.Since(start).Round(time.Second))
+}
+
+func run(name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
+}
+
+// snapshot reads every file under dir.
+func snapshot(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = b
+		return err
+	})
+	return out, err
+}
+
+// checkGenerated runs go generate and fails when gen/ changed: the committed
+// generated code must be what the spec and templates produce.
+func checkGenerated() error {
+	before, err := snapshot("gen")
+	if err != nil {
+		return err
+	}
+	if err := run("go", "generate", "./..."); err != nil {
+		return err
+	}
+	after, err := snapshot("gen")
+	if err != nil {
+		return err
+	}
+	var changed []string
+	for p, b := range after {
+		if old, ok := before[p]; !ok || !bytes.Equal(old, b) {
+			changed = append(changed, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			changed = append(changed, p+" (removed)")
+		}
+	}
+	if len(changed) > 0 {
+		sort.Strings(changed)
+		return fmt.Errorf("go generate changed %s: commit the regenerated files (edit spec/ or templates/, never gen/)", strings.Join(changed, ", "))
+	}
+	return nil
+}
+
+func checkGofmt() error {
+	out, err := exec.Command("gofmt", "-l", ".").Output()
+	if err != nil {
+		return err
+	}
+	if s := strings.TrimSpace(string(out)); s != "" {
+		return fmt.Errorf("not gofmt'd:\n%s", s)
+	}
+	return nil
+}
+
+// fuzzTargets lists the fuzz targets smoke-run on every check.
+var fuzzTargets = []struct{ pkg, name string }{
+	{"./internal/handles", "FuzzParseID"},
+	{"./internal/handles", "FuzzParseRecordURI"},
+	{"./internal/handles", "FuzzDecodeCursor"},
+	{"./internal/query", "FuzzEncodeFilter"},
+}
+
+func fuzzSmoke(d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	for _, f := range fuzzTargets {
+		if err := run("go", "test", "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+d.String(), f.pkg); err != nil {
+			return fmt.Errorf("%s %s: %w", f.pkg, f.name, err)
+		}
+	}
+	return nil
+}
