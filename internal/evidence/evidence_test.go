@@ -117,7 +117,9 @@ func TestWindowFromRealSample(t *testing.T) {
 	if v.Next == nil || v.Next.Arguments["offset_chars"] != 11381 {
 		t.Fatalf("next %+v", v.Next)
 	}
-	if v.Previous == nil || v.Previous.Arguments["offset_chars"] != 10967 {
+	// After a q window, paging uses the default size both ways; the previous
+	// window ends exactly where this one starts.
+	if v.Previous == nil || v.Previous.Arguments["offset_chars"] != 11174-DefaultWindowChars || v.Previous.Arguments["limit_chars"] != nil {
 		t.Fatalf("previous %+v", v.Previous)
 	}
 	for _, want := range []string{"chars 11174-11381 of 22500 (partial", "match at 11254-11261", "next: read_record_field", "previous: read_record_field", "needle5 zephyrmarker"} {
@@ -293,6 +295,73 @@ func TestCenterOnMark(t *testing.T) {
 			got, cut := CenterOnMark(tc.in, tc.n)
 			if got != tc.want || cut != tc.wasCut {
 				t.Fatalf("got %q,%v want %q,%v", got, cut, tc.want, tc.wasCut)
+			}
+		})
+	}
+}
+
+func TestRolesAreDeclaredOnly(t *testing.T) {
+	schema := []byte(`{"connectors":[{"streams":[
+		{"name":"notes","field_capabilities":{"title":"t=string,role=primary-title,eq","body":"t=string,lex","heading":{"role":"secondary"}}},
+		{"name":"other","field_capabilities":{"title":"t=string,eq"}}]}]}`)
+	roles := RolesFor(schema, "notes")
+	if roles["title"] != "primary-title" || roles["heading"] != "secondary" || roles["body"] != "" {
+		t.Fatalf("roles %v", roles)
+	}
+	if got := RolesFor(schema, "other"); len(got) != 0 {
+		t.Fatalf("a field named title without a declared role must not get one: %v", got)
+	}
+	rec := []byte(`{"id":"n1","stream":"notes","connection_id":"c","data":{"body":"b","title":"Shopping list"}}`)
+	doc, err := RenderDocument(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "Shopping list" || !strings.HasPrefix(doc.Text, "title: ") {
+		t.Fatalf("declared title role not used: %q\n%s", doc.Title, doc.Text)
+	}
+	doc, _ = RenderDocument(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", nil)
+	if doc.Title != "notes n1" || !strings.HasPrefix(doc.Text, "body: ") {
+		t.Fatalf("without roles presentation must stay neutral: %q\n%s", doc.Title, doc.Text)
+	}
+}
+
+func TestWindowPaging(t *testing.T) {
+	mk := func(start, end, total int, limit int) []byte {
+		next := end
+		b, _ := json.Marshal(map[string]any{"object": "field_window", "field": map[string]any{"path": "text"},
+			"window": map[string]any{"text": "x", "start_chars": start, "end_chars": end, "total_chars": total,
+				"limit_chars": limit, "complete": start == 0 && end == total, "has_more": end < total,
+				"next_offset_chars": &next, "previous_offset_chars": max(0, start-limit)}})
+		return b
+	}
+	cases := []struct {
+		name                  string
+		body                  []byte
+		limit                 int
+		nextOff, prevOff      any
+		prevLimit, nextLimitA any
+	}{
+		{"first window", mk(0, 100, 1000, 100), 100, 100, nil, nil, 100},
+		{"middle", mk(300, 400, 1000, 100), 100, 400, 200, 100, 100},
+		{"near start", mk(50, 150, 1000, 100), 100, 150, 0, 50, 100},
+		{"last", mk(900, 1000, 1000, 100), 100, nil, 800, 100, nil},
+		{"default size", mk(4096, 8192, 9000, 4096), 0, 8192, 0, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := RenderWindow(tc.body, "s:r", tc.limit, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var nextOff, prevOff, prevLimit, nextLimit any
+			if v.Next != nil {
+				nextOff, nextLimit = v.Next.Arguments["offset_chars"], v.Next.Arguments["limit_chars"]
+			}
+			if v.Previous != nil {
+				prevOff, prevLimit = v.Previous.Arguments["offset_chars"], v.Previous.Arguments["limit_chars"]
+			}
+			if nextOff != tc.nextOff || prevOff != tc.prevOff || prevLimit != tc.prevLimit || nextLimit != tc.nextLimitA {
+				t.Fatalf("next %v/%v previous %v/%v", nextOff, nextLimit, prevOff, prevLimit)
 			}
 		})
 	}

@@ -37,7 +37,7 @@ func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, rol
 	}
 	id := ref.ID()
 	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
-	if tf := roles.fieldWithRole("title"); tf != "" {
+	if tf := roles.titleField(); tf != "" {
 		var s string
 		if raw, ok := rec.Data[tf]; ok && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
 			doc.Title = Clip(oneLine(s), FieldValueChars)
@@ -102,10 +102,10 @@ func orderByRole(names []string, roles Roles) []string {
 		return names
 	}
 	rank := func(n string) int {
-		switch roles[n] {
-		case "title":
+		switch {
+		case titleRoles[roles[n]]:
 			return 0
-		case "body", "content", "text":
+		case roles[n] == "secondary":
 			return 1
 		}
 		return 2

@@ -75,14 +75,19 @@ func (r Record) fieldNames() []string {
 }
 
 // Roles maps a field name to its display role as declared by the schema
-// (e.g. "title", "body", "timestamp"). Only declared roles are ever used.
+// (field_capabilities.<field>.role, from the manifest's x_pdpp_role, e.g.
+// "primary-title", "secondary", "event-time", "media"). Only declared roles are
+// ever used; nothing is inferred from field or connector names.
 type Roles map[string]string
 
-// fieldWithRole returns the first field declared with role, if any.
-func (roles Roles) fieldWithRole(role string) string {
+// titleRoles are the declared roles that name a record's title.
+var titleRoles = map[string]bool{"primary-title": true, "title": true}
+
+// fieldWithRole returns the first field declared with a title role, if any.
+func (roles Roles) titleField() string {
 	var names []string
 	for f, r := range roles {
-		if r == role {
+		if titleRoles[r] {
 			names = append(names, f)
 		}
 	}

@@ -225,27 +225,46 @@ func ExpandCapabilities(body []byte, stream string) ([]json.RawMessage, bool) {
 // RolesFor returns the display roles the schema document declares for the
 // fields of stream (field_capabilities.<field>.role). Nothing is inferred.
 func RolesFor(body []byte, stream string) Roles {
+	return AllRoles(body)[stream]
+}
+
+// AllRoles returns the declared display roles of every stream in a schema
+// document; streams without declared roles are absent.
+func AllRoles(body []byte) map[string]Roles {
 	var doc schemaDoc
 	if json.Unmarshal(body, &doc) != nil {
 		return nil
 	}
-	roles := Roles{}
+	all := map[string]Roles{}
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
-			if s.Name != stream {
-				continue
+			roles := all[s.Name]
+			if roles == nil {
+				roles = Roles{}
 			}
 			for f, raw := range s.FieldCapabilities {
 				var obj struct {
 					Role string `json:"role"`
 				}
-				if json.Unmarshal(raw, &obj) == nil && obj.Role != "" {
+				var compact string
+				switch {
+				case json.Unmarshal(raw, &obj) == nil && obj.Role != "":
 					roles[f] = obj.Role
+				case json.Unmarshal(raw, &compact) == nil:
+					// Compact capability strings carry "role=<role>" as one flag.
+					for _, flag := range strings.Split(compact, ",") {
+						if r, ok := strings.CutPrefix(strings.TrimSpace(flag), "role="); ok && r != "" {
+							roles[f] = r
+						}
+					}
 				}
+			}
+			if len(roles) > 0 {
+				all[s.Name] = roles
 			}
 		}
 	}
-	return roles
+	return all
 }
 
 // CompactSchema projects a full schema document to the compact shape (one

@@ -68,8 +68,9 @@ func RenderWindow(body []byte, id string, limit int, cursorFor func(offset, limi
 		limit = w.LimitChars
 	}
 	pageLimit := limit
-	if w.MatchStartChars != nil {
-		// A q window's size came from before/after; page on with the default size.
+	if w.MatchStartChars != nil || pageLimit == DefaultWindowChars {
+		// A q window's size came from before/after: page on with the default
+		// size, which needs no argument.
 		pageLimit = 0
 	}
 	v := WindowView{
@@ -89,11 +90,19 @@ func RenderWindow(body []byte, id string, limit int, cursorFor func(offset, limi
 			v.NextCursor = cursorFor(*w.NextOffsetChars, pageLimit)
 		}
 	}
-	if w.PreviousOffsetChars != nil && w.StartChars > 0 {
-		c := ReadFieldCall(id, fw.Field.Path, *w.PreviousOffsetChars, pageLimit, "")
-		if *w.PreviousOffsetChars == 0 {
-			c.Arguments["offset_chars"] = 0
+	if w.StartChars > 0 {
+		// The previous window ends exactly where this one starts.
+		size := pageLimit
+		if size <= 0 {
+			size = DefaultWindowChars
 		}
+		offset := max(0, w.StartChars-size)
+		limit := 0
+		if w.StartChars-offset != DefaultWindowChars {
+			limit = w.StartChars - offset
+		}
+		c := ReadFieldCall(id, fw.Field.Path, offset, limit, "")
+		c.Arguments["offset_chars"] = offset
 		v.Previous = &c
 	}
 	v.Rendered = windowText(v)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 )
 
@@ -72,7 +73,7 @@ func withQuery(req *http.Request, extra ...url.Values) *http.Request {
 
 // refuseOwner fails closed for owner tokens: the first call made with a token
 // reads the RS's description of the bearer (GET /v1/schema) and remembers only
-// the verdict, keyed by a hash of the token. An RS that cannot answer defers the
+// the verdict and the declared display roles, keyed by a hash of the token. An RS that cannot answer defers the
 // decision to the call itself, which carries the same token.
 func (a *Adapter) refuseOwner(ctx context.Context) error {
 	tok, err := a.token(ctx)
@@ -80,8 +81,8 @@ func (a *Adapter) refuseOwner(ctx context.Context) error {
 		return rs.AdapterError("credential_unavailable", err.Error(), "")
 	}
 	key := sha256.Sum256([]byte(tok))
-	if kind, ok := a.kinds.get(key); ok {
-		return ownerErr(kind)
+	if e, ok := a.kinds.get(key); ok {
+		return ownerErr(e.kind)
 	}
 	view := rsclient.GetSchemaParamsView("compact")
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), &rsclient.GetSchemaParams{View: &view})
@@ -96,8 +97,21 @@ func (a *Adapter) refuseOwner(ctx context.Context) error {
 		return nil
 	}
 	kind := bearerKind(resp.Body)
-	a.kinds.put(key, kind)
+	a.kinds.put(key, kindEntry{kind: kind, roles: evidence.AllRoles(resp.Body)})
 	return ownerErr(kind)
+}
+
+// declaredRoles returns the display roles the grant's schema declared for
+// stream, as read by the token check; it makes no RS call of its own.
+func (a *Adapter) declaredRoles(ctx context.Context, stream string) evidence.Roles {
+	tok, err := a.token(ctx)
+	if err != nil {
+		return nil
+	}
+	if e, ok := a.kinds.get(sha256.Sum256([]byte(tok))); ok {
+		return e.roles[stream]
+	}
+	return nil
 }
 
 func bearerKind(body []byte) string {
@@ -132,6 +146,7 @@ type kindCache struct {
 
 type kindEntry struct {
 	kind    string
+	roles   map[string]evidence.Roles
 	expires time.Time
 }
 
@@ -139,17 +154,17 @@ func newKindCache(ttl time.Duration, max int) *kindCache {
 	return &kindCache{ttl: ttl, max: max, items: map[[32]byte]kindEntry{}}
 }
 
-func (c *kindCache) get(k [32]byte) (string, bool) {
+func (c *kindCache) get(k [32]byte) (kindEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
 	if !ok || time.Now().After(e.expires) {
-		return "", false
+		return kindEntry{}, false
 	}
-	return e.kind, true
+	return e, true
 }
 
-func (c *kindCache) put(k [32]byte, kind string) {
+func (c *kindCache) put(k [32]byte, e kindEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.items) >= c.max {
@@ -160,5 +175,6 @@ func (c *kindCache) put(k [32]byte, kind string) {
 			}
 		}
 	}
-	c.items[k] = kindEntry{kind: kind, expires: time.Now().Add(c.ttl)}
+	e.expires = time.Now().Add(c.ttl)
+	c.items[k] = e
 }

@@ -258,7 +258,7 @@ func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fiel
 	if err != nil {
 		return evidence.Document{}, err
 	}
-	doc, rerr := evidence.RenderDocument(resp.Body, ref, a.rs.Origin(), nil)
+	doc, rerr := evidence.RenderDocument(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream))
 	if rerr != nil {
 		return evidence.Document{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
 	}
