@@ -33,7 +33,7 @@ type Handlers interface {
 type ResourceHandlers interface {
 	// ReadStreamResource reads pdpp://stream/{name}.
 	ReadStreamResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error)
-	// ReadRecordResource reads pdpp://record/{handle}.
+	// ReadRecordResource reads pdpp://record/{+handle}.
 	ReadRecordResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error)
 	// ReadFieldWindowResource reads pdpp://field-window/{handle}.
 	ReadFieldWindowResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error)

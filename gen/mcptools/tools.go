@@ -26,6 +26,38 @@ const Instructions = "Read-only, grant-scoped access to a person's PDPP data; ne
 	"\n" +
 	"Event subscriptions, when those tools are listed: call the subscription discovery tool first; it explains what the grant allows, signing and delivery."
 
+// MaxToolsListBytes is the catalog's budget for the compact tools/list
+// result with every tool registered (0: not budgeted).
+const MaxToolsListBytes = 11264
+
+// ToolsetListBudget returns the catalog's budget for the compact tools/list
+// result of a server exposing only the named toolset, or 0 when it sets none.
+func ToolsetListBudget(toolset string) int {
+	switch toolset {
+	}
+	return 0
+}
+
+// InstructionsHeadChars is how many leading characters of Instructions must
+// stand alone.
+const InstructionsHeadChars = 512
+
+// LongSentenceChars is the length from which a sentence may be said in only
+// one place of the surface.
+const LongSentenceChars = 60
+
+// InstructionsMustMention lists what the first InstructionsHeadChars
+// characters of Instructions mention.
+func InstructionsMustMention() []string {
+	return []string{"schema", "connection_id", "filter", "cursor", "limit"}
+}
+
+// GuidanceHomes maps each phrase of cross-tool guidance to the one place of
+// the surface that says it: "instructions" or a tool name.
+func GuidanceHomes() map[string]string {
+	return map[string]string{}
+}
+
 // Tool names.
 const (
 	ToolSchema          = "schema"
@@ -39,7 +71,7 @@ const (
 // Resource URI templates.
 const (
 	ResourceStreamTemplate      = "pdpp://stream/{name}"
-	ResourceRecordTemplate      = "pdpp://record/{handle}"
+	ResourceRecordTemplate      = "pdpp://record/{+handle}"
 	ResourceFieldWindowTemplate = "pdpp://field-window/{handle}"
 	ResourceBlobTemplate        = "pdpp://blob/{blob_id}"
 )

@@ -92,7 +92,7 @@ func RenderSchema(body []byte) (string, error) {
 		}
 	}
 	if firstStream != "" {
-		fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"limit\":5}, search {\"q\":\"...\"}, or schema {\"stream\":%q,\"detail\":\"full\"}\n", firstStream, firstStream)
+		fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"limit\":5}, schema {\"stream\":%q,\"detail\":\"full\"}, or search with your own words as q\n", firstStream, firstStream)
 	}
 	return capBytes(b.String()), nil
 }

@@ -17,7 +17,7 @@ const (
 
 // RecordURI returns "pdpp://record/" followed by the record's id escaped as
 // one path segment (so "/" becomes %2F), which the resource template
-// pdpp://record/{handle} matches.
+// pdpp://record/{+handle} matches.
 func RecordURI(ref RecordRef) string {
 	return RecordURIPrefix + url.PathEscape(ref.ID())
 }

@@ -46,7 +46,7 @@ func (a *Adapter) ReadStreamResource(ctx context.Context, req mcp.ReadResourceRe
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(resp.Body)}}, nil
 }
 
-// ReadRecordResource reads pdpp://record/{handle}: the same document fetch returns.
+// ReadRecordResource reads pdpp://record/{+handle}: the same document fetch returns.
 func (a *Adapter) ReadRecordResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
 	ref, err := handles.ParseRecordURI(uri)
