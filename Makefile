@@ -27,10 +27,7 @@ bench:
 	$(GO) run ./tools/benchrss
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseID$$' -fuzztime $(FUZZTIME) ./internal/handles
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRecordURI$$' -fuzztime $(FUZZTIME) ./internal/handles
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCursor$$' -fuzztime $(FUZZTIME) ./internal/handles
-	$(GO) test -run '^$$' -fuzz '^FuzzEncodeFilter$$' -fuzztime $(FUZZTIME) ./internal/query
+	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)
 
 demo:
 	$(GO) run ./cmd/pdpp-mcp-server demo
