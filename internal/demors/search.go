@@ -423,20 +423,30 @@ func queryTokens(q string) ([]string, error) {
 	return tokens, nil
 }
 
+// prepareSearch does what every search mode shares: it tokenises q, resolves
+// the streams and connections to search within the grant, and applies the
+// page limit (with its clamp warning).
+func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, streams *[]string, conn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
+	tokens, err := queryTokens(q)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	sc, warnings, err := s.resolveSearchScope(ctx, rc, q, streams, conn)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	limit, w, err := pageLimit(limitParam, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	return tokens, sc, append(warnings, w...), limit, nil
+}
+
 func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsLexicalParams) (*reply, error) {
-	tokens, err := queryTokens(p.Q)
+	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
-	if err != nil {
-		return nil, err
-	}
-	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, w...)
 	snap := snapshotID("lexical", sc.key)
 	off := 0
 	if p.Cursor != nil && *p.Cursor != "" {
@@ -491,19 +501,10 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 }
 
 func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsSemanticParams) (*reply, error) {
-	tokens, err := queryTokens(p.Q)
+	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
-	if err != nil {
-		return nil, err
-	}
-	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, w...)
 	snap := snapshotID("semantic", sc.key)
 	off := 0
 	if p.Cursor != nil && *p.Cursor != "" {
@@ -540,19 +541,10 @@ func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.Sear
 const rrfK = 60
 
 func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsHybridParams) (*reply, error) {
-	tokens, err := queryTokens(p.Q)
+	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	sc, warnings, err := s.resolveSearchScope(ctx, rc, p.Q, p.Streams, p.ConnectionId)
-	if err != nil {
-		return nil, err
-	}
-	limit, w, err := pageLimit(p.Limit, defaultSearchLimit, maxSearchLimit, "results")
-	if err != nil {
-		return nil, err
-	}
-	warnings = append(warnings, w...)
 	lex, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
 	if err != nil {
 		return nil, err

@@ -13,10 +13,7 @@ type ListPage struct {
 	Data       []json.RawMessage `json:"data"`
 	HasMore    bool              `json:"has_more"`
 	NextCursor *string           `json:"next_cursor"`
-	Meta       struct {
-		Count    json.RawMessage `json:"count"`
-		Warnings []Warning       `json:"warnings"`
-	} `json:"meta"`
+	Meta       PageMeta          `json:"meta"`
 }
 
 // RecordEntry is one record's identity and continuation in structured output.
@@ -76,13 +73,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		fmt.Fprintf(&b, "(%d more records on this page: ids in structured records[]; fetch one by id)\n", len(page.Data)-RecordsPreviewed)
 	}
 	fmt.Fprintf(&b, "query_records stream=%s: %d records on this page", stream, len(page.Data))
-	if total := countOf(page.Meta.Count); total >= 0 {
-		fmt.Fprintf(&b, " of %d", total)
-	}
-	b.WriteString("\n")
-	for _, w := range page.Meta.Warnings {
-		fmt.Fprintf(&b, "warning %s: %s\n", w.Code, w.Message)
-	}
+	page.Meta.writeTotalAndWarnings(&b)
 	if v.NextCursor != "" {
 		args := map[string]any{}
 		for k, val := range nextArgs {

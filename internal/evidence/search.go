@@ -53,10 +53,25 @@ type SearchPage struct {
 	Data       []SearchHit `json:"data"`
 	HasMore    bool        `json:"has_more"`
 	NextCursor *string     `json:"next_cursor"`
-	Meta       struct {
-		Count    json.RawMessage `json:"count"`
-		Warnings []Warning       `json:"warnings"`
-	} `json:"meta"`
+	Meta       PageMeta    `json:"meta"`
+}
+
+// PageMeta is the `meta` member of RS list envelopes.
+type PageMeta struct {
+	Count    json.RawMessage `json:"count"`
+	Warnings []Warning       `json:"warnings"`
+}
+
+// writeTotalAndWarnings ends a page summary line with the total, when the RS
+// knows it, and adds one line per RS warning.
+func (m PageMeta) writeTotalAndWarnings(b *strings.Builder) {
+	if total := countOf(m.Count); total >= 0 {
+		fmt.Fprintf(b, " of %d", total)
+	}
+	b.WriteString("\n")
+	for _, w := range m.Warnings {
+		fmt.Fprintf(b, "warning %s: %s\n", w.Code, w.Message)
+	}
 }
 
 // Warning is one RS warning (e.g. limit_clamped).
@@ -273,13 +288,7 @@ func searchText(v SearchView, req SearchRequest, page SearchPage) string {
 		mode = "lexical"
 	}
 	fmt.Fprintf(&b, "search %q (%s): %d hits on this page", req.Q, mode, len(v.Results))
-	if total := countOf(page.Meta.Count); total >= 0 {
-		fmt.Fprintf(&b, " of %d", total)
-	}
-	b.WriteString("\n")
-	for _, w := range page.Meta.Warnings {
-		fmt.Fprintf(&b, "warning %s: %s\n", w.Code, w.Message)
-	}
+	page.Meta.writeTotalAndWarnings(&b)
 	if v.NextPage != nil {
 		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
 	} else if len(v.Results) == 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
 )
 
 // Field-window cursor limits.
@@ -47,22 +49,10 @@ type cursorBody struct {
 	A int    `json:"a,omitempty"`
 }
 
-// validFieldPath reports whether p matches ^[A-Za-z_][A-Za-z0-9_.-]*$ and
-// is at most MaxFieldPathBytes long.
+// validFieldPath reports whether p is a field path the RS accepts: the same
+// rule as a field name in filters and projections.
 func validFieldPath(p string) bool {
-	if p == "" || len(p) > MaxFieldPathBytes {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
+	return len(p) <= MaxFieldPathBytes && query.ValidFieldName(p)
 }
 
 // Validate checks the record reference and every window parameter; the
