@@ -265,3 +265,105 @@ func (a *ReadRecordFieldArgs) Validate() error {
 	}
 	return nil
 }
+
+// DiscoverEventSubscriptionCapabilitiesArgs are the arguments of tool discover_event_subscription_capabilities.
+type DiscoverEventSubscriptionCapabilitiesArgs struct {
+}
+
+// Validate checks the catalog rules of tool discover_event_subscription_capabilities: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
+	return nil
+}
+
+// CreateEventSubscriptionArgs are the arguments of tool create_event_subscription.
+type CreateEventSubscriptionArgs struct {
+	// https URL (http only on a loopback host).
+	CallbackURL string `json:"callback_url"`
+	// Granted streams to cover; omit for all.
+	Streams []string `json:"streams,omitempty"`
+}
+
+// Validate checks the catalog rules of tool create_event_subscription: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *CreateEventSubscriptionArgs) Validate() error {
+	if a.CallbackURL == "" {
+		return mcpkit.Errorf("create_event_subscription", "callback_url", mcpkit.CodeMissingArgument, "callback_url is required")
+	}
+	if err := mcpkit.CheckMaxLength("create_event_subscription", "callback_url", a.CallbackURL, 2048); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ListEventSubscriptionsArgs are the arguments of tool list_event_subscriptions.
+type ListEventSubscriptionsArgs struct {
+}
+
+// Validate checks the catalog rules of tool list_event_subscriptions: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *ListEventSubscriptionsArgs) Validate() error {
+	return nil
+}
+
+// GetEventSubscriptionArgs are the arguments of tool get_event_subscription.
+type GetEventSubscriptionArgs struct {
+	// Id from create or list.
+	SubscriptionID string `json:"subscription_id"`
+}
+
+// Validate checks the catalog rules of tool get_event_subscription: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *GetEventSubscriptionArgs) Validate() error {
+	if a.SubscriptionID == "" {
+		return mcpkit.Errorf("get_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	return nil
+}
+
+// UpdateEventSubscriptionArgs are the arguments of tool update_event_subscription.
+type UpdateEventSubscriptionArgs struct {
+	// Id from create or list.
+	SubscriptionID string `json:"subscription_id"`
+	// false stops delivery; true resumes it.
+	Enabled bool `json:"enabled"`
+}
+
+// Validate checks the catalog rules of tool update_event_subscription: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *UpdateEventSubscriptionArgs) Validate() error {
+	if a.SubscriptionID == "" {
+		return mcpkit.Errorf("update_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	return nil
+}
+
+// DeleteEventSubscriptionArgs are the arguments of tool delete_event_subscription.
+type DeleteEventSubscriptionArgs struct {
+	// Id from create or list.
+	SubscriptionID string `json:"subscription_id"`
+}
+
+// Validate checks the catalog rules of tool delete_event_subscription: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *DeleteEventSubscriptionArgs) Validate() error {
+	if a.SubscriptionID == "" {
+		return mcpkit.Errorf("delete_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	return nil
+}
+
+// SendTestEventArgs are the arguments of tool send_test_event.
+type SendTestEventArgs struct {
+	// Id from create or list.
+	SubscriptionID string `json:"subscription_id"`
+}
+
+// Validate checks the catalog rules of tool send_test_event: required arguments,
+// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+func (a *SendTestEventArgs) Validate() error {
+	if a.SubscriptionID == "" {
+		return mcpkit.Errorf("send_test_event", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	return nil
+}

@@ -27,6 +27,21 @@ type Handlers interface {
 	Fetch(ctx context.Context, args FetchArgs) (*mcp.CallToolResult, error)
 	// ReadRecordField serves tool read_record_field.
 	ReadRecordField(ctx context.Context, args ReadRecordFieldArgs) (*mcp.CallToolResult, error)
+	// DiscoverEventSubscriptionCapabilities serves tool
+	// discover_event_subscription_capabilities.
+	DiscoverEventSubscriptionCapabilities(ctx context.Context, args DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error)
+	// CreateEventSubscription serves tool create_event_subscription.
+	CreateEventSubscription(ctx context.Context, args CreateEventSubscriptionArgs) (*mcp.CallToolResult, error)
+	// ListEventSubscriptions serves tool list_event_subscriptions.
+	ListEventSubscriptions(ctx context.Context, args ListEventSubscriptionsArgs) (*mcp.CallToolResult, error)
+	// GetEventSubscription serves tool get_event_subscription.
+	GetEventSubscription(ctx context.Context, args GetEventSubscriptionArgs) (*mcp.CallToolResult, error)
+	// UpdateEventSubscription serves tool update_event_subscription.
+	UpdateEventSubscription(ctx context.Context, args UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error)
+	// DeleteEventSubscription serves tool delete_event_subscription.
+	DeleteEventSubscription(ctx context.Context, args DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error)
+	// SendTestEvent serves tool send_test_event.
+	SendTestEvent(ctx context.Context, args SendTestEventArgs) (*mcp.CallToolResult, error)
 }
 
 // ResourceHandlers reads the resource templates, one method per template.
@@ -126,6 +141,97 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					return opt.RenderArgError(mcpkit.AsArgError("read_record_field", err)), nil
 				}
 				return h.ReadRecordField(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolDiscoverEventSubscriptionCapabilities(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args DiscoverEventSubscriptionCapabilitiesArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "discover_event_subscription_capabilities"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("discover_event_subscription_capabilities", err)), nil
+				}
+				return h.DiscoverEventSubscriptionCapabilities(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolCreateEventSubscription(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args CreateEventSubscriptionArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "create_event_subscription"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("create_event_subscription", err)), nil
+				}
+				return h.CreateEventSubscription(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolListEventSubscriptions(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args ListEventSubscriptionsArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "list_event_subscriptions"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("list_event_subscriptions", err)), nil
+				}
+				return h.ListEventSubscriptions(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolGetEventSubscription(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args GetEventSubscriptionArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "get_event_subscription"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("get_event_subscription", err)), nil
+				}
+				return h.GetEventSubscription(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolUpdateEventSubscription(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args UpdateEventSubscriptionArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "update_event_subscription"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("update_event_subscription", err)), nil
+				}
+				return h.UpdateEventSubscription(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolDeleteEventSubscription(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args DeleteEventSubscriptionArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "delete_event_subscription"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("delete_event_subscription", err)), nil
+				}
+				return h.DeleteEventSubscription(ctx, args)
+			})
+		}
+		if opt.ToolsetEnabled("events") {
+			s.AddTool(toolSendTestEvent(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var args SendTestEventArgs
+				if aerr := mcpkit.DecodeArgs(req.GetRawArguments(), &args); aerr != nil {
+					aerr.Tool = "send_test_event"
+					return opt.RenderArgError(aerr), nil
+				}
+				if err := args.Validate(); err != nil {
+					return opt.RenderArgError(mcpkit.AsArgError("send_test_event", err)), nil
+				}
+				return h.SendTestEvent(ctx, args)
 			})
 		}
 	}

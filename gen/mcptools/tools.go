@@ -12,28 +12,30 @@ import (
 const ServerName = "pdpp"
 
 // Instructions are the server instructions sent in the initialize result.
-const Instructions = "Read-only, grant-scoped access to a person's PDPP data; never ask for owner or control-plane tokens.\n" +
+const Instructions = "Grant-scoped access to a person's PDPP data via your client grant; never ask for owner or control-plane tokens.\n" +
 	"1. Call schema first: streams, fields, capabilities, connections.\n" +
-	"2. connection_id selects one connection when data spans several (ids carry it); on ambiguous_connection retry with one of available_connections.\n" +
-	"3. filter is a JSON object, never a string: {\"field\": value} or {\"field\": {\"gte\": v}}.\n" +
-	"4. Keep reads small: limit (max 100), cursor to page, fields to project; aggregate or search before wide lists.\n" +
+	"2. connection_id picks one of several connections (ids carry it); on ambiguous_connection retry with one of available_connections.\n" +
+	"3. filter is a JSON object, not a string: {\"field\": v} or {\"field\": {\"gte\": v}}.\n" +
+	"4. Keep results small: limit (max 100), cursor to page, fields to project; aggregate or search before wide lists.\n" +
 	"\n" +
 	"Evidence: search shows a bounded preview of each proven match with its result id and field path. To read more of that field, call read_record_field with the arguments shown; call fetch only when you need the whole record. A hit without a preview has no proven match window, so fetch it or read a field explicitly. Every tool accepts the ids it returns, and pdpp://record/ URIs wherever an id is taken.\n" +
 	"\n" +
 	"Results carry a short text summary and structured output (structuredContent) with the same ids and continuations; both are meant to be read.\n" +
 	"\n" +
-	"When you keep a reference for later, store the connection_id and result id, not a grant_id.\n" +
+	"When you keep a reference for later, store the connection_id and the result id, never a grant_id: a grant can be replaced, while the connection and record stay.\n" +
 	"\n" +
-	"Event subscriptions, when those tools are listed: call the subscription discovery tool first; it explains what the grant allows, signing and delivery."
+	"Data tools only read. Event-subscription tools (listed when the events toolset is on) change this grant's webhooks: call discover_event_subscription_capabilities before creating one. Event types, signing, delivery and preflight rules live there and nowhere else. The create result shows the signing secret once, in structured output only."
 
 // MaxToolsListBytes is the catalog's budget for the compact tools/list
 // result with every tool registered (0: not budgeted).
-const MaxToolsListBytes = 11264
+const MaxToolsListBytes = 16384
 
 // ToolsetListBudget returns the catalog's budget for the compact tools/list
 // result of a server exposing only the named toolset, or 0 when it sets none.
 func ToolsetListBudget(toolset string) int {
 	switch toolset {
+	case "read":
+		return 11264
 	}
 	return 0
 }
@@ -49,23 +51,39 @@ const LongSentenceChars = 60
 // InstructionsMustMention lists what the first InstructionsHeadChars
 // characters of Instructions mention.
 func InstructionsMustMention() []string {
-	return []string{"schema", "connection_id", "filter", "cursor", "limit"}
+	return []string{"grant", "owner", "schema", "connection_id", "filter", "object", "limit", "cursor", "fields"}
 }
 
 // GuidanceHomes maps each phrase of cross-tool guidance to the one place of
 // the surface that says it: "instructions" or a tool name.
 func GuidanceHomes() map[string]string {
-	return map[string]string{}
+	return map[string]string{
+		"HMAC":                  "discover_event_subscription_capabilities",
+		"Standard Webhooks":     "discover_event_subscription_capabilities",
+		"ambiguous_connection":  "instructions",
+		"available_connections": "instructions",
+		"challenge":             "discover_event_subscription_capabilities",
+		"grant_id":              "instructions",
+		"retries":               "discover_event_subscription_capabilities",
+		"webhook-signature":     "discover_event_subscription_capabilities",
+	}
 }
 
 // Tool names.
 const (
-	ToolSchema          = "schema"
-	ToolQueryRecords    = "query_records"
-	ToolAggregate       = "aggregate"
-	ToolSearch          = "search"
-	ToolFetch           = "fetch"
-	ToolReadRecordField = "read_record_field"
+	ToolSchema                                = "schema"
+	ToolQueryRecords                          = "query_records"
+	ToolAggregate                             = "aggregate"
+	ToolSearch                                = "search"
+	ToolFetch                                 = "fetch"
+	ToolReadRecordField                       = "read_record_field"
+	ToolDiscoverEventSubscriptionCapabilities = "discover_event_subscription_capabilities"
+	ToolCreateEventSubscription               = "create_event_subscription"
+	ToolListEventSubscriptions                = "list_event_subscriptions"
+	ToolGetEventSubscription                  = "get_event_subscription"
+	ToolUpdateEventSubscription               = "update_event_subscription"
+	ToolDeleteEventSubscription               = "delete_event_subscription"
+	ToolSendTestEvent                         = "send_test_event"
 )
 
 // Resource URI templates.
@@ -87,6 +105,13 @@ func Tools() []mcp.Tool {
 		toolSearch(),
 		toolFetch(),
 		toolReadRecordField(),
+		toolDiscoverEventSubscriptionCapabilities(),
+		toolCreateEventSubscription(),
+		toolListEventSubscriptions(),
+		toolGetEventSubscription(),
+		toolUpdateEventSubscription(),
+		toolDeleteEventSubscription(),
+		toolSendTestEvent(),
 	}
 }
 
@@ -95,13 +120,15 @@ func Toolset(tool string) string {
 	switch tool {
 	case "schema", "query_records", "aggregate", "search", "fetch", "read_record_field":
 		return "read"
+	case "discover_event_subscription_capabilities", "create_event_subscription", "list_event_subscriptions", "get_event_subscription", "update_event_subscription", "delete_event_subscription", "send_test_event":
+		return "events"
 	}
 	return ""
 }
 
 // Toolsets returns the toolsets of the catalog, in order of first use.
 func Toolsets() []string {
-	return []string{"read"}
+	return []string{"read", "events"}
 }
 
 // ResourceTemplates returns every resource template, in catalog order.
@@ -119,7 +146,7 @@ func toolSchema() mcp.Tool {
 	return mcp.Tool{
 		Name:            "schema",
 		Title:           "Discover granted data",
-		Description:     "Read the capability graph of the grant: streams, fields with their filter, search and aggregate support, expand relations, and granted connections. Read-only; GET /v1/schema (compact view). Pass stream to narrow it; detail=full with a stream returns the full field schemas.",
+		Description:     "Read the capability graph of the grant: streams, fields with their filter, search and aggregate support, expand relations, and granted connections. Read-only; GET /v1/schema (compact view). Pass stream to narrow it; detail=full with a stream returns the full field schemas. How to use the graph: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Narrow the graph to this stream."},"connection_id":{"type":"string","description":"Connection to describe."},"detail":{"type":"string","enum":["full"],"description":"full: complete field schemas; needs stream."}},"type":"object"}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"Schema document from the RS."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -136,7 +163,7 @@ func toolQueryRecords() mcp.Tool {
 	return mcp.Tool{
 		Name:            "query_records",
 		Title:           "List records",
-		Description:     "List the records of one stream, a page at a time. Read-only; GET /v1/streams/{stream}/records. Returns a bounded summary plus structured output (the page and next_cursor). Project with fields, narrow with filter, page with cursor; for totals or text matches use aggregate or search instead of reading every record.",
+		Description:     "List the records of one stream, a page at a time. Read-only; GET /v1/streams/{stream}/records. Returns a bounded summary plus structured output (the page and next_cursor). Project with fields, narrow with filter, page with cursor; for totals or text matches use aggregate or search instead of reading every record. Filter and paging rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Field to sort by, if allowed."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"view":{"type":"string","description":"Named projection of the stream."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"changes_since":{"type":"string","description":"beginning, or a next_changes_since token."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."}},"type":"object","required":["stream"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"The RS page envelope, verbatim."},"next_cursor":{"description":"Next page cursor; null on the last page.","type":["string","null"]},"has_more":{"type":"boolean","description":"Whether another page exists."},"records":{"type":"array","description":"Ids of this page with their fetch calls."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -153,7 +180,7 @@ func toolAggregate() mcp.Tool {
 	return mcp.Tool{
 		Name:            "aggregate",
 		Title:           "Aggregate a stream",
-		Description:     "Count, sum, min, max or count distinct over one stream, optionally grouped by a field or by calendar time. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many or how much without listing records; grouped results report other_count for the groups beyond limit.",
+		Description:     "Count, sum, min, max or count distinct over one stream, optionally grouped by a field or by calendar time. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many or how much without listing records; grouped results report other_count for the groups beyond limit. Aggregatable fields: schema. Filter rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"metric":{"type":"string","enum":["count","sum","min","max","count_distinct"],"description":"Aggregate to compute."},"field":{"type":"string","description":"Field the metric reads (not for count)."},"group_by":{"type":"string","description":"Field to group by; excludes group_by_time."},"group_by_time":{"type":"string","description":"Date field to bucket by; needs granularity."},"granularity":{"type":"string","enum":["minute","hour","day","week","month","quarter","year"],"description":"Bucket size for group_by_time."},"time_zone":{"type":"string","description":"IANA zone for time buckets; default UTC."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Maximum groups returned."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["stream","metric"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"Aggregation result from the RS."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -170,7 +197,7 @@ func toolSearch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "search",
 		Title:           "Search records",
-		Description:     "Find records by text across the granted streams. Read-only; GET /v1/search (mode semantic: /v1/search/semantic, hybrid: /v1/search/hybrid). Each hit shows its result id and, when the match is proven, a bounded preview with the field path for read_record_field. Structured output lists results and next_cursor; page with cursor.",
+		Description:     "Find records by text across the granted streams. Read-only; GET /v1/search (mode semantic: /v1/search/semantic, hybrid: /v1/search/hybrid). Each hit shows its result id and, when the match is proven, a bounded preview with the field path for read_record_field. Structured output lists results and next_cursor; page with cursor. Evidence rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search; all granted when omitted."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs exactly one stream in streams."},"connection_id":{"type":"string","description":"Connection to search."}},"type":"object","required":["q"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with id, stream, preview and next reads."},"content_ladder":{"type":"object","description":"Evidence ladder, one entry per hit."},"next_cursor":{"description":"Next page cursor; null on the last page.","type":["string","null"]},"has_more":{"type":"boolean","description":"Whether another page exists."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -187,7 +214,7 @@ func toolFetch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "fetch",
 		Title:           "Fetch a record",
-		Description:     "Fetch one whole record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary fields come back as bounded previews with a read_record_field or blob continuation. Use fields to project; to read part of one long field, read_record_field is cheaper.",
+		Description:     "Fetch one whole record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary fields come back as bounded previews with a read_record_field or blob continuation. Use fields to project; to read part of one long field, read_record_field is cheaper. Id forms: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id {connection_id}/{stream}:{record_id}, stream:record_id, or a pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"title":{"description":"Display title, if declared.","type":["string","null"]},"text":{"type":"string","description":"The record rendered as bounded text."},"url":{"description":"Source URL, if any.","type":["string","null"]},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -205,7 +232,7 @@ func toolReadRecordField() mcp.Tool {
 	return mcp.Tool{
 		Name:            "read_record_field",
 		Title:           "Read a field window",
-		Description:     "Read one bounded window of one top-level text field of a record. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream and record_id) and field_path; move with offset_chars or the returned next/previous arguments, or centre on the first match of q. Returns the text inline with total size, served range and completeness.",
+		Description:     "Read one bounded window of one top-level text field of a record. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream and record_id) and field_path; move with offset_chars or the returned next/previous arguments, or centre on the first match of q. Returns the text inline with total size, served range and completeness. Continuation rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI; or give stream and record_id."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Top-level text field to read."},"cursor":{"type":"string","description":"Continuation from a previous window."},"offset_chars":{"type":"integer","minimum":0,"description":"Start offset in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window size in characters (default 4096)."},"q":{"type":"string","description":"Centre the window on its first match."},"before_chars":{"type":"integer","minimum":0,"description":"With q, characters before the match."},"after_chars":{"type":"integer","minimum":0,"description":"With q, characters after the match."}},"type":"object","required":["field_path"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"field_path":{"type":"string","description":"Field the window was read from."},"text":{"type":"string","description":"Text of the window."},"window":{"type":"object","description":"Offsets, total size, completeness, match."},"next":{"description":"Arguments for the next window, if any.","type":["object","null"]},"previous":{"description":"Arguments for the previous window, if any.","type":["object","null"]}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -213,6 +240,131 @@ func toolReadRecordField() mcp.Tool {
 			DestructiveHint: mcp.ToBoolPtr(false),
 			IdempotentHint:  mcp.ToBoolPtr(true),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
+		},
+	}
+}
+
+// toolDiscoverEventSubscriptionCapabilities is tool
+// discover_event_subscription_capabilities.
+func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
+	return mcp.Tool{
+		Name:            "discover_event_subscription_capabilities",
+		Title:           "Event subscription rules",
+		Description:     "Call before creating a subscription. Read-only; reads the RS advertisement (GET /.well-known/oauth-protected-resource) and the grant's streams (GET /v1/schema). Returns the event types and streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery and retries, the verify challenge and preflight steps.",
+		RawInputSchema:  json.RawMessage(`{"properties":{},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"Whether the RS offers event subscriptions."},"event_types":{"type":"array","description":"Event types with their meaning."},"scope":{"type":"array","description":"Granted streams and connections events may cover."},"signing":{"type":"object","description":"Signature scheme, headers and secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification, callback rules."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps to take before and after create."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(true),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
+		},
+	}
+}
+
+// toolCreateEventSubscription is tool create_event_subscription (OpenAPI
+// operation createEventSubscription).
+func toolCreateEventSubscription() mcp.Tool {
+	return mcp.Tool{
+		Name:            "create_event_subscription",
+		Title:           "Create an event subscription",
+		Description:     "Register a webhook for this grant's streams. Mutating; POST /v1/event-subscriptions. Open world: the RS then calls callback_url. The signing secret is returned once, in structured output only. Rules first: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only on a loopback host)."},"streams":{"items":{"type":"string"},"type":"array","description":"Granted streams to cover; omit for all."}},"type":"object","required":["callback_url"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Id, status, callback_url, created_at."},"secret":{"type":"string","description":"Signing secret; shown this once only."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(false),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(false),
+			OpenWorldHint:   mcp.ToBoolPtr(true),
+		},
+	}
+}
+
+// toolListEventSubscriptions is tool list_event_subscriptions (OpenAPI
+// operation listEventSubscriptions).
+func toolListEventSubscriptions() mcp.Tool {
+	return mcp.Tool{
+		Name:            "list_event_subscriptions",
+		Title:           "List event subscriptions",
+		Description:     "List this grant's event subscriptions with status and callback. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions, deleted ones excluded."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(true),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
+		},
+	}
+}
+
+// toolGetEventSubscription is tool get_event_subscription (OpenAPI operation
+// getEventSubscription).
+func toolGetEventSubscription() mcp.Tool {
+	return mcp.Tool{
+		Name:            "get_event_subscription",
+		Title:           "Get an event subscription",
+		Description:     "Show one subscription: status, callback, streams in scope, why it is disabled. Read-only; GET /v1/event-subscriptions/{subscription_id}. Status meanings: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The subscription, without its secret."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(true),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
+		},
+	}
+}
+
+// toolUpdateEventSubscription is tool update_event_subscription (OpenAPI
+// operation updateEventSubscription).
+func toolUpdateEventSubscription() mcp.Tool {
+	return mcp.Tool{
+		Name:            "update_event_subscription",
+		Title:           "Enable or disable a subscription",
+		Description:     "Turn delivery of one subscription off or back on. Mutating, idempotent; PATCH /v1/event-subscriptions/{subscription_id}. Open world: re-enabling resumes calls to the callback. Lifecycle: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."},"enabled":{"type":"boolean","description":"false stops delivery; true resumes it."}},"type":"object","required":["subscription_id","enabled"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The updated subscription."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(false),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(true),
+		},
+	}
+}
+
+// toolDeleteEventSubscription is tool delete_event_subscription (OpenAPI
+// operation deleteEventSubscription).
+func toolDeleteEventSubscription() mcp.Tool {
+	return mcp.Tool{
+		Name:            "delete_event_subscription",
+		Title:           "Delete an event subscription",
+		Description:     "Delete one subscription and drop its undelivered events. Mutating, destructive, idempotent; DELETE /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"The deleted subscription."},"deleted":{"type":"boolean","description":"True once the RS confirmed."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(false),
+			DestructiveHint: mcp.ToBoolPtr(true),
+			IdempotentHint:  mcp.ToBoolPtr(true),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
+		},
+	}
+}
+
+// toolSendTestEvent is tool send_test_event (OpenAPI operation sendTestEvent).
+func toolSendTestEvent() mcp.Tool {
+	return mcp.Tool{
+		Name:            "send_test_event",
+		Title:           "Send a test event",
+		Description:     "Queue one pdpp.subscription.test event to a subscription's callback. Mutating, not idempotent (one event per call), open world; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the queued event."},"subscription_id":{"type":"string","description":"Subscription it was sent to."}},"type":"object"}`),
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:    mcp.ToBoolPtr(false),
+			DestructiveHint: mcp.ToBoolPtr(false),
+			IdempotentHint:  mcp.ToBoolPtr(false),
+			OpenWorldHint:   mcp.ToBoolPtr(true),
 		},
 	}
 }

@@ -41,7 +41,17 @@ func (s *Server) serveProtectedResource(w http.ResponseWriter, r *http.Request) 
 			"hybrid_retrieval", obj("supported", true, "endpoint", "/v1/search/hybrid", "cross_stream", true,
 				"default_limit", defaultSearchLimit, "max_limit", maxSearchLimit, "sources", []string{"lexical", "semantic"},
 				"cursor_supported", false, "stability", "experimental"),
-			"client_event_subscriptions", obj("supported", true, "endpoint", "/v1/event-subscriptions"),
+			"client_event_subscriptions", obj("supported", true, "endpoint", "/v1/event-subscriptions",
+				// The demo delivers only these two events, once each, with no retries.
+				"event_types", []any{
+					obj("type", "pdpp.subscription.verify", "description", "sent after create; answer it with the challenge to activate the subscription"),
+					obj("type", "pdpp.subscription.test", "description", "sent by the test-event route"),
+				},
+				"signing", obj("profile", "standard-webhooks", "algorithm", "HMAC-SHA256",
+					"id_header", headerWebhookID, "timestamp_header", headerWebhookTimestamp, "signature_header", headerWebhookSignature),
+				"delivery", obj("envelope", "CloudEvents 1.0 structured mode, POSTed as application/cloudevents+json",
+					"semantics", "one attempt per event, no retries (demo)", "retries", "none: a failed delivery is not retried by the demo RS", "max_attempts", 1),
+			),
 		),
 	)).write(w)
 }

@@ -91,7 +91,7 @@ func checkCallbackURL(raw string) error {
 		return nil
 	case "http":
 		host := u.Hostname()
-		if host == "localhost" {
+		if strings.EqualFold(host, "localhost") {
 			return nil
 		}
 		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {

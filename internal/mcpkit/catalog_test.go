@@ -68,6 +68,27 @@ func (r *recorder) Fetch(_ context.Context, a mcptools.FetchArgs) (*mcp.CallTool
 func (r *recorder) ReadRecordField(_ context.Context, a mcptools.ReadRecordFieldArgs) (*mcp.CallToolResult, error) {
 	return r.record(mcptools.ToolReadRecordField, a)
 }
+func (r *recorder) DiscoverEventSubscriptionCapabilities(_ context.Context, a mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolDiscoverEventSubscriptionCapabilities, a)
+}
+func (r *recorder) CreateEventSubscription(_ context.Context, a mcptools.CreateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolCreateEventSubscription, a)
+}
+func (r *recorder) ListEventSubscriptions(_ context.Context, a mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolListEventSubscriptions, a)
+}
+func (r *recorder) GetEventSubscription(_ context.Context, a mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolGetEventSubscription, a)
+}
+func (r *recorder) UpdateEventSubscription(_ context.Context, a mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolUpdateEventSubscription, a)
+}
+func (r *recorder) DeleteEventSubscription(_ context.Context, a mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolDeleteEventSubscription, a)
+}
+func (r *recorder) SendTestEvent(_ context.Context, a mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
+	return r.record(mcptools.ToolSendTestEvent, a)
+}
 
 // resources answers every resource template with the template name.
 type resources struct{}
@@ -366,6 +387,17 @@ func checkAdapterError(t *testing.T, res *mcp.CallToolResult, code, param, inMes
 	}
 }
 
+// inToolsets counts the catalog tools whose toolset is one of sets.
+func inToolsets(sets ...string) int {
+	n := 0
+	for _, tool := range mcptools.Tools() {
+		if slices.Contains(sets, mcptools.Toolset(tool.Name)) {
+			n++
+		}
+	}
+	return n
+}
+
 func TestToolsetSelection(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -373,9 +405,14 @@ func TestToolsetSelection(t *testing.T) {
 		want     int
 	}{
 		{"nil registers all", nil, len(mcptools.Tools())},
-		{"read", []string{"read"}, len(mcptools.Tools())},
+		{"read", []string{"read"}, inToolsets("read")},
+		{"events", []string{"events"}, inToolsets("events")},
+		{"read and events", []string{"read", "events"}, len(mcptools.Tools())},
 		{"empty registers none", []string{}, 0},
-		{"other toolset only", []string{"events"}, 0},
+		{"unknown toolset only", []string{"admin"}, 0},
+	}
+	if inToolsets("read") == 0 || inToolsets("events") == 0 || inToolsets("read", "events") != len(mcptools.Tools()) {
+		t.Fatalf("catalog toolsets are not read+events: %v", mcptools.Toolsets())
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 )
@@ -62,8 +63,15 @@ func TestToolsListSurface(t *testing.T) {
 			}
 		})
 	}
-	if len(h.tools) != len(want) {
-		t.Errorf("tools/list has %d tools, want %d", len(h.tools), len(want))
+	// The default exposure is every catalog tool; the read toolset is the six
+	// above, and every other tool belongs to the events toolset.
+	if len(h.tools) != len(mcptools.Tools()) {
+		t.Errorf("tools/list has %d tools, want the %d catalog tools", len(h.tools), len(mcptools.Tools()))
+	}
+	for name := range h.tools {
+		if set := mcptools.Toolset(name); set != "read" && set != "events" || (set == "read") != slices.Contains(want, name) {
+			t.Errorf("tool %s is in toolset %q", name, set)
+		}
 	}
 	t.Run("resource templates", func(t *testing.T) {
 		res, err := h.client.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})

@@ -13,26 +13,36 @@ import (
 
 // Catalog is the YAML tool catalog.
 type Catalog struct {
-	Package    string     `yaml:"package"`
-	ServerName string     `yaml:"server_name"`
-	PackageDoc string     `yaml:"package_doc"`
-	Budgets    Budgets    `yaml:"budgets"`
-	Tools      []Tool     `yaml:"tools"`
-	Resources  []Resource `yaml:"resources"`
+	Package    string  `yaml:"package"`
+	ServerName string  `yaml:"server_name"`
+	PackageDoc string  `yaml:"package_doc"`
+	Budgets    Budgets `yaml:"budgets"`
+	// GuidanceHomes maps a phrase of cross-tool guidance to the one place
+	// allowed to say it: "instructions" or a tool name. The phrase must
+	// appear there (case-insensitively) and in no other description.
+	GuidanceHomes map[string]string `yaml:"guidance_homes"`
+	Tools         []Tool            `yaml:"tools"`
+	Resources     []Resource        `yaml:"resources"`
 }
+
+// homeInstructions is the GuidanceHomes value naming the instructions.
+const homeInstructions = "instructions"
 
 // Budgets are the byte and text limits the generated surface must keep.
 // A zero limit is not checked.
 type Budgets struct {
-	MaxDescriptionBytes      int      `yaml:"max_description_bytes"`
-	MaxFieldDescriptionBytes int      `yaml:"max_field_description_bytes"`
-	MaxToolBytes             int      `yaml:"max_tool_bytes"`
-	MaxToolsListBytes        int      `yaml:"max_tools_list_bytes"`
-	MaxInstructionsBytes     int      `yaml:"max_instructions_bytes"`
-	MinInstructionsChars     int      `yaml:"min_instructions_chars"`
-	InstructionsHeadChars    int      `yaml:"instructions_head_chars"`
-	InstructionsMustMention  []string `yaml:"instructions_must_mention"`
-	LongSentenceChars        int      `yaml:"long_sentence_chars"`
+	MaxDescriptionBytes      int `yaml:"max_description_bytes"`
+	MaxFieldDescriptionBytes int `yaml:"max_field_description_bytes"`
+	MaxToolBytes             int `yaml:"max_tool_bytes"`
+	MaxToolsListBytes        int `yaml:"max_tools_list_bytes"`
+	// MaxToolsetListBytes bounds the tools/list result of a server that
+	// exposes only the named toolset.
+	MaxToolsetListBytes     map[string]int `yaml:"max_toolset_list_bytes"`
+	MaxInstructionsBytes    int            `yaml:"max_instructions_bytes"`
+	MinInstructionsChars    int            `yaml:"min_instructions_chars"`
+	InstructionsHeadChars   int            `yaml:"instructions_head_chars"`
+	InstructionsMustMention []string       `yaml:"instructions_must_mention"`
+	LongSentenceChars       int            `yaml:"long_sentence_chars"`
 }
 
 // Default text limits used when the catalog leaves them at zero.

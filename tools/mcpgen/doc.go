@@ -13,5 +13,9 @@
 //	    [-instructions spec/instructions.md] -out gen/mcptools [-check]
 //
 // Generation fails, writing nothing, when the catalog breaks a lint rule or a
-// byte budget.
+// byte budget: per description, per tool entry, the whole tools/list, the
+// tools/list of a server exposing one toolset (max_toolset_list_bytes), and
+// the instructions, whose first characters must mention given phrases. A
+// long sentence may be said in one description only, and each phrase of
+// guidance_homes only at its home (the instructions or one tool).
 package main

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -13,10 +14,19 @@ import (
 // are bytes of the text itself.
 type footprint struct {
 	ToolsListBytes         int
+	Toolsets               []toolsetFootprint // catalog order of first use
 	ResourceTemplatesBytes int
 	InstructionsBytes      int
 	InstructionsChars      int
 	Tools                  []toolFootprint
+}
+
+// toolsetFootprint is the tools/list result of a server exposing only one
+// toolset.
+type toolsetFootprint struct {
+	Name           string
+	Tools          int
+	ToolsListBytes int
 }
 
 type toolFootprint struct {
@@ -41,6 +51,19 @@ func measure(c *compiled) (footprint, error) {
 		return fp, fmt.Errorf("serialize tools/list: %w", err)
 	}
 	fp.ToolsListBytes = len(list)
+	for _, set := range toolsetOrder(c.catalog) {
+		var only []mcp.Tool
+		for i, t := range c.catalog.Tools {
+			if t.Toolset == set {
+				only = append(only, c.tools[i])
+			}
+		}
+		b, err := json.Marshal(toolsListResult(only))
+		if err != nil {
+			return fp, fmt.Errorf("serialize tools/list of toolset %q: %w", set, err)
+		}
+		fp.Toolsets = append(fp.Toolsets, toolsetFootprint{Name: set, Tools: len(only), ToolsListBytes: len(b)})
+	}
 	templates, err := json.Marshal(mcp.ListResourceTemplatesResult{ResourceTemplates: resourceTemplates(c.catalog)})
 	if err != nil {
 		return fp, fmt.Errorf("serialize resources/templates/list: %w", err)
@@ -77,12 +100,28 @@ func checkBudgets(b Budgets, fp footprint) []string {
 	if b.MaxToolsListBytes > 0 && fp.ToolsListBytes > b.MaxToolsListBytes {
 		p.addf("tools/list is %d bytes, budget %d", fp.ToolsListBytes, b.MaxToolsListBytes)
 	}
+	for _, ts := range fp.Toolsets {
+		if max := b.MaxToolsetListBytes[ts.Name]; max > 0 && ts.ToolsListBytes > max {
+			p.addf("tools/list of toolset %q alone is %d bytes, budget %d", ts.Name, ts.ToolsListBytes, max)
+		}
+	}
 	for _, t := range fp.Tools {
 		if b.MaxToolBytes > 0 && t.EntryBytes > b.MaxToolBytes {
 			p.addf("tool %q entry is %d bytes, budget %d", t.Name, t.EntryBytes, b.MaxToolBytes)
 		}
 	}
 	return p.list
+}
+
+// toolsetOrder lists the catalog's toolsets in order of first use.
+func toolsetOrder(c *Catalog) []string {
+	var out []string
+	for _, t := range c.Tools {
+		if !slices.Contains(out, t.Toolset) {
+			out = append(out, t.Toolset)
+		}
+	}
+	return out
 }
 
 // resourceTemplates builds the templates exactly as the generated

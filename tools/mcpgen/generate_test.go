@@ -71,34 +71,96 @@ func TestGeneratedUpToDate(t *testing.T) {
 }
 
 // TestRealCatalogRules checks the PDPP catalog keeps the surface rules that
-// the lint cannot express generically.
+// the lint cannot express generically: the footprint ceilings of the issue,
+// descriptions that say read-only or mutating, name their RS endpoint and
+// point to the instructions or a discovery tool, hints that fit each tool,
+// and the guidance homes for connection_id recovery and webhook signing.
 func TestRealCatalogRules(t *testing.T) {
 	chdirRoot(t)
 	_, c, err := generate(realOptions)
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
-	if c.footprint.ToolsListBytes > c.catalog.Budgets.MaxToolsListBytes {
-		t.Fatalf("tools/list %d bytes over budget %d", c.footprint.ToolsListBytes, c.catalog.Budgets.MaxToolsListBytes)
+	b := c.catalog.Budgets
+	t.Run("budgets", func(t *testing.T) {
+		const allCeiling, readCeiling = 16 << 10, 11 << 10
+		if b.MaxToolsListBytes <= 0 || b.MaxToolsListBytes > allCeiling {
+			t.Errorf("max_tools_list_bytes = %d, want a budget of at most %d", b.MaxToolsListBytes, allCeiling)
+		}
+		if got := b.MaxToolsetListBytes["read"]; got <= 0 || got > readCeiling {
+			t.Errorf("max_toolset_list_bytes.read = %d, want a budget of at most %d", got, readCeiling)
+		}
+		if c.footprint.ToolsListBytes > b.MaxToolsListBytes {
+			t.Errorf("tools/list %d bytes over budget %d", c.footprint.ToolsListBytes, b.MaxToolsListBytes)
+		}
+		for _, ts := range c.footprint.Toolsets {
+			if max := b.MaxToolsetListBytes[ts.Name]; max > 0 && ts.ToolsListBytes > max {
+				t.Errorf("toolset %s: tools/list %d bytes over budget %d", ts.Name, ts.ToolsListBytes, max)
+			}
+		}
+	})
+	t.Run("guidance homes", func(t *testing.T) {
+		want := map[string]string{
+			"ambiguous_connection":  homeInstructions,
+			"available_connections": homeInstructions,
+			"webhook-signature":     eventsDiscoveryTool,
+			"HMAC":                  eventsDiscoveryTool,
+			"retries":               eventsDiscoveryTool,
+		}
+		for phrase, home := range want {
+			if got := c.catalog.GuidanceHomes[phrase]; got != home {
+				t.Errorf("guidance_homes[%q] = %q, want %q", phrase, got, home)
+			}
+		}
+	})
+	// Expected hints: readOnly, destructive, idempotent, openWorld.
+	hints := map[string][4]bool{
+		eventsDiscoveryTool:         {true, false, true, false},
+		"create_event_subscription": {false, false, false, true},
+		"list_event_subscriptions":  {true, false, true, false},
+		"get_event_subscription":    {true, false, true, false},
+		"update_event_subscription": {false, false, true, true},
+		"delete_event_subscription": {false, true, true, false},
+		"send_test_event":           {false, false, false, true},
 	}
+	readOnlySet := [4]bool{true, false, true, false}
 	for _, tool := range c.catalog.Tools {
 		t.Run(tool.Name, func(t *testing.T) {
-			if !strings.Contains(tool.Description, "Read-only") {
-				t.Errorf("description does not say it is read-only: %q", tool.Description)
-			}
-			if !strings.Contains(tool.Description, "/v1/") {
-				t.Errorf("description does not name its RS endpoint: %q", tool.Description)
-			}
-			if strings.Contains(strings.ToLower(tool.Description), "hidden") {
-				t.Errorf("description calls output hidden: %q", tool.Description)
-			}
 			a := tool.Annotations
-			if !*a.ReadOnlyHint || *a.DestructiveHint || !*a.IdempotentHint || *a.OpenWorldHint {
-				t.Errorf("hints are not the read-only set: %+v", a)
+			got := [4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
+			want, ok := hints[tool.Name]
+			switch {
+			case tool.Toolset == "read":
+				want = readOnlySet
+			case !ok:
+				t.Fatalf("toolset %s tool has no expected hints in this test", tool.Toolset)
+			}
+			if got != want {
+				t.Errorf("hints (readOnly, destructive, idempotent, openWorld) = %v, want %v", got, want)
+			}
+			d := tool.Description
+			if *a.ReadOnlyHint && !strings.Contains(d, "Read-only") {
+				t.Errorf("read-only tool does not say Read-only: %q", d)
+			}
+			if !*a.ReadOnlyHint && !strings.Contains(d, "Mutating") {
+				t.Errorf("mutating tool does not say Mutating: %q", d)
+			}
+			if !strings.Contains(d, "/v1/") {
+				t.Errorf("description does not name its RS endpoint: %q", d)
+			}
+			if tool.Name != eventsDiscoveryTool && !strings.Contains(d, "server instructions") && !strings.Contains(d, eventsDiscoveryTool) {
+				t.Errorf("description points neither to the server instructions nor to %s: %q", eventsDiscoveryTool, d)
+			}
+			if strings.Contains(strings.ToLower(d), "hidden") {
+				t.Errorf("description calls output hidden: %q", d)
 			}
 		})
 	}
 }
+
+// eventsDiscoveryTool is the one tool that holds event-subscription
+// signing, delivery and preflight guidance.
+const eventsDiscoveryTool = "discover_event_subscription_capabilities"
 
 // catalogCases are every catalog the schema tests compile.
 func catalogCases(t *testing.T) []struct {
@@ -291,6 +353,37 @@ func TestGeneratedPackageBuilds(t *testing.T) {
 			cmd := exec.Command("go", "vet", "./"+filepath.ToSlash(dir))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("go vet of generated %s package: %v\n%s", cc.name, err, out)
+			}
+		})
+	}
+}
+
+// TestToolsetFootprint checks the per-toolset tools/list sizes: each is the
+// size of a tools/list holding only that toolset's tools, so the sizes add
+// up to the whole list plus one `{"tools":[]}` wrapper less a comma for
+// every extra toolset.
+func TestToolsetFootprint(t *testing.T) {
+	for _, cc := range catalogCases(t) {
+		t.Run(cc.name, func(t *testing.T) {
+			_, c, err := generate(cc.opt)
+			if err != nil {
+				t.Fatalf("generate: %v", err)
+			}
+			fp := c.footprint
+			if len(fp.Toolsets) != len(toolsetOrder(c.catalog)) {
+				t.Fatalf("measured %d toolsets, catalog has %v", len(fp.Toolsets), toolsetOrder(c.catalog))
+			}
+			sum, tools := 0, 0
+			for _, ts := range fp.Toolsets {
+				sum += ts.ToolsListBytes
+				tools += ts.Tools
+			}
+			wrapper := len(`{"tools":[]}`)
+			if want := fp.ToolsListBytes + (len(fp.Toolsets)-1)*(wrapper-1); sum != want {
+				t.Errorf("toolset sizes add up to %d, want %d (whole list %d)", sum, want, fp.ToolsListBytes)
+			}
+			if tools != len(c.catalog.Tools) {
+				t.Errorf("toolsets hold %d tools, catalog %d", tools, len(c.catalog.Tools))
 			}
 		})
 	}

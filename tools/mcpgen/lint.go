@@ -127,8 +127,85 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		}
 	}
 
+	lintToolsetBudgets(&p, c)
+	lintGuidanceHomes(&p, c, instructions)
 	lintRepeatedSentences(&p, c, instructions)
 	return p.list
+}
+
+// lintToolsetBudgets checks that every per-toolset budget names a toolset
+// of the catalog and is positive.
+func lintToolsetBudgets(p *problems, c *Catalog) {
+	sets := map[string]bool{}
+	for _, t := range c.Tools {
+		sets[t.Toolset] = true
+	}
+	for _, name := range sortedKeys(c.Budgets.MaxToolsetListBytes) {
+		if !sets[name] {
+			p.addf("max_toolset_list_bytes: toolset %q has no tools", name)
+		}
+		if c.Budgets.MaxToolsetListBytes[name] <= 0 {
+			p.addf("max_toolset_list_bytes: budget of toolset %q must be positive", name)
+		}
+	}
+}
+
+// lintGuidanceHomes checks that each guidance phrase is said at its home
+// and nowhere else: not in another tool's description, argument or output
+// descriptions, nor in the instructions unless they are the home.
+func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
+	tools := map[string]bool{}
+	for _, t := range c.Tools {
+		tools[t.Name] = true
+	}
+	for _, phrase := range sortedKeys(c.GuidanceHomes) {
+		home := c.GuidanceHomes[phrase]
+		where := fmt.Sprintf("guidance %q", phrase)
+		if strings.TrimSpace(phrase) == "" {
+			p.addf("guidance_homes: a phrase is empty")
+			continue
+		}
+		if home != homeInstructions && !tools[home] {
+			p.addf("%s: home %q is neither %q nor a tool of the catalog", where, home, homeInstructions)
+			continue
+		}
+		atHome := false
+		for _, place := range guidancePlaces(c, instructions) {
+			if !containsFold(place.text, phrase) {
+				continue
+			}
+			if place.owner == home {
+				atHome = true
+				continue
+			}
+			p.addf("%s belongs to %s but appears in %s", where, home, place.name)
+		}
+		if !atHome {
+			p.addf("%s does not appear at its home %s", where, home)
+		}
+	}
+}
+
+// guidancePlace is one text a client reads, with the home that owns it: the
+// instructions, or the tool whose description or field it is.
+type guidancePlace struct{ owner, name, text string }
+
+func guidancePlaces(c *Catalog, instructions string) []guidancePlace {
+	places := []guidancePlace{{homeInstructions, "the instructions", instructions}}
+	for _, t := range c.Tools {
+		places = append(places, guidancePlace{t.Name, fmt.Sprintf("tool %q description", t.Name), t.Description})
+		for _, a := range t.Args {
+			places = append(places, guidancePlace{t.Name, fmt.Sprintf("tool %q arg %q", t.Name, a.Name), a.Description})
+		}
+		for _, o := range t.Output {
+			places = append(places, guidancePlace{t.Name, fmt.Sprintf("tool %q output %q", t.Name, o.Name), o.Description})
+		}
+	}
+	return places
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
 
 func lintArg(p *problems, b Budgets, tool string, a Arg) {

@@ -39,6 +39,12 @@ func TestLintRules(t *testing.T) {
 		{"default_outside_enum.yaml", `default "sideways" is not in the enum`},
 		{"missing_output.yaml", "output must declare at least one structuredContent property"},
 		{"bad_uri_template.yaml", "is not a valid URI template"},
+		{"toolset_budget.yaml", `tools/list of toolset "health" alone is`},
+		{"toolset_budget_unknown.yaml", `max_toolset_list_bytes: toolset "admin" has no tools`},
+		{"guidance_elsewhere.yaml", `guidance "zebra crossing" belongs to list_items but appears in tool "ping" description`},
+		{"guidance_in_instructions.yaml", `guidance "page with limit" belongs to list_items but appears in the instructions`},
+		{"guidance_not_at_home.yaml", `guidance "zebra crossing" does not appear at its home list_items`},
+		{"guidance_unknown_home.yaml", `guidance "zebra crossing": home "nowhere" is neither "instructions" nor a tool of the catalog`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {

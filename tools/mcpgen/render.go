@@ -28,8 +28,21 @@ type fileData struct {
 	NeedKit          bool // a Validate method calls mcpkit
 	Budgets          Budgets
 	HeadChars        int
+	LongSentence     int
 	FP               footprint
+	ToolsetRows      []toolsetRow
+	MustMentionLit   string // Go []string literal
+	GuidanceRows     []guidanceRow
 }
+
+// toolsetRow is one toolset's measured tools/list size and budget.
+type toolsetRow struct {
+	Name         string
+	Tools, Bytes int
+	Budget       int // 0: none
+}
+
+type guidanceRow struct{ Phrase, Home string }
 
 type toolData struct {
 	Name, Camel, ArgsType, Toolset    string
@@ -142,7 +155,18 @@ func templateData(c *compiled) (*fileData, error) {
 		InstructionsExpr: multilineLiteral(c.instructions),
 		Budgets:          cat.Budgets,
 		HeadChars:        cat.Budgets.headChars(),
+		LongSentence:     cat.Budgets.longSentenceChars(),
 		FP:               c.footprint,
+		MustMentionLit:   stringsLiteral(cat.Budgets.InstructionsMustMention),
+	}
+	for _, ts := range c.footprint.Toolsets {
+		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
+			Name: ts.Name, Tools: ts.Tools, Bytes: ts.ToolsListBytes,
+			Budget: cat.Budgets.MaxToolsetListBytes[ts.Name],
+		})
+	}
+	for _, phrase := range sortedKeys(cat.GuidanceHomes) {
+		d.GuidanceRows = append(d.GuidanceRows, guidanceRow{Phrase: phrase, Home: cat.GuidanceHomes[phrase]})
 	}
 	seenSet := map[string]bool{}
 	for _, t := range cat.Tools {
@@ -284,6 +308,15 @@ func defaultLiteral(a Arg) (string, error) {
 		return strconv.FormatBool(a.Default.(bool)), nil
 	}
 	return "", fmt.Errorf("default is not supported for type %s", a.Type)
+}
+
+// stringsLiteral writes a Go []string literal.
+func stringsLiteral(list []string) string {
+	quoted := make([]string, len(list))
+	for i, v := range list {
+		quoted[i] = strconv.Quote(v)
+	}
+	return "[]string{" + strings.Join(quoted, ", ") + "}"
 }
 
 // rawLiteral writes s as a raw string literal when it can, else quoted.

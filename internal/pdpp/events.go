@@ -1,0 +1,716 @@
+package pdpp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+)
+
+// The events toolset manages the webhook subscriptions of the bearer's own
+// grant (/v1/event-subscriptions). Signing, delivery and preflight guidance
+// is said once, by DiscoverEventSubscriptionCapabilities; the other tools
+// only act. A signing secret appears only in the structured output of the
+// create result, never in content[] text and never in a later result.
+
+// protectedResourcePath is the RS metadata document (RFC 9728) whose
+// capabilities.client_event_subscriptions advertises the subscription rules.
+const protectedResourcePath = ".well-known/oauth-protected-resource"
+
+// maxListedLines bounds the per-item lines of list-like event texts; the
+// structured output keeps every item.
+const maxListedLines = 50
+
+// Adapter error codes of the events toolset.
+const (
+	codeInvalidCallbackURL    = "invalid_callback_url"
+	codeInvalidStreams        = "invalid_streams"
+	codeInvalidSubscriptionID = "invalid_subscription_id"
+	codeBadResponse           = "rs_bad_response"
+)
+
+// subscriptionIDPattern accepts RS subscription ids (sub_...) and refuses
+// anything that could change the request path (slashes, dot segments).
+var subscriptionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
+
+// eventType is one event type a subscription may receive.
+type eventType struct {
+	Type    string `json:"type"`
+	Meaning string `json:"meaning,omitempty"`
+}
+
+// profileEventTypes are the event types of the PDPP reference profile for
+// client event subscriptions, used when the RS does not list its own.
+var profileEventTypes = []eventType{
+	{"pdpp.records.changed", "records changed in a subscribed stream; data carries stream, connection_id and a changes_since cursor for query_records, never record bodies"},
+	{"pdpp.grant.revoked", "the grant was revoked; the subscription becomes disabled_revoked and cannot be re-enabled"},
+	{"pdpp.subscription.verify", "sent after create (and when an unverified subscription is re-enabled); answer it to activate the subscription"},
+	{"pdpp.subscription.test", "sent by send_test_event"},
+}
+
+// profileSigning is the Standard Webhooks signing profile of the PDPP
+// reference RS, used for every key the RS does not advertise itself.
+func profileSigning() map[string]any {
+	return map[string]any{
+		"profile":            "standard-webhooks",
+		"algorithm":          "HMAC-SHA256",
+		"id_header":          "webhook-id",
+		"timestamp_header":   "webhook-timestamp",
+		"signature_header":   "webhook-signature",
+		"signed_payload":     "{webhook-id}.{webhook-timestamp}.{body}",
+		"signature_encoding": "v1,<base64>",
+		"secret_prefix":      "whsec_",
+		"key":                "the base64-decoded part of the secret after whsec_",
+		"check":              "compute the HMAC over the raw body, compare in constant time with each space-separated v1 signature, and refuse stale webhook-timestamp values",
+	}
+}
+
+// profileDelivery is the delivery profile of the PDPP reference RS, used for
+// every key the RS does not advertise itself.
+func profileDelivery() map[string]any {
+	return map[string]any{
+		"envelope":  "CloudEvents 1.0 structured mode, POSTed as application/cloudevents+json",
+		"semantics": "at-least-once, after the change is committed; deduplicate on webhook-id",
+		"retries":   "a non-2xx answer or no answer is retried with backoff; when attempts run out the subscription becomes disabled_failure (re-enable it with update_event_subscription)",
+		"verification": map[string]any{
+			"event":  "pdpp.subscription.verify",
+			"answer": `HTTP 2xx with the JSON body {"challenge": "<data.challenge>"}`,
+			"until":  "the subscription stays pending_verification",
+		},
+		"callback_url": "https; http only on a loopback host (localhost, 127.0.0.0/8, ::1) for local testing; at most 2048 characters",
+		"statuses": map[string]any{
+			"pending_verification": "waiting for the verify answer",
+			"active":               "delivering",
+			"disabled":             "stopped by the client; update_event_subscription enabled=true resumes it",
+			"disabled_failure":     "stopped after failed deliveries; re-enable it the same way",
+			"disabled_revoked":     "the grant was revoked; final",
+			"deleted":              "gone; get answers not_found",
+		},
+	}
+}
+
+// preflightSteps are the steps before and after creating a subscription.
+var preflightSteps = []string{
+	"Run a receiver the RS can reach at an https callback_url (http only on localhost, 127.0.0.0/8 or ::1).",
+	`Make it answer pdpp.subscription.verify with HTTP 2xx and {"challenge": "<data.challenge>"}; until then the subscription stays pending_verification.`,
+	"create_event_subscription returns the whsec_ signing secret once, in structured output only: hand it to the receiver at once; no later result shows it.",
+	"The receiver checks webhook-signature over {webhook-id}.{webhook-timestamp}.{raw body} before trusting a delivery, and ignores a webhook-id it has seen.",
+	"Call send_test_event, then confirm the receiver got a verified pdpp.subscription.test.",
+	"On pdpp.records.changed, read the changes with query_records changes_since=<data.changes_since>; events never carry record bodies.",
+}
+
+// scopeStream is one granted stream events may cover, with its connections.
+type scopeStream struct {
+	Stream      string   `json:"stream"`
+	Connections []string `json:"connection_ids"`
+}
+
+// DiscoverEventSubscriptionCapabilities serves
+// discover_event_subscription_capabilities: the RS advertisement
+// (GET /.well-known/oauth-protected-resource) completed with the PDPP
+// reference profile, and the grant's streams (GET /v1/schema).
+func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, _ mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolDiscoverEventSubscriptionCapabilities
+	if err := a.refuseOwner(ctx); err != nil {
+		return errorResult(err, tool, nil), nil
+	}
+	adv, advertised := a.subscriptionAdvertisement(ctx)
+	scope, err := a.grantScope(ctx)
+	if err != nil {
+		return errorResult(err, tool, nil), nil
+	}
+	caps := capabilities{advertised: advertised, scope: scope}
+	caps.supported, _ = adv["supported"].(bool)
+	caps.endpoint, _ = adv["endpoint"].(string)
+	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv)
+	caps.signing, caps.signingFromRS = merged(profileSigning(), adv["signing"])
+	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv["delivery"])
+	return okResult(caps.text(), caps.structured(adv)), nil
+}
+
+// subscriptionAdvertisement reads capabilities.client_event_subscriptions
+// from the RS metadata. A missing document or entry is not an error: the
+// result then says the RS does not advertise subscriptions.
+func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any, bool) {
+	resp, err := a.rs.Get(ctx, protectedResourcePath, nil)
+	if err != nil {
+		a.log.Debug("protected-resource metadata unavailable", "err", err)
+		return map[string]any{}, false
+	}
+	var doc struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(resp.Body, &doc) != nil {
+		return map[string]any{}, false
+	}
+	raw, ok := doc.Capabilities["client_event_subscriptions"]
+	var adv map[string]any
+	if !ok || json.Unmarshal(raw, &adv) != nil || adv == nil {
+		return map[string]any{}, false
+	}
+	return adv, true
+}
+
+// grantScope lists the granted streams and their connections from the
+// compact schema (the full document when the RS refuses view=compact).
+func (a *Adapter) grantScope(ctx context.Context) ([]scopeStream, error) {
+	params := &rsclient.GetSchemaParams{View: ptr(rsclient.GetSchemaParamsViewCompact)}
+	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+	resp, err := a.do(ctx, req, berr)
+	if err != nil && rejectsView(err) {
+		params.View = nil
+		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+		resp, err = a.do(ctx, req, berr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Connectors []struct {
+			Streams []struct {
+				Name string `json:"name"`
+			} `json:"streams"`
+			GrantedConnections []struct {
+				ConnectionID string `json:"connection_id"`
+			} `json:"granted_connections"`
+		} `json:"connectors"`
+	}
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
+		return nil, rs.AdapterError(codeBadResponse, "the schema document is not JSON: "+err.Error(), "")
+	}
+	var out []scopeStream
+	for _, c := range doc.Connectors {
+		var conns []string
+		for _, gc := range c.GrantedConnections {
+			if gc.ConnectionID != "" {
+				conns = append(conns, gc.ConnectionID)
+			}
+		}
+		for _, st := range c.Streams {
+			if st.Name == "" {
+				continue
+			}
+			i := slices.IndexFunc(out, func(s scopeStream) bool { return s.Stream == st.Name })
+			if i < 0 {
+				out = append(out, scopeStream{Stream: st.Name, Connections: []string{}})
+				i = len(out) - 1
+			}
+			for _, id := range conns {
+				if !slices.Contains(out[i].Connections, id) {
+					out[i].Connections = append(out[i].Connections, id)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// advertisedEventTypes reads the RS's event types (strings, or objects with
+// a type) and gives the known meaning of each; without a list it returns
+// the profile's types.
+func advertisedEventTypes(adv map[string]any) ([]eventType, bool) {
+	list, ok := adv["event_types"].([]any)
+	if !ok || len(list) == 0 {
+		return profileEventTypes, false
+	}
+	var out []eventType
+	for _, item := range list {
+		var et eventType
+		switch v := item.(type) {
+		case string:
+			et.Type = v
+		case map[string]any:
+			et.Type, _ = v["type"].(string)
+			et.Meaning, _ = v["description"].(string)
+		}
+		if et.Type == "" {
+			continue
+		}
+		if et.Meaning == "" {
+			if i := slices.IndexFunc(profileEventTypes, func(p eventType) bool { return p.Type == et.Type }); i >= 0 {
+				et.Meaning = profileEventTypes[i].Meaning
+			}
+		}
+		out = append(out, et)
+	}
+	if len(out) == 0 {
+		return profileEventTypes, false
+	}
+	return out, true
+}
+
+// merged lays the RS's advertised object over the profile defaults and
+// reports whether the RS advertised anything.
+func merged(profile map[string]any, advertised any) (map[string]any, bool) {
+	adv, ok := advertised.(map[string]any)
+	if !ok || len(adv) == 0 {
+		return profile, false
+	}
+	for k, v := range adv {
+		profile[k] = v
+	}
+	return profile, true
+}
+
+// capabilities is the answer of the discovery tool.
+type capabilities struct {
+	advertised, supported                           bool
+	endpoint                                        string
+	eventTypes                                      []eventType
+	signing, delivery                               map[string]any
+	eventTypesFromRS, signingFromRS, deliveryFromRS bool
+	scope                                           []scopeStream
+}
+
+func source(fromRS bool) string {
+	if fromRS {
+		return "rs"
+	}
+	return "pdpp_profile"
+}
+
+func (c capabilities) structured(adv map[string]any) map[string]any {
+	signing := map[string]any{"source": source(c.signingFromRS)}
+	for k, v := range c.signing {
+		signing[k] = v
+	}
+	delivery := map[string]any{"source": source(c.deliveryFromRS)}
+	for k, v := range c.delivery {
+		delivery[k] = v
+	}
+	out := map[string]any{
+		"supported":   c.supported,
+		"event_types": c.eventTypes,
+		"scope":       c.scope,
+		"signing":     signing,
+		"delivery":    delivery,
+		"preflight":   preflightSteps,
+	}
+	if c.advertised {
+		out["advertisement"] = adv
+	}
+	if c.scope == nil {
+		out["scope"] = []scopeStream{}
+	}
+	return out
+}
+
+func (c capabilities) text() string {
+	var b strings.Builder
+	switch {
+	case !c.advertised:
+		b.WriteString("Event subscriptions: this RS does not advertise client_event_subscriptions in /.well-known/oauth-protected-resource; creating one may fail. Rules below are the PDPP reference profile.\n")
+	case !c.supported:
+		b.WriteString("Event subscriptions: the RS advertises them as not supported for this deployment; do not create one.\n")
+	default:
+		endpoint := c.endpoint
+		if endpoint == "" {
+			endpoint = "/v1/event-subscriptions"
+		}
+		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", endpoint)
+	}
+	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote(c.eventTypesFromRS))
+	for _, et := range c.eventTypes {
+		if et.Meaning != "" {
+			fmt.Fprintf(&b, "- %s: %s\n", et.Type, et.Meaning)
+		} else {
+			fmt.Fprintf(&b, "- %s\n", et.Type)
+		}
+	}
+	b.WriteString("Streams in this grant (create's streams may narrow them; default all):\n")
+	if len(c.scope) == 0 {
+		b.WriteString("- none visible to this grant\n")
+	}
+	for i, s := range c.scope {
+		if i == maxListedLines {
+			fmt.Fprintf(&b, "- ... %d more in structured output (scope)\n", len(c.scope)-i)
+			break
+		}
+		if len(s.Connections) > 0 {
+			fmt.Fprintf(&b, "- %s (connection_id %s)\n", s.Stream, strings.Join(s.Connections, ", "))
+		} else {
+			fmt.Fprintf(&b, "- %s\n", s.Stream)
+		}
+	}
+	fmt.Fprintf(&b, "Signing (%s): %s %v. Headers %v (event id), %v (unix seconds), %v (%v, space-separated). Signed text %v; key = %v. Check: %v.\n",
+		sourceNote(c.signingFromRS), c.signing["profile"], c.signing["algorithm"],
+		c.signing["id_header"], c.signing["timestamp_header"], c.signing["signature_header"], c.signing["signature_encoding"],
+		c.signing["signed_payload"], c.signing["key"], c.signing["check"])
+	fmt.Fprintf(&b, "Delivery (%s): %v; %v. Retries: %v. Callback URL: %v.\n",
+		sourceNote(c.deliveryFromRS), c.delivery["envelope"], c.delivery["semantics"], c.delivery["retries"], c.delivery["callback_url"])
+	if v, ok := c.delivery["verification"].(map[string]any); ok {
+		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", v["event"], v["answer"], v["until"])
+	}
+	b.WriteString("Preflight:\n")
+	for i, step := range preflightSteps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, step)
+	}
+	return b.String()
+}
+
+func sourceNote(fromRS bool) string {
+	if fromRS {
+		return "advertised by the RS"
+	}
+	return "PDPP reference profile, not advertised by this RS"
+}
+
+// CreateEventSubscription serves create_event_subscription:
+// POST /v1/event-subscriptions, after checking the callback URL and streams.
+func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.CreateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolCreateEventSubscription
+	shown := argsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, tool, shown), nil }
+	if err := checkCallbackURL(args.CallbackURL); err != nil {
+		return fail(err)
+	}
+	if err := checkStreams(args.Streams); err != nil {
+		return fail(err)
+	}
+	body := rsclient.EventSubscriptionCreateRequest{CallbackUrl: args.CallbackURL}
+	if args.Streams != nil {
+		streams := slices.Clone(args.Streams)
+		body.Filters = &rsclient.EventSubscriptionFilters{Streams: &streams}
+	}
+	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return fail(err)
+	}
+	var created map[string]any
+	if err := json.Unmarshal(resp.Body, &created); err != nil || created == nil {
+		return fail(rs.AdapterError(codeBadResponse, "the create answer is not a JSON object", ""))
+	}
+	secret, _ := created["secret"].(string)
+	sub := withoutSecrets(created).(map[string]any)
+	id, _ := sub["subscription_id"].(string)
+	status, _ := sub["status"].(string)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "Created event subscription %s: status %s, callback %s.\n", id, status, args.CallbackURL)
+	if len(args.Streams) > 0 {
+		fmt.Fprintf(&b, "Streams: %s.\n", strings.Join(args.Streams, ", "))
+	} else {
+		b.WriteString("Streams: every stream of the grant.\n")
+	}
+	if status == "pending_verification" {
+		b.WriteString("The RS now sends pdpp.subscription.verify to the callback; the subscription turns active once the receiver answers it.\n")
+	}
+	if secret != "" {
+		b.WriteString("Signing secret: in structured output (field secret), shown this once. Store it with the receiver now; no later result shows it.\n")
+	}
+	if id != "" {
+		fmt.Fprintf(&b, "next: %s to check status; %s to test delivery\n",
+			subscriptionCall(mcptools.ToolGetEventSubscription, id).Call(),
+			subscriptionCall(mcptools.ToolSendTestEvent, id).Call())
+	}
+	out := map[string]any{"subscription": sub}
+	if secret != "" {
+		out["secret"] = secret
+	}
+	return okResult(b.String(), out), nil
+}
+
+// checkCallbackURL accepts an absolute https URL without credentials, or an
+// http URL whose host is loopback (localhost, 127.0.0.0/8, ::1). It returns
+// a typed adapter error naming callback_url otherwise.
+func checkCallbackURL(raw string) error {
+	bad := func(msg string) error { return rs.AdapterError(codeInvalidCallbackURL, msg, "callback_url") }
+	if raw != strings.TrimSpace(raw) || raw == "" {
+		return bad("callback_url must be a URL without surrounding white space")
+	}
+	if len(raw) > 2048 {
+		return bad("callback_url is longer than 2048 characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
+		return bad("callback_url must be an absolute URL such as https://hooks.example.com/pdpp")
+	}
+	if u.User != nil {
+		return bad("callback_url must not carry user credentials")
+	}
+	if u.Fragment != "" {
+		return bad("callback_url must not have a #fragment")
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return nil
+	case "http":
+		if isLoopbackHost(u.Hostname()) {
+			return nil
+		}
+		return bad(fmt.Sprintf("callback_url must use https; http is accepted only on a loopback host (localhost, 127.0.0.0/8, ::1), not %q", u.Hostname()))
+	}
+	return bad(fmt.Sprintf("callback_url must use https, not %q", u.Scheme))
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkStreams refuses an explicit empty list, blank names and repeats; nil
+// (omitted) means every granted stream.
+func checkStreams(streams []string) error {
+	if streams == nil {
+		return nil
+	}
+	if len(streams) == 0 {
+		return rs.AdapterError(codeInvalidStreams, "streams is empty: name at least one granted stream, or omit streams to cover every granted stream", "streams")
+	}
+	seen := map[string]bool{}
+	for _, s := range streams {
+		if strings.TrimSpace(s) == "" {
+			return rs.AdapterError(codeInvalidStreams, "streams holds an empty name; use stream names from discover_event_subscription_capabilities (scope)", "streams")
+		}
+		if seen[s] {
+			return rs.AdapterError(codeInvalidStreams, fmt.Sprintf("stream %q is listed twice", s), "streams")
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+func checkSubscriptionID(id string) error {
+	if !subscriptionIDPattern.MatchString(id) {
+		return rs.AdapterError(codeInvalidSubscriptionID,
+			"subscription_id must be an id as create or list return it (letters, digits, _ . : -), e.g. sub_1a2b", "subscription_id")
+	}
+	return nil
+}
+
+func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
+	args := map[string]any{"subscription_id": id}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i].(string)] = extra[i+1]
+	}
+	return evidence.Continuation{Tool: tool, Arguments: args}
+}
+
+// withoutSecrets returns a copy of a decoded JSON value with every member
+// named "secret" removed, so no result after create can show a secret.
+func withoutSecrets(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, val := range t {
+			if k == "secret" {
+				continue
+			}
+			out[k] = withoutSecrets(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, val := range t {
+			out[i] = withoutSecrets(val)
+		}
+		return out
+	}
+	return v
+}
+
+// decodeSubscription reads one subscription object from an RS body, without
+// secrets.
+func decodeSubscription(body []byte, member string) (map[string]any, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil || doc == nil {
+		return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
+	}
+	if member != "" {
+		inner, ok := doc[member].(map[string]any)
+		if !ok {
+			return nil, rs.AdapterError(codeBadResponse, "the answer has no "+member+" object", "")
+		}
+		doc = inner
+	}
+	return withoutSecrets(doc).(map[string]any), nil
+}
+
+// subscriptionText renders one subscription in a few lines.
+func subscriptionText(sub map[string]any) string {
+	var b strings.Builder
+	str := func(k string) string { s, _ := sub[k].(string); return s }
+	fmt.Fprintf(&b, "Event subscription %s: status %s\n", str("subscription_id"), str("status"))
+	fmt.Fprintf(&b, "callback: %s\n", str("callback_url"))
+	if r := str("disabled_reason"); r != "" {
+		fmt.Fprintf(&b, "disabled_reason: %s\n", r)
+	}
+	if scope, ok := sub["scope"].(map[string]any); ok {
+		if streams, ok := scope["streams"].([]any); ok {
+			var parts []string
+			for _, s := range streams {
+				m, _ := s.(map[string]any)
+				name, _ := m["name"].(string)
+				if conn, _ := m["connection_id"].(string); conn != "" {
+					name += " (" + conn + ")"
+				}
+				parts = append(parts, name)
+			}
+			if len(parts) > maxListedLines {
+				parts = append(parts[:maxListedLines], fmt.Sprintf("... %d more in structured output", len(parts)-maxListedLines))
+			}
+			fmt.Fprintf(&b, "streams: %s\n", joinNonEmpty(", ", parts...))
+		}
+	}
+	if c, u := str("created_at"), str("updated_at"); c != "" || u != "" {
+		fmt.Fprintf(&b, "created %s, updated %s\n", c, u)
+	}
+	return b.String()
+}
+
+// ListEventSubscriptions serves list_event_subscriptions:
+// GET /v1/event-subscriptions.
+func (a *Adapter) ListEventSubscriptions(ctx context.Context, _ mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolListEventSubscriptions
+	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return errorResult(err, tool, nil), nil
+	}
+	var doc struct {
+		Data []any `json:"data"`
+	}
+	if err := json.Unmarshal(resp.Body, &doc); err != nil {
+		return errorResult(rs.AdapterError(codeBadResponse, "the list answer is not JSON: "+err.Error(), ""), tool, nil), nil
+	}
+	subs := withoutSecrets(doc.Data).([]any)
+	var b strings.Builder
+	switch len(subs) {
+	case 0:
+		fmt.Fprintf(&b, "No event subscriptions for this grant. Create one with %s after reading %s.\n",
+			mcptools.ToolCreateEventSubscription, mcptools.ToolDiscoverEventSubscriptionCapabilities)
+	case 1:
+		b.WriteString("1 event subscription:\n")
+	default:
+		fmt.Fprintf(&b, "%d event subscriptions:\n", len(subs))
+	}
+	for i, s := range subs {
+		if i == maxListedLines {
+			fmt.Fprintf(&b, "- ... %d more in structured output (subscriptions)\n", len(subs)-i)
+			break
+		}
+		m, _ := s.(map[string]any)
+		id, _ := m["subscription_id"].(string)
+		status, _ := m["status"].(string)
+		cb, _ := m["callback_url"].(string)
+		fmt.Fprintf(&b, "- %s  %s  %s\n", id, status, cb)
+	}
+	if len(subs) > 0 {
+		first, _ := subs[0].(map[string]any)
+		if id, _ := first["subscription_id"].(string); id != "" {
+			fmt.Fprintf(&b, "next: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
+		}
+	}
+	return okResult(b.String(), map[string]any{"subscriptions": subs}), nil
+}
+
+// GetEventSubscription serves get_event_subscription:
+// GET /v1/event-subscriptions/{subscription_id}.
+func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolGetEventSubscription
+	shown := argsMap(args)
+	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	req, berr := rsclient.NewGetEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	sub, err := decodeSubscription(resp.Body, "")
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	text := subscriptionText(sub)
+	status, _ := sub["status"].(string)
+	switch status {
+	case "active", "pending_verification":
+		text += "next: " + subscriptionCall(mcptools.ToolSendTestEvent, args.SubscriptionID).Call() + "\n"
+	case "disabled", "disabled_failure":
+		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
+	}
+	return okResult(text, map[string]any{"subscription": sub}), nil
+}
+
+// UpdateEventSubscription serves update_event_subscription:
+// PATCH /v1/event-subscriptions/{subscription_id} with {"enabled": ...}. It
+// never asks the RS to rotate the secret, so it stays idempotent.
+func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolUpdateEventSubscription
+	shown := argsMap(args)
+	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	enabled := args.Enabled
+	req, berr := rsclient.NewUpdateEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID,
+		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	sub, err := decodeSubscription(resp.Body, "subscription")
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	verb := "Disabled"
+	if enabled {
+		verb = "Enabled"
+	}
+	text := verb + " delivery. " + subscriptionText(sub)
+	return okResult(text, map[string]any{"subscription": sub}), nil
+}
+
+// DeleteEventSubscription serves delete_event_subscription:
+// DELETE /v1/event-subscriptions/{subscription_id}.
+func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolDeleteEventSubscription
+	shown := argsMap(args)
+	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	if _, err := a.do(ctx, req, berr); err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	text := fmt.Sprintf("Deleted event subscription %s; its undelivered events are dropped and no more are sent. Deleting it again changes nothing.\n", args.SubscriptionID)
+	return okResult(text, map[string]any{"subscription_id": args.SubscriptionID, "deleted": true}), nil
+}
+
+// SendTestEvent serves send_test_event:
+// POST /v1/event-subscriptions/{subscription_id}/test-event.
+func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
+	const tool = mcptools.ToolSendTestEvent
+	shown := argsMap(args)
+	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	req, berr := rsclient.NewSendTestEventRequest(a.rs.BaseURL(), args.SubscriptionID)
+	resp, err := a.do(ctx, req, berr)
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
+	var accepted struct {
+		EventID string `json:"event_id"`
+	}
+	if err := json.Unmarshal(resp.Body, &accepted); err != nil || accepted.EventID == "" {
+		return errorResult(rs.AdapterError(codeBadResponse, "the test-event answer has no event_id", ""), tool, shown), nil
+	}
+	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
+		accepted.EventID, args.SubscriptionID, accepted.EventID)
+	return okResult(text, map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID}), nil
+}
