@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -140,5 +139,3 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource) (*server.MC
 	a := pdpp.New(pdpp.Config{RS: client, Token: token, Logger: log})
 	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets}), client, nil
 }
-
-var _ = context.Background

@@ -105,7 +105,7 @@ func TestSearchWithoutProvenWindow(t *testing.T) {
 
 func TestWindowFromRealSample(t *testing.T) {
 	body := sample(t, "field-window-q-match.json")
-	v, err := RenderWindow(body, "cin_x/transcripts:tr-5", 0, func(off, lim int) string {
+	v, err := RenderWindow(body, handles.RecordRef{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"}, 0, func(off, lim int) string {
 		return fmt.Sprintf("c-%d-%d", off, lim)
 	})
 	if err != nil {
@@ -131,7 +131,7 @@ func TestWindowFromRealSample(t *testing.T) {
 
 func TestShortFieldComplete(t *testing.T) {
 	body := sample(t, "field-window-short-field-complete.json")
-	v, err := RenderWindow(body, "videos:vid-5", 0, nil)
+	v, err := RenderWindow(body, handles.RecordRef{Stream: "videos", RecordID: "vid-5"}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestWindowPaging(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := RenderWindow(tc.body, "s:r", tc.limit, nil)
+			v, err := RenderWindow(tc.body, handles.RecordRef{Stream: "s", RecordID: "r"}, tc.limit, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -57,7 +57,7 @@ func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, rol
 			fields[name] = full
 		}
 		if i < FieldsPerRecordShown {
-			brief := DescribeField(id, name, raw, FetchTextChars/4)
+			brief := full.Within(id, raw, FetchTextChars/4)
 			fmt.Fprintf(&shown, "%s: %s\n", name, brief.Line)
 			if !brief.Complete {
 				cutFields++

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,56 +10,60 @@ import (
 
 // Record is an RS `record` object.
 type Record struct {
-	ID              string                     `json:"id"`
-	Stream          string                     `json:"stream"`
-	ConnectionID    string                     `json:"connection_id"`
-	ConnectorKey    string                     `json:"connector_key"`
-	ConnectorID     string                     `json:"connector_id"`
-	EmittedAt       string                     `json:"emitted_at"`
-	RecordJSONBytes int                        `json:"record_json_bytes"`
-	Data            map[string]json.RawMessage `json:"data"`
-	// Order keeps the RS's field order; filled by DecodeRecord.
-	Order []string `json:"-"`
+	ID              string          `json:"id"`
+	Stream          string          `json:"stream"`
+	ConnectionID    string          `json:"connection_id"`
+	ConnectorKey    string          `json:"connector_key"`
+	ConnectorID     string          `json:"connector_id"`
+	EmittedAt       string          `json:"emitted_at"`
+	RecordJSONBytes int             `json:"record_json_bytes"`
+	RawData         json.RawMessage `json:"data"`
+	// Data holds each field's raw value and Order the RS's field order;
+	// both are filled by DecodeRecord.
+	Data  map[string]json.RawMessage `json:"-"`
+	Order []string                   `json:"-"`
 }
 
-// DecodeRecord decodes one record, keeping the field order of `data`.
+// DecodeRecord decodes one record, keeping the field order of `data`. The
+// body is read once; each field value stays raw until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	r.Order = objectKeys(raw, "data")
+	if err := r.splitData(); err != nil {
+		return Record{}, fmt.Errorf("not a record: %w", err)
+	}
 	return r, nil
 }
 
-// objectKeys returns the keys of the object at key `field` of raw, in order.
-func objectKeys(raw []byte, field string) []string {
-	var outer map[string]json.RawMessage
-	if json.Unmarshal(raw, &outer) != nil {
+// splitData walks the `data` object once, collecting keys in order with
+// their raw values.
+func (r *Record) splitData() error {
+	r.Data = map[string]json.RawMessage{}
+	if len(r.RawData) == 0 || string(r.RawData) == "null" {
 		return nil
 	}
-	inner, ok := outer[field]
-	if !ok {
-		return nil
-	}
-	dec := json.NewDecoder(strings.NewReader(string(inner)))
+	dec := json.NewDecoder(bytes.NewReader(r.RawData))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
+		return fmt.Errorf("data is not an object")
 	}
-	var keys []string
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return keys
+			return err
 		}
 		k, _ := t.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return err
 		}
+		if _, dup := r.Data[k]; !dup {
+			r.Order = append(r.Order, k)
+		}
+		r.Data[k] = v
 	}
-	return keys
+	return nil
 }
 
 // fieldNames returns the record's fields in RS order, falling back to sorted.
@@ -150,18 +155,8 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = fmt.Sprintf("[binary-like text, %d chars, not shown; read in bounded chunks: %s]", fv.Chars, c.Call())
 			return fv
 		}
-		fv.Kind = "text"
 		shown, cut := Cut(s, max)
-		shown = oneLine(shown)
-		fv.Value = shown
-		fv.Complete = !cut
-		if cut {
-			c := ReadFieldCall(id, name, 0, 0, "")
-			fv.Next = &c
-			fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
-		} else {
-			fv.Line = shown
-		}
+		fv.setText(id, oneLine(shown), cut)
 	case trimmed[0] == '{' || trimmed[0] == '[':
 		fv.Bytes = len(trimmed)
 		if blob, ok := blobRef(raw); ok {
@@ -208,6 +203,35 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 		}
 	}
 	return fv
+}
+
+// setText fills a text field's view from its shown part; cut says whether
+// the field continues past it.
+func (fv *FieldView) setText(id, shown string, cut bool) {
+	fv.Kind = "text"
+	fv.Value = shown
+	fv.Complete = !cut
+	fv.Next = nil
+	if !cut {
+		fv.Line = shown
+		return
+	}
+	c := ReadFieldCall(id, fv.Name, 0, 0, "")
+	fv.Next = &c
+	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
+}
+
+// Within returns the view of the same field bounded to max characters,
+// reusing the decoded text of a text field instead of decoding raw again.
+func (fv FieldView) Within(id string, raw json.RawMessage, max int) FieldView {
+	if fv.Kind != "text" {
+		return DescribeField(id, fv.Name, raw, max)
+	}
+	s, _ := fv.Value.(string)
+	shown, cut := Cut(s, max)
+	out := fv
+	out.setText(id, shown, cut || !fv.Complete)
+	return out
 }
 
 func jsonKind(trimmed string) string {

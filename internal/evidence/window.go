@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 )
 
 // FieldWindow is the RS `field_window` body.
 type FieldWindow struct {
-	Object   string `json:"object"`
-	RecordID string `json:"record_id"`
-	Stream   string `json:"stream"`
-	Field    struct {
+	Object       string `json:"object"`
+	RecordID     string `json:"record_id"`
+	ConnectionID string `json:"connection_id"`
+	Stream       string `json:"stream"`
+	Field        struct {
 		Path string `json:"path"`
 		Type string `json:"type"`
 	} `json:"field"`
@@ -54,15 +57,20 @@ type WindowState struct {
 	MatchEndChars   *int `json:"match_end_chars,omitempty"`
 }
 
-// RenderWindow renders an RS field window for record id. limit is the window
+// RenderWindow renders an RS field window of the record ref (whose connection
+// is taken from the RS answer when the caller named none). limit is the window
 // size the caller asked for (0 = RS default); it is carried into next/previous
 // so paging keeps the same size. cursorFor, when set, encodes the next window as
 // an opaque cursor for structured output.
-func RenderWindow(body []byte, id string, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
+func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
 	var fw FieldWindow
 	if err := json.Unmarshal(body, &fw); err != nil {
 		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
 	}
+	if ref.ConnectionID == "" {
+		ref.ConnectionID = fw.ConnectionID
+	}
+	id := ref.ID()
 	w := fw.Window
 	if limit <= 0 {
 		limit = w.LimitChars

@@ -61,6 +61,13 @@ func withQuery(req *http.Request, extra ...url.Values) *http.Request {
 	if req == nil {
 		return nil
 	}
+	empty := true
+	for _, vals := range extra {
+		empty = empty && len(vals) == 0
+	}
+	if empty {
+		return req
+	}
 	q := req.URL.Query()
 	for _, vals := range extra {
 		for k, v := range vals {

@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 )
@@ -97,5 +96,3 @@ func (a *Adapter) ReadBlobResource(ctx context.Context, req mcp.ReadResourceRequ
 	}
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: media, Blob: base64.StdEncoding.EncodeToString(resp.Body)}}, nil
 }
-
-var _ = evidence.BlobResourceURI

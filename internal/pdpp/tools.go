@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -83,8 +81,9 @@ func rejectsView(err error) bool {
 
 // QueryRecords serves `query_records`: GET /v1/streams/{stream}/records.
 func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsArgs) (*mcp.CallToolResult, error) {
-	shown := argsMap(args)
-	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "query_records", shown), nil }
+	fail := func(err error) (*mcp.CallToolResult, error) {
+		return errorResult(err, "query_records", argsMap(args)), nil
+	}
 	filter, err := query.EncodeFilter(args.Filter)
 	if err != nil {
 		return fail(err)
@@ -134,8 +133,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 
 // Aggregate serves `aggregate`: GET /v1/streams/{stream}/aggregate.
 func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*mcp.CallToolResult, error) {
-	shown := argsMap(args)
-	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "aggregate", shown), nil }
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "aggregate", argsMap(args)), nil }
 	switch {
 	case args.GroupBy != "" && args.GroupByTime != "":
 		return fail(rs.AdapterError("invalid_argument", "use group_by or group_by_time, not both", "group_by"))
@@ -172,8 +170,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 
 // Search serves `search`: GET /v1/search, /v1/search/semantic or /v1/search/hybrid.
 func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.CallToolResult, error) {
-	shown := argsMap(args)
-	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "search", shown), nil }
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "search", argsMap(args)), nil }
 	filter, err := query.EncodeFilter(args.Filter)
 	if err != nil {
 		return fail(err)
@@ -219,8 +216,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
 func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.CallToolResult, error) {
-	shown := argsMap(args)
-	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "fetch", shown), nil }
+	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, "fetch", argsMap(args)), nil }
 	ref, err := handles.ParseID(args.ID)
 	if err != nil {
 		return fail(err)
@@ -267,14 +263,13 @@ func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fiel
 
 // ReadRecordField serves `read_record_field`: GET .../records/{id}/field-window.
 func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordFieldArgs) (*mcp.CallToolResult, error) {
-	shown := argsMap(args)
 	w, err := windowFromArgs(args)
 	if err != nil {
-		return errorResult(err, "read_record_field", shown), nil
+		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
 	view, err := a.readWindow(ctx, w)
 	if err != nil {
-		return errorResult(err, "read_record_field", shown), nil
+		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
 	res := okResult(view.Rendered, view)
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
@@ -388,13 +383,7 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 	if err != nil {
 		return evidence.WindowView{}, err
 	}
-	id := w.Record.ID()
-	if conn := connectionOf(resp.Body); conn != "" && w.Record.ConnectionID == "" {
-		ref := w.Record
-		ref.ConnectionID = conn
-		id = ref.ID()
-	}
-	view, rerr := evidence.RenderWindow(resp.Body, id, w.Limit, func(offset, limit int) string {
+	view, rerr := evidence.RenderWindow(resp.Body, w.Record, w.Limit, func(offset, limit int) string {
 		next := w
 		next.Offset, next.Limit, next.Q, next.Before, next.After = offset, limit, "", 0, 0
 		return handles.EncodeCursor(next)
@@ -403,15 +392,6 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 		return evidence.WindowView{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
 	}
 	return view, nil
-}
-
-// connectionOf reads a top-level connection_id from an RS body, if any.
-func connectionOf(body []byte) string {
-	var v struct {
-		ConnectionID string `json:"connection_id"`
-	}
-	_ = json.Unmarshal(body, &v)
-	return v.ConnectionID
 }
 
 // checkExpand enforces the expand gate: expand on a stream whose live schema
@@ -434,6 +414,3 @@ func (a *Adapter) checkExpand(ctx context.Context, stream, connectionID string, 
 	return rs.AdapterError("invalid_expand",
 		fmt.Sprintf("stream %q advertises no expand_capabilities, so expand/expand_limit cannot be used on it; see GET /v1/schema (expand_capabilities) via the schema tool for what each stream can expand", stream), "expand")
 }
-
-var _ = url.Values{}
-var _ = strings.TrimSpace
