@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: all generate check-generated build test ci bench bench-long fuzz demo
+.PHONY: all generate check-generated build test ci bench fuzz demo
 
 all: ci
 
