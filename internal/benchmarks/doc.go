@@ -1,0 +1,7 @@
+// Package benchmarks measures what the adapter costs on top of the resource
+// server: each tool call, made through MCP, is timed against the same RS
+// request made directly, on the demo RS over loopback, and reported as a
+// ratio measured in the same run. The benchmarks live in the _test files;
+// the package exports only what tools/benchrss shares with them: the
+// workload, the direct RS client and a percentile helper.
+package benchmarks

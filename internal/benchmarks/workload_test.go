@@ -1,0 +1,220 @@
+package benchmarks
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+)
+
+// seen is one request as the RS received it.
+type seen struct {
+	path   string
+	query  url.Values
+	auth   string
+	accept string
+}
+
+// recorder keeps the requests that reach the RS.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []seen
+}
+
+func (r *recorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.reqs = append(r.reqs, seen{path: req.URL.Path, query: req.URL.Query(), auth: req.Header.Get("Authorization"), accept: req.Header.Get("Accept")})
+		r.mu.Unlock()
+		h.ServeHTTP(w, req)
+	})
+}
+
+// take returns the requests recorded since the last take.
+func (r *recorder) take() []seen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.reqs
+	r.reqs = nil
+	return out
+}
+
+// TestWorkloadDirectMatchesAdapter checks what the benchmarks compare: for
+// every measured call, in process (stdio mode) and through the HTTP transport
+// stack, the adapter (after its one-time token check) sends the RS exactly one
+// request, the same one the direct call sends, and both answers carry the
+// same records and text.
+func TestWorkloadDirectMatchesAdapter(t *testing.T) {
+	modes := []struct {
+		name    string
+		connect func(t *testing.T, rsURL string) *client.Client
+	}{
+		{"in-process", func(t *testing.T, rsURL string) *client.Client { return inProcessClient(t, rsURL) }},
+		{"http", func(t *testing.T, rsURL string) *client.Client { return httpClient(t, startAdapterHTTP(t, rsURL)) }},
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			var rec recorder
+			rsURL := startRS(t, rec.wrap)
+			direct := directClient(t, rsURL)
+			mcpc := mode.connect(t, rsURL)
+
+			// The first call made with a token also reads GET /v1/schema once
+			// to check the token kind; later calls must not repeat it.
+			if _, err := callTool(mcpc, callNamed(t, "search")); err != nil {
+				t.Fatal(err)
+			}
+			if first := rec.take(); len(first) != 2 || first[0].path != "/v1/schema" {
+				t.Fatalf("first adapter call sent %d RS requests %v, want the token check then the search", len(first), first)
+			}
+			for _, call := range Workload() {
+				t.Run(call.Name, func(t *testing.T) {
+					res, err := callTool(mcpc, call)
+					if err != nil {
+						t.Fatal(err)
+					}
+					viaAdapter := rec.take()
+					got, _, err := callDirect(direct, call)
+					if err != nil {
+						t.Fatal(err)
+					}
+					viaDirect := rec.take()
+					if len(viaAdapter) != 1 || len(viaDirect) != 1 {
+						t.Fatalf("RS requests: adapter %d, direct %d; want one each (adapter %v)", len(viaAdapter), len(viaDirect), viaAdapter)
+					}
+					a, d := viaAdapter[0], viaDirect[0]
+					if a.path != d.path || !reflect.DeepEqual(a.query, d.query) {
+						t.Errorf("adapter requested %s?%s, direct %s?%s", a.path, a.query.Encode(), d.path, d.query.Encode())
+					}
+					if a.auth != "Bearer "+ClientToken || a.auth != d.auth || a.accept != d.accept {
+						t.Errorf("headers differ: adapter auth %t accept %q, direct auth %t accept %q",
+							a.auth == "Bearer "+ClientToken, a.accept, d.auth == "Bearer "+ClientToken, d.accept)
+					}
+					if err := sameAnswer(res, got); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// sameAnswer compares an adapter result with the direct RS model.
+func sameAnswer(res *mcp.CallToolResult, direct any) error {
+	switch m := direct.(type) {
+	case *rsclient.SearchResultList:
+		var out struct {
+			Results []struct {
+				ID string `json:"id"`
+			} `json:"results"`
+		}
+		if err := structured(res, &out); err != nil {
+			return err
+		}
+		var want, got []string
+		for _, h := range m.Data {
+			conn := ""
+			if h.ConnectionId != nil {
+				conn = *h.ConnectionId
+			}
+			want = append(want, conn+"/"+h.Stream+":"+h.RecordKey)
+		}
+		for _, r := range out.Results {
+			got = append(got, r.ID)
+		}
+		if len(want) == 0 || !reflect.DeepEqual(got, want) {
+			return fmt.Errorf("search ids: adapter %v, direct %v", got, want)
+		}
+	case *rsclient.Record:
+		var out struct {
+			ID       string `json:"id"`
+			Text     string `json:"text"`
+			Metadata struct {
+				RecordID string `json:"record_id"`
+			} `json:"metadata"`
+		}
+		if err := structured(res, &out); err != nil {
+			return err
+		}
+		text, _ := (*m.Data)["text"].(string)
+		if out.ID != FetchID || out.Metadata.RecordID != m.Id || len(text) < 20000 || !strings.Contains(out.Text, text) {
+			return fmt.Errorf("fetch: adapter id %q record %q with %d text bytes; direct record %q with %d text bytes",
+				out.ID, out.Metadata.RecordID, len(out.Text), m.Id, len(text))
+		}
+	case *rsclient.FieldWindow:
+		var out struct {
+			ID     string `json:"id"`
+			Text   string `json:"text"`
+			Window struct {
+				StartChars int `json:"start_chars"`
+				EndChars   int `json:"end_chars"`
+			} `json:"window"`
+		}
+		if err := structured(res, &out); err != nil {
+			return err
+		}
+		w := m.Window
+		if out.ID != FetchID || out.Text != w.Text || out.Window.StartChars != w.StartChars || out.Window.EndChars != w.EndChars || w.Text == "" {
+			return fmt.Errorf("window: adapter %q [%d,%d) %d bytes; direct [%d,%d) %d bytes",
+				out.ID, out.Window.StartChars, out.Window.EndChars, len(out.Text), w.StartChars, w.EndChars, len(w.Text))
+		}
+	default:
+		return fmt.Errorf("unexpected direct model %T", direct)
+	}
+	return nil
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"single", ms(7), 99, 7 * time.Millisecond},
+		{"median of odd count, unsorted", ms(5, 1, 3), 50, 3 * time.Millisecond},
+		{"median of even count takes the lower", ms(4, 1, 3, 2), 50, 2 * time.Millisecond},
+		{"p99 of 100 values", ms(seq(100)...), 99, 99 * time.Millisecond},
+		{"p99 of 10 values is the max", ms(seq(10)...), 99, 10 * time.Millisecond},
+		{"p100", ms(2, 9, 4), 100, 9 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append([]time.Duration(nil), tc.in...)
+			if got := Percentile(tc.in, tc.p); got != tc.want {
+				t.Errorf("Percentile(%v, %v) = %v, want %v", tc.in, tc.p, got, tc.want)
+			}
+			for i := range in {
+				if in[i] != tc.in[i] {
+					t.Fatalf("input reordered: %v", tc.in)
+				}
+			}
+		})
+	}
+}
+
+// seq returns 1..n.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}

@@ -1,0 +1,12 @@
+// Command benchrss measures the pdpp-mcp-server process as a client sees it:
+// it builds the binary, serves a demo RS on loopback from its own process,
+// and drives the binary as a subprocess over stdio and over HTTP, reporting
+// cold start, the child's resident memory (VmRSS from /proc) as calls
+// accumulate, latency percentiles and throughput, and the same RS requests
+// made directly in the same run, as one markdown table on stdout.
+//
+//	go run ./tools/benchrss                  default run (about a minute)
+//	go run ./tools/benchrss -calls 10000     longer stdio growth check
+//
+// Linux only (it reads /proc/<pid>/status). Every address is loopback.
+package main

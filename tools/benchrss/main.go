@@ -1,0 +1,476 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+)
+
+// options are the command-line settings.
+type options struct {
+	calls     int           // stdio calls, with RSS read at each quarter
+	pairs     int           // HTTP one-client calls per path
+	clients   int           // concurrent HTTP clients
+	perClient int           // calls per concurrent client and path
+	rounds    int           // alternating adapter/direct rounds of the load
+	timeout   time.Duration // bound on the whole run
+	callLimit time.Duration // bound on one call
+	bin       string        // prebuilt server binary; empty: build one
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.calls, "calls", 1000, "stdio tool calls (mixed search/fetch/read_record_field); RSS is read at each quarter")
+	flag.IntVar(&o.pairs, "pairs", 200, "HTTP single-client calls per path (adapter and direct, interleaved)")
+	flag.IntVar(&o.clients, "clients", 50, "concurrent HTTP clients")
+	flag.IntVar(&o.perClient, "per-client", 20, "calls per concurrent HTTP client, for each of adapter and direct")
+	flag.IntVar(&o.rounds, "rounds", 2, "alternating adapter/direct rounds the concurrent calls are split into")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole run")
+	flag.DurationVar(&o.callLimit, "call-timeout", 30*time.Second, "bound on one call")
+	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
+	flag.Parse()
+	if o.calls < 4 || o.pairs < 4 || o.clients < 1 || o.rounds < 1 || o.perClient < o.rounds {
+		fmt.Fprintln(os.Stderr, "benchrss: -calls and -pairs must be at least 4, -clients and -rounds at least 1, -per-client at least -rounds")
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	rep, err := run(ctx, log, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+		os.Exit(1)
+	}
+	rep.write(os.Stdout)
+}
+
+func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
+	tmp, err := os.MkdirTemp("", "pdpp-benchrss-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	bin := o.bin
+	if bin == "" {
+		root, err := moduleRoot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bin = filepath.Join(tmp, "pdpp-mcp-server")
+		log.Info("building the server", "module", root)
+		if err := buildServer(ctx, root, bin); err != nil {
+			return nil, err
+		}
+	}
+
+	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	if err != nil {
+		return nil, fmt.Errorf("demo RS: %w", err)
+	}
+	defer rsServer.Close()
+	rsURL, err := demors.ListenAndServe(ctx, "127.0.0.1:0", rsServer)
+	if err != nil {
+		return nil, fmt.Errorf("demo RS: %w", err)
+	}
+	rsURL = strings.TrimRight(rsURL, "/")
+	cacheRoot := filepath.Join(tmp, "cache")
+	if _, err := credentials.Write(cacheRoot, credentials.File{
+		ProviderURL: rsURL,
+		Credential:  credentials.Credential{AccessToken: benchmarks.ClientToken, TokenType: "Bearer", GrantID: "grt_demo_client"},
+	}); err != nil {
+		return nil, fmt.Errorf("writing the credential: %w", err)
+	}
+	m := &meter{opt: o, work: benchmarks.Workload(), rsURL: rsURL}
+	m.direct, err = benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	rep := &report{opt: o, work: m.work}
+	rep.loadBefore = loadAverage()
+	log.Info("stdio: cold start and calls", "calls", o.calls)
+	if err := m.stdio(ctx, bin, cacheRoot, &rep.stdio); err != nil {
+		return nil, fmt.Errorf("stdio: %w", err)
+	}
+	log.Info("http: cold start, one client, then concurrent clients", "pairs", o.pairs, "clients", o.clients, "per_client", o.perClient)
+	if err := m.http(ctx, bin, &rep.http); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	rep.loadAfter = loadAverage()
+	return rep, nil
+}
+
+// meter drives the child process and the direct RS client.
+type meter struct {
+	opt    options
+	work   []benchmarks.Call
+	rsURL  string
+	direct *rsclient.ClientWithResponses
+}
+
+// latencies holds per-tool adapter and direct call times.
+type latencies struct {
+	adapter, direct map[string][]time.Duration
+}
+
+func newLatencies() latencies {
+	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}}
+}
+
+type stdioResult struct {
+	coldStart  time.Duration
+	childCPU   map[string]time.Duration // child CPU time spent per tool
+	idle       memory
+	checkpoint []int
+	mem        []memory
+	lat        latencies
+}
+
+type httpResult struct {
+	listen, coldStart time.Duration
+	idle, afterLoad   memory
+	loadPeak          int64
+	loadCPU           time.Duration // child CPU time during the concurrent load
+	lat               latencies
+	load              loadResult
+}
+
+type loadResult struct {
+	adapter, direct               []time.Duration
+	adapterElapsed, directElapsed time.Duration
+}
+
+func (m *meter) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, m.opt.callLimit)
+}
+
+func (m *meter) callAdapter(ctx context.Context, c *client.Client, call benchmarks.Call) (time.Duration, error) {
+	ctx, cancel := m.callCtx(ctx)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = call.Tool
+	req.Params.Arguments = call.Args
+	start := time.Now()
+	res, err := c.CallTool(ctx, req)
+	d := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", call.Name, err)
+	}
+	if res.IsError {
+		return 0, fmt.Errorf("%s: tool error", call.Name)
+	}
+	return d, nil
+}
+
+func (m *meter) callDirect(ctx context.Context, c *rsclient.ClientWithResponses, call benchmarks.Call) (time.Duration, error) {
+	ctx, cancel := m.callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	if _, _, err := call.Direct(ctx, c); err != nil {
+		return 0, fmt.Errorf("%s direct: %w", call.Name, err)
+	}
+	return time.Since(start), nil
+}
+
+// pair makes call through the adapter and directly, alternating which goes
+// first, and records both times.
+func (m *meter) pair(ctx context.Context, c *client.Client, call benchmarks.Call, i int, into latencies) error {
+	steps := []func() error{
+		func() error {
+			d, err := m.callAdapter(ctx, c, call)
+			into.adapter[call.Name] = append(into.adapter[call.Name], d)
+			return err
+		},
+		func() error {
+			d, err := m.callDirect(ctx, m.direct, call)
+			into.direct[call.Name] = append(into.direct[call.Name], d)
+			return err
+		},
+	}
+	if (i/len(m.work))%2 == 1 {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func initialize(ctx context.Context, c *client.Client) error {
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "benchrss", Version: "0"}
+	_, err := c.Initialize(ctx, req)
+	return err
+}
+
+// stdio spawns the server over stdio, times spawn to the initialize reply,
+// then makes the calls, reading the child's memory at each quarter.
+func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
+	var cmd *exec.Cmd
+	spawn := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+		cmd = exec.CommandContext(ctx, command, args...)
+		cmd.Env = append(os.Environ(), env...)
+		return cmd, nil
+	}
+	start := time.Now()
+	c, err := client.NewStdioMCPClientWithOptions(bin, nil,
+		[]string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot},
+		mcptransport.WithCommandFunc(spawn))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ictx, cancel := m.callCtx(ctx)
+	err = initialize(ictx, c)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	out.coldStart = time.Since(start)
+	pid := cmd.Process.Pid
+	if out.idle, err = readMemory(pid); err != nil {
+		return err
+	}
+	out.lat = newLatencies()
+	out.childCPU = map[string]time.Duration{}
+	n := m.opt.calls
+	for q := 1; q <= 4; q++ {
+		out.checkpoint = append(out.checkpoint, n*q/4)
+	}
+	// The child is idle between calls, so the CPU it used from one call's
+	// start to the next one's belongs to the first.
+	cpu, err := readCPU(pid)
+	if err != nil {
+		return err
+	}
+	next := 0
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped after %d calls: %w", i, err)
+		}
+		call := m.work[i%len(m.work)]
+		if err := m.pair(ctx, c, call, i, out.lat); err != nil {
+			return err
+		}
+		now, err := readCPU(pid)
+		if err != nil {
+			return err
+		}
+		out.childCPU[call.Name] += now - cpu
+		cpu = now
+		if i+1 == out.checkpoint[next] {
+			mem, err := readMemory(pid)
+			if err != nil {
+				return err
+			}
+			out.mem = append(out.mem, mem)
+			next++
+		}
+	}
+	return nil
+}
+
+// http starts the server in HTTP mode, times it to its listen log line and
+// to the first initialize reply, runs the one-client pairs, then the
+// concurrent load through the adapter and directly.
+func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
+	cmd := exec.CommandContext(ctx, bin, "http", "--provider-url", m.rsURL, "--listen", "127.0.0.1:0")
+	cmd.Env = os.Environ()
+	watch := newListenWatcher()
+	cmd.Stderr = watch
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer stopChild(cmd, exited)
+	addr, err := waitListen(watch, exited, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	out.listen = time.Since(start)
+	mcpURL := "http://" + addr + "/mcp"
+	first, err := m.httpClient(ctx, mcpURL)
+	if err != nil {
+		return err
+	}
+	defer first.Close()
+	out.coldStart = time.Since(start)
+	pid := cmd.Process.Pid
+	if out.idle, err = readMemory(pid); err != nil {
+		return err
+	}
+
+	out.lat = newLatencies()
+	for i := range m.opt.pairs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := m.pair(ctx, first, m.work[i%len(m.work)], i, out.lat); err != nil {
+			return err
+		}
+	}
+
+	clients := make([]*client.Client, m.opt.clients)
+	directs := make([]*rsclient.ClientWithResponses, m.opt.clients)
+	for i := range clients {
+		if clients[i], err = m.httpClient(ctx, mcpURL); err != nil {
+			return err
+		}
+		defer clients[i].Close()
+		if directs[i], err = benchmarks.NewDirectClient(m.rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient()); err != nil {
+			return err
+		}
+	}
+	stop := make(chan struct{})
+	var peak int64
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if mem, err := readMemory(pid); err == nil {
+				peak = max(peak, mem.RSS)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	cpuBefore, err := readCPU(pid)
+	if err != nil {
+		return err
+	}
+	// Alternate adapter and direct phases in rounds (adapter, direct,
+	// direct, adapter, ...) so a change in machine load hits both alike.
+	var loadErr error
+	for r := range m.opt.rounds {
+		per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
+		for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
+			if adapterPhase {
+				lat, el, err := m.concurrent(ctx, per, func(i int, call benchmarks.Call) (time.Duration, error) {
+					return m.callAdapter(ctx, clients[i], call)
+				})
+				out.load.adapter, out.load.adapterElapsed = append(out.load.adapter, lat...), out.load.adapterElapsed+el
+				loadErr = errors.Join(loadErr, err)
+			} else {
+				lat, el, err := m.concurrent(ctx, per, func(i int, call benchmarks.Call) (time.Duration, error) {
+					return m.callDirect(ctx, directs[i], call)
+				})
+				out.load.direct, out.load.directElapsed = append(out.load.direct, lat...), out.load.directElapsed+el
+				loadErr = errors.Join(loadErr, err)
+			}
+			if loadErr != nil {
+				break
+			}
+		}
+		if loadErr != nil {
+			break
+		}
+	}
+	close(stop)
+	sampler.Wait()
+	out.loadPeak = peak
+	if loadErr != nil {
+		return loadErr
+	}
+	if out.afterLoad, err = readMemory(pid); err != nil {
+		return err
+	}
+	cpuAfter, err := readCPU(pid)
+	if err != nil {
+		return err
+	}
+	out.loadCPU = cpuAfter - cpuBefore
+	return nil
+}
+
+func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, error) {
+	c, err := client.NewStreamableHttpClient(mcpURL,
+		mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + benchmarks.ClientToken}),
+		mcptransport.WithHTTPBasicClient(benchmarks.NewHTTPClient()))
+	if err != nil {
+		return nil, err
+	}
+	ictx, cancel := m.callCtx(ctx)
+	defer cancel()
+	if err := c.Start(ictx); err != nil {
+		return nil, err
+	}
+	if err := initialize(ictx, c); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
+
+// concurrent runs opt.clients goroutines, each making per calls over the
+// workload (client i starts at call i), and returns all latencies and the
+// wall time.
+func (m *meter) concurrent(ctx context.Context, per int, call func(client int, c benchmarks.Call) (time.Duration, error)) ([]time.Duration, time.Duration, error) {
+	lats := make([][]time.Duration, m.opt.clients)
+	errs := make([]error, m.opt.clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range m.opt.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range per {
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					return
+				}
+				d, err := call(i, m.work[(i+k)%len(m.work)])
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				lats[i] = append(lats[i], d)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	return all, elapsed, errors.Join(errs...)
+}
+
+// stopChild interrupts the child and waits a little for exited (the result
+// of its Wait), then kills it.
+func stopChild(cmd *exec.Cmd, exited <-chan error) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}

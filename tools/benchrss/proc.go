@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// memory is one reading of a process's resident set, in bytes.
+type memory struct {
+	RSS  int64 // VmRSS: resident now
+	Peak int64 // VmHWM: highest resident so far
+}
+
+// readMemory reads VmRSS and VmHWM of pid from /proc.
+func readMemory(pid int) (memory, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return memory{}, fmt.Errorf("reading the child's memory (Linux /proc needed): %w", err)
+	}
+	return parseStatus(string(b))
+}
+
+// parseStatus extracts VmRSS and VmHWM from the text of /proc/<pid>/status.
+func parseStatus(s string) (memory, error) {
+	var m memory
+	var haveRSS, havePeak bool
+	for _, line := range strings.Split(s, "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
+		}
+		if name == "VmRSS" {
+			m.RSS, haveRSS = kb*1024, true
+		} else {
+			m.Peak, havePeak = kb*1024, true
+		}
+	}
+	if !haveRSS || !havePeak {
+		return memory{}, errors.New("no VmRSS/VmHWM in /proc status")
+	}
+	return m, nil
+}
+
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// readCPU returns the user plus system CPU time pid has used.
+func readCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("reading the child's CPU time (Linux /proc needed): %w", err)
+	}
+	return parseStat(string(b))
+}
+
+// parseStat extracts utime+stime from the text of /proc/<pid>/stat. The
+// command name (field 2) is in parentheses and may hold spaces, so fields are
+// counted after its closing parenthesis: utime and stime are fields 14 and 15.
+func parseStat(s string) (time.Duration, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("unexpected /proc stat text")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("unexpected /proc stat text")
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unexpected /proc stat field %q", v)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// loadAverage returns the first three fields of /proc/loadavg (1, 5 and 15
+// minute load averages), or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// buildServer builds ./cmd/pdpp-mcp-server of the module in dir into out.
+func buildServer(ctx context.Context, moduleDir, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/pdpp-mcp-server")
+	cmd.Dir = moduleDir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build ./cmd/pdpp-mcp-server: %w", err)
+	}
+	return nil
+}
+
+// moduleRoot returns the directory of the main module (where go.mod is).
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run benchrss from inside the pdpp-mcp module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// listenAddr matches the HTTP server's startup log line, e.g.
+// `level=INFO msg="serving MCP over HTTP" addr=127.0.0.1:40123 endpoint=/mcp`.
+var listenAddr = regexp.MustCompile(`msg="serving MCP over HTTP".* addr=(\S+)`)
+
+// parseListenAddr returns the address logged by the HTTP server, if line is
+// its startup line. Only loopback addresses are accepted.
+func parseListenAddr(line string) (string, bool, error) {
+	m := listenAddr.FindStringSubmatch(line)
+	if m == nil {
+		return "", false, nil
+	}
+	host, _, err := net.SplitHostPort(m[1])
+	if err != nil {
+		return "", true, fmt.Errorf("bad listen address %q: %w", m[1], err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return "", true, fmt.Errorf("the server listens on %q, not a loopback address", m[1])
+	}
+	return m[1], true, nil
+}
+
+// listenWatcher is the child's stderr in HTTP mode: it looks for the startup
+// line in the first megabyte written and discards everything (access logs
+// included) after it.
+type listenWatcher struct {
+	mu      sync.Mutex
+	buf     []byte
+	seen    int
+	settled bool
+	found   chan listenResult // receives one result
+}
+
+type listenResult struct {
+	addr string
+	err  error
+}
+
+const listenScanLimit = 1 << 20
+
+func newListenWatcher() *listenWatcher {
+	return &listenWatcher{found: make(chan listenResult, 1)}
+}
+
+func (w *listenWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.settled {
+		return len(p), nil
+	}
+	w.seen += len(p)
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if addr, ok, err := parseListenAddr(line); ok {
+			w.settle(listenResult{addr, err})
+			return len(p), nil
+		}
+	}
+	if w.seen > listenScanLimit {
+		w.settle(listenResult{err: fmt.Errorf("no listen address in the first %d bytes of the server's log", listenScanLimit)})
+	}
+	return len(p), nil
+}
+
+func (w *listenWatcher) settle(r listenResult) {
+	w.settled, w.buf = true, nil
+	w.found <- r
+}
+
+// waitListen waits for the watcher's result, the child's exit or timeout.
+func waitListen(w *listenWatcher, exited <-chan error, timeout time.Duration) (string, error) {
+	select {
+	case r := <-w.found:
+		return r.addr, r.err
+	case err := <-exited:
+		return "", fmt.Errorf("the server exited before it logged its listen address: %v", err)
+	case <-time.After(timeout):
+		return "", fmt.Errorf("no listen address logged within %s", timeout)
+	}
+}
