@@ -143,6 +143,8 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/credentials", "FuzzFileName"},
 	{"./internal/mcpkit", "FuzzDecodeArgs"},
 	{"./internal/transport", "FuzzMCPBody"},
+	{"./internal/papers", "FuzzParseURI"},
+	{"./internal/papers/store", "FuzzRewriteQuery"},
 }
 
 func fuzzSmoke(d time.Duration) error {

@@ -1,0 +1,337 @@
+package papercli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
+)
+
+// Transport scenarios of seed 002, served by the http command.
+
+// Scenario: Initialize MCP capabilities.
+func TestScenarioInitializeCapabilities(t *testing.T) {
+	url := startHTTP(t, httpFlags{})
+	resp, body := do(t, http.MethodPost, url, initializeBody, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, Content-Type %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatal("a session id was issued")
+	}
+	var r struct {
+		Result struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+			Instructions string                     `json:"instructions"`
+			ServerInfo   struct{ Name string }      `json:"serverInfo"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	var caps []string
+	for k := range r.Result.Capabilities {
+		caps = append(caps, k)
+	}
+	slices.Sort(caps)
+	if !slices.Equal(caps, []string{"resources", "tools"}) {
+		t.Fatalf("capabilities %v, want exactly resources and tools", caps)
+	}
+	if r.Result.Instructions == "" || r.Result.ServerInfo.Name != "paper-snapshot" {
+		t.Fatalf("instructions %q server %q", r.Result.Instructions, r.Result.ServerInfo.Name)
+	}
+	// No prompts: prompts/list is not a method of this server.
+	_, body = do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":3,"method":"prompts/list"}`, map[string]string{"MCP-Protocol-Version": "2025-06-18"})
+	if !strings.Contains(body, `"error"`) {
+		t.Fatalf("prompts/list answered: %s", body)
+	}
+}
+
+// Scenario: GET not supported.
+func TestScenarioGetNotSupported(t *testing.T) {
+	url := startHTTP(t, httpFlags{})
+	for _, header := range []map[string]string{nil, {"Accept": "text/event-stream"}} {
+		resp, body := do(t, http.MethodGet, url, "", header)
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("GET %v: status %d: %s", header, resp.StatusCode, body)
+		}
+	}
+}
+
+// Scenario: Invalid protocol version.
+func TestScenarioInvalidProtocolVersion(t *testing.T) {
+	url := startHTTP(t, httpFlags{})
+	tests := []struct {
+		name, version string
+		want          int
+	}{
+		{"unsupported", "1999-01-01", http.StatusBadRequest},
+		{"garbage", "latest", http.StatusBadRequest},
+		{"supported", "2025-06-18", http.StatusOK},
+		{"absent means 2025-03-26", "", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.version != "" {
+				h["MCP-Protocol-Version"] = tc.version
+			}
+			resp, body := do(t, http.MethodPost, url, toolsListBody, h)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
+			}
+		})
+	}
+}
+
+// Scenario: Reject disallowed origin.
+func TestScenarioRejectDisallowedOrigin(t *testing.T) {
+	url := startHTTP(t, httpFlags{origins: "https://app.example, http://localhost:5173"})
+	tests := []struct {
+		origin string
+		want   int
+	}{
+		{"https://evil.example", http.StatusForbidden},
+		{"http://localhost:5174", http.StatusForbidden},
+		{"https://app.example", http.StatusOK},
+		{"http://localhost:5173", http.StatusOK},
+		{"", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.origin, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.origin != "" {
+				h["Origin"] = tc.origin
+			}
+			resp, body := do(t, http.MethodPost, url, toolsListBody, h)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
+			}
+		})
+	}
+}
+
+func TestBearerTokenOnlyWhenConfigured(t *testing.T) {
+	open := startHTTP(t, httpFlags{})
+	if resp, body := do(t, http.MethodPost, open, toolsListBody, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("no token configured: %d %s", resp.StatusCode, body)
+	}
+	guarded := startHTTP(t, httpFlags{bearerToken: "s3cret-token"})
+	tests := []struct {
+		name   string
+		method string
+		auth   string
+		want   int
+	}{
+		{"missing", http.MethodPost, "", http.StatusUnauthorized},
+		{"wrong", http.MethodPost, "Bearer nope", http.StatusUnauthorized},
+		{"wrong scheme", http.MethodPost, "Basic s3cret-token", http.StatusUnauthorized},
+		{"right", http.MethodPost, "Bearer s3cret-token", http.StatusOK},
+		{"scheme case-insensitive", http.MethodPost, "bearer s3cret-token", http.StatusOK},
+		{"GET still 405", http.MethodGet, "", http.StatusMethodNotAllowed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.auth != "" {
+				h["Authorization"] = tc.auth
+			}
+			body := toolsListBody
+			if tc.method == http.MethodGet {
+				body = ""
+			}
+			resp, b := do(t, tc.method, guarded, body, h)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, b)
+			}
+			if tc.want == http.StatusUnauthorized && (!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, `"code":-32001`)) {
+				t.Fatalf("401 without challenge or JSON-RPC body: %q %s", resp.Header.Get("WWW-Authenticate"), b)
+			}
+		})
+	}
+	var out strings.Builder
+	if err := runJourney(t.Context(), &out, guarded, "s3cret-token"); err != nil {
+		t.Fatalf("journey with the token: %v", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	snap := fixture(t)
+	dir := t.TempDir()
+	notSnapshot := filepath.Join(dir, "notes.sqlite3")
+	if err := os.WriteFile(notSnapshot, []byte("plain text, not a database at all, padded to look like a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		err  string
+	}{
+		{"version", []string{"version"}, nil, ExitOK, ""},
+		{"help", []string{"--help"}, nil, ExitOK, ""},
+		{"unknown command", []string{"serve"}, nil, ExitUsage, `unknown command "serve"`},
+		{"no snapshot", []string{"stdio", "--assets", snap.AssetsDir}, nil, ExitUsage, "--snapshot"},
+		{"no assets", []string{"http", "--snapshot", snap.DBPath}, nil, ExitUsage, "--assets"},
+		{"not a snapshot", []string{"--snapshot", notSnapshot, "--assets", snap.AssetsDir}, nil, ExitConfig, "not a paper snapshot"},
+		{"missing snapshot", []string{"--snapshot", filepath.Join(dir, "none.sqlite3"), "--assets", snap.AssetsDir}, nil, ExitConfig, "no such file"},
+		{"missing assets folder", []string{"--snapshot", snap.DBPath, "--assets", filepath.Join(dir, "none")}, nil, ExitConfig, "folder"},
+		{"bad base URL", []string{"--snapshot", snap.DBPath, "--assets-base-url", "static/"}, nil, ExitConfig, "absolute http(s) URL"},
+		{"bad timeout env", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir}, map[string]string{"PAPER_MCP_ASSET_TIMEOUT": "soon"}, ExitUsage, "PAPER_MCP_ASSET_TIMEOUT"},
+		{"negative timeout", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--asset-timeout", "-1s"}, nil, ExitUsage, "--asset-timeout"},
+		{"stray argument", []string{"stdio", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "extra"}, nil, ExitUsage, "unexpected arguments"},
+		{"bad origin", []string{"http", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--allowed-origins", "ftp://x"}, nil, ExitUsage, "allowed origin"},
+		{"demo once with stdio", []string{"demo", "--once", "--stdio"}, nil, ExitUsage, "--once"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr syncBuffer
+			code := MainContext(t.Context(), Env{Args: tc.args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+				Getenv: func(k string) string { return tc.env[k] }})
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, tc.code, stderr.String())
+			}
+			if tc.err != "" && !strings.Contains(stderr.String(), tc.err) {
+				t.Fatalf("stderr lacks %q:\n%s", tc.err, stderr.String())
+			}
+		})
+	}
+	t.Run("not a snapshot names the missing tables", func(t *testing.T) {
+		other := filepath.Join(dir, "other.sqlite3")
+		// A real SQLite database, just not a snapshot.
+		writeOneTableDB(t, other)
+		var stderr syncBuffer
+		code := MainContext(t.Context(), Env{Args: []string{"--snapshot", other, "--assets", snap.AssetsDir}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(string) string { return "" }})
+		if code != ExitConfig || !strings.Contains(stderr.String(), "missing tables paper, paper_summary, paper_translation, paper_fts") {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	})
+}
+
+// TestStdioCommand runs the stdio command in-process with pipes and talks
+// to it with mcp-go's stdio client; stdout must carry only MCP messages.
+func TestStdioCommand(t *testing.T) {
+	snap := fixture(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- MainContext(ctx, Env{Args: []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir}, Stdin: inR, Stdout: outW, Stderr: &stderr,
+			Getenv: func(string) string { return "" }})
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, nil))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "stdio-test", Version: "1"}}}); err != nil {
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "get_paper_metadata", Arguments: map[string]any{"paper_id": snapshot.PaperID(snapshot.KeyViT)}}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	rr, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "paper://" + snapshot.PaperID(snapshot.KeyViT) + "/summary/deep_read"}})
+	if err != nil || len(rr.Contents) != 1 {
+		t.Fatalf("read: %v", err)
+	}
+	inW.Close()
+	c.Close()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stdio command did not end at EOF")
+	}
+	if !strings.Contains(stderr.String(), "snapshot opened") {
+		t.Fatalf("diagnostics did not go to stderr: %s", stderr.String())
+	}
+}
+
+// TestHTTPCommandWithAssetBaseURL runs the http command itself (flags and
+// all) with assets only behind an HTTP base URL.
+func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
+	snap := fixture(t)
+	assetSrv := httptest.NewServer(http.StripPrefix("/static/", http.FileServer(http.Dir(snap.AssetsDir))))
+	defer assetSrv.Close()
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	listen := freeAddr(t)
+	go func() {
+		done <- MainContext(ctx, Env{Args: []string{"http", "--snapshot", snap.DBPath, "--assets-base-url", assetSrv.URL + "/static/", "--asset-timeout", "2s", "--listen", listen},
+			Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }})
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != ExitOK {
+			t.Errorf("exit %d: %s", code, stderr.String())
+		}
+	}()
+	url := "http://" + listen + "/mcp"
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + listen + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var out strings.Builder
+	if err := runJourney(ctx, &out, url, ""); err != nil {
+		t.Fatalf("journey: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(out.String(), `"template_tag`) && !strings.Contains(out.String(), "paper_title") {
+		t.Fatalf("summary not fetched through the base URL:\n%s", out.String())
+	}
+	if stdout.String() != "" {
+		t.Fatalf("the http command wrote to stdout: %q", stdout.String())
+	}
+}
+
+func TestDemoOnce(t *testing.T) {
+	var stdout, stderr syncBuffer
+	dir := t.TempDir()
+	for run := range 2 { // the second run reuses the snapshot in --dir
+		stdout = syncBuffer{}
+		code := MainContext(t.Context(), Env{Args: []string{"demo", "--once", "--listen", "127.0.0.1:0", "--dir", dir}, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+			Getenv: func(string) string { return "" }})
+		if code != ExitOK {
+			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, stdout.String(), stderr.String())
+		}
+		for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "claude mcp add --transport http papers", "$ search_papers query=vision transformer",
+			"**vision", "available_summary_templates", "[truncated: showing the first 500", "本文提出一种基于**视觉变换器**", "1. alice zhang (9)", "$ resources/read paper://", "（中文译文）"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Fatalf("run %d: demo output lacks %q:\n%s", run, want, stdout.String())
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "snapshot", snapshot.DBFile)); err != nil {
+		t.Fatalf("--dir snapshot not kept: %v", err)
+	}
+}

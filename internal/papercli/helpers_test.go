@@ -1,0 +1,156 @@
+package papercli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
+)
+
+var testRoot string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "papercli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testRoot = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	fixtureOnce sync.Once
+	fixtureSnap *snapshot.Snapshot
+	fixtureErr  error
+)
+
+func fixture(t testing.TB) *snapshot.Snapshot {
+	t.Helper()
+	fixtureOnce.Do(func() {
+		fixtureSnap, fixtureErr = snapshot.BuildFixture(filepath.Join(testRoot, "fixture"), false)
+	})
+	if fixtureErr != nil {
+		t.Fatal(fixtureErr)
+	}
+	return fixtureSnap
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a server.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startHTTP serves the fixture through the same code path as the http
+// command (opened snapshot, flags, transport) on a free loopback port and
+// returns the /mcp URL.
+func startHTTP(t *testing.T, h httpFlags) string {
+	t.Helper()
+	snap := fixture(t)
+	s := snapshotFlags{snapshot: snap.DBPath, assetsDir: snap.AssetsDir, assetTimeout: 10 * time.Second, serverName: "paper-snapshot"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	o, err := s.open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.listen = "127.0.0.1:0"
+	if h.maxBody == 0 {
+		h.maxBody = 1 << 20
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	bound := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		o.Close()
+	})
+	select {
+	case a := <-bound:
+		return "http://" + a.String() + "/mcp"
+	case err := <-done:
+		t.Fatalf("http server: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("http server did not start")
+	}
+	return ""
+}
+
+// do sends one raw HTTP request to url.
+func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+const toolsListBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// writeOneTableDB writes a SQLite database holding one unrelated table.
+func writeOneTableDB(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE todo (id INTEGER PRIMARY KEY, item TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,166 @@
+package papercli
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+)
+
+// DefaultListen is where the paper server listens by default (next to the
+// PDPP server's 8787).
+const DefaultListen = "127.0.0.1:8788"
+
+func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var s snapshotFlags
+	f := newFlagSet(env, "stdio", "[stdio] --snapshot FILE (--assets DIR | --assets-base-url URL) [flags]")
+	if err := s.register(f); err != nil {
+		return err
+	}
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	o, err := s.open(log)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	log.Info("serving MCP over stdio")
+	return transport.ServeStdio(ctx, o.server, env.Stdin, env.Stdout, log)
+}
+
+// httpFlags are the flags of the hosted server, the same as the PDPP
+// server's plus an optional static bearer token.
+type httpFlags struct {
+	listen, origins, publicBase string
+	maxBody                     int64
+	cors                        bool
+	writeTimeout                time.Duration
+	bearerToken                 string
+}
+
+func (h *httpFlags) register(f *flagSet, defListen string) error {
+	f.str(&h.listen, "listen", "PAPER_MCP_LISTEN", defListen, "address to listen on (loopback by default)")
+	f.str(&h.origins, "allowed-origins", "PAPER_MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
+	f.str(&h.publicBase, "public-base-url", "PAPER_MCP_PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://papers.example.com")
+	f.BoolVar(&h.cors, "cors", f.env.Getenv("PAPER_MCP_CORS") == "true", "answer CORS preflight for the allowed origins [PAPER_MCP_CORS]")
+	f.str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
+	if err := f.int64(&h.maxBody, "max-body-bytes", "PAPER_MCP_MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
+		return err
+	}
+	return f.dur(&h.writeTimeout, "write-timeout", "PAPER_MCP_WRITE_TIMEOUT", 0, "longest time to answer one request (0: default)")
+}
+
+func (h *httpFlags) config(log *slog.Logger, ready func(context.Context) error) transport.HTTPConfig {
+	return transport.HTTPConfig{
+		Listen:         h.listen,
+		PublicBaseURL:  h.publicBase,
+		AllowedOrigins: splitList(h.origins),
+		CORS:           h.cors,
+		MaxBodyBytes:   h.maxBody,
+		WriteTimeout:   h.writeTimeout,
+		ReadyCheck:     ready,
+		Logger:         log,
+	}
+}
+
+func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var s snapshotFlags
+	var h httpFlags
+	f := newFlagSet(env, "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]")
+	if err := s.register(f); err != nil {
+		return err
+	}
+	if err := h.register(f, DefaultListen); err != nil {
+		return err
+	}
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	o, err := s.open(log)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	return serveHTTP(ctx, log, o, &h, nil)
+}
+
+// serveHTTP serves o over the shared /mcp transport until ctx ends;
+// onListen, when set, receives the bound address.
+func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen func(net.Addr)) error {
+	cfg := h.config(log, o.store.Ping)
+	cfg.OnListen = onListen
+	handler, err := newHandler(o.server, cfg, h.bearerToken)
+	if err != nil {
+		return err
+	}
+	err = transport.ServeHTTP(ctx, handler, cfg)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fail(ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
+	}
+	return err
+}
+
+// newHandler is the transport's /mcp handler, behind a static bearer check
+// when token is set.
+func newHandler(s *server.MCPServer, cfg transport.HTTPConfig, token string) (http.Handler, error) {
+	handler, err := transport.NewHTTPHandler(s, cfg)
+	if err != nil {
+		return nil, fail(ExitUsage, "%v", err)
+	}
+	if token != "" {
+		if strings.ContainsAny(token, " \t\r\n") {
+			return nil, fail(ExitUsage, "--bearer-token must not contain white space")
+		}
+		handler = requireBearer(token, handler)
+	}
+	return handler, nil
+}
+
+// requireBearer refuses /mcp POSTs whose Authorization is not "Bearer
+// <token>" with 401 and a JSON-RPC error body; everything else (GET 405,
+// CORS preflight, health probes) goes on to the transport unchanged.
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/mcp" || r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		gotSum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+		if ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(gotSum[:], want[:]) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		challenge := `Bearer realm="paper-mcp"`
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		body, _ := json.Marshal(map[string]any{
+			"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32001, "message": "authorization required: send Authorization: Bearer <token>"},
+		})
+		_, _ = w.Write(body)
+	})
+}

@@ -1,0 +1,228 @@
+package assets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults applied by New.
+const (
+	DefaultTimeout  = 10 * time.Second
+	DefaultMaxBytes = int64(32 << 20)
+)
+
+// Reasons a fetch failed.
+const (
+	ReasonNotFound      = "not_found"      // no local file and a 404 (or no base URL)
+	ReasonHTTPStatus    = "http_status"    // the base URL answered another non-200 status
+	ReasonTimeout       = "timeout"        // the base URL did not answer in time
+	ReasonUnreachable   = "unreachable"    // the request failed before any answer
+	ReasonTooLarge      = "too_large"      // the asset exceeds MaxBytes
+	ReasonUnreadable    = "unreadable"     // a local read failed
+	ReasonInvalidPath   = "invalid_path"   // the relative path is unsafe
+	ReasonNotConfigured = "not_configured" // neither folder nor base URL
+)
+
+// FetchError reports an asset that could not be loaded.
+type FetchError struct {
+	Path   string // the relative asset path
+	Reason string // one of the Reason* constants
+	Status int    // HTTP status for not_found (from HTTP) and http_status
+	Err    error  // the underlying error, if any
+}
+
+func (e *FetchError) Error() string {
+	msg := fmt.Sprintf("asset %s: %s", e.Path, strings.ReplaceAll(e.Reason, "_", " "))
+	if e.Status != 0 {
+		msg += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	return msg
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Config says where assets live. At least one of Dir and BaseURL is needed.
+type Config struct {
+	Dir      string        // local asset root, read first
+	BaseURL  string        // HTTP(S) base URL, used when the local file is absent
+	Timeout  time.Duration // bound of one HTTP fetch; default DefaultTimeout
+	MaxBytes int64         // largest asset accepted; default DefaultMaxBytes
+	Client   *http.Client  // default: a client without its own timeout
+}
+
+// Loader loads assets. It is safe for concurrent use.
+type Loader struct {
+	root     *os.Root
+	base     *url.URL
+	timeout  time.Duration
+	maxBytes int64
+	client   *http.Client
+}
+
+// New checks cfg and opens the local root, if any.
+func New(cfg Config) (*Loader, error) {
+	if cfg.Dir == "" && cfg.BaseURL == "" {
+		return nil, errors.New("assets: give a local asset folder, a base URL, or both")
+	}
+	l := &Loader{timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, client: cfg.Client}
+	if l.timeout <= 0 {
+		l.timeout = DefaultTimeout
+	}
+	if l.maxBytes <= 0 {
+		l.maxBytes = DefaultMaxBytes
+	}
+	if l.client == nil {
+		l.client = &http.Client{}
+	}
+	if cfg.Dir != "" {
+		root, err := os.OpenRoot(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("assets: folder %s: %w", cfg.Dir, err)
+		}
+		l.root = root
+	}
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.Close()
+			return nil, fmt.Errorf("assets: base URL %q must be an absolute http(s) URL", cfg.BaseURL)
+		}
+		if u.RawQuery != "" || u.Fragment != "" {
+			l.Close()
+			return nil, fmt.Errorf("assets: base URL %q must not carry a query or fragment", cfg.BaseURL)
+		}
+		u.Path = strings.TrimRight(u.Path, "/")
+		u.RawPath = ""
+		l.base = u
+	}
+	return l, nil
+}
+
+// Close releases the local root.
+func (l *Loader) Close() error {
+	if l.root != nil {
+		return l.root.Close()
+	}
+	return nil
+}
+
+// Timeout is the bound of one HTTP fetch.
+func (l *Loader) Timeout() time.Duration { return l.timeout }
+
+// CheckPath reports whether rel is a safe relative asset path: forward
+// slashes, no empty, "." or ".." segment, no leading slash, no backslash
+// or NUL.
+func CheckPath(rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.ContainsAny(rel, "\\\x00") {
+		return fmt.Errorf("unsafe asset path %q", rel)
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("unsafe asset path %q", rel)
+		}
+	}
+	return nil
+}
+
+// Load returns the asset at rel: the local file when the folder has it,
+// else the body of GET <base URL>/<rel>.
+func (l *Loader) Load(ctx context.Context, rel string) ([]byte, error) {
+	if err := CheckPath(rel); err != nil {
+		return nil, &FetchError{Path: rel, Reason: ReasonInvalidPath, Err: err}
+	}
+	if l.root != nil {
+		b, err := l.readLocal(rel)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || l.base == nil {
+			return nil, err
+		}
+	}
+	if l.base == nil {
+		return nil, &FetchError{Path: rel, Reason: ReasonNotConfigured}
+	}
+	return l.fetch(ctx, rel)
+}
+
+func (l *Loader) readLocal(rel string) ([]byte, error) {
+	f, err := l.root.Open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &FetchError{Path: rel, Reason: ReasonNotFound, Err: err}
+	}
+	if err != nil {
+		return nil, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &FetchError{Path: rel, Reason: ReasonNotFound}
+	}
+	return l.readBounded(rel, f)
+}
+
+func (l *Loader) readBounded(rel string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, l.maxBytes+1))
+	if err != nil {
+		reason := ReasonUnreadable
+		if isTimeout(err) {
+			reason = ReasonTimeout
+		}
+		return nil, &FetchError{Path: rel, Reason: reason, Err: err}
+	}
+	if int64(len(b)) > l.maxBytes {
+		return nil, &FetchError{Path: rel, Reason: ReasonTooLarge}
+	}
+	return b, nil
+}
+
+func (l *Loader) fetch(ctx context.Context, rel string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	target := l.base.String() + "/" + strings.Join(segs, "/")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, &FetchError{Path: rel, Reason: ReasonUnreachable, Err: err}
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		reason := ReasonUnreachable
+		if isTimeout(err) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = ReasonTimeout
+		}
+		return nil, &FetchError{Path: rel, Reason: reason, Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		reason := ReasonHTTPStatus
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone {
+			reason = ReasonNotFound
+		}
+		return nil, &FetchError{Path: rel, Reason: reason, Status: resp.StatusCode}
+	}
+	if resp.ContentLength > l.maxBytes {
+		return nil, &FetchError{Path: rel, Reason: ReasonTooLarge}
+	}
+	return l.readBounded(rel, resp.Body)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,204 @@
+package papers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
+)
+
+// URIScheme prefixes every resource URI.
+const URIScheme = "paper://"
+
+// Resource kinds of a paper URI.
+const (
+	KindMetadata    = "metadata"
+	KindSummary     = "summary"
+	KindSource      = "source"
+	KindTranslation = "translation"
+)
+
+// PaperURI is a parsed paper://{paper_id}/... resource URI.
+type PaperURI struct {
+	PaperID  string
+	Kind     string // one of the Kind* constants
+	Template string // summary/{template}; empty for the preferred one
+	Lang     string // translation/{lang}, lower-cased
+}
+
+var (
+	templatePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	langPattern     = regexp.MustCompile(`^[a-z0-9_-]{1,16}$`)
+)
+
+// ParseURI parses a paper resource URI by hand: the paper id sits where a
+// URL host would be, so a URL parser would lower-case or reject it. Each
+// segment is percent-decoded and must then be a plain name.
+func ParseURI(uri string) (PaperURI, error) {
+	rest, ok := strings.CutPrefix(uri, URIScheme)
+	if !ok {
+		return PaperURI{}, fmt.Errorf("resource URI %q does not start with %s", uri, URIScheme)
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		return PaperURI{}, fmt.Errorf("resource URI %q must not carry a query or fragment", uri)
+	}
+	raw := strings.Split(rest, "/")
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		d, err := url.PathUnescape(s)
+		if err != nil {
+			return PaperURI{}, fmt.Errorf("resource URI %q: bad escape in %q", uri, s)
+		}
+		segs[i] = d
+	}
+	if len(segs) < 2 || !paperIDPattern.MatchString(segs[0]) {
+		return PaperURI{}, fmt.Errorf("resource URI %q needs a paper_id of 1-64 letters, digits, '-' or '_' after %s", uri, URIScheme)
+	}
+	u := PaperURI{PaperID: segs[0], Kind: segs[1]}
+	switch {
+	case len(segs) == 2 && (u.Kind == KindMetadata || u.Kind == KindSummary || u.Kind == KindSource):
+	case len(segs) == 3 && u.Kind == KindSummary:
+		if !templatePattern.MatchString(segs[2]) || segs[2] == "." || segs[2] == ".." {
+			return PaperURI{}, fmt.Errorf("resource URI %q: %q is not a template name", uri, segs[2])
+		}
+		u.Template = segs[2]
+	case len(segs) == 3 && u.Kind == KindTranslation:
+		u.Lang = strings.ToLower(segs[2])
+		if !langPattern.MatchString(u.Lang) {
+			return PaperURI{}, fmt.Errorf("resource URI %q: %q is not a language code", uri, segs[2])
+		}
+	default:
+		return PaperURI{}, fmt.Errorf("resource URI %q is not one of paper://{paper_id}/metadata, /summary, /summary/{template}, /source, /translation/{lang}", uri)
+	}
+	return u, nil
+}
+
+// String renders u back as a URI.
+func (u PaperURI) String() string {
+	s := URIScheme + u.PaperID + "/" + u.Kind
+	switch {
+	case u.Template != "":
+		s += "/" + u.Template
+	case u.Lang != "":
+		s += "/" + u.Lang
+	}
+	return s
+}
+
+// resourceHint ends the truncation marker of a resource read.
+func resourceHint(tool string) string {
+	return fmt.Sprintf("Resource reads stop at %d characters; call %s with a larger max_chars for more.", DefaultMaxChars, tool)
+}
+
+// ReadPaperMetadataResource reads paper://{paper_id}/metadata.
+func (h *Handlers) ReadPaperMetadataResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	_, p, err := h.resourcePaper(ctx, req, KindMetadata)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(metadataOf(p), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return textContents(req, "application/json", string(b)), nil
+}
+
+// ReadPaperSummaryResource reads paper://{paper_id}/summary, the preferred
+// template.
+func (h *Handlers) ReadPaperSummaryResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return h.readSummary(ctx, req)
+}
+
+// ReadPaperSummaryByTemplateResource reads
+// paper://{paper_id}/summary/{template}.
+func (h *Handlers) ReadPaperSummaryByTemplateResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return h.readSummary(ctx, req)
+}
+
+func (h *Handlers) readSummary(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	u, p, err := h.resourcePaper(ctx, req, KindSummary)
+	if err != nil {
+		return nil, err
+	}
+	_, body, terr := h.summary(ctx, p, u.Template)
+	if terr != nil {
+		return nil, resourceError(terr)
+	}
+	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_summary"))
+	return textContents(req, "application/json", c.Text), nil
+}
+
+// ReadPaperSourceResource reads paper://{paper_id}/source.
+func (h *Handlers) ReadPaperSourceResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	_, p, err := h.resourcePaper(ctx, req, KindSource)
+	if err != nil {
+		return nil, err
+	}
+	if p.SourceHash == "" {
+		return nil, resourceError(&toolError{Code: CodeSourceNotAvailable, PaperID: p.ID,
+			Message: fmt.Sprintf("paper %s has no source markdown in the snapshot; read paper://%s/summary instead", p.ID, p.ID)})
+	}
+	body, terr := h.source(ctx, p)
+	if terr != nil {
+		return nil, resourceError(terr)
+	}
+	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_source"))
+	return textContents(req, "text/markdown", c.Text), nil
+}
+
+// ReadPaperTranslationResource reads paper://{paper_id}/translation/{lang}.
+func (h *Handlers) ReadPaperTranslationResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	u, p, err := h.resourcePaper(ctx, req, KindTranslation)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := p.Translation(u.Lang)
+	if !ok {
+		avail := "none"
+		if langs := p.Langs(); len(langs) > 0 {
+			avail = strings.Join(langs, ", ")
+		}
+		return nil, resourceError(&toolError{Code: CodeTranslationNotAvailable, PaperID: p.ID, Lang: u.Lang,
+			Message: fmt.Sprintf("paper %s has no %q translation; available: %s", p.ID, u.Lang, avail)})
+	}
+	raw, err := h.assets.Load(ctx, assets.TranslationPath(t.Lang, t.Hash))
+	if err != nil {
+		h.log.Warn("translation asset", "paper_id", p.ID, "lang", t.Lang, "err", err)
+		return nil, resourceError(fetchFailed(err, t.Lang+" translation", p.ID))
+	}
+	c := truncate(string(raw), DefaultMaxChars, fmt.Sprintf("Resource reads stop at %d characters.", DefaultMaxChars))
+	return textContents(req, "text/markdown", c.Text), nil
+}
+
+// resourcePaper parses the request URI, checks its kind and loads the
+// paper.
+func (h *Handlers) resourcePaper(ctx context.Context, req mcp.ReadResourceRequest, kind string) (PaperURI, *store.Paper, error) {
+	u, err := ParseURI(req.Params.URI)
+	if err != nil {
+		return u, nil, fmt.Errorf("%s: %w", CodeValidation, err)
+	}
+	if u.Kind != kind {
+		return u, nil, fmt.Errorf("%s: resource URI %q is not a %s URI", CodeValidation, req.Params.URI, kind)
+	}
+	p, err := h.store.Paper(ctx, u.PaperID)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, nil, resourceError(&toolError{Code: CodeNotFound, PaperID: u.PaperID, Message: fmt.Sprintf("paper %s is not in the snapshot", u.PaperID)})
+	}
+	if err != nil {
+		h.log.Error("resource read failed", "uri", req.Params.URI, "err", err)
+		return u, nil, errors.New(CodeInternal + ": the snapshot could not be read")
+	}
+	return u, p, nil
+}
+
+func textContents(req mcp.ReadResourceRequest, mime, text string) []mcp.ResourceContents {
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}
+}

@@ -1,0 +1,69 @@
+package papers
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
+)
+
+// Config wires the handlers to a snapshot.
+type Config struct {
+	Store  *store.Store   // the snapshot database, opened read-only
+	Assets *assets.Loader // the snapshot's static assets
+	Logger *slog.Logger   // diagnostics (stderr); default slog.Default()
+}
+
+// Handlers implements papertools.Handlers and papertools.ResourceHandlers.
+type Handlers struct {
+	store  *store.Store
+	assets *assets.Loader
+	log    *slog.Logger
+}
+
+var (
+	_ papertools.Handlers         = (*Handlers)(nil)
+	_ papertools.ResourceHandlers = (*Handlers)(nil)
+)
+
+// New checks cfg and returns the handlers.
+func New(cfg Config) (*Handlers, error) {
+	if cfg.Store == nil || cfg.Assets == nil {
+		return nil, errors.New("papers: a store and an asset loader are required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handlers{store: cfg.Store, assets: cfg.Assets, log: log}, nil
+}
+
+// ServerOptions name the MCP server.
+type ServerOptions struct {
+	Name    string // default papertools.ServerName
+	Version string
+}
+
+// NewServer builds the MCP server: the generated catalog registered over
+// h, instructions from spec/papers.instructions.md, tools and resources
+// only (what the hosted transport requires).
+func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
+	name := opt.Name
+	if name == "" {
+		name = papertools.ServerName
+	}
+	s := server.NewMCPServer(name, opt.Version,
+		server.WithInstructions(papertools.Instructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+	)
+	papertools.Register(s, h, h, mcpkit.RegisterOptions{ArgErrorResult: ArgErrorResult})
+	return s
+}

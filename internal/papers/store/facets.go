@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// FacetCategories are the facets TopFacets lists, as tool arguments name
+// them; each is also the name of its table.
+var FacetCategories = []string{"author", "venue", "keyword", "institution", "tag"}
+
+// Facet is one facet value with its precomputed paper count.
+type Facet struct {
+	Value      string
+	PaperCount int
+}
+
+// TopFacets lists the limit most frequent values of a category, highest
+// paper_count first and ties in value order, with the number of distinct
+// values the category has.
+func (s *Store) TopFacets(ctx context.Context, category string, limit int) ([]Facet, int, error) {
+	if !slices.Contains(FacetCategories, category) {
+		return nil, 0, fmt.Errorf("unknown facet category %q", category)
+	}
+	var total int
+	// category is one of FacetCategories, never user text.
+	if err := s.db.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE paper_count > 0", category)).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.QueryContext(ctx, fmt.Sprintf("SELECT value, paper_count FROM %s WHERE paper_count > 0 ORDER BY paper_count DESC, value ASC LIMIT ?", category), limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []Facet{}
+	for rows.Next() {
+		var f Facet
+		if err := rows.Scan(&f.Value, &f.PaperCount); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, f)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,367 @@
+package papers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
+)
+
+// maxOffset is the largest offset the search tools accept (seed 002).
+const maxOffset = 10000
+
+// paperIDPattern is what a paper_id may look like; anything else is
+// refused before the database is asked.
+var paperIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// hit is one search result as tools return it.
+type hit struct {
+	PaperID         string   `json:"paper_id"`
+	Title           string   `json:"title"`
+	Year            string   `json:"year"`
+	Venue           string   `json:"venue"`
+	SnippetMarkdown string   `json:"snippet_markdown"`
+	MatchedValues   []string `json:"matched_values,omitempty"`
+}
+
+// searchResult is the structuredContent of both search tools.
+type searchResult struct {
+	Query      string `json:"query,omitempty"`
+	Keyword    string `json:"keyword,omitempty"`
+	Results    []hit  `json:"results"`
+	Total      int    `json:"total"`
+	Offset     int    `json:"offset"`
+	Limit      int    `json:"limit"`
+	NextOffset *int   `json:"next_offset"`
+}
+
+// SearchPapers serves search_papers.
+func (h *Handlers) SearchPapers(ctx context.Context, a papertools.SearchPapersArgs) (*mcp.CallToolResult, error) {
+	if strings.TrimSpace(a.Query) == "" {
+		return validation(papertools.ToolSearchPapers, "query", mcpkit.CodeMissingArgument, "query is blank"), nil
+	}
+	page, err := h.store.Search(ctx, a.Query, *a.Limit, *a.Offset)
+	if errors.Is(err, store.ErrInvalidQuery) {
+		return validation(papertools.ToolSearchPapers, "query", "invalid_query", "the query could not be searched; use plain words"), nil
+	}
+	if err != nil {
+		return h.internal(papertools.ToolSearchPapers, err), nil
+	}
+	res := pageResult(page, *a.Limit, *a.Offset)
+	res.Query = a.Query
+	return mcp.NewToolResultStructured(res, searchText(res, fmt.Sprintf("for query %q (best match first)", a.Query), papertools.ToolSearchPapers)), nil
+}
+
+// SearchPapersByKeyword serves search_papers_by_keyword.
+func (h *Handlers) SearchPapersByKeyword(ctx context.Context, a papertools.SearchPapersByKeywordArgs) (*mcp.CallToolResult, error) {
+	k := store.NormalizeKeyword(a.Keyword)
+	if k == "" {
+		return validation(papertools.ToolSearchPapersByKeyword, "keyword", mcpkit.CodeMissingArgument, "keyword is blank"), nil
+	}
+	page, err := h.store.SearchByKeyword(ctx, k, *a.Limit, *a.Offset)
+	if err != nil {
+		return h.internal(papertools.ToolSearchPapersByKeyword, err), nil
+	}
+	res := pageResult(page, *a.Limit, *a.Offset)
+	res.Keyword = k
+	return mcp.NewToolResultStructured(res, searchText(res, fmt.Sprintf("with a keyword or tag containing %q (newest first)", k), papertools.ToolSearchPapersByKeyword)), nil
+}
+
+func pageResult(page store.Page, limit, offset int) searchResult {
+	res := searchResult{Results: []hit{}, Total: page.Total, Offset: offset, Limit: limit}
+	for _, p := range page.Hits {
+		res.Results = append(res.Results, hit{
+			PaperID: p.PaperID, Title: p.Title, Year: p.Year, Venue: p.Venue,
+			SnippetMarkdown: p.SnippetMarkdown, MatchedValues: p.MatchedValues,
+		})
+	}
+	if next := offset + len(page.Hits); len(page.Hits) > 0 && next < page.Total && next <= maxOffset {
+		res.NextOffset = &next
+	}
+	return res
+}
+
+// searchText is the text content of a search page: one numbered entry per
+// paper with its id and snippet, and how to get the next page.
+func searchText(res searchResult, what, tool string) string {
+	var b strings.Builder
+	papers := "papers"
+	if res.Total == 1 {
+		papers = "paper"
+	}
+	switch {
+	case res.Total == 0:
+		fmt.Fprintf(&b, "No papers %s.", what)
+		return b.String()
+	case len(res.Results) == 0:
+		fmt.Fprintf(&b, "Found %d %s %s, none at offset %d.", res.Total, papers, what, res.Offset)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Found %d %s %s; showing %d-%d.", res.Total, papers, what, res.Offset+1, res.Offset+len(res.Results))
+	switch {
+	case res.NextOffset != nil:
+		fmt.Fprintf(&b, " Next page: call %s with offset=%d.", tool, *res.NextOffset)
+	case res.Offset+len(res.Results) < res.Total:
+		fmt.Fprintf(&b, " Paging stops at offset %d; narrow the search to see the rest.", maxOffset)
+	}
+	b.WriteString("\n")
+	for i, r := range res.Results {
+		fmt.Fprintf(&b, "\n%d. %s (%s, %s)\n   paper_id: %s\n", res.Offset+i+1, r.Title, r.Year, r.Venue, r.PaperID)
+		if len(r.MatchedValues) > 0 {
+			fmt.Fprintf(&b, "   matched: %s\n", strings.Join(r.MatchedValues, ", "))
+		}
+		if r.SnippetMarkdown != "" {
+			fmt.Fprintf(&b, "   %s\n", r.SnippetMarkdown)
+		}
+	}
+	return b.String()
+}
+
+// metadata is the structuredContent of get_paper_metadata and the body of
+// paper://{paper_id}/metadata.
+type metadata struct {
+	PaperID                   string   `json:"paper_id"`
+	Title                     string   `json:"title"`
+	Year                      string   `json:"year"`
+	Month                     string   `json:"month"`
+	Venue                     string   `json:"venue"`
+	DOI                       *string  `json:"doi"`
+	Authors                   []string `json:"authors"`
+	Keywords                  []string `json:"keywords"`
+	Institutions              []string `json:"institutions"`
+	Tags                      []string `json:"tags"`
+	PreferredSummaryTemplate  string   `json:"preferred_summary_template"`
+	AvailableSummaryTemplates []string `json:"available_summary_templates"`
+	HasSource                 bool     `json:"has_source"`
+	Translations              []string `json:"translations"`
+	HasBibTeX                 bool     `json:"has_bibtex"`
+	SummaryPreview            string   `json:"summary_preview"`
+}
+
+func metadataOf(p *store.Paper) metadata {
+	m := metadata{
+		PaperID: p.ID, Title: p.Title, Year: p.Year, Month: p.Month, Venue: p.Venue,
+		Authors: p.Authors, Keywords: p.Keywords, Institutions: p.Institutions, Tags: p.Tags,
+		PreferredSummaryTemplate: p.PreferredTemplate, AvailableSummaryTemplates: p.Templates,
+		HasSource: p.SourceHash != "", Translations: p.Langs(), HasBibTeX: p.HasBibTeX,
+		SummaryPreview: p.Preview,
+	}
+	if p.DOI != "" {
+		doi := p.DOI
+		m.DOI = &doi
+	}
+	return m
+}
+
+// paper loads a paper, turning a malformed or unknown id into the error
+// result to return.
+func (h *Handlers) paper(ctx context.Context, tool, id string) (*store.Paper, *mcp.CallToolResult) {
+	if !paperIDPattern.MatchString(id) {
+		return nil, validation(tool, "paper_id", "invalid_format", "paper_id must be 1-64 letters, digits, '-' or '_'; got %q", id)
+	}
+	p, err := h.store.Paper(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		te := &toolError{Code: CodeNotFound, PaperID: id, Message: fmt.Sprintf("paper %s is not in the snapshot", id),
+			Next: "Use a paper_id from search_papers or search_papers_by_keyword."}
+		return nil, te.result()
+	}
+	if err != nil {
+		return nil, h.internal(tool, err)
+	}
+	return p, nil
+}
+
+// GetPaperMetadata serves get_paper_metadata.
+func (h *Handlers) GetPaperMetadata(ctx context.Context, a papertools.GetPaperMetadataArgs) (*mcp.CallToolResult, error) {
+	p, fail := h.paper(ctx, papertools.ToolGetPaperMetadata, a.PaperID)
+	if fail != nil {
+		return fail, nil
+	}
+	m := metadataOf(p)
+	text, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return h.internal(papertools.ToolGetPaperMetadata, err), nil
+	}
+	return mcp.NewToolResultStructured(m, string(text)), nil
+}
+
+// textResult is the structuredContent of get_paper_summary and
+// get_paper_source; the text itself is the result's text content.
+type textResult struct {
+	PaperID       string `json:"paper_id"`
+	Template      string `json:"template,omitempty"`
+	Available     *bool  `json:"available,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	TotalChars    int    `json:"total_chars"`
+	ReturnedChars int    `json:"returned_chars"`
+	Truncated     bool   `json:"truncated"`
+}
+
+// GetPaperSummary serves get_paper_summary.
+func (h *Handlers) GetPaperSummary(ctx context.Context, a papertools.GetPaperSummaryArgs) (*mcp.CallToolResult, error) {
+	p, fail := h.paper(ctx, papertools.ToolGetPaperSummary, a.PaperID)
+	if fail != nil {
+		return fail, nil
+	}
+	tpl, body, terr := h.summary(ctx, p, strings.TrimSpace(a.Template))
+	if terr != nil {
+		return terr.result(), nil
+	}
+	c := truncate(body, maxChars(a.MaxChars), "Call get_paper_summary again with a larger max_chars to read more.")
+	res := textResult{PaperID: p.ID, Template: tpl, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
+	return structuredWithText(res, c.Text), nil
+}
+
+// summary resolves the template (the preferred one when tpl is empty) and
+// loads its JSON, which must parse.
+func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (string, string, *toolError) {
+	explicit := tpl != ""
+	if !explicit {
+		tpl = p.PreferredTemplate
+	}
+	if !p.HasTemplate(tpl) {
+		te := &toolError{Code: CodeTemplateNotAvailable, PaperID: p.ID, Template: tpl, Available: p.Templates,
+			Message: fmt.Sprintf("paper %s has no summary in template %q; available: %s", p.ID, tpl, strings.Join(p.Templates, ", "))}
+		if !explicit {
+			te.Message = fmt.Sprintf("the preferred template %q of paper %s has no summary; available: %s", tpl, p.ID, strings.Join(p.Templates, ", "))
+		}
+		if len(p.Templates) > 0 {
+			te.Next = fmt.Sprintf("Call get_paper_summary with template=%q.", p.Templates[0])
+		}
+		return "", "", te
+	}
+	var raw []byte
+	var err error
+	if explicit {
+		raw, err = h.assets.Load(ctx, assets.TemplateSummaryPath(p.ID, tpl))
+	} else {
+		raw, err = h.assets.Load(ctx, assets.PreferredSummaryPath(p.ID))
+		var fe *assets.FetchError
+		if errors.As(err, &fe) && fe.Reason == assets.ReasonNotFound {
+			// Some exports write only the per-template files.
+			raw, err = h.assets.Load(ctx, assets.TemplateSummaryPath(p.ID, tpl))
+		}
+	}
+	if err != nil {
+		h.log.Warn("summary asset", "paper_id", p.ID, "template", tpl, "err", err)
+		te := fetchFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID)
+		te.Template, te.Available = tpl, p.Templates
+		if others := without(p.Templates, tpl); len(others) > 0 {
+			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
+		}
+		return "", "", te
+	}
+	if !json.Valid(raw) {
+		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID, Template: tpl, Available: p.Templates,
+			Message: fmt.Sprintf("the summary of paper %s in template %s is not valid JSON", p.ID, tpl)}
+		if others := without(p.Templates, tpl); len(others) > 0 {
+			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
+		}
+		return "", "", te
+	}
+	return tpl, string(raw), nil
+}
+
+func without(list []string, drop string) []string {
+	var out []string
+	for _, v := range list {
+		if v != drop {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// GetPaperSource serves get_paper_source.
+func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSourceArgs) (*mcp.CallToolResult, error) {
+	p, fail := h.paper(ctx, papertools.ToolGetPaperSource, a.PaperID)
+	if fail != nil {
+		return fail, nil
+	}
+	if p.SourceHash == "" {
+		no := false
+		res := textResult{PaperID: p.ID, Available: &no, Reason: CodeSourceNotAvailable}
+		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
+		return mcp.NewToolResultStructured(res, text), nil
+	}
+	body, terr := h.source(ctx, p)
+	if terr != nil {
+		return terr.result(), nil
+	}
+	c := truncate(body, maxChars(a.MaxChars), "Call get_paper_source again with a larger max_chars to read more.")
+	yes := true
+	res := textResult{PaperID: p.ID, Available: &yes, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
+	return structuredWithText(res, c.Text), nil
+}
+
+func (h *Handlers) source(ctx context.Context, p *store.Paper) (string, *toolError) {
+	raw, err := h.assets.Load(ctx, assets.SourcePath(p.SourceHash))
+	if err != nil {
+		h.log.Warn("source asset", "paper_id", p.ID, "err", err)
+		te := fetchFailed(err, "source markdown", p.ID)
+		te.Next = "Read its summary with get_paper_summary instead."
+		return "", te
+	}
+	return string(raw), nil
+}
+
+// facetsResult is the structuredContent of list_top_facets.
+type facetsResult struct {
+	Category    string       `json:"category"`
+	Facets      []facetCount `json:"facets"`
+	TotalValues int          `json:"total_values"`
+}
+
+type facetCount struct {
+	Value      string `json:"value"`
+	PaperCount int    `json:"paper_count"`
+}
+
+// ListTopFacets serves list_top_facets.
+func (h *Handlers) ListTopFacets(ctx context.Context, a papertools.ListTopFacetsArgs) (*mcp.CallToolResult, error) {
+	facets, total, err := h.store.TopFacets(ctx, a.Category, *a.Limit)
+	if err != nil {
+		return h.internal(papertools.ToolListTopFacets, err), nil
+	}
+	res := facetsResult{Category: a.Category, Facets: []facetCount{}, TotalValues: total}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Top %d of %d %s values by paper_count:\n", len(facets), total, a.Category)
+	for i, f := range facets {
+		res.Facets = append(res.Facets, facetCount{Value: f.Value, PaperCount: f.PaperCount})
+		fmt.Fprintf(&b, "%d. %s (%d)\n", i+1, f.Value, f.PaperCount)
+	}
+	return mcp.NewToolResultStructured(res, b.String()), nil
+}
+
+// maxChars is max_chars or the default.
+func maxChars(p *int) int {
+	if p == nil {
+		return DefaultMaxChars
+	}
+	return *p
+}
+
+// structuredWithText is a result whose text content is text itself (the
+// summary JSON or the markdown) and whose structuredContent describes it.
+func structuredWithText(structured any, text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: structured,
+	}
+}
+
+// internal reports an unexpected failure without internal details.
+func (h *Handlers) internal(tool string, err error) *mcp.CallToolResult {
+	h.log.Error("tool failed", "tool", tool, "err", err)
+	te := &toolError{Code: CodeInternal, Message: "the snapshot could not be read; try again", Fields: map[string]any{"tool": tool}}
+	return te.result()
+}

@@ -1,0 +1,38 @@
+package papers
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// DefaultMaxChars is the character budget of summary and source text when
+// max_chars is not given, and of every resource read.
+const DefaultMaxChars = 50000
+
+// cut is text after truncation.
+type cut struct {
+	Text      string // what is returned, marker included
+	Total     int    // characters of the whole text
+	Returned  int    // characters of it kept (marker excluded)
+	Truncated bool
+}
+
+// truncate keeps the first max characters (runes) of s. When it cuts, it
+// appends a marker line saying how many characters were shown and cut,
+// followed by hint.
+func truncate(s string, max int, hint string) cut {
+	total := utf8.RuneCountInString(s)
+	if max <= 0 || total <= max {
+		return cut{Text: s, Total: total, Returned: total}
+	}
+	end, n := 0, 0
+	for i := range s {
+		if n == max {
+			end = i
+			break
+		}
+		n++
+	}
+	marker := fmt.Sprintf("\n\n[truncated: showing the first %d of %d characters; %d characters cut. %s]", max, total, total-max, hint)
+	return cut{Text: s[:end] + marker, Total: total, Returned: max, Truncated: true}
+}
