@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 )
@@ -78,15 +79,15 @@ func TestExitCodes(t *testing.T) {
 		code     int
 		inStderr string
 	}{
-		{"help", []string{"--help"}, ExitOK, ""},
-		{"version", []string{"--version"}, ExitOK, ""},
-		{"unknown command", []string{"frobnicate"}, ExitUsage, "unknown command"},
-		{"missing provider", []string{"stdio", "--cache-root", root}, ExitUsage, "--provider-url"},
-		{"bad provider", []string{"--provider-url", "ftp://x", "--cache-root", root}, ExitUsage, "http(s)"},
-		{"not connected", []string{"--provider-url", url, "--cache-root", root}, ExitConfig, "pdpp connect " + url},
-		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot}, ExitNoPerm, "pdpp connect " + url},
-		{"unknown toolset", []string{"http", "--provider-url", url, "--toolsets", "admin"}, ExitUsage, "unknown toolset"},
-		{"bad flag", []string{"stdio", "--no-such-flag"}, ExitUsage, "no-such-flag"},
+		{"help", []string{"--help"}, cmdkit.ExitOK, ""},
+		{"version", []string{"--version"}, cmdkit.ExitOK, ""},
+		{"unknown command", []string{"frobnicate"}, cmdkit.ExitUsage, "unknown command"},
+		{"missing provider", []string{"stdio", "--cache-root", root}, cmdkit.ExitUsage, "--provider-url"},
+		{"bad provider", []string{"--provider-url", "ftp://x", "--cache-root", root}, cmdkit.ExitUsage, "http(s)"},
+		{"not connected", []string{"--provider-url", url, "--cache-root", root}, cmdkit.ExitConfig, "pdpp connect " + url},
+		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot}, cmdkit.ExitNoPerm, "pdpp connect " + url},
+		{"unknown toolset", []string{"http", "--provider-url", url, "--toolsets", "admin"}, cmdkit.ExitUsage, "unknown toolset"},
+		{"bad flag", []string{"stdio", "--no-such-flag"}, cmdkit.ExitUsage, "no-such-flag"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestExitCodes(t *testing.T) {
 			if !strings.Contains(stderr, tc.inStderr) {
 				t.Fatalf("stderr lacks %q:\n%s", tc.inStderr, stderr)
 			}
-			if tc.code != ExitOK && stdout != "" {
+			if tc.code != cmdkit.ExitOK && stdout != "" {
 				t.Fatalf("stdout must stay empty on failure, got %q", stdout)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 )
@@ -20,12 +21,12 @@ import (
 func startDemoRS(ctx context.Context, log *slog.Logger, addr string) (*demors.Server, string, error) {
 	rs, err := demors.New(demors.Config{Logger: log})
 	if err != nil {
-		return nil, "", fail(ExitFailure, "demo RS: %v", err)
+		return nil, "", cmdkit.Fail(cmdkit.ExitFailure, "demo RS: %v", err)
 	}
 	u, err := demors.ListenAndServe(ctx, addr, rs)
 	if err != nil {
 		rs.Close()
-		return nil, "", fail(ExitUnavailable, "%v (pick another address with --rs-listen / --listen, e.g. 127.0.0.1:0)", err)
+		return nil, "", cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with --rs-listen / --listen, e.g. 127.0.0.1:0)", err)
 	}
 	return rs, strings.TrimRight(u, "/"), nil
 }
@@ -44,22 +45,22 @@ func writeDemoCredential(cacheRoot, providerURL, grant, token string) (string, e
 		},
 	})
 	if err != nil {
-		return "", fail(ExitFailure, "writing the demo credential: %v", err)
+		return "", cmdkit.Fail(cmdkit.ExitFailure, "writing the demo credential: %v", err)
 	}
 	return path, nil
 }
 
 func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var listen, cacheRoot, grant string
-	f := newFlagSet(env, "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
-	f.str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "address of the demo RS")
-	f.str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache to write the demo client credential into")
-	f.str(&grant, "grant", "", "client", "demo grant to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
-	if err := f.parse(args); err != nil {
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
+	f.Str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "address of the demo RS")
+	f.Str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache to write the demo client credential into")
+	f.Str(&grant, "grant", "", "client", "demo grant to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	if grant != "client" && grant != "narrow" {
-		return fail(ExitUsage, "--grant must be client or narrow, not %q", grant)
+		return cmdkit.Fail(cmdkit.ExitUsage, "--grant must be client or narrow, not %q", grant)
 	}
 	rs, url, err := startDemoRS(ctx, log, listen)
 	if err != nil {
@@ -80,13 +81,13 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var h httpFlags
 	var rsListen string
 	var once bool
-	f := newFlagSet(env, "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--once]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--once]")
 	if err := h.register(f); err != nil {
 		return err
 	}
-	f.str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "address of the embedded demo RS")
+	f.Str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "address of the embedded demo RS")
 	f.BoolVar(&once, "once", false, "run the sample journey and exit instead of serving until Ctrl-C")
-	if err := f.parse(args); err != nil {
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -98,7 +99,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	defer rs.Close()
 	cacheRoot, err := os.MkdirTemp("", "pdpp-mcp-demo-")
 	if err != nil {
-		return fail(ExitFailure, "%v", err)
+		return cmdkit.Fail(cmdkit.ExitFailure, "%v", err)
 	}
 	defer os.RemoveAll(cacheRoot)
 	if _, err := writeDemoCredential(cacheRoot, rsURL, "client", rs.Token("client")); err != nil {
@@ -118,7 +119,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	token := rs.Token("client")
 	printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
-		return fail(ExitFailure, "sample journey: %v", err)
+		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
 	if once {
 		cancel()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 )
 
 // startHTTP serves the real PDPP server over the hosted transport on loopback
@@ -19,7 +21,7 @@ import (
 func startHTTP(t *testing.T, provider string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, listen: "127.0.0.1:0", maxBody: 1 << 20}
+	h := httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20}}
 	bound := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 )
 
@@ -93,7 +94,7 @@ func printResult(env Env, res *mcp.CallToolResult, asJSON bool) error {
 		fmt.Fprint(env.Stdout, textOf(res))
 	}
 	if res.IsError {
-		return fail(ExitFailure, "the call failed (details above)")
+		return cmdkit.Fail(cmdkit.ExitFailure, "the call failed (details above)")
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	var stream, conn, mode string
 	var limit int
 	var asJSON bool
-	f := newFlagSet(env, "search", "search QUERY [--stream S] [--limit N] [--connection-id C] [--mode lexical|semantic|hybrid] [--json]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "search", "search QUERY [--stream S] [--limit N] [--connection-id C] [--mode lexical|semantic|hybrid] [--json]")
 	if err := l.register(f); err != nil {
 		return err
 	}
@@ -112,11 +113,11 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	f.StringVar(&conn, "connection-id", "", "search only this connection")
 	f.StringVar(&mode, "mode", "lexical", "lexical, semantic or hybrid")
 	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
-	if err := f.parse(reorder(args, f)); err != nil {
+	if err := f.Parse(reorder(args, f)); err != nil {
 		return err
 	}
 	if f.NArg() != 1 {
-		return fail(ExitUsage, "search takes exactly one QUERY argument (quote multi-word queries)")
+		return cmdkit.Fail(cmdkit.ExitUsage, "search takes exactly one QUERY argument (quote multi-word queries)")
 	}
 	c, err := terminalClient(ctx, log, &l)
 	if err != nil {
@@ -162,7 +163,7 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	var offset, limitChars int
 	var cursor, q, conn string
 	var asJSON bool
-	f := newFlagSet(env, "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]")
 	if err := l.register(f); err != nil {
 		return err
 	}
@@ -172,11 +173,11 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	f.IntVar(&limitChars, "limit-chars", 0, "window size in characters (1..16384; default 4096)")
 	f.StringVar(&conn, "connection-id", "", "connection of the record when the id has none")
 	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
-	if err := f.parse(reorder(args, f)); err != nil {
+	if err := f.Parse(reorder(args, f)); err != nil {
 		return err
 	}
 	if f.NArg() != 2 {
-		return fail(ExitUsage, "read-field takes ID and FIELD, e.g. read-field cin_x/transcripts:tr-5 text")
+		return cmdkit.Fail(cmdkit.ExitUsage, "read-field takes ID and FIELD, e.g. read-field cin_x/transcripts:tr-5 text")
 	}
 	c, err := terminalClient(ctx, log, &l)
 	if err != nil {
@@ -222,14 +223,14 @@ func call(ctx context.Context, c *client.Client, tool string, args map[string]an
 	req.Params.Arguments = args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		return nil, fail(ExitFailure, "%s: %v", tool, err)
+		return nil, cmdkit.Fail(cmdkit.ExitFailure, "%s: %v", tool, err)
 	}
 	return res, nil
 }
 
 // reorder moves flags after positional arguments to the front, so
 // "search needle --limit 3" works like "search --limit 3 needle".
-func reorder(args []string, f *flagSet) []string {
+func reorder(args []string, f *cmdkit.FlagSet) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]

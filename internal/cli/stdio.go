@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
@@ -18,8 +19,8 @@ type localFlags struct {
 	cacheRoot string
 }
 
-func (l *localFlags) register(f *flagSet) error {
-	f.str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "PDPP credential cache written by `pdpp connect`")
+func (l *localFlags) register(f *cmdkit.FlagSet) error {
+	f.Str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "PDPP credential cache written by `pdpp connect`")
 	return l.common.register(f)
 }
 
@@ -31,9 +32,9 @@ func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
 	if err != nil {
 		var ce *credentials.Error
 		if errors.As(err, &ce) {
-			return nil, &exitError{code: ce.ExitCode(), err: err}
+			return nil, cmdkit.WithCode(ce.ExitCode(), err)
 		}
-		return nil, fail(ExitConfig, "%v", err)
+		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
 	}
 	if tok.Warning != "" {
 		log.Warn("credential file permissions", "warning", tok.Warning)
@@ -52,15 +53,12 @@ func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
 
 func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var l localFlags
-	f := newFlagSet(env, "stdio", "[stdio] --provider-url URL [flags]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "stdio", "[stdio] --provider-url URL [flags]")
 	if err := l.register(f); err != nil {
 		return err
 	}
-	if err := f.parse(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return fail(ExitUsage, "unexpected arguments %q", f.Args())
 	}
 	if err := l.requireProvider(); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 )
 
@@ -99,7 +100,7 @@ func TestScenarioInvalidProtocolVersion(t *testing.T) {
 
 // Scenario: Reject disallowed origin.
 func TestScenarioRejectDisallowedOrigin(t *testing.T) {
-	url := startHTTP(t, httpFlags{origins: "https://app.example, http://localhost:5173"})
+	url := startHTTP(t, httpFlags{HTTPFlags: cmdkit.HTTPFlags{Origins: "https://app.example, http://localhost:5173"}})
 	tests := []struct {
 		origin string
 		want   int
@@ -182,20 +183,20 @@ func TestExitCodes(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"version", []string{"version"}, nil, ExitOK, ""},
-		{"help", []string{"--help"}, nil, ExitOK, ""},
-		{"unknown command", []string{"serve"}, nil, ExitUsage, `unknown command "serve"`},
-		{"no snapshot", []string{"stdio", "--assets", snap.AssetsDir}, nil, ExitUsage, "--snapshot"},
-		{"no assets", []string{"http", "--snapshot", snap.DBPath}, nil, ExitUsage, "--assets"},
-		{"not a snapshot", []string{"--snapshot", notSnapshot, "--assets", snap.AssetsDir}, nil, ExitConfig, "not a paper snapshot"},
-		{"missing snapshot", []string{"--snapshot", filepath.Join(dir, "none.sqlite3"), "--assets", snap.AssetsDir}, nil, ExitConfig, "no such file"},
-		{"missing assets folder", []string{"--snapshot", snap.DBPath, "--assets", filepath.Join(dir, "none")}, nil, ExitConfig, "folder"},
-		{"bad base URL", []string{"--snapshot", snap.DBPath, "--assets-base-url", "static/"}, nil, ExitConfig, "absolute http(s) URL"},
-		{"bad timeout env", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir}, map[string]string{"PAPER_MCP_ASSET_TIMEOUT": "soon"}, ExitUsage, "PAPER_MCP_ASSET_TIMEOUT"},
-		{"negative timeout", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--asset-timeout", "-1s"}, nil, ExitUsage, "--asset-timeout"},
-		{"stray argument", []string{"stdio", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "extra"}, nil, ExitUsage, "unexpected arguments"},
-		{"bad origin", []string{"http", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--allowed-origins", "ftp://x"}, nil, ExitUsage, "allowed origin"},
-		{"demo once with stdio", []string{"demo", "--once", "--stdio"}, nil, ExitUsage, "--once"},
+		{"version", []string{"version"}, nil, cmdkit.ExitOK, ""},
+		{"help", []string{"--help"}, nil, cmdkit.ExitOK, ""},
+		{"unknown command", []string{"serve"}, nil, cmdkit.ExitUsage, `unknown command "serve"`},
+		{"no snapshot", []string{"stdio", "--assets", snap.AssetsDir}, nil, cmdkit.ExitUsage, "--snapshot"},
+		{"no assets", []string{"http", "--snapshot", snap.DBPath}, nil, cmdkit.ExitUsage, "--assets"},
+		{"not a snapshot", []string{"--snapshot", notSnapshot, "--assets", snap.AssetsDir}, nil, cmdkit.ExitConfig, "not a paper snapshot"},
+		{"missing snapshot", []string{"--snapshot", filepath.Join(dir, "none.sqlite3"), "--assets", snap.AssetsDir}, nil, cmdkit.ExitConfig, "no such file"},
+		{"missing assets folder", []string{"--snapshot", snap.DBPath, "--assets", filepath.Join(dir, "none")}, nil, cmdkit.ExitConfig, "folder"},
+		{"bad base URL", []string{"--snapshot", snap.DBPath, "--assets-base-url", "static/"}, nil, cmdkit.ExitConfig, "absolute http(s) URL"},
+		{"bad timeout env", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir}, map[string]string{"PAPER_MCP_ASSET_TIMEOUT": "soon"}, cmdkit.ExitUsage, "PAPER_MCP_ASSET_TIMEOUT"},
+		{"negative timeout", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--asset-timeout", "-1s"}, nil, cmdkit.ExitUsage, "--asset-timeout"},
+		{"stray argument", []string{"stdio", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "extra"}, nil, cmdkit.ExitUsage, "unexpected arguments"},
+		{"bad origin", []string{"http", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--allowed-origins", "ftp://x"}, nil, cmdkit.ExitUsage, "allowed origin"},
+		{"demo once with stdio", []string{"demo", "--once", "--stdio"}, nil, cmdkit.ExitUsage, "--once"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,7 +217,7 @@ func TestExitCodes(t *testing.T) {
 		writeOneTableDB(t, other)
 		var stderr syncBuffer
 		code := MainContext(t.Context(), Env{Args: []string{"--snapshot", other, "--assets", snap.AssetsDir}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(string) string { return "" }})
-		if code != ExitConfig || !strings.Contains(stderr.String(), "missing tables paper, paper_summary, paper_translation, paper_fts") {
+		if code != cmdkit.ExitConfig || !strings.Contains(stderr.String(), "missing tables paper, paper_summary, paper_translation, paper_fts") {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	})
@@ -256,7 +257,7 @@ func TestStdioCommand(t *testing.T) {
 	c.Close()
 	select {
 	case code := <-done:
-		if code != ExitOK {
+		if code != cmdkit.ExitOK {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
@@ -283,7 +284,7 @@ func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
 	}()
 	defer func() {
 		cancel()
-		if code := <-done; code != ExitOK {
+		if code := <-done; code != cmdkit.ExitOK {
 			t.Errorf("exit %d: %s", code, stderr.String())
 		}
 	}()
@@ -321,7 +322,7 @@ func TestDemoOnce(t *testing.T) {
 		stdout = syncBuffer{}
 		code := MainContext(t.Context(), Env{Args: []string{"demo", "--once", "--listen", "127.0.0.1:0", "--dir", dir}, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
 			Getenv: func(string) string { return "" }})
-		if code != ExitOK {
+		if code != cmdkit.ExitOK {
 			t.Fatalf("run %d: exit %d\n%s\n%s", run, code, stdout.String(), stderr.String())
 		}
 		for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "claude mcp add --transport http papers", "$ search_papers query=vision transformer",

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
@@ -25,7 +26,7 @@ func demoSnapshot(dir string) (*snapshot.Snapshot, error) {
 	}
 	snap, err := snapshot.BuildFixture(root, false)
 	if err != nil {
-		return nil, fail(ExitFailure, "building the demo snapshot: %v", err)
+		return nil, cmdkit.Fail(cmdkit.ExitFailure, "building the demo snapshot: %v", err)
 	}
 	return snap, nil
 }
@@ -35,26 +36,26 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var h httpFlags
 	var dir string
 	var once, stdio bool
-	f := newFlagSet(env, "demo", "demo [--listen "+DefaultListen+"] [--dir DIR] [--once] [--stdio]")
+	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "demo", "demo [--listen "+DefaultListen+"] [--dir DIR] [--once] [--stdio]")
 	if err := s.registerServer(f); err != nil {
 		return err
 	}
 	if err := h.register(f, DefaultListen); err != nil {
 		return err
 	}
-	f.str(&dir, "dir", "PAPER_MCP_DEMO_DIR", "", "keep the demo snapshot in this directory (reused when present) instead of a temporary one")
+	f.Str(&dir, "dir", "PAPER_MCP_DEMO_DIR", "", "keep the demo snapshot in this directory (reused when present) instead of a temporary one")
 	f.BoolVar(&once, "once", false, "run the sample journey over HTTP and exit instead of serving until Ctrl-C")
 	f.BoolVar(&stdio, "stdio", false, "serve the demo snapshot over stdio instead of HTTP (for desktop client configs)")
-	if err := f.parse(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if stdio && once {
-		return fail(ExitUsage, "--once runs the HTTP journey; it cannot be combined with --stdio")
+		return cmdkit.Fail(cmdkit.ExitUsage, "--once runs the HTTP journey; it cannot be combined with --stdio")
 	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "paper-mcp-demo-")
 		if err != nil {
-			return fail(ExitFailure, "%v", err)
+			return cmdkit.Fail(cmdkit.ExitFailure, "%v", err)
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
@@ -88,7 +89,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	mcpURL := "http://" + addr.String() + "/mcp"
 	printDemoConfig(env.Stdout, mcpURL, snap, dir, h.bearerToken)
 	if err := runJourney(ctx, env.Stdout, mcpURL, h.bearerToken); err != nil {
-		return fail(ExitFailure, "sample journey: %v", err)
+		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
 	if once {
 		cancel()

@@ -80,9 +80,9 @@ func startHTTP(t *testing.T, h httpFlags) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.listen = "127.0.0.1:0"
-	if h.maxBody == 0 {
-		h.maxBody = 1 << 20
+	h.Listen = "127.0.0.1:0"
+	if h.MaxBody == 0 {
+		h.MaxBody = 1 << 20
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	bound := make(chan net.Addr, 1)

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
@@ -24,11 +24,11 @@ const DefaultListen = "127.0.0.1:8788"
 
 func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var s snapshotFlags
-	f := newFlagSet(env, "stdio", "[stdio] --snapshot FILE (--assets DIR | --assets-base-url URL) [flags]")
+	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "stdio", "[stdio] --snapshot FILE (--assets DIR | --assets-base-url URL) [flags]")
 	if err := s.register(f); err != nil {
 		return err
 	}
-	if err := f.parse(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := s.check(); err != nil {
@@ -46,49 +46,32 @@ func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) err
 // httpFlags are the flags of the hosted server, the same as the PDPP
 // server's plus an optional static bearer token.
 type httpFlags struct {
-	listen, origins, publicBase string
-	maxBody                     int64
-	cors                        bool
-	writeTimeout                time.Duration
-	bearerToken                 string
+	cmdkit.HTTPFlags
+	bearerToken string
 }
 
-func (h *httpFlags) register(f *flagSet, defListen string) error {
-	f.str(&h.listen, "listen", "PAPER_MCP_LISTEN", defListen, "address to listen on (loopback by default)")
-	f.str(&h.origins, "allowed-origins", "PAPER_MCP_ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
-	f.str(&h.publicBase, "public-base-url", "PAPER_MCP_PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://papers.example.com")
-	f.BoolVar(&h.cors, "cors", f.env.Getenv("PAPER_MCP_CORS") == "true", "answer CORS preflight for the allowed origins [PAPER_MCP_CORS]")
-	f.str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
-	if err := f.int64(&h.maxBody, "max-body-bytes", "PAPER_MCP_MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
-		return err
-	}
-	return f.dur(&h.writeTimeout, "write-timeout", "PAPER_MCP_WRITE_TIMEOUT", 0, "longest time to answer one request (0: default)")
+func (h *httpFlags) register(f *cmdkit.FlagSet, defListen string) error {
+	f.Str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
+	return h.HTTPFlags.Register(f, "PAPER_MCP_", defListen)
 }
 
 func (h *httpFlags) config(log *slog.Logger, ready func(context.Context) error) transport.HTTPConfig {
-	return transport.HTTPConfig{
-		Listen:         h.listen,
-		PublicBaseURL:  h.publicBase,
-		AllowedOrigins: splitList(h.origins),
-		CORS:           h.cors,
-		MaxBodyBytes:   h.maxBody,
-		WriteTimeout:   h.writeTimeout,
-		ReadyCheck:     ready,
-		Logger:         log,
-	}
+	cfg := h.HTTPFlags.Config(log)
+	cfg.ReadyCheck = ready
+	return cfg
 }
 
 func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var s snapshotFlags
 	var h httpFlags
-	f := newFlagSet(env, "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]")
+	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]")
 	if err := s.register(f); err != nil {
 		return err
 	}
 	if err := h.register(f, DefaultListen); err != nil {
 		return err
 	}
-	if err := f.parse(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := s.check(); err != nil {
@@ -113,7 +96,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, o
 	}
 	err = transport.ServeHTTP(ctx, handler, cfg)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return fail(ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
+		return cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
 	}
 	return err
 }
@@ -123,11 +106,11 @@ func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, o
 func newHandler(s *server.MCPServer, cfg transport.HTTPConfig, token string) (http.Handler, error) {
 	handler, err := transport.NewHTTPHandler(s, cfg)
 	if err != nil {
-		return nil, fail(ExitUsage, "%v", err)
+		return nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
 	if token != "" {
 		if strings.ContainsAny(token, " \t\r\n") {
-			return nil, fail(ExitUsage, "--bearer-token must not contain white space")
+			return nil, cmdkit.Fail(cmdkit.ExitUsage, "--bearer-token must not contain white space")
 		}
 		handler = requireBearer(token, handler)
 	}

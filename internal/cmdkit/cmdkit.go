@@ -1,0 +1,241 @@
+package cmdkit
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes (sysexits-style).
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 64
+	ExitUnavailable = 69
+	ExitNoPerm      = 77
+	ExitConfig      = 78
+)
+
+// Env carries the process environment and streams, so commands can run
+// in-process in tests.
+type Env struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// ExitError is an error that decides the process exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Fail returns an error with an exit code and a formatted message.
+func Fail(code int, format string, args ...any) error {
+	return &ExitError{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// WithCode wraps err so that it exits with code.
+func WithCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Version returns override when set (by -ldflags -X), else the module version
+// from the build info, else "dev".
+func Version(override string) string {
+	if override != "" {
+		return override
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// FlagSet is a flag.FlagSet whose flags take their defaults from environment
+// variables, which the help text names.
+type FlagSet struct {
+	*flag.FlagSet
+	env Env
+}
+
+// NewFlagSet returns the flags of one subcommand of program prog.
+func NewFlagSet(env Env, prog, name, synopsis string) *FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: %s %s\n\nFlags (environment variable in brackets):\n", prog, synopsis)
+		fs.PrintDefaults()
+	}
+	return &FlagSet{FlagSet: fs, env: env}
+}
+
+// Getenv reads the environment the flags were made with.
+func (f *FlagSet) Getenv(name string) string { return f.env.Getenv(name) }
+
+func withEnvName(usage, envName string) string {
+	if envName == "" {
+		return usage
+	}
+	return usage + " [" + envName + "]"
+}
+
+// Str defines a string flag defaulting to $envName when set.
+func (f *FlagSet) Str(p *string, name, envName, def, usage string) {
+	if v := f.env.Getenv(envName); envName != "" && v != "" {
+		def = v
+	}
+	f.StringVar(p, name, def, withEnvName(usage, envName))
+}
+
+// Bool defines a boolean flag defaulting to true when $envName is "true".
+func (f *FlagSet) Bool(p *bool, name, envName string, usage string) {
+	f.BoolVar(p, name, envName != "" && strings.EqualFold(f.env.Getenv(envName), "true"), withEnvName(usage, envName))
+}
+
+// Dur defines a duration flag defaulting to $envName when set.
+func (f *FlagSet) Dur(p *time.Duration, name, envName string, def time.Duration, usage string) error {
+	if v := f.env.Getenv(envName); envName != "" && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return Fail(ExitUsage, "%s=%q is not a duration such as 30s", envName, v)
+		}
+		def = d
+	}
+	f.DurationVar(p, name, def, withEnvName(usage, envName))
+	return nil
+}
+
+// Int64 defines an integer flag defaulting to $envName when set.
+func (f *FlagSet) Int64(p *int64, name, envName string, def int64, usage string) error {
+	if v := f.env.Getenv(envName); envName != "" && v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return Fail(ExitUsage, "%s=%q is not an integer", envName, v)
+		}
+		def = n
+	}
+	f.Int64Var(p, name, def, withEnvName(usage, envName))
+	return nil
+}
+
+// Parse parses args: --help gives flag.ErrHelp, a bad flag a usage error.
+func (f *FlagSet) Parse(args []string) error {
+	if err := f.FlagSet.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return Fail(ExitUsage, "%v", err)
+	}
+	return nil
+}
+
+// ParseNoArgs is Parse for commands that take no positional arguments.
+func (f *FlagSet) ParseNoArgs(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return Fail(ExitUsage, "unexpected arguments %q", f.Args())
+	}
+	return nil
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Command runs one subcommand with its remaining arguments.
+type Command func(ctx context.Context, env Env, log *slog.Logger, args []string) error
+
+// Program is a command line made of subcommands.
+type Program struct {
+	Name        string             // program name, prefixed to error lines
+	Usage       string             // printed for --help and unknown commands
+	Version     func() string      // printed for --version / version
+	LogLevelEnv string             // environment variable naming the log level
+	Default     string             // subcommand run when the first argument is a flag or absent
+	Commands    map[string]Command // subcommands by name
+}
+
+// Main runs the program until it ends or SIGINT/SIGTERM arrives, and returns
+// the exit code.
+func (p Program) Main(env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return p.MainContext(ctx, env)
+}
+
+// MainContext runs the program until it ends or ctx is cancelled.
+func (p Program) MainContext(ctx context.Context, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: LogLevel(env.Getenv(p.LogLevelEnv))}))
+	err := p.dispatch(ctx, env, log)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "%s: %v\n", p.Name, err)
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+func (p Program) dispatch(ctx context.Context, env Env, log *slog.Logger) error {
+	args := env.Args
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "--help", "-help", "help":
+			fmt.Fprint(env.Stdout, p.Usage)
+			return nil
+		case "--version", "-version", "version":
+			fmt.Fprintln(env.Stdout, p.Version())
+			return nil
+		}
+	}
+	name := p.Default
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if cmd, ok := p.Commands[name]; ok {
+		return cmd(ctx, env, log, args)
+	}
+	fmt.Fprint(env.Stderr, p.Usage)
+	return Fail(ExitUsage, "unknown command %q", name)
+}
+
+// LogLevel parses debug|info|warn|error (default info).
+func LogLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

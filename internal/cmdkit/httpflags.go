@@ -1,0 +1,43 @@
+package cmdkit
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+)
+
+// HTTPFlags are the hosted-transport flags every server shares; each program
+// names their environment variables with its own prefix.
+type HTTPFlags struct {
+	Listen, Origins, PublicBase string
+	MaxBody                     int64
+	CORS                        bool
+	WriteTimeout                time.Duration
+}
+
+// Register defines --listen, --allowed-origins, --public-base-url, --cors,
+// --max-body-bytes and --write-timeout, read from <envPrefix>LISTEN and so on.
+func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
+	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
+	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
+	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
+	f.Bool(&h.CORS, "cors", envPrefix+"CORS", "answer CORS preflight for the allowed origins")
+	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
+		return err
+	}
+	return f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request (0: default)")
+}
+
+// Config is the transport configuration these flags describe.
+func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
+	return transport.HTTPConfig{
+		Listen:         h.Listen,
+		PublicBaseURL:  h.PublicBase,
+		AllowedOrigins: SplitList(h.Origins),
+		CORS:           h.CORS,
+		MaxBodyBytes:   h.MaxBody,
+		WriteTimeout:   h.WriteTimeout,
+		Logger:         log,
+	}
+}
