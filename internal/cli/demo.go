@@ -121,17 +121,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
-	if once {
-		cancel()
-		<-served
-		return nil
-	}
-	fmt.Fprintln(env.Stdout, "\nServing until Ctrl-C.")
-	err = <-served
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return cmdkit.FinishServing(ctx, env.Stdout, once, cancel, served)
 }
 
 func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {

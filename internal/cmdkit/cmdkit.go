@@ -239,3 +239,19 @@ func LogLevel(s string) slog.Level {
 	}
 	return slog.LevelInfo
 }
+
+// FinishServing ends a demo that serves in the background: with once it stops
+// the server (cancel) and waits for it; otherwise it says so on w and waits
+// until the server ends. A stop caused by ctx is a normal end.
+func FinishServing(ctx context.Context, w io.Writer, once bool, cancel context.CancelFunc, served <-chan error) error {
+	if once {
+		cancel()
+	} else {
+		fmt.Fprintln(w, "\nServing until Ctrl-C.")
+	}
+	err := <-served
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

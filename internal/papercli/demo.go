@@ -3,7 +3,6 @@ package papercli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -91,19 +90,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := runJourney(ctx, env.Stdout, mcpURL, h.bearerToken); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
-	if once {
-		cancel()
-		if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		return nil
-	}
-	fmt.Fprintln(env.Stdout, "\nServing until Ctrl-C.")
-	err = <-served
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return cmdkit.FinishServing(ctx, env.Stdout, once, cancel, served)
 }
 
 func printDemoConfig(w io.Writer, mcpURL string, snap *snapshot.Snapshot, dir, token string) {
