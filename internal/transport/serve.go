@@ -81,7 +81,9 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 }
 
 // ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
-// reaches EOF or ctx is cancelled; both end it cleanly with nil. out carries
+// reaches EOF or ctx is cancelled; both end it cleanly with nil. At EOF the
+// requests already read are answered before it returns (bounded by
+// stdioDrainTimeout), so a client that closes its end early loses nothing. out carries
 // nothing but MCP messages; diagnostics go to errLog (default slog.Default()).
 // mcp-go keeps one process-wide stdio session, so run one ServeStdio at a
 // time. Values in ctx (such as WithBearer) reach every handler.
@@ -94,7 +96,8 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	}
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(slog.NewLogLogger(errLog.Handler(), slog.LevelError))
-	err := stdio.Listen(ctx, in, out)
+	calls := newPendingCalls()
+	err := stdio.Listen(ctx, newDrainingReader(ctx, in, calls), newAnswerWriter(out, calls))
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}

@@ -1,0 +1,192 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// stdioDrainTimeout bounds how long EOF on stdin waits for answers still owed
+// (a cancelled context ends the wait at once).
+const stdioDrainTimeout = 30 * time.Second
+
+// pendingCalls counts the JSON-RPC requests read from stdin that have not been
+// answered on stdout yet, so EOF on stdin can wait for them: a client that
+// writes its requests and closes its end (a pipe, a script) still gets every
+// answer, where mcp-go alone would cancel the calls in flight.
+type pendingCalls struct {
+	mu      sync.Mutex
+	pending map[string]bool
+	idle    *sync.Cond
+}
+
+func newPendingCalls() *pendingCalls {
+	p := &pendingCalls{pending: map[string]bool{}}
+	p.idle = sync.NewCond(&p.mu)
+	return p
+}
+
+// message is the part of a JSON-RPC message that tells requests from answers.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// ids returns the messages of one line: a message or a batch.
+func ids(line []byte) []message {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	if line[0] == '[' {
+		var batch []message
+		_ = json.Unmarshal(line, &batch)
+		return batch
+	}
+	var m message
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	return []message{m}
+}
+
+// sawInput records a request read from stdin. Batches are not recorded:
+// mcp-go's stdio server answers a batch line with one parse error whose id is
+// null, which could never be matched.
+func (p *pendingCalls) sawInput(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var m message
+	if json.Unmarshal(line, &m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return
+	}
+	p.mu.Lock()
+	p.pending[string(m.ID)] = true
+	p.mu.Unlock()
+}
+
+func (p *pendingCalls) sawOutput(line []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range ids(line) {
+		if m.Method == "" && len(m.ID) > 0 {
+			delete(p.pending, string(m.ID))
+		}
+	}
+	if len(p.pending) == 0 {
+		p.idle.Broadcast()
+	}
+}
+
+// waitIdle blocks until every request read so far has been answered, d
+// passes, or ctx ends.
+func (p *pendingCalls) waitIdle(ctx context.Context, d time.Duration) {
+	giveUp := func() {
+		p.mu.Lock()
+		p.pending = map[string]bool{}
+		p.idle.Broadcast()
+		p.mu.Unlock()
+	}
+	timer := time.AfterFunc(d, giveUp)
+	defer timer.Stop()
+	stop := context.AfterFunc(ctx, giveUp)
+	defer stop()
+	p.mu.Lock()
+	for len(p.pending) > 0 {
+		p.idle.Wait()
+	}
+	p.mu.Unlock()
+}
+
+// maxTrackedLine bounds the partial line kept for request tracking; a longer
+// line is passed through untracked (mcp-go answers it as it can).
+const maxTrackedLine = 16 << 20
+
+// lineScanner calls fn with each complete newline-terminated line it is fed.
+type lineScanner struct {
+	partial  []byte
+	overflow bool
+	fn       func([]byte)
+}
+
+func (s *lineScanner) feed(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.add(b)
+			return
+		}
+		s.add(b[:i])
+		s.flush()
+		b = b[i+1:]
+	}
+}
+
+func (s *lineScanner) add(b []byte) {
+	if s.overflow || len(s.partial)+len(b) > maxTrackedLine {
+		s.overflow, s.partial = true, s.partial[:0]
+		return
+	}
+	s.partial = append(s.partial, b...)
+}
+
+func (s *lineScanner) flush() {
+	if !s.overflow && len(s.partial) > 0 {
+		s.fn(s.partial)
+	}
+	s.partial, s.overflow = s.partial[:0], false
+}
+
+// drainingReader passes stdin through, recording the requests it carries, and
+// holds back EOF until the answers owed have been written.
+type drainingReader struct {
+	ctx  context.Context
+	src  io.Reader
+	p    *pendingCalls
+	scan lineScanner
+}
+
+func newDrainingReader(ctx context.Context, src io.Reader, p *pendingCalls) *drainingReader {
+	r := &drainingReader{ctx: ctx, src: src, p: p}
+	r.scan.fn = p.sawInput
+	return r
+}
+
+func (r *drainingReader) Read(b []byte) (int, error) {
+	n, err := r.src.Read(b)
+	r.scan.feed(b[:n])
+	if err == io.EOF {
+		if n > 0 {
+			return n, nil // hand over the data first; the next Read ends the stream
+		}
+		r.scan.flush()
+		r.p.waitIdle(r.ctx, stdioDrainTimeout)
+	}
+	return n, err
+}
+
+// answerWriter passes stdout through and records the answers written.
+type answerWriter struct {
+	dst  io.Writer
+	mu   sync.Mutex
+	scan lineScanner
+}
+
+func newAnswerWriter(dst io.Writer, p *pendingCalls) *answerWriter {
+	w := &answerWriter{dst: dst}
+	w.scan.fn = p.sawOutput
+	return w
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	n, err := w.dst.Write(b)
+	w.mu.Lock()
+	w.scan.feed(b[:n])
+	w.mu.Unlock()
+	return n, err
+}

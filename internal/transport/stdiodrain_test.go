@@ -1,0 +1,109 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the server's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeStdioAnswersBeforeEOF sends requests and closes stdin at once, as
+// a pipe or a script does: every request, the slow one included, must still be
+// answered (mcp-go alone cancels calls in flight at EOF).
+func TestServeStdioAnswersBeforeEOF(t *testing.T) {
+	in := strings.Join([]string{
+		rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		rpc(2, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}),
+		rpc("three", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}),
+		`[` + rpc(4, "tools/list", nil) + `]`,
+	}, "\n") + "\n"
+	var out lockedBuffer
+	start := time.Now()
+	if err := ServeStdio(context.Background(), newTestServer(testTools{slowFor: 300 * time.Millisecond}), strings.NewReader(in), &out, discardLogger()); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("draining took too long")
+	}
+	answered := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && len(m.Result) > 0 {
+			answered[string(m.ID)] = !strings.Contains(string(m.Result), "cancelled")
+		}
+	}
+	for _, id := range []string{`1`, `2`, `"three"`} {
+		if !answered[id] {
+			t.Errorf("request %s was not answered (or was cancelled); output:\n%s", id, out.String())
+		}
+	}
+}
+
+func TestPendingCallsTracking(t *testing.T) {
+	cases := []struct {
+		name     string
+		in, out  []string
+		wantOpen int
+	}{
+		{"request answered", []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":1,"result":{}}`}, 0},
+		{"notification owes nothing", []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`}, nil, 0},
+		{"unanswered", []string{`{"jsonrpc":"2.0","id":"a","method":"ping"}`}, nil, 1},
+		{"server request is not an answer", []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}`}, 1},
+		{"batch not tracked (stdio answers it with a null-id parse error)", []string{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`}, nil, 0},
+		{"null id owes nothing", []string{`{"jsonrpc":"2.0","id":null,"method":"ping"}`}, nil, 0},
+		{"garbage ignored", []string{`{not json`, ``}, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPendingCalls()
+			for _, l := range tc.in {
+				p.sawInput([]byte(l))
+			}
+			for _, l := range tc.out {
+				p.sawOutput([]byte(l))
+			}
+			if len(p.pending) != tc.wantOpen {
+				t.Fatalf("open %d, want %d", len(p.pending), tc.wantOpen)
+			}
+		})
+	}
+}
+
+func TestDrainEndsWithContext(t *testing.T) {
+	p := newPendingCalls()
+	p.sawInput([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.waitIdle(ctx, time.Minute); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled context must end the drain")
+	}
+}
