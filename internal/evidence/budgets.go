@@ -22,6 +22,10 @@ const (
 	DefaultWindowChars = 4096
 	// MaxWindowChars is the largest field window one call may serve.
 	MaxWindowChars = 16384
+	// MatchBeforeChars and MatchAfterChars are the context a q window keeps
+	// around the match when the caller names none.
+	MatchBeforeChars = 400
+	MatchAfterChars  = 1200
 	// InlineJSONBytes is the largest JSON value shown inline in a preview.
 	InlineJSONBytes = 600
 	// BinaryLikeMinChars is the length from which a string of base64 alphabet only

@@ -276,12 +276,6 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 	return res, nil
 }
 
-// Default context around a q match when the caller names none.
-const (
-	defaultBeforeChars = 400
-	defaultAfterChars  = 1200
-)
-
 // windowFromArgs resolves the record, field and range of a field read from an
 // id, a stream+record_id pair, or a cursor, refusing contradictions.
 func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error) {
@@ -349,7 +343,7 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 		w.Limit = *args.LimitChars
 	}
 	if args.Q != "" {
-		w.Before, w.After = defaultBeforeChars, defaultAfterChars
+		w.Before, w.After = evidence.MatchBeforeChars, evidence.MatchAfterChars
 		if args.BeforeChars != nil {
 			w.Before = *args.BeforeChars
 		}
