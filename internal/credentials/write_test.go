@@ -214,8 +214,14 @@ func FuzzLoad(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// One cache root per fuzz worker, rewritten on every input: creating and
+	// removing a directory per input made the target too slow to fuzz.
+	root, err := os.MkdirTemp("", "pdpp-fuzzload-")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = os.RemoveAll(root) })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		root := t.TempDir()
 		writeRaw(t, filepath.Join(root, "clients", fixtureFile), data, 0o600)
 		tok, err := Load(root, provider, now)
 		if err != nil {
