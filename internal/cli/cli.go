@@ -29,7 +29,7 @@ Usage:
   pdpp-mcp-server version           print the version
 
 Run "pdpp-mcp-server <command> --help" for the flags of a command.
-Exit codes: 0 ok, 1 failure, 64 usage, 69 demo address unavailable, 77 owner token refused,
+Exit codes: 0 ok, 1 failure, 64 usage, 69 address in use, 77 owner token refused,
 78 configuration (no or bad credential: run "pdpp connect <provider-url>").
 `
 

@@ -85,5 +85,5 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen fun
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	return transport.ServeHTTP(ctx, handler, cfg)
+	return cmdkit.Serve(ctx, handler, cfg)
 }

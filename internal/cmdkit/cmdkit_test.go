@@ -5,9 +5,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
 func envWith(vars map[string]string, args ...string) (Env, *bytes.Buffer, *bytes.Buffer) {
@@ -116,5 +120,18 @@ func TestHTTPFlagsConfig(t *testing.T) {
 	cfg := h.Config(nil)
 	if cfg.Listen != "127.0.0.1:9" || !cfg.CORS || cfg.MaxBodyBytes != 2048 || strings.Join(cfg.AllowedOrigins, "|") != "https://a.example|https://b.example" {
 		t.Fatalf("config %+v", cfg)
+	}
+}
+
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	err = Serve(context.Background(), http.NotFoundHandler(), transport.HTTPConfig{Listen: ln.Addr().String(), Logger: slog.New(slog.DiscardHandler)})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUnavailable || !strings.Contains(err.Error(), "--listen") {
+		t.Fatalf("want an unavailable exit naming --listen, got %v", err)
 	}
 }

@@ -1,7 +1,11 @@
 package cmdkit
 
 import (
+	"context"
+	"errors"
 	"log/slog"
+	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
@@ -40,4 +44,14 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		WriteTimeout:   h.WriteTimeout,
 		Logger:         log,
 	}
+}
+
+// Serve runs handler with cfg until ctx ends; an address already in use is an
+// "unavailable" exit with the fix named.
+func Serve(ctx context.Context, handler http.Handler, cfg transport.HTTPConfig) error {
+	err := transport.ServeHTTP(ctx, handler, cfg)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return Fail(ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
+	}
+	return err
 }

@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"syscall"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -94,11 +92,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, o
 	if err != nil {
 		return err
 	}
-	err = transport.ServeHTTP(ctx, handler, cfg)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
-	}
-	return err
+	return cmdkit.Serve(ctx, handler, cfg)
 }
 
 // newHandler is the transport's /mcp handler, behind a static bearer check
