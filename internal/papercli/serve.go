@@ -20,19 +20,30 @@ import (
 // PDPP server's 8787).
 const DefaultListen = "127.0.0.1:8788"
 
-func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+// openSnapshot parses the flags of a serving command (the snapshot flags plus
+// any the command adds) and opens the snapshot they name.
+func openSnapshot(env Env, log *slog.Logger, args []string, name, synopsis string, extra func(*cmdkit.FlagSet) error) (*opened, error) {
 	var s snapshotFlags
-	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "stdio", "[stdio] --snapshot FILE (--assets DIR | --assets-base-url URL) [flags]")
+	f := cmdkit.NewFlagSet(env, "paper-mcp-server", name, synopsis)
 	if err := s.register(f); err != nil {
-		return err
+		return nil, err
+	}
+	if extra != nil {
+		if err := extra(f); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.ParseNoArgs(args); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.check(); err != nil {
-		return err
+		return nil, err
 	}
-	o, err := s.open(log)
+	return s.open(log)
+}
+
+func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	o, err := openSnapshot(env, log, args, "stdio", "[stdio] --snapshot FILE (--assets DIR | --assets-base-url URL) [flags]", nil)
 	if err != nil {
 		return err
 	}
@@ -60,22 +71,9 @@ func (h *httpFlags) config(log *slog.Logger, ready func(context.Context) error) 
 }
 
 func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
-	var s snapshotFlags
 	var h httpFlags
-	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]")
-	if err := s.register(f); err != nil {
-		return err
-	}
-	if err := h.register(f, DefaultListen); err != nil {
-		return err
-	}
-	if err := f.ParseNoArgs(args); err != nil {
-		return err
-	}
-	if err := s.check(); err != nil {
-		return err
-	}
-	o, err := s.open(log)
+	o, err := openSnapshot(env, log, args, "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]",
+		func(f *cmdkit.FlagSet) error { return h.register(f, DefaultListen) })
 	if err != nil {
 		return err
 	}
