@@ -219,49 +219,24 @@ func hitLess(a, b *hit) bool {
 	return a.rec.ID < b.rec.ID
 }
 
+// fieldScore is one matching (record, field) with a lower-is-better score.
+type fieldScore struct {
+	rid   int64
+	field string
+	score float64
+}
+
 // lexicalHits ranks records by their best bm25 score over granted lexical fields.
 func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, terms []string) ([]*hit, error) {
 	rows, err := s.store.LexicalMatch(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
-	rids := make([]int64, 0, len(rows))
+	scores := make([]fieldScore, 0, len(rows))
 	for _, r := range rows {
-		rids = append(rids, r.RID)
+		scores = append(scores, fieldScore{r.RID, r.Field, r.Score})
 	}
-	recs, err := s.store.ByRID(ctx, rids)
-	if err != nil {
-		return nil, err
-	}
-	byRID := map[int64]*hit{}
-	fields := map[int64]map[string]bool{}
-	var out []*hit
-	for _, r := range rows {
-		rec := recs[r.RID]
-		t, ok := sc.inScope(g, rec, r.Field)
-		if !ok {
-			continue
-		}
-		h, seen := byRID[r.RID]
-		if !seen {
-			h = &hit{rec: rec, target: t, lexical: true, bm25: r.Score}
-			byRID[r.RID] = h
-			fields[r.RID] = map[string]bool{}
-			out = append(out, h)
-		}
-		h.bm25 = math.Min(h.bm25, r.Score)
-		fields[r.RID][r.Field] = true
-	}
-	for _, h := range out {
-		h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].bm25 != out[j].bm25 {
-			return out[i].bm25 < out[j].bm25
-		}
-		return hitLess(out[i], out[j])
-	})
-	return out, nil
+	return s.rankHits(ctx, g, sc, scores, false)
 }
 
 // semanticHits ranks records by token-overlap distance over granted semantic fields:
@@ -283,9 +258,26 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 		terms = append(terms, t)
 	}
 	rows := s.store.SemanticOverlap(terms)
+	scores := make([]fieldScore, 0, len(rows))
+	for _, r := range rows {
+		cov := float64(r.Matched) / float64(len(distinct))
+		dens := 0.0
+		if r.Tokens > 0 {
+			dens = float64(r.Occurrences) / float64(r.Tokens)
+		}
+		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
+		scores = append(scores, fieldScore{r.RID, r.Field, math.Round(d*1e6) / 1e6})
+	}
+	return s.rankHits(ctx, g, sc, scores, true)
+}
+
+// rankHits turns matching (record, field) scores into one hit per record in the
+// search scope, keeping each record's best (lowest) score and its matched
+// fields, best first. Semantic hits count only fields declared semantic.
+func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []fieldScore, semantic bool) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		rids = append(rids, r.RID)
+		rids = append(rids, r.rid)
 	}
 	recs, err := s.store.ByRID(ctx, rids)
 	if err != nil {
@@ -295,38 +287,47 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
-		rec := recs[r.RID]
-		t, ok := sc.inScope(g, rec, r.Field)
+		rec := recs[r.rid]
+		t, ok := sc.inScope(g, rec, r.field)
 		if !ok {
 			continue
 		}
-		if fd, _ := t.stream.Field(r.Field); !fd.Semantic {
+		if fd, _ := t.stream.Field(r.field); semantic && !fd.Semantic {
 			continue
 		}
-		cov := float64(r.Matched) / float64(len(distinct))
-		dens := 0.0
-		if r.Tokens > 0 {
-			dens = float64(r.Occurrences) / float64(r.Tokens)
-		}
-		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
-		d = math.Round(d*1e6) / 1e6
-		h, seen := byRID[r.RID]
-		if !seen {
-			h = &hit{rec: rec, target: t, semantic: true, distance: d, semBestField: r.Field}
-			byRID[r.RID] = h
-			fields[r.RID] = map[string]bool{}
+		h, seen := byRID[r.rid]
+		switch {
+		case !seen:
+			h = &hit{rec: rec, target: t}
+			if semantic {
+				h.semantic, h.distance, h.semBestField = true, r.score, r.field
+			} else {
+				h.lexical, h.bm25 = true, r.score
+			}
+			byRID[r.rid] = h
+			fields[r.rid] = map[string]bool{}
 			out = append(out, h)
-		} else if d < h.distance {
-			h.distance, h.semBestField = d, r.Field
+		case semantic && r.score < h.distance:
+			h.distance, h.semBestField = r.score, r.field
+		case !semantic:
+			h.bm25 = math.Min(h.bm25, r.score)
 		}
-		fields[r.RID][r.Field] = true
+		fields[r.rid][r.field] = true
+	}
+	score := func(h *hit) float64 { return h.bm25 }
+	if semantic {
+		score = func(h *hit) float64 { return h.distance }
 	}
 	for _, h := range out {
-		h.semFields = orderFields(h.target.stream, fields[h.rec.RID])
+		if semantic {
+			h.semFields = orderFields(h.target.stream, fields[h.rec.RID])
+		} else {
+			h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].distance != out[j].distance {
-			return out[i].distance < out[j].distance
+		if score(out[i]) != score(out[j]) {
+			return score(out[i]) < score(out[j])
 		}
 		return hitLess(out[i], out[j])
 	})
