@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -265,5 +266,46 @@ func TestDemoOnce(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDemoAllowsInspectorOrigin: the demo lets MCP Inspector's browser UI
+// connect (CORS preflight and POST), while other origins stay refused.
+func TestDemoAllowsInspectorOrigin(t *testing.T) {
+	var h httpFlags
+	h.providerURL = demoRS(t)
+	h.serverName, h.toolsets, h.rsTimeout = "pdpp", "read", 10*time.Second
+	h.Listen, h.MaxBody = "127.0.0.1:0", 1<<20
+	h.Origins, h.CORS = inspectorOrigins, true
+	mcpURL := startHTTPWith(t, &h)
+	cases := []struct {
+		method, origin string
+		want           int
+	}{
+		{http.MethodOptions, "http://localhost:6274", http.StatusNoContent},
+		{http.MethodPost, "http://localhost:6274", http.StatusOK},
+		{http.MethodPost, "http://evil.example", http.StatusForbidden},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.origin, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Origin", tc.origin)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+fixedTokens["client"])
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-protocol-version")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want && !(tc.method == http.MethodOptions && resp.StatusCode == http.StatusOK) {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+			if tc.want != http.StatusForbidden && resp.Header.Get("Access-Control-Allow-Origin") != tc.origin {
+				t.Fatalf("no CORS allow header for %s", tc.origin)
+			}
+		})
 	}
 }

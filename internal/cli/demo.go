@@ -106,6 +106,10 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 		return err
 	}
 	h.providerURL = rsURL
+	if h.Origins == "" {
+		// Let MCP Inspector's browser UI (default port 6274) connect directly.
+		h.Origins, h.CORS = inspectorOrigins, true
+	}
 	bound := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() { served <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }) }()
@@ -124,6 +128,10 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	return cmdkit.FinishServing(ctx, env.Stdout, once, cancel, served)
 }
 
+// inspectorOrigins are the origins of MCP Inspector's web UI on its default
+// port, allowed (with CORS) by the demo unless --allowed-origins says otherwise.
+const inspectorOrigins = "http://localhost:6274,http://127.0.0.1:6274"
+
 func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
 	stdio, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"pdpp-demo": map[string]any{
 		"command": "pdpp-mcp-server",
@@ -134,7 +142,8 @@ func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
   MCP over HTTP:  %s
   bearer token:   %s   (demo "client" grant: two loom connections + notes)
 
-MCP Inspector: transport "Streamable HTTP", URL %s,
+MCP Inspector (npx @modelcontextprotocol/inspector; its UI origin on port 6274 is
+allowed): transport "Streamable HTTP", URL %s,
   header Authorization: Bearer %s
 
 Claude Code:

@@ -20,12 +20,18 @@ import (
 // against provider, and returns the /mcp URL.
 func startHTTP(t *testing.T, provider string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	h := httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20}}
+	return startHTTPWith(t, &h)
+}
+
+// startHTTPWith serves with the given flags and returns the /mcp URL.
+func startHTTPWith(t *testing.T, h *httpFlags) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	bound := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
-	go func() { done <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }) }()
+	go func() { done <- serveHTTP(ctx, log, h, func(a net.Addr) { bound <- a }) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case a := <-bound:
