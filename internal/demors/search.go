@@ -279,7 +279,9 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 	for _, r := range rows {
 		rids = append(rids, r.rid)
 	}
-	recs, err := s.store.ByRID(ctx, rids)
+	// Rank on record heads; only the page's records get their data loaded
+	// (withData), so a broad query does not decode every match.
+	recs, err := s.store.HeadsByRID(ctx, rids)
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +463,9 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 	}
 	terms := foldedTerms(tokens)
 	page, more := pageOf(hits, off, limit)
+	if err := s.withData(ctx, page); err != nil {
+		return nil, err
+	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
 		o := s.hitBase(h, h.lexFields, "")
@@ -518,6 +523,9 @@ func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.Sear
 		return nil, err
 	}
 	page, more := pageOf(hits, off, limit)
+	if err := s.withData(ctx, page); err != nil {
+		return nil, err
+	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
 		o := s.hitBase(h, h.semFields, "semantic")
@@ -580,6 +588,9 @@ func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.Search
 	})
 	terms := foldedTerms(tokens)
 	page, more := pageOf(all, 0, limit)
+	if err := s.withData(ctx, page); err != nil {
+		return nil, err
+	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
 		matched := map[string]bool{}
@@ -624,6 +635,22 @@ func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.Search
 		"links", obj("self", rc.selfLink(), "next", nil),
 		"meta", meta(warnings),
 	)), nil
+}
+
+// withData loads the data of the page's records, which ranking left out.
+func (s *Server) withData(ctx context.Context, page []*hit) error {
+	rids := make([]int64, 0, len(page))
+	for _, h := range page {
+		rids = append(rids, h.rec.RID)
+	}
+	recs, err := s.store.ByRID(ctx, rids)
+	if err != nil {
+		return err
+	}
+	for _, h := range page {
+		h.rec.Data = recs[h.rec.RID].Data
+	}
+	return nil
 }
 
 // pageOf returns hits[off:off+limit] and whether more follow.

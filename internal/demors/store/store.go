@@ -471,6 +471,33 @@ func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, erro
 	return out, nil
 }
 
+// HeadsByRID returns records by internal id without their data (Data is
+// nil): enough to rank and scope search hits before loading the page.
+func (s *Store) HeadsByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
+	out := map[int64]Record{}
+	if len(rids) == 0 {
+		return out, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
+	args := make([]any, len(rids))
+	for i, r := range rids {
+		args[i] = r
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rid, connection_id, stream, id, emitted_at FROM records WHERE rid IN (`+in+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: record heads: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Record
+		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt); err != nil {
+			return nil, fmt.Errorf("store: record heads: %w", err)
+		}
+		out[r.RID] = r
+	}
+	return out, rows.Err()
+}
+
 // StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
 // under a connection.
 func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (int, string, error) {
