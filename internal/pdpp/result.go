@@ -1,7 +1,6 @@
 package pdpp
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -72,9 +71,6 @@ func argErrorResult(e *mcpkit.ArgError) *mcp.CallToolResult {
 	}
 	return errorResult(rs.AdapterError(e.Code, msg, e.Field), e.Tool, nil)
 }
-
-// raw marshals v for structured output once, keeping RS bytes verbatim.
-func rawJSON(b []byte) json.RawMessage { return json.RawMessage(b) }
 
 func joinNonEmpty(sep string, parts ...string) string {
 	var out []string

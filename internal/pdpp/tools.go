@@ -66,7 +66,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	if rerr != nil {
 		return errorResult(rs.AdapterError("rs_bad_response", rerr.Error(), ""), "schema", nil), nil
 	}
-	return okResult(text, map[string]any{"data": rawJSON(body)}), nil
+	return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
 }
 
 func rejectsView(err error) bool {
@@ -124,7 +124,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if rerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
 	}
-	out := map[string]any{"data": rawJSON(resp.Body), "records": view.Records, "has_more": view.HasMore}
+	out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore}
 	if view.NextCursor != "" {
 		out["next_cursor"] = view.NextCursor
 	}
@@ -165,7 +165,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	if rerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
 	}
-	return okResult(text, map[string]any{"data": rawJSON(resp.Body)}), nil
+	return okResult(text, map[string]any{"data": json.RawMessage(resp.Body)}), nil
 }
 
 // Search serves `search`: GET /v1/search, /v1/search/semantic or /v1/search/hybrid.
