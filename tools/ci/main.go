@@ -1,6 +1,6 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
-// in CI: generated code is current, gofmt and go vet are clean, the discovery
-// footprint is within budget, and `go test -race ./...` passes (with short fuzz
+// in CI: generated code is current, go.mod and go.sum are tidy, gofmt and go
+// vet are clean, the discovery footprint is within budget, and `go test -race ./...` passes (with short fuzz
 // smoke runs). It needs nothing but the Go toolchain.
 //
 //	go run ./tools/ci            everything
@@ -46,6 +46,7 @@ func main() {
 		run  func() error
 	}{
 		{"generated code is current and within its footprint budgets", checkGenerated},
+		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
 		{"go vet", func() error { return run("go", "vet", "./...") }},
 		{"go test", func() error {
