@@ -1,0 +1,108 @@
+package pdpp_test
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// referenceWindowHandle is the reference adapter's field-window handle for
+// js: "pdpp://field-window/" + base64url (no padding) of the JSON.
+func referenceWindowHandle(js string) string {
+	return "pdpp://field-window/" + base64.RawURLEncoding.EncodeToString([]byte(js))
+}
+
+// TestReferenceAdapterHandles: the handles the reference adapter hands out
+// (a result id pasted after pdpp://record/, its field-window handle) read
+// the same record or window as our own forms, in the tools and in
+// resources/read; malformed ones are refused before any RS request.
+func TestReferenceAdapterHandles(t *testing.T) {
+	h := newDemoHarness(t, tokClient)
+	id := connMain + "/transcripts:tr-5"
+	pasted := "pdpp://record/" + id
+	fetched := h.mustOK(t, "fetch", map[string]any{"id": id})
+
+	t.Run("pasted result id", func(t *testing.T) {
+		r := h.mustOK(t, "fetch", map[string]any{"id": pasted})
+		if !jsonEqual(t, []byte(r.RawStruct), []byte(fetched.RawStruct)) {
+			t.Errorf("fetch %s differs from fetch %s", pasted, id)
+		}
+		ex, ok := h.log.last(isRecordsPath)
+		if !ok || ex.Path != "/v1/streams/transcripts/records/tr-5" || !strings.Contains(ex.Query, "connection_id="+connMain) {
+			t.Errorf("RS request for the pasted id = %+v", ex)
+		}
+		got := h.readResourceJSON(t, pasted)
+		if !jsonEqual(t, mustRaw(got), []byte(fetched.RawStruct)) {
+			t.Errorf("resources/read %s differs from fetch %s", pasted, id)
+		}
+		w := h.mustOK(t, "read_record_field", map[string]any{"id": pasted, "field_path": "text", "limit_chars": 200})
+		want := h.mustOK(t, "read_record_field", map[string]any{"id": id, "field_path": "text", "limit_chars": 200})
+		if w.RawStruct != want.RawStruct {
+			t.Errorf("read_record_field by pasted id differs:\n%s\n%s", w.RawStruct, want.RawStruct)
+		}
+	})
+
+	handle := referenceWindowHandle(`{"v":1,"kind":"field-window","connection_id":"` + connMain + `","stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":4096,"limit_chars":1000}`)
+	want := h.mustOK(t, "read_record_field", map[string]any{"id": id, "field_path": "text", "offset_chars": 4096, "limit_chars": 1000})
+	t.Run("field-window handle as cursor", func(t *testing.T) {
+		r := h.mustOK(t, "read_record_field", map[string]any{"cursor": handle, "field_path": "text"})
+		if r.RawStruct != want.RawStruct {
+			t.Errorf("cursor read differs from the offset read:\n%s\n%s", r.RawStruct, want.RawStruct)
+		}
+	})
+	t.Run("field-window handle in resources/read", func(t *testing.T) {
+		got := h.readResourceJSON(t, handle)
+		if !jsonEqual(t, mustRaw(got), []byte(want.RawStruct)) {
+			t.Errorf("resource differs from read_record_field:\n%s\n%s", mustRaw(got), want.RawStruct)
+		}
+	})
+	t.Run("field-window handle as id", func(t *testing.T) {
+		r := h.mustOK(t, "fetch", map[string]any{"id": handle})
+		if !jsonEqual(t, []byte(r.RawStruct), []byte(fetched.RawStruct)) {
+			t.Errorf("fetch by field-window handle differs from fetch %s", id)
+		}
+	})
+
+	bad := []struct {
+		name string
+		js   string
+	}{
+		{"traversal", `{"v":1,"kind":"field-window","stream":"transcripts","record_id":"..","field_path":"text"}`},
+		{"unknown key", `{"v":1,"kind":"field-window","stream":"transcripts","record_id":"tr-5","field_path":"text","x":1}`},
+		{"limit over the ceiling", `{"v":1,"kind":"field-window","stream":"transcripts","record_id":"tr-5","field_path":"text","limit_chars":99999}`},
+	}
+	for _, tc := range bad {
+		t.Run("malformed "+tc.name, func(t *testing.T) {
+			h.log.reset()
+			u := referenceWindowHandle(tc.js)
+			r := h.call(t, "read_record_field", map[string]any{"cursor": u, "field_path": "text"})
+			if !r.Res.IsError || r.errorCode() != "invalid_cursor" {
+				t.Errorf("read_record_field with %s: code %q, want invalid_cursor:\n%s", tc.name, r.errorCode(), r.Text)
+			}
+			if _, err := h.readResource(t, u); err == nil {
+				t.Errorf("resources/read of a malformed handle succeeded")
+			}
+			if reqs := h.log.matching(isDataPath); len(reqs) != 0 {
+				t.Errorf("malformed handle reached the RS: %v", reqs)
+			}
+		})
+	}
+	t.Run("oversized", func(t *testing.T) {
+		h.log.reset()
+		u := "pdpp://field-window/" + strings.Repeat("A", 5000)
+		r := h.call(t, "read_record_field", map[string]any{"cursor": u, "field_path": "text"})
+		if !r.Res.IsError {
+			t.Errorf("oversized handle accepted")
+		}
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = u
+		if _, err := h.client.ReadResource(t.Context(), req); err == nil {
+			t.Errorf("resources/read of an oversized handle succeeded")
+		}
+		if reqs := h.log.matching(isDataPath); len(reqs) != 0 {
+			t.Errorf("oversized handle reached the RS: %v", reqs)
+		}
+	})
+}
