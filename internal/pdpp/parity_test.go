@@ -2,6 +2,10 @@ package pdpp_test
 
 import (
 	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,6 +107,82 @@ func TestReferenceAdapterHandles(t *testing.T) {
 		}
 		if reqs := h.log.matching(isDataPath); len(reqs) != 0 {
 			t.Errorf("oversized handle reached the RS: %v", reqs)
+		}
+	})
+}
+
+// subscriptionReplayRS answers the event-subscription routes with
+// reference-RS shaped fixtures: get/update return a subscription whose
+// filter (scope.filters.streams) is narrower than the grant
+// (scope.streams); delete answers 404 not_found, as a second DELETE does.
+func subscriptionReplayRS(t *testing.T) http.Handler {
+	sub, err := os.ReadFile(filepath.Join("testdata", "parity", "event-subscription-filtered.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notFound, err := os.ReadFile(filepath.Join("testdata", "parity", "event-subscription-delete-404.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path != "/v1/event-subscriptions/"+replaySubID:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(notFound)
+		case r.Method == http.MethodGet:
+			_, _ = w.Write(sub)
+		case r.Method == http.MethodPatch:
+			_, _ = w.Write([]byte(`{"subscription":` + string(sub) + `}`))
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(notFound)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	})
+}
+
+const replaySubID = "sub_7f3a9c21d4e5b6a7c8d9e0f1"
+
+// TestEventSubscriptionParity: get and update print the subscription's own
+// stream filter, not the grant's streams; a delete the RS answers with
+// 404 not_found (a second delete) reports the subscription as gone.
+func TestEventSubscriptionParity(t *testing.T) {
+	t.Run("replayed reference answers", func(t *testing.T) {
+		h := newHarness(t, subscriptionReplayRS(t), tokClient)
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"get_event_subscription", map[string]any{"subscription_id": replaySubID}},
+			{"update_event_subscription", map[string]any{"subscription_id": replaySubID, "enabled": true}},
+		} {
+			r := h.mustOK(t, tc.tool, tc.args)
+			if !strings.Contains(r.Text, "streams: transcripts\n") || strings.Contains(r.Text, "videos") {
+				t.Errorf("%s text does not show the filter (transcripts) alone:\n%s", tc.tool, r.Text)
+			}
+		}
+		del := h.mustOK(t, "delete_event_subscription", map[string]any{"subscription_id": replaySubID})
+		if del.Structured["deleted"] != true || !strings.Contains(del.Text, "already deleted") || !strings.Contains(del.Text, "404 not_found") {
+			t.Errorf("delete answered 404: %s\n%s", del.RawStruct, del.Text)
+		}
+	})
+	t.Run("demo RS", func(t *testing.T) {
+		h := newDemoHarness(t, tokClient)
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+		t.Cleanup(hook.Close)
+		created := h.mustOK(t, "create_event_subscription", map[string]any{"callback_url": hook.URL + "/hook", "streams": []string{"transcripts"}})
+		id := structuredString(created.Structured, "subscription", "subscription_id")
+		got := h.mustOK(t, "get_event_subscription", map[string]any{"subscription_id": id})
+		if !strings.Contains(got.Text, "streams: transcripts\n") {
+			t.Errorf("get text does not show the filter:\n%s", got.Text)
+		}
+		all := h.mustOK(t, "create_event_subscription", map[string]any{"callback_url": hook.URL + "/all"})
+		allID := structuredString(all.Structured, "subscription", "subscription_id")
+		gotAll := h.mustOK(t, "get_event_subscription", map[string]any{"subscription_id": allID})
+		if !strings.Contains(gotAll.Text, "streams: ") || !strings.Contains(gotAll.Text, "transcripts (") {
+			t.Errorf("get of an unfiltered subscription does not fall back to the grant's streams:\n%s", gotAll.Text)
 		}
 	})
 }
