@@ -186,3 +186,35 @@ func TestEventSubscriptionParity(t *testing.T) {
 		}
 	})
 }
+
+// TestSchemaFullNextStep: after schema {"stream":…,"detail":"full"} the
+// text names the stream's connections and its next step is a data read
+// (which runs), not the same schema call again.
+func TestSchemaFullNextStep(t *testing.T) {
+	all := loadSamples(t)
+	single, _ := sampleSets(all)
+	replay := newHarness(t, newReplayRS(t, all, single, "schema-view-compact"), "sample-client-token")
+	demo := newDemoHarness(t, tokClient)
+	for _, tc := range []struct {
+		name string
+		h    *harness
+		conn string
+	}{{"replayed reference answer", replay, sampleConn}, {"demo RS", demo, connMain}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.h.mustOK(t, "schema", map[string]any{"stream": "transcripts", "detail": "full"})
+			if !strings.Contains(r.Text, tc.conn) {
+				t.Errorf("full schema text omits the connection %s:\n%s", tc.conn, r.Text)
+			}
+			next, ok := callAfter(r.Text, "next: ")
+			if !ok || next.Tool == "schema" {
+				t.Fatalf("next step repeats schema or is missing:\n%s", r.Text)
+			}
+			if next.Tool != "query_records" || next.Args["stream"] != "transcripts" || next.Args["connection_id"] != tc.conn {
+				t.Errorf("next step %+v, want query_records of transcripts in %s", next, tc.conn)
+			}
+			if tc.h == demo {
+				tc.h.mustOK(t, next.Tool, next.Args)
+			}
+		})
+	}
+}
