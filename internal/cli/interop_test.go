@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -195,7 +196,11 @@ func runInterop(t *testing.T, ctx context.Context, cs *sdk.ClientSession, callba
 		}
 	}
 
-	uris := []string{"pdpp://stream/transcripts", "pdpp://record/" + id, windowURI}
+	// The record URI is a result id pasted after the scheme; the last one
+	// is the reference adapter's field-window handle.
+	reference := "pdpp://field-window/" + base64.RawURLEncoding.EncodeToString([]byte(
+		`{"v":1,"kind":"field-window","connection_id":"`+conn+`","stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":0,"limit_chars":500}`))
+	uris := []string{"pdpp://stream/transcripts", "pdpp://record/" + id, windowURI, reference}
 	for _, uri := range uris {
 		rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 		if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text == "" {
