@@ -164,7 +164,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 	case mcp.MethodInitialize:
 		msg = d.clampInitialize(msg)
 	case mcp.MethodPing:
-		if mcp.IsModernProtocol(version) && len(env.ID) > 0 {
+		if mcp.IsModernProtocol(version) && len(env.ID) > 0 && string(env.ID) != "null" {
 			// 2026-07-28 dropped ping and mcp-go refuses it there, but the
 			// official Go SDK client (v1.8.0) still sends it, with no
 			// per-request _meta. It is a liveness check that needs no
