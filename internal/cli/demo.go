@@ -53,9 +53,9 @@ func writeDemoCredential(cacheRoot, providerURL, grant, token string) (string, e
 func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var listen, cacheRoot, grant string
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
-	f.Str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "address of the demo RS")
-	f.Str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache to write the demo client credential into")
-	f.Str(&grant, "grant", "", "client", "demo grant to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
+	f.Str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "`address` of the demo RS")
+	f.Str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache `directory` to write the demo client credential into")
+	f.Str(&grant, "grant", "", "client", "demo `grant` to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -82,10 +82,16 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var rsListen string
 	var once bool
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--once]")
-	if err := h.register(f); err != nil {
+	// The demo serves its own embedded RS, so --provider-url (and the
+	// provider's authorization servers) do not apply.
+	h.registerServer(f)
+	if err := h.registerTimeout(f); err != nil {
 		return err
 	}
-	f.Str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "address of the embedded demo RS")
+	if err := h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787"); err != nil {
+		return err
+	}
+	f.Str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "`address` of the embedded demo RS")
 	f.BoolVar(&once, "once", false, "run the sample journey and exit instead of serving until Ctrl-C")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -152,5 +158,10 @@ Claude Code:
 Claude Desktop (stdio; needs pdpp-mcp-server on PATH: go install ./cmd/pdpp-mcp-server):
 %s
 
-`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, stdio)
+These settings last only while this demo runs: the demo RS port, the token
+and the credential folder %s vanish when it exits. For a
+configuration that lasts, run "pdpp-mcp-server demo-rs --cache-root <dir>" (fixed
+port 7663) and point clients at it as that command prints.
+
+`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
 }

@@ -21,10 +21,27 @@ type common struct {
 	rsTimeout   time.Duration
 }
 
+// register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
-	f.Str(&c.providerURL, "provider-url", "PDPP_PROVIDER_URL", "", "PDPP resource server URL, e.g. http://127.0.0.1:7663")
-	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server name reported to MCP clients")
-	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
+	c.registerProvider(f)
+	c.registerServer(f)
+	return c.registerTimeout(f)
+}
+
+// registerProvider defines --provider-url.
+func (c *common) registerProvider(f *cmdkit.FlagSet) {
+	f.Str(&c.providerURL, "provider-url", "PDPP_PROVIDER_URL", "", "PDPP resource server `URL`, e.g. http://127.0.0.1:7663")
+}
+
+// registerServer defines the flags of an MCP server offered to clients:
+// --server-name and --toolsets.
+func (c *common) registerServer(f *cmdkit.FlagSet) {
+	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
+	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
+}
+
+// registerTimeout defines --rs-timeout.
+func (c *common) registerTimeout(f *cmdkit.FlagSet) error {
 	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "timeout of one RS request")
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 )
 
@@ -79,11 +81,17 @@ func (l *localFlags) readFieldCommand(c evidence.Continuation) string {
 	if q := str("q"); q != "" {
 		parts = append(parts, "--q", shellQuote(q))
 	}
-	parts = append(parts, "--provider-url", shellQuote(l.providerURL))
-	if l.cacheRoot != "" && l.cacheRoot != ".pdpp" {
+	return strings.Join(append(parts, l.locationFlags()...), " ")
+}
+
+// locationFlags are the --provider-url and (when not the default)
+// --cache-root flags a printed command needs to reach the same RS.
+func (l *localFlags) locationFlags() []string {
+	parts := []string{"--provider-url", shellQuote(l.providerURL)}
+	if l.cacheRoot != "" && l.cacheRoot != credentials.DefaultCacheRoot {
 		parts = append(parts, "--cache-root", shellQuote(l.cacheRoot))
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 func printResult(env Env, res *mcp.CallToolResult, asJSON bool) error {
@@ -101,17 +109,18 @@ func printResult(env Env, res *mcp.CallToolResult, asJSON bool) error {
 
 func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var l localFlags
-	var stream, conn, mode string
+	var stream, conn, mode, cursor string
 	var limit int
 	var asJSON bool
-	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "search", "search QUERY [--stream S] [--limit N] [--connection-id C] [--mode lexical|semantic|hybrid] [--json]")
-	if err := l.register(f); err != nil {
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "search", "search QUERY [--stream S] [--limit N] [--connection-id C] [--mode lexical|semantic|hybrid] [--cursor C] [--json]")
+	if err := l.registerTerminal(f); err != nil {
 		return err
 	}
-	f.StringVar(&stream, "stream", "", "search only this stream")
+	f.StringVar(&stream, "stream", "", "search only this `stream`")
 	f.IntVar(&limit, "limit", 5, "hits per page (1..100)")
-	f.StringVar(&conn, "connection-id", "", "search only this connection")
-	f.StringVar(&mode, "mode", "lexical", "lexical, semantic or hybrid")
+	f.StringVar(&conn, "connection-id", "", "search only this `connection`")
+	f.StringVar(&mode, "mode", "lexical", "search `mode`: lexical, semantic or hybrid")
+	f.StringVar(&cursor, "cursor", "", "next page: the `cursor` a previous search printed (same QUERY and flags)")
 	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
 	if err := f.Parse(reorder(args, f)); err != nil {
 		return err
@@ -131,6 +140,9 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if conn != "" {
 		callArgs["connection_id"] = conn
 	}
+	if cursor != "" {
+		callArgs["cursor"] = cursor
+	}
 	res, err := call(ctx, c, "search", callArgs)
 	if err != nil {
 		return err
@@ -144,8 +156,21 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 			ID            string                `json:"id"`
 			MatchedFields []string              `json:"matched_fields"`
 		} `json:"results"`
+		NextCursor string `json:"next_cursor"`
 	}
 	_ = remarshal(res.StructuredContent, &out)
+	if out.NextCursor != "" && !asJSON {
+		parts := []string{"pdpp-mcp-server", "search", shellQuote(f.Arg(0))}
+		if stream != "" {
+			parts = append(parts, "--stream", shellQuote(stream))
+		}
+		parts = append(parts, "--limit", strconv.Itoa(limit), "--mode", shellQuote(mode))
+		if conn != "" {
+			parts = append(parts, "--connection-id", shellQuote(conn))
+		}
+		parts = append(parts, "--cursor", shellQuote(out.NextCursor))
+		fmt.Fprintf(env.Stdout, "\nnext page command: %s\n", strings.Join(append(parts, l.locationFlags()...), " "))
+	}
 	if len(out.Results) > 0 && !asJSON {
 		next := out.Results[0].Next
 		if next.Tool != evidence.ToolReadField && len(out.Results[0].MatchedFields) > 0 {
@@ -164,18 +189,20 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	var cursor, q, conn string
 	var asJSON bool
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]")
-	if err := l.register(f); err != nil {
+	if err := l.registerTerminal(f); err != nil {
 		return err
 	}
-	f.IntVar(&offset, "offset", -1, "first character to read")
-	f.StringVar(&cursor, "cursor", "", "continuation cursor from a previous read")
-	f.StringVar(&q, "q", "", "read the window around the first match of this text")
-	f.IntVar(&limitChars, "limit-chars", 0, "window size in characters (1..16384; default 4096)")
-	f.StringVar(&conn, "connection-id", "", "connection of the record when the id has none")
+	f.IntVar(&offset, "offset", 0, "first `character` to read (default: the start of the field)")
+	f.StringVar(&cursor, "cursor", "", "continuation `cursor` from a previous read")
+	f.StringVar(&q, "q", "", "read the window around the first match of this `text`")
+	f.IntVar(&limitChars, "limit-chars", 0, "window size in `characters` (1..16384; default 4096)")
+	f.StringVar(&conn, "connection-id", "", "`connection` of the record when the id has none")
 	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
 	if err := f.Parse(reorder(args, f)); err != nil {
 		return err
 	}
+	offsetSet := false
+	f.Visit(func(fl *flag.Flag) { offsetSet = offsetSet || fl.Name == "offset" })
 	if f.NArg() != 2 {
 		return cmdkit.Fail(cmdkit.ExitUsage, "read-field takes ID and FIELD, e.g. read-field cin_x/transcripts:tr-5 text")
 	}
@@ -185,7 +212,7 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	}
 	defer c.Close()
 	callArgs := map[string]any{"id": f.Arg(0), "field_path": f.Arg(1)}
-	if offset >= 0 {
+	if offsetSet {
 		callArgs["offset_chars"] = offset
 	}
 	if cursor != "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
@@ -20,8 +21,22 @@ type localFlags struct {
 }
 
 func (l *localFlags) register(f *cmdkit.FlagSet) error {
-	f.Str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "PDPP credential cache written by `pdpp connect`")
+	l.registerCacheRoot(f)
 	return l.common.register(f)
+}
+
+// registerTerminal defines the flags of the terminal commands (search,
+// read-field): they serve no MCP client, so --server-name and --toolsets
+// do not apply; they use the read toolset under the catalog's name.
+func (l *localFlags) registerTerminal(f *cmdkit.FlagSet) error {
+	l.serverName, l.toolsets = mcptools.ServerName, "read"
+	l.registerCacheRoot(f)
+	l.registerProvider(f)
+	return l.registerTimeout(f)
+}
+
+func (l *localFlags) registerCacheRoot(f *cmdkit.FlagSet) {
+	f.Str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "`directory` of the PDPP credential cache written by \"pdpp connect\"")
 }
 
 // tokenSource loads the client credential for the provider from the cache and

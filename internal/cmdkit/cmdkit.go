@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,7 +172,7 @@ type Command func(ctx context.Context, env Env, log *slog.Logger, args []string)
 // Program is a command line made of subcommands.
 type Program struct {
 	Name        string             // program name, prefixed to error lines
-	Usage       string             // printed for --help and unknown commands
+	Usage       string             // printed for --help
 	Version     func() string      // printed for --version / version
 	LogLevelEnv string             // environment variable naming the log level
 	Default     string             // subcommand run when the first argument is a flag or absent
@@ -223,8 +224,14 @@ func (p Program) dispatch(ctx context.Context, env Env, log *slog.Logger) error 
 	if cmd, ok := p.Commands[name]; ok {
 		return cmd(ctx, env, log, args)
 	}
-	fmt.Fprint(env.Stderr, p.Usage)
-	return Fail(ExitUsage, "unknown command %q", name)
+	// One line, not buried under the usage text.
+	names := make([]string, 0, len(p.Commands)+1)
+	for n := range p.Commands {
+		names = append(names, n)
+	}
+	names = append(names, "version")
+	sort.Strings(names)
+	return Fail(ExitUsage, "unknown command %q (commands: %s); run %q for usage", name, strings.Join(names, ", "), p.Name+" --help")
 }
 
 // LogLevel parses debug|info|warn|error (default info).

@@ -275,15 +275,15 @@ func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) 
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	// Like the reference RS, a subscription already deleted is not found:
+	// a second DELETE answers 404 not_found.
+	if !ok || sub.Status == subDeleted {
 		return nil, errNotFound("Subscription not found")
 	}
-	if sub.Status != subDeleted {
-		sub.Status = subDeleted
-		sub.UpdatedAt = nowStamp()
-		if err := s.store.UpdateSubscription(ctx, sub); err != nil {
-			return nil, err
-		}
+	sub.Status = subDeleted
+	sub.UpdatedAt = nowStamp()
+	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+		return nil, err
 	}
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }

@@ -61,7 +61,7 @@ func RenderSchema(body []byte) (string, error) {
 	}
 	b.WriteString("\n")
 	shown := 0
-	var firstStream string
+	var firstStream, firstConn string
 	for _, c := range doc.Connectors {
 		name := c.ConnectorID
 		if name == "" {
@@ -87,14 +87,72 @@ func RenderSchema(body []byte) (string, error) {
 			if firstStream == "" {
 				firstStream = s.Name
 			}
-			fmt.Fprintf(&b, "  stream %s: %s", s.Name, fieldSummary(s.FieldCapabilities))
+			if firstConn == "" {
+				firstConn = firstConnection(s.GrantedConnections, c.GrantedConnections)
+			}
+			fmt.Fprintf(&b, "  stream %s", s.Name)
+			if len(c.GrantedConnections) == 0 && len(s.GrantedConnections) > 0 {
+				// A full (per-stream) document names the connections on
+				// the stream, not the connector.
+				b.WriteString(" (connections:")
+				for _, g := range s.GrantedConnections {
+					fmt.Fprintf(&b, " %s", g.ConnectionID)
+				}
+				b.WriteString(")")
+			}
+			fmt.Fprintf(&b, ": %s", fieldSummary(s.FieldCapabilities))
 			fmt.Fprintf(&b, "; expand: %s\n", expandSummary(s.ExpandCapabilities))
 		}
 	}
-	if firstStream != "" {
+	switch {
+	case firstStream == "":
+	case isFullSchema(doc):
+		// This already is the full document: suggest reading the data.
+		if firstConn != "" {
+			fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"connection_id\":%q,\"limit\":5}, or search with your own words as q\n", firstStream, firstConn)
+		} else {
+			fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"limit\":5}, or search with your own words as q\n", firstStream)
+		}
+	default:
 		fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"limit\":5}, schema {\"stream\":%q,\"detail\":\"full\"}, or search with your own words as q\n", firstStream, firstStream)
 	}
 	return capBytes(b.String()), nil
+}
+
+// firstConnection is the first connection id of a stream, or else of its
+// connector ("" when neither names one).
+func firstConnection(stream, connector []grantedConnection) string {
+	for _, list := range [][]grantedConnection{stream, connector} {
+		for _, g := range list {
+			if g.ConnectionID != "" {
+				return g.ConnectionID
+			}
+		}
+	}
+	return ""
+}
+
+// isFullSchema reports whether doc is a full schema document: its field
+// capabilities are objects, where a compact document has strings.
+func isFullSchema(doc schemaDoc) bool {
+	for _, c := range doc.Connectors {
+		for _, s := range c.Streams {
+			for _, raw := range s.FieldCapabilities {
+				return firstByteOf(raw) == '{'
+			}
+		}
+	}
+	return false
+}
+
+// firstByteOf returns the first non-space byte of raw, or 0.
+func firstByteOf(raw json.RawMessage) byte {
+	for _, c := range raw {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
 }
 
 func fieldSummary(caps map[string]json.RawMessage) string {

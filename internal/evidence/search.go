@@ -114,7 +114,10 @@ type SearchResult struct {
 	EvidencePreview  string          `json:"evidence_preview,omitempty"`
 	EvidenceComplete *bool           `json:"evidence_complete,omitempty"`
 	Evidence         *ProvenEvidence `json:"-"`
-	Next             Continuation    `json:"next"`
+	// snippet is the RS's own snippet of a hit without a proven window;
+	// the text shows it, labelled as not proven.
+	snippet *Snippet
+	Next    Continuation `json:"next"`
 }
 
 // LadderRecord is one rung entry of content_ladder.records[].
@@ -232,6 +235,7 @@ func resultFor(hit SearchHit, providerBase string) SearchResult {
 		r.Next = ReadFieldCall(id, ex.FieldPath, 0, 0, firstMark(ex.PreviewText))
 	} else {
 		r.Next = FetchCall(id)
+		r.snippet = hit.Snippet
 	}
 	return r
 }
@@ -312,6 +316,9 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 		} else {
 			b.WriteString("    no proven text window\n")
 		}
+		if line := snippetLine(r.snippet); line != "" {
+			fmt.Fprintf(b, "    %s\n", line)
+		}
 		fmt.Fprintf(b, "    continue: %s\n", r.Next.Call())
 	}
 	fmt.Fprintf(b, "    stream=%s", r.Stream)
@@ -338,4 +345,22 @@ func countOf(raw json.RawMessage) int {
 		return *obj.Value
 	}
 	return -1
+}
+
+// snippetChars bounds the RS snippet shown for a hit without a proven window.
+const snippetChars = 240
+
+// snippetLine renders the RS's own snippet {field, text} of a hit without a
+// proven window, bounded to snippetChars around its first match and
+// labelled with its field as not a proven window; "" when there is none.
+func snippetLine(sn *Snippet) string {
+	if sn == nil || strings.TrimSpace(sn.Text) == "" {
+		return ""
+	}
+	text, _ := CenterOnMark(sn.Text, snippetChars)
+	field := Clip(oneLine(sn.Field), handles.MaxFieldPathBytes)
+	if field == "" {
+		field = "a field"
+	}
+	return fmt.Sprintf("RS snippet of %s (not a proven window): %s", field, text)
 }

@@ -111,6 +111,14 @@ func DecodeCursor(s string) (WindowRef, error) {
 }
 
 func decodeCursor(s, param string) (WindowRef, error) {
+	if rest, ok := strings.CutPrefix(s, FieldWindowURIPrefix); ok {
+		// A field-window URI pasted as a cursor: read it as the URI.
+		w, err := parseFieldWindowPayload(rest)
+		if e, ok := err.(*Error); ok {
+			e.Param = param
+		}
+		return w, err
+	}
 	if len(s) > MaxCursorBytes {
 		return WindowRef{}, cursorErr(param, "cursor is %d bytes, over the %d-byte limit", len(s), MaxCursorBytes)
 	}
@@ -162,8 +170,10 @@ func FieldWindowURI(w WindowRef) string {
 	return FieldWindowURIPrefix + EncodeCursor(w)
 }
 
-// ParseFieldWindowURI is the inverse of FieldWindowURI. A wrong prefix is
-// CodeInvalidURI; a bad cursor is CodeInvalidCursor; both with Param "uri".
+// ParseFieldWindowURI is the inverse of FieldWindowURI. It also accepts
+// the field-window handle of the reference PDPP adapter (see
+// decodeReferenceWindow). A wrong prefix is CodeInvalidURI; a bad cursor
+// is CodeInvalidCursor; both with Param "uri".
 func ParseFieldWindowURI(uri string) (WindowRef, error) {
 	if len(uri) > len(FieldWindowURIPrefix)+MaxCursorBytes {
 		return WindowRef{}, uriErr("field-window URI is over the %d-byte limit", len(FieldWindowURIPrefix)+MaxCursorBytes)
@@ -172,5 +182,91 @@ func ParseFieldWindowURI(uri string) (WindowRef, error) {
 	if !ok {
 		return WindowRef{}, uriErr("%s is not a pdpp://field-window/ URI; read the field with read_record_field instead", quote(uri))
 	}
-	return decodeCursor(cursor, ParamURI)
+	return parseFieldWindowPayload(cursor)
+}
+
+// parseFieldWindowPayload reads what follows "pdpp://field-window/": our
+// own cursor ("fw1.…") or the reference adapter's base64url JSON. Errors
+// carry Param "uri".
+func parseFieldWindowPayload(payload string) (WindowRef, error) {
+	if strings.HasPrefix(payload, "fw") && strings.Contains(payload, ".") {
+		return decodeCursor(payload, ParamURI)
+	}
+	return decodeReferenceWindow(payload)
+}
+
+// referenceWindow is the JSON inside the reference adapter's field-window
+// handle. Pointers tell a missing key from a zero value.
+type referenceWindow struct {
+	V            *int    `json:"v"`
+	Kind         *string `json:"kind"`
+	ConnectionID *string `json:"connection_id"`
+	Stream       *string `json:"stream"`
+	RecordID     *string `json:"record_id"`
+	FieldPath    *string `json:"field_path"`
+	OffsetChars  *int    `json:"offset_chars"`
+	LimitChars   *int    `json:"limit_chars"`
+}
+
+// decodeReferenceWindow decodes base64url (no padding) of
+// {"v":1,"kind":"field-window","connection_id","stream","record_id",
+// "field_path","offset_chars","limit_chars"}: at most MaxCursorBytes, no
+// unknown keys, one JSON object, every field validated as for our own
+// cursors. connection_id may be null or absent; offset_chars and
+// limit_chars may be absent (RS defaults).
+func decodeReferenceWindow(payload string) (WindowRef, error) {
+	const what = "field-window handle"
+	if len(payload) > MaxCursorBytes {
+		return WindowRef{}, cursorErr(ParamURI, "%s is %d bytes, over the %d-byte limit", what, len(payload), MaxCursorBytes)
+	}
+	if payload == "" {
+		return WindowRef{}, cursorErr(ParamURI, "%s is empty", what)
+	}
+	for i := 0; i < len(payload); i++ {
+		c := payload[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return WindowRef{}, cursorErr(ParamURI, "%s contains a character outside base64url (no padding)", what)
+		}
+	}
+	data, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		return WindowRef{}, cursorErr(ParamURI, "%s is not valid base64url", what)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var body referenceWindow
+	if err := dec.Decode(&body); err != nil || dec.More() {
+		return WindowRef{}, cursorErr(ParamURI, "%s does not hold a field-window selector", what)
+	}
+	switch {
+	case body.V == nil || *body.V != 1:
+		return WindowRef{}, cursorErr(ParamURI, "%s version is not 1", what)
+	case body.Kind == nil || *body.Kind != "field-window":
+		return WindowRef{}, cursorErr(ParamURI, "%s kind is not \"field-window\"", what)
+	case body.Stream == nil || body.RecordID == nil || body.FieldPath == nil:
+		return WindowRef{}, cursorErr(ParamURI, "%s lacks stream, record_id or field_path", what)
+	}
+	w := WindowRef{Record: RecordRef{Stream: *body.Stream, RecordID: *body.RecordID}, Field: *body.FieldPath}
+	if body.ConnectionID != nil {
+		if *body.ConnectionID == "" {
+			return WindowRef{}, cursorErr(ParamURI, "%s has an empty connection_id", what)
+		}
+		w.Record.ConnectionID = *body.ConnectionID
+	}
+	if body.OffsetChars != nil {
+		w.Offset = *body.OffsetChars
+	}
+	if body.LimitChars != nil {
+		if *body.LimitChars == 0 {
+			return WindowRef{}, cursorErr(ParamURI, "%s limit_chars is 0", what)
+		}
+		w.Limit = *body.LimitChars
+	}
+	if err := w.Validate(); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Param = ParamURI
+		}
+		return WindowRef{}, err
+	}
+	return w, nil
 }

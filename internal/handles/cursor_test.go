@@ -15,6 +15,88 @@ func rawCursor(js string) string {
 	return CursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(js))
 }
 
+// referenceWindowURI builds the reference adapter's field-window handle
+// around js.
+func referenceWindowURI(js string) string {
+	return FieldWindowURIPrefix + base64.RawURLEncoding.EncodeToString([]byte(js))
+}
+
+func TestReferenceFieldWindowHandle(t *testing.T) {
+	full := WindowRef{Record: RecordRef{"cin_a", "transcripts", "tr-5"}, Field: "text", Offset: 4096, Limit: 300}
+	tests := []struct {
+		name     string
+		js       string
+		want     WindowRef
+		wantCode string
+		wantMsg  string
+	}{
+		{name: "full", js: `{"v":1,"kind":"field-window","connection_id":"cin_a","stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":4096,"limit_chars":300}`, want: full},
+		{name: "keys reordered", js: `{"stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":4096,"limit_chars":300,"connection_id":"cin_a","kind":"field-window","v":1}`, want: full},
+		{name: "null connection, no range", js: `{"v":1,"kind":"field-window","connection_id":null,"stream":"s","record_id":"a:b","field_path":"body"}`,
+			want: WindowRef{Record: RecordRef{Stream: "s", RecordID: "a:b"}, Field: "body"}},
+		{name: "version 2", js: `{"v":2,"kind":"field-window","stream":"s","record_id":"r","field_path":"f"}`, wantCode: CodeInvalidCursor, wantMsg: "version"},
+		{name: "record kind", js: `{"v":1,"kind":"record","stream":"s","record_id":"r","field_path":"f"}`, wantCode: CodeInvalidCursor, wantMsg: "kind"},
+		{name: "unknown key", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f","x":1}`, wantCode: CodeInvalidCursor, wantMsg: "selector"},
+		{name: "two objects", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f"}{}`, wantCode: CodeInvalidCursor, wantMsg: "selector"},
+		{name: "no field", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r"}`, wantCode: CodeInvalidCursor, wantMsg: "field_path"},
+		{name: "traversal", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"..","field_path":"f"}`, wantCode: CodeInvalidCursor, wantMsg: "traversal"},
+		{name: "bad field path", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"a b"}`, wantCode: CodeInvalidCursor, wantMsg: "field path"},
+		{name: "negative offset", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f","offset_chars":-1}`, wantCode: CodeInvalidCursor, wantMsg: "negative"},
+		{name: "limit over the RS ceiling", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f","limit_chars":16385}`, wantCode: CodeInvalidCursor, wantMsg: "outside"},
+		{name: "zero limit", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f","limit_chars":0}`, wantCode: CodeInvalidCursor, wantMsg: "limit_chars is 0"},
+		{name: "empty connection", js: `{"v":1,"kind":"field-window","connection_id":"","stream":"s","record_id":"r","field_path":"f"}`, wantCode: CodeInvalidCursor, wantMsg: "empty connection_id"},
+		{name: "string offset", js: `{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f","offset_chars":"1"}`, wantCode: CodeInvalidCursor, wantMsg: "selector"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			uri := referenceWindowURI(tc.js)
+			for _, form := range []struct {
+				param string
+				parse func(string) (WindowRef, error)
+			}{{ParamURI, ParseFieldWindowURI}, {ParamCursor, DecodeCursor}} {
+				got, err := form.parse(uri)
+				if tc.wantCode == "" {
+					if err != nil || got != tc.want {
+						t.Fatalf("%s: got %#v, %v; want %#v", form.param, got, err, tc.want)
+					}
+					continue
+				}
+				var he *Error
+				if !errors.As(err, &he) || he.Code != tc.wantCode || he.Param != form.param {
+					t.Fatalf("%s: got %#v, %v; want %s for param %s", form.param, got, err, tc.wantCode, form.param)
+				}
+				if !strings.Contains(he.Message, tc.wantMsg) {
+					t.Errorf("%s: message %q does not contain %q", form.param, he.Message, tc.wantMsg)
+				}
+			}
+			ref, err := ParseID(uri)
+			if tc.wantCode == "" {
+				if err != nil || ref != tc.want.Record {
+					t.Fatalf("ParseID = %#v, %v; want %#v", ref, err, tc.want.Record)
+				}
+				return
+			}
+			var he *Error
+			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Param != ParamID {
+				t.Fatalf("ParseID = %#v, %v; want invalid_id for param id", ref, err)
+			}
+		})
+	}
+	t.Run("padding and foreign bytes", func(t *testing.T) {
+		for _, in := range []string{
+			referenceWindowURI(`{"v":1,"kind":"field-window","stream":"s","record_id":"r","field_path":"f"}`) + "=",
+			FieldWindowURIPrefix + "eyJ2IjoxfQ==",
+			FieldWindowURIPrefix + "e30/x",
+			FieldWindowURIPrefix,
+			FieldWindowURIPrefix + strings.Repeat("A", MaxCursorBytes+1),
+		} {
+			if w, err := DecodeCursor(in); err == nil {
+				t.Errorf("DecodeCursor(%q) = %#v, want error", in, w)
+			}
+		}
+	})
+}
+
 // TestCursorGolden pins the wire format: cursors in testdata (produced
 // independently of this package) decode to the listed windows and
 // re-encode byte for byte, so cursors handed out earlier keep working.
@@ -211,17 +293,29 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Add("fw1.")
 	f.Add("fw2.e30")
 	f.Add("")
+	f.Add(referenceWindowURI(`{"v":1,"kind":"field-window","connection_id":"cin_a","stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":0,"limit_chars":4096}`))
+	f.Add(referenceWindowURI(`{"v":1,"kind":"field-window","connection_id":null,"stream":"s","record_id":"..","field_path":"f"}`))
+	f.Add(FieldWindowURI(WindowRef{Record: RecordRef{"c", "s", "r"}, Field: "f", Limit: 10}))
+	f.Add(FieldWindowURIPrefix + "e30")
 	f.Fuzz(func(t *testing.T, s string) {
 		w, err := DecodeCursor(s)
 		if err != nil {
 			var he *Error
-			if !errors.As(err, &he) || he.Code != CodeInvalidCursor || he.Message == "" {
+			if !errors.As(err, &he) || (he.Code != CodeInvalidCursor && he.Code != CodeInvalidURI) || he.Param != ParamCursor || he.Message == "" {
 				t.Fatalf("DecodeCursor(%q): untyped error %v", s, err)
 			}
 			return
 		}
 		if err := w.Validate(); err != nil {
 			t.Fatalf("accepted cursor %q is invalid: %v", s, err)
+		}
+		if strings.HasPrefix(s, FieldWindowURIPrefix) {
+			// A pasted field-window URI (ours or the reference adapter's)
+			// reads as that URI does.
+			if back, err := ParseFieldWindowURI(s); err != nil || back != w {
+				t.Fatalf("ParseFieldWindowURI(%q) = %#v, %v; DecodeCursor gave %#v", s, back, err, w)
+			}
+			s = EncodeCursor(w)
 		}
 		if enc := EncodeCursor(w); enc != s {
 			t.Fatalf("accepted cursor %q re-encodes to %q", s, enc)

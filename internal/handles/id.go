@@ -123,7 +123,8 @@ func (r RecordRef) ID() string {
 
 // ParseID parses a record id in any accepted form: the self-contained
 // "{connection_id}/{stream}:{record_id}", the legacy "{stream}:{record_id}",
-// or a record URI (see ParseRecordURI). The stream ends at the first ":",
+// a record URI (see ParseRecordURI), or a field-window URI (its record; see
+// ParseFieldWindowURI). The stream ends at the first ":",
 // so record ids may contain ":". Errors are *Error with Code CodeInvalidID.
 func ParseID(s string) (RecordRef, error) {
 	if len(s) > MaxInputBytes {
@@ -131,6 +132,17 @@ func ParseID(s string) (RecordRef, error) {
 	}
 	if s == "" {
 		return RecordRef{}, idErr("id is empty")
+	}
+	if strings.HasPrefix(s, FieldWindowURIPrefix) {
+		// A field-window handle names its record too.
+		w, err := ParseFieldWindowURI(s)
+		if err != nil {
+			if e, ok := err.(*Error); ok {
+				e.Code, e.Param = CodeInvalidID, ParamID
+			}
+			return RecordRef{}, err
+		}
+		return w.Record, nil
 	}
 	if strings.HasPrefix(strings.ToLower(s), "pdpp://") {
 		return ParseRecordURI(s)

@@ -215,6 +215,8 @@ func FuzzParseID(f *testing.F) {
 		"cin_3325c9636dab3a5344743485/transcripts:tr-5", "transcripts:tr-5", "s:a:b", "c/s:a/b", "s:%2e%2e",
 		"s:..", "/s:r", "a/b/s:r", "pdpp://record/c%2Fs:r", "pdpp://record/c/s/r", "pdpp://record/s/r",
 		"s:a\x00", "s:\xff", "s: r", "pdpp://record/s:r?x", canonicalURI(`{"v":1,"kind":"record","stream":"s","record_id":"r"}`),
+		"pdpp://record/c/s:r", referenceWindowURI(`{"v":1,"kind":"field-window","connection_id":"c","stream":"s","record_id":"r","field_path":"text","offset_chars":0,"limit_chars":4096}`),
+		FieldWindowURI(WindowRef{Record: RecordRef{"c", "s", "r"}, Field: "text"}),
 	} {
 		f.Add(s)
 	}

@@ -27,14 +27,16 @@ func RecordURI(ref RecordRef) string {
 //
 //	pdpp://record/{escaped id}                       one segment holding a result id (RecordURI's form)
 //	pdpp://record/{base64url JSON}                   one segment holding {"v":1,"kind":"record","connection_id","stream","record_id"}
+//	pdpp://record/{connection_id}/{stream}:{record_id}  a result id pasted unescaped after the scheme
 //	pdpp://record/{connection_id}/{stream}/{record_id}
 //	pdpp://record/{stream}/{record_id}
 //
 // Anything else (another scheme or host, a query string or fragment, empty
-// or extra segments, traversal) is an *Error with Code CodeInvalidID. Note
-// that an unescaped id such as pdpp://record/c/s:r reads as the
-// two-segment form (stream "c", record_id "s:r"); RecordURI never
-// produces that shape.
+// or extra segments, traversal) is an *Error with Code CodeInvalidID. Two
+// segments whose second holds a literal ":" are a pasted result id
+// (connection "c", stream "s", record_id "r" for pdpp://record/c/s:r); a
+// record_id containing ":" in the {stream}/{record_id} form is written
+// with the ":" escaped as %3A.
 func ParseRecordURI(uri string) (RecordRef, error) {
 	if len(uri) > MaxInputBytes {
 		return RecordRef{}, idErr("record URI is %d bytes, over the %d-byte limit", len(uri), MaxInputBytes)
@@ -73,6 +75,16 @@ func ParseRecordURI(uri string) (RecordRef, error) {
 		}
 		return parseHandle(handle)
 	case 2:
+		if head, tail, ok := strings.Cut(raw[1], ":"); ok {
+			// A result id pasted after the scheme: {connection_id}/{stream}:{record_id}.
+			stream, err1 := url.PathUnescape(head)
+			recordID, err2 := url.PathUnescape(tail)
+			if err1 != nil || err2 != nil {
+				return RecordRef{}, idErr("record URI %s has malformed percent-encoding", quote(uri))
+			}
+			ref = RecordRef{ConnectionID: segs[0], Stream: stream, RecordID: recordID}
+			break
+		}
 		ref = RecordRef{Stream: segs[0], RecordID: segs[1]}
 	case 3:
 		ref = RecordRef{ConnectionID: segs[0], Stream: segs[1], RecordID: segs[2]}

@@ -51,7 +51,9 @@ func TestParseRecordURIValid(t *testing.T) {
 		{"three segments, escaped id", "pdpp://record/c/s/r%3Ax%20y", RecordRef{"c", "s", "r:x y"}},
 		{"two segments", "pdpp://record/s/r", RecordRef{"", "s", "r"}},
 		{"handle of a stream named pdpp", "pdpp://record/pdpp:x", RecordRef{"", "pdpp", "x"}},
-		{"two segments, colon id", "pdpp://record/messages/msg:123", RecordRef{"", "messages", "msg:123"}},
+		{"two segments, escaped colon id", "pdpp://record/messages/msg%3A123", RecordRef{"", "messages", "msg:123"}},
+		{"pasted result id", "pdpp://record/cin_3325c9636dab3a5344743485/transcripts:tr-5", RecordRef{"cin_3325c9636dab3a5344743485", "transcripts", "tr-5"}},
+		{"pasted result id, colon id", "pdpp://record/c/s:urn:x%20y", RecordRef{"c", "s", "urn:x y"}},
 		{"canonical", canonicalURI(`{"v":1,"kind":"record","connection_id":"c","stream":"s","record_id":"r"}`), RecordRef{"c", "s", "r"}},
 		{"canonical, null connection", canonicalURI(`{"v":1,"kind":"record","connection_id":null,"stream":"s","record_id":"r"}`), RecordRef{"", "s", "r"}},
 		{"canonical, no connection", canonicalURI(`{"v":1,"kind":"record","stream":"s","record_id":"r"}`), RecordRef{"", "s", "r"}},
@@ -103,6 +105,10 @@ func TestParseRecordURIRejects(t *testing.T) {
 		{"canonical traversal", canonicalURI(`{"v":1,"kind":"record","stream":"s","record_id":".."}`), "neither a result id"},
 		{"canonical bad stream", canonicalURI(`{"v":1,"kind":"record","stream":"a b","record_id":"r"}`), "neither a result id"},
 		{"too long", RecordURIPrefix + strings.Repeat("a", MaxInputBytes), "over the 4096-byte limit"},
+		{"pasted id, bad stream", "pdpp://record/c/a%20b:r", `stream "a b" is not valid`},
+		{"pasted id, dotdot connection", "pdpp://record/../s:r", `connection_id ".." is not valid`},
+		{"pasted id, empty record_id", "pdpp://record/c/s:", "record_id is empty"},
+		{"pasted id, bad escape", "pdpp://record/c/s:%zz", "malformed percent-encoding"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,6 +234,7 @@ func FuzzParseRecordURI(f *testing.F) {
 		"pdpp://record/s:r", "pdpp://record/c%2Fs:r", "pdpp://record/c/s/r", "pdpp://record/s/r",
 		"pdpp://record/s/%2e%2e", "pdpp://record/s:r?x", "pdpp://record/", "pdpp://record/a/b/c/d",
 		"pdpp://record/%zz", "pdpp://record/s/a%2Fb", "pdpp://record/s%3Ar%252e",
+		"pdpp://record/cin_a/transcripts:tr-5", "pdpp://record/c/s:a:b", "pdpp://record/c/s:%2e%2e",
 		canonicalURI(`{"v":1,"kind":"record","connection_id":"c","stream":"s","record_id":"r"}`),
 	} {
 		f.Add(s)

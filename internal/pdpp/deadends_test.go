@@ -2,6 +2,7 @@ package pdpp_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -374,13 +375,14 @@ func TestSearchEvidenceVisibility(t *testing.T) {
 	for _, tc := range noWindow {
 		t.Run("no proven window: "+tc.name, func(t *testing.T) {
 			r := h.mustOK(t, "search", tc.args)
+			snippets := rsSnippets(t, h)
 			cards := searchCards(r.Text)
 			ids := tc.ids
 			if ids == nil {
 				for id := range cards {
 					ids = append(ids, id)
 				}
-				if strings.Contains(r.Text, "<mark>") || strings.Contains(r.Text, "evidence ") {
+				if strings.Contains(withoutSnippetLines(r.Text), "<mark>") || strings.Contains(r.Text, "evidence ") {
 					t.Errorf("semantic hits show evidence:\n%s", r.Text)
 				}
 			}
@@ -393,9 +395,24 @@ func TestSearchEvidenceVisibility(t *testing.T) {
 					t.Errorf("no card for %s:\n%s", id, r.Text)
 					continue
 				}
-				if strings.Contains(card, "evidence") || strings.Contains(card, "<mark>") {
+				// The RS's own snippet is shown, bounded and labelled as not
+				// a proven window; nothing else reads as evidence.
+				if sn, ok := snippets[id]; ok && sn.Text != "" {
+					line := "RS snippet of " + sn.Field + " (not a proven window): "
+					i := strings.Index(card, line)
+					if i < 0 {
+						t.Errorf("%s: card does not show the RS snippet of %s:\n%s", id, sn.Field, card)
+					} else {
+						shown, _, _ := strings.Cut(card[i+len(line):], "\n")
+						if !strings.Contains(sn.Text, strings.Trim(shown, evidence.Ellipsis)) || evidence.CountChars(shown) > 250 {
+							t.Errorf("%s: snippet line %q is not a bounded part of the RS snippet %q", id, shown, sn.Text)
+						}
+					}
+				}
+				if rest := withoutSnippetLines(card); strings.Contains(rest, "evidence") || strings.Contains(rest, "<mark>") {
 					t.Errorf("%s: card without a proven window shows evidence:\n%s", id, card)
 				}
+				card = withoutSnippetLines(card)
 				calls := visibleCalls(card)
 				if len(calls) == 0 || (calls[0].Tool != "fetch" && calls[0].Tool != "read_record_field") || calls[0].Args["id"] != id {
 					t.Errorf("%s: card has no fetch/read continuation:\n%s", id, card)
@@ -415,6 +432,38 @@ func TestSearchEvidenceVisibility(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rsSnippets reads the snippet of every hit of the last RS search answer,
+// by result id.
+func rsSnippets(t *testing.T, h *harness) map[string]evidence.Snippet {
+	t.Helper()
+	ex, ok := h.log.last(func(p string) bool { return strings.HasPrefix(p, "/v1/search") })
+	if !ok {
+		t.Fatalf("no RS search request: %v", h.log.requests())
+	}
+	var page evidence.SearchPage
+	if err := json.Unmarshal(ex.Body, &page); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]evidence.Snippet{}
+	for _, hit := range page.Data {
+		if hit.Snippet != nil {
+			out[handles.RecordRef{ConnectionID: hit.ConnectionID, Stream: hit.Stream, RecordID: hit.RecordKey}.ID()] = *hit.Snippet
+		}
+	}
+	return out
+}
+
+// withoutSnippetLines drops the labelled RS snippet lines from a text.
+func withoutSnippetLines(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "RS snippet of ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func contains(list []string, v any) bool {

@@ -3,8 +3,10 @@ package pdpp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -551,13 +553,26 @@ func subscriptionText(sub map[string]any) string {
 		fmt.Fprintf(&b, "disabled_reason: %s\n", r)
 	}
 	if scope, ok := sub["scope"].(map[string]any); ok {
-		if streams, ok := scope["streams"].([]any); ok {
+		// The subscription's own stream filter (scope.filters.streams) is
+		// what it delivers; scope.streams is the whole grant, shown only
+		// when there is no filter.
+		filters, _ := scope["filters"].(map[string]any)
+		streams, ok := filters["streams"].([]any)
+		if !ok {
+			streams, ok = scope["streams"].([]any)
+		}
+		if ok {
 			var parts []string
 			for _, s := range streams {
-				m, _ := s.(map[string]any)
-				name, _ := m["name"].(string)
-				if conn, _ := m["connection_id"].(string); conn != "" {
-					name += " (" + conn + ")"
+				var name string
+				switch v := s.(type) {
+				case string:
+					name = v
+				case map[string]any:
+					name, _ = v["name"].(string)
+					if conn, _ := v["connection_id"].(string); conn != "" {
+						name += " (" + conn + ")"
+					}
 				}
 				parts = append(parts, name)
 			}
@@ -685,9 +700,17 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 	}
 	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
 	if _, err := a.do(ctx, req, berr); err != nil {
+		var re *rs.Error
+		if errors.As(err, &re) && re.Status == http.StatusNotFound && rsErrorCode(re) == "not_found" {
+			// The RS answers a second DELETE with 404 not_found: the
+			// subscription is gone either way, so the call is idempotent.
+			text := fmt.Sprintf("Event subscription %s does not exist (the RS answered 404 not_found): it was already deleted, or the id is not one of this grant's subscriptions. Nothing was changed; %s lists the live ones.\n",
+				args.SubscriptionID, mcptools.ToolListEventSubscriptions)
+			return okResult(text, map[string]any{"subscription_id": args.SubscriptionID, "deleted": true}), nil
+		}
 		return errorResult(err, tool, shown), nil
 	}
-	text := fmt.Sprintf("Deleted event subscription %s; its undelivered events are dropped and no more are sent. Deleting it again changes nothing.\n", args.SubscriptionID)
+	text := fmt.Sprintf("Deleted event subscription %s; its undelivered events are dropped and no more are sent. Deleting it again answers that it no longer exists.\n", args.SubscriptionID)
 	return okResult(text, map[string]any{"subscription_id": args.SubscriptionID, "deleted": true}), nil
 }
 
@@ -713,4 +736,13 @@ func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEvent
 	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
 		accepted.EventID, args.SubscriptionID, accepted.EventID)
 	return okResult(text, map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID}), nil
+}
+
+// rsErrorCode is the code of an RS error envelope ("" when it has none).
+func rsErrorCode(re *rs.Error) string {
+	var m struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(re.Object(), &m)
+	return m.Code
 }

@@ -250,6 +250,13 @@ func TestEventSubscriptionLifecycle(t *testing.T) {
 		if del.Structured["deleted"] != true || structuredString(del.Structured, "subscription_id") != id {
 			t.Errorf("%s delete: structured %s", round, del.RawStruct)
 		}
+		if ex, ok := h.log.last(func(p string) bool { return p == "/v1/event-subscriptions/"+id }); round == "repeated" &&
+			(!ok || !strings.HasPrefix(ex.Line, "DELETE ") || ex.Status != http.StatusNotFound) {
+			t.Errorf("repeated delete: RS exchange %+v, want DELETE answered 404", ex)
+		}
+		if round == "repeated" && !strings.Contains(del.Text, "already deleted") {
+			t.Errorf("repeated delete text does not say it was already deleted:\n%s", del.Text)
+		}
 	}
 	gone := track(h.call(t, "get_event_subscription", map[string]any{"subscription_id": id}), true)
 	if !gone.Res.IsError || gone.errorCode() != "not_found" {

@@ -163,6 +163,14 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 			"subscriptions/listen is not offered: this endpoint answers every request with one JSON reply and holds no streams open")
 	case mcp.MethodInitialize:
 		msg = d.clampInitialize(msg)
+	case mcp.MethodPing:
+		if mcp.IsModernProtocol(version) && len(env.ID) > 0 && string(env.ID) != "null" {
+			// 2026-07-28 dropped ping and mcp-go refuses it there, but the
+			// official Go SDK client (v1.8.0) still sends it, with no
+			// per-request _meta. It is a liveness check that needs no
+			// state: answer it here with the empty result.
+			return reply{status: http.StatusOK, body: []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)}
+		}
 	}
 
 	buf := newBufferedReply()
