@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 )
 
 // Field-window cursor limits.
@@ -49,10 +49,11 @@ type cursorBody struct {
 	A int    `json:"a,omitempty"`
 }
 
-// validFieldPath reports whether p is a field path the RS accepts: the same
-// rule as a field name in filters and projections.
+// validFieldPath reports whether p is a field path the RS accepts: the
+// catalog format "field" (mcptools.FormatField), the rule field_path
+// arguments are validated with.
 func validFieldPath(p string) bool {
-	return len(p) <= MaxFieldPathBytes && query.ValidFieldName(p)
+	return mcptools.FormatField.Valid(p)
 }
 
 // Validate checks the record reference and every window parameter; the
