@@ -185,6 +185,21 @@ func (a *AggregateArgs) Validate() error {
 	if err := mcpkit.CheckEnum("aggregate", "metric", a.Metric, []string{"count", "sum", "min", "max", "count_distinct"}); err != nil {
 		return err
 	}
+	if a.Field != "" {
+		if err := mcpkit.CheckFormat("aggregate", "field", a.Field, FormatField); err != nil {
+			return err
+		}
+	}
+	if a.GroupBy != "" {
+		if err := mcpkit.CheckFormat("aggregate", "group_by", a.GroupBy, FormatField); err != nil {
+			return err
+		}
+	}
+	if a.GroupByTime != "" {
+		if err := mcpkit.CheckFormat("aggregate", "group_by_time", a.GroupByTime, FormatField); err != nil {
+			return err
+		}
+	}
 	if a.Granularity != "" {
 		if err := mcpkit.CheckEnum("aggregate", "granularity", a.Granularity, []string{"minute", "hour", "day", "week", "month", "quarter", "year"}); err != nil {
 			return err

@@ -33,6 +33,8 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 		{"query fields item", "query_records", map[string]any{"stream": "transcripts", "fields": []string{"id", "text,title"}}, "invalid_format", "fields"},
 		{"query expand item", "query_records", map[string]any{"stream": "transcripts", "expand": []string{".."}}, "invalid_format", "expand"},
 		{"aggregate stream dot-dot", "aggregate", map[string]any{"stream": "..", "metric": "count"}, "invalid_format", "stream"},
+		{"aggregate group_by with a space", "aggregate", map[string]any{"stream": "videos", "metric": "count", "group_by": "codec name"}, "invalid_format", "group_by"},
+		{"aggregate field NUL", "aggregate", map[string]any{"stream": "videos", "metric": "sum", "field": "size\x00"}, "invalid_format", "field"},
 		{"schema stream dot-dot", "schema", map[string]any{"stream": ".."}, "invalid_format", "stream"},
 		{"search streams item", "search", map[string]any{"q": "x", "streams": []string{"transcripts", "a/b"}}, "invalid_format", "streams"},
 		{"search connection_id NUL", "search", map[string]any{"q": "x", "connection_id": "\x00"}, "invalid_format", "connection_id"},
