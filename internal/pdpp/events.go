@@ -33,9 +33,9 @@ const maxListedLines = 50
 
 // Adapter error codes of the events toolset.
 const (
-	codeInvalidCallbackURL    = "invalid_callback_url"
-	codeInvalidStreams        = "invalid_streams"
-	codeBadResponse           = "rs_bad_response"
+	codeInvalidCallbackURL = "invalid_callback_url"
+	codeInvalidStreams     = "invalid_streams"
+	codeBadResponse        = "rs_bad_response"
 )
 
 // eventType is one event type a subscription may receive.
