@@ -12,26 +12,28 @@ import (
 // that names one; code that parses the same values out of ids or URIs uses
 // these variables too, so each rule has one definition.
 var (
-	// FormatField is format field: a field name: starts with a letter or "_", then
-	// letters, digits, "_", "." and "-", at most 128 bytes, e.g. "created_at"
+	// FormatField is the catalog format "field": a field name: starts with a
+	// letter or "_", then letters, digits, "_", "." and "-", at most 128 bytes,
+	// e.g. "created_at".
 	FormatField = mcpkit.NewFormat("field", "a field name: starts with a letter or \"_\", then letters, digits, \"_\", \".\" and \"-\", at most 128 bytes, e.g. \"created_at\"", `^[A-Za-z_][A-Za-z0-9_.-]*$`, 128, false)
-	// FormatMatchText is format match_text: text of at most 512 bytes without
-	// control characters
+	// FormatMatchText is the catalog format "match_text": text of at most 512
+	// bytes without control characters.
 	FormatMatchText = mcpkit.NewFormat("match_text", "text of at most 512 bytes without control characters", ``, 512, false)
-	// FormatName is format name: letters, digits, "_", "." and "-", not starting
-	// with "." or "-", at most 128 bytes, e.g. "transcripts" or "cin_3325c963"
+	// FormatName is the catalog format "name": letters, digits, "_", "." and "-",
+	// not starting with "." or "-", at most 128 bytes, e.g. "transcripts" or
+	// "cin_3325c963".
 	FormatName = mcpkit.NewFormat("name", "letters, digits, \"_\", \".\" and \"-\", not starting with \".\" or \"-\", at most 128 bytes, e.g. \"transcripts\" or \"cin_3325c963\"", `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`, 128, true)
-	// FormatRecordHandle is format record_handle: a result id such as
-	// "cin_x/transcripts:tr-5" or a pdpp://record/ URI, at most 4096 bytes, no
-	// control characters
+	// FormatRecordHandle is the catalog format "record_handle": a result id such
+	// as "cin_x/transcripts:tr-5" or a pdpp://record/ URI, at most 4096 bytes, no
+	// control characters.
 	FormatRecordHandle = mcpkit.NewFormat("record_handle", "a result id such as \"cin_x/transcripts:tr-5\" or a pdpp://record/ URI, at most 4096 bytes, no control characters", ``, 4096, false)
-	// FormatRecordID is format record_id: one path segment of at most 512 bytes:
-	// no "/" or "\", not "." or "..", no control characters, no leading or
-	// trailing space
+	// FormatRecordID is the catalog format "record_id": one path segment of at
+	// most 512 bytes: no "/" or "\", not "." or "..", no control characters, no
+	// leading or trailing space.
 	FormatRecordID = mcpkit.NewFormat("record_id", "one path segment of at most 512 bytes: no \"/\" or \"\\\", not \".\" or \"..\", no control characters, no leading or trailing space", `^[^\p{Z}](.*[^\p{Z}])?$`, 512, true)
-	// FormatSubscriptionID is format subscription_id: an id as create or list
-	// return it: letters, digits, "_", ".", ":" and "-", at most 200 bytes, e.g.
-	// "sub_1a2b"
+	// FormatSubscriptionID is the catalog format "subscription_id": an id as
+	// create or list return it: letters, digits, "_", ".", ":" and "-", at most
+	// 200 bytes, e.g. "sub_1a2b".
 	FormatSubscriptionID = mcpkit.NewFormat("subscription_id", "an id as create or list return it: letters, digits, \"_\", \".\", \":\" and \"-\", at most 200 bytes, e.g. \"sub_1a2b\"", `^[A-Za-z0-9][A-Za-z0-9_.:-]*$`, 200, true)
 )
 

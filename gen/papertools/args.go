@@ -10,15 +10,16 @@ import (
 // that names one; code that parses the same values out of ids or URIs uses
 // these variables too, so each rule has one definition.
 var (
-	// FormatLanguage is format language: a language code of 1-16 lower-case
-	// letters, digits, "_" or "-", e.g. "zh"
+	// FormatLanguage is the catalog format "language": a language code of 1-16
+	// lower-case letters, digits, "_" or "-", e.g. "zh".
 	FormatLanguage = mcpkit.NewFormat("language", "a language code of 1-16 lower-case letters, digits, \"_\" or \"-\", e.g. \"zh\"", `^[a-z0-9_-]+$`, 16, true)
-	// FormatPaperID is format paper_id: 1-64 letters, digits, "-" or "_"
+	// FormatPaperID is the catalog format "paper_id": 1-64 letters, digits, "-" or
+	// "_".
 	FormatPaperID = mcpkit.NewFormat("paper_id", "1-64 letters, digits, \"-\" or \"_\"", `^[A-Za-z0-9_-]+$`, 64, true)
-	// FormatTemplate is format template: a template name of 1-64 letters, digits,
-	// "_", "." or "-", not "." or ".."
+	// FormatTemplate is the catalog format "template": a template name of 1-64
+	// letters, digits, "_", "." or "-", not "." or "..".
 	FormatTemplate = mcpkit.NewFormat("template", "a template name of 1-64 letters, digits, \"_\", \".\" or \"-\", not \".\" or \"..\"", `^[A-Za-z0-9_.-]+$`, 64, true)
-	// FormatText is format text: text without control characters
+	// FormatText is the catalog format "text": text without control characters.
 	FormatText = mcpkit.NewFormat("text", "text without control characters", ``, 2000, false)
 )
 

@@ -21,11 +21,12 @@ type Catalog struct {
 	// allowed to say it: "instructions" or a tool name. The phrase must
 	// appear there (case-insensitively) and in no other description.
 	GuidanceHomes map[string]string `yaml:"guidance_homes"`
+	Tools         []Tool            `yaml:"tools"`
+	Resources     []Resource        `yaml:"resources"`
+
 	// Formats are the named string formats arguments may declare with
 	// Arg.Format; generated Validate methods check them.
-	Formats   map[string]FormatSpec `yaml:"formats"`
-	Tools     []Tool                `yaml:"tools"`
-	Resources []Resource            `yaml:"resources"`
+	Formats map[string]FormatSpec `yaml:"formats"`
 }
 
 // homeInstructions is the GuidanceHomes value naming the instructions.
