@@ -8,6 +8,35 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
+// Argument formats declared in the catalog. Validate checks every argument
+// that names one; code that parses the same values out of ids or URIs uses
+// these variables too, so each rule has one definition.
+var (
+	// FormatField is the catalog format "field": a field name: starts with a
+	// letter or "_", then letters, digits, "_", "." and "-", at most 128 bytes,
+	// e.g. "created_at".
+	FormatField = mcpkit.NewFormat("field", "a field name: starts with a letter or \"_\", then letters, digits, \"_\", \".\" and \"-\", at most 128 bytes, e.g. \"created_at\"", `^[A-Za-z_][A-Za-z0-9_.-]*$`, 128, false)
+	// FormatMatchText is the catalog format "match_text": text of at most 512
+	// bytes without control characters.
+	FormatMatchText = mcpkit.NewFormat("match_text", "text of at most 512 bytes without control characters", ``, 512, false)
+	// FormatName is the catalog format "name": letters, digits, "_", "." and "-",
+	// not starting with "." or "-", at most 128 bytes, e.g. "transcripts" or
+	// "cin_3325c963".
+	FormatName = mcpkit.NewFormat("name", "letters, digits, \"_\", \".\" and \"-\", not starting with \".\" or \"-\", at most 128 bytes, e.g. \"transcripts\" or \"cin_3325c963\"", `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`, 128, true)
+	// FormatRecordHandle is the catalog format "record_handle": a result id such
+	// as "cin_x/transcripts:tr-5" or a pdpp://record/ URI, at most 4096 bytes, no
+	// control characters.
+	FormatRecordHandle = mcpkit.NewFormat("record_handle", "a result id such as \"cin_x/transcripts:tr-5\" or a pdpp://record/ URI, at most 4096 bytes, no control characters", ``, 4096, false)
+	// FormatRecordID is the catalog format "record_id": one path segment of at
+	// most 512 bytes: no "/" or "\", not "." or "..", no control characters, no
+	// leading or trailing space.
+	FormatRecordID = mcpkit.NewFormat("record_id", "one path segment of at most 512 bytes: no \"/\" or \"\\\", not \".\" or \"..\", no control characters, no leading or trailing space", `^[^\p{Z}](.*[^\p{Z}])?$`, 512, true)
+	// FormatSubscriptionID is the catalog format "subscription_id": an id as
+	// create or list return it: letters, digits, "_", ".", ":" and "-", at most
+	// 200 bytes, e.g. "sub_1a2b".
+	FormatSubscriptionID = mcpkit.NewFormat("subscription_id", "an id as create or list return it: letters, digits, \"_\", \".\", \":\" and \"-\", at most 200 bytes, e.g. \"sub_1a2b\"", `^[A-Za-z0-9][A-Za-z0-9_.:-]*$`, 200, true)
+)
+
 // SchemaArgs are the arguments of tool schema.
 type SchemaArgs struct {
 	// Narrow the graph to this stream.
@@ -19,8 +48,18 @@ type SchemaArgs struct {
 }
 
 // Validate checks the catalog rules of tool schema: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *SchemaArgs) Validate() error {
+	if a.Stream != "" {
+		if err := mcpkit.CheckFormat("schema", "stream", a.Stream, FormatName); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("schema", "connection_id", a.ConnectionID, FormatName); err != nil {
+			return err
+		}
+	}
 	if a.Detail != "" {
 		if err := mcpkit.CheckEnum("schema", "detail", a.Detail, []string{"full"}); err != nil {
 			return err
@@ -60,10 +99,13 @@ type QueryRecordsArgs struct {
 }
 
 // Validate checks the catalog rules of tool query_records: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *QueryRecordsArgs) Validate() error {
 	if a.Stream == "" {
 		return mcpkit.Errorf("query_records", "stream", mcpkit.CodeMissingArgument, "stream is required")
+	}
+	if err := mcpkit.CheckFormat("query_records", "stream", a.Stream, FormatName); err != nil {
+		return err
 	}
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
 		return mcpkit.Errorf("query_records", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
@@ -78,8 +120,23 @@ func (a *QueryRecordsArgs) Validate() error {
 			return err
 		}
 	}
+	for _, v := range a.Fields {
+		if err := mcpkit.CheckFormat("query_records", "fields", v, FormatField); err != nil {
+			return err
+		}
+	}
+	for _, v := range a.Expand {
+		if err := mcpkit.CheckFormat("query_records", "expand", v, FormatField); err != nil {
+			return err
+		}
+	}
 	if len(a.ExpandLimit) > 0 {
 		if err := mcpkit.CheckObject("query_records", "expand_limit", a.ExpandLimit); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("query_records", "connection_id", a.ConnectionID, FormatName); err != nil {
 			return err
 		}
 	}
@@ -116,16 +173,34 @@ type AggregateArgs struct {
 }
 
 // Validate checks the catalog rules of tool aggregate: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *AggregateArgs) Validate() error {
 	if a.Stream == "" {
 		return mcpkit.Errorf("aggregate", "stream", mcpkit.CodeMissingArgument, "stream is required")
+	}
+	if err := mcpkit.CheckFormat("aggregate", "stream", a.Stream, FormatName); err != nil {
+		return err
 	}
 	if a.Metric == "" {
 		return mcpkit.Errorf("aggregate", "metric", mcpkit.CodeMissingArgument, "metric is required")
 	}
 	if err := mcpkit.CheckEnum("aggregate", "metric", a.Metric, []string{"count", "sum", "min", "max", "count_distinct"}); err != nil {
 		return err
+	}
+	if a.Field != "" {
+		if err := mcpkit.CheckFormat("aggregate", "field", a.Field, FormatField); err != nil {
+			return err
+		}
+	}
+	if a.GroupBy != "" {
+		if err := mcpkit.CheckFormat("aggregate", "group_by", a.GroupBy, FormatField); err != nil {
+			return err
+		}
+	}
+	if a.GroupByTime != "" {
+		if err := mcpkit.CheckFormat("aggregate", "group_by_time", a.GroupByTime, FormatField); err != nil {
+			return err
+		}
 	}
 	if a.Granularity != "" {
 		if err := mcpkit.CheckEnum("aggregate", "granularity", a.Granularity, []string{"minute", "hour", "day", "week", "month", "quarter", "year"}); err != nil {
@@ -137,6 +212,11 @@ func (a *AggregateArgs) Validate() error {
 	}
 	if len(a.Filter) > 0 {
 		if err := mcpkit.CheckObject("aggregate", "filter", a.Filter); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("aggregate", "connection_id", a.ConnectionID, FormatName); err != nil {
 			return err
 		}
 	}
@@ -169,10 +249,15 @@ func (a *SearchArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *SearchArgs) Validate() error {
 	if a.Q == "" {
 		return mcpkit.Errorf("search", "q", mcpkit.CodeMissingArgument, "q is required")
+	}
+	for _, v := range a.Streams {
+		if err := mcpkit.CheckFormat("search", "streams", v, FormatName); err != nil {
+			return err
+		}
 	}
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
 		return mcpkit.Errorf("search", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
@@ -184,6 +269,11 @@ func (a *SearchArgs) Validate() error {
 	}
 	if len(a.Filter) > 0 {
 		if err := mcpkit.CheckObject("search", "filter", a.Filter); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("search", "connection_id", a.ConnectionID, FormatName); err != nil {
 			return err
 		}
 	}
@@ -206,13 +296,31 @@ type FetchArgs struct {
 }
 
 // Validate checks the catalog rules of tool fetch: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *FetchArgs) Validate() error {
 	if a.ID == "" {
 		return mcpkit.Errorf("fetch", "id", mcpkit.CodeMissingArgument, "id is required")
 	}
+	if err := mcpkit.CheckFormat("fetch", "id", a.ID, FormatRecordHandle); err != nil {
+		return err
+	}
+	for _, v := range a.Fields {
+		if err := mcpkit.CheckFormat("fetch", "fields", v, FormatField); err != nil {
+			return err
+		}
+	}
+	for _, v := range a.Expand {
+		if err := mcpkit.CheckFormat("fetch", "expand", v, FormatField); err != nil {
+			return err
+		}
+	}
 	if len(a.ExpandLimit) > 0 {
 		if err := mcpkit.CheckObject("fetch", "expand_limit", a.ExpandLimit); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("fetch", "connection_id", a.ConnectionID, FormatName); err != nil {
 			return err
 		}
 	}
@@ -246,10 +354,33 @@ type ReadRecordFieldArgs struct {
 }
 
 // Validate checks the catalog rules of tool read_record_field: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *ReadRecordFieldArgs) Validate() error {
+	if a.ID != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "id", a.ID, FormatRecordHandle); err != nil {
+			return err
+		}
+	}
+	if a.ConnectionID != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "connection_id", a.ConnectionID, FormatName); err != nil {
+			return err
+		}
+	}
+	if a.Stream != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "stream", a.Stream, FormatName); err != nil {
+			return err
+		}
+	}
+	if a.RecordID != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "record_id", a.RecordID, FormatRecordID); err != nil {
+			return err
+		}
+	}
 	if a.FieldPath == "" {
 		return mcpkit.Errorf("read_record_field", "field_path", mcpkit.CodeMissingArgument, "field_path is required")
+	}
+	if err := mcpkit.CheckFormat("read_record_field", "field_path", a.FieldPath, FormatField); err != nil {
+		return err
 	}
 	if a.OffsetChars != nil && *a.OffsetChars < 0 {
 		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be at least 0; got %d", *a.OffsetChars)
@@ -257,11 +388,16 @@ func (a *ReadRecordFieldArgs) Validate() error {
 	if a.LimitChars != nil && (*a.LimitChars < 1 || *a.LimitChars > 16384) {
 		return mcpkit.Errorf("read_record_field", "limit_chars", mcpkit.CodeOutOfRange, "limit_chars must be between 1 and 16384; got %d", *a.LimitChars)
 	}
-	if a.BeforeChars != nil && *a.BeforeChars < 0 {
-		return mcpkit.Errorf("read_record_field", "before_chars", mcpkit.CodeOutOfRange, "before_chars must be at least 0; got %d", *a.BeforeChars)
+	if a.Q != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "q", a.Q, FormatMatchText); err != nil {
+			return err
+		}
 	}
-	if a.AfterChars != nil && *a.AfterChars < 0 {
-		return mcpkit.Errorf("read_record_field", "after_chars", mcpkit.CodeOutOfRange, "after_chars must be at least 0; got %d", *a.AfterChars)
+	if a.BeforeChars != nil && (*a.BeforeChars < 0 || *a.BeforeChars > 16384) {
+		return mcpkit.Errorf("read_record_field", "before_chars", mcpkit.CodeOutOfRange, "before_chars must be between 0 and 16384; got %d", *a.BeforeChars)
+	}
+	if a.AfterChars != nil && (*a.AfterChars < 0 || *a.AfterChars > 16384) {
+		return mcpkit.Errorf("read_record_field", "after_chars", mcpkit.CodeOutOfRange, "after_chars must be between 0 and 16384; got %d", *a.AfterChars)
 	}
 	return nil
 }
@@ -271,7 +407,7 @@ type DiscoverEventSubscriptionCapabilitiesArgs struct {
 }
 
 // Validate checks the catalog rules of tool discover_event_subscription_capabilities: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
 	return nil
 }
@@ -285,13 +421,18 @@ type CreateEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool create_event_subscription: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *CreateEventSubscriptionArgs) Validate() error {
 	if a.CallbackURL == "" {
 		return mcpkit.Errorf("create_event_subscription", "callback_url", mcpkit.CodeMissingArgument, "callback_url is required")
 	}
 	if err := mcpkit.CheckMaxLength("create_event_subscription", "callback_url", a.CallbackURL, 2048); err != nil {
 		return err
+	}
+	for _, v := range a.Streams {
+		if err := mcpkit.CheckFormat("create_event_subscription", "streams", v, FormatName); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -301,7 +442,7 @@ type ListEventSubscriptionsArgs struct {
 }
 
 // Validate checks the catalog rules of tool list_event_subscriptions: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *ListEventSubscriptionsArgs) Validate() error {
 	return nil
 }
@@ -313,10 +454,13 @@ type GetEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_event_subscription: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *GetEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("get_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	if err := mcpkit.CheckFormat("get_event_subscription", "subscription_id", a.SubscriptionID, FormatSubscriptionID); err != nil {
+		return err
 	}
 	return nil
 }
@@ -330,10 +474,13 @@ type UpdateEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool update_event_subscription: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *UpdateEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("update_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	if err := mcpkit.CheckFormat("update_event_subscription", "subscription_id", a.SubscriptionID, FormatSubscriptionID); err != nil {
+		return err
 	}
 	return nil
 }
@@ -345,10 +492,13 @@ type DeleteEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool delete_event_subscription: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *DeleteEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("delete_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	if err := mcpkit.CheckFormat("delete_event_subscription", "subscription_id", a.SubscriptionID, FormatSubscriptionID); err != nil {
+		return err
 	}
 	return nil
 }
@@ -360,10 +510,13 @@ type SendTestEventArgs struct {
 }
 
 // Validate checks the catalog rules of tool send_test_event: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *SendTestEventArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("send_test_event", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
+	}
+	if err := mcpkit.CheckFormat("send_test_event", "subscription_id", a.SubscriptionID, FormatSubscriptionID); err != nil {
+		return err
 	}
 	return nil
 }

@@ -6,6 +6,23 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
+// Argument formats declared in the catalog. Validate checks every argument
+// that names one; code that parses the same values out of ids or URIs uses
+// these variables too, so each rule has one definition.
+var (
+	// FormatLanguage is the catalog format "language": a language code of 1-16
+	// lower-case letters, digits, "_" or "-", e.g. "zh".
+	FormatLanguage = mcpkit.NewFormat("language", "a language code of 1-16 lower-case letters, digits, \"_\" or \"-\", e.g. \"zh\"", `^[a-z0-9_-]+$`, 16, true)
+	// FormatPaperID is the catalog format "paper_id": 1-64 letters, digits, "-" or
+	// "_".
+	FormatPaperID = mcpkit.NewFormat("paper_id", "1-64 letters, digits, \"-\" or \"_\"", `^[A-Za-z0-9_-]+$`, 64, true)
+	// FormatTemplate is the catalog format "template": a template name of 1-64
+	// letters, digits, "_", "." or "-", not "." or "..".
+	FormatTemplate = mcpkit.NewFormat("template", "a template name of 1-64 letters, digits, \"_\", \".\" or \"-\", not \".\" or \"..\"", `^[A-Za-z0-9_.-]+$`, 64, true)
+	// FormatText is the catalog format "text": text without control characters.
+	FormatText = mcpkit.NewFormat("text", "text without control characters", ``, 2000, false)
+)
+
 // SearchPapersArgs are the arguments of tool search_papers.
 type SearchPapersArgs struct {
 	// Words or a phrase to find (at most 500 characters).
@@ -29,12 +46,15 @@ func (a *SearchPapersArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search_papers: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *SearchPapersArgs) Validate() error {
 	if a.Query == "" {
 		return mcpkit.Errorf("search_papers", "query", mcpkit.CodeMissingArgument, "query is required")
 	}
 	if err := mcpkit.CheckMaxLength("search_papers", "query", a.Query, 500); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckFormat("search_papers", "query", a.Query, FormatText); err != nil {
 		return err
 	}
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
@@ -69,12 +89,15 @@ func (a *SearchPapersByKeywordArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search_papers_by_keyword: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *SearchPapersByKeywordArgs) Validate() error {
 	if a.Keyword == "" {
 		return mcpkit.Errorf("search_papers_by_keyword", "keyword", mcpkit.CodeMissingArgument, "keyword is required")
 	}
 	if err := mcpkit.CheckMaxLength("search_papers_by_keyword", "keyword", a.Keyword, 200); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckFormat("search_papers_by_keyword", "keyword", a.Keyword, FormatText); err != nil {
 		return err
 	}
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
@@ -93,12 +116,15 @@ type GetPaperMetadataArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_metadata: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *GetPaperMetadataArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_metadata", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
 	}
 	if err := mcpkit.CheckMaxLength("get_paper_metadata", "paper_id", a.PaperID, 64); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckFormat("get_paper_metadata", "paper_id", a.PaperID, FormatPaperID); err != nil {
 		return err
 	}
 	return nil
@@ -115,7 +141,7 @@ type GetPaperSummaryArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_summary: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *GetPaperSummaryArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_summary", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
@@ -123,8 +149,14 @@ func (a *GetPaperSummaryArgs) Validate() error {
 	if err := mcpkit.CheckMaxLength("get_paper_summary", "paper_id", a.PaperID, 64); err != nil {
 		return err
 	}
+	if err := mcpkit.CheckFormat("get_paper_summary", "paper_id", a.PaperID, FormatPaperID); err != nil {
+		return err
+	}
 	if a.Template != "" {
 		if err := mcpkit.CheckMaxLength("get_paper_summary", "template", a.Template, 64); err != nil {
+			return err
+		}
+		if err := mcpkit.CheckFormat("get_paper_summary", "template", a.Template, FormatTemplate); err != nil {
 			return err
 		}
 	}
@@ -143,12 +175,15 @@ type GetPaperSourceArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_source: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *GetPaperSourceArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_source", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
 	}
 	if err := mcpkit.CheckMaxLength("get_paper_source", "paper_id", a.PaperID, 64); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckFormat("get_paper_source", "paper_id", a.PaperID, FormatPaperID); err != nil {
 		return err
 	}
 	if a.MaxChars != nil && (*a.MaxChars < 1 || *a.MaxChars > 1000000) {
@@ -174,7 +209,7 @@ func (a *ListTopFacetsArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool list_top_facets: required arguments,
-// enums, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *ListTopFacetsArgs) Validate() error {
 	if a.Category == "" {
 		return mcpkit.Errorf("list_top_facets", "category", mcpkit.CodeMissingArgument, "category is required")

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 )
 
 // Field-window cursor limits.
@@ -49,40 +49,62 @@ type cursorBody struct {
 	A int    `json:"a,omitempty"`
 }
 
-// validFieldPath reports whether p is a field path the RS accepts: the same
-// rule as a field name in filters and projections.
+// validFieldPath reports whether p is a field path the RS accepts: the
+// catalog format "field" (mcptools.FormatField), the rule field_path
+// arguments are validated with.
 func validFieldPath(p string) bool {
-	return len(p) <= MaxFieldPathBytes && query.ValidFieldName(p)
+	return mcptools.FormatField.Valid(p)
 }
 
-// Validate checks the record reference and every window parameter; the
-// error's Param is "cursor".
+// Validate checks the record reference and every window parameter of a
+// window carried by a cursor; the error's Param is "cursor".
 func (w WindowRef) Validate() error {
 	if p := w.Record.problem(); p != "" {
 		return cursorErr(ParamCursor, "cursor names an invalid record: %s", p)
 	}
+	if _, msg := w.paramProblem(); msg != "" {
+		return cursorErr(ParamCursor, "cursor %s", msg)
+	}
+	return nil
+}
+
+// ValidateArgs checks the window parameters of a window built from
+// explicit read_record_field arguments. The error is *Error with Code
+// CodeInvalidArgument and Param naming the argument at fault (field_path,
+// offset_chars, limit_chars, q, before_chars or after_chars), never
+// "cursor". The record reference is checked where it was parsed.
+func (w WindowRef) ValidateArgs() error {
+	if param, msg := w.paramProblem(); msg != "" {
+		return &Error{Code: CodeInvalidArgument, Param: param, Message: msg}
+	}
+	return nil
+}
+
+// paramProblem names the first invalid window parameter and says what is
+// wrong with it, or returns "", "".
+func (w WindowRef) paramProblem() (param, msg string) {
 	switch {
 	case !validFieldPath(w.Field):
-		return cursorErr(ParamCursor, "cursor field %s is not a valid field path (%s, at most %d bytes)", quote(w.Field), fieldPathRuleShort, MaxFieldPathBytes)
+		return ParamFieldPath, fmt.Sprintf("field_path %s is not a valid field path (%s, at most %d bytes)", quote(w.Field), fieldPathRuleShort, MaxFieldPathBytes)
 	case w.Offset < 0:
-		return cursorErr(ParamCursor, "cursor offset %d is negative", w.Offset)
+		return ParamOffsetChars, fmt.Sprintf("offset_chars %d is negative", w.Offset)
 	case w.Limit < 0 || w.Limit > MaxWindowChars:
-		return cursorErr(ParamCursor, "cursor limit %d is outside 1..%d", w.Limit, MaxWindowChars)
+		return ParamLimitChars, fmt.Sprintf("limit_chars %d is outside 1..%d", w.Limit, MaxWindowChars)
 	case w.Before < 0 || w.Before > MaxContextChars:
-		return cursorErr(ParamCursor, "cursor before_chars %d is outside 0..%d", w.Before, MaxContextChars)
+		return ParamBeforeChars, fmt.Sprintf("before_chars %d is outside 0..%d", w.Before, MaxContextChars)
 	case w.After < 0 || w.After > MaxContextChars:
-		return cursorErr(ParamCursor, "cursor after_chars %d is outside 0..%d", w.After, MaxContextChars)
+		return ParamAfterChars, fmt.Sprintf("after_chars %d is outside 0..%d", w.After, MaxContextChars)
 	case len(w.Q) > MaxQueryTextBytes:
-		return cursorErr(ParamCursor, "cursor query text is over %d bytes", MaxQueryTextBytes)
+		return ParamQ, fmt.Sprintf("q is over %d bytes", MaxQueryTextBytes)
 	case !utf8.ValidString(w.Q):
-		return cursorErr(ParamCursor, "cursor query text is not valid UTF-8")
+		return ParamQ, "q is not valid UTF-8"
 	}
 	for _, r := range w.Q {
 		if unicode.IsControl(r) {
-			return cursorErr(ParamCursor, "cursor query text contains a control character")
+			return ParamQ, "q contains a control character"
 		}
 	}
-	return nil
+	return "", ""
 }
 
 // EncodeCursor returns "fw1." followed by the unpadded base64url encoding

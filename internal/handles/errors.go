@@ -9,6 +9,7 @@ const (
 	CodeConflictingConnectionID = "conflicting_connection_id"
 	CodeInvalidCursor           = "invalid_cursor"
 	CodeInvalidURI              = "invalid_uri"
+	CodeInvalidArgument         = "invalid_argument"
 )
 
 // Argument names returned in Error.Param.
@@ -17,6 +18,12 @@ const (
 	ParamConnectionID = "connection_id"
 	ParamCursor       = "cursor"
 	ParamURI          = "uri"
+	ParamFieldPath    = "field_path"
+	ParamOffsetChars  = "offset_chars"
+	ParamLimitChars   = "limit_chars"
+	ParamQ            = "q"
+	ParamBeforeChars  = "before_chars"
+	ParamAfterChars   = "after_chars"
 )
 
 // Error is a rejected handle. Code is one of the Code* constants, Param

@@ -2,10 +2,9 @@ package handles
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 )
 
 // Segment bounds.
@@ -23,67 +22,22 @@ type RecordRef struct {
 	RecordID     string
 }
 
-// ValidName reports whether s is an acceptable connection_id or stream:
-// ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$.
+// ValidName reports whether s is an acceptable connection_id, stream or
+// blob id: the catalog format "name" (mcptools.FormatName),
+// ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ and at most MaxNameBytes bytes.
 func ValidName(s string) bool {
-	if s == "" || len(s) > MaxNameBytes {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_':
-		case i > 0 && (c == '.' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
+	return mcptools.FormatName.Valid(s)
 }
 
 // recordIDProblem describes why id is not an acceptable record_id, or
-// returns "" when it is. A record_id is 1..512 bytes of valid UTF-8 with no
-// control characters, no "/" or "\", no leading or trailing white space, is
-// not "." or "..", and does not turn into any of those by percent-decoding.
+// returns "" when it is. The rule is the catalog format "record_id"
+// (mcptools.FormatRecordID): 1..MaxRecordIDBytes bytes of valid UTF-8 with
+// no control characters, no "/" or "\", no leading or trailing white
+// space, not "." or "..", and not turning into any of those by
+// percent-decoding.
 func recordIDProblem(id string) string {
-	switch {
-	case id == "":
-		return "record_id is empty"
-	case len(id) > MaxRecordIDBytes:
-		return fmt.Sprintf("record_id is %d bytes, over the %d-byte limit", len(id), MaxRecordIDBytes)
-	case !utf8.ValidString(id):
-		return "record_id is not valid UTF-8"
-	}
-	if p := unsafeSegment(id); p != "" {
-		return "record_id " + p
-	}
-	first, _ := utf8.DecodeRuneInString(id)
-	last, _ := utf8.DecodeLastRuneInString(id)
-	if unicode.IsSpace(first) || unicode.IsSpace(last) {
-		return "record_id starts or ends with white space"
-	}
-	if strings.Contains(id, "%") {
-		if dec, err := url.PathUnescape(id); err == nil {
-			if p := unsafeSegment(dec); p != "" {
-				return "record_id, once percent-decoded, " + p
-			}
-		}
-	}
-	return ""
-}
-
-// unsafeSegment describes why s cannot be one path segment ("" if it can).
-func unsafeSegment(s string) string {
-	if s == "." || s == ".." {
-		return `is "." or ".." (path traversal)`
-	}
-	if strings.ContainsAny(s, `/\`) {
-		return `contains "/" or "\"`
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return "contains a control character"
-		}
+	if p := mcptools.FormatRecordID.Problem(id); p != "" {
+		return "record_id " + quote(id) + " " + p + " (allowed: " + mcptools.FormatRecordID.Description + ")"
 	}
 	return ""
 }
@@ -99,7 +53,7 @@ func (r RecordRef) Validate() error {
 
 // problem describes the first invalid segment, or returns "".
 func (r RecordRef) problem() string {
-	const rule = `letters, digits, "_", "." and "-", at most 128 bytes, not starting with "." or "-"`
+	rule := mcptools.FormatName.Description
 	switch {
 	case r.ConnectionID != "" && !ValidName(r.ConnectionID):
 		return fmt.Sprintf("connection_id %s is not valid (%s)", quote(r.ConnectionID), rule)

@@ -266,6 +266,27 @@ func TestStrictArguments(t *testing.T) {
 		{"enum", "aggregate", map[string]any{"stream": "s", "metric": "avg"}, mcpkit.CodeInvalidEnum, "metric", "count, sum, min, max, count_distinct"},
 		{"filter as string", "query_records", map[string]any{"stream": "s", "filter": "language=en"}, mcpkit.CodeInvalidType, "filter", "filter must be a JSON object; got a string"},
 		{"expand_limit as array", "fetch", map[string]any{"id": "c/s:1", "expand_limit": []any{1}}, mcpkit.CodeInvalidType, "expand_limit", "got an array"},
+		// Catalog formats: every path-bearing argument, refused by the
+		// generated Validate before any handler runs.
+		{"stream dot-dot", "query_records", map[string]any{"stream": ".."}, mcpkit.CodeInvalidFormat, "stream", `stream ".." is "." or ".." (path traversal); allowed: letters, digits`},
+		{"stream dot", "query_records", map[string]any{"stream": "."}, mcpkit.CodeInvalidFormat, "stream", `"." or ".."`},
+		{"stream slash", "query_records", map[string]any{"stream": "a/b"}, mcpkit.CodeInvalidFormat, "stream", `contains "/" or "\"`},
+		{"stream NUL", "query_records", map[string]any{"stream": "a\x00"}, mcpkit.CodeInvalidFormat, "stream", "control character"},
+		{"stream too long", "query_records", map[string]any{"stream": strings.Repeat("s", 5000)}, mcpkit.CodeInvalidFormat, "stream", "5000 bytes, over the 128-byte limit"},
+		{"stream encoded traversal", "schema", map[string]any{"stream": "%2e%2e"}, mcpkit.CodeInvalidFormat, "stream", "once percent-decoded"},
+		{"aggregate stream dot-dot", "aggregate", map[string]any{"stream": "..", "metric": "count"}, mcpkit.CodeInvalidFormat, "stream", "path traversal"},
+		{"connection_id slash", "search", map[string]any{"q": "x", "connection_id": "../c"}, mcpkit.CodeInvalidFormat, "connection_id", "allowed:"},
+		{"streams item", "search", map[string]any{"q": "x", "streams": []any{"notes", ".."}}, mcpkit.CodeInvalidFormat, "streams", "path traversal"},
+		{"fields item", "query_records", map[string]any{"stream": "s", "fields": []any{"id", "a b"}}, mcpkit.CodeInvalidFormat, "fields", "a field name"},
+		{"expand item", "fetch", map[string]any{"id": "c/s:1", "expand": []any{"../x"}}, mcpkit.CodeInvalidFormat, "expand", "a field name"},
+		{"fetch id NUL", "fetch", map[string]any{"id": "s:1\x00"}, mcpkit.CodeInvalidFormat, "id", "control character"},
+		{"record_id dot-dot", "read_record_field", map[string]any{"stream": "s", "record_id": "..", "field_path": "text"}, mcpkit.CodeInvalidFormat, "record_id", "path traversal"},
+		{"record_id trailing space", "read_record_field", map[string]any{"stream": "s", "record_id": "r ", "field_path": "text"}, mcpkit.CodeInvalidFormat, "record_id", "not in the allowed form"},
+		{"field_path traversal", "read_record_field", map[string]any{"id": "c/s:1", "field_path": "../text"}, mcpkit.CodeInvalidFormat, "field_path", "a field name"},
+		{"q too long", "read_record_field", map[string]any{"id": "c/s:1", "field_path": "text", "q": strings.Repeat("q", 513)}, mcpkit.CodeInvalidFormat, "q", "over the 512-byte limit"},
+		{"before_chars over maximum", "read_record_field", map[string]any{"id": "c/s:1", "field_path": "text", "q": "x", "before_chars": 16385}, mcpkit.CodeOutOfRange, "before_chars", "16384"},
+		{"subscription_id slash", "get_event_subscription", map[string]any{"subscription_id": "sub_1/test-event"}, mcpkit.CodeInvalidFormat, "subscription_id", "allowed: an id as create or list return it"},
+		{"subscription streams NUL", "create_event_subscription", map[string]any{"callback_url": "https://h.example/x", "streams": []any{"\x00"}}, mcpkit.CodeInvalidFormat, "streams", "control character"},
 	}
 	h := &recorder{}
 	c, _ := connect(t, h, mcpkit.RegisterOptions{})

@@ -1,6 +1,7 @@
 // Package mcpkit is the small runtime that every generated tool catalog
 // shares: strict decoding of tool arguments into typed Args structs, the
-// typed argument error those structs report, and the options that decide
-// which toolsets a catalog registers and how an argument error is rendered
-// as an MCP tool result.
+// named string formats a catalog declares for id, name and path arguments
+// (Format, CheckFormat), the typed argument error those structs report, and
+// the options that decide which toolsets a catalog registers and how an
+// argument error is rendered as an MCP tool result.
 package mcpkit

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
 )
@@ -34,11 +34,6 @@ type PaperURI struct {
 	Lang     string // translation/{lang}, lower-cased
 }
 
-var (
-	templatePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	langPattern     = regexp.MustCompile(`^[a-z0-9_-]{1,16}$`)
-)
-
 // ParseURI parses a paper resource URI by hand: the paper id sits where a
 // URL host would be, so a URL parser would lower-case or reject it. Each
 // segment is percent-decoded and must then be a plain name.
@@ -59,20 +54,20 @@ func ParseURI(uri string) (PaperURI, error) {
 		}
 		segs[i] = d
 	}
-	if len(segs) < 2 || !paperIDPattern.MatchString(segs[0]) {
+	if len(segs) < 2 || !papertools.FormatPaperID.Valid(segs[0]) {
 		return PaperURI{}, fmt.Errorf("resource URI %q needs a paper_id of 1-64 letters, digits, '-' or '_' after %s", uri, URIScheme)
 	}
 	u := PaperURI{PaperID: segs[0], Kind: segs[1]}
 	switch {
 	case len(segs) == 2 && (u.Kind == KindMetadata || u.Kind == KindSummary || u.Kind == KindSource):
 	case len(segs) == 3 && u.Kind == KindSummary:
-		if !templatePattern.MatchString(segs[2]) || segs[2] == "." || segs[2] == ".." {
+		if !papertools.FormatTemplate.Valid(segs[2]) {
 			return PaperURI{}, fmt.Errorf("resource URI %q: %q is not a template name", uri, segs[2])
 		}
 		u.Template = segs[2]
 	case len(segs) == 3 && u.Kind == KindTranslation:
 		u.Lang = strings.ToLower(segs[2])
-		if !langPattern.MatchString(u.Lang) {
+		if !papertools.FormatLanguage.Valid(u.Lang) {
 			return PaperURI{}, fmt.Errorf("resource URI %q: %q is not a language code", uri, segs[2])
 		}
 	default:

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -18,10 +17,6 @@ import (
 
 // maxOffset is the largest offset the search tools accept (seed 002).
 const maxOffset = 10000
-
-// paperIDPattern is what a paper_id may look like; anything else is
-// refused before the database is asked.
-var paperIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // hit is one search result as tools return it.
 type hit struct {
@@ -162,12 +157,9 @@ func metadataOf(p *store.Paper) metadata {
 	return m
 }
 
-// paper loads a paper, turning a malformed or unknown id into the error
-// result to return.
+// paper loads a paper, turning an unknown id into the error result to
+// return. The id's format was checked by the generated Validate.
 func (h *Handlers) paper(ctx context.Context, tool, id string) (*store.Paper, *mcp.CallToolResult) {
-	if !paperIDPattern.MatchString(id) {
-		return nil, validation(tool, "paper_id", "invalid_format", "paper_id must be 1-64 letters, digits, '-' or '_'; got %q", id)
-	}
 	p, err := h.store.Paper(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		te := &toolError{Code: CodeNotFound, PaperID: id, Message: fmt.Sprintf("paper %s is not in the snapshot", id),

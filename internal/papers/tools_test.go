@@ -86,7 +86,12 @@ func TestArgumentErrors(t *testing.T) {
 		{"string limit", "search_papers", map[string]any{"query": "x", "limit": "10"}, "invalid_type", "limit"},
 		{"missing query", "search_papers", map[string]any{}, "missing_argument", "query"},
 		{"blank query", "search_papers", map[string]any{"query": "   "}, "missing_argument", "query"},
-		{"blank keyword", "search_papers_by_keyword", map[string]any{"keyword": " \t "}, "missing_argument", "keyword"},
+		{"blank keyword", "search_papers_by_keyword", map[string]any{"keyword": "   "}, "missing_argument", "keyword"},
+		{"NUL keyword", "search_papers_by_keyword", map[string]any{"keyword": "\x00"}, "invalid_format", "keyword"},
+		{"tab keyword", "search_papers_by_keyword", map[string]any{"keyword": " \t "}, "invalid_format", "keyword"},
+		{"NUL in query", "search_papers", map[string]any{"query": "vision\x00"}, "invalid_format", "query"},
+		{"template traversal", "get_paper_summary", map[string]any{"paper_id": id(snapshot.KeyViT), "template": ".."}, "invalid_format", "template"},
+		{"template with slash", "get_paper_summary", map[string]any{"paper_id": id(snapshot.KeyViT), "template": "a/b"}, "invalid_format", "template"},
 		{"bad category", "list_top_facets", map[string]any{"category": "year"}, "invalid_enum", "category"},
 		{"max_chars zero", "get_paper_source", map[string]any{"paper_id": id(snapshot.KeyViT), "max_chars": 0}, "out_of_range", "max_chars"},
 	}

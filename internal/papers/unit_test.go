@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
 )
 
@@ -94,7 +95,7 @@ func FuzzParseURI(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !paperIDPattern.MatchString(u.PaperID) || strings.Contains(u.Template, "/") || strings.Contains(u.Lang, "/") || u.Template == ".." {
+		if !papertools.FormatPaperID.Valid(u.PaperID) || strings.Contains(u.Template, "/") || strings.Contains(u.Lang, "/") || u.Template == ".." {
 			t.Fatalf("ParseURI(%q) accepted %+v", uri, u)
 		}
 		again, err := ParseURI(u.String())

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -36,15 +35,10 @@ const maxListedLines = 50
 
 // Adapter error codes of the events toolset.
 const (
-	codeInvalidCallbackURL    = "invalid_callback_url"
-	codeInvalidStreams        = "invalid_streams"
-	codeInvalidSubscriptionID = "invalid_subscription_id"
-	codeBadResponse           = "rs_bad_response"
+	codeInvalidCallbackURL = "invalid_callback_url"
+	codeInvalidStreams     = "invalid_streams"
+	codeBadResponse        = "rs_bad_response"
 )
-
-// subscriptionIDPattern accepts RS subscription ids (sub_...) and refuses
-// anything that could change the request path (slashes, dot segments).
-var subscriptionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
 
 // eventType is one event type a subscription may receive.
 type eventType struct {
@@ -465,8 +459,9 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkStreams refuses an explicit empty list, blank names and repeats; nil
-// (omitted) means every granted stream.
+// checkStreams refuses an explicit empty list and repeats; nil (omitted)
+// means every granted stream. Each name's format (no blank or path-like
+// names) was checked by the generated Validate.
 func checkStreams(streams []string) error {
 	if streams == nil {
 		return nil
@@ -476,21 +471,10 @@ func checkStreams(streams []string) error {
 	}
 	seen := map[string]bool{}
 	for _, s := range streams {
-		if strings.TrimSpace(s) == "" {
-			return rs.AdapterError(codeInvalidStreams, "streams holds an empty name; use stream names from discover_event_subscription_capabilities (scope)", "streams")
-		}
 		if seen[s] {
 			return rs.AdapterError(codeInvalidStreams, fmt.Sprintf("stream %q is listed twice", s), "streams")
 		}
 		seen[s] = true
-	}
-	return nil
-}
-
-func checkSubscriptionID(id string) error {
-	if !subscriptionIDPattern.MatchString(id) {
-		return rs.AdapterError(codeInvalidSubscriptionID,
-			"subscription_id must be an id as create or list return it (letters, digits, _ . : -), e.g. sub_1a2b", "subscription_id")
 	}
 	return nil
 }
@@ -639,9 +623,6 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, _ mcptools.ListEve
 func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolGetEventSubscription
 	shown := argsMap(args)
-	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
-		return errorResult(err, tool, shown), nil
-	}
 	req, berr := rsclient.NewGetEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
@@ -668,9 +649,6 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolUpdateEventSubscription
 	shown := argsMap(args)
-	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
-		return errorResult(err, tool, shown), nil
-	}
 	enabled := args.Enabled
 	req, berr := rsclient.NewUpdateEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID,
 		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
@@ -695,9 +673,6 @@ func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.Upd
 func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDeleteEventSubscription
 	shown := argsMap(args)
-	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
-		return errorResult(err, tool, shown), nil
-	}
 	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
 	if _, err := a.do(ctx, req, berr); err != nil {
 		var re *rs.Error
@@ -719,9 +694,6 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolSendTestEvent
 	shown := argsMap(args)
-	if err := checkSubscriptionID(args.SubscriptionID); err != nil {
-		return errorResult(err, tool, shown), nil
-	}
 	req, berr := rsclient.NewSendTestEventRequest(a.rs.BaseURL(), args.SubscriptionID)
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {

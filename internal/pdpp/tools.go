@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -277,34 +279,15 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 }
 
 // windowFromArgs resolves the record, field and range of a field read from an
-// id, a stream+record_id pair, or a cursor, refusing contradictions.
+// id, a stream+record_id pair, or a cursor, refusing contradictions
+// (conflicting_arguments, naming the explicit argument that disagrees).
+// Argument formats and ranges were checked by the generated Validate; what
+// is left is checked here, and every error names the argument at fault.
 func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error) {
-	var w handles.WindowRef
 	if args.Cursor != "" {
-		c, err := handles.DecodeCursor(args.Cursor)
-		if err != nil {
-			return w, err
-		}
-		if args.FieldPath != c.Field {
-			return w, rs.AdapterError("conflicting_arguments", fmt.Sprintf("cursor reads field %q but field_path is %q; pass the field_path the cursor was issued for", c.Field, args.FieldPath), "field_path")
-		}
-		if args.OffsetChars != nil || args.Q != "" {
-			return w, rs.AdapterError("conflicting_arguments", "pass either cursor or offset_chars/q, not both", "cursor")
-		}
-		if args.ID != "" {
-			ref, err := handles.ParseID(args.ID)
-			if err != nil {
-				return w, err
-			}
-			if ref.Stream != c.Record.Stream || ref.RecordID != c.Record.RecordID {
-				return w, rs.AdapterError("conflicting_arguments", "cursor belongs to another record than id", "cursor")
-			}
-		}
-		if args.LimitChars != nil {
-			c.Limit = *args.LimitChars
-		}
-		return c, nil
+		return windowFromCursor(args)
 	}
+	var w handles.WindowRef
 	var ref handles.RecordRef
 	var err error
 	switch {
@@ -343,20 +326,104 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 		w.Limit = *args.LimitChars
 	}
 	if args.Q != "" {
-		w.Before, w.After = evidence.MatchBeforeChars, evidence.MatchAfterChars
-		if args.BeforeChars != nil {
-			w.Before = *args.BeforeChars
-		}
-		if args.AfterChars != nil {
-			w.After = *args.AfterChars
-		}
+		w.Before, w.After = matchContext(args.Q, w.Limit, args.BeforeChars, args.AfterChars)
 	} else if args.BeforeChars != nil || args.AfterChars != nil {
-		return w, rs.AdapterError("invalid_argument", "before_chars and after_chars apply only with q", "before_chars")
+		param := "before_chars"
+		if args.BeforeChars == nil {
+			param = "after_chars"
+		}
+		return w, rs.AdapterError("invalid_argument", "before_chars and after_chars apply only with q", param)
 	}
-	if err := w.Validate(); err != nil {
+	if err := w.ValidateArgs(); err != nil {
 		return w, err
 	}
 	return w, nil
+}
+
+// windowFromCursor resolves a read that continues from a cursor. Explicit
+// arguments may repeat what the cursor says, and limit_chars may resize the
+// window; anything that names another record, connection or field, or moves
+// the window another way, is refused rather than silently overridden.
+func windowFromCursor(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error) {
+	c, err := handles.DecodeCursor(args.Cursor)
+	if err != nil {
+		return handles.WindowRef{}, err
+	}
+	conflict := func(param, format string, a ...any) (handles.WindowRef, error) {
+		return handles.WindowRef{}, rs.AdapterError("conflicting_arguments", fmt.Sprintf(format, a...)+
+			"; pass the cursor alone (with field_path and, if you like, limit_chars), or drop the cursor and name the record explicitly", param)
+	}
+	cr := c.Record
+	if args.FieldPath != c.Field {
+		return conflict("field_path", "cursor reads field %q but field_path is %q", c.Field, args.FieldPath)
+	}
+	if args.ID != "" {
+		ref, err := handles.ParseID(args.ID)
+		if err != nil {
+			return handles.WindowRef{}, err
+		}
+		if ref.Stream != cr.Stream || ref.RecordID != cr.RecordID || (ref.ConnectionID != "" && ref.ConnectionID != cr.ConnectionID) {
+			return conflict("id", "cursor reads record %q but id names %q", cr.ID(), ref.ID())
+		}
+	}
+	if args.ConnectionID != "" && args.ConnectionID != cr.ConnectionID {
+		return conflict("connection_id", "cursor reads record %q but connection_id is %q", cr.ID(), args.ConnectionID)
+	}
+	if args.Stream != "" && args.Stream != cr.Stream {
+		return conflict("stream", "cursor reads stream %q but stream is %q", cr.Stream, args.Stream)
+	}
+	if args.RecordID != "" && args.RecordID != cr.RecordID {
+		return conflict("record_id", "cursor reads record_id %q but record_id is %q", cr.RecordID, args.RecordID)
+	}
+	switch {
+	case args.OffsetChars != nil:
+		return conflict("offset_chars", "the cursor already fixes the window's offset")
+	case args.Q != "":
+		return conflict("q", "the cursor already fixes the window's position")
+	case args.BeforeChars != nil:
+		return conflict("before_chars", "the cursor already fixes the window's position")
+	case args.AfterChars != nil:
+		return conflict("after_chars", "the cursor already fixes the window's position")
+	}
+	if args.LimitChars != nil {
+		c.Limit = *args.LimitChars
+		if err := c.ValidateArgs(); err != nil {
+			return handles.WindowRef{}, err
+		}
+	}
+	return c, nil
+}
+
+// matchContext returns the before_chars and after_chars to send with q.
+// A side the caller gave is kept. A side left out gets the default context
+// (evidence.MatchBeforeChars / MatchAfterChars), scaled down when limit
+// would not hold it together with the match and the other side, so the RS
+// (which trims the text after the match first when a window is over
+// limit_chars) keeps text on both sides of the match.
+func matchContext(q string, limit int, before, after *int) (int, int) {
+	b, a := evidence.MatchBeforeChars, evidence.MatchAfterChars
+	if before != nil {
+		b = *before
+	}
+	if after != nil {
+		a = *after
+	}
+	if limit <= 0 || (before != nil && after != nil) {
+		return b, a
+	}
+	room := max(0, limit-utf8.RuneCountInString(strings.TrimSpace(q)))
+	switch {
+	case before == nil && after == nil:
+		if b+a > room {
+			b = room * evidence.MatchBeforeChars / (evidence.MatchBeforeChars + evidence.MatchAfterChars)
+			a = room - b
+		}
+	case before == nil:
+		b = min(b, max(0, room-a))
+	default:
+		a = min(a, max(0, room-b))
+	}
+	return b, a
 }
 
 // readWindow performs the field-window call for w and renders it; the tool and

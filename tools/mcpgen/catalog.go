@@ -23,6 +23,10 @@ type Catalog struct {
 	GuidanceHomes map[string]string `yaml:"guidance_homes"`
 	Tools         []Tool            `yaml:"tools"`
 	Resources     []Resource        `yaml:"resources"`
+
+	// Formats are the named string formats arguments may declare with
+	// Arg.Format; generated Validate methods check them.
+	Formats map[string]FormatSpec `yaml:"formats"`
 }
 
 // homeInstructions is the GuidanceHomes value naming the instructions.
@@ -85,8 +89,24 @@ type Arg struct {
 	Default     any      `yaml:"default"`
 	Description string   `yaml:"description"`
 	Param       string   `yaml:"param"`
+	// Format names an entry of Catalog.Formats; on a string_array it
+	// applies to every item.
+	Format string `yaml:"format"`
 
 	unresolved bool // Param could not be resolved; already reported
+}
+
+// FormatSpec is one named string format. Every value of the format is
+// valid UTF-8 without control characters and at most MaxBytes bytes; a
+// Segment format is also one safe URL path segment (not "." or "..", no
+// "/" or "\", also once percent-decoded); Pattern, an anchored RE2
+// expression, narrows it further. Description says what is allowed, in
+// words, and ends every refusal message.
+type FormatSpec struct {
+	Pattern     string `yaml:"pattern"`
+	MaxBytes    int    `yaml:"max_bytes"`
+	Segment     bool   `yaml:"segment"`
+	Description string `yaml:"description"`
 }
 
 // Output is one top-level property of a tool's structuredContent.
@@ -104,6 +124,9 @@ type Resource struct {
 	Title       string `yaml:"title"`
 	Description string `yaml:"description"`
 	MIMEType    string `yaml:"mime_type"`
+	// Formats maps URI template variables to catalog formats; the
+	// resource's parser checks them with the generated Format variables.
+	Formats map[string]string `yaml:"formats"`
 }
 
 // Argument and output types a catalog may use.
@@ -160,6 +183,10 @@ func (c *Catalog) normalize() {
 		for oi := range t.Output {
 			trim(&t.Output[oi].Description)
 		}
+	}
+	for name, f := range c.Formats {
+		trim(&f.Description)
+		c.Formats[name] = f
 	}
 	for ri := range c.Resources {
 		trim(&c.Resources[ri].Title)

@@ -3,6 +3,11 @@
 // mcp.Tool literals, handler interfaces and registration glue, together with
 // a byte-footprint report and the golden tools/list payload.
 //
+// Named string formats (formats:, with a pattern, max_bytes, a segment flag
+// and a description) may be declared once and named by arguments (format:)
+// and resource URI variables; each becomes an exported mcpkit.Format
+// variable, and Validate checks every argument that names one.
+//
 // It knows nothing about any particular server: names, texts, arguments,
 // budgets and resource templates all come from the catalog, and parameter
 // facts may be pulled from an OpenAPI document when one is given.

@@ -388,3 +388,32 @@ func TestToolsetFootprint(t *testing.T) {
 		})
 	}
 }
+
+// TestFormatChecksGenerated checks that every argument naming a catalog
+// format gets a CheckFormat call in its Validate method (each item of a
+// string_array, a required value always, an optional one when present),
+// and that each format becomes one exported variable.
+func TestFormatChecksGenerated(t *testing.T) {
+	files, _, err := generate(options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: testInstructions})
+	if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	src := string(files["args.go"])
+	for _, want := range []string{
+		"FormatSlug = mcpkit.NewFormat(\"slug\", \"lower-case letters, digits and \\\"_\\\"\", `^[a-z][a-z0-9_]*$`, 32, true)",
+		"FormatItemID = mcpkit.NewFormat(\"item_id\", \"one path segment of at most 64 bytes\", ``, 64, true)",
+		"\tif err := mcpkit.CheckFormat(\"list_items\", \"stream\", a.Stream, FormatSlug); err != nil {",
+		"\tfor _, v := range a.Streams {\n\t\tif err := mcpkit.CheckFormat(\"list_items\", \"streams\", v, FormatSlug); err != nil {",
+		"\tif a.Item != \"\" {\n\t\tif err := mcpkit.CheckFormat(\"list_items\", \"item\", a.Item, FormatItemID); err != nil {",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated args.go lacks:\n%s", want)
+		}
+	}
+	// The schemas do not publish formats: they cost tools/list bytes and
+	// the server checks them anyway.
+	_, c, _ := generate(options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: testInstructions})
+	if in := string(c.schemas["list_items"].input); strings.Contains(in, "pattern") {
+		t.Errorf("input schema publishes a pattern: %s", in)
+	}
+}

@@ -128,6 +128,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 	}
 
 	lintToolsetBudgets(&p, c)
+	lintFormats(&p, c)
 	lintGuidanceHomes(&p, c, instructions)
 	lintRepeatedSentences(&p, c, instructions)
 	return p.list

@@ -44,6 +44,14 @@ func TestLintRules(t *testing.T) {
 		{"guidance_elsewhere.yaml", `guidance "zebra crossing" belongs to list_items but appears in tool "ping" description`},
 		{"guidance_in_instructions.yaml", `guidance "page with limit" belongs to list_items but appears in the instructions`},
 		{"guidance_not_at_home.yaml", `guidance "zebra crossing" does not appear at its home list_items`},
+		{"format_unknown.yaml", `tool "list_items" arg "stream": format "slug" is not declared in formats`},
+		{"format_unknown_declared.yaml", `tool "list_items" arg "other": format "stream_name" is not declared in formats (declared: slug)`},
+		{"format_on_integer.yaml", `arg "size": format is only allowed on string and string_array arguments`},
+		{"format_unused.yaml", `format "slug": no argument or resource variable uses it`},
+		{"format_bad_pattern.yaml", `format "slug": pattern does not compile`},
+		{"format_unanchored.yaml", `format "slug": pattern must be anchored with ^ and $`},
+		{"format_no_limit.yaml", `format "slug": max_bytes must be between 1 and 4096`},
+		{"format_no_description.yaml", `format "slug": description is missing`},
 		{"guidance_unknown_home.yaml", `guidance "zebra crossing": home "nowhere" is neither "instructions" nor a tool of the catalog`},
 	}
 	for _, tc := range tests {

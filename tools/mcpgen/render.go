@@ -33,6 +33,7 @@ type fileData struct {
 	ToolsetRows      []toolsetRow
 	MustMentionLit   string // Go []string literal
 	GuidanceRows     []guidanceRow
+	Formats          []formatData // catalog formats, by name
 }
 
 // toolsetRow is one toolset's measured tools/list size and budget.
@@ -64,6 +65,7 @@ type argData struct {
 	MaxLength                         int
 	RangeCond, RangeMsg, ValueExpr    string
 	DefaultLit                        string
+	Format                            string // Go variable of the format, or ""
 }
 
 type toolsetGroup struct {
@@ -168,6 +170,8 @@ func templateData(c *compiled) (*fileData, error) {
 	for _, phrase := range sortedKeys(cat.GuidanceHomes) {
 		d.GuidanceRows = append(d.GuidanceRows, guidanceRow{Phrase: phrase, Home: cat.GuidanceHomes[phrase]})
 	}
+	d.Formats = formatTemplateData(cat)
+	d.NeedKit = len(d.Formats) > 0
 	seenSet := map[string]bool{}
 	for _, t := range cat.Tools {
 		if !seenSet[t.Toolset] {
@@ -241,6 +245,9 @@ func argTemplateData(a Arg) (argData, error) {
 	if a.MaxLength != nil {
 		ad.MaxLength = *a.MaxLength
 	}
+	if a.Format != "" {
+		ad.Format = formatGoName(a.Format)
+	}
 	if a.Type == typeInteger || a.Type == typeNumber {
 		ad.RangeCond, ad.RangeMsg, ad.ValueExpr = rangeCheck(a, f)
 	}
@@ -258,7 +265,7 @@ func argTemplateData(a Arg) (argData, error) {
 func (a argData) checks() bool {
 	switch a.Kind {
 	case typeString, typeStringArray:
-		return a.Required || a.EnumLit != "" || a.MaxLength > 0
+		return a.Required || a.EnumLit != "" || a.MaxLength > 0 || a.Format != ""
 	case typeObject:
 		return true
 	default:

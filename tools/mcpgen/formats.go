@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// formatNamePattern is what a format name must look like; it becomes the Go
+// variable Format<Camel> of the generated package.
+var formatNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// maxFormatBytes bounds a format's max_bytes, so no declared format admits
+// values larger than any id or URI the parsers take.
+const maxFormatBytes = 4096
+
+// lintFormats checks the formats map and every argument's format: each
+// named format exists, applies to a string or string_array argument, and
+// each declared format is well formed and used.
+func lintFormats(p *problems, c *Catalog) {
+	used := map[string]bool{}
+	for _, t := range c.Tools {
+		for _, a := range t.Args {
+			if a.Format == "" {
+				continue
+			}
+			where := fmt.Sprintf("tool %q arg %q", t.Name, a.Name)
+			if _, ok := c.Formats[a.Format]; !ok {
+				p.addf("%s: format %q is not declared in formats (declared: %s)", where, a.Format, strings.Join(sortedKeys(c.Formats), ", "))
+				continue
+			}
+			used[a.Format] = true
+			if a.Type != typeString && a.Type != typeStringArray {
+				p.addf("%s: format is only allowed on string and string_array arguments", where)
+			}
+			if len(a.Enum) > 0 {
+				p.addf("%s: give either enum or format, not both", where)
+			}
+		}
+	}
+	for _, r := range c.Resources {
+		for _, v := range sortedKeys(r.Formats) {
+			where := fmt.Sprintf("resource %q variable %q", r.Name, v)
+			if !strings.Contains(r.URITemplate, "{"+v+"}") {
+				p.addf("%s: the URI template %s has no such variable", where, r.URITemplate)
+			}
+			name := r.Formats[v]
+			if _, ok := c.Formats[name]; !ok {
+				p.addf("%s: format %q is not declared in formats (declared: %s)", where, name, strings.Join(sortedKeys(c.Formats), ", "))
+				continue
+			}
+			used[name] = true
+		}
+	}
+	for _, name := range sortedKeys(c.Formats) {
+		f := c.Formats[name]
+		where := fmt.Sprintf("format %q", name)
+		if !formatNamePattern.MatchString(name) {
+			p.addf("%s: name must match %s", where, formatNamePattern)
+		}
+		if f.MaxBytes <= 0 || f.MaxBytes > maxFormatBytes {
+			p.addf("%s: max_bytes must be between 1 and %d", where, maxFormatBytes)
+		}
+		if strings.TrimSpace(f.Description) == "" {
+			p.addf("%s: description is missing (it ends every refusal message)", where)
+		}
+		if f.Pattern != "" {
+			if _, err := regexp.Compile(f.Pattern); err != nil {
+				p.addf("%s: pattern does not compile: %v", where, err)
+			} else if !strings.HasPrefix(f.Pattern, "^") || !strings.HasSuffix(f.Pattern, "$") {
+				p.addf("%s: pattern must be anchored with ^ and $", where)
+			}
+		}
+		if !used[name] {
+			p.addf("%s: no argument or resource variable uses it", where)
+		}
+	}
+}
+
+// formatData is one format as the templates render it.
+type formatData struct {
+	Name, GoName, Description, PatternLit string
+	MaxBytes                              int
+	Segment                               bool
+}
+
+// formatGoName is the generated variable that holds format name.
+func formatGoName(name string) string { return "Format" + camel(name) }
+
+// formatTemplateData lists the catalog's formats in name order.
+func formatTemplateData(c *Catalog) []formatData {
+	var out []formatData
+	for _, name := range sortedKeys(c.Formats) {
+		f := c.Formats[name]
+		out = append(out, formatData{
+			Name: name, GoName: formatGoName(name), Description: f.Description,
+			PatternLit: rawLiteral(f.Pattern), MaxBytes: f.MaxBytes, Segment: f.Segment,
+		})
+	}
+	return out
+}
