@@ -207,7 +207,7 @@ func (c *Checker) read(ctx context.Context) Result {
 	case kind == "client":
 		return Result{Verdict: Client, roles: evidence.AllRoles(body)}
 	}
-	return unavailable("the RS schema answer does not state the bearer's token kind")
+	return unavailable("the RS schema answer does not state a known token kind for this bearer")
 }
 
 func (c *Checker) get(ctx context.Context, p *rsclient.GetSchemaParams) ([]byte, error) {
