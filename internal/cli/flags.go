@@ -11,6 +11,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 )
 
 // common holds the flags every serving command shares.
@@ -73,7 +74,8 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	cfg := pdpp.Config{RS: client, Token: token, Logger: log}
+	cfg := pdpp.Config{RS: client, Token: token, Logger: log,
+		Checker: tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout})}
 	for _, w := range wire {
 		w(&cfg)
 	}

@@ -112,8 +112,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen fun
 		// One checker for the transport and the adapter: a request's bearer
 		// is read from the RS once, and an RS 401 during a call both evicts
 		// its verdict and turns the HTTP reply into 401.
-		check = tokencheck.New(c.RS, c.Token, tokencheck.Options{Timeout: h.rsTimeout})
-		c.Checker = check
+		check = c.Checker
 		c.OnRejected = transport.MarkTokenRejected
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 )
@@ -248,4 +253,48 @@ func TestHTTPAllowedHosts(t *testing.T) {
 			t.Errorf("Host %s: status %d, want %d", tc.host, resp.StatusCode, tc.status)
 		}
 	}
+}
+
+// TestHTTPRejectedTokenMarkClient: an mcp-go client sees a rejected bearer as
+// an authorization-required error carrying the metadata URL, both at
+// initialize and when the token is revoked between calls.
+func TestHTTPRejectedTokenMarkClient(t *testing.T) {
+	rs := newFaultRS(t)
+	mcpURL := startHTTP(t, rs.url)
+	connect := func(token string) (*client.Client, error) {
+		c, err := client.NewStreamableHttpClient(mcpURL, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		if err := c.Start(t.Context()); err != nil {
+			return nil, err
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		init.Params.ClientInfo = mcp.Implementation{Name: "trust-test", Version: "1"}
+		_, err = c.Initialize(t.Context(), init)
+		return c, err
+	}
+	wantAuthErr := func(t *testing.T, err error) {
+		t.Helper()
+		var ae *mcptransport.AuthorizationRequiredError
+		if !errors.As(err, &ae) || !strings.HasSuffix(ae.ResourceMetadataURL, "/.well-known/oauth-protected-resource/mcp") {
+			t.Fatalf("want an authorization-required error with the metadata URL, got %v", err)
+		}
+	}
+	_, err := connect("wrongtoken")
+	wantAuthErr(t, err)
+
+	c, err := connect(fixedTokens["client"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.set(failWith(http.StatusUnauthorized, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`,
+		func(r *http.Request) bool { return r.URL.Path != "/v1/schema" }))
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "fetch"
+	req.Params.Arguments = map[string]any{"id": "cin_demo_loom_main/transcripts:tr-5"}
+	_, err = c.CallTool(t.Context(), req)
+	wantAuthErr(t, err)
 }
