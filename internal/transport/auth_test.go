@@ -233,3 +233,30 @@ func TestAllowedHostsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestHostWarning: a listener beyond loopback without a public base URL or
+// allowed hosts is served but warned about at start.
+func TestHostWarning(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  HTTPConfig
+		warn bool
+	}{
+		{"loopback", HTTPConfig{Listen: "127.0.0.1:0"}, false},
+		{"all interfaces", HTTPConfig{Listen: "0.0.0.0:8787"}, true},
+		{"all interfaces with public base", HTTPConfig{Listen: "0.0.0.0:8787", PublicBaseURL: "https://mcp.example.com"}, false},
+		{"all interfaces with allowed hosts", HTTPConfig{Listen: ":8787", AllowedHosts: []string{"mcp.internal"}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncBuffer
+			tc.cfg.Logger = slogTo(&buf)
+			if _, err := NewHTTPHandler(newTestServer(testTools{}), tc.cfg); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(buf.String(), "--allowed-hosts"); got != tc.warn {
+				t.Fatalf("warning logged = %v, want %v: %s", got, tc.warn, buf.String())
+			}
+		})
+	}
+}
