@@ -11,6 +11,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 )
 
 // common holds the flags every serving command shares.
@@ -79,8 +80,9 @@ func (c *common) requireProvider() error {
 	return nil
 }
 
-// buildServer wires the adapter over an RS client with the given token source.
-func (c *common) buildServer(log *slog.Logger, token rs.TokenSource) (*server.MCPServer, *rs.Client, error) {
+// buildServer wires the adapter over an RS client with the given token
+// source; wire, when given, adjusts the adapter's Config.
+func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...func(*pdpp.Config)) (*server.MCPServer, *rs.Client, error) {
 	sets, err := c.toolsetList()
 	if err != nil {
 		return nil, nil, err
@@ -89,6 +91,11 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource) (*server.MC
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	a := pdpp.New(pdpp.Config{RS: client, Token: token, Logger: log})
+	cfg := pdpp.Config{RS: client, Token: token, Logger: log,
+		Checker: tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout})}
+	for _, w := range wire {
+		w(&cfg)
+	}
+	a := pdpp.New(cfg)
 	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets}), client, nil
 }

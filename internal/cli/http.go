@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
@@ -51,6 +54,32 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 	return cfg, nil
 }
 
+// authenticate answers the transport with the bearer's verdict: client
+// tokens are served, tokens the RS rejects get 401, owner tokens 403, and a
+// check that cannot complete 503 (never a silent pass).
+func authenticate(check *tokencheck.Checker) func(context.Context, string) transport.AuthVerdict {
+	return func(ctx context.Context, token string) transport.AuthVerdict {
+		res := check.Check(transport.WithBearer(ctx, token))
+		switch res.Verdict {
+		case tokencheck.Client:
+			return transport.AuthVerdict{Outcome: transport.AuthAccept}
+		case tokencheck.Rejected:
+			return transport.AuthVerdict{Outcome: transport.AuthInvalidToken}
+		case tokencheck.Owner:
+			return transport.AuthVerdict{Outcome: transport.AuthForbidden, Reason: tokencheck.CodeOwnerRefused,
+				Message: "owner token refused: " + tokencheck.OwnerMessage}
+		}
+		msg := "the token could not be checked with the resource server; retry shortly"
+		if res.Err != nil {
+			var m struct{ Message string }
+			if json.Unmarshal(res.Err.Object(), &m) == nil && m.Message != "" {
+				msg = m.Message
+			}
+		}
+		return transport.AuthVerdict{Outcome: transport.AuthUnavailable, Reason: tokencheck.CodeUnavailable, Message: msg}
+	}
+}
+
 // bearerToken is the token source of the hosted server: the bearer of the
 // current request, never cached.
 func bearerToken(ctx context.Context) (string, error) {
@@ -78,7 +107,14 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 
 // serveHTTP builds and serves the hosted server; onListen reports the address.
 func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen func(net.Addr)) error {
-	s, _, err := h.buildServer(log, bearerToken)
+	var check *tokencheck.Checker
+	s, _, err := h.buildServer(log, bearerToken, func(c *pdpp.Config) {
+		// One checker for the transport and the adapter: a request's bearer
+		// is read from the RS once, and an RS 401 during a call both evicts
+		// its verdict and turns the HTTP reply into 401.
+		check = c.Checker
+		c.OnRejected = transport.MarkTokenRejected
+	})
 	if err != nil {
 		return err
 	}
@@ -86,6 +122,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen fun
 	if err != nil {
 		return err
 	}
+	cfg.Authenticate = authenticate(check)
 	cfg.OnListen = onListen
 	handler, err := transport.NewHTTPHandler(s, cfg)
 	if err != nil {

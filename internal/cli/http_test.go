@@ -20,8 +20,13 @@ import (
 // against provider, and returns the /mcp URL.
 func startHTTP(t *testing.T, provider string) string {
 	t.Helper()
-	h := httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20}}
+	h := httpFlagsFor(provider)
 	return startHTTPWith(t, &h)
+}
+
+// httpFlagsFor are the flags startHTTP serves with.
+func httpFlagsFor(provider string) httpFlags {
+	return httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20}}
 }
 
 // startHTTPWith serves with the given flags and returns the /mcp URL.

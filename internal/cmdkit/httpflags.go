@@ -15,17 +15,19 @@ import (
 // names their environment variables with its own prefix.
 type HTTPFlags struct {
 	Listen, Origins, PublicBase string
+	Hosts                       string
 	MaxBody                     int64
 	CORS                        bool
 	WriteTimeout                time.Duration
 }
 
-// Register defines --listen, --allowed-origins, --public-base-url, --cors,
+// Register defines --listen, --allowed-origins, --allowed-hosts, --public-base-url, --cors,
 // --max-body-bytes and --write-timeout, read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
 	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
+	f.Str(&h.Hosts, "allowed-hosts", envPrefix+"ALLOWED_HOSTS", "", "comma-separated Host values served (host or host:port; * for any); default: localhost, 127.0.0.1, ::1 and the listen host; the --public-base-url host is always served")
 	f.Bool(&h.CORS, "cors", envPrefix+"CORS", "answer CORS preflight for the allowed origins")
 	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
 		return err
@@ -39,6 +41,7 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		Listen:         h.Listen,
 		PublicBaseURL:  h.PublicBase,
 		AllowedOrigins: SplitList(h.Origins),
+		AllowedHosts:   SplitList(h.Hosts),
 		CORS:           h.CORS,
 		MaxBodyBytes:   h.MaxBody,
 		WriteTimeout:   h.WriteTimeout,

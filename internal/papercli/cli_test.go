@@ -136,13 +136,14 @@ func TestBearerTokenOnlyWhenConfigured(t *testing.T) {
 		method string
 		auth   string
 		want   int
+		msg    string // part of the 401 message
 	}{
-		{"missing", http.MethodPost, "", http.StatusUnauthorized},
-		{"wrong", http.MethodPost, "Bearer nope", http.StatusUnauthorized},
-		{"wrong scheme", http.MethodPost, "Basic s3cret-token", http.StatusUnauthorized},
-		{"right", http.MethodPost, "Bearer s3cret-token", http.StatusOK},
-		{"scheme case-insensitive", http.MethodPost, "bearer s3cret-token", http.StatusOK},
-		{"GET still 405", http.MethodGet, "", http.StatusMethodNotAllowed},
+		{"missing", http.MethodPost, "", http.StatusUnauthorized, "authorization required: send Authorization: Bearer"},
+		{"wrong", http.MethodPost, "Bearer nope", http.StatusUnauthorized, "was not accepted"},
+		{"wrong scheme", http.MethodPost, "Basic s3cret-token", http.StatusUnauthorized, "malformed Authorization header"},
+		{"right", http.MethodPost, "Bearer s3cret-token", http.StatusOK, ""},
+		{"scheme case-insensitive", http.MethodPost, "bearer s3cret-token", http.StatusOK, ""},
+		{"GET still 405", http.MethodGet, "", http.StatusMethodNotAllowed, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,6 +161,12 @@ func TestBearerTokenOnlyWhenConfigured(t *testing.T) {
 			}
 			if tc.want == http.StatusUnauthorized && (!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, `"code":-32001`)) {
 				t.Fatalf("401 without challenge or JSON-RPC body: %q %s", resp.Header.Get("WWW-Authenticate"), b)
+			}
+			if !strings.Contains(b, tc.msg) {
+				t.Fatalf("401 message does not say %q: %s", tc.msg, b)
+			}
+			if tc.name == "wrong" && (strings.Contains(b, "send Authorization") || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`)) {
+				t.Fatalf("a sent but wrong token is reported as missing: %q %s", resp.Header.Get("WWW-Authenticate"), b)
 			}
 		})
 	}
@@ -334,5 +341,36 @@ func TestDemoOnce(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "snapshot", snapshot.DBFile)); err != nil {
 		t.Fatalf("--dir snapshot not kept: %v", err)
+	}
+}
+
+// TestAllowedHosts: the paper server answers 421 to a Host it does not
+// serve (DNS rebinding, a misrouted proxy) and keeps probes open.
+func TestAllowedHosts(t *testing.T) {
+	url := startHTTP(t, httpFlags{HTTPFlags: cmdkit.HTTPFlags{PublicBase: "https://papers.example"}})
+	for _, tc := range []struct {
+		path, host string
+		want       int
+	}{
+		{"/mcp", "evil.example", http.StatusMisdirectedRequest},
+		{"/mcp", "papers.example", http.StatusOK},
+		{"/mcp", "localhost", http.StatusOK},
+		{"/healthz", "10.0.0.7:8080", http.StatusOK},
+	} {
+		method, body := http.MethodPost, toolsListBody
+		if tc.path != "/mcp" {
+			method, body = http.MethodGet, ""
+		}
+		req, _ := http.NewRequest(method, strings.TrimSuffix(url, "/mcp")+tc.path, strings.NewReader(body))
+		req.Host = tc.host
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s with Host %s: status %d, want %d", tc.path, tc.host, resp.StatusCode, tc.want)
+		}
 	}
 }

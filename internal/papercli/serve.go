@@ -126,15 +126,21 @@ func requireBearer(token string, next http.Handler) http.Handler {
 			return
 		}
 		challenge := `Bearer realm="paper-mcp"`
-		if r.Header.Get("Authorization") != "" {
+		message, reason := "authorization required: send Authorization: Bearer <token>", "missing_token"
+		switch {
+		case ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(got) != "":
 			challenge += `, error="invalid_token"`
+			message, reason = "the bearer token was not accepted: send the token this server was started with (--bearer-token)", "invalid_token"
+		case r.Header.Get("Authorization") != "":
+			challenge += `, error="invalid_request"`
+			message, reason = "malformed Authorization header: send Authorization: Bearer <token>", "malformed_token"
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		body, _ := json.Marshal(map[string]any{
 			"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32001, "message": "authorization required: send Authorization: Bearer <token>"},
+			"error": map[string]any{"code": -32001, "message": message, "data": map[string]string{"reason": reason}},
 		})
 		_, _ = w.Write(body)
 	})

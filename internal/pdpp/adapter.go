@@ -2,26 +2,24 @@ package pdpp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
-	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 )
 
 // Adapter implements mcptools.Handlers and mcptools.ResourceHandlers.
 type Adapter struct {
-	rs    *rs.Client
-	token rs.TokenSource
-	log   *slog.Logger
-	kinds *kindCache
+	rs         *rs.Client
+	token      rs.TokenSource
+	log        *slog.Logger
+	check      *tokencheck.Checker
+	onRejected func(context.Context)
 }
 
 var (
@@ -34,6 +32,12 @@ type Config struct {
 	RS     *rs.Client
 	Token  rs.TokenSource
 	Logger *slog.Logger
+	// Checker establishes each bearer's verdict; nil builds one over RS and
+	// Token. Share one with the HTTP transport so a request is checked once.
+	Checker *tokencheck.Checker
+	// OnRejected, when set, is called with the call's context whenever the
+	// RS answers 401 (the hosted transport turns the reply into HTTP 401).
+	OnRejected func(context.Context)
 }
 
 // New returns an Adapter over cfg.RS.
@@ -42,7 +46,11 @@ func New(cfg Config) *Adapter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, kinds: newKindCache(10*time.Minute, 4096)}
+	check := cfg.Checker
+	if check == nil {
+		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
+	}
+	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected}
 }
 
 // do sends a request built by a generated builder, after the owner-token check.
@@ -53,7 +61,12 @@ func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.R
 	if err := a.refuseOwner(ctx); err != nil {
 		return nil, err
 	}
-	return a.rs.Do(ctx, req)
+	resp, err := a.rs.Do(ctx, req)
+	var re *rs.Error
+	if errors.As(err, &re) && re.Status == http.StatusUnauthorized {
+		a.rejected(ctx)
+	}
+	return resp, err
 }
 
 // withQuery adds pre-encoded parameters (typed filters, expand limits) to req.
@@ -78,110 +91,33 @@ func withQuery(req *http.Request, extra ...url.Values) *http.Request {
 	return req
 }
 
-// refuseOwner fails closed for owner tokens: the first call made with a token
-// reads the RS's description of the bearer (GET /v1/schema) and remembers only
-// the verdict and the declared display roles, keyed by a hash of the token. An RS that cannot answer defers the
-// decision to the call itself, which carries the same token.
+// refuseOwner fails closed: a call goes on only when the bearer is known
+// to be a grant-scoped client token (see internal/tokencheck). An owner
+// token is owner_token_refused, a token the RS rejects fails with the RS's
+// 401, and a check that cannot complete is token_check_unavailable; in each
+// case no data request is made.
 func (a *Adapter) refuseOwner(ctx context.Context) error {
-	tok, err := a.token(ctx)
-	if err != nil {
-		return rs.AdapterError("credential_unavailable", err.Error(), "")
-	}
-	key := sha256.Sum256([]byte(tok))
-	if e, ok := a.kinds.get(key); ok {
-		return ownerErr(e.kind)
-	}
-	view := rsclient.GetSchemaParamsView("compact")
-	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), &rsclient.GetSchemaParams{View: &view})
-	if berr != nil {
+	res := a.check.Check(ctx)
+	if res.Verdict == tokencheck.Client {
 		return nil
 	}
-	resp, err := a.rs.Do(ctx, req)
-	if err != nil {
-		if re, ok := err.(*rs.Error); ok && re.Status == http.StatusUnauthorized {
-			return err
-		}
-		return nil
+	if res.Verdict == tokencheck.Rejected {
+		a.rejected(ctx)
 	}
-	kind := bearerKind(resp.Body)
-	a.kinds.put(key, kindEntry{kind: kind, roles: evidence.AllRoles(resp.Body)})
-	return ownerErr(kind)
+	return res.Err
+}
+
+// rejected handles an RS 401: the token's verdict is forgotten and the
+// transport (when it listens) is told, so the HTTP reply becomes a 401.
+func (a *Adapter) rejected(ctx context.Context) {
+	a.check.Forget(ctx)
+	if a.onRejected != nil {
+		a.onRejected(ctx)
+	}
 }
 
 // declaredRoles returns the display roles the grant's schema declared for
 // stream, as read by the token check; it makes no RS call of its own.
 func (a *Adapter) declaredRoles(ctx context.Context, stream string) evidence.Roles {
-	tok, err := a.token(ctx)
-	if err != nil {
-		return nil
-	}
-	if e, ok := a.kinds.get(sha256.Sum256([]byte(tok))); ok {
-		return e.roles[stream]
-	}
-	return nil
-}
-
-func bearerKind(body []byte) string {
-	var doc struct {
-		Bearer struct {
-			TokenKind string `json:"token_kind"`
-			Kind      string `json:"pdpp_token_kind"`
-		} `json:"bearer"`
-	}
-	_ = json.Unmarshal(body, &doc)
-	if doc.Bearer.TokenKind != "" {
-		return doc.Bearer.TokenKind
-	}
-	return doc.Bearer.Kind
-}
-
-func ownerErr(kind string) error {
-	if kind == "owner" {
-		return rs.AdapterError("owner_token_refused",
-			"this adapter reads only through grant-scoped client tokens and refuses owner tokens; run `pdpp connect <provider-url>` to obtain a client grant", "")
-	}
-	return nil
-}
-
-// kindCache remembers token kinds by token hash for a short time.
-type kindCache struct {
-	mu    sync.Mutex
-	ttl   time.Duration
-	max   int
-	items map[[32]byte]kindEntry
-}
-
-type kindEntry struct {
-	kind    string
-	roles   map[string]evidence.Roles
-	expires time.Time
-}
-
-func newKindCache(ttl time.Duration, max int) *kindCache {
-	return &kindCache{ttl: ttl, max: max, items: map[[32]byte]kindEntry{}}
-}
-
-func (c *kindCache) get(k [32]byte) (kindEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[k]
-	if !ok || time.Now().After(e.expires) {
-		return kindEntry{}, false
-	}
-	return e, true
-}
-
-func (c *kindCache) put(k [32]byte, e kindEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.items) >= c.max {
-		now := time.Now()
-		for key, e := range c.items {
-			if now.After(e.expires) || len(c.items) >= c.max {
-				delete(c.items, key)
-			}
-		}
-	}
-	e.expires = time.Now().Add(c.ttl)
-	c.items[k] = e
+	return a.check.Roles(ctx, stream)
 }

@@ -197,6 +197,13 @@ func newDemoHarness(t testing.TB, tok string) *harness {
 // adapter over it that forwards tok.
 func newHarness(t testing.TB, handler http.Handler, tok string) *harness {
 	t.Helper()
+	return newHarnessWith(t, handler, tok, nil)
+}
+
+// newHarnessWith is newHarness with wire adjusting the adapter's Config
+// (RS and Token already set) before the adapter is built.
+func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*pdpp.Config)) *harness {
+	t.Helper()
 	h := &harness{t: t, log: &reqLog{next: handler}}
 	srv := httptest.NewServer(h.log)
 	t.Cleanup(srv.Close)
@@ -207,7 +214,11 @@ func newHarness(t testing.TB, handler http.Handler, tok string) *harness {
 	if err != nil {
 		t.Fatalf("rs.New: %v", err)
 	}
-	s := pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source}), pdpp.ServerOptions{})
+	cfg := pdpp.Config{RS: rsClient, Token: source}
+	if wire != nil {
+		wire(&cfg)
+	}
+	s := pdpp.NewServer(pdpp.New(cfg), pdpp.ServerOptions{})
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatalf("NewInProcessClient: %v", err)

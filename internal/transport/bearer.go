@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 )
 
 type bearerKey struct{}
@@ -88,12 +89,23 @@ func isB64Token(s string) bool {
 // bearerMiddleware puts the request's bearer token into its context. With
 // RequireBearer, a missing or malformed header is answered with 401, a
 // WWW-Authenticate challenge naming the protected-resource metadata, and
-// the same URL in a JSON-RPC error body.
+// the same URL in a JSON-RPC error body. With Authenticate, a well-formed
+// bearer is then decided before anything is dispatched: 401 invalid_token,
+// 403 or 503 with Retry-After as the verdict says.
 func (st *settings) bearerMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := parseBearer(r.Header)
 		if err == nil {
-			next.ServeHTTP(w, r.WithContext(WithBearer(r.Context(), token)))
+			ctx := WithBearer(r.Context(), token)
+			if st.Authenticate != nil {
+				v := st.Authenticate(ctx, token)
+				if v.Outcome != AuthAccept {
+					st.refuse(w, r, v)
+					return
+				}
+				ctx = context.WithValue(ctx, rejectKey{}, &rejectSignal{})
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		if !st.RequireBearer {
@@ -112,6 +124,85 @@ func (st *settings) bearerMiddleware(next http.Handler) http.Handler {
 			"authorization required: send Authorization: Bearer <client token>",
 			map[string]string{"reason": reason, "resource_metadata": metadata})
 	})
+}
+
+// AuthOutcome is how the hosted transport answers a bearer.
+type AuthOutcome int
+
+const (
+	// AuthAccept serves the request.
+	AuthAccept AuthOutcome = iota
+	// AuthInvalidToken answers 401 with an invalid_token challenge: the
+	// token is not (or no longer) accepted; the client must refresh or
+	// re-authorize.
+	AuthInvalidToken
+	// AuthForbidden answers 403 with Message: the token is valid but this
+	// server refuses it (an owner token).
+	AuthForbidden
+	// AuthUnavailable answers 503 with Retry-After: the token could not be
+	// checked now.
+	AuthUnavailable
+)
+
+// AuthVerdict is what HTTPConfig.Authenticate decides for one bearer.
+type AuthVerdict struct {
+	Outcome AuthOutcome
+	// Reason is a short code put in the error's data (e.g.
+	// owner_token_refused); Message is the error message shown to the
+	// client. Both are for AuthForbidden and AuthUnavailable.
+	Reason, Message string
+}
+
+// authRetryAfter is the Retry-After of a 503 for an unavailable token check.
+const authRetryAfter = "5"
+
+// codeUnavailable is the JSON-RPC code of a 503 for an unavailable check.
+const codeUnavailable = -32000
+
+func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict) {
+	switch v.Outcome {
+	case AuthInvalidToken:
+		st.refuseInvalidToken(w, r)
+	case AuthForbidden:
+		writeRPCError(w, http.StatusForbidden, requestID(r), codeUnauthorized, v.Message,
+			map[string]string{"reason": v.Reason})
+	default:
+		w.Header().Set("Retry-After", authRetryAfter)
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeUnavailable, v.Message,
+			map[string]string{"reason": v.Reason})
+	}
+}
+
+// refuseInvalidToken answers 401 with an RFC 6750 invalid_token challenge
+// that names the protected-resource metadata.
+func (st *settings) refuseInvalidToken(w http.ResponseWriter, r *http.Request) {
+	metadata := st.metadataURL(r)
+	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the token is not accepted by the resource server", resource_metadata="`+quoteParam(metadata)+`"`)
+	writeRPCError(w, http.StatusUnauthorized, requestID(r), codeUnauthorized,
+		"the bearer token was not accepted (expired, revoked or unknown): refresh it or authorize again",
+		map[string]string{"reason": "invalid_token", "resource_metadata": metadata})
+}
+
+// rejectSignal is set when the RS answers 401 during a request whose bearer
+// had been accepted; the dispatcher then answers 401 instead of its reply.
+type rejectSignal struct{ set atomic.Bool }
+
+type rejectKey struct{}
+
+// MarkTokenRejected records that the RS refused the bearer of the hosted
+// request ctx belongs to (an RS 401 met during a call). The reply to that
+// request becomes HTTP 401 with an invalid_token challenge. Outside a hosted
+// request with an Authenticate hook it does nothing.
+func MarkTokenRejected(ctx context.Context) {
+	if s, ok := ctx.Value(rejectKey{}).(*rejectSignal); ok {
+		s.set.Store(true)
+	}
+}
+
+// tokenRejected reports whether MarkTokenRejected was called for r.
+func tokenRejected(r *http.Request) bool {
+	s, ok := r.Context().Value(rejectKey{}).(*rejectSignal)
+	return ok && s.set.Load()
 }
 
 // codeUnauthorized is the server-defined JSON-RPC code used in 401 bodies.

@@ -52,7 +52,7 @@ func BenchmarkToolCallMCPServer(b *testing.B) {
 func benchHandler(b *testing.B, h http.Handler) {
 	b.ReportAllocs()
 	for b.Loop() {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(benchCall))
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(benchCall))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer bench-token")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")

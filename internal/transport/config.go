@@ -75,6 +75,17 @@ type HTTPConfig struct {
 	// AuthorizationServersFunc supplies the issuer URLs lazily, e.g. from
 	// the provider's own metadata (see ProviderAuthorizationServers).
 	AuthorizationServersFunc func(ctx context.Context) ([]string, error)
+	// Authenticate, when set, decides the bearer of every /mcp POST after
+	// RequireBearer's syntax check and before any JSON-RPC message (or batch
+	// item) is dispatched; see AuthVerdict for the answers it leads to.
+	Authenticate func(ctx context.Context, token string) AuthVerdict
+	// AllowedHosts lists the Host header values served on /mcp and the
+	// metadata routes (flag --allowed-hosts, comma separated): "host" (any
+	// port) or "host:port"; "*" serves any Host. Others get 421. Default:
+	// localhost, 127.0.0.1, ::1 and the listen host when it names one. The
+	// PublicBaseURL host is always served. /healthz and /readyz are not
+	// checked.
+	AllowedHosts []string
 	// ReadyCheck backs /readyz; nil means always ready. It is called with a
 	// DefaultReadyTimeout deadline.
 	ReadyCheck func(ctx context.Context) error
@@ -106,6 +117,7 @@ type settings struct {
 	HTTPConfig
 	origins    map[string]bool // canonical scheme://host:port
 	publicBase *url.URL        // nil: derive from the request
+	hosts      hostSet         // Host values served (see AllowedHosts)
 	versions   []string
 	logger     *slog.Logger
 }
@@ -164,6 +176,12 @@ func (c HTTPConfig) settle() (*settings, error) {
 		}
 		st.publicBase = u
 	}
+
+	hosts, err := c.hostSet(st.publicBase)
+	if err != nil {
+		return nil, err
+	}
+	st.hosts = hosts
 
 	st.versions = slices.Clone(c.ProtocolVersions)
 	if len(st.versions) == 0 {

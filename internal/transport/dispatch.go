@@ -107,6 +107,11 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = rpcErrorReply(http.StatusBadRequest, nil, mcp.PARSE_ERROR, "request body is not valid JSON")
 		}
 	}
+	if tokenRejected(r) {
+		// The RS answered 401 during a call: the client must re-authorize.
+		d.st.refuseInvalidToken(w, r)
+		return
+	}
 	out.write(w)
 }
 

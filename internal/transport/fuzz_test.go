@@ -29,7 +29,7 @@ func FuzzMCPBody(f *testing.F) {
 	}
 	allowed := map[int]bool{200: true, 202: true, 400: true, 404: true, 405: true, 413: true, 415: true}
 	f.Fuzz(func(t *testing.T, body []byte, version string) {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer fuzz-token")

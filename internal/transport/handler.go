@@ -19,7 +19,8 @@ import (
 //	/readyz                                    HTTPConfig.ReadyCheck
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //
-// Every request is access-logged. s must advertise only tools and resources
+// Every request is access-logged. Requests whose Host is not allowed (see
+// HTTPConfig.AllowedHosts) get 421, except the two probes. s must advertise only tools and resources
 // (without listChanged or subscribe) and carry instructions; see
 // VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
@@ -50,7 +51,8 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		mux.Handle(wellKnownPRM, prm)
 		mux.Handle(wellKnownPRM+"/mcp", prm)
 	}
-	return st.accessLog(mux), nil
+	st.warnHosts()
+	return st.accessLog(st.hostMiddleware(mux)), nil
 }
 
 func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {

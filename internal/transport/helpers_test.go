@@ -134,6 +134,9 @@ func newTestServer(tt testTools, extra ...server.ServerOption) *server.MCPServer
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		if resp.StatusCode == http.StatusUnauthorized {
+			MarkTokenRejected(ctx)
+		}
 		if resp.StatusCode != http.StatusOK {
 			return mcp.NewToolResultError(fmt.Sprintf("resource server answered %d: %s", resp.StatusCode, body)), nil
 		}

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -183,4 +186,126 @@ func fetchIssuers(ctx context.Context, client *http.Client, target string) ([]st
 		}
 	}
 	return doc.AuthorizationServers, nil
+}
+
+// hostSet is the set of Host header values served. A port of "" matches any
+// port; any is true for "*".
+type hostSet struct {
+	any     bool
+	entries map[hostPort]bool
+}
+
+type hostPort struct{ host, port string }
+
+// loopbackHosts are served by default, on any port.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostSet builds the served hosts: AllowedHosts (or, when empty, the
+// loopback names and the listen host when it names one), plus the host of
+// the public base URL.
+func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
+	hs := hostSet{entries: map[hostPort]bool{}}
+	list := c.AllowedHosts
+	if len(list) == 0 {
+		list = slices.Clone(loopbackHosts)
+		listen := c.Listen
+		if listen == "" {
+			listen = DefaultListen
+		}
+		if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+				list = append(list, h)
+			}
+		}
+	}
+	for _, h := range list {
+		h = strings.TrimSpace(h)
+		switch {
+		case h == "":
+			continue
+		case h == "*":
+			hs.any = true
+			continue
+		}
+		hp, ok := parseHost(h)
+		if !ok {
+			return hs, fmt.Errorf("allowed host %q: expected host or host:port", h)
+		}
+		hs.entries[hp] = true
+	}
+	if publicBase != nil {
+		if hp, ok := parseHost(publicBase.Host); ok {
+			hs.entries[hp] = true
+		}
+	}
+	return hs, nil
+}
+
+// parseHost splits a Host value into a lower-case host and a port ("" when
+// absent), accepting bracketed and bare IPv6 literals.
+func parseHost(s string) (hostPort, bool) {
+	if s == "" || len(s) > 300 || strings.ContainsAny(s, "/@?# \t") {
+		return hostPort{}, false
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ""
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" {
+		return hostPort{}, false
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return hostPort{}, false
+		}
+	}
+	return hostPort{host: host, port: port}, true
+}
+
+// allows reports whether a request's Host header value is served.
+func (hs hostSet) allows(host string) bool {
+	if hs.any {
+		return true
+	}
+	hp, ok := parseHost(host)
+	if !ok {
+		return false
+	}
+	if hs.entries[hostPort{host: hp.host}] || hs.entries[hp] {
+		return true
+	}
+	// A Host without a port is the scheme's default port.
+	return hp.port == "" && (hs.entries[hostPort{hp.host, "80"}] || hs.entries[hostPort{hp.host, "443"}])
+}
+
+// hostMiddleware answers 421 Misdirected Request to a request whose Host is
+// not served, so that no challenge or metadata document ever names a host
+// this server was not configured for (and a DNS-rebound name reaches
+// nothing). Liveness and readiness probes are exempt: they name no host and
+// carry no data, and orchestrators send them with the pod address as Host.
+func (st *settings) hostMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || st.hosts.allows(r.Host) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		const msg = "misdirected request: the Host header names a host this server does not serve; add it with --allowed-hosts or set --public-base-url"
+		if r.URL.Path == "/mcp" {
+			writeRPCError(w, http.StatusMisdirectedRequest, nil, mcp.INVALID_REQUEST, msg, map[string]string{"reason": "host_not_allowed"})
+			return
+		}
+		body, _ := json.Marshal(map[string]string{"error": "misdirected_request", "error_description": msg})
+		writeJSON(w, http.StatusMisdirectedRequest, body)
+	})
+}
+
+// warnHosts logs, once per handler, the host setup that serves only
+// loopback names although the listener is reachable from elsewhere.
+func (st *settings) warnHosts() {
+	if isLoopbackListen(st.Listen) || st.publicBase != nil || len(st.AllowedHosts) > 0 {
+		return
+	}
+	st.logger.Warn("listening beyond loopback with neither a public base URL nor allowed hosts: only requests whose Host names a loopback address or the listen address are served (421 otherwise); set --public-base-url or --allowed-hosts",
+		"listen", st.Listen)
 }

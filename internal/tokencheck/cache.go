@@ -1,0 +1,113 @@
+package tokencheck
+
+import (
+	"sync"
+	"time"
+)
+
+// cache keeps client and owner verdicts by token hash. Size: at most max
+// entries; age: at most ttl. When full, expired entries go first, then the
+// entry closest to expiry (one O(max) scan per insertion into a full cache).
+type cache struct {
+	mu    sync.Mutex
+	ttl   time.Duration
+	max   int
+	items map[[32]byte]entry
+}
+
+type entry struct {
+	res     Result
+	expires time.Time
+}
+
+func newCache(ttl time.Duration, max int) *cache {
+	return &cache{ttl: ttl, max: max, items: map[[32]byte]entry{}}
+}
+
+func (c *cache) get(k [32]byte) (Result, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[k]
+	if !ok {
+		return Result{}, false
+	}
+	if time.Now().After(e.expires) {
+		delete(c.items, k)
+		return Result{}, false
+	}
+	return e.res, true
+}
+
+func (c *cache) put(k [32]byte, r Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[k]; !ok && len(c.items) >= c.max {
+		now := time.Now()
+		var oldest [32]byte
+		var oldestAt time.Time
+		for key, e := range c.items {
+			if now.After(e.expires) {
+				delete(c.items, key)
+				continue
+			}
+			if oldestAt.IsZero() || e.expires.Before(oldestAt) {
+				oldest, oldestAt = key, e.expires
+			}
+		}
+		if len(c.items) >= c.max {
+			delete(c.items, oldest)
+		}
+	}
+	c.items[k] = entry{res: r, expires: time.Now().Add(c.ttl)}
+}
+
+func (c *cache) remove(k [32]byte) {
+	c.mu.Lock()
+	delete(c.items, k)
+	c.mu.Unlock()
+}
+
+func (c *cache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items)
+}
+
+// flights lets concurrent first checks of one token share one RS read. At
+// most max distinct tokens are read at once.
+type flights struct {
+	mu  sync.Mutex
+	max int
+	m   map[[32]byte]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	res  Result
+}
+
+func newFlights(max int) *flights { return &flights{max: max, m: map[[32]byte]*flight{}} }
+
+// join returns the flight for k; leader is true when the caller must start
+// the read. ok is false when max flights are already running.
+func (f *flights) join(k [32]byte) (fl *flight, leader, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, found := f.m[k]; found {
+		return fl, false, true
+	}
+	if len(f.m) >= f.max {
+		return nil, false, false
+	}
+	fl = &flight{done: make(chan struct{})}
+	f.m[k] = fl
+	return fl, true, true
+}
+
+func (f *flights) finish(k [32]byte, fl *flight, r Result) {
+	f.mu.Lock()
+	delete(f.m, k)
+	f.mu.Unlock()
+	fl.res = r
+	close(fl.done)
+}

@@ -1,0 +1,45 @@
+package tokencheck
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestCacheBounds: the cache never holds more than its bound, drops expired
+// entries, and forgets an evicted token.
+func TestCacheBounds(t *testing.T) {
+	cases := []struct {
+		name    string
+		ttl     time.Duration
+		max     int
+		puts    int
+		wantLen int
+	}{
+		{"full cache evicts one per insertion", time.Minute, 4, 10, 4},
+		{"expired entries are not served", time.Nanosecond, 4, 3, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCache(tc.ttl, tc.max)
+			for i := range tc.puts {
+				c.put(Key(fmt.Sprint("tok", i)), Result{Verdict: Client})
+			}
+			time.Sleep(time.Millisecond)
+			served := 0
+			for i := range tc.puts {
+				if _, ok := c.get(Key(fmt.Sprint("tok", i))); ok {
+					served++
+				}
+			}
+			if served != tc.wantLen || c.len() > tc.max {
+				t.Fatalf("served %d (len %d), want %d within %d", served, c.len(), tc.wantLen, tc.max)
+			}
+			last := Key(fmt.Sprint("tok", tc.puts-1))
+			c.remove(last)
+			if _, ok := c.get(last); ok {
+				t.Fatal("removed entry still served")
+			}
+		})
+	}
+}
