@@ -107,7 +107,7 @@ func TestParseRecordURIRejects(t *testing.T) {
 		{"too long", RecordURIPrefix + strings.Repeat("a", MaxInputBytes), "over the 4096-byte limit"},
 		{"pasted id, bad stream", "pdpp://record/c/a%20b:r", `stream "a b" is not valid`},
 		{"pasted id, dotdot connection", "pdpp://record/../s:r", `connection_id ".." is not valid`},
-		{"pasted id, empty record_id", "pdpp://record/c/s:", "record_id is empty"},
+		{"pasted id, empty record_id", "pdpp://record/c/s:", `record_id "" is empty`},
 		{"pasted id, bad escape", "pdpp://record/c/s:%zz", "malformed percent-encoding"},
 	}
 	for _, tc := range tests {

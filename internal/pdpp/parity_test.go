@@ -127,6 +127,9 @@ func subscriptionReplayRS(t *testing.T) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
+		case r.URL.Path == "/v1/schema":
+			// The token check reads the bearer's kind first.
+			_, _ = w.Write([]byte(`{"object":"schema","bearer":{"token_kind":"client"},"streams":[]}`))
 		case r.URL.Path != "/v1/event-subscriptions/"+replaySubID:
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write(notFound)
