@@ -25,7 +25,7 @@ func (c *common) register(f *cmdkit.FlagSet) error {
 	f.Str(&c.providerURL, "provider-url", "PDPP_PROVIDER_URL", "", "PDPP resource server URL, e.g. http://127.0.0.1:7663")
 	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server name reported to MCP clients")
 	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
-	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "timeout of one RS request")
+	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "budget of one tool call or resource read across all of its RS requests (token check, expand check, data)")
 }
 
 // toolsetList validates --toolsets against the catalog.
@@ -73,5 +73,5 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource) (*server.MC
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
 	a := pdpp.New(pdpp.Config{RS: client, Token: token, Logger: log})
-	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets}), client, nil
+	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout}), client, nil
 }
