@@ -21,7 +21,7 @@ type ServerOptions struct {
 	Toolsets []string // nil: every toolset
 	// CallTimeout is the budget of one tool call or resource read across
 	// all of its RS requests (token check, expand check, data); zero means
-	// rs.DefaultTimeout.
+	// the RS client's own timeout.
 	CallTimeout time.Duration
 }
 
@@ -35,6 +35,9 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		name = mcptools.ServerName
 	}
 	budget := opt.CallTimeout
+	if budget <= 0 && a.rs != nil {
+		budget = a.rs.Timeout()
+	}
 	if budget <= 0 {
 		budget = rs.DefaultTimeout
 	}
@@ -88,7 +91,7 @@ func resourceBudget(d time.Duration) server.ResourceHandlerMiddleware {
 			defer cancel()
 			res, err := next(ctx, req)
 			if err != nil && budgetSpent(ctx, parent) {
-				return nil, resourceFailure(budgetError(d))
+				return nil, resourceFailure(parent, budgetError(d))
 			}
 			return res, err
 		}

@@ -96,6 +96,10 @@ func noCrossOriginRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// Timeout is the client's bound of one RS request made without a deadline;
+// servers use it as the default budget of one call.
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
 // BaseURL is the provider URL with a trailing slash, for generated request
 // builders (which drop the base path without it).
 func (c *Client) BaseURL() string { return c.base.String() }

@@ -228,7 +228,11 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 	if buf.status == 0 && len(env.ID) > 0 && errors.Is(r.Context().Err(), context.DeadlineExceeded) {
 		return reply{status: http.StatusOK, body: d.requestTimedOut(env.ID)}
 	}
-	return d.normalize(buf, env.ID)
+	rp := d.normalize(buf, env.ID)
+	if env.Method == string(mcp.MethodResourcesRead) {
+		rp.body = rewriteResourceError(rp.body)
+	}
+	return rp
 }
 
 // normalize turns mcp-go's buffered output into a JSON-only reply.
