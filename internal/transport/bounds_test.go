@@ -371,4 +371,15 @@ func TestResourceErrorCodes(t *testing.T) {
 			check(t, []byte(lines[len(lines)-1]))
 		})
 	}
+	t.Run("not found under 2026-07-28 is invalid params", func(t *testing.T) {
+		meta := map[string]any{mcp.MetaKeyProtocolVersion: mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{}, mcp.MetaKeyClientInfo: map[string]any{"name": "t", "version": "1"}}
+		body := rpc(5, "resources/read", map[string]any{"uri": "item://gone", "_meta": meta})
+		resp, b := post(t, url, http.MethodPost, body,
+			hdr("MCP-Protocol-Version", mcp.ProtocolVersion20260728, "Mcp-Method", "resources/read", "Mcp-Name", "item://gone"))
+		r := decodeReply(t, b)
+		if resp.StatusCode != http.StatusOK || r.Error == nil || r.Error.Code != mcp.INVALID_PARAMS || !bytes.Contains(r.Error.Data, []byte(`"not_found"`)) {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+	})
 }
