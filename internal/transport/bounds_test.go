@@ -383,3 +383,59 @@ func TestResourceErrorCodes(t *testing.T) {
 		}
 	})
 }
+
+// TestDerivedTimeouts: the request deadline, write timeout and shutdown
+// grace are derived from the call budget, each outliving the one inside it;
+// a request deadline within the call budget is refused, and explicit
+// timeouts out of order are warned about when serving starts.
+func TestDerivedTimeouts(t *testing.T) {
+	tests := []struct {
+		name                        string
+		cfg                         HTTPConfig
+		wantErr                     string
+		request, write, shutdown    time.Duration
+		wantWarnWrite, wantWarnStop bool
+	}{
+		{"from the call budget", HTTPConfig{CallTimeout: 30 * time.Second}, "", 35 * time.Second, 45 * time.Second, 50 * time.Second, false, false},
+		{"without a call budget", HTTPConfig{}, "", DefaultRequestTimeout, DefaultRequestTimeout + 10*time.Second, DefaultRequestTimeout + 15*time.Second, false, false},
+		{"request deadline within the call budget", HTTPConfig{CallTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second}, "must be longer than the call budget", 0, 0, 0, false, false},
+		{"write timeout not above the request deadline", HTTPConfig{RequestTimeout: 2 * time.Second, WriteTimeout: time.Second}, "", 2 * time.Second, time.Second, 6 * time.Second, true, false},
+		{"shutdown not above the write timeout", HTTPConfig{ShutdownTimeout: time.Second}, "", DefaultRequestTimeout, DefaultRequestTimeout + 10*time.Second, time.Second, false, true},
+		{"negative batch cap", HTTPConfig{MaxBatchItems: -1}, "max batch items", 0, 0, 0, false, false},
+		{"tiny reply cap", HTTPConfig{MaxReplyBytes: 10}, "max reply bytes", 0, 0, 0, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := tc.cfg.settle()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("settle: %v, want %q", err, tc.wantErr)
+				}
+				if _, err := NewHTTPHandler(newTestServer(testTools{}), tc.cfg); err == nil {
+					t.Fatal("NewHTTPHandler accepted the configuration")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.RequestTimeout != tc.request || st.WriteTimeout != tc.write || st.ShutdownTimeout != tc.shutdown {
+				t.Fatalf("request %v write %v shutdown %v, want %v %v %v", st.RequestTimeout, st.WriteTimeout, st.ShutdownTimeout, tc.request, tc.write, tc.shutdown)
+			}
+			var logs syncBuffer
+			cfg := tc.cfg
+			cfg.Logger = slogTo(&logs)
+			_, cancel, served := startServing(t, testTools{}, cfg)
+			cancel()
+			if err := <-served; err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(logs.String(), "is not longer than the request timeout"); got != tc.wantWarnWrite {
+				t.Fatalf("write timeout warning %v, want %v:\n%s", got, tc.wantWarnWrite, logs.String())
+			}
+			if got := strings.Contains(logs.String(), "is not longer than the write timeout"); got != tc.wantWarnStop {
+				t.Fatalf("shutdown warning %v, want %v:\n%s", got, tc.wantWarnStop, logs.String())
+			}
+		})
+	}
+}
