@@ -24,12 +24,13 @@ type HTTPFlags struct {
 	MaxReplyBytes   int64
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
 // Register defines --listen, --allowed-origins, --public-base-url, --cors,
 // --max-body-bytes, --max-batch-items, --max-reply-bytes, --request-timeout,
-// --write-timeout and --shutdown-timeout, read from <envPrefix>LISTEN and so
-// on.
+// --write-timeout, --drain-delay and --shutdown-timeout, read from
+// <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
@@ -50,6 +51,9 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request; keep it above --request-timeout (0: request timeout + 10s)"); err != nil {
 		return err
 	}
+	if err := f.Dur(&h.DrainDelay, "drain-delay", envPrefix+"DRAIN_DELAY", 0, "on SIGTERM, keep serving this long with /readyz answering 503 before closing the listener"); err != nil {
+		return err
+	}
 	return f.Dur(&h.ShutdownTimeout, "shutdown-timeout", envPrefix+"SHUTDOWN_TIMEOUT", 0, "longest wait for in-flight requests on SIGTERM; keep it above --write-timeout (0: write timeout + 5s)")
 }
 
@@ -66,6 +70,7 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		RequestTimeout:  h.RequestTimeout,
 		WriteTimeout:    h.WriteTimeout,
 		ShutdownTimeout: h.ShutdownTimeout,
+		DrainDelay:      h.DrainDelay,
 		Logger:          log,
 	}
 }

@@ -450,3 +450,46 @@ func TestDerivedTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownTurnsReadyzUnavailable: once ServeHTTP's context ends, /readyz
+// answers 503 at once while the server keeps serving for DrainDelay, a call
+// already running finishes, and then the listener closes.
+func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
+	started := make(chan struct{}, 1)
+	mcpURL, cancel, served := startServing(t, testTools{slowStarted: started, slowFor: 600 * time.Millisecond},
+		HTTPConfig{DrainDelay: 300 * time.Millisecond})
+	defer cancel()
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	client := &http.Client{Transport: &http.Transport{}}
+	if resp, _, err := rawPost(client, base+"/readyz", http.MethodGet, "", nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz before shutdown: %v %v", resp, err)
+	}
+	calls := make(chan callOutcome, 1)
+	go func() {
+		resp, b, err := rawPost(&http.Client{Transport: &http.Transport{}}, mcpURL, http.MethodPost, callBody(1, "slow", nil), nil)
+		if err != nil {
+			calls <- callOutcome{err: err}
+			return
+		}
+		calls <- callOutcome{status: resp.StatusCode, body: b}
+	}()
+	<-started
+	cancel()
+	resp, body, err := rawPost(&http.Client{Transport: &http.Transport{}}, base+"/readyz", http.MethodGet, "", nil)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("draining")) {
+		t.Fatalf("/readyz during the drain: %v %v %s", resp, err, body)
+	}
+	out := <-calls
+	if out.err != nil || out.status != http.StatusOK {
+		t.Fatalf("in-flight call: %v %d %s", out.err, out.status, out.body)
+	}
+	if text, isErr := toolText(t, decodeReply(t, out.body).Result); isErr || text != "slow done" {
+		t.Fatalf("in-flight call answered %q", text)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("ServeHTTP: %v", err)
+	}
+	if _, _, err := rawPost(&http.Client{Transport: &http.Transport{}}, base+"/readyz", http.MethodGet, "", nil); err == nil {
+		t.Fatal("still serving after ServeHTTP returned")
+	}
+}

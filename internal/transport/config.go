@@ -129,6 +129,11 @@ type HTTPConfig struct {
 	// are answered with an error. Default CallTimeout plus 5s, or 60s
 	// when CallTimeout is not set.
 	RequestTimeout time.Duration
+	// DrainDelay is how long ServeHTTP keeps serving after ctx ends, with
+	// /readyz answering 503, before it closes the listener and drains (flag
+	// --drain-delay, default 0): time for a load balancer to see the probe
+	// fail and stop routing here.
+	DrainDelay time.Duration
 	// CallTimeout is the budget of one tool call or resource read, applied
 	// by the MCP server's own handler middleware (for the PDPP server,
 	// --rs-timeout). The transport only derives its deadlines from it.
@@ -242,7 +247,7 @@ func (st *settings) settleBounds() error {
 	if st.MaxReplyBytes < 1024 {
 		return fmt.Errorf("max reply bytes must be at least 1024, got %d", st.MaxReplyBytes)
 	}
-	if st.CallTimeout < 0 || st.RequestTimeout < 0 || st.WriteTimeout < 0 || st.ShutdownTimeout < 0 {
+	if st.CallTimeout < 0 || st.RequestTimeout < 0 || st.WriteTimeout < 0 || st.ShutdownTimeout < 0 || st.DrainDelay < 0 {
 		return errors.New("timeouts must not be negative")
 	}
 	if st.RequestTimeout == 0 {

@@ -9,13 +9,15 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
 
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
 // shuts down gracefully: /readyz answers 503 from that moment on, the
-// listener closes at once, in-flight requests run to completion (each within
+// listener closes (at once, or after DrainDelay of serving on), in-flight
+// requests run to completion (each within
 // its own request deadline; the whole drain bounded by ShutdownTimeout, after
 // which connections are closed) and ServeHTTP returns nil. Cancelling ctx
 // does not cancel the requests themselves. Signal handling is the caller's
@@ -71,6 +73,14 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	}
 
 	draining.Store(true)
+	if st.DrainDelay > 0 {
+		st.logger.Info("draining: /readyz answers 503, still serving", "drain_delay", st.DrainDelay.String())
+		select {
+		case <-time.After(st.DrainDelay):
+		case err := <-served:
+			return fmt.Errorf("transport: serve: %w", err)
+		}
+	}
 	srv.SetKeepAlivesEnabled(false)
 	st.logger.Info("shutting down: finishing in-flight requests", "timeout", st.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), st.ShutdownTimeout)
