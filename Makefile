@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: all generate check-generated build test ci bench fuzz demo
+.PHONY: all generate check-generated build test ci bench bench-bounds fuzz demo
 
 all: ci
 
@@ -25,6 +25,12 @@ ci:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 	$(GO) run ./tools/benchrss
+
+# Ten concurrent 5,000-item batches against the built server: its peak RSS
+# must stay under 100 MB and the RS must see at most the batch cap of calls
+# per batch (exits non-zero otherwise).
+bench-bounds:
+	$(GO) run ./tools/benchrss -flood
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)

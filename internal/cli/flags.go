@@ -43,7 +43,7 @@ func (c *common) registerServer(f *cmdkit.FlagSet) {
 
 // registerTimeout defines --rs-timeout.
 func (c *common) registerTimeout(f *cmdkit.FlagSet) error {
-	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "timeout of one RS request")
+	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "budget of one tool call or resource read across all of its RS requests (token check, expand check, data)")
 }
 
 // toolsetList validates --toolsets against the catalog.
@@ -97,5 +97,5 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 		w(&cfg)
 	}
 	a := pdpp.New(cfg)
-	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets}), client, nil
+	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout}), client, nil
 }

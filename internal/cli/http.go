@@ -34,12 +34,9 @@ func (h *httpFlags) register(f *cmdkit.FlagSet) error {
 // config builds the transport config; the bearer of each request is the token.
 func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 	cfg := h.HTTPFlags.Config(log)
-	if cfg.WriteTimeout == 0 {
-		// A call may make two RS requests (expand check + records, or the
-		// events discovery): leave room for both to time out on their own,
-		// so the client gets an rs_timeout result instead of a cut reply.
-		cfg.WriteTimeout = 2*h.rsTimeout + 10*time.Second
-	}
+	// --rs-timeout is the budget of one whole call; the transport derives
+	// the request deadline, write timeout and shutdown grace from it.
+	cfg.CallTimeout = h.rsTimeout
 	cfg.RequireBearer = true
 	cfg.AuthorizationServers = cmdkit.SplitList(h.authServers)
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -19,10 +19,19 @@ type HTTPFlags struct {
 	MaxBody                     int64
 	CORS                        bool
 	WriteTimeout                time.Duration
+
+	// Bounds of one request and of shutdown.
+	MaxBatchItems   int64
+	MaxReplyBytes   int64
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
-// Register defines --listen, --allowed-origins, --allowed-hosts, --public-base-url, --cors,
-// --max-body-bytes and --write-timeout, read from <envPrefix>LISTEN and so on.
+// Register defines --listen, --allowed-origins, --allowed-hosts,
+// --public-base-url, --cors, --max-body-bytes, --max-batch-items,
+// --max-reply-bytes, --request-timeout, --write-timeout, --drain-delay and
+// --shutdown-timeout, read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
@@ -32,20 +41,40 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
 		return err
 	}
-	return f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request (0: default)")
+	if err := f.Int64(&h.MaxBatchItems, "max-batch-items", envPrefix+"MAX_BATCH_ITEMS", transport.DefaultMaxBatchItems, "most messages in one JSON-RPC batch; a longer batch is refused whole"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxReplyBytes, "max-reply-bytes", envPrefix+"MAX_REPLY_BYTES", transport.DefaultMaxReplyBytes, "largest reply body; a larger reply becomes a JSON-RPC error"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.RequestTimeout, "request-timeout", envPrefix+"REQUEST_TIMEOUT", 0, "deadline of one whole /mcp request, batch included (0: the call budget + 5s, or 60s)"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request; keep it above --request-timeout (0: request timeout + 10s)"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.DrainDelay, "drain-delay", envPrefix+"DRAIN_DELAY", 0, "on SIGTERM, keep serving this long with /readyz answering 503 before closing the listener"); err != nil {
+		return err
+	}
+	return f.Dur(&h.ShutdownTimeout, "shutdown-timeout", envPrefix+"SHUTDOWN_TIMEOUT", 0, "longest wait for in-flight requests on SIGTERM; keep it above --write-timeout (0: write timeout + 5s)")
 }
 
 // Config is the transport configuration these flags describe.
 func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 	return transport.HTTPConfig{
-		Listen:         h.Listen,
-		PublicBaseURL:  h.PublicBase,
-		AllowedOrigins: SplitList(h.Origins),
-		AllowedHosts:   SplitList(h.Hosts),
-		CORS:           h.CORS,
-		MaxBodyBytes:   h.MaxBody,
-		WriteTimeout:   h.WriteTimeout,
-		Logger:         log,
+		Listen:          h.Listen,
+		PublicBaseURL:   h.PublicBase,
+		AllowedOrigins:  SplitList(h.Origins),
+		AllowedHosts:    SplitList(h.Hosts),
+		CORS:            h.CORS,
+		MaxBodyBytes:    h.MaxBody,
+		MaxBatchItems:   int(h.MaxBatchItems),
+		MaxReplyBytes:   h.MaxReplyBytes,
+		RequestTimeout:  h.RequestTimeout,
+		WriteTimeout:    h.WriteTimeout,
+		ShutdownTimeout: h.ShutdownTimeout,
+		DrainDelay:      h.DrainDelay,
+		Logger:          log,
 	}
 }
 

@@ -113,9 +113,3 @@ func fetchFailed(err error, what, paperID string) *toolError {
 	}
 	return te
 }
-
-// resourceError is the error a resource read returns; the JSON-RPC error
-// message starts with the code.
-func resourceError(e *toolError) error {
-	return errors.New(e.Code + ": " + e.Message)
-}

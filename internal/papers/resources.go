@@ -13,6 +13,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
 // URIScheme prefixes every resource URI.
@@ -125,7 +126,7 @@ func (h *Handlers) readSummary(ctx context.Context, req mcp.ReadResourceRequest)
 	}
 	_, body, terr := h.summary(ctx, p, u.Template)
 	if terr != nil {
-		return nil, resourceError(terr)
+		return nil, resourceError(ctx, terr)
 	}
 	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_summary"))
 	return textContents(req, "application/json", c.Text), nil
@@ -138,12 +139,12 @@ func (h *Handlers) ReadPaperSourceResource(ctx context.Context, req mcp.ReadReso
 		return nil, err
 	}
 	if p.SourceHash == "" {
-		return nil, resourceError(&toolError{Code: CodeSourceNotAvailable, PaperID: p.ID,
+		return nil, resourceError(ctx, &toolError{Code: CodeSourceNotAvailable, PaperID: p.ID,
 			Message: fmt.Sprintf("paper %s has no source markdown in the snapshot; read paper://%s/summary instead", p.ID, p.ID)})
 	}
 	body, terr := h.source(ctx, p)
 	if terr != nil {
-		return nil, resourceError(terr)
+		return nil, resourceError(ctx, terr)
 	}
 	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_source"))
 	return textContents(req, "text/markdown", c.Text), nil
@@ -161,13 +162,13 @@ func (h *Handlers) ReadPaperTranslationResource(ctx context.Context, req mcp.Rea
 		if langs := p.Langs(); len(langs) > 0 {
 			avail = strings.Join(langs, ", ")
 		}
-		return nil, resourceError(&toolError{Code: CodeTranslationNotAvailable, PaperID: p.ID, Lang: u.Lang,
+		return nil, resourceError(ctx, &toolError{Code: CodeTranslationNotAvailable, PaperID: p.ID, Lang: u.Lang,
 			Message: fmt.Sprintf("paper %s has no %q translation; available: %s", p.ID, u.Lang, avail)})
 	}
 	raw, err := h.assets.Load(ctx, assets.TranslationPath(t.Lang, t.Hash))
 	if err != nil {
 		h.log.Warn("translation asset", "paper_id", p.ID, "lang", t.Lang, "err", err)
-		return nil, resourceError(fetchFailed(err, t.Lang+" translation", p.ID))
+		return nil, resourceError(ctx, fetchFailed(err, t.Lang+" translation", p.ID))
 	}
 	c := truncate(string(raw), DefaultMaxChars, fmt.Sprintf("Resource reads stop at %d characters.", DefaultMaxChars))
 	return textContents(req, "text/markdown", c.Text), nil
@@ -178,20 +179,35 @@ func (h *Handlers) ReadPaperTranslationResource(ctx context.Context, req mcp.Rea
 func (h *Handlers) resourcePaper(ctx context.Context, req mcp.ReadResourceRequest, kind string) (PaperURI, *store.Paper, error) {
 	u, err := ParseURI(req.Params.URI)
 	if err != nil {
-		return u, nil, fmt.Errorf("%s: %w", CodeValidation, err)
+		return u, nil, resourceError(ctx, &toolError{Code: CodeValidation, Message: err.Error(), Fields: map[string]any{"param": "uri"}})
 	}
 	if u.Kind != kind {
-		return u, nil, fmt.Errorf("%s: resource URI %q is not a %s URI", CodeValidation, req.Params.URI, kind)
+		return u, nil, resourceError(ctx, &toolError{Code: CodeValidation, Message: fmt.Sprintf("resource URI %q is not a %s URI", req.Params.URI, kind), Fields: map[string]any{"param": "uri"}})
 	}
 	p, err := h.store.Paper(ctx, u.PaperID)
 	if errors.Is(err, store.ErrNotFound) {
-		return u, nil, resourceError(&toolError{Code: CodeNotFound, PaperID: u.PaperID, Message: fmt.Sprintf("paper %s is not in the snapshot", u.PaperID)})
+		return u, nil, resourceError(ctx, &toolError{Code: CodeNotFound, PaperID: u.PaperID, Message: fmt.Sprintf("paper %s is not in the snapshot", u.PaperID)})
 	}
 	if err != nil {
 		h.log.Error("resource read failed", "uri", req.Params.URI, "err", err)
-		return u, nil, errors.New(CodeInternal + ": the snapshot could not be read")
+		return u, nil, resourceError(ctx, &toolError{Code: CodeInternal, Message: "the snapshot could not be read"})
 	}
 	return u, p, nil
+}
+
+// resourceError is the error a resource read returns: the JSON-RPC error
+// carries the tool error's structured object as data, with -32602 for a URI
+// that names no resource, -32002 for a paper, summary, source or
+// translation the snapshot does not have, and -32603 otherwise.
+func resourceError(ctx context.Context, e *toolError) error {
+	obj, _ := json.Marshal(e.structured())
+	switch e.Code {
+	case CodeValidation:
+		return transport.InvalidResourceURI(obj)
+	case CodeNotFound, CodeTemplateNotAvailable, CodeSourceNotAvailable, CodeTranslationNotAvailable:
+		return transport.ResourceNotFound(ctx, obj)
+	}
+	return transport.ResourceFailed(obj)
 }
 
 func textContents(req mcp.ReadResourceRequest, mime, text string) []mcp.ResourceContents {

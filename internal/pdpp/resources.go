@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,20 +13,33 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
-// resourceError carries the error envelope (RS or adapter) as the JSON-RPC
-// error message of a failed resources/read.
-type resourceError struct{ env json.RawMessage }
+// resourceFailure is the error of a failed resources/read: the typed error
+// object (RS or adapter) travels as the JSON-RPC error's data, with -32002
+// when the RS says the resource does not exist (HTTP 404), -32602 when the
+// adapter refused part of the URI, and -32603 otherwise.
+func resourceFailure(ctx context.Context, err error) error {
+	e := asRSError(err)
+	switch {
+	case e.Status == http.StatusNotFound || e.Code() == "not_found":
+		return transport.ResourceNotFound(ctx, e.Object())
+	case e.Status == 0 && strings.HasPrefix(e.Code(), "invalid_"):
+		// The adapter refused a part of the URI before any RS request.
+		return transport.InvalidResourceURI(e.Object())
+	}
+	return transport.ResourceFailed(e.Object())
+}
 
-func (e resourceError) Error() string { return string(e.env) }
+// badURI is the error of a resource URI that names no resource: -32602 with
+// the typed error object as data.
+func badURI(err error) error { return transport.InvalidResourceURI(asRSError(err).Object()) }
 
-func resourceFailure(err error) error { return resourceError{env: asRSError(err).Envelope} }
-
-func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContents, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, resourceFailure(ctx, err)
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
@@ -35,12 +49,12 @@ func (a *Adapter) ReadStreamResource(ctx context.Context, req mcp.ReadResourceRe
 	uri := req.Params.URI
 	name, err := handles.ParseStreamURI(uri)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, badURI(err)
 	}
 	r, berr := rsclient.NewGetStreamMetadataRequest(a.rs.BaseURL(), name, nil)
 	resp, err := a.do(ctx, r, berr)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, resourceFailure(ctx, err)
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(resp.Body)}}, nil
 }
@@ -50,13 +64,13 @@ func (a *Adapter) ReadRecordResource(ctx context.Context, req mcp.ReadResourceRe
 	uri := req.Params.URI
 	ref, err := handles.ParseRecordURI(uri)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, badURI(err)
 	}
 	doc, err := a.fetchDocument(ctx, ref, nil, nil, nil)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, resourceFailure(ctx, err)
 	}
-	return jsonContents(uri, doc)
+	return jsonContents(ctx, uri, doc)
 }
 
 // ReadFieldWindowResource reads pdpp://field-window/{handle}: the same window,
@@ -65,13 +79,13 @@ func (a *Adapter) ReadFieldWindowResource(ctx context.Context, req mcp.ReadResou
 	uri := req.Params.URI
 	w, err := handles.ParseFieldWindowURI(uri)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, badURI(err)
 	}
 	view, err := a.readWindow(ctx, w)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, resourceFailure(ctx, err)
 	}
-	return jsonContents(uri, view)
+	return jsonContents(ctx, uri, view)
 }
 
 // ReadBlobResource reads pdpp://blob/{blob_id}: the blob bytes through the
@@ -80,7 +94,7 @@ func (a *Adapter) ReadBlobResource(ctx context.Context, req mcp.ReadResourceRequ
 	uri := req.Params.URI
 	id := strings.TrimPrefix(uri, "pdpp://blob/")
 	if id == uri || id == "" || !handles.ValidName(id) {
-		return nil, resourceFailure(rs.AdapterError("invalid_id", fmt.Sprintf("%q is not a blob URI; use pdpp://blob/{blob_id} as shown in a record", uri), "uri"))
+		return nil, badURI(rs.AdapterError("invalid_id", fmt.Sprintf("%q is not a blob URI; use pdpp://blob/{blob_id} as shown in a record", uri), "uri"))
 	}
 	r, berr := rsclient.NewGetBlobRequest(a.rs.BaseURL(), id, nil)
 	if r != nil {
@@ -88,7 +102,7 @@ func (a *Adapter) ReadBlobResource(ctx context.Context, req mcp.ReadResourceRequ
 	}
 	resp, err := a.do(ctx, r, berr)
 	if err != nil {
-		return nil, resourceFailure(err)
+		return nil, resourceFailure(ctx, err)
 	}
 	media := resp.Header.Get("Content-Type")
 	if media == "" {

@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// Defaults for a Client.
+// Defaults for a Client. DefaultTimeout is also the default budget of one
+// tool call (see Options.Timeout).
 const (
 	DefaultTimeout     = 30 * time.Second
 	DefaultMaxBodySize = 8 << 20
@@ -35,6 +36,9 @@ type Client struct {
 
 // Options configure a Client; zero values take the defaults.
 type Options struct {
+	// Timeout bounds one RS request only when the caller's context has no
+	// deadline of its own; a caller that set one (the per-call budget of
+	// the MCP server) decides alone how long its RS requests may take.
 	Timeout     time.Duration
 	MaxBodySize int64
 	HTTPClient  *http.Client
@@ -92,6 +96,10 @@ func noCrossOriginRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// Timeout is the client's bound of one RS request made without a deadline;
+// servers use it as the default budget of one call.
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
 // BaseURL is the provider URL with a trailing slash, for generated request
 // builders (which drop the base path without it).
 func (c *Client) BaseURL() string { return c.base.String() }
@@ -113,8 +121,11 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Response, error) {
 	if err != nil {
 		return nil, &Error{Status: 0, Envelope: adapterEnvelope("credential_unavailable", err.Error(), "")}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
 	req = req.WithContext(ctx)
 	req.Header.Set("Authorization", "Bearer "+token)
 	if req.Header.Get("Accept") == "" {

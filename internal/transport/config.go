@@ -20,10 +20,24 @@ const (
 	DefaultMaxBodyBytes      = int64(1 << 20)
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
-	DefaultWriteTimeout      = 2 * time.Minute
 	DefaultIdleTimeout       = 2 * time.Minute
-	DefaultShutdownTimeout   = 30 * time.Second
 	DefaultReadyTimeout      = 5 * time.Second
+)
+
+// Defaults of the per-request bounds; see HTTPConfig.MaxBatchItems and the
+// fields after it.
+const (
+	DefaultMaxBatchItems  = 16
+	DefaultMaxReplyBytes  = int64(16 << 20)
+	DefaultRequestTimeout = 60 * time.Second
+	// requestSlack is what the derived request deadline adds to the call
+	// budget, writeSlack what the derived write timeout adds to the request
+	// deadline, and shutdownSlack what the derived shutdown grace adds to
+	// the write timeout: each stage outlives the one inside it, so a call
+	// that runs out of time is still answered with a typed error.
+	requestSlack  = 5 * time.Second
+	writeSlack    = 10 * time.Second
+	shutdownSlack = 5 * time.Second
 )
 
 // firstStreamableVersion is the revision that introduced Streamable HTTP; the
@@ -99,12 +113,42 @@ type HTTPConfig struct {
 
 	// Server timeouts (flags --read-header-timeout, --read-timeout,
 	// --write-timeout, --idle-timeout, --shutdown-timeout). WriteTimeout
-	// bounds a whole tool call, so it must exceed the slowest one.
+	// defaults to RequestTimeout plus 10s and ShutdownTimeout to
+	// WriteTimeout plus 5s, so an in-flight call always gets its answer
+	// written before the connection or the process is cut; ServeHTTP warns
+	// when explicit values break that order.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
+
+	// Bounds of the work one /mcp request may cause.
+	//
+	// MaxBatchItems caps the messages of a JSON-RPC batch (flag
+	// --max-batch-items, default 16): a longer batch is refused as a whole
+	// with a JSON-RPC error and none of its items runs.
+	MaxBatchItems int
+	// MaxReplyBytes caps the body of one reply, batch or not (flag
+	// --max-reply-bytes, default 16 MiB). A reply that would be larger is
+	// replaced by a JSON-RPC error; a batch stops running items once its
+	// reply has reached the cap.
+	MaxReplyBytes int64
+	// RequestTimeout is the deadline of one whole /mcp request (flag
+	// --request-timeout): when it passes, the calls still running are
+	// cancelled (with their RS requests) and the batch items not run yet
+	// are answered with an error. Default CallTimeout plus 5s, or 60s
+	// when CallTimeout is not set.
+	RequestTimeout time.Duration
+	// DrainDelay is how long ServeHTTP keeps serving after ctx ends, with
+	// /readyz answering 503, before it closes the listener and drains (flag
+	// --drain-delay, default 0): time for a load balancer to see the probe
+	// fail and stop routing here.
+	DrainDelay time.Duration
+	// CallTimeout is the budget of one tool call or resource read, applied
+	// by the MCP server's own handler middleware (for the PDPP server,
+	// --rs-timeout). The transport only derives its deadlines from it.
+	CallTimeout time.Duration
 
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").
@@ -144,9 +188,10 @@ func (c HTTPConfig) settle() (*settings, error) {
 	}
 	st.ReadHeaderTimeout = orDefault(st.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	st.ReadTimeout = orDefault(st.ReadTimeout, DefaultReadTimeout)
-	st.WriteTimeout = orDefault(st.WriteTimeout, DefaultWriteTimeout)
 	st.IdleTimeout = orDefault(st.IdleTimeout, DefaultIdleTimeout)
-	st.ShutdownTimeout = orDefault(st.ShutdownTimeout, DefaultShutdownTimeout)
+	if err := st.settleBounds(); err != nil {
+		return nil, err
+	}
 
 	st.logger = c.Logger
 	if st.logger == nil {
@@ -202,6 +247,52 @@ func (c HTTPConfig) settle() (*settings, error) {
 		}
 	}
 	return st, nil
+}
+
+// settleBounds applies the defaults of the per-request bounds and derives
+// the request deadline, write timeout and shutdown grace from the call
+// budget, each outliving the one inside it.
+func (st *settings) settleBounds() error {
+	if st.MaxBatchItems == 0 {
+		st.MaxBatchItems = DefaultMaxBatchItems
+	}
+	if st.MaxBatchItems < 0 {
+		return fmt.Errorf("max batch items must be positive, got %d", st.MaxBatchItems)
+	}
+	if st.MaxReplyBytes == 0 {
+		st.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if st.MaxReplyBytes < 1024 {
+		return fmt.Errorf("max reply bytes must be at least 1024, got %d", st.MaxReplyBytes)
+	}
+	if st.CallTimeout < 0 || st.RequestTimeout < 0 || st.WriteTimeout < 0 || st.ShutdownTimeout < 0 || st.DrainDelay < 0 {
+		return errors.New("timeouts must not be negative")
+	}
+	if st.RequestTimeout == 0 {
+		st.RequestTimeout = DefaultRequestTimeout
+		if st.CallTimeout > 0 {
+			st.RequestTimeout = st.CallTimeout + requestSlack
+		}
+	}
+	if st.CallTimeout > 0 && st.RequestTimeout <= st.CallTimeout {
+		return fmt.Errorf("request timeout %v must be longer than the call budget %v, or a slow call is cut before it can report rs_timeout", st.RequestTimeout, st.CallTimeout)
+	}
+	st.WriteTimeout = orDefault(st.WriteTimeout, st.RequestTimeout+writeSlack)
+	st.ShutdownTimeout = orDefault(st.ShutdownTimeout, st.WriteTimeout+shutdownSlack)
+	return nil
+}
+
+// boundWarnings lists explicit timeouts that break the order call budget <
+// request deadline < write timeout < shutdown grace.
+func (st *settings) boundWarnings() []string {
+	var out []string
+	if st.WriteTimeout <= st.RequestTimeout {
+		out = append(out, fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
+	}
+	if st.ShutdownTimeout <= st.WriteTimeout {
+		out = append(out, fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
+	}
+	return out
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -2,7 +2,10 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -35,14 +38,20 @@ func newDispatcher(st *settings, s *server.MCPServer) *dispatcher {
 }
 
 // bufferedReply is an mcp-go HTTPResponseWriter that keeps the whole reply
-// in memory and reports that it cannot stream.
+// in memory and reports that it cannot stream. It keeps at most limit bytes:
+// a longer reply is dropped and marked overflow, so it can be answered with
+// an error instead.
 type bufferedReply struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header   http.Header
+	status   int
+	body     bytes.Buffer
+	limit    int64
+	overflow bool
 }
 
-func newBufferedReply() *bufferedReply { return &bufferedReply{header: make(http.Header)} }
+func newBufferedReply(limit int64) *bufferedReply {
+	return &bufferedReply{header: make(http.Header), limit: limit}
+}
 
 func (b *bufferedReply) Header() http.Header { return b.header }
 
@@ -55,6 +64,11 @@ func (b *bufferedReply) WriteHeader(code int) {
 func (b *bufferedReply) Write(p []byte) (int, error) {
 	if b.status == 0 {
 		b.status = http.StatusOK
+	}
+	if b.overflow || int64(b.body.Len())+int64(len(p)) > b.limit {
+		b.overflow = true
+		b.body = bytes.Buffer{}
+		return len(p), nil
 	}
 	return b.body.Write(p)
 }
@@ -76,6 +90,32 @@ func rpcErrorReply(status int, id json.RawMessage, code int, message string) rep
 	return reply{status: status, body: marshalRPCError(id, code, message, nil)}
 }
 
+// codeServerLimit is the server-defined JSON-RPC code of a request that ran
+// into one of the server's bounds (reply size, request deadline).
+const codeServerLimit = -32000
+
+// limitData is the data member of a bound's JSON-RPC error: a reason code
+// and the limit that was met.
+type limitData struct {
+	Reason         string `json:"reason"`
+	MaxBatchItems  int    `json:"max_batch_items,omitempty"`
+	BatchItems     int    `json:"batch_items,omitempty"`
+	MaxReplyBytes  int64  `json:"max_reply_bytes,omitempty"`
+	RequestTimeout string `json:"request_timeout,omitempty"`
+}
+
+func (d *dispatcher) replyTooLarge(id json.RawMessage) reply {
+	return reply{status: http.StatusOK, body: marshalRPCError(id, codeServerLimit,
+		fmt.Sprintf("the reply would be larger than the server limit of %d bytes: ask for less (smaller limit, a fields projection, a field window), or send fewer messages per batch", d.st.MaxReplyBytes),
+		limitData{Reason: "reply_too_large", MaxReplyBytes: d.st.MaxReplyBytes})}
+}
+
+func (d *dispatcher) requestTimedOut(id json.RawMessage) []byte {
+	return marshalRPCError(id, codeServerLimit,
+		fmt.Sprintf("the request ran out of its %v deadline before this message was answered: retry it alone, or ask for less", d.st.RequestTimeout),
+		limitData{Reason: "request_timeout", RequestTimeout: d.st.RequestTimeout.String()})
+}
+
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r, x := withExchange(r)
 	if !x.bodyRead || x.version == "" {
@@ -90,6 +130,13 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"Content-Type must be application/json", nil)
 		return
 	}
+
+	// One deadline for the whole request: when it passes, the calls still
+	// running see their context end (cancelling their RS requests) and no
+	// further batch item starts.
+	ctx, cancel := context.WithTimeout(r.Context(), d.st.RequestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 
 	header := forwardedHeader(r.Header)
 	var out reply
@@ -178,7 +225,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		}
 	}
 
-	buf := newBufferedReply()
+	buf := newBufferedReply(d.st.MaxReplyBytes)
 	d.core.Handle(buf, &server.HTTPRequest{
 		Method:  http.MethodPost,
 		URL:     r.URL,
@@ -186,7 +233,19 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		Body:    msg,
 		Context: r.Context(),
 	})
-	return d.normalize(buf, env.ID)
+	if buf.overflow {
+		d.st.logger.Warn("reply over the reply size limit replaced by an error",
+			"rpc_method", truncateField(env.Method), "max_reply_bytes", d.st.MaxReplyBytes)
+		return d.replyTooLarge(env.ID)
+	}
+	if buf.status == 0 && len(env.ID) > 0 && errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		return reply{status: http.StatusOK, body: d.requestTimedOut(env.ID)}
+	}
+	rp := d.normalize(buf, env.ID)
+	if env.Method == string(mcp.MethodResourcesRead) {
+		rp.body = rewriteResourceError(rp.body)
+	}
+	return rp
 }
 
 // normalize turns mcp-go's buffered output into a JSON-only reply.
@@ -250,7 +309,10 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 }
 
 // serveBatch handles a JSON-RPC batch. Batches exist only in 2025-03-26;
-// later revisions removed them, so those get 400.
+// later revisions removed them, so those get 400. A batch of more than
+// MaxBatchItems messages is refused whole before any item runs. Items run
+// one after another under the request's deadline; the reply stops growing
+// (and no further item runs) once it would pass MaxReplyBytes.
 func (d *dispatcher) serveBatch(r *http.Request, header http.Header, body []byte, version string) reply {
 	if version != mcp.ProtocolVersion20250326 {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
@@ -263,31 +325,56 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, body []byte
 	if len(items) == 0 {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "empty batch")
 	}
-	var parts [][]byte
-	for _, item := range items {
-		env := peekEnvelope(item)
-		if env.Method == string(mcp.MethodInitialize) {
-			parts = append(parts, marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil))
-			continue
-		}
-		rp := d.serveOne(r, header, item, env, version)
-		if b := bytes.TrimSpace(rp.body); len(b) > 0 {
-			parts = append(parts, b)
-		}
-		if r.Context().Err() != nil {
-			return reply{}
-		}
+	if len(items) > d.st.MaxBatchItems {
+		return reply{status: http.StatusBadRequest, body: marshalRPCError(nil, mcp.INVALID_REQUEST,
+			fmt.Sprintf("a batch of %d messages is more than the server limit of %d; nothing was run: send at most %d messages per batch",
+				len(items), d.st.MaxBatchItems, d.st.MaxBatchItems),
+			limitData{Reason: "batch_too_large", MaxBatchItems: d.st.MaxBatchItems, BatchItems: len(items)})}
 	}
-	if len(parts) == 0 {
-		return reply{status: http.StatusAccepted}
-	}
+	ctx := r.Context()
 	var out bytes.Buffer
 	out.WriteByte('[')
-	for i, p := range parts {
-		if i > 0 {
+	answered := 0
+	// add appends one answer; false when it would take the reply past the cap.
+	add := func(p []byte) bool {
+		if int64(out.Len()+len(p)+2) > d.st.MaxReplyBytes {
+			return false
+		}
+		if answered > 0 {
 			out.WriteByte(',')
 		}
 		out.Write(p)
+		answered++
+		return true
+	}
+	for i, item := range items {
+		if err := ctx.Err(); err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				return reply{} // the client went away
+			}
+			// Out of time: the items not run yet are answered, not run.
+			for _, rest := range items[i:] {
+				if env := peekEnvelope(rest); len(env.ID) > 0 && !add(d.requestTimedOut(env.ID)) {
+					return d.replyTooLarge(nil)
+				}
+			}
+			break
+		}
+		env := peekEnvelope(item)
+		var part []byte
+		if env.Method == string(mcp.MethodInitialize) {
+			part = marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil)
+		} else {
+			part = bytes.TrimSpace(d.serveOne(r, header, item, env, version).body)
+		}
+		if len(part) > 0 && !add(part) {
+			d.st.logger.Warn("batch reply over the reply size limit replaced by an error",
+				"items", len(items), "answered", answered, "max_reply_bytes", d.st.MaxReplyBytes)
+			return d.replyTooLarge(nil)
+		}
+	}
+	if answered == 0 {
+		return reply{status: http.StatusAccepted}
 	}
 	out.WriteByte(']')
 	return reply{status: http.StatusOK, header: http.Header{}, body: out.Bytes()}

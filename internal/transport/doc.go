@@ -9,6 +9,12 @@
 // Mcp-Session-Id is ever issued. The same mux serves /healthz, /readyz and the
 // RFC 9728 protected-resource metadata.
 //
+// Each request's work is bounded by the dispatcher: a batch cap checked
+// before any item runs, a reply size cap, and one deadline for the whole
+// request that cancels the calls still running. ServeHTTP derives its write
+// timeout and shutdown grace from that deadline, so calls in flight are
+// answered before a connection or the process is cut.
+//
 // Nothing here knows which product it serves: tools, resources and
 // instructions come from the *server.MCPServer handed in.
 package transport

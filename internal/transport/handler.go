@@ -73,6 +73,9 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz runs ReadyCheck with a deadline: 200 when it passes, 503 otherwise.
+// The probe is unauthenticated, so the 503 body says only that the server is
+// not ready; the cause (which may name the provider URL or a dial error) goes
+// to the log at warn level.
 func (st *settings) readyz(w http.ResponseWriter, r *http.Request) {
 	if !probeMethodOK(w, r) {
 		return
@@ -84,8 +87,7 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request) {
 		cancel()
 		if err != nil {
 			st.logger.Warn("not ready", "err", err)
-			body, _ := json.Marshal(map[string]string{"status": "unavailable", "error": err.Error()})
-			writeJSON(w, http.StatusServiceUnavailable, body)
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
 			return
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -89,13 +91,31 @@ func (st *settings) accessLog(next http.Handler) http.Handler {
 			slog.String("remote", r.RemoteAddr),
 		}
 		if x.version != "" {
-			attrs = append(attrs, slog.String("mcp_protocol_version", x.version))
+			attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))
 		}
 		if x.rpcMethod != "" {
-			attrs = append(attrs, slog.String("rpc_method", x.rpcMethod))
+			attrs = append(attrs, slog.String("rpc_method", truncateField(x.rpcMethod)))
 		}
 		st.logger.LogAttrs(r.Context(), level, "http request", attrs...)
 	})
+}
+
+// maxLogField bounds a log field built from client input (the JSON-RPC
+// method, the protocol version header): longer values are cut and marked, so
+// a request cannot grow the log by more than a few hundred bytes.
+const maxLogField = 128
+
+// truncateField cuts s to maxLogField bytes (on a rune boundary) and says
+// how long it was.
+func truncateField(s string) string {
+	if len(s) <= maxLogField {
+		return s
+	}
+	cut := maxLogField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // allowHeader is the Allow value for /mcp.
@@ -217,13 +237,23 @@ func (st *settings) bodyLimitMiddleware(next http.Handler) http.Handler {
 }
 
 // protocolVersionMiddleware checks MCP-Protocol-Version on every POST,
-// initialize included. An absent header means 2025-03-26; a version not
-// configured gets 400 with a JSON-RPC error that lists the supported ones,
-// which lets clients that probe a newer revision fall back.
+// initialize included. An absent header means 2025-03-26; more than one
+// header gets 400; a version not configured gets 400 with a JSON-RPC error
+// that lists the supported ones, which lets clients that probe a newer
+// revision fall back.
 func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, x := withExchange(r)
-		v := r.Header.Get(mcp.HeaderProtocolVersion)
+		values := r.Header.Values(mcp.HeaderProtocolVersion)
+		if len(values) > 1 {
+			writeRPCError(w, http.StatusBadRequest, x.env.ID, mcp.INVALID_REQUEST,
+				"more than one MCP-Protocol-Version header: send exactly one", map[string]int{"headers": len(values)})
+			return
+		}
+		v := ""
+		if len(values) == 1 {
+			v = values[0]
+		}
 		if v == "" {
 			v = firstStreamableVersion
 		}

@@ -8,15 +8,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
 
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
-// shuts down gracefully: the listener closes at once, in-flight requests run
-// to completion (bounded by ShutdownTimeout, after which connections are
-// closed) and ServeHTTP returns nil. Cancelling ctx does not cancel the
-// requests themselves. Signal handling is the caller's (signal.NotifyContext).
+// shuts down gracefully: /readyz answers 503 from that moment on, the
+// listener closes (at once, or after DrainDelay of serving on), in-flight
+// requests run to completion (each within
+// its own request deadline; the whole drain bounded by ShutdownTimeout, after
+// which connections are closed) and ServeHTTP returns nil. Cancelling ctx
+// does not cancel the requests themselves. Signal handling is the caller's
+// (signal.NotifyContext).
 //
 // A listen address that is not loopback logs a warning when no Origin
 // allowlist is configured (and when no public base URL is set).
@@ -39,12 +44,16 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 				"listen", st.Listen)
 		}
 	}
+	for _, w := range st.boundWarnings() {
+		st.logger.Warn(w)
+	}
 	if st.OnListen != nil {
 		st.OnListen(ln.Addr())
 	}
 
+	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           drainGate(h, &draining),
 		ReadHeaderTimeout: st.ReadHeaderTimeout,
 		ReadTimeout:       st.ReadTimeout,
 		WriteTimeout:      st.WriteTimeout,
@@ -63,6 +72,16 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	case <-ctx.Done():
 	}
 
+	draining.Store(true)
+	if st.DrainDelay > 0 {
+		st.logger.Info("draining: /readyz answers 503, still serving", "drain_delay", st.DrainDelay.String())
+		select {
+		case <-time.After(st.DrainDelay):
+		case err := <-served:
+			return fmt.Errorf("transport: serve: %w", err)
+		}
+	}
+	srv.SetKeepAlivesEnabled(false)
 	st.logger.Info("shutting down: finishing in-flight requests", "timeout", st.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), st.ShutdownTimeout)
 	defer cancel()
@@ -78,6 +97,20 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	}
 	st.logger.Info("stopped")
 	return nil
+}
+
+// drainGate answers /readyz with 503 once draining is set, so a load
+// balancer stops routing new work here while the calls in flight finish.
+func drainGate(h http.Handler, draining *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() && r.URL.Path == "/readyz" {
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeStdio serves s over newline-delimited JSON-RPC on in/out until in

@@ -170,7 +170,9 @@ func (r *drainingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// answerWriter passes stdout through and records the answers written.
+// answerWriter passes stdout through and records the answers written. mcp-go
+// writes each message as one line in one Write; a line that is a resource
+// read's error is rewritten to carry its JSON-RPC code (see ResourceError).
 type answerWriter struct {
 	dst  io.Writer
 	mu   sync.Mutex
@@ -184,9 +186,18 @@ func newAnswerWriter(dst io.Writer, p *pendingCalls) *answerWriter {
 }
 
 func (w *answerWriter) Write(b []byte) (int, error) {
-	n, err := w.dst.Write(b)
+	out := b
+	if len(b) > 0 && b[len(b)-1] == '\n' && bytes.IndexByte(b[:len(b)-1], '\n') < 0 {
+		out = rewriteResourceError(b)
+	}
+	n, err := w.dst.Write(out)
 	w.mu.Lock()
-	w.scan.feed(b[:n])
+	w.scan.feed(out[:n])
 	w.mu.Unlock()
+	if err == nil && n == len(out) {
+		n = len(b)
+	} else if n > len(b) {
+		n = len(b)
+	}
 	return n, err
 }

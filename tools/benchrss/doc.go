@@ -7,6 +7,10 @@
 //
 //	go run ./tools/benchrss                  default run (about a minute)
 //	go run ./tools/benchrss -calls 10000     longer stdio growth check
+//	go run ./tools/benchrss -flood           batch flood: 10 concurrent 5,000-item
+//	                                         batches; fails when the server's peak
+//	                                         RSS reaches 100 MB or the RS sees more
+//	                                         than the batch cap of calls per batch
 //
 // Linux only (it reads /proc/<pid>/status). Every address is loopback.
 package main

@@ -33,6 +33,8 @@ type options struct {
 	timeout   time.Duration // bound on the whole run
 	callLimit time.Duration // bound on one call
 	bin       string        // prebuilt server binary; empty: build one
+	flood     floodOptions  // -flood: only the batch flood check
+	floodOnly bool
 }
 
 func main() {
@@ -45,7 +47,13 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole run")
 	flag.DurationVar(&o.callLimit, "call-timeout", 30*time.Second, "bound on one call")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
+	flag.BoolVar(&o.floodOnly, "flood", false, "run only the batch flood check: concurrent oversized JSON-RPC batches over HTTP; exits 1 when a bound is broken")
+	flag.IntVar(&o.flood.clients, "flood-clients", 10, "concurrent batches of the flood check")
+	flag.IntVar(&o.flood.items, "flood-items", 5000, "read_record_field calls per batch of the flood check")
+	var maxMB int64
+	flag.Int64Var(&maxMB, "flood-max-rss-mb", 100, "the server's peak RSS must stay below this many MB in the flood check")
 	flag.Parse()
+	o.flood.maxRSS = maxMB * 1e6
 	if o.calls < 4 || o.pairs < 4 || o.clients < 1 || o.rounds < 1 || o.perClient < o.rounds {
 		fmt.Fprintln(os.Stderr, "benchrss: -calls and -pairs must be at least 4, -clients and -rounds at least 1, -per-client at least -rounds")
 		os.Exit(2)
@@ -53,12 +61,50 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
+	if o.floodOnly {
+		os.Exit(runFlood(ctx, log, o))
+	}
 	rep, err := run(ctx, log, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 		os.Exit(1)
 	}
 	rep.write(os.Stdout)
+}
+
+// runFlood builds the server (unless -bin is given), runs the flood check,
+// prints its table and returns the exit code.
+func runFlood(ctx context.Context, log *slog.Logger, o options) int {
+	bin := o.bin
+	if bin == "" {
+		tmp, err := os.MkdirTemp("", "pdpp-benchrss-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		root, err := moduleRoot(ctx)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			return 1
+		}
+		bin = filepath.Join(tmp, "pdpp-mcp-server")
+		log.Info("building the server", "module", root)
+		if err := buildServer(ctx, root, bin); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			return 1
+		}
+	}
+	res, err := flood(ctx, bin, o.flood)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: flood: %v\n", err)
+		return 1
+	}
+	res.write(os.Stdout)
+	if !res.ok() {
+		return 1
+	}
+	return 0
 }
 
 func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
