@@ -67,6 +67,12 @@ func TestReferenceAdapterHandles(t *testing.T) {
 		if !jsonEqual(t, []byte(r.RawStruct), []byte(fetched.RawStruct)) {
 			t.Errorf("fetch by field-window handle differs from fetch %s", id)
 		}
+		// read_record_field reads the window the handle names, not the
+		// record's first window.
+		w := h.mustOK(t, "read_record_field", map[string]any{"id": handle, "field_path": "text"})
+		if w.RawStruct != want.RawStruct {
+			t.Errorf("read_record_field with the handle as id differs from the offset read:\n%s\n%s", w.RawStruct, want.RawStruct)
+		}
 	})
 
 	bad := []struct {

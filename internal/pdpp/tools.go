@@ -284,6 +284,11 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 // Argument formats and ranges were checked by the generated Validate; what
 // is left is checked here, and every error names the argument at fault.
 func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error) {
+	if args.Cursor == "" && args.OffsetChars == nil && args.Q == "" && strings.HasPrefix(args.ID, handles.FieldWindowURIPrefix) {
+		// A field-window handle given as id names a window, not only its
+		// record: read that window, as the same handle given as cursor does.
+		args.Cursor, args.ID = args.ID, ""
+	}
 	if args.Cursor != "" {
 		return windowFromCursor(args)
 	}
