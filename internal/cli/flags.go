@@ -19,6 +19,7 @@ type common struct {
 	serverName  string
 	toolsets    string
 	rsTimeout   time.Duration
+	rsObserve   func(method, route, status string, d time.Duration) // RS metrics hook, nil when off
 }
 
 func (c *common) register(f *cmdkit.FlagSet) error {
@@ -68,7 +69,7 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource) (*server.MC
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout})
+	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}

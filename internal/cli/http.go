@@ -73,11 +73,15 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := h.requireProvider(); err != nil {
 		return err
 	}
-	return serveHTTP(ctx, log, &h, nil)
+	return serveHTTP(ctx, log, &h, nil, nil)
 }
 
-// serveHTTP builds and serves the hosted server; onListen reports the address.
-func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen func(net.Addr)) error {
+// serveHTTP builds and serves the hosted server; onListen reports the address
+// (and onMetrics that of the metrics listener, when one is configured).
+func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
+	if m := h.Metrics(); m != nil {
+		h.rsObserve = m.RSRequest
+	}
 	s, _, err := h.buildServer(log, bearerToken)
 	if err != nil {
 		return err
@@ -91,5 +95,10 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen fun
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
+	stop, err := h.StartMetrics(ctx, log, onMetrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return cmdkit.Serve(ctx, handler, cfg)
 }

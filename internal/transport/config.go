@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
 )
 
 // Defaults applied by HTTPConfig when a field is left at its zero value.
@@ -94,6 +96,11 @@ type HTTPConfig struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
+
+	// Metrics, when set, receives the counts of HTTP requests, tool calls,
+	// batches and authentication refusals (see Observe); the program serves
+	// it on its own listener (flag --metrics-listen).
+	Metrics *metrics.Metrics
 
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").

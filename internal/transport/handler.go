@@ -34,6 +34,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 
+	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
@@ -50,7 +51,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		mux.Handle(wellKnownPRM, prm)
 		mux.Handle(wellKnownPRM+"/mcp", prm)
 	}
-	return st.accessLog(mux), nil
+	return Observe(st.Metrics, st.accessLog(mux)), nil
 }
 
 func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {
