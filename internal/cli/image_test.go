@@ -111,13 +111,17 @@ func shellWords(t *testing.T, s string) []string {
 }
 
 // buildLikeImage builds the Dockerfile's binaries with its exact flags and
-// environment into dir, with VERSION set to version, and returns dir.
-func buildLikeImage(t *testing.T, d dockerfile, dir, version string) {
+// environment into dir, with VERSION set to version; with only set, just that
+// package (e.g. ./cmd/pdpp-mcp-server).
+func buildLikeImage(t *testing.T, d dockerfile, dir, version, only string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
 	args := slices.Clone(d.buildArgs)
+	if only != "" {
+		args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "./cmd/") && a != only })
+	}
 	for i, a := range args {
 		a = strings.ReplaceAll(a, "${VERSION}", version)
 		if args[max(i-1, 0)] == "-o" {
@@ -162,7 +166,7 @@ func TestDockerfileBuildsStaticStampedBinaries(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const version = "v9.8.7-imagetest"
-	buildLikeImage(t, d, dir, version)
+	buildLikeImage(t, d, dir, version, "")
 	for _, name := range []string{"pdpp-mcp-server", "paper-mcp-server"} {
 		t.Run(name, func(t *testing.T) {
 			bin := filepath.Join(dir, name)
