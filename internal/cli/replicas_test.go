@@ -202,5 +202,4 @@ func sessionAcross(t *testing.T, rt *rotatingTransport, version string) {
 	}
 	cont := first.Results[0].Next
 	call(cont.Tool, cont.Arguments)
-
 }

@@ -19,7 +19,10 @@ import (
 //	/readyz                                    HTTPConfig.ReadyCheck
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //
-// Every request is access-logged. s must advertise only tools and resources
+// Every request is access-logged and observed (request id, trace context,
+// metrics; see Observe), and s gets a tool middleware that counts its calls
+// and stamps request ids into adapter errors, so build one handler per
+// server. s must advertise only tools and resources
 // (without listChanged or subscribe) and carry instructions; see
 // VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
