@@ -1,9 +1,11 @@
-# Every target needs only the Go toolchain; `go run ./tools/ci` is the README's
-# test command and what CI runs.
+# Every target but scale-test needs only the Go toolchain; `go run ./tools/ci`
+# is the README's test command and what CI runs. scale-test also needs HAProxy
+# (apt-get install haproxy) and is not part of the default test command.
 GO ?= go
 FUZZTIME ?= 60s
+SCALEFLAGS ?=
 
-.PHONY: all generate check-generated build test ci bench bench-bounds fuzz demo
+.PHONY: all generate check-generated build test ci bench bench-bounds fuzz demo scale-test
 
 all: ci
 
@@ -37,3 +39,8 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/pdpp-mcp-server demo
+
+# Three replicas behind HAProxy, 50 clients for 60 s, one replica restarted
+# mid-run; fails on any failed call. See docs/deploy.md.
+scale-test:
+	$(GO) run ./tools/scaletest $(SCALEFLAGS)

@@ -138,7 +138,7 @@ func TestShutdownDuringSlowRSAnswersTimeout(t *testing.T) {
 	bound := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveHTTP(ctx, slog.New(slog.DiscardHandler), h, func(a net.Addr) { bound <- a })
+		done <- serveHTTP(ctx, slog.New(slog.DiscardHandler), h, func(a net.Addr) { bound <- a }, nil)
 	}()
 	var mcpURL string
 	select {

@@ -116,9 +116,14 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 		// Let MCP Inspector's browser UI (default port 6274) connect directly.
 		h.Origins, h.CORS = inspectorOrigins, true
 	}
-	bound := make(chan net.Addr, 1)
+	if h.MetricsListen == "" {
+		h.MetricsListen = "127.0.0.1:0" // metrics are on in the demo
+	}
+	bound, metricsAt := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }) }()
+	go func() {
+		served <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }, func(a net.Addr) { metricsAt <- a })
+	}()
 	var addr net.Addr
 	select {
 	case addr = <-bound:
@@ -128,6 +133,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	mcpURL := "http://" + addr.String() + "/mcp"
 	token := rs.Token("client")
 	printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
+	printMetricsURL(env.Stdout, metricsAt)
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
@@ -164,4 +170,14 @@ configuration that lasts, run "pdpp-mcp-server demo-rs --cache-root <dir>" (fixe
 port 7663) and point clients at it as that command prints.
 
 `, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
+}
+
+// printMetricsURL names the demo's metrics endpoint (the listener is bound
+// before the MCP one, so its address is already known).
+func printMetricsURL(w io.Writer, at <-chan net.Addr) {
+	select {
+	case a := <-at:
+		fmt.Fprintf(w, "Prometheus metrics: http://%s/metrics\n\n", a)
+	default:
+	}
 }

@@ -20,6 +20,7 @@ type common struct {
 	serverName  string
 	toolsets    string
 	rsTimeout   time.Duration
+	rsObserve   func(method, route, status string, d time.Duration) // RS metrics hook, nil when off
 }
 
 // register defines every common flag (the serving commands stdio and http).
@@ -87,7 +88,7 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout})
+	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}

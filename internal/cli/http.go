@@ -99,11 +99,15 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := h.requireProvider(); err != nil {
 		return err
 	}
-	return serveHTTP(ctx, log, &h, nil)
+	return serveHTTP(ctx, log, &h, nil, nil)
 }
 
-// serveHTTP builds and serves the hosted server; onListen reports the address.
-func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen func(net.Addr)) error {
+// serveHTTP builds and serves the hosted server; onListen reports the address
+// (and onMetrics that of the metrics listener, when one is configured).
+func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
+	if m := h.Metrics(); m != nil {
+		h.rsObserve = m.RSRequest
+	}
 	var check *tokencheck.Checker
 	s, _, err := h.buildServer(log, bearerToken, func(c *pdpp.Config) {
 		// One checker for the transport and the adapter: a request's bearer
@@ -125,5 +129,10 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen fun
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
+	stop, err := h.StartMetrics(ctx, log, onMetrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return cmdkit.Serve(ctx, handler, cfg)
 }

@@ -36,7 +36,7 @@ func startHTTPWith(t *testing.T, h *httpFlags) string {
 	bound := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
-	go func() { done <- serveHTTP(ctx, log, h, func(a net.Addr) { bound <- a }) }()
+	go func() { done <- serveHTTP(ctx, log, h, func(a net.Addr) { bound <- a }, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case a := <-bound:

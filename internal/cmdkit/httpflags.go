@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"syscall"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
@@ -26,18 +28,24 @@ type HTTPFlags struct {
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
+
+	// MetricsListen is the address of the Prometheus listener (flag
+	// --metrics-listen); empty turns metrics off.
+	MetricsListen string
+	metrics       *metrics.Metrics
 }
 
 // Register defines --listen, --allowed-origins, --allowed-hosts,
 // --public-base-url, --cors, --max-body-bytes, --max-batch-items,
-// --max-reply-bytes, --request-timeout, --write-timeout, --drain-delay and
-// --shutdown-timeout, read from <envPrefix>LISTEN and so on.
+// --max-reply-bytes, --request-timeout, --write-timeout, --drain-delay,
+// --shutdown-timeout and --metrics-listen, read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
 	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
 	f.Str(&h.Hosts, "allowed-hosts", envPrefix+"ALLOWED_HOSTS", "", "comma-separated Host values served (host or host:port; * for any); default: localhost, 127.0.0.1, ::1 and the listen host; the --public-base-url host is always served")
 	f.Bool(&h.CORS, "cors", envPrefix+"CORS", "answer CORS preflight for the allowed origins")
+	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "address of a separate Prometheus listener serving /metrics, e.g. 127.0.0.1:9464 (off when empty)")
 	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
 		return err
 	}
@@ -75,7 +83,41 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		ShutdownTimeout: h.ShutdownTimeout,
 		DrainDelay:      h.DrainDelay,
 		Logger:          log,
+		Metrics:         h.Metrics(),
 	}
+}
+
+// Metrics returns this server's instruments (one private registry per
+// HTTPFlags), or nil when --metrics-listen is empty.
+func (h *HTTPFlags) Metrics() *metrics.Metrics {
+	if h.MetricsListen == "" {
+		return nil
+	}
+	if h.metrics == nil {
+		h.metrics = metrics.New()
+	}
+	return h.metrics
+}
+
+// StartMetrics binds --metrics-listen and serves /metrics until ctx ends or
+// stop is called; with metrics off it does nothing. onListen, when set,
+// receives the bound address.
+func (h *HTTPFlags) StartMetrics(ctx context.Context, log *slog.Logger, onListen func(net.Addr)) (stop func(), err error) {
+	m := h.Metrics()
+	if m == nil {
+		return func() {}, nil
+	}
+	addr, stop, err := metrics.Serve(ctx, h.MetricsListen, m, log)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, Fail(ExitUnavailable, "metrics listener: %v (pick another address with --metrics-listen, e.g. 127.0.0.1:0)", err)
+	}
+	if err != nil {
+		return nil, Fail(ExitUsage, "metrics listener: %v", err)
+	}
+	if onListen != nil {
+		onListen(addr)
+	}
+	return stop, nil
 }
 
 // Serve runs handler with cfg until ctx ends; an address already in use is an

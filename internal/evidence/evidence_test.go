@@ -97,9 +97,12 @@ func TestSearchWithoutProvenWindow(t *testing.T) {
 	if !strings.Contains(v.Text, "no proven text window") || !strings.Contains(v.Text, `fetch {"id":"`) {
 		t.Fatalf("identity and fetch continuation must be visible:\n%s", v.Text)
 	}
-	// The snippet text itself is not shown as evidence.
-	if strings.Contains(v.Text, "Transcript 42") {
-		t.Fatal("snippet text must not be promoted to evidence")
+	// The RS's own snippet may be shown, but only on a line that says it
+	// is not a proven window; it is never promoted to evidence.
+	for _, line := range strings.Split(v.Text, "\n") {
+		if strings.Contains(line, "Transcript 42") && !strings.Contains(line, "(not a proven window)") {
+			t.Fatalf("snippet text shown without its label: %q", line)
+		}
 	}
 }
 

@@ -76,9 +76,14 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	bound := make(chan net.Addr, 1)
+	if h.MetricsListen == "" {
+		h.MetricsListen = "127.0.0.1:0" // metrics are on in the demo
+	}
+	bound, metricsAt := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }) }()
+	go func() {
+		served <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }, func(a net.Addr) { metricsAt <- a })
+	}()
 	var addr net.Addr
 	select {
 	case addr = <-bound:
@@ -87,6 +92,11 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	}
 	mcpURL := "http://" + addr.String() + "/mcp"
 	printDemoConfig(env.Stdout, mcpURL, snap, dir, h.bearerToken)
+	select {
+	case a := <-metricsAt:
+		fmt.Fprintf(env.Stdout, "Prometheus metrics: http://%s/metrics\n\n", a)
+	default:
+	}
 	if err := runJourney(ctx, env.Stdout, mcpURL, h.bearerToken); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}

@@ -87,7 +87,7 @@ func startHTTP(t *testing.T, h httpFlags) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	bound := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }) }()
+	go func() { done <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }, nil) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

@@ -78,18 +78,24 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 		return err
 	}
 	defer o.Close()
-	return serveHTTP(ctx, log, o, &h, nil)
+	return serveHTTP(ctx, log, o, &h, nil, nil)
 }
 
 // serveHTTP serves o over the shared /mcp transport until ctx ends;
-// onListen, when set, receives the bound address.
-func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen func(net.Addr)) error {
+// onListen, when set, receives the bound address (and onMetrics that of the
+// metrics listener, when one is configured).
+func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
 	cfg := h.config(log, o.store.Ping)
 	cfg.OnListen = onListen
 	handler, err := newHandler(o.server, cfg, h.bearerToken)
 	if err != nil {
 		return err
 	}
+	stop, err := h.StartMetrics(ctx, log, onMetrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return cmdkit.Serve(ctx, handler, cfg)
 }
 
@@ -104,7 +110,8 @@ func newHandler(s *server.MCPServer, cfg transport.HTTPConfig, token string) (ht
 		if strings.ContainsAny(token, " \t\r\n") {
 			return nil, cmdkit.Fail(cmdkit.ExitUsage, "--bearer-token must not contain white space")
 		}
-		handler = requireBearer(token, handler)
+		// Observed outside the bearer check too, so its refusals are counted.
+		handler = transport.Observe(cfg.Metrics, requireBearer(token, handler))
 	}
 	return handler, nil
 }

@@ -10,8 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/reqid"
 )
 
 // Defaults for a Client. DefaultTimeout is also the default budget of one
@@ -32,6 +35,7 @@ type Client struct {
 	token   TokenSource
 	maxBody int64
 	timeout time.Duration
+	observe func(method, route, status string, d time.Duration)
 }
 
 // Options configure a Client; zero values take the defaults.
@@ -42,6 +46,10 @@ type Options struct {
 	Timeout     time.Duration
 	MaxBodySize int64
 	HTTPClient  *http.Client
+	// Observe, when set, is told of every RS request once it ends: its
+	// method, route template (see Route), status (the HTTP code, or timeout,
+	// unreachable, cancelled) and duration. Used for metrics.
+	Observe func(method, route, status string, d time.Duration)
 }
 
 // New returns a Client for the RS at providerURL.
@@ -53,7 +61,7 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if token == nil {
 		return nil, errors.New("rs: a token source is required")
 	}
-	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient}
+	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient, observe: opt.Observe}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBodySize
 	}
@@ -131,10 +139,18 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Response, error) {
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
+	reqid.Inject(ctx, req.Header) // X-Request-Id, traceparent, tracestate of the call
+	status, start := "", time.Now()
+	if c.observe != nil {
+		defer func() { c.observe(req.Method, c.Route(req.URL.EscapedPath()), status, time.Since(start)) }()
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, err)
+		e := transportError(ctx, err)
+		status = strings.TrimPrefix(e.Code(), "rs_")
+		return nil, e
 	}
+	status = strconv.Itoa(resp.StatusCode)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
 )
 
 // Defaults applied by HTTPConfig when a field is left at its zero value.
@@ -150,6 +152,11 @@ type HTTPConfig struct {
 	// --rs-timeout). The transport only derives its deadlines from it.
 	CallTimeout time.Duration
 
+	// Metrics, when set, receives the counts of HTTP requests, tool calls,
+	// batches and authentication refusals (see Observe); the program serves
+	// it on its own listener (flag --metrics-listen).
+	Metrics *metrics.Metrics
+
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").
 	OnListen func(addr net.Addr)
@@ -170,6 +177,17 @@ type settings struct {
 func (c HTTPConfig) Validate() error {
 	_, err := c.settle()
 	return err
+}
+
+// Effective returns c with every default applied and every derived timeout
+// filled in (request deadline, write timeout, shutdown grace), as the
+// server will use it, or the first configuration error.
+func (c HTTPConfig) Effective() (HTTPConfig, error) {
+	st, err := c.settle()
+	if err != nil {
+		return HTTPConfig{}, err
+	}
+	return st.HTTPConfig, nil
 }
 
 func (c HTTPConfig) settle() (*settings, error) {

@@ -19,8 +19,11 @@ import (
 //	/readyz                                    HTTPConfig.ReadyCheck
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //
-// Every request is access-logged. Requests whose Host is not allowed (see
-// HTTPConfig.AllowedHosts) get 421, except the two probes. s must advertise only tools and resources
+// Every request is access-logged and observed (request id, trace context,
+// metrics; see Observe), and s gets a tool middleware that counts its calls
+// and stamps request ids into adapter errors, so build one handler per
+// server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
+// get 421, except the two probes. s must advertise only tools and resources
 // (without listChanged or subscribe) and carry instructions; see
 // VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
@@ -35,6 +38,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 
+	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
@@ -52,7 +56,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		mux.Handle(wellKnownPRM+"/mcp", prm)
 	}
 	st.warnHosts()
-	return st.accessLog(st.hostMiddleware(mux)), nil
+	return Observe(st.Metrics, st.accessLog(st.hostMiddleware(mux))), nil
 }
 
 func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/reqid"
 )
 
 // exchange is the per-request state the /mcp middlewares share: the body
@@ -89,6 +91,7 @@ func (st *settings) accessLog(next http.Handler) http.Handler {
 			slog.Int("bytes", rec.bytes),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.String("remote", r.RemoteAddr),
+			slog.String("request_id", reqid.ID(r.Context())),
 		}
 		if x.version != "" {
 			attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))

@@ -1,0 +1,200 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metric names, for dashboards, alerts and tests.
+const (
+	NameHTTPRequests  = "mcp_http_requests_total"
+	NameToolCalls     = "mcp_tool_calls_total"
+	NameToolDuration  = "mcp_tool_call_duration_seconds"
+	NameToolsInFlight = "mcp_tool_calls_in_flight"
+	NameBatchSize     = "mcp_jsonrpc_batch_size"
+	NameRSRequests    = "mcp_rs_requests_total"
+	NameRSDuration    = "mcp_rs_request_duration_seconds"
+	NameAuthRefusals  = "mcp_auth_refusals_total"
+)
+
+// Metrics are the instruments of one server instance. A nil *Metrics is valid
+// and records nothing, so callers need no "metrics on?" checks.
+type Metrics struct {
+	reg          *prometheus.Registry
+	httpRequests *prometheus.CounterVec
+	toolCalls    *prometheus.CounterVec
+	toolDuration *prometheus.HistogramVec
+	inFlight     prometheus.Gauge
+	batchSize    prometheus.Histogram
+	rsRequests   *prometheus.CounterVec
+	rsDuration   *prometheus.HistogramVec
+	authRefusals *prometheus.CounterVec
+}
+
+// latencyBuckets span a cached answer (ms) to a call at the RS timeout.
+var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// New returns instruments registered in a fresh private registry, together
+// with the Go runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameHTTPRequests, Help: "HTTP requests answered, by route (/mcp, probes, metadata, other) and status code.",
+		}, []string{"route", "status"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameToolCalls, Help: "Tool calls finished, by tool, outcome (ok, tool_error, failure) and error code (empty when ok).",
+		}, []string{"tool", "outcome", "error_code"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: NameToolDuration, Help: "Tool call latency in seconds, by tool and outcome.", Buckets: latencyBuckets,
+		}, []string{"tool", "outcome"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: NameToolsInFlight, Help: "Tool calls being served now.",
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: NameBatchSize, Help: "Messages per JSON-RPC batch (protocol 2025-03-26 only).", Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+		}),
+		rsRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameRSRequests, Help: "Requests to the resource server, by method, route template and status (a code, or timeout, unreachable, cancelled, error).",
+		}, []string{"method", "route", "status"}),
+		rsDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: NameRSDuration, Help: "Resource server request latency in seconds, by method and route template.", Buckets: latencyBuckets,
+		}, []string{"method", "route"}),
+		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameAuthRefusals, Help: "Requests refused for authentication or authorization, by reason.",
+		}, []string{"reason"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.toolCalls, m.toolDuration, m.inFlight, m.batchSize,
+		m.rsRequests, m.rsDuration, m.authRefusals,
+	)
+	return m
+}
+
+// Registry is the private registry (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, MaxRequestsInFlight: 4})
+}
+
+// HTTPRequest counts one answered HTTP request; route must be one of a fixed
+// set chosen by the caller (never a raw path).
+func (m *Metrics) HTTPRequest(route string, status int) {
+	if m == nil {
+		return
+	}
+	m.httpRequests.WithLabelValues(Label(route), strconv.Itoa(status)).Inc()
+}
+
+// ToolStarted marks a tool call in flight; call the returned func once with
+// its outcome when it ends.
+func (m *Metrics) ToolStarted(tool string) func(outcome, errorCode string) {
+	if m == nil {
+		return func(string, string) {}
+	}
+	start := time.Now()
+	m.inFlight.Inc()
+	tool = Label(tool)
+	return func(outcome, errorCode string) {
+		m.inFlight.Dec()
+		outcome = Label(outcome)
+		m.toolCalls.WithLabelValues(tool, outcome, Label(errorCode)).Inc()
+		m.toolDuration.WithLabelValues(tool, outcome).Observe(time.Since(start).Seconds())
+	}
+}
+
+// Batch records the size of one JSON-RPC batch.
+func (m *Metrics) Batch(n int) {
+	if m == nil {
+		return
+	}
+	m.batchSize.Observe(float64(n))
+}
+
+// RSRequest records one resource-server request; route is a template such as
+// /v1/streams/{stream}/records, status a code or a failure kind.
+func (m *Metrics) RSRequest(method, route, status string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	method, route = Label(method), Label(route)
+	m.rsRequests.WithLabelValues(method, route, Label(status)).Inc()
+	m.rsDuration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// AuthRefused counts one refused request.
+func (m *Metrics) AuthRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.authRefusals.WithLabelValues(Label(reason)).Inc()
+}
+
+// maxLabelLen bounds a label value; longer values become "other".
+const maxLabelLen = 64
+
+// Label keeps v when it is a short identifier-like string (letters, digits
+// and _ . / - { }) and returns "other" otherwise, so free text never becomes a
+// label value.
+func Label(v string) string {
+	if len(v) > maxLabelLen {
+		return "other"
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
+			c == '_', c == '.', c == '/', c == '-', c == '{', c == '}':
+		default:
+			return "other"
+		}
+	}
+	return v
+}
+
+// Serve binds addr and serves /metrics (and nothing else) until ctx ends. It
+// returns once the listener is bound, with the bound address and a stop func
+// that closes it; serving errors are logged.
+func Serve(ctx context.Context, addr string, m *Metrics, log *slog.Logger) (net.Addr, func(), error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "err", err)
+		}
+	}()
+	stopCtx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-stopCtx.Done()
+		_ = srv.Close()
+	}()
+	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	return ln.Addr(), cancel, nil
+}
