@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,25 +23,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
-
-// lockedBuffer is a log sink shared by the server goroutines and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // rsSeen is one request as the RS received it.
 type rsSeen struct {
@@ -175,7 +157,7 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		callID      = "client-report-7"
 	)
 	provider, rsRequests := recordingRS(t)
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	mcpURL, metricsURL := startObservedHTTP(t, provider, slog.New(slog.NewTextHandler(logs, nil)))
 
 	// A real client session carrying a trace context and a request id.

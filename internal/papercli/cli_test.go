@@ -19,6 +19,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // Transport scenarios of seed 002, served by the http command.
@@ -207,7 +208,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr syncBuffer
+			var stdout, stderr testkit.Buffer
 			code := MainContext(t.Context(), Env{Args: tc.args, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
 				Getenv: func(k string) string { return tc.env[k] }})
 			if code != tc.code {
@@ -222,7 +223,7 @@ func TestExitCodes(t *testing.T) {
 		other := filepath.Join(dir, "other.sqlite3")
 		// A real SQLite database, just not a snapshot.
 		writeOneTableDB(t, other)
-		var stderr syncBuffer
+		var stderr testkit.Buffer
 		code := MainContext(t.Context(), Env{Args: []string{"--snapshot", other, "--assets", snap.AssetsDir}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(string) string { return "" }})
 		if code != cmdkit.ExitConfig || !strings.Contains(stderr.String(), "missing tables paper, paper_summary, paper_translation, paper_fts") {
 			t.Fatalf("exit %d: %s", code, stderr.String())
@@ -236,7 +237,7 @@ func TestStdioCommand(t *testing.T) {
 	snap := fixture(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
@@ -281,7 +282,7 @@ func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
 	snap := fixture(t)
 	assetSrv := httptest.NewServer(http.StripPrefix("/static/", http.FileServer(http.Dir(snap.AssetsDir))))
 	defer assetSrv.Close()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	listen := freeAddr(t)
@@ -323,10 +324,10 @@ func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
 }
 
 func TestDemoOnce(t *testing.T) {
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	dir := t.TempDir()
 	for run := range 2 { // the second run reuses the snapshot in --dir
-		stdout = syncBuffer{}
+		stdout = testkit.Buffer{}
 		code := MainContext(t.Context(), Env{Args: []string{"demo", "--once", "--listen", "127.0.0.1:0", "--dir", dir}, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
 			Getenv: func(string) string { return "" }})
 		if code != cmdkit.ExitOK {

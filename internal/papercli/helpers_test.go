@@ -1,7 +1,6 @@
 package papercli
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -48,24 +47,6 @@ func fixture(t testing.TB) *snapshot.Snapshot {
 		t.Fatal(fixtureErr)
 	}
 	return fixtureSnap
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a server.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startHTTP serves the fixture through the same code path as the http

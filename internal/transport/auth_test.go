@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // verdictHook is an Authenticate hook that answers from a table (any other
@@ -249,7 +251,7 @@ func TestHostWarning(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf testkit.Buffer
 			tc.cfg.Logger = slogTo(&buf)
 			if _, err := NewHTTPHandler(newTestServer(testTools{}), tc.cfg); err != nil {
 				t.Fatal(err)

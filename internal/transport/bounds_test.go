@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // slowRS is a fault-injecting resource server: it counts the requests it
@@ -293,7 +295,7 @@ func TestRepeatedProtocolVersionHeader(t *testing.T) {
 }
 
 func TestReadyzHidesTheCause(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	cause := errors.New("upstream unreachable: dial tcp 10.1.2.3:7663: connect: connection refused (http://rs.internal:7663/)")
 	srv := newStack(t, HTTPConfig{Logger: slogTo(&logs), ReadyCheck: func(context.Context) error { return cause }}, testTools{})
 	resp, body := post(t, srv.URL+"/readyz", http.MethodGet, "", nil)
@@ -311,7 +313,7 @@ func TestReadyzHidesTheCause(t *testing.T) {
 }
 
 func TestAccessLogTruncatesClientFields(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	srv := newStack(t, HTTPConfig{Logger: slogTo(&logs)}, testTools{})
 	method := strings.Repeat("m", 200_000)
 	for _, h := range []http.Header{nil, hdr("MCP-Protocol-Version", strings.Repeat("v", 20_000))} {
@@ -368,7 +370,7 @@ func TestResourceErrorCodes(t *testing.T) {
 		})
 		t.Run("stdio "+tc.uri, func(t *testing.T) {
 			in := strings.NewReader(initializeBody(1, mcp.ProtocolVersion20250618) + "\n" + req + "\n")
-			var out syncBuffer
+			var out testkit.Buffer
 			if err := ServeStdio(context.Background(), stdio, in, &out, discardLogger()); err != nil {
 				t.Fatal(err)
 			}
@@ -433,7 +435,7 @@ func TestDerivedTimeouts(t *testing.T) {
 			if st.RequestTimeout != tc.request || st.WriteTimeout != tc.write || st.ShutdownTimeout != tc.shutdown {
 				t.Fatalf("request %v write %v shutdown %v, want %v %v %v", st.RequestTimeout, st.WriteTimeout, st.ShutdownTimeout, tc.request, tc.write, tc.shutdown)
 			}
-			var logs syncBuffer
+			var logs testkit.Buffer
 			cfg := tc.cfg
 			cfg.Logger = slogTo(&logs)
 			_, cancel, served := startServing(t, testTools{}, cfg)

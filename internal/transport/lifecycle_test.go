@@ -19,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // startServing runs ServeHTTP on a free loopback port and returns the /mcp
@@ -224,7 +226,7 @@ func TestServeStdio(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		defer outR.Close()
-		var logs syncBuffer
+		var logs testkit.Buffer
 		ctx := WithBearer(context.Background(), "stdio-token")
 		done := make(chan error, 1)
 		go func() {

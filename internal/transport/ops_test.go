@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 func TestProtectedResourceMetadata(t *testing.T) {
@@ -218,7 +220,7 @@ func TestHTTPReadyCheck(t *testing.T) {
 }
 
 func TestAccessLogKeepsSecretsOut(t *testing.T) {
-	var logs syncBuffer
+	var logs testkit.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rs := newTestRS(t, "tok-SECRET-1234")
 	srv := newStack(t, HTTPConfig{RequireBearer: true, Logger: logger}, testTools{rsURL: rs.URL})
@@ -355,7 +357,7 @@ func TestServeHTTPWarnings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testkit.Buffer
 			tc.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			ctx, cancel := context.WithCancel(context.Background())
 			tc.cfg.OnListen = func(net.Addr) { cancel() }

@@ -1,32 +1,14 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServeStdioAnswersBeforeEOF sends requests and closes stdin at once, as
 // a pipe or a script does: every request, the slow one included, must still be
@@ -39,7 +21,7 @@ func TestServeStdioAnswersBeforeEOF(t *testing.T) {
 		rpc("three", "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}),
 		`[` + rpc(4, "tools/list", nil) + `]`,
 	}, "\n") + "\n"
-	var out lockedBuffer
+	var out testkit.Buffer
 	start := time.Now()
 	if err := ServeStdio(context.Background(), newTestServer(testTools{slowFor: 300 * time.Millisecond}), strings.NewReader(in), &out, discardLogger()); err != nil {
 		t.Fatal(err)
