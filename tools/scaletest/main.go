@@ -34,6 +34,7 @@ type options struct {
 	callTimeout time.Duration
 	restart     bool
 	retry       bool
+	drainDelay  time.Duration
 }
 
 func main() {
@@ -45,6 +46,7 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
 	flag.DurationVar(&o.callTimeout, "call-timeout", 30*time.Second, "bound on one call")
 	flag.BoolVar(&o.restart, "restart", true, "send SIGTERM to one replica mid-run and restart it")
+	flag.DurationVar(&o.drainDelay, "drain-delay", 2*time.Second, "each replica's --drain-delay: how long it keeps serving after SIGTERM with /readyz at 503 (above HAProxy's check interval)")
 	flag.BoolVar(&o.retry, "proxy-retry", true, "let HAProxy retry a request on another replica when the connection fails or is closed unanswered")
 	flag.Parse()
 	if o.clients < 1 || o.clients > 500 || o.duration <= 0 || o.duration > 10*time.Minute || o.replicas < 2 || o.replicas > 8 {
@@ -104,7 +106,7 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 	front := ports[0]
 	reps := make([]*replica, o.replicas)
 	for i := range reps {
-		reps[i] = &replica{bin: bin, provider: strings.TrimRight(rsURL, "/"), port: ports[i+1], logDir: tmp, index: i}
+		reps[i] = &replica{bin: bin, provider: strings.TrimRight(rsURL, "/"), port: ports[i+1], logDir: tmp, index: i, drainDelay: o.drainDelay}
 		if err := reps[i].start(ctx); err != nil {
 			return nil, err
 		}
@@ -235,6 +237,7 @@ type replica struct {
 	cpu                   time.Duration // over every run of this replica
 	maxRSSKiB             int64
 	starts                int
+	drainDelay            time.Duration
 }
 
 func (r *replica) start(ctx context.Context) error {
@@ -243,7 +246,8 @@ func (r *replica) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.cmd = exec.Command(r.bin, "http", "--provider-url", r.provider, "--listen", "127.0.0.1:"+strconv.Itoa(r.port))
+	r.cmd = exec.Command(r.bin, "http", "--provider-url", r.provider, "--listen", "127.0.0.1:"+strconv.Itoa(r.port),
+		"--drain-delay", r.drainDelay.String())
 	r.cmd.Env = []string{"HOME=" + r.logDir, "PATH=" + os.Getenv("PATH")}
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	if err := r.cmd.Start(); err != nil {
