@@ -57,6 +57,15 @@ type QueryRecordsArgs struct {
 	ConnectionID string `json:"connection_id,omitempty"`
 	// Typed filter: {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
+	// compact: bounded previews; full: RS data verbatim.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *QueryRecordsArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool query_records: required arguments,
@@ -85,6 +94,11 @@ func (a *QueryRecordsArgs) Validate() error {
 	}
 	if len(a.Filter) > 0 {
 		if err := mcpkit.CheckObject("query_records", "filter", a.Filter); err != nil {
+			return err
+		}
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("query_records", "detail", a.Detail, []string{"compact", "full"}); err != nil {
 			return err
 		}
 	}
@@ -159,12 +173,17 @@ type SearchArgs struct {
 	Filter json.RawMessage `json:"filter,omitempty"`
 	// Connection to search.
 	ConnectionID string `json:"connection_id,omitempty"`
+	// compact: bounded previews; full: RS data verbatim.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ApplyDefaults sets every absent argument that has a catalog default.
 func (a *SearchArgs) ApplyDefaults() {
 	if a.Mode == "" {
 		a.Mode = "lexical"
+	}
+	if a.Detail == "" {
+		a.Detail = "compact"
 	}
 }
 
@@ -187,6 +206,11 @@ func (a *SearchArgs) Validate() error {
 			return err
 		}
 	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("search", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -203,6 +227,15 @@ type FetchArgs struct {
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
+	// compact: bounded previews; full: RS data verbatim.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *FetchArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool fetch: required arguments,
@@ -213,6 +246,11 @@ func (a *FetchArgs) Validate() error {
 	}
 	if len(a.ExpandLimit) > 0 {
 		if err := mcpkit.CheckObject("fetch", "expand_limit", a.ExpandLimit); err != nil {
+			return err
+		}
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("fetch", "detail", a.Detail, []string{"compact", "full"}); err != nil {
 			return err
 		}
 	}
@@ -243,6 +281,15 @@ type ReadRecordFieldArgs struct {
 	BeforeChars *int `json:"before_chars,omitempty"`
 	// With q, characters after the match.
 	AfterChars *int `json:"after_chars,omitempty"`
+	// compact: bounded previews; full: RS data verbatim.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *ReadRecordFieldArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool read_record_field: required arguments,
@@ -262,6 +309,11 @@ func (a *ReadRecordFieldArgs) Validate() error {
 	}
 	if a.AfterChars != nil && *a.AfterChars < 0 {
 		return mcpkit.Errorf("read_record_field", "after_chars", mcpkit.CodeOutOfRange, "after_chars must be at least 0; got %d", *a.AfterChars)
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("read_record_field", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -258,7 +258,7 @@ func TestDescribeField(t *testing.T) {
 		{"bool", `true`, "boolean", true, "true"},
 		{"null", `null`, "null", true, "null"},
 		{"small json", `{"a":1}`, "json", true, `{"a":1}`},
-		{"large json", `{"a":"` + strings.Repeat("x", 900) + `"}`, "json", false, `fetch {"id":"c/s:r","fields":["f"]}`},
+		{"large json", `{"a":"` + strings.Repeat("x", 900) + `"}`, "json", false, `fetch {"id":"c/s:r","detail":"full","fields":["f"]}`},
 		{"blob", `{"blob_id":"blob_1","media_type":"image/png","size_bytes":2048}`, "blob", true, "resources/read pdpp://blob/blob_1 (RS GET /v1/blobs/blob_1)"},
 		{"base64", `"` + strings.Repeat("QUJD", 100) + `"`, "binary", false, "not shown"},
 		{"data uri", `"data:image/png;base64,iVBORw0KGgo="`, "binary", false, "not shown"},

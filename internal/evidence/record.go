@@ -187,7 +187,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = compact
 			return fv
 		}
-		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}}}
+		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}, "detail": DetailFull}}
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s%s; read it: %s]",
 			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), "", c.Call())

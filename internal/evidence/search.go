@@ -88,6 +88,32 @@ type SearchRequest struct {
 	Limit        int
 	ConnectionID string
 	Filter       json.RawMessage
+	// Detail is carried into the next-page call when it is not compact.
+	Detail string
+}
+
+// Args returns the request as search arguments, without cursor.
+func (req SearchRequest) Args() map[string]any {
+	args := map[string]any{"q": req.Q}
+	if req.Mode != "" && req.Mode != "lexical" {
+		args["mode"] = req.Mode
+	}
+	if len(req.Streams) > 0 {
+		args["streams"] = req.Streams
+	}
+	if req.Limit > 0 {
+		args["limit"] = req.Limit
+	}
+	if req.ConnectionID != "" {
+		args["connection_id"] = req.ConnectionID
+	}
+	if len(req.Filter) > 0 && string(req.Filter) != "null" {
+		args["filter"] = json.RawMessage(req.Filter)
+	}
+	if req.Detail == DetailFull {
+		args["detail"] = DetailFull
+	}
+	return args
 }
 
 // ProvenEvidence is a bounded, proven match preview for one hit.
@@ -135,6 +161,9 @@ type SearchView struct {
 	NextCursor string
 	HasMore    bool
 	NextPage   *Continuation
+
+	req  SearchRequest
+	meta PageMeta
 }
 
 // Structured returns the structuredContent object for a search result.
@@ -157,9 +186,15 @@ func (v SearchView) Structured() map[string]any {
 // RenderSearch turns an RS search body into evidence-first text and structured
 // results. providerBase is the RS base URL used to make absolute record URLs.
 func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchView, error) {
+	if err := requireObject(body, "search"); err != nil {
+		return SearchView{}, err
+	}
 	var page SearchPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	}
+	if page.Data == nil {
+		return SearchView{}, fmt.Errorf("search response has no data list")
 	}
 	v := SearchView{HasMore: page.HasMore, Results: make([]SearchResult, 0, len(page.Data))}
 	if page.NextCursor != nil {
@@ -174,26 +209,13 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 		})
 	}
 	if v.NextCursor != "" {
-		args := map[string]any{"q": req.Q, "cursor": v.NextCursor}
-		if req.Mode != "" && req.Mode != "lexical" {
-			args["mode"] = req.Mode
-		}
-		if len(req.Streams) > 0 {
-			args["streams"] = req.Streams
-		}
-		if req.Limit > 0 {
-			args["limit"] = req.Limit
-		}
-		if req.ConnectionID != "" {
-			args["connection_id"] = req.ConnectionID
-		}
-		if len(req.Filter) > 0 && string(req.Filter) != "null" {
-			args["filter"] = json.RawMessage(req.Filter)
-		}
+		args := req.Args()
+		args["cursor"] = v.NextCursor
 		c := Continuation{Tool: ToolSearch, Arguments: args}
 		v.NextPage = &c
 	}
-	v.Text = searchText(v, req, page)
+	v.req, v.meta = req, page.Meta
+	v.Text = searchText(v, req, page, len(v.Results))
 	return v, nil
 }
 
@@ -271,14 +293,21 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 	return u
 }
 
-func searchText(v SearchView, req SearchRequest, page SearchPage) string {
+// searchText renders the cards; inStructured is how many hits of the page
+// structured results[] carries.
+func searchText(v SearchView, req SearchRequest, page SearchPage, inStructured int) string {
 	var b strings.Builder
 	if len(v.Results) > 0 {
 		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
-			fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", len(v.Results)-SearchCardsShown)
+			more := len(v.Results) - SearchCardsShown
+			if listed := inStructured - SearchCardsShown; listed < more {
+				fmt.Fprintf(&b, "(%d more hits on this page: %d in structured results[], the rest with detail \"full\")\n", more, max(0, listed))
+			} else {
+				fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", more)
+			}
 			break
 		}
 		writeCard(&b, i+1, r)
@@ -338,4 +367,80 @@ func countOf(raw json.RawMessage) int {
 		return *obj.Value
 	}
 	return -1
+}
+
+// compactLadderRecord is one content_ladder entry in compact output: the
+// evidence itself lives once, in results[].
+type compactLadderRecord struct {
+	ID    string       `json:"id"`
+	Next  Continuation `json:"next"`
+	Fetch Continuation `json:"fetch"`
+}
+
+// CompactStructured builds search's compact structuredContent within
+// budget bytes: the canonical keys, hits in rank order while they fit (the
+// first SearchCardsShown with their preview, later ones with their next
+// read only), and the truncation report. full is the same call with detail
+// "full".
+func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawMessage, Truncation) {
+	tr := Truncation{Total: len(v.Results)}
+	results := make([]SearchResult, 0, len(v.Results))
+	ladder := make([]compactLadderRecord, 0, len(v.Results))
+	out := map[string]any{"has_more": v.HasMore, "detail": DetailCompact}
+	if v.NextCursor != "" {
+		out["next_cursor"] = v.NextCursor
+	}
+	ladderObj := map[string]any{}
+	if v.NextPage != nil {
+		ladderObj["next_page"] = v.NextPage
+	}
+	used := len(mustMarshal(out)) + len(mustMarshal(ladderObj))
+	sizes := make([]int, len(v.Results))
+	all := used
+	for i, r := range v.Results {
+		if i >= SearchCardsShown && r.EvidencePreview != "" {
+			r.EvidencePreview = ""
+		}
+		entry := compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)}
+		sizes[i] = len(mustMarshal(r)) + len(mustMarshal(entry)) + 2
+		all += sizes[i]
+	}
+	if all > budget {
+		used += 64 + len(mustMarshal(full)) // the truncation members
+	}
+	// Hits go in while they fit; the loop is bounded by the page length.
+	for i, r := range v.Results {
+		if i >= SearchCardsShown && r.EvidencePreview != "" {
+			r.EvidencePreview = ""
+			tr.ValuesCut++
+		}
+		entry := compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)}
+		size := sizes[i]
+		if used+size > budget {
+			break
+		}
+		used += size
+		results = append(results, r)
+		ladder = append(ladder, entry)
+	}
+	tr.Shown = len(results)
+	if tr.Shown < tr.Total {
+		v.Text = searchText(*v, v.req, SearchPage{Meta: v.meta}, tr.Shown)
+	}
+	ladderObj["records"] = ladder
+	out["results"] = results
+	out["content_ladder"] = ladderObj
+	tr.Truncated = tr.Shown < tr.Total || tr.ValuesCut > 0
+	if tr.Truncated {
+		tr.Full = &full
+		out["truncated"] = true
+		out["items_shown"], out["items_total"] = tr.Shown, tr.Total
+		if tr.ValuesCut > 0 {
+			out["values_cut"] = tr.ValuesCut
+		}
+		out["full"] = full
+	} else {
+		out["truncated"] = false
+	}
+	return mustMarshal(out), tr
 }

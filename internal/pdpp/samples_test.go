@@ -500,7 +500,7 @@ func checkSampleWindow(t *testing.T, r callResult, s sample) {
 		t.Fatal(err)
 	}
 	w := fw.Window
-	if r.Structured["text"] != w.Text {
+	if structuredWindowText(t, r) != w.Text {
 		t.Errorf("window text differs from the sample")
 	}
 	if !strings.Contains(r.Text, w.Text) {
