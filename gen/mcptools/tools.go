@@ -20,7 +20,7 @@ const Instructions = "Grant-scoped access to a person's PDPP data via your clien
 	"\n" +
 	"Evidence: search shows a bounded preview of each proven match with its result id and field path. To read more of that field, call read_record_field with the arguments shown; call fetch only when you need the whole record. A hit without a preview has no proven match window, so fetch it or read a field explicitly. Every tool accepts the ids it returns, and pdpp://record/ URIs wherever an id is taken.\n" +
 	"\n" +
-	"Results carry a short text summary and structured output (structuredContent) with the same ids and continuations; both are meant to be read.\n" +
+	"Results carry a short text summary and structured output (structuredContent) with the same ids and continuations; both are meant to be read. Both are compact by default: a cut value or page says so and names the call that reads the rest, and detail \"full\" returns the RS data verbatim.\n" +
 	"\n" +
 	"When you keep a reference for later, store the connection_id and the result id, never a grant_id: a grant can be replaced, while the connection and record stay.\n" +
 	"\n" +
