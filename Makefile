@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 60s
 
-.PHONY: all generate check-generated build test ci bench fuzz demo
+.PHONY: all generate check-generated build test ci bench profile fuzz demo
 
 all: ci
 
@@ -25,6 +25,16 @@ ci:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./...
 	$(GO) run ./tools/benchrss
+
+# CPU and allocation profiles of the server half of the four measured calls
+# (search, fetch, read_record_field twice) against the demo RS; read them
+# with `go tool pprof -top profiles/cpu.out` (or mem.out, -sample_index=alloc_space).
+PROFILE_DIR ?= profiles
+profile:
+	mkdir -p $(PROFILE_DIR)
+	$(GO) test -run '^$$' -bench 'BenchmarkServerCalls' -benchmem -benchtime 3s \
+		-cpuprofile $(PROFILE_DIR)/cpu.out -memprofile $(PROFILE_DIR)/mem.out \
+		-o $(PROFILE_DIR)/benchmarks.test ./internal/benchmarks
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)

@@ -77,11 +77,22 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 	return doc, nil
 }
 
-// documentSize estimates the serialized fetch result of doc.
+// documentSize estimates, from above, the serialized fetch result of doc.
 func documentSize(doc Document) int {
+	return JSONStringLen(doc.Rendered) + DocumentStructuredBytes(doc)
+}
+
+// DocumentStructuredBytes estimates, from above, doc encoded as
+// structuredContent: its strings as JSON encodes them, its metadata, and
+// documentOverhead for keys, flags and the full-detail call.
+func DocumentStructuredBytes(doc Document) int {
 	meta := len(mustMarshal(doc.Metadata))
-	return documentOverhead + JSONStringLen(doc.Rendered) + JSONStringLen(doc.Text) + meta +
+	n := documentOverhead + JSONStringLen(doc.Text) + meta +
 		JSONStringLen(doc.Title) + JSONStringLen(doc.URL) + JSONStringLen(doc.ID)
+	if doc.Full != nil {
+		n += JSONStringLen(doc.ID) // the full call names the id again
+	}
+	return n
 }
 
 // renderDocument renders rec with each field's structured text cut at

@@ -64,19 +64,22 @@ func structuredBudget(limit int, text string, cut bool) int {
 	return n
 }
 
-// compactResult is a successful compact result. It measures the whole
-// result against limit and, should the parts still exceed it whatever the
-// RS returned, replaces structuredContent by a truncation report that names
-// the full call, so no reply ever leaves its budget.
-func compactResult(tool string, limit int, text string, structured json.RawMessage, full *evidence.Continuation) *mcp.CallToolResult {
-	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+len(structured) > limit {
-		size := len(structured)
+// compactResult is a successful compact result whose structuredContent
+// encodes to structuredBytes bytes (an upper estimate when it is not
+// already encoded). It measures the whole result against limit and, should
+// the parts still exceed it whatever the RS returned, replaces
+// structuredContent by a truncation report that names the full call, so no
+// reply ever leaves its budget.
+func compactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult {
+	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+structuredBytes > limit {
+		size := structuredBytes
 		report := map[string]any{"detail": evidence.DetailCompact, "truncated": true, "structured_bytes": size}
 		if full != nil {
 			report["full"] = full
 		}
-		structured, _ = json.Marshal(report)
-		text = evidence.CapText(text, limit-resultOverhead-len(structured)-truncationReserve)
+		encoded, _ := json.Marshal(report)
+		structured = json.RawMessage(encoded)
+		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
 		if full != nil {
 			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, limit, full.Call())
 		} else {
@@ -92,6 +95,8 @@ func compactResult(tool string, limit int, text string, structured json.RawMessa
 // budgetedData is a compact result whose structuredContent is {"data": body}
 // with the RS body verbatim, held to the tool's reply budget.
 func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
+	// The body is valid JSON (its text rendered from it) and passes through
+	// as it is.
 	limit := replyBudget(tool, len(body))
 	text = compactText(text, limit)
 	var b strings.Builder
@@ -99,7 +104,7 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 	b.WriteString(`{"data":`)
 	b.Write(body)
 	b.WriteString(`}`)
-	return compactResult(tool, limit, text, json.RawMessage(b.String()), nil)
+	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
 }
 
 // withDetail returns args with detail set to d.

@@ -152,7 +152,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if cerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", cerr.Error(), ""))
 	}
-	return compactResult(mcptools.ToolQueryRecords, limit, text+cut.TruncationLine("records"), structured, &fullCall), nil
+	return compactResult(limit, text+cut.TruncationLine("records"), structured, len(structured), &fullCall), nil
 }
 
 // Aggregate serves `aggregate`: GET /v1/streams/{stream}/aggregate.
@@ -253,7 +253,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		structured, cut = view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), true), fullCall)
 	}
 	text := compactText(view.Text, budget)
-	return compactResult(mcptools.ToolSearch, budget, text+cut.TruncationLine("hits"), structured, &fullCall), nil
+	return compactResult(budget, text+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
 }
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
@@ -281,11 +281,10 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 		call := evidence.Continuation{Tool: evidence.ToolFetch, Arguments: withDetail(same, evidence.DetailFull)}
 		doc.Full = &call
 	}
-	structured, merr := json.Marshal(doc)
-	if merr != nil {
-		return fail(merr)
-	}
-	return compactResult(mcptools.ToolFetch, replyBudget(mcptools.ToolFetch, 0), doc.Rendered, structured, doc.Full), nil
+	// The document is encoded once, by the server; its size is estimated
+	// from its parts.
+	size := evidence.DocumentStructuredBytes(doc)
+	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
 // fetchDocument reads one record and renders it; fetch and the record resource
@@ -348,7 +347,7 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		if merr != nil {
 			return errorResult(merr, "read_record_field", argsMap(args)), nil
 		}
-		res = compactResult(mcptools.ToolReadRecordField, replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, structured, view.Full)
+		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
 	}
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
 	return res, nil
