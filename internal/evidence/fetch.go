@@ -25,6 +25,8 @@ type Document struct {
 	Full *Continuation `json:"full,omitempty"`
 	// Rendered is the bounded content[] text.
 	Rendered string `json:"-"`
+	// textBytes caches the encoded size of Text once measured.
+	textBytes int
 }
 
 // RenderDocument renders one RS record as a compact fetch document whose
@@ -67,6 +69,7 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 	// Each pass shrinks the per-field cut in proportion to the excess; at
 	// most 12 passes, and never below FieldValueChars.
 	for pass := 0; pass < 12 && budget > 0; pass++ {
+		doc.textBytes = JSONStringLen(doc.Text)
 		size := documentSize(doc)
 		if size <= budget || chars <= FieldValueChars {
 			break
@@ -87,7 +90,11 @@ func documentSize(doc Document) int {
 // documentOverhead for keys, flags and the full-detail call.
 func DocumentStructuredBytes(doc Document) int {
 	meta := len(mustMarshal(doc.Metadata))
-	n := documentOverhead + JSONStringLen(doc.Text) + meta +
+	text := doc.textBytes
+	if text == 0 {
+		text = JSONStringLen(doc.Text)
+	}
+	n := documentOverhead + text + meta +
 		JSONStringLen(doc.Title) + JSONStringLen(doc.URL) + JSONStringLen(doc.ID)
 	if doc.Full != nil {
 		n += JSONStringLen(doc.ID) // the full call names the id again
