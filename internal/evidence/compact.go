@@ -135,6 +135,30 @@ func (w *objectWriter) bytes() []byte {
 	return w.buf.Bytes()
 }
 
+// joinArray encodes already-encoded JSON values as one array.
+func joinArray(items [][]byte) []byte {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, ']')
+}
+
+func boolJSON(b bool) []byte {
+	if b {
+		return []byte("true")
+	}
+	return []byte("false")
+}
+
 // errNotObject is returned when a body that must be a JSON object is not.
 var errNotObject = errors.New("not a JSON object")
 

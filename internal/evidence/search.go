@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
@@ -384,63 +385,66 @@ type compactLadderRecord struct {
 // "full".
 func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawMessage, Truncation) {
 	tr := Truncation{Total: len(v.Results)}
-	results := make([]SearchResult, 0, len(v.Results))
-	ladder := make([]compactLadderRecord, 0, len(v.Results))
-	out := map[string]any{"has_more": v.HasMore, "detail": DetailCompact}
-	if v.NextCursor != "" {
-		out["next_cursor"] = v.NextCursor
-	}
-	ladderObj := map[string]any{}
+	// Each hit and its ladder entry are encoded once; the reply is
+	// assembled from those bytes.
+	results := make([][]byte, len(v.Results))
+	ladder := make([][]byte, len(v.Results))
+	cut := make([]bool, len(v.Results))
+	var nextPage []byte
 	if v.NextPage != nil {
-		ladderObj["next_page"] = v.NextPage
+		nextPage = mustMarshal(v.NextPage)
 	}
-	used := len(mustMarshal(out)) + len(mustMarshal(ladderObj))
-	sizes := make([]int, len(v.Results))
+	used := 256 + len(nextPage) + len(v.NextCursor) // keys, flags, cursor
 	all := used
 	for i, r := range v.Results {
 		if i >= SearchCardsShown && r.EvidencePreview != "" {
-			r.EvidencePreview = ""
+			r.EvidencePreview, cut[i] = "", true
 		}
-		entry := compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)}
-		sizes[i] = len(mustMarshal(r)) + len(mustMarshal(entry)) + 2
-		all += sizes[i]
+		results[i] = mustMarshal(r)
+		ladder[i] = mustMarshal(compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)})
+		all += len(results[i]) + len(ladder[i]) + 2
 	}
-	if all > budget {
-		used += 64 + len(mustMarshal(full)) // the truncation members
+	fullJSON := mustMarshal(full)
+	if all > budget || len(v.Results) > SearchCardsShown {
+		used += len(fullJSON) // the truncation members
 	}
 	// Hits go in while they fit; the loop is bounded by the page length.
-	for i, r := range v.Results {
-		if i >= SearchCardsShown && r.EvidencePreview != "" {
-			r.EvidencePreview = ""
-			tr.ValuesCut++
-		}
-		entry := compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)}
-		size := sizes[i]
+	for i := range v.Results {
+		size := len(results[i]) + len(ladder[i]) + 2
 		if used+size > budget {
 			break
 		}
 		used += size
-		results = append(results, r)
-		ladder = append(ladder, entry)
+		tr.Shown++
+		if cut[i] {
+			tr.ValuesCut++
+		}
 	}
-	tr.Shown = len(results)
 	if tr.Shown < tr.Total {
 		v.Text = searchText(*v, v.req, SearchPage{Meta: v.meta}, tr.Shown)
 	}
-	ladderObj["records"] = ladder
-	out["results"] = results
-	out["content_ladder"] = ladderObj
 	tr.Truncated = tr.Shown < tr.Total || tr.ValuesCut > 0
+	var w, lw objectWriter
+	w.member("results", joinArray(results[:tr.Shown]))
+	if nextPage != nil {
+		lw.member("next_page", nextPage)
+	}
+	lw.member("records", joinArray(ladder[:tr.Shown]))
+	w.member("content_ladder", lw.bytes())
+	w.member("has_more", boolJSON(v.HasMore))
+	if v.NextCursor != "" {
+		w.member("next_cursor", mustMarshal(v.NextCursor))
+	}
+	w.member("detail", []byte(`"`+DetailCompact+`"`))
+	w.member("truncated", boolJSON(tr.Truncated))
 	if tr.Truncated {
 		tr.Full = &full
-		out["truncated"] = true
-		out["items_shown"], out["items_total"] = tr.Shown, tr.Total
+		w.member("items_shown", []byte(strconv.Itoa(tr.Shown)))
+		w.member("items_total", []byte(strconv.Itoa(tr.Total)))
 		if tr.ValuesCut > 0 {
-			out["values_cut"] = tr.ValuesCut
+			w.member("values_cut", []byte(strconv.Itoa(tr.ValuesCut)))
 		}
-		out["full"] = full
-	} else {
-		out["truncated"] = false
+		w.member("full", fullJSON)
 	}
-	return mustMarshal(out), tr
+	return w.bytes(), tr
 }

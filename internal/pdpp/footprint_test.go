@@ -181,8 +181,8 @@ func TestServedFootprint(t *testing.T) {
 }
 
 // checkPortableSchema fails on the schema keywords some clients reject:
-// $ref, $defs and $schema anywhere, anyOf/oneOf/allOf at the top, and a
-// top-level type other than object.
+// $ref, $defs and $schema anywhere, a type array anywhere, anyOf/oneOf/allOf
+// at the top, and a top-level type other than object.
 func checkPortableSchema(t *testing.T, what string, raw json.RawMessage) {
 	t.Helper()
 	if len(raw) == 0 {
@@ -193,6 +193,11 @@ func checkPortableSchema(t *testing.T, what string, raw json.RawMessage) {
 		if bytes.Contains(raw, []byte(kw)) {
 			t.Errorf("%s contains %s", what, kw)
 		}
+	}
+	// A type spelled as an array (["string","null"]) is read as one string
+	// by several clients; MCP Inspector warns on it.
+	if bytes.Contains(raw, []byte(`"type":[`)) {
+		t.Errorf("%s spells a type as an array: %s", what, raw)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
