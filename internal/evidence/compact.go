@@ -173,34 +173,18 @@ func requireObject(body []byte, what string) error {
 }
 
 // eachMember calls fn with every member of the JSON object raw, in order,
-// each value still raw. Its loop is bounded by the size of raw.
+// each value still raw. raw must be valid JSON; the walk is bounded by the
+// size of raw.
 func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return errNotObject
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return splitMembers(raw, func(key string, val []byte) error { return fn(key, val) })
 }
 
-// CompactRecord rewrites one RS record object for compact output: every
-// member kept in order, each value of `data` kept or replaced by a Preview.
-// It returns the record, its self-contained id and how many values it cut.
+// CompactRecord rewrites one RS record object, valid JSON, for compact
+// output: every member kept in order, each value of `data` kept or replaced
+// by a Preview. It returns the record, its self-contained id and how many
+// values it cut.
 func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, error) {
-	rec, err := DecodeRecord(raw)
+	rec, err := decodeValidRecord(raw)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -314,10 +298,13 @@ type CompactPage struct {
 func CompactList(body []byte, stream, connectionID string, budget int, full Continuation) (CompactPage, error) {
 	var out CompactPage
 	var w objectWriter
-	var records []json.RawMessage
+	var records [][]byte
+	if !json.Valid(body) {
+		return out, errBadJSON
+	}
 	err := eachMember(body, func(key string, val json.RawMessage) error {
 		if key == "data" {
-			if err := json.Unmarshal(val, &records); err != nil {
+			if err := splitElements(val, func(rec []byte) error { records = append(records, rec); return nil }); err != nil {
 				return fmt.Errorf("data is not a list: %w", err)
 			}
 			return nil

@@ -50,7 +50,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	}
 	var b strings.Builder
 	for i, raw := range page.Data {
-		rec, err := DecodeRecord(raw)
+		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
 		if err != nil {
 			continue
 		}
