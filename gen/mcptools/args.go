@@ -57,7 +57,7 @@ type QueryRecordsArgs struct {
 	ConnectionID string `json:"connection_id,omitempty"`
 	// Typed filter: {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
-	// compact: bounded previews; full: RS data verbatim.
+	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -173,7 +173,7 @@ type SearchArgs struct {
 	Filter json.RawMessage `json:"filter,omitempty"`
 	// Connection to search.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// compact: bounded previews; full: RS data verbatim.
+	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -227,7 +227,7 @@ type FetchArgs struct {
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// compact: bounded previews; full: RS data verbatim.
+	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -281,7 +281,7 @@ type ReadRecordFieldArgs struct {
 	BeforeChars *int `json:"before_chars,omitempty"`
 	// With q, characters after the match.
 	AfterChars *int `json:"after_chars,omitempty"`
-	// compact: bounded previews; full: RS data verbatim.
+	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
 
