@@ -129,7 +129,8 @@ func (v ListView) CompactStructured(body []byte, stream, connectionID string, bu
 	out := compactList{HasMore: v.HasMore, NextCursor: v.NextCursor, Detail: DetailCompact}
 	out.Total = len(v.Records)
 	// Ids first: every record of the page stays addressable while the
-	// ids take at most a third of the budget.
+	// ids take at most a third of the budget. The loop is bounded by the
+	// page length.
 	idBytes := 0
 	for _, r := range v.Records {
 		idBytes += JSONStringLen(r.ID) + len(`{"id":},`)
