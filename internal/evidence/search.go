@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -371,12 +372,15 @@ func countOf(raw json.RawMessage) int {
 }
 
 // compactLadderRecord is one content_ladder entry in compact output: the
-// evidence itself lives once, in results[].
+// evidence and its next read live once, in results[] (same index).
 type compactLadderRecord struct {
 	ID    string       `json:"id"`
-	Next  Continuation `json:"next"`
 	Fetch Continuation `json:"fetch"`
 }
+
+// CompactPreviewChars bounds a hit's evidence preview in compact structured
+// output; the content[] card shows up to PreviewChars.
+const CompactPreviewChars = 200
 
 // CompactStructured builds search's compact structuredContent within
 // budget bytes: the canonical keys, hits in rank order while they fit (the
@@ -395,17 +399,37 @@ func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawM
 		nextPage = mustMarshal(v.NextPage)
 	}
 	used := 256 + len(nextPage) + len(v.NextCursor) // keys, flags, cursor
-	all := used
-	for i, r := range v.Results {
-		if i >= SearchCardsShown && r.EvidencePreview != "" {
-			r.EvidencePreview, cut[i] = "", true
+	// First every hit as it is; only when the page does not fit are the
+	// previews shortened (the cards' hits) or left out (the rest).
+	encode := func(shorten bool) int {
+		total := used
+		for i, r := range v.Results {
+			cut[i] = false
+			switch {
+			case !shorten || r.EvidencePreview == "":
+			case i >= SearchCardsShown:
+				// Beyond the cards: the hit and its next read, no preview.
+				r.EvidencePreview, cut[i] = "", true
+			default:
+				if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
+					complete := false
+					r.EvidencePreview, r.EvidenceComplete, cut[i] = shorter, &complete, true
+				}
+			}
+			results[i] = mustMarshal(r)
+			if ladder[i] == nil {
+				ladder[i] = mustMarshal(compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
+			}
+			total += len(results[i]) + len(ladder[i]) + 2
 		}
-		results[i] = mustMarshal(r)
-		ladder[i] = mustMarshal(compactLadderRecord{ID: r.ID, Next: r.Next, Fetch: FetchCall(r.ID)})
-		all += len(results[i]) + len(ladder[i]) + 2
+		return total
+	}
+	all := encode(false)
+	if all > budget {
+		all = encode(true)
 	}
 	fullJSON := mustMarshal(full)
-	if all > budget || len(v.Results) > SearchCardsShown {
+	if all > budget || slices.Contains(cut, true) {
 		used += len(fullJSON) // the truncation members
 	}
 	// Hits go in while they fit; the loop is bounded by the page length.
