@@ -344,3 +344,20 @@ func CompactList(body []byte, stream, connectionID string, budget int, full Cont
 	out.Envelope = w.bytes()
 	return out, nil
 }
+
+// SmallMembers returns the members of the JSON object raw whose encoded
+// value is at most max bytes (cursors, flags, counts), for a truncation
+// report that keeps them; nil when raw is not a valid object.
+func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
+	if !json.Valid(raw) {
+		return nil
+	}
+	out := map[string]json.RawMessage{}
+	_ = eachMember(raw, func(key string, val json.RawMessage) error {
+		if len(val) <= max {
+			out[key] = val
+		}
+		return nil
+	})
+	return out
+}

@@ -32,6 +32,9 @@ func okResult(text string, structured any) *mcp.CallToolResult {
 // content: {"content":[{"type":"text","text":…}],"structuredContent":…}.
 const resultOverhead = 64
 
+// smallMemberBytes is the largest member a truncation report keeps.
+const smallMemberBytes = 256
+
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
 
@@ -73,7 +76,15 @@ func structuredBudget(limit int, text string, cut bool) int {
 func compactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult {
 	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+structuredBytes > limit {
 		size := structuredBytes
-		report := map[string]any{"detail": evidence.DetailCompact, "truncated": true, "structured_bytes": size}
+		report := map[string]any{}
+		if raw, ok := structured.(json.RawMessage); ok {
+			// Keep what stays small (cursors, flags, ids), so paging and
+			// identity survive the cut.
+			for k, v := range evidence.SmallMembers(raw, smallMemberBytes) {
+				report[k] = v
+			}
+		}
+		report["detail"], report["truncated"], report["structured_bytes"] = evidence.DetailCompact, true, size
 		if full != nil {
 			report["full"] = full
 		}
