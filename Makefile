@@ -5,7 +5,7 @@ GO ?= go
 FUZZTIME ?= 60s
 SCALEFLAGS ?=
 
-.PHONY: all generate check-generated build test ci bench bench-bounds fuzz demo scale-test
+.PHONY: all generate check-generated build test ci bench bench-bounds profile fuzz demo scale-test
 
 all: ci
 
@@ -33,6 +33,16 @@ bench:
 # per batch (exits non-zero otherwise).
 bench-bounds:
 	$(GO) run ./tools/benchrss -flood
+
+# CPU and allocation profiles of the server half of the four measured calls
+# (search, fetch, read_record_field twice) against the demo RS; read them
+# with `go tool pprof -top profiles/cpu.out` (or mem.out, -sample_index=alloc_space).
+PROFILE_DIR ?= profiles
+profile:
+	mkdir -p $(PROFILE_DIR)
+	$(GO) test -run '^$$' -bench 'BenchmarkServerCalls' -benchmem -benchtime 3s \
+		-cpuprofile $(PROFILE_DIR)/cpu.out -memprofile $(PROFILE_DIR)/mem.out \
+		-o $(PROFILE_DIR)/benchmarks.test ./internal/benchmarks
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)

@@ -96,6 +96,15 @@ type QueryRecordsArgs struct {
 	ConnectionID string `json:"connection_id,omitempty"`
 	// Typed filter: {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *QueryRecordsArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool query_records: required arguments,
@@ -142,6 +151,11 @@ func (a *QueryRecordsArgs) Validate() error {
 	}
 	if len(a.Filter) > 0 {
 		if err := mcpkit.CheckObject("query_records", "filter", a.Filter); err != nil {
+			return err
+		}
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("query_records", "detail", a.Detail, []string{"compact", "full"}); err != nil {
 			return err
 		}
 	}
@@ -239,12 +253,17 @@ type SearchArgs struct {
 	Filter json.RawMessage `json:"filter,omitempty"`
 	// Connection to search.
 	ConnectionID string `json:"connection_id,omitempty"`
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ApplyDefaults sets every absent argument that has a catalog default.
 func (a *SearchArgs) ApplyDefaults() {
 	if a.Mode == "" {
 		a.Mode = "lexical"
+	}
+	if a.Detail == "" {
+		a.Detail = "compact"
 	}
 }
 
@@ -277,6 +296,11 @@ func (a *SearchArgs) Validate() error {
 			return err
 		}
 	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("search", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -293,6 +317,15 @@ type FetchArgs struct {
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *FetchArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool fetch: required arguments,
@@ -324,6 +357,11 @@ func (a *FetchArgs) Validate() error {
 			return err
 		}
 	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("fetch", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -351,6 +389,15 @@ type ReadRecordFieldArgs struct {
 	BeforeChars *int `json:"before_chars,omitempty"`
 	// With q, characters after the match.
 	AfterChars *int `json:"after_chars,omitempty"`
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *ReadRecordFieldArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool read_record_field: required arguments,
@@ -398,6 +445,11 @@ func (a *ReadRecordFieldArgs) Validate() error {
 	}
 	if a.AfterChars != nil && (*a.AfterChars < 0 || *a.AfterChars > 16384) {
 		return mcpkit.Errorf("read_record_field", "after_chars", mcpkit.CodeOutOfRange, "after_chars must be between 0 and 16384; got %d", *a.AfterChars)
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("read_record_field", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

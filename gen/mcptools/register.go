@@ -84,6 +84,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "query_records"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("query_records", err)), nil
 				}
@@ -124,6 +125,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "fetch"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("fetch", err)), nil
 				}
@@ -137,6 +139,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "read_record_field"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("read_record_field", err)), nil
 				}

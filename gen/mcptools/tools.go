@@ -20,7 +20,7 @@ const Instructions = "Grant-scoped access to a person's PDPP data via your clien
 	"\n" +
 	"Evidence: search shows a bounded preview of each proven match with its result id and field path. To read more of that field, call read_record_field with the arguments shown; call fetch only when you need the whole record. A hit without a preview has no proven match window, so fetch it or read a field explicitly. Every tool accepts the ids it returns, and pdpp://record/ URIs wherever an id is taken.\n" +
 	"\n" +
-	"Results carry a short text summary and structured output (structuredContent) with the same ids and continuations; both are meant to be read.\n" +
+	"Results carry a short text summary and structured output (structuredContent) with the same ids and continuations; both are meant to be read. Both are compact by default: a cut value or page says so and names the call that reads the rest, and detail \"full\" returns the RS data verbatim.\n" +
 	"\n" +
 	"When you keep a reference for later, store the connection_id and the result id, never a grant_id: a grant can be replaced, while the connection and record stay.\n" +
 	"\n" +
@@ -67,6 +67,46 @@ func GuidanceHomes() map[string]string {
 		"retries":               "discover_event_subscription_capabilities",
 		"webhook-signature":     "discover_event_subscription_capabilities",
 	}
+}
+
+// ResultBudget is a tool's default reply budget from the catalog: the
+// largest serialized result (content[] + structuredContent + _meta) its
+// compact detail may return.
+type ResultBudget struct {
+	// Bytes is a fixed ceiling; 0 when the budget follows the RS body.
+	Bytes int
+	// RSBodyRatio makes the ceiling that many times the RS body the result
+	// renders, but never below MinBytes.
+	RSBodyRatio float64
+	MinBytes    int
+}
+
+// Limit is the ceiling for a result rendering an RS body of rsBodyBytes.
+func (b ResultBudget) Limit(rsBodyBytes int) int {
+	if b.RSBodyRatio <= 0 {
+		return b.Bytes
+	}
+	return max(b.MinBytes, int(b.RSBodyRatio*float64(rsBodyBytes)))
+}
+
+// ResultBudgetOf returns the named tool's reply budget, or false when the
+// catalog declares none.
+func ResultBudgetOf(tool string) (ResultBudget, bool) {
+	switch tool {
+	case "schema":
+		return ResultBudget{Bytes: 16384}, true
+	case "query_records":
+		return ResultBudget{Bytes: 16384}, true
+	case "aggregate":
+		return ResultBudget{Bytes: 16384}, true
+	case "search":
+		return ResultBudget{Bytes: 16384}, true
+	case "fetch":
+		return ResultBudget{Bytes: 32768}, true
+	case "read_record_field":
+		return ResultBudget{RSBodyRatio: 1.25, MinBytes: 4096}, true
+	}
+	return ResultBudget{}, false
 }
 
 // Tool names.
@@ -164,8 +204,8 @@ func toolQueryRecords() mcp.Tool {
 		Name:            "query_records",
 		Title:           "List records",
 		Description:     "List the records of one stream, a page at a time. Read-only; GET /v1/streams/{stream}/records. Returns a bounded summary plus structured output (the page and next_cursor). Project with fields, narrow with filter, page with cursor; for totals or text matches use aggregate or search instead of reading every record. Filter and paging rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Field to sort by, if allowed."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"view":{"type":"string","description":"Named projection of the stream."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"changes_since":{"type":"string","description":"beginning, or a next_changes_since token."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."}},"type":"object","required":["stream"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"The RS page envelope, verbatim."},"next_cursor":{"description":"Next page cursor; null on the last page.","type":["string","null"]},"has_more":{"type":"boolean","description":"Whether another page exists."},"records":{"type":"array","description":"Ids of this page with their fetch calls."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Field to sort by, if allowed."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"view":{"type":"string","description":"Named projection of the stream."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"changes_since":{"type":"string","description":"beginning, or a next_changes_since token."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["stream"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page envelope; verbatim with detail full."},"next_cursor":{"type":"string","description":"Next page cursor; absent on the last page."},"has_more":{"type":"boolean","description":"Whether another page exists."},"records":{"type":"array","description":"Ids of this page; fetch each by id."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -198,8 +238,8 @@ func toolSearch() mcp.Tool {
 		Name:            "search",
 		Title:           "Search records",
 		Description:     "Find records by text across the granted streams. Read-only; GET /v1/search (mode semantic: /v1/search/semantic, hybrid: /v1/search/hybrid). Each hit shows its result id and, when the match is proven, a bounded preview with the field path for read_record_field. Structured output lists results and next_cursor; page with cursor. Evidence rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search; all granted when omitted."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs exactly one stream in streams."},"connection_id":{"type":"string","description":"Connection to search."}},"type":"object","required":["q"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with id, stream, preview and next reads."},"content_ladder":{"type":"object","description":"Evidence ladder, one entry per hit."},"next_cursor":{"description":"Next page cursor; null on the last page.","type":["string","null"]},"has_more":{"type":"boolean","description":"Whether another page exists."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search; all granted when omitted."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"next_cursor of the previous page."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs exactly one stream in streams."},"connection_id":{"type":"string","description":"Connection to search."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["q"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with id, stream, preview and next reads."},"content_ladder":{"type":"object","description":"Evidence ladder, one entry per hit."},"next_cursor":{"type":"string","description":"Next page cursor; absent on the last page."},"has_more":{"type":"boolean","description":"Whether another page exists."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -215,8 +255,8 @@ func toolFetch() mcp.Tool {
 		Name:            "fetch",
 		Title:           "Fetch a record",
 		Description:     "Fetch one whole record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary fields come back as bounded previews with a read_record_field or blob continuation. Use fields to project; to read part of one long field, read_record_field is cheaper. Id forms: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id {connection_id}/{stream}:{record_id}, stream:record_id, or a pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"title":{"description":"Display title, if declared.","type":["string","null"]},"text":{"type":"string","description":"The record rendered as bounded text."},"url":{"description":"Source URL, if any.","type":["string","null"]},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id {connection_id}/{stream}:{record_id}, stream:record_id, or a pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"connection_id":{"type":"string","description":"Connection to read."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"title":{"type":"string","description":"Display title, if declared."},"text":{"type":"string","description":"The record rendered as bounded text."},"url":{"type":"string","description":"Source URL; absent when unknown."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -233,8 +273,8 @@ func toolReadRecordField() mcp.Tool {
 		Name:            "read_record_field",
 		Title:           "Read a field window",
 		Description:     "Read one bounded window of one top-level text field of a record. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream and record_id) and field_path; move with offset_chars or the returned next/previous arguments, or centre on the first match of q. Returns the text inline with total size, served range and completeness. Continuation rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI; or give stream and record_id."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Top-level text field to read."},"cursor":{"type":"string","description":"Continuation from a previous window."},"offset_chars":{"type":"integer","minimum":0,"description":"Start offset in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window size in characters (default 4096)."},"q":{"type":"string","description":"Centre the window on its first match."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters before the match."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters after the match."}},"type":"object","required":["field_path"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"field_path":{"type":"string","description":"Field the window was read from."},"text":{"type":"string","description":"Text of the window."},"window":{"type":"object","description":"Offsets, total size, completeness, match."},"next":{"description":"Arguments for the next window, if any.","type":["object","null"]},"previous":{"description":"Arguments for the previous window, if any.","type":["object","null"]}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI; or give stream and record_id."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Top-level text field to read."},"cursor":{"type":"string","description":"Continuation from a previous window."},"offset_chars":{"type":"integer","minimum":0,"description":"Start offset in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window size in characters (default 4096)."},"q":{"type":"string","description":"Centre the window on its first match."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters before the match."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters after the match."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["field_path"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"field_path":{"type":"string","description":"Field the window was read from."},"text":{"type":"string","description":"Window text with detail full; else in content[] at text_at."},"window":{"type":"object","description":"Offsets, total size, completeness, match."},"next":{"type":"object","description":"Call for the next window; absent at the end."},"previous":{"type":"object","description":"Call for the previous window; absent at 0."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),

@@ -58,6 +58,34 @@ func GuidanceHomes() map[string]string {
 	}
 }
 
+// ResultBudget is a tool's default reply budget from the catalog: the
+// largest serialized result (content[] + structuredContent + _meta) its
+// compact detail may return.
+type ResultBudget struct {
+	// Bytes is a fixed ceiling; 0 when the budget follows the RS body.
+	Bytes int
+	// RSBodyRatio makes the ceiling that many times the RS body the result
+	// renders, but never below MinBytes.
+	RSBodyRatio float64
+	MinBytes    int
+}
+
+// Limit is the ceiling for a result rendering an RS body of rsBodyBytes.
+func (b ResultBudget) Limit(rsBodyBytes int) int {
+	if b.RSBodyRatio <= 0 {
+		return b.Bytes
+	}
+	return max(b.MinBytes, int(b.RSBodyRatio*float64(rsBodyBytes)))
+}
+
+// ResultBudgetOf returns the named tool's reply budget, or false when the
+// catalog declares none.
+func ResultBudgetOf(tool string) (ResultBudget, bool) {
+	switch tool {
+	}
+	return ResultBudget{}, false
+}
+
 // Tool names.
 const (
 	ToolSearchPapers          = "search_papers"
@@ -123,7 +151,7 @@ func toolSearchPapers() mcp.Tool {
 		Title:           "Search papers (full text)",
 		Description:     "Full-text search over titles, summaries, source text, translations and metadata, best match first. Read-only. Returns paper_id, title, year, venue and snippet_markdown (matches in **bold**) per paper, plus total and next_offset. All words must match; put OR between words to accept either. Chinese, Japanese and Korean queries work.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"query":{"type":"string","maxLength":500,"description":"Words or a phrase to find (at most 500 characters)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Papers per page (1-100).","default":10},"offset":{"type":"integer","maximum":10000,"minimum":0,"description":"Papers to skip (0-10000), e.g. the last next_offset.","default":0}},"type":"object","required":["query"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"query":{"type":"string","description":"The query as received."},"results":{"type":"array","description":"Matching papers: paper_id, title, year, venue, snippet_markdown."},"total":{"type":"integer","description":"Number of matching papers."},"offset":{"type":"integer","description":"Papers skipped before this page."},"limit":{"type":"integer","description":"Page size used."},"next_offset":{"description":"Offset of the next page; null on the last page.","type":["integer","null"]}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"query":{"type":"string","description":"The query as received."},"results":{"type":"array","description":"Matching papers: paper_id, title, year, venue, snippet_markdown."},"total":{"type":"integer","description":"Number of matching papers."},"offset":{"type":"integer","description":"Papers skipped before this page."},"limit":{"type":"integer","description":"Page size used."},"next_offset":{"description":"Offset of the next page; null on the last page."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -140,7 +168,7 @@ func toolSearchPapersByKeyword() mcp.Tool {
 		Title:           "Find papers by keyword or tag",
 		Description:     "Find papers whose keyword or tag values contain the given text, ignoring case (transformer also finds vision transformer), newest first. Read-only. Returns paper_id, title, year, venue and snippet_markdown (the summary preview) per paper with the matched values, plus total and next_offset.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"keyword":{"type":"string","maxLength":200,"description":"Keyword or tag text to look for."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Papers per page (1-100).","default":10},"offset":{"type":"integer","maximum":10000,"minimum":0,"description":"Papers to skip (0-10000), e.g. the last next_offset.","default":0}},"type":"object","required":["keyword"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"keyword":{"type":"string","description":"The keyword after trimming and lower-casing."},"results":{"type":"array","description":"Matching papers: paper_id, title, year, venue, snippet_markdown, matched_values."},"total":{"type":"integer","description":"Number of matching papers."},"offset":{"type":"integer","description":"Papers skipped before this page."},"limit":{"type":"integer","description":"Page size used."},"next_offset":{"description":"Offset of the next page; null on the last page.","type":["integer","null"]}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"keyword":{"type":"string","description":"The keyword after trimming and lower-casing."},"results":{"type":"array","description":"Matching papers: paper_id, title, year, venue, snippet_markdown, matched_values."},"total":{"type":"integer","description":"Number of matching papers."},"offset":{"type":"integer","description":"Papers skipped before this page."},"limit":{"type":"integer","description":"Page size used."},"next_offset":{"description":"Offset of the next page; null on the last page."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -157,7 +185,7 @@ func toolGetPaperMetadata() mcp.Tool {
 		Title:           "Paper metadata",
 		Description:     "Return the metadata of one paper: title, year, month, venue, doi, authors, keywords, institutions, tags, preferred_summary_template, available_summary_templates, has_source and the translation languages. Read-only.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"paper_id":{"type":"string","maxLength":64,"description":"Paper id from a search result."}},"type":"object","required":["paper_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"paper_id":{"type":"string","description":"Paper id."},"title":{"type":"string","description":"Title."},"year":{"type":"string","description":"Publication year, or unknown."},"month":{"type":"string","description":"Publication month, or unknown."},"venue":{"type":"string","description":"Venue, or unknown."},"doi":{"description":"DOI; null when the snapshot has none.","type":["string","null"]},"authors":{"items":{"type":"string"},"type":"array","description":"Authors (normalized to lower case)."},"keywords":{"items":{"type":"string"},"type":"array","description":"Keywords."},"institutions":{"items":{"type":"string"},"type":"array","description":"Institutions."},"tags":{"items":{"type":"string"},"type":"array","description":"Tags."},"preferred_summary_template":{"type":"string","description":"Template used when get_paper_summary gets no template."},"available_summary_templates":{"items":{"type":"string"},"type":"array","description":"Templates get_paper_summary accepts for this paper."},"has_source":{"type":"boolean","description":"Whether get_paper_source has source markdown to return."},"translations":{"items":{"type":"string"},"type":"array","description":"Languages of translated markdown (paper://{paper_id}/translation/{lang})."},"has_bibtex":{"type":"boolean","description":"Whether the snapshot holds a BibTeX entry for the paper."},"summary_preview":{"type":"string","description":"Plain-text preview of the preferred summary."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"paper_id":{"type":"string","description":"Paper id."},"title":{"type":"string","description":"Title."},"year":{"type":"string","description":"Publication year, or unknown."},"month":{"type":"string","description":"Publication month, or unknown."},"venue":{"type":"string","description":"Venue, or unknown."},"doi":{"description":"DOI; null when the snapshot has none."},"authors":{"items":{"type":"string"},"type":"array","description":"Authors (normalized to lower case)."},"keywords":{"items":{"type":"string"},"type":"array","description":"Keywords."},"institutions":{"items":{"type":"string"},"type":"array","description":"Institutions."},"tags":{"items":{"type":"string"},"type":"array","description":"Tags."},"preferred_summary_template":{"type":"string","description":"Template used when get_paper_summary gets no template."},"available_summary_templates":{"items":{"type":"string"},"type":"array","description":"Templates get_paper_summary accepts for this paper."},"has_source":{"type":"boolean","description":"Whether get_paper_source has source markdown to return."},"translations":{"items":{"type":"string"},"type":"array","description":"Languages of translated markdown (paper://{paper_id}/translation/{lang})."},"has_bibtex":{"type":"boolean","description":"Whether the snapshot holds a BibTeX entry for the paper."},"summary_preview":{"type":"string","description":"Plain-text preview of the preferred summary."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),

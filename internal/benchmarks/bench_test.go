@@ -333,3 +333,27 @@ func BenchmarkToolsList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServerCalls runs only the server half of each workload call (the
+// stdio path: dispatch the raw JSON-RPC request, make the RS request, render,
+// encode the reply), one sub-benchmark per call. `make profile` runs it with
+// -cpuprofile and -memprofile so the profiles show the adapter's own work
+// plus the demo RS it calls, without MCP client decoding.
+func BenchmarkServerCalls(b *testing.B) {
+	rsURL := startRS(b, nil)
+	_, srv := inProcess(b, rsURL)
+	for _, call := range Workload() {
+		msg := toolCallMessage(b, call)
+		b.Run(call.Name, func(b *testing.B) {
+			if _, err := serveMessage(srv, msg); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := serveMessage(srv, msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

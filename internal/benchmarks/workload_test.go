@@ -158,9 +158,20 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 				StartChars int `json:"start_chars"`
 				EndChars   int `json:"end_chars"`
 			} `json:"window"`
+			// A compact window's text lives in content[]; text_at says where.
+			TextAt *struct {
+				Content   int `json:"content"`
+				StartByte int `json:"start_byte"`
+				EndByte   int `json:"end_byte"`
+			} `json:"text_at"`
 		}
 		if err := structured(res, &out); err != nil {
 			return err
+		}
+		if at := out.TextAt; out.Text == "" && at != nil && at.Content < len(res.Content) {
+			if tc, ok := mcp.AsTextContent(res.Content[at.Content]); ok && at.StartByte <= at.EndByte && at.EndByte <= len(tc.Text) {
+				out.Text = tc.Text[at.StartByte:at.EndByte]
+			}
 		}
 		w := m.Window
 		if out.ID != FetchID || out.Text != w.Text || out.Window.StartChars != w.StartChars || out.Window.EndChars != w.EndChars || w.Text == "" {

@@ -27,6 +27,9 @@ type Aggregation struct {
 // RenderAggregate renders an aggregation as a short text: the number, or a
 // bounded list of buckets with other_count.
 func RenderAggregate(body []byte) (string, error) {
+	if err := requireObject(body, "aggregate"); err != nil {
+		return "", err
+	}
 	var a Aggregation
 	if err := json.Unmarshal(body, &a); err != nil {
 		return "", fmt.Errorf("aggregate response is not an aggregation: %w", err)

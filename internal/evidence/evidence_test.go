@@ -261,7 +261,7 @@ func TestDescribeField(t *testing.T) {
 		{"bool", `true`, "boolean", true, "true"},
 		{"null", `null`, "null", true, "null"},
 		{"small json", `{"a":1}`, "json", true, `{"a":1}`},
-		{"large json", `{"a":"` + strings.Repeat("x", 900) + `"}`, "json", false, `fetch {"id":"c/s:r","fields":["f"]}`},
+		{"large json", `{"a":"` + strings.Repeat("x", 900) + `"}`, "json", false, `fetch {"id":"c/s:r","detail":"full","fields":["f"]}`},
 		{"blob", `{"blob_id":"blob_1","media_type":"image/png","size_bytes":2048}`, "blob", true, "resources/read pdpp://blob/blob_1 (RS GET /v1/blobs/blob_1)"},
 		{"base64", `"` + strings.Repeat("QUJD", 100) + `"`, "binary", false, "not shown"},
 		{"data uri", `"data:image/png;base64,iVBORw0KGgo="`, "binary", false, "not shown"},
@@ -367,5 +367,35 @@ func TestWindowPaging(t *testing.T) {
 				t.Fatalf("next %v/%v previous %v/%v", nextOff, nextLimit, prevOff, prevLimit)
 			}
 		})
+	}
+}
+
+// TestOneLineFastPath checks that the byte scan that lets oneLine return
+// its input unchanged agrees with the folding loop on every kind of input.
+func TestOneLineFastPath(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "a b", " a", "a ", "a  b", "a\nb", "a\tb", "più città", "a\x00b", "a\x7fb",
+		"\xff", "a \u0085 b", "a\u00a0b", "…", "x\u2028y", "a b c d e",
+	} {
+		var b strings.Builder
+		space := false
+		for _, r := range s {
+			switch r {
+			case '\n', '\r', '\t', ' ', '\v', '\f':
+				space = true
+				continue
+			}
+			if r < 0x20 || r == 0x7f {
+				continue
+			}
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		}
+		if got, want := oneLine(s), b.String(); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
+		}
 	}
 }

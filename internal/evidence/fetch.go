@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
@@ -15,17 +16,95 @@ type Document struct {
 	Text     string         `json:"text"`
 	URL      string         `json:"url,omitempty"`
 	Metadata map[string]any `json:"metadata"`
+	// Detail is the detail level the document was rendered at.
+	Detail string `json:"detail,omitempty"`
+	// Truncated says a field of the structured text was cut or left out
+	// (binary, blob); metadata.fields names each with its continuation.
+	Truncated bool `json:"truncated"`
+	// Full is the same fetch with detail "full", when something was cut.
+	Full *Continuation `json:"full,omitempty"`
 	// Rendered is the bounded content[] text.
 	Rendered string `json:"-"`
+	// textBytes caches the encoded size of Text once measured.
+	textBytes int
 }
 
-// RenderDocument renders one RS record as a fetch document. ref is the record
+// RenderDocument renders one RS record as a compact fetch document whose
+// structured text cuts each field at StructuredTextChars. ref is the record
 // the caller asked for (its connection fills in when the RS names one).
 func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, roles Roles) (Document, error) {
 	rec, err := DecodeRecord(body)
 	if err != nil {
 		return Document{}, err
 	}
+	return renderDocument(rec, ref, providerBase, roles, StructuredTextChars, false), nil
+}
+
+// documentOverhead is what a fetch result adds around the document's
+// strings and metadata: keys, the id, title and url members, the envelope.
+const documentOverhead = 512
+
+// RenderDocumentWithin renders one RS record as a fetch document. With full,
+// every field is whole (large JSON values too). Otherwise the whole result
+// (content[] text, structured text and metadata) is kept within budget
+// bytes: the per-field cut of the structured text shrinks until it fits,
+// each cut field keeping its descriptor and read_record_field continuation
+// in metadata.fields.
+func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int, full bool) (Document, error) {
+	if err := requireObject(body, "record"); err != nil {
+		return Document{}, err
+	}
+	rec, err := DecodeRecord(body)
+	if err != nil {
+		return Document{}, err
+	}
+	if rec.ID == "" && len(rec.Data) == 0 {
+		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
+	}
+	if full {
+		return renderDocument(rec, ref, providerBase, roles, math.MaxInt32, true), nil
+	}
+	chars := StructuredTextChars
+	doc := renderDocument(rec, ref, providerBase, roles, chars, false)
+	// Each pass shrinks the per-field cut in proportion to the excess; at
+	// most 12 passes, and never below FieldValueChars.
+	for pass := 0; pass < 12 && budget > 0; pass++ {
+		doc.textBytes = JSONStringLen(doc.Text)
+		size := documentSize(doc)
+		if size <= budget || chars <= FieldValueChars {
+			break
+		}
+		chars = max(FieldValueChars, chars*budget/size*9/10)
+		doc = renderDocument(rec, ref, providerBase, roles, chars, false)
+	}
+	return doc, nil
+}
+
+// documentSize estimates, from above, the serialized fetch result of doc.
+func documentSize(doc Document) int {
+	return JSONStringLen(doc.Rendered) + DocumentStructuredBytes(doc)
+}
+
+// DocumentStructuredBytes estimates, from above, doc encoded as
+// structuredContent: its strings as JSON encodes them, its metadata, and
+// documentOverhead for keys, flags and the full-detail call.
+func DocumentStructuredBytes(doc Document) int {
+	meta := len(mustMarshal(doc.Metadata))
+	text := doc.textBytes
+	if text == 0 {
+		text = JSONStringLen(doc.Text)
+	}
+	n := documentOverhead + text + meta +
+		JSONStringLen(doc.Title) + JSONStringLen(doc.URL) + JSONStringLen(doc.ID)
+	if doc.Full != nil {
+		n += JSONStringLen(doc.ID) // the full call names the id again
+	}
+	return n
+}
+
+// renderDocument renders rec with each field's structured text cut at
+// fieldChars; with full, large JSON values are kept whole too.
+func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int, full bool) Document {
 	if rec.ConnectionID != "" {
 		ref.ConnectionID = rec.ConnectionID
 	}
@@ -51,13 +130,17 @@ func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, rol
 	cutFields := 0
 	for i, name := range names {
 		raw := rec.Data[name]
-		full := DescribeField(id, name, raw, StructuredTextChars)
-		fmt.Fprintf(&text, "%s: %s\n", name, full.Line)
-		if !full.Complete || full.Kind == "blob" || full.Kind == "binary" {
-			fields[name] = full
+		whole := DescribeField(id, name, raw, fieldChars)
+		if full && whole.Kind == "json" && !whole.Complete {
+			line := compactJSON(raw)
+			whole.Value, whole.Complete, whole.Next, whole.Line = json.RawMessage(line), true, nil, line
+		}
+		fmt.Fprintf(&text, "%s: %s\n", name, whole.Line)
+		if !whole.Complete || whole.Kind == "blob" || whole.Kind == "binary" {
+			fields[name] = whole
 		}
 		if i < FieldsPerRecordShown {
-			brief := full.Within(id, raw, FetchTextChars/4)
+			brief := whole.Within(id, raw, FetchTextChars/4)
 			fmt.Fprintf(&shown, "%s: %s\n", name, brief.Line)
 			if !brief.Complete {
 				cutFields++
@@ -90,9 +173,10 @@ func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, rol
 	}
 	if len(fields) > 0 {
 		doc.Metadata["fields"] = fields
+		doc.Truncated = true
 	}
 	doc.Rendered = capBytes(shown.String())
-	return doc, nil
+	return doc
 }
 
 // orderByRole puts declared title and body fields first; other fields keep the

@@ -34,9 +34,15 @@ type ListView struct {
 // RenderList renders an RS records list. nextArgs are the caller's arguments
 // minus the cursor; the next page call is those plus next_cursor.
 func RenderList(body []byte, stream, connectionID string, nextArgs map[string]any) (ListView, error) {
+	if err := requireObject(body, "records"); err != nil {
+		return ListView{}, err
+	}
 	var page ListPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	}
+	if page.Data == nil {
+		return ListView{}, fmt.Errorf("records response has no data list")
 	}
 	v := ListView{HasMore: page.HasMore}
 	if page.NextCursor != nil {
@@ -44,7 +50,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	}
 	var b strings.Builder
 	for i, raw := range page.Data {
-		rec, err := DecodeRecord(raw)
+		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
 		if err != nil {
 			continue
 		}
@@ -86,4 +92,76 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	}
 	v.Rendered = capBytes(b.String())
 	return v, nil
+}
+
+// compactList is query_records' compact structuredContent: the canonical
+// keys of the full form, `data` holding the RS envelope with as many
+// compact records as fit, and the truncation report.
+type compactList struct {
+	Data       json.RawMessage `json:"data"`
+	Records    []recordID      `json:"records"`
+	HasMore    bool            `json:"has_more"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+	Detail     string          `json:"detail"`
+	Truncation
+}
+
+type recordID struct {
+	ID string `json:"id"`
+}
+
+// Truncation says what a compact result left out and how to read it: the
+// flag, counts, and the exact call that returns everything.
+type Truncation struct {
+	Truncated bool `json:"truncated"`
+	// Shown and Total count the items of the page the result carries in
+	// full shape, and the items the page has.
+	Shown int `json:"items_shown"`
+	Total int `json:"items_total"`
+	// ValuesCut counts values replaced by a preview with its own next call.
+	ValuesCut int           `json:"values_cut,omitempty"`
+	Full      *Continuation `json:"full,omitempty"`
+}
+
+// CompactStructured builds the compact structuredContent of a records page
+// within budget bytes. full is the same call with detail "full".
+func (v ListView) CompactStructured(body []byte, stream, connectionID string, budget int, full Continuation) (json.RawMessage, Truncation, error) {
+	out := compactList{HasMore: v.HasMore, NextCursor: v.NextCursor, Detail: DetailCompact}
+	out.Total = len(v.Records)
+	// Ids first: every record of the page stays addressable while the
+	// ids take at most a third of the budget. The loop is bounded by the
+	// page length.
+	idBytes := 0
+	for _, r := range v.Records {
+		idBytes += JSONStringLen(r.ID) + len(`{"id":},`)
+		if idBytes > budget/3 {
+			break
+		}
+		out.Records = append(out.Records, recordID{ID: r.ID})
+	}
+	if out.Records == nil {
+		out.Records = []recordID{}
+	}
+	fixed := len(mustMarshal(out)) + 400 // the truncation members
+	page, err := CompactList(body, stream, connectionID, budget-fixed, full)
+	if err != nil {
+		return nil, Truncation{}, err
+	}
+	out.Data = page.Envelope
+	out.Shown = page.Shown
+	out.ValuesCut = page.CutValues
+	out.Truncated = page.Shown < out.Total || len(out.Records) < out.Total || page.CutValues > 0
+	if out.Truncated {
+		out.Full = &full
+	}
+	return mustMarshal(out), out.Truncation, nil
+}
+
+// TruncationLine is the content[] sentence that reports a compact cut.
+func (t Truncation) TruncationLine(what string) string {
+	if !t.Truncated || t.Full == nil {
+		return ""
+	}
+	return fmt.Sprintf("structured output is compact: %d of %d %s in full shape, %d values previewed; everything: %s\n",
+		t.Shown, t.Total, what, t.ValuesCut, t.Full.Call())
 }

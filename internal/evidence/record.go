@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -25,10 +24,53 @@ type Record struct {
 }
 
 // DecodeRecord decodes one record, keeping the field order of `data`. The
-// body is read once; each field value stays raw until it is rendered.
+// body is checked once and split in one walk; the record's own members are
+// decoded, each field value stays raw (a slice of raw) until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
+	if !json.Valid(raw) {
+		return Record{}, fmt.Errorf("not a record: %w", errBadJSON)
+	}
+	return decodeValidRecord(raw)
+}
+
+// decodeValidRecord is DecodeRecord for raw known to be valid JSON.
+func decodeValidRecord(raw []byte) (Record, error) {
 	var r Record
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if t := skipSpace(raw, 0); t < len(raw) && raw[t] == 'n' {
+		r.Data = map[string]json.RawMessage{}
+		return r, nil // null: no record, as json.Unmarshal reads it
+	}
+	str := func(dst *string, val []byte) error {
+		if val[0] == 'n' { // null leaves the field empty
+			return nil
+		}
+		return json.Unmarshal(val, dst)
+	}
+	err := splitMembers(raw, func(key string, val []byte) error {
+		switch key {
+		case "id":
+			return str(&r.ID, val)
+		case "stream":
+			return str(&r.Stream, val)
+		case "connection_id":
+			return str(&r.ConnectionID, val)
+		case "connector_key":
+			return str(&r.ConnectorKey, val)
+		case "connector_id":
+			return str(&r.ConnectorID, val)
+		case "emitted_at":
+			return str(&r.EmittedAt, val)
+		case "record_json_bytes":
+			if val[0] == 'n' {
+				return nil
+			}
+			return json.Unmarshal(val, &r.RecordJSONBytes)
+		case "data":
+			r.RawData = val
+		}
+		return nil
+	})
+	if err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
 	if err := r.splitData(); err != nil {
@@ -44,24 +86,15 @@ func (r *Record) splitData() error {
 	if len(r.RawData) == 0 || string(r.RawData) == "null" {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(r.RawData))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("data is not an object")
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
+	err := splitMembers(r.RawData, func(k string, v []byte) error {
 		if _, dup := r.Data[k]; !dup {
 			r.Order = append(r.Order, k)
 		}
 		r.Data[k] = v
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("data is not an object")
 	}
 	return nil
 }
@@ -187,7 +220,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = compact
 			return fv
 		}
-		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}}}
+		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}, "detail": DetailFull}}
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s%s; read it: %s]",
 			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), "", c.Call())

@@ -46,6 +46,9 @@ type schemaStream struct {
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
+	if err := requireObject(body, "schema"); err != nil {
+		return "", err
+	}
 	var doc schemaDoc
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return "", fmt.Errorf("schema response is not a schema document: %w", err)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
@@ -88,6 +90,32 @@ type SearchRequest struct {
 	Limit        int
 	ConnectionID string
 	Filter       json.RawMessage
+	// Detail is carried into the next-page call when it is not compact.
+	Detail string
+}
+
+// Args returns the request as search arguments, without cursor.
+func (req SearchRequest) Args() map[string]any {
+	args := map[string]any{"q": req.Q}
+	if req.Mode != "" && req.Mode != "lexical" {
+		args["mode"] = req.Mode
+	}
+	if len(req.Streams) > 0 {
+		args["streams"] = req.Streams
+	}
+	if req.Limit > 0 {
+		args["limit"] = req.Limit
+	}
+	if req.ConnectionID != "" {
+		args["connection_id"] = req.ConnectionID
+	}
+	if len(req.Filter) > 0 && string(req.Filter) != "null" {
+		args["filter"] = json.RawMessage(req.Filter)
+	}
+	if req.Detail == DetailFull {
+		args["detail"] = DetailFull
+	}
+	return args
 }
 
 // ProvenEvidence is a bounded, proven match preview for one hit.
@@ -138,6 +166,9 @@ type SearchView struct {
 	NextCursor string
 	HasMore    bool
 	NextPage   *Continuation
+
+	req  SearchRequest
+	meta PageMeta
 }
 
 // Structured returns the structuredContent object for a search result.
@@ -160,9 +191,15 @@ func (v SearchView) Structured() map[string]any {
 // RenderSearch turns an RS search body into evidence-first text and structured
 // results. providerBase is the RS base URL used to make absolute record URLs.
 func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchView, error) {
+	if err := requireObject(body, "search"); err != nil {
+		return SearchView{}, err
+	}
 	var page SearchPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	}
+	if page.Data == nil {
+		return SearchView{}, fmt.Errorf("search response has no data list")
 	}
 	v := SearchView{HasMore: page.HasMore, Results: make([]SearchResult, 0, len(page.Data))}
 	if page.NextCursor != nil {
@@ -177,26 +214,13 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 		})
 	}
 	if v.NextCursor != "" {
-		args := map[string]any{"q": req.Q, "cursor": v.NextCursor}
-		if req.Mode != "" && req.Mode != "lexical" {
-			args["mode"] = req.Mode
-		}
-		if len(req.Streams) > 0 {
-			args["streams"] = req.Streams
-		}
-		if req.Limit > 0 {
-			args["limit"] = req.Limit
-		}
-		if req.ConnectionID != "" {
-			args["connection_id"] = req.ConnectionID
-		}
-		if len(req.Filter) > 0 && string(req.Filter) != "null" {
-			args["filter"] = json.RawMessage(req.Filter)
-		}
+		args := req.Args()
+		args["cursor"] = v.NextCursor
 		c := Continuation{Tool: ToolSearch, Arguments: args}
 		v.NextPage = &c
 	}
-	v.Text = searchText(v, req, page)
+	v.req, v.meta = req, page.Meta
+	v.Text = searchText(v, req, page, len(v.Results))
 	return v, nil
 }
 
@@ -275,14 +299,21 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 	return u
 }
 
-func searchText(v SearchView, req SearchRequest, page SearchPage) string {
+// searchText renders the cards; inStructured is how many hits of the page
+// structured results[] carries.
+func searchText(v SearchView, req SearchRequest, page SearchPage, inStructured int) string {
 	var b strings.Builder
 	if len(v.Results) > 0 {
 		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
-			fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", len(v.Results)-SearchCardsShown)
+			more := len(v.Results) - SearchCardsShown
+			if listed := inStructured - SearchCardsShown; listed < more {
+				fmt.Fprintf(&b, "(%d more hits on this page: %d in structured results[], the rest with detail \"full\")\n", more, max(0, listed))
+			} else {
+				fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", more)
+			}
 			break
 		}
 		writeCard(&b, i+1, r)
@@ -363,4 +394,106 @@ func snippetLine(sn *Snippet) string {
 		field = "a field"
 	}
 	return fmt.Sprintf("RS snippet of %s (not a proven window): %s", field, text)
+}
+
+// compactLadderRecord is one content_ladder entry in compact output: the
+// evidence and its next read live once, in results[] (same index).
+type compactLadderRecord struct {
+	ID    string       `json:"id"`
+	Fetch Continuation `json:"fetch"`
+}
+
+// CompactPreviewChars bounds a hit's evidence preview in compact structured
+// output; the content[] card shows up to PreviewChars.
+const CompactPreviewChars = 200
+
+// CompactStructured builds search's compact structuredContent within
+// budget bytes: the canonical keys, hits in rank order while they fit (the
+// first SearchCardsShown with their preview, later ones with their next
+// read only), and the truncation report. full is the same call with detail
+// "full".
+func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawMessage, Truncation) {
+	tr := Truncation{Total: len(v.Results)}
+	// Each hit and its ladder entry are encoded once; the reply is
+	// assembled from those bytes.
+	results := make([][]byte, len(v.Results))
+	ladder := make([][]byte, len(v.Results))
+	cut := make([]bool, len(v.Results))
+	var nextPage []byte
+	if v.NextPage != nil {
+		nextPage = mustMarshal(v.NextPage)
+	}
+	used := 256 + len(nextPage) + len(v.NextCursor) // keys, flags, cursor
+	// First every hit as it is; only when the page does not fit are the
+	// previews shortened (the cards' hits) or left out (the rest).
+	encode := func(shorten bool) int {
+		total := used
+		for i, r := range v.Results {
+			cut[i] = false
+			switch {
+			case !shorten || r.EvidencePreview == "":
+			case i >= SearchCardsShown:
+				// Beyond the cards: the hit and its next read, no preview.
+				r.EvidencePreview, cut[i] = "", true
+			default:
+				if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
+					complete := false
+					r.EvidencePreview, r.EvidenceComplete, cut[i] = shorter, &complete, true
+				}
+			}
+			results[i] = mustMarshal(r)
+			if ladder[i] == nil {
+				ladder[i] = mustMarshal(compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
+			}
+			total += len(results[i]) + len(ladder[i]) + 2
+		}
+		return total
+	}
+	all := encode(false)
+	if all > budget {
+		all = encode(true)
+	}
+	fullJSON := mustMarshal(full)
+	if all > budget || slices.Contains(cut, true) {
+		used += len(fullJSON) // the truncation members
+	}
+	// Hits go in while they fit; the loop is bounded by the page length.
+	for i := range v.Results {
+		size := len(results[i]) + len(ladder[i]) + 2
+		if used+size > budget {
+			break
+		}
+		used += size
+		tr.Shown++
+		if cut[i] {
+			tr.ValuesCut++
+		}
+	}
+	if tr.Shown < tr.Total {
+		v.Text = searchText(*v, v.req, SearchPage{Meta: v.meta}, tr.Shown)
+	}
+	tr.Truncated = tr.Shown < tr.Total || tr.ValuesCut > 0
+	var w, lw objectWriter
+	w.member("results", joinArray(results[:tr.Shown]))
+	if nextPage != nil {
+		lw.member("next_page", nextPage)
+	}
+	lw.member("records", joinArray(ladder[:tr.Shown]))
+	w.member("content_ladder", lw.bytes())
+	w.member("has_more", boolJSON(v.HasMore))
+	if v.NextCursor != "" {
+		w.member("next_cursor", mustMarshal(v.NextCursor))
+	}
+	w.member("detail", []byte(`"`+DetailCompact+`"`))
+	w.member("truncated", boolJSON(tr.Truncated))
+	if tr.Truncated {
+		tr.Full = &full
+		w.member("items_shown", []byte(strconv.Itoa(tr.Shown)))
+		w.member("items_total", []byte(strconv.Itoa(tr.Total)))
+		if tr.ValuesCut > 0 {
+			w.member("values_cut", []byte(strconv.Itoa(tr.ValuesCut)))
+		}
+		w.member("full", fullJSON)
+	}
+	return w.bytes(), tr
 }

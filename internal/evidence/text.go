@@ -44,6 +44,9 @@ func Clip(s string, n int) string {
 // oneLine folds whitespace runs (newlines included) into single spaces so a
 // preview stays on one line of the text block.
 func oneLine(s string) string {
+	if isOneLine(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -63,6 +66,29 @@ func oneLine(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// isOneLine reports whether oneLine would return s unchanged: valid UTF-8,
+// no control character, no white space other than single spaces between
+// words. It reads bytes; oneLine folds only ASCII white space.
+func isOneLine(s string) bool {
+	prevSpace := true // a leading space is folded away
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		case c < 0x20 || c == 0x7f:
+			return false
+		default:
+			prevSpace = false
+		}
+	}
+	// Invalid UTF-8 is rewritten by oneLine (as U+FFFD).
+	return (!prevSpace || s == "") && utf8.ValidString(s)
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.

@@ -18,33 +18,71 @@ type FieldWindow struct {
 		Path string `json:"path"`
 		Type string `json:"type"`
 	} `json:"field"`
-	Window struct {
-		Text                string `json:"text"`
-		StartChars          int    `json:"start_chars"`
-		EndChars            int    `json:"end_chars"`
-		TotalChars          int    `json:"total_chars"`
-		LimitChars          int    `json:"limit_chars"`
-		Complete            bool   `json:"complete"`
-		HasMore             bool   `json:"has_more"`
-		NextOffsetChars     *int   `json:"next_offset_chars"`
-		PreviousOffsetChars *int   `json:"previous_offset_chars"`
-		MatchStartChars     *int   `json:"match_start_chars"`
-		MatchEndChars       *int   `json:"match_end_chars"`
-	} `json:"window"`
+	// Window is nil when the RS body has no window member.
+	Window *WindowBody `json:"window"`
+}
+
+// WindowBody is the `window` member of an RS field window.
+type WindowBody struct {
+	Text                string `json:"text"`
+	StartChars          int    `json:"start_chars"`
+	EndChars            int    `json:"end_chars"`
+	TotalChars          int    `json:"total_chars"`
+	LimitChars          int    `json:"limit_chars"`
+	Complete            bool   `json:"complete"`
+	HasMore             bool   `json:"has_more"`
+	NextOffsetChars     *int   `json:"next_offset_chars"`
+	PreviousOffsetChars *int   `json:"previous_offset_chars"`
+	MatchStartChars     *int   `json:"match_start_chars"`
+	MatchEndChars       *int   `json:"match_end_chars"`
 }
 
 // WindowView is a rendered field window.
 type WindowView struct {
 	ID         string        `json:"id"`
 	FieldPath  string        `json:"field_path"`
-	Text       string        `json:"text"`
+	Text       string        `json:"text,omitempty"`
 	Window     WindowState   `json:"window"`
 	Next       *Continuation `json:"next,omitempty"`
 	Previous   *Continuation `json:"previous,omitempty"`
 	NextCursor string        `json:"next_cursor,omitempty"`
+	// Detail, TextAt and Full are set by compact results, whose window
+	// text lives once, in content[]: TextAt locates it there and Full is
+	// the same window with detail "full", which carries it here too.
+	Detail string        `json:"detail,omitempty"`
+	TextAt *TextSpan     `json:"text_at,omitempty"`
+	Full   *Continuation `json:"full,omitempty"`
+	// RSBodyBytes is the size of the RS body the view renders.
+	RSBodyBytes int `json:"-"`
 	// Rendered is the content[] text; it is not part of structured output.
 	Rendered string `json:"-"`
 }
+
+// TextSpan locates a text inside content[]: block Content, bytes
+// [StartByte, EndByte) of its text, Chars characters.
+type TextSpan struct {
+	Content   int `json:"content"`
+	StartByte int `json:"start_byte"`
+	EndByte   int `json:"end_byte"`
+	Chars     int `json:"chars"`
+}
+
+// CompactText moves the window text out of structured output, leaving a
+// pointer to it in content[0] and the full-detail call of the same window.
+func (v *WindowView) CompactText(full Continuation) {
+	start := strings.Index(v.Rendered, windowRule)
+	if start < 0 {
+		return
+	}
+	start += len(windowRule)
+	v.TextAt = &TextSpan{StartByte: start, EndByte: start + len(v.Text), Chars: CountChars(v.Text)}
+	v.Text = ""
+	v.Detail = DetailCompact
+	v.Full = &full
+}
+
+// windowRule delimits the window text in content[].
+const windowRule = "\n---\n"
 
 // WindowState is the served range and completeness of a window.
 type WindowState struct {
@@ -63,15 +101,27 @@ type WindowState struct {
 // so paging keeps the same size. cursorFor, when set, encodes the next window as
 // an opaque cursor for structured output.
 func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
+	if err := requireObject(body, "field-window"); err != nil {
+		return WindowView{}, err
+	}
 	var fw FieldWindow
 	if err := json.Unmarshal(body, &fw); err != nil {
 		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
+	}
+	if fw.Window == nil {
+		return WindowView{}, fmt.Errorf("field-window response has no window")
+	}
+	if fw.Field.Path == "" {
+		return WindowView{}, fmt.Errorf("field-window response names no field")
 	}
 	if ref.ConnectionID == "" {
 		ref.ConnectionID = fw.ConnectionID
 	}
 	id := ref.ID()
-	w := fw.Window
+	w := *fw.Window
+	if err := checkWindow(&w, limit); err != nil {
+		return WindowView{}, err
+	}
 	if limit <= 0 {
 		limit = w.LimitChars
 	}
@@ -114,6 +164,7 @@ func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(
 		v.Previous = &c
 	}
 	v.Rendered = windowText(v)
+	v.RSBodyBytes = len(body)
 	return v, nil
 }
 
@@ -128,9 +179,9 @@ func windowText(v WindowView) string {
 	if v.Window.MatchStartChars != nil && v.Window.MatchEndChars != nil {
 		fmt.Fprintf(&b, "; match at %d-%d", *v.Window.MatchStartChars, *v.Window.MatchEndChars)
 	}
-	b.WriteString("\n---\n")
+	b.WriteString(windowRule)
 	b.WriteString(v.Text)
-	b.WriteString("\n---\n")
+	b.WriteString(windowRule)
 	if v.Next != nil {
 		fmt.Fprintf(&b, "next: %s\n", v.Next.Call())
 	}
@@ -141,4 +192,40 @@ func windowText(v WindowView) string {
 		b.WriteString("end of field reached\n")
 	}
 	return b.String()
+}
+
+// checkWindow refuses a window whose offsets cannot be true (negative,
+// inverted, past the field's end) and clamps one longer than asked: limit
+// is the window size requested (0: the RS default, DefaultWindowChars); a
+// q window, sized by before/after, is held to MaxWindowChars. A clamped
+// window is partial, its next read starting where the kept text ends.
+func checkWindow(w *WindowBody, limit int) error {
+	switch {
+	case w.StartChars < 0 || w.EndChars < 0 || w.TotalChars < 0:
+		return fmt.Errorf("field window has a negative offset (%d-%d of %d)", w.StartChars, w.EndChars, w.TotalChars)
+	case w.EndChars < w.StartChars:
+		return fmt.Errorf("field window offsets are inverted (%d-%d)", w.StartChars, w.EndChars)
+	case w.EndChars > w.TotalChars:
+		return fmt.Errorf("field window ends at %d, past the field's %d characters", w.EndChars, w.TotalChars)
+	case w.MatchStartChars != nil && w.MatchEndChars != nil && (*w.MatchStartChars < 0 || *w.MatchEndChars < *w.MatchStartChars):
+		return fmt.Errorf("field window match offsets are invalid")
+	}
+	switch {
+	case w.MatchStartChars != nil:
+		limit = MaxWindowChars
+	case limit <= 0:
+		limit = DefaultWindowChars
+	}
+	limit = min(limit, MaxWindowChars)
+	kept, cut := Cut(w.Text, limit)
+	if !cut {
+		return nil
+	}
+	w.Text = kept
+	w.EndChars = w.StartChars + limit
+	w.Complete = false
+	w.HasMore = true
+	next := w.EndChars
+	w.NextOffsetChars = &next
+	return nil
 }

@@ -237,11 +237,13 @@ func TestBoundedOutput(t *testing.T) {
 		}},
 		{"query_records 100 across connections", "query_records", map[string]any{"stream": "transcripts", "limit": 100}, nil},
 		{"search 100 hits", "search", map[string]any{"q": "zephyrmarker", "limit": 100}, func(t *testing.T, r callResult) {
-			if n := len(r.Structured["results"].([]any)); n <= evidence.SearchCardsShown {
-				t.Errorf("results = %d; the case needs more hits than cards", n)
+			// Compact: the hits that fit the budget, and the text says the
+			// rest are one full-detail call away.
+			if r.Structured["truncated"] != true || r.Structured["full"] == nil {
+				t.Errorf("a cut page does not say so: truncated=%v full=%v", r.Structured["truncated"], r.Structured["full"])
 			}
-			if !strings.Contains(r.Text, "more hits on this page") {
-				t.Errorf("text does not say more hits exist:\n%.300s", r.Text)
+			if !strings.Contains(r.Text, "more hits on this page") || !strings.Contains(r.Text, `"detail":"full"`) {
+				t.Errorf("text does not say more hits exist and how to read them:\n%.300s", r.Text)
 			}
 		}},
 		{"fetch a 20k-char record", "fetch", map[string]any{"id": connMain + "/transcripts:tr-5"}, func(t *testing.T, r callResult) {

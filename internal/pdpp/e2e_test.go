@@ -261,8 +261,11 @@ func TestToolsHappyPath(t *testing.T) {
 				t.Fatalf("content_ladder.records = %d, want %d", len(recs), len(hits))
 			}
 			for i, rec := range recs {
-				if m, _ := rec.(map[string]any); m["evidence_preview"] == nil {
-					t.Errorf("content_ladder.records[%d] has no evidence_preview", i)
+				// The evidence and its next read live once, in results[];
+				// the ladder entry keeps the id and the fetch rung.
+				m, _ := rec.(map[string]any)
+				if m["id"] == nil || m["fetch"] == nil {
+					t.Errorf("content_ladder.records[%d] lacks id or fetch: %v", i, m)
 				}
 			}
 		}},
@@ -340,7 +343,7 @@ func TestToolsHappyPath(t *testing.T) {
 			if !ok1 || !ok2 {
 				t.Fatalf("q window has no match offsets: %v", w)
 			}
-			text, _ := r.Structured["text"].(string)
+			text := structuredWindowText(t, r)
 			runes := []rune(text)
 			if got := string(runes[int(ms-st):int(me-st)]); got != "needle5" {
 				t.Errorf("match offsets point at %q", got)
@@ -458,7 +461,7 @@ func checkWindow(t *testing.T, r callResult, full string, wantStart int) {
 	start, _ := w["start_chars"].(float64)
 	end, _ := w["end_chars"].(float64)
 	total, _ := w["total_chars"].(float64)
-	text, _ := r.Structured["text"].(string)
+	text := structuredWindowText(t, r)
 	runes := []rune(full)
 	if int(total) != len(runes) {
 		t.Errorf("total_chars = %v, field has %d", total, len(runes))
@@ -518,19 +521,19 @@ func TestResourceTemplatesHappyPath(t *testing.T) {
 			if !ok {
 				t.Fatalf("record resource content is %T", contents[0])
 			}
-			if !jsonEqual(t, []byte(tc.Text), []byte(fetched.RawStruct)) {
+			if !jsonEqual(t, []byte(tc.Text), withoutDetail(t, fetched.RawStruct)) {
 				t.Errorf("record resource differs from fetch structuredContent for the same id")
 			}
 		})
 	}
 	t.Run("field-window", func(t *testing.T) {
-		r := h.mustOK(t, "read_record_field", map[string]any{"id": trRef.ID(), "field_path": "text", "offset_chars": 4096, "limit_chars": 1000})
+		r := h.mustOK(t, "read_record_field", map[string]any{"id": trRef.ID(), "field_path": "text", "offset_chars": 4096, "limit_chars": 1000, "detail": "full"})
 		uri, _ := r.Meta[pdpp.MetaFieldWindowURI].(string)
 		if !strings.HasPrefix(uri, "pdpp://field-window/") {
 			t.Fatalf("_meta[%s] = %q", pdpp.MetaFieldWindowURI, uri)
 		}
 		got := h.readResourceJSON(t, uri)
-		if !jsonEqual(t, mustRaw(got), []byte(r.RawStruct)) {
+		if !jsonEqual(t, mustRaw(got), withoutDetail(t, r.RawStruct)) {
 			t.Errorf("field-window resource differs from read_record_field:\nresource %s\ntool     %s", mustRaw(got), r.RawStruct)
 		}
 	})

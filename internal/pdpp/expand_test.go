@@ -52,8 +52,8 @@ func TestExpandGate(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{"query_records on transcripts", "query_records", map[string]any{"stream": "transcripts", "connection_id": connMain, "limit": 2, "expand": []string{"video"}}},
-		{"query_records on transcripts with expand_limit", "query_records", map[string]any{"stream": "transcripts", "connection_id": connMain, "limit": 1, "expand": []string{"video"}, "expand_limit": map[string]any{"video": 1}}},
+		{"query_records on transcripts", "query_records", map[string]any{"stream": "transcripts", "connection_id": connMain, "limit": 2, "expand": []string{"video"}, "detail": "full"}},
+		{"query_records on transcripts with expand_limit", "query_records", map[string]any{"stream": "transcripts", "connection_id": connMain, "limit": 1, "expand": []string{"video"}, "expand_limit": map[string]any{"video": 1}, "detail": "full"}},
 		{"fetch on transcripts", "fetch", map[string]any{"id": connMain + "/transcripts:tr-5", "expand": []string{"video"}}},
 	}
 	for _, tc := range forwarded {

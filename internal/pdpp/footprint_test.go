@@ -181,8 +181,8 @@ func TestServedFootprint(t *testing.T) {
 }
 
 // checkPortableSchema fails on the schema keywords some clients reject:
-// $ref, $defs and $schema anywhere, anyOf/oneOf/allOf at the top, and a
-// top-level type other than object.
+// $ref, $defs and $schema anywhere, a type array anywhere, anyOf/oneOf/allOf
+// at the top, and a top-level type other than object.
 func checkPortableSchema(t *testing.T, what string, raw json.RawMessage) {
 	t.Helper()
 	if len(raw) == 0 {
@@ -193,6 +193,11 @@ func checkPortableSchema(t *testing.T, what string, raw json.RawMessage) {
 		if bytes.Contains(raw, []byte(kw)) {
 			t.Errorf("%s contains %s", what, kw)
 		}
+	}
+	// A type spelled as an array (["string","null"]) is read as one string
+	// by several clients; MCP Inspector warns on it.
+	if bytes.Contains(raw, []byte(`"type":[`)) {
+		t.Errorf("%s spells a type as an array: %s", what, raw)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
@@ -464,7 +469,8 @@ func TestFootprintJourney(t *testing.T) {
 	read, _, _ := f.toolBytes(t, "read_record_field", map[string]any{"id": id, "field_path": "text", "q": "zephyrmarker"})
 	steps = append(steps, read)
 
-	report := renderJourney(sizes, steps)
+	worst := worstReplies(t, demo, f)
+	report := renderJourney(sizes, steps) + renderWorst(worst)
 	if *update {
 		if err := os.WriteFile(journeyReport, []byte(report), 0o644); err != nil {
 			t.Fatal(err)
@@ -532,6 +538,78 @@ func lineDiff(want, got string) string {
 		if wl != gl {
 			fmt.Fprintf(&b, "line %d:\n  file:     %s\n  measured: %s\n", i+1, wl, gl)
 		}
+	}
+	return b.String()
+}
+
+// worstReply is one tool's largest reply on the demo RS, in the default
+// detail and in full.
+type worstReply struct {
+	tool, call    string
+	compact, full int // bytes; full 0: the tool has no full detail
+	budget        string
+}
+
+// worstReplies measures each read tool on the demo RS's longest records at
+// its largest limit, once with the default detail and once with full.
+func worstReplies(t *testing.T, demo *harness, f *fpClient) []worstReply {
+	t.Helper()
+	top := longestTranscripts(t, demo)[0]
+	topID := top.conn + "/transcripts:" + top.id
+	cases := []struct {
+		tool       string
+		args, full map[string]any
+	}{
+		{"schema", map[string]any{}, map[string]any{"stream": "transcripts", "detail": "full"}},
+		{"query_records", map[string]any{"stream": "transcripts", "limit": 100}, nil},
+		{"aggregate", map[string]any{"stream": "transcripts", "metric": "count", "group_by_time": "created_at", "granularity": "day", "limit": 100}, nil},
+		{"search", map[string]any{"q": "review", "limit": 100}, nil},
+		{"fetch", map[string]any{"id": topID}, nil},
+		{"read_record_field", map[string]any{"id": topID, "field_path": "text", "limit_chars": 16384}, nil},
+	}
+	var out []worstReply
+	for _, c := range cases {
+		step, _, _ := f.toolBytes(t, c.tool, c.args)
+		w := worstReply{tool: c.tool, call: step.what, compact: step.result}
+		full := c.full
+		if full == nil && c.tool != "aggregate" {
+			full = withArg(c.args, "detail", "full")
+		}
+		if full != nil {
+			fs, _, _ := f.toolBytes(t, c.tool, full)
+			w.full = fs.result
+		}
+		if b, ok := mcptools.ResultBudgetOf(c.tool); ok {
+			w.budget = fmt.Sprint(b.Bytes)
+			if b.RSBodyRatio > 0 {
+				w.budget = fmt.Sprintf("%g× the RS body (min %d)", b.RSBodyRatio, b.MinBytes)
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func renderWorst(rows []worstReply) string {
+	var b strings.Builder
+	b.WriteString(`
+## Worst-case replies, default detail and full
+
+Each read tool on the demo RS's longest records at its largest limit
+(` + "`read_record_field`" + ` at the largest window). The default detail is
+` + "`compact`" + `; ` + "`full`" + ` carries the RS data verbatim and is not budgeted
+(for ` + "`schema`" + `, full is ` + "`detail: \"full\"`" + ` with a stream; ` + "`aggregate`" + ` has
+one form).
+
+| tool | call | default reply bytes | budget | ` + "`full`" + ` reply bytes |
+|---|---|---:|---:|---:|
+`)
+	for _, r := range rows {
+		full := "-"
+		if r.full > 0 {
+			full = fmt.Sprint(r.full)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s |\n", r.tool, r.call, r.compact, r.budget, full)
 	}
 	return b.String()
 }

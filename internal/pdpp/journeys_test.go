@@ -51,8 +51,11 @@ func windowFromText(t *testing.T, text string) windowView {
 	return w
 }
 
-// windowFromStructured reads a window using structuredContent only.
-func windowFromStructured(t *testing.T, s map[string]any) windowView {
+// windowFromStructured reads a window using structuredContent only. A
+// compact window keeps its text in content[] and names the full-detail
+// call of the same window, whose structuredContent carries the text: a
+// client that reads nothing else makes that call.
+func windowFromStructured(t *testing.T, h *harness, s map[string]any) windowView {
 	t.Helper()
 	win, _ := s["window"].(map[string]any)
 	num := func(k string) int {
@@ -63,7 +66,22 @@ func windowFromStructured(t *testing.T, s map[string]any) windowView {
 		return int(f)
 	}
 	w := windowView{start: num("start_chars"), end: num("end_chars"), total: num("total_chars")}
-	w.text, _ = s["text"].(string)
+	text, ok := s["text"].(string)
+	if !ok {
+		tool, args, isCall := continuation(s["full"])
+		if !isCall || tool != "read_record_field" || args["detail"] != "full" {
+			t.Fatalf("window has no text and no full-detail call: %v", s)
+		}
+		full := h.mustOK(t, tool, args)
+		fw, _ := full.Structured["window"].(map[string]any)
+		if int(fw["start_chars"].(float64)) != w.start || int(fw["end_chars"].(float64)) != w.end {
+			t.Fatalf("full-detail call served %v-%v, not the window %d-%d", fw["start_chars"], fw["end_chars"], w.start, w.end)
+		}
+		if text, ok = full.Structured["text"].(string); !ok {
+			t.Fatalf("full-detail window carries no text: %v", full.Structured)
+		}
+	}
+	w.text = text
 	if tool, args, ok := continuation(s["next"]); ok {
 		w.next = &callLine{Tool: tool, Args: args}
 	}
@@ -180,11 +198,16 @@ func TestJourneyStructuredOnly(t *testing.T) {
 				t.Fatalf("results[%d].next is not a continuation: %v", i, res["next"])
 			}
 			ladder := s.Structured["content_ladder"].(map[string]any)["records"].([]any)[i].(map[string]any)
-			if ltool, largs, _ := continuation(ladder["next"]); ltool != tool || mustJSON(largs) != mustJSON(args) {
-				t.Errorf("content_ladder.records[%d].next differs from results[%d].next", i, i)
+			if ladder["id"] != res["id"] {
+				t.Errorf("content_ladder.records[%d] is %v, results[%d] is %v", i, ladder["id"], i, res["id"])
+			}
+			if ladder["next"] != nil { // full detail repeats the next read in the ladder
+				if ltool, largs, _ := continuation(ladder["next"]); ltool != tool || mustJSON(largs) != mustJSON(args) {
+					t.Errorf("content_ladder.records[%d].next differs from results[%d].next", i, i)
+				}
 			}
 			got := walkField(t, h, callLine{Tool: tool, Args: args}, func(t *testing.T, r callResult) windowView {
-				return windowFromStructured(t, r.Structured)
+				return windowFromStructured(t, h, r.Structured)
 			})
 			ref, _ := handles.ParseID(res["id"].(string))
 			want := h.fullField(t, ref.ConnectionID, ref.Stream, ref.RecordID, args["field_path"].(string))
@@ -217,7 +240,7 @@ func TestJourneyResourceAware(t *testing.T) {
 			t.Fatalf("resources/read %s: %v", uri, err)
 		}
 		tc, ok := contents[0].(mcp.TextResourceContents)
-		if !ok || !jsonEqual(t, []byte(tc.Text), []byte(fetched.RawStruct)) {
+		if !ok || !jsonEqual(t, []byte(tc.Text), withoutDetail(t, fetched.RawStruct)) {
 			t.Errorf("record resource differs from fetch for %s", id)
 		}
 	})
@@ -235,6 +258,7 @@ func TestJourneyResourceAware(t *testing.T) {
 	for _, sel := range selectors {
 		t.Run("field-window resource equals read_record_field/"+sel.name, func(t *testing.T) {
 			r := h.mustOK(t, "read_record_field", sel.args)
+			full := h.mustOK(t, "read_record_field", withArg(sel.args, "detail", "full"))
 			uri, _ := r.Meta[pdpp.MetaFieldWindowURI].(string)
 			if !strings.HasPrefix(uri, handles.FieldWindowURIPrefix) {
 				t.Fatalf("_meta lacks the field-window URI: %v", r.Meta)
@@ -243,8 +267,8 @@ func TestJourneyResourceAware(t *testing.T) {
 				t.Errorf("field-window URI leaked into model-visible output")
 			}
 			got := h.readResourceJSON(t, uri)
-			if !jsonEqual(t, mustRaw(got), []byte(r.RawStruct)) {
-				t.Errorf("resource %s\n differs from tool %s", mustRaw(got), r.RawStruct)
+			if !jsonEqual(t, mustRaw(got), withoutDetail(t, full.RawStruct)) {
+				t.Errorf("resource %s\n differs from tool %s", mustRaw(got), full.RawStruct)
 			}
 			// Following the resource's own next continuation through the tool
 			// must work too.

@@ -38,7 +38,7 @@ func TestReferenceAdapterHandles(t *testing.T) {
 			t.Errorf("RS request for the pasted id = %+v", ex)
 		}
 		got := h.readResourceJSON(t, pasted)
-		if !jsonEqual(t, mustRaw(got), []byte(fetched.RawStruct)) {
+		if !jsonEqual(t, mustRaw(got), withoutDetail(t, fetched.RawStruct)) {
 			t.Errorf("resources/read %s differs from fetch %s", pasted, id)
 		}
 		w := h.mustOK(t, "read_record_field", map[string]any{"id": pasted, "field_path": "text", "limit_chars": 200})
@@ -50,6 +50,8 @@ func TestReferenceAdapterHandles(t *testing.T) {
 
 	handle := referenceWindowHandle(`{"v":1,"kind":"field-window","connection_id":"` + connMain + `","stream":"transcripts","record_id":"tr-5","field_path":"text","offset_chars":4096,"limit_chars":1000}`)
 	want := h.mustOK(t, "read_record_field", map[string]any{"id": id, "field_path": "text", "offset_chars": 4096, "limit_chars": 1000})
+	// A field-window resource carries its text: read_record_field's full detail.
+	wantFull := h.mustOK(t, "read_record_field", map[string]any{"id": id, "field_path": "text", "offset_chars": 4096, "limit_chars": 1000, "detail": "full"})
 	t.Run("field-window handle as cursor", func(t *testing.T) {
 		r := h.mustOK(t, "read_record_field", map[string]any{"cursor": handle, "field_path": "text"})
 		if r.RawStruct != want.RawStruct {
@@ -58,8 +60,8 @@ func TestReferenceAdapterHandles(t *testing.T) {
 	})
 	t.Run("field-window handle in resources/read", func(t *testing.T) {
 		got := h.readResourceJSON(t, handle)
-		if !jsonEqual(t, mustRaw(got), []byte(want.RawStruct)) {
-			t.Errorf("resource differs from read_record_field:\n%s\n%s", mustRaw(got), want.RawStruct)
+		if !jsonEqual(t, mustRaw(got), withoutDetail(t, wantFull.RawStruct)) {
+			t.Errorf("resource differs from read_record_field with detail full:\n%s\n%s", mustRaw(got), wantFull.RawStruct)
 		}
 	})
 	t.Run("field-window handle as id", func(t *testing.T) {

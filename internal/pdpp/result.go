@@ -1,11 +1,14 @@
 package pdpp
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
@@ -23,6 +26,106 @@ func okResult(text string, structured any) *mcp.CallToolResult {
 		Content:           []mcp.Content{mcp.NewTextContent(text)},
 		StructuredContent: structured,
 	}
+}
+
+// resultOverhead is what a result adds around its text and structured
+// content: {"content":[{"type":"text","text":…}],"structuredContent":…}.
+const resultOverhead = 64
+
+// smallMemberBytes is the largest member a truncation report keeps.
+const smallMemberBytes = 256
+
+// truncationReserve is kept free for the line that reports a compact cut.
+const truncationReserve = 512
+
+// replyBudget returns the compact reply ceiling the catalog declares for
+// tool, for a result rendering an RS body of rsBodyBytes (0: none).
+func replyBudget(tool string, rsBodyBytes int) int {
+	b, ok := mcptools.ResultBudgetOf(tool)
+	if !ok {
+		return 0
+	}
+	return b.Limit(rsBodyBytes)
+}
+
+// compactText bounds a compact result's text to half its budget.
+func compactText(text string, limit int) string {
+	if limit <= 0 {
+		return text
+	}
+	return evidence.CapText(text, limit/2)
+}
+
+// structuredBudget is the room left for structuredContent in a result of
+// limit bytes once text is paid for; with cut, the line that reports the
+// cut is paid for too.
+func structuredBudget(limit int, text string, cut bool) int {
+	n := limit - resultOverhead - evidence.JSONStringLen(text)
+	if cut {
+		n -= truncationReserve
+	}
+	return n
+}
+
+// compactResult is a successful compact result whose structuredContent
+// encodes to structuredBytes bytes (an upper estimate when it is not
+// already encoded). It measures the whole result against limit and, should
+// the parts still exceed it whatever the RS returned, replaces
+// structuredContent by a truncation report that names the full call, so no
+// reply ever leaves its budget.
+func compactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult {
+	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+structuredBytes > limit {
+		size := structuredBytes
+		report := map[string]any{}
+		if raw, ok := structured.(json.RawMessage); ok {
+			// Keep what stays small (cursors, flags, ids), so paging and
+			// identity survive the cut.
+			for k, v := range evidence.SmallMembers(raw, smallMemberBytes) {
+				report[k] = v
+			}
+		}
+		report["detail"], report["truncated"], report["structured_bytes"] = evidence.DetailCompact, true, size
+		if full != nil {
+			report["full"] = full
+		}
+		encoded, _ := json.Marshal(report)
+		structured = json.RawMessage(encoded)
+		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
+		if full != nil {
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, limit, full.Call())
+		} else {
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, limit)
+		}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: structured,
+	}
+}
+
+// budgetedData is a compact result whose structuredContent is {"data": body}
+// with the RS body verbatim, held to the tool's reply budget.
+func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
+	// The body is valid JSON (its text rendered from it) and passes through
+	// as it is.
+	limit := replyBudget(tool, len(body))
+	text = compactText(text, limit)
+	var b strings.Builder
+	b.Grow(len(body) + 10)
+	b.WriteString(`{"data":`)
+	b.Write(body)
+	b.WriteString(`}`)
+	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
+}
+
+// withDetail returns args with detail set to d.
+func withDetail(args map[string]any, d string) map[string]any {
+	out := make(map[string]any, len(args)+1)
+	for k, v := range args {
+		out[k] = v
+	}
+	out["detail"] = d
+	return out
 }
 
 // errorResult renders any failure as an isError result whose structuredContent

@@ -210,6 +210,7 @@ func TestSamplesReplay(t *testing.T) {
 		{"fetch record", false, "fetch", map[string]any{"id": "transcripts:tr-5"}, "record-transcripts-tr-5", checkSampleFetch},
 		{"fetch record with connection", false, "fetch", map[string]any{"id": tr5}, "record-transcripts-tr-5-with-connection", checkSampleFetch},
 		{"query records page", false, "query_records", map[string]any{"stream": "transcripts", "limit": 2}, "records-transcripts-limit2", checkSampleList},
+		{"query records page, full detail", false, "query_records", map[string]any{"stream": "transcripts", "limit": 2, "detail": "full"}, "records-transcripts-limit2", checkSampleList},
 		{"query records projection", false, "query_records", map[string]any{"stream": "transcripts", "limit": 3, "fields": []string{"id", "video_id", "language"}}, "records-transcripts-fields-projection", checkSampleList},
 		{"aggregate count", false, "aggregate", map[string]any{"stream": "transcripts", "metric": "count"}, "aggregate-count", checkSampleVerbatimData},
 		{"aggregate by language", false, "aggregate", map[string]any{"stream": "transcripts", "metric": "count", "group_by": "language"}, "aggregate-group-by-language", checkSampleVerbatimData},
@@ -511,7 +512,7 @@ func checkSampleWindow(t *testing.T, r callResult, s sample) {
 		t.Fatal(err)
 	}
 	w := fw.Window
-	if r.Structured["text"] != w.Text {
+	if structuredWindowText(t, r) != w.Text {
 		t.Errorf("window text differs from the sample")
 	}
 	if !strings.Contains(r.Text, w.Text) {
@@ -605,8 +606,14 @@ func checkSampleList(t *testing.T, r callResult, s sample) {
 	if r.Res.IsError {
 		t.Fatalf("error:\n%s", r.Text)
 	}
-	if !jsonEqual(t, mustRaw(r.Structured["data"]), s.Body) {
+	// detail "full" carries the RS page verbatim; compact carries it too
+	// unless it says it cut something and names the full call.
+	verbatim := jsonEqual(t, mustRaw(r.Structured["data"]), s.Body)
+	switch {
+	case r.Structured["detail"] == "full" && !verbatim:
 		t.Errorf("structured data is not the %s body verbatim", s.Name)
+	case r.Structured["detail"] != "full" && !verbatim && (r.Structured["truncated"] != true || r.Structured["full"] == nil):
+		t.Errorf("compact data differs from the %s body without a truncation report: %s", s.Name, r.RawStruct)
 	}
 	ids := recordIDs(t, s.Body)
 	recs, _ := r.Structured["records"].([]any)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -28,11 +29,15 @@ func optString(s string) *string {
 	return &s
 }
 
-// argsMap turns typed args back into the map shown in retry suggestions.
+// argsMap turns typed args back into the map shown in retry suggestions
+// and continuations, leaving out detail when it is the default.
 func argsMap(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
+	if m["detail"] == evidence.DetailCompact {
+		delete(m, "detail")
+	}
 	return m
 }
 
@@ -68,7 +73,10 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	if rerr != nil {
 		return errorResult(rs.AdapterError("rs_bad_response", rerr.Error(), ""), "schema", nil), nil
 	}
-	return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
+	if !compact {
+		return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
+	}
+	return budgetedData(mcptools.ToolSchema, text, body), nil
 }
 
 func rejectsView(err error) bool {
@@ -120,17 +128,33 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if err != nil {
 		return fail(err)
 	}
-	next := argsMap(args)
+	same := argsMap(args)
+	full := args.Detail == evidence.DetailFull
+	next := maps.Clone(same)
 	delete(next, "cursor")
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, next)
 	if rerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
 	}
-	out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore}
-	if view.NextCursor != "" {
-		out["next_cursor"] = view.NextCursor
+	if full {
+		out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
+		if view.NextCursor != "" {
+			out["next_cursor"] = view.NextCursor
+		}
+		return okResult(view.Rendered, out), nil
 	}
-	return okResult(view.Rendered, out), nil
+	limit := replyBudget(mcptools.ToolQueryRecords, len(resp.Body))
+	text := compactText(view.Rendered, limit)
+	fullCall := evidence.Continuation{Tool: evidence.ToolQuery, Arguments: withDetail(same, evidence.DetailFull)}
+	structured, cut, cerr := view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, false), fullCall)
+	if cerr == nil && cut.Truncated {
+		// Something was cut: pay for the line that says so, and build again.
+		structured, cut, cerr = view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, true), fullCall)
+	}
+	if cerr != nil {
+		return fail(rs.AdapterError("rs_bad_response", cerr.Error(), ""))
+	}
+	return compactResult(limit, text+cut.TruncationLine("records"), structured, len(structured), &fullCall), nil
 }
 
 // Aggregate serves `aggregate`: GET /v1/streams/{stream}/aggregate.
@@ -167,7 +191,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	if rerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
 	}
-	return okResult(text, map[string]any{"data": json.RawMessage(resp.Body)}), nil
+	return budgetedData(mcptools.ToolAggregate, text, resp.Body), nil
 }
 
 // Search serves `search`: GET /v1/search, /v1/search/semantic or /v1/search/hybrid.
@@ -207,13 +231,31 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	if args.Limit != nil {
 		limit = *args.Limit
 	}
-	view, rerr := evidence.RenderSearch(resp.Body, evidence.SearchRequest{
-		Q: args.Q, Mode: args.Mode, Streams: args.Streams, Limit: limit, ConnectionID: args.ConnectionID, Filter: args.Filter,
-	}, a.rs.Origin())
+	sreq := evidence.SearchRequest{
+		Q: args.Q, Mode: args.Mode, Streams: args.Streams, Limit: limit, ConnectionID: args.ConnectionID, Filter: args.Filter, Detail: args.Detail,
+	}
+	view, rerr := evidence.RenderSearch(resp.Body, sreq, a.rs.Origin())
 	if rerr != nil {
 		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
 	}
-	return okResult(view.Text, view.Structured()), nil
+	if args.Detail == evidence.DetailFull {
+		out := view.Structured()
+		out["detail"] = evidence.DetailFull
+		return okResult(view.Text, out), nil
+	}
+	budget := replyBudget(mcptools.ToolSearch, len(resp.Body))
+	same := sreq.Args()
+	if args.Cursor != "" {
+		same["cursor"] = args.Cursor
+	}
+	fullCall := evidence.Continuation{Tool: evidence.ToolSearch, Arguments: withDetail(same, evidence.DetailFull)}
+	structured, cut := view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), false), fullCall)
+	if cut.Truncated {
+		// Something was cut: pay for the line that says so, and build again.
+		structured, cut = view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), true), fullCall)
+	}
+	text := compactText(view.Text, budget)
+	return compactResult(budget, text+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
 }
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
@@ -226,16 +268,36 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	if ref, err = handles.ResolveConnection(ref, args.ConnectionID); err != nil {
 		return fail(err)
 	}
-	doc, err := a.fetchDocument(ctx, ref, args.Fields, args.Expand, args.ExpandLimit)
+	full := args.Detail == evidence.DetailFull
+	doc, err := a.fetchDocumentDetail(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full)
 	if err != nil {
 		return fail(err)
 	}
-	return okResult(doc.Rendered, doc), nil
+	if full {
+		doc.Detail = evidence.DetailFull
+		return okResult(doc.Rendered, doc), nil
+	}
+	doc.Detail = evidence.DetailCompact
+	if doc.Truncated {
+		same := argsMap(args)
+		call := evidence.Continuation{Tool: evidence.ToolFetch, Arguments: withDetail(same, evidence.DetailFull)}
+		doc.Full = &call
+	}
+	// The document is encoded once, by the server; its size is estimated
+	// from its parts.
+	size := evidence.DocumentStructuredBytes(doc)
+	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
 // fetchDocument reads one record and renders it; fetch and the record resource
 // share it.
 func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
+	return a.fetchDocumentDetail(ctx, ref, fieldList, expand, expandLimitRaw, false)
+}
+
+// fetchDocumentDetail is fetchDocument at a detail level: compact documents
+// fit fetch's reply budget, full ones keep every field whole.
+func (a *Adapter) fetchDocumentDetail(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool) (evidence.Document, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
 		return evidence.Document{}, err
@@ -256,7 +318,7 @@ func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fiel
 	if err != nil {
 		return evidence.Document{}, err
 	}
-	doc, rerr := evidence.RenderDocument(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream))
+	doc, rerr := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0), full)
 	if rerr != nil {
 		return evidence.Document{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
 	}
@@ -273,7 +335,22 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 	if err != nil {
 		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
-	res := okResult(view.Rendered, view)
+	var res *mcp.CallToolResult
+	if args.Detail == evidence.DetailFull {
+		view.Detail = evidence.DetailFull
+		res = okResult(view.Rendered, view)
+	} else {
+		// The window text is paid for once: it lives in content[], and
+		// structured output points at it and names the full-detail call.
+		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
+		call.Arguments["detail"] = evidence.DetailFull
+		view.CompactText(call)
+		structured, merr := json.Marshal(view)
+		if merr != nil {
+			return errorResult(merr, "read_record_field", argsMap(args)), nil
+		}
+		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
+	}
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
 	return res, nil
 }

@@ -47,6 +47,9 @@ type Budgets struct {
 	InstructionsHeadChars   int            `yaml:"instructions_head_chars"`
 	InstructionsMustMention []string       `yaml:"instructions_must_mention"`
 	LongSentenceChars       int            `yaml:"long_sentence_chars"`
+	// ResultBudgetToolsets lists the toolsets whose every tool must declare
+	// a result_budget.
+	ResultBudgetToolsets []string `yaml:"result_budget_toolsets"`
 }
 
 // Default text limits used when the catalog leaves them at zero.
@@ -65,6 +68,18 @@ type Tool struct {
 	Annotations Annotations `yaml:"annotations"`
 	Args        []Arg       `yaml:"args"`
 	Output      []Output    `yaml:"output"`
+	// ResultBudget bounds the whole serialized default (compact) result
+	// of the tool: content[] + structuredContent + _meta.
+	ResultBudget *ResultBudget `yaml:"result_budget"`
+}
+
+// ResultBudget is a tool's default reply budget. Bytes is a fixed ceiling;
+// RSBodyRatio, when set, makes the ceiling that many times the size of the
+// RS body the reply renders, but never below MinBytes.
+type ResultBudget struct {
+	Bytes       int     `yaml:"bytes"`
+	RSBodyRatio float64 `yaml:"rs_body_ratio"`
+	MinBytes    int     `yaml:"min_bytes"`
 }
 
 // Annotations are the four MCP behaviour hints; each must be given.
@@ -109,7 +124,9 @@ type FormatSpec struct {
 	Description string `yaml:"description"`
 }
 
-// Output is one top-level property of a tool's structuredContent.
+// Output is one top-level property of a tool's structuredContent. Nullable
+// publishes the property without a type (see outputSchema); a runtime that
+// omits the key instead of sending null keeps its type.
 type Output struct {
 	Name        string `yaml:"name"`
 	Type        string `yaml:"type"`

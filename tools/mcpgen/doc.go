@@ -23,4 +23,13 @@
 // the instructions, whose first characters must mention given phrases. A
 // long sentence may be said in one description only, and each phrase of
 // guidance_homes only at its home (the instructions or one tool).
+//
+// A tool may declare a result_budget (bytes, or rs_body_ratio with
+// min_bytes): the largest default reply the server may send. Budgets are
+// written to FOOTPRINT.md and to the generated ResultBudgetOf, which the
+// server enforces; the toolsets named in result_budget_toolsets must
+// declare one on every tool. Published schemas are portable: no $ref,
+// $defs, $schema or additionalProperties, no top-level anyOf/oneOf/allOf,
+// and no type spelled as an array (a nullable output is published without
+// a type; prefer omitting the key to sending null).
 package main

@@ -104,6 +104,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			}
 			lintFieldDescription(&p, c.Budgets, ow, o.Description)
 		}
+		lintResultBudget(&p, c.Budgets, where, t)
 	}
 
 	resNames := map[string]bool{}
@@ -447,4 +448,29 @@ type problems struct{ list []string }
 
 func (p *problems) addf(format string, args ...any) {
 	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+// lintResultBudget checks a tool's declared reply budget: positive figures,
+// a ratio only with a floor, and a budget on every tool of a toolset the
+// catalog says must have one.
+func lintResultBudget(p *problems, b Budgets, where string, t Tool) {
+	rb := t.ResultBudget
+	if rb == nil {
+		if slices.Contains(b.ResultBudgetToolsets, t.Toolset) {
+			p.addf("%s: toolset %q requires a result_budget (bytes, or rs_body_ratio with min_bytes)", where, t.Toolset)
+		}
+		return
+	}
+	switch {
+	case rb.Bytes < 0 || rb.MinBytes < 0 || rb.RSBodyRatio < 0:
+		p.addf("%s: result_budget figures must not be negative", where)
+	case rb.Bytes == 0 && rb.RSBodyRatio == 0:
+		p.addf("%s: result_budget needs bytes or rs_body_ratio", where)
+	case rb.Bytes > 0 && rb.RSBodyRatio > 0:
+		p.addf("%s: result_budget takes bytes or rs_body_ratio, not both", where)
+	case rb.RSBodyRatio > 0 && (rb.RSBodyRatio < 1 || rb.MinBytes == 0):
+		p.addf("%s: result_budget rs_body_ratio must be at least 1 and come with min_bytes", where)
+	case rb.Bytes > 0 && rb.MinBytes > 0:
+		p.addf("%s: result_budget min_bytes applies only with rs_body_ratio", where)
+	}
 }

@@ -52,6 +52,9 @@ func TestLintRules(t *testing.T) {
 		{"format_unanchored.yaml", `format "slug": pattern must be anchored with ^ and $`},
 		{"format_no_limit.yaml", `format "slug": max_bytes must be between 1 and 4096`},
 		{"format_no_description.yaml", `format "slug": description is missing`},
+		{"result_budget_missing.yaml", `tool "list_items": toolset "read" requires a result_budget`},
+		{"result_budget_both.yaml", `result_budget takes bytes or rs_body_ratio, not both`},
+		{"result_budget_ratio_floor.yaml", `rs_body_ratio must be at least 1 and come with min_bytes`},
 		{"guidance_unknown_home.yaml", `guidance "zebra crossing": home "nowhere" is neither "instructions" nor a tool of the catalog`},
 	}
 	for _, tc := range tests {
@@ -172,6 +175,30 @@ func TestCamel(t *testing.T) {
 		t.Run(in, func(t *testing.T) {
 			if got := camel(in); got != want {
 				t.Fatalf("camel(%q) = %q, want %q", in, got, want)
+			}
+		})
+	}
+}
+
+// TestPortableSchemaRefusesTypeArrays checks the published-schema lint: a
+// type spelled as an array is refused wherever it appears, one type name
+// is accepted.
+func TestPortableSchemaRefusesTypeArrays(t *testing.T) {
+	tests := []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"plain types", `{"type":"object","properties":{"a":{"type":"string"},"b":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`, true},
+		{"nullable pair in a property", `{"type":"object","properties":{"a":{"type":["string","null"]}}}`, false},
+		{"type array in items", `{"type":"object","properties":{"a":{"type":"array","items":{"type":["integer","null"]}}}}`, false},
+		{"type array at the top", `{"type":["object","null"]}`, false},
+		{"a property named type", `{"type":"object","properties":{"type":{"type":"string"}}}`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkPortableSchema([]byte(tc.schema))
+			if (err == nil) != tc.ok {
+				t.Fatalf("checkPortableSchema(%s) = %v, want ok=%v", tc.schema, err, tc.ok)
 			}
 		})
 	}

@@ -34,6 +34,7 @@ type fileData struct {
 	MustMentionLit   string // Go []string literal
 	GuidanceRows     []guidanceRow
 	Formats          []formatData // catalog formats, by name
+	ResultBudgets    []resultBudgetRow
 }
 
 // toolsetRow is one toolset's measured tools/list size and budget.
@@ -44,6 +45,21 @@ type toolsetRow struct {
 }
 
 type guidanceRow struct{ Phrase, Home string }
+
+// resultBudgetRow is one tool's declared default reply budget.
+type resultBudgetRow struct {
+	Tool, Camel     string
+	Bytes, MinBytes int
+	Ratio           string // Go float literal, "" when the budget is fixed
+}
+
+// Text is the budget as the footprint table states it.
+func (r resultBudgetRow) Text() string {
+	if r.Ratio != "" {
+		return r.Ratio + "× the RS body, at least " + strconv.Itoa(r.MinBytes)
+	}
+	return strconv.Itoa(r.Bytes)
+}
 
 type toolData struct {
 	Name, Camel, ArgsType, Toolset    string
@@ -212,6 +228,13 @@ func templateData(c *compiled) (*fileData, error) {
 			td.Args = append(td.Args, ad)
 		}
 		d.Tools = append(d.Tools, td)
+		if rb := t.ResultBudget; rb != nil {
+			row := resultBudgetRow{Tool: t.Name, Camel: td.Camel, Bytes: rb.Bytes, MinBytes: rb.MinBytes}
+			if rb.RSBodyRatio > 0 {
+				row.Ratio = strconv.FormatFloat(rb.RSBodyRatio, 'f', -1, 64)
+			}
+			d.ResultBudgets = append(d.ResultBudgets, row)
+		}
 	}
 	for _, r := range cat.Resources {
 		d.Resources = append(d.Resources, resourceData{

@@ -168,8 +168,11 @@ func outputSchema(t Tool) ([]byte, error) {
 			prop.Items = nil // any items
 		}
 		if o.Nullable {
-			prop.Extras = map[string]any{"type": []string{prop.Type, "null"}}
-			prop.Type = ""
+			// A value that may be null publishes no type: the array form
+			// ["string","null"] is read as one string by several clients, and
+			// anyOf is refused by others. Prefer omitting the key over sending
+			// null, and leave nullable off.
+			prop.Type, prop.Items = "", nil
 		}
 	}
 	s.Required = nil
@@ -190,7 +193,9 @@ func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
 }
 
 // checkPortableSchema fails on $ref, $defs, $schema, definitions or
-// additionalProperties anywhere in the schema, and on a top-level
+// additionalProperties anywhere in the schema, on a `type` that is not one
+// string (the array form such as ["string","null"] is legal JSON Schema but
+// several clients read type as a single string), and on a top-level
 // anyOf/oneOf/allOf or a top-level type other than "object".
 func checkPortableSchema(b []byte) error {
 	var top map[string]any
@@ -220,6 +225,11 @@ func walkSchema(node map[string]any, path string) error {
 		}
 		switch key {
 		case "default", "enum", "const", "examples":
+			continue
+		case "type":
+			if _, ok := value.(string); !ok {
+				return fmt.Errorf("schema type at %q is %v, not one type name; use anyOf branches with one type each, or omit the key instead of sending null", path, value)
+			}
 			continue
 		case "properties":
 			props, _ := value.(map[string]any)

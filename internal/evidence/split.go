@@ -1,0 +1,172 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// errBadJSON is returned by the splitters for input that is not the JSON
+// they expect; callers check validity first, so it means a programming
+// error or a body that is not an object.
+var errBadJSON = errors.New("malformed JSON")
+
+// splitMembers calls fn with each member of the JSON object raw, in order:
+// the key decoded and the value as a slice of raw (not copied). raw must be
+// valid JSON (json.Valid); the walk reads each byte once, with no decoding,
+// and is bounded by len(raw).
+func splitMembers(raw []byte, fn func(key string, val []byte) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return nil
+	}
+	for i < len(raw) {
+		if raw[i] != '"' {
+			return errBadJSON
+		}
+		ke := skipString(raw, i)
+		key, err := decodeKey(raw[i:ke])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(raw, ke)
+		if i >= len(raw) || raw[i] != ':' {
+			return errBadJSON
+		}
+		vs := skipSpace(raw, i+1)
+		ve := skipValue(raw, vs)
+		if ve <= vs {
+			return errBadJSON
+		}
+		if err := fn(key, raw[vs:ve]); err != nil {
+			return err
+		}
+		i = skipSpace(raw, ve)
+		if i >= len(raw) {
+			return errBadJSON
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return nil
+		default:
+			return errBadJSON
+		}
+	}
+	return errBadJSON
+}
+
+// splitElements calls fn with each element of the JSON array raw, in order,
+// under the same terms as splitMembers.
+func splitElements(raw []byte, fn func(val []byte) error) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return errBadJSON
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return nil
+	}
+	for i < len(raw) {
+		ve := skipValue(raw, i)
+		if ve <= i {
+			return errBadJSON
+		}
+		if err := fn(raw[i:ve]); err != nil {
+			return err
+		}
+		i = skipSpace(raw, ve)
+		if i >= len(raw) {
+			return errBadJSON
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return nil
+		default:
+			return errBadJSON
+		}
+	}
+	return errBadJSON
+}
+
+// decodeKey decodes a quoted key; one with escapes or invalid UTF-8 (which
+// encoding/json replaces by U+FFFD) is decoded by encoding/json.
+func decodeKey(q []byte) (string, error) {
+	inner := q[1 : len(q)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		var s string
+		err := json.Unmarshal(q, &s)
+		return s, err
+	}
+	return string(inner), nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] ('"').
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}

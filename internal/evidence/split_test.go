@@ -1,0 +1,91 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// membersByDecoder lists an object's members with encoding/json, the
+// reference the one-walk splitter must agree with.
+func membersByDecoder(raw []byte) ([]string, []string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, errNotObject
+	}
+	var keys, vals []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys, vals = append(keys, t.(string)), append(vals, string(v))
+	}
+	return keys, vals, nil
+}
+
+func membersBySplitter(raw []byte) ([]string, []string, error) {
+	var keys, vals []string
+	err := splitMembers(raw, func(k string, v []byte) error {
+		keys, vals = append(keys, k), append(vals, string(v))
+		return nil
+	})
+	return keys, vals, err
+}
+
+var splitSeeds = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a" : "x" , "b":[1,{"c":"}"}],"d":{"e":"\"]"}}`,
+	`{"k\"ey":null,"\u00e9":true,"n":-1.5e3,"s":"a\\\\"}`, "{\n\t\"a\":\n[ ]\r}",
+	`{"a":"\\"}`, `{"a":[[[]]],"b":{"c":{"d":{}}}}`, `{"dup":1,"dup":2}`,
+}
+
+// TestSplitMembersMatchesDecoder checks the splitter on objects with nested
+// values, escapes and white space against encoding/json.
+func TestSplitMembersMatchesDecoder(t *testing.T) {
+	for _, s := range splitSeeds {
+		wk, wv, werr := membersByDecoder([]byte(s))
+		gk, gv, gerr := membersBySplitter([]byte(s))
+		if werr != nil || gerr != nil {
+			t.Errorf("%s: decoder err %v, splitter err %v", s, werr, gerr)
+			continue
+		}
+		if mustJSONString(wk) != mustJSONString(gk) || mustJSONString(wv) != mustJSONString(gv) {
+			t.Errorf("%s: splitter %q %q, decoder %q %q", s, gk, gv, wk, wv)
+		}
+	}
+	for _, s := range []string{`[]`, `"x"`, `1`, ``} {
+		if _, _, err := membersBySplitter([]byte(s)); err == nil {
+			t.Errorf("%q: splitter accepted a non-object", s)
+		}
+	}
+}
+
+func mustJSONString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// FuzzSplitMembers: on every valid JSON object the splitter yields the
+// members encoding/json yields.
+func FuzzSplitMembers(f *testing.F) {
+	for _, s := range splitSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		wk, wv, werr := membersByDecoder(raw)
+		gk, gv, gerr := membersBySplitter(raw)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: decoder err %v, splitter err %v", raw, werr, gerr)
+		}
+		if werr == nil && (mustJSONString(wk) != mustJSONString(gk) || mustJSONString(wv) != mustJSONString(gv)) {
+			t.Fatalf("%q: splitter %q %q, decoder %q %q", raw, gk, gv, wk, wv)
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package pdpp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+)
+
+// TestOfficialSDKClientReadsBothDetails drives the real server over stdio
+// (mcp-go's stdio server on pipes) with the official Go SDK client and
+// checks every read tool, in compact and full detail, at its largest limit:
+// a successful result whose structuredContent validates against the
+// outputSchema the client listed.
+func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
+	demo := newDemoHarness(t, tokClient)
+	top := longestTranscripts(t, demo)[0]
+	topID := top.conn + "/transcripts:" + top.id
+
+	source := func(context.Context) (string, error) { return tokClient, nil }
+	rsClient, err := rs.New(demo.rsURL, source, rs.Options{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdio := server.NewStdioServer(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source}), pdpp.ServerOptions{}))
+	stdio.SetErrorLogger(log.New(io.Discard, "", 0))
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = stdio.Listen(ctx, serverIn, serverOut)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = clientOut.Close()
+		_ = serverOut.Close()
+		<-done
+	})
+
+	cl := sdk.NewClient(&sdk.Implementation{Name: "pdpp-detail-test", Version: "0"}, nil)
+	cs, err := cl.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for _, tool := range list.Tools {
+		raw, err := json.Marshal(tool.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), `"type":[`) {
+			t.Errorf("%s outputSchema spells a type as an array: %s", tool.Name, raw)
+		}
+		schemas[tool.Name] = compileSchema(t, tool.Name, raw)
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"schema", map[string]any{}},
+		{"aggregate", map[string]any{"stream": "transcripts", "metric": "count", "group_by": "language", "limit": 100}},
+		{"query_records", map[string]any{"stream": "transcripts", "limit": 100}},
+		{"search", map[string]any{"q": "review", "limit": 100}},
+		{"fetch", map[string]any{"id": topID}},
+		{"read_record_field", map[string]any{"id": topID, "field_path": "text", "limit_chars": 16384}},
+	}
+	for _, c := range calls {
+		details := []string{""}
+		if c.tool != "schema" && c.tool != "aggregate" {
+			details = []string{"compact", "full"}
+		}
+		for _, d := range details {
+			args := c.args
+			if d != "" {
+				args = withArg(c.args, "detail", d)
+			}
+			t.Run(c.tool+" "+d, func(t *testing.T) {
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: args})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError {
+					t.Fatalf("tool error: %v", res.Content)
+				}
+				raw, err := json.Marshal(res.StructuredContent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+				if err == nil {
+					err = schemas[c.tool].Validate(inst)
+				}
+				if err != nil {
+					t.Errorf("structuredContent does not validate against the listed outputSchema: %v", err)
+				}
+				if len(res.Content) == 0 {
+					t.Errorf("no content[]")
+				}
+			})
+		}
+	}
+}
