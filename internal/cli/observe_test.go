@@ -262,7 +262,17 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatalf("batch: %s %s", resp.Status, body)
 	}
 
+	// The transport records a request's metrics after its reply is written,
+	// so the batch's may land just after the client has read it: scrape
+	// until they are there (bounded: 50 tries, 20 ms apart).
 	fams := scrape(t, metricsURL)
+	for range 50 {
+		if _, ok := sample(fams, metrics.NameBatchSize, nil); ok && fams[metrics.NameBatchSize].GetMetric()[0].GetHistogram().GetSampleCount() > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+		fams = scrape(t, metricsURL)
+	}
 	t.Run("names", func(t *testing.T) {
 		for _, name := range []string{metrics.NameHTTPRequests, metrics.NameToolCalls, metrics.NameToolDuration, metrics.NameToolsInFlight,
 			metrics.NameBatchSize, metrics.NameRSRequests, metrics.NameRSDuration, metrics.NameAuthRefusals,
