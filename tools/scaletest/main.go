@@ -191,8 +191,9 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 }
 
 // haproxyConfig routes the front port round-robin to the replicas, checks
-// each with GET /readyz every 500 ms (down after one failure, up after two
-// passes), and with retry retries a request on another replica when the
+// each with GET /readyz every 500 ms (250 ms once one failed; down after two
+// failures, up after two passes; a check may take 3 s, so a CPU-starved but
+// healthy replica is not taken out), and with retry retries a request on another replica when the
 // connection fails or the replica closes it without answering.
 func haproxyConfig(front int, backends []int, retry bool) string {
 	retries := "retries 3\n    option redispatch 1\n    retry-on conn-failure empty-response"
@@ -209,6 +210,7 @@ defaults
     timeout client 60s
     timeout server 60s
     timeout http-keep-alive 10s
+    timeout check 3s
     %s
 
 frontend mcp
@@ -219,7 +221,7 @@ backend replicas
     balance roundrobin
     option httpchk GET /readyz
     http-check expect status 200
-    default-server inter 500ms fastinter 250ms downinter 500ms fall 1 rise 2
+    default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 2
 `, retries, front)
 	for i, p := range backends {
 		fmt.Fprintf(&b, "    server r%d 127.0.0.1:%d check\n", i, p)
