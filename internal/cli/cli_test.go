@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -210,15 +211,20 @@ func TestTerminalParity(t *testing.T) {
 			t.Fatalf("next read-field exit %d: %s", code, errOut)
 		}
 	}
-	// --json prints structured output.
+	// --json prints structured output, the window text included (a compact
+	// result keeps the text only in content[], which --json does not print).
 	code, js, _ := run(t, "read-field", "cin_demo_loom_main/transcripts:tr-1", "text", "--limit-chars", "100", "--json", "--provider-url", url, "--cache-root", root)
 	var v struct {
+		Text   string `json:"text"`
 		Window struct {
 			EndChars int `json:"end_chars"`
 		} `json:"window"`
 	}
 	if code != 0 || json.Unmarshal([]byte(js), &v) != nil || v.Window.EndChars != 100 {
 		t.Fatalf("--json output (%d):\n%s", code, js)
+	}
+	if n := utf8.RuneCountInString(v.Text); n != 100 || !strings.HasPrefix(v.Text, "Transcript 1.") {
+		t.Fatalf("--json text has %d characters, want the 100-character window:\n%s", n, js)
 	}
 }
 
