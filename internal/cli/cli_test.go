@@ -228,6 +228,34 @@ func TestTerminalParity(t *testing.T) {
 	}
 }
 
+// TestSearchNextCommandPrefersProvenWindow: when the first hits matched
+// only a title (no proven window), the printed next command reads the
+// first hit that has one, around its match, and runs as printed.
+func TestSearchNextCommandPrefersProvenWindow(t *testing.T) {
+	url := demoRS(t)
+	root := t.TempDir()
+	writeCred(t, root, url, nil)
+	code, out, errOut := run(t, "search", "zephyrmarker", "--limit", "5", "--provider-url", url, "--cache-root", root)
+	if code != 0 {
+		t.Fatalf("search exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "matched title; no proven text window") {
+		t.Fatalf("want a title-only hit first on the demo RS:\n%s", out)
+	}
+	i := strings.Index(out, "next command: ")
+	if i < 0 {
+		t.Fatalf("no next command:\n%s", out)
+	}
+	line := strings.TrimSpace(strings.SplitN(out[i+len("next command: "):], "\n", 2)[0])
+	if !strings.Contains(line, " --q zephyrmarker ") || strings.Contains(line, " title ") {
+		t.Fatalf("next command does not read a proven window around the match: %s", line)
+	}
+	code, out2, errOut := run(t, shellSplit(t, line)[1:]...)
+	if code != 0 || !strings.Contains(out2, "match at") {
+		t.Fatalf("next command exit %d: %s\n%s", code, errOut, out2)
+	}
+}
+
 // shellSplit splits a command line printed by readFieldCommand.
 func shellSplit(t *testing.T, s string) []string {
 	t.Helper()

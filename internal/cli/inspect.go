@@ -172,9 +172,17 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 		fmt.Fprintf(env.Stdout, "\nnext page command: %s\n", strings.Join(append(parts, l.locationFlags()...), " "))
 	}
 	if len(out.Results) > 0 && !asJSON {
+		// The first hit with a proven window reads around its match; with
+		// none, the first hit's matched field is read from its start.
 		next := out.Results[0].Next
 		if next.Tool != evidence.ToolReadField && len(out.Results[0].MatchedFields) > 0 {
 			next = evidence.ReadFieldCall(out.Results[0].ID, out.Results[0].MatchedFields[0], 0, 0, "")
+		}
+		for _, r := range out.Results {
+			if r.Next.Tool == evidence.ToolReadField {
+				next = r.Next
+				break
+			}
 		}
 		if next.Tool == evidence.ToolReadField {
 			fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(next))
