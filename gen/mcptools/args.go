@@ -375,8 +375,8 @@ type ReadRecordFieldArgs struct {
 	Stream string `json:"stream,omitempty"`
 	// Record id within stream.
 	RecordID string `json:"record_id,omitempty"`
-	// Top-level text field to read.
-	FieldPath string `json:"field_path"`
+	// Top-level text field to read; a cursor implies it.
+	FieldPath string `json:"field_path,omitempty"`
 	// Continuation from a previous window.
 	Cursor string `json:"cursor,omitempty"`
 	// Start offset in characters.
@@ -423,11 +423,10 @@ func (a *ReadRecordFieldArgs) Validate() error {
 			return err
 		}
 	}
-	if a.FieldPath == "" {
-		return mcpkit.Errorf("read_record_field", "field_path", mcpkit.CodeMissingArgument, "field_path is required")
-	}
-	if err := mcpkit.CheckFormat("read_record_field", "field_path", a.FieldPath, FormatField); err != nil {
-		return err
+	if a.FieldPath != "" {
+		if err := mcpkit.CheckFormat("read_record_field", "field_path", a.FieldPath, FormatField); err != nil {
+			return err
+		}
 	}
 	if a.OffsetChars != nil && *a.OffsetChars < 0 {
 		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be at least 0; got %d", *a.OffsetChars)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -210,15 +211,48 @@ func TestTerminalParity(t *testing.T) {
 			t.Fatalf("next read-field exit %d: %s", code, errOut)
 		}
 	}
-	// --json prints structured output.
+	// --json prints structured output, the window text included (a compact
+	// result keeps the text only in content[], which --json does not print).
 	code, js, _ := run(t, "read-field", "cin_demo_loom_main/transcripts:tr-1", "text", "--limit-chars", "100", "--json", "--provider-url", url, "--cache-root", root)
 	var v struct {
+		Text   string `json:"text"`
 		Window struct {
 			EndChars int `json:"end_chars"`
 		} `json:"window"`
 	}
 	if code != 0 || json.Unmarshal([]byte(js), &v) != nil || v.Window.EndChars != 100 {
 		t.Fatalf("--json output (%d):\n%s", code, js)
+	}
+	if n := utf8.RuneCountInString(v.Text); n != 100 || !strings.HasPrefix(v.Text, "Transcript 1.") {
+		t.Fatalf("--json text has %d characters, want the 100-character window:\n%s", n, js)
+	}
+}
+
+// TestSearchNextCommandPrefersProvenWindow: when the first hits matched
+// only a title (no proven window), the printed next command reads the
+// first hit that has one, around its match, and runs as printed.
+func TestSearchNextCommandPrefersProvenWindow(t *testing.T) {
+	url := demoRS(t)
+	root := t.TempDir()
+	writeCred(t, root, url, nil)
+	code, out, errOut := run(t, "search", "zephyrmarker", "--limit", "5", "--provider-url", url, "--cache-root", root)
+	if code != 0 {
+		t.Fatalf("search exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "matched title; no proven text window") {
+		t.Fatalf("want a title-only hit first on the demo RS:\n%s", out)
+	}
+	i := strings.Index(out, "next command: ")
+	if i < 0 {
+		t.Fatalf("no next command:\n%s", out)
+	}
+	line := strings.TrimSpace(strings.SplitN(out[i+len("next command: "):], "\n", 2)[0])
+	if !strings.Contains(line, " --q zephyrmarker ") || strings.Contains(line, " title ") {
+		t.Fatalf("next command does not read a proven window around the match: %s", line)
+	}
+	code, out2, errOut := run(t, shellSplit(t, line)[1:]...)
+	if code != 0 || !strings.Contains(out2, "match at") {
+		t.Fatalf("next command exit %d: %s\n%s", code, errOut, out2)
 	}
 }
 
@@ -262,7 +296,7 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>"} {
+	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}

@@ -88,6 +88,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := h.registerTimeout(f); err != nil {
 		return err
 	}
+	h.RequestTimeoutDefault = requestTimeoutDefault
 	if err := h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787"); err != nil {
 		return err
 	}
@@ -154,9 +155,10 @@ func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
   MCP over HTTP:  %s
   bearer token:   %s   (demo "client" grant: two loom connections + notes)
 
-MCP Inspector (npx @modelcontextprotocol/inspector; its UI origin on port 6274 is
-allowed): transport "Streamable HTTP", URL %s,
-  header Authorization: Bearer %s
+MCP Inspector 2.x (needs Node 22 or newer; its web UI origin on port 6274 is
+allowed): in the web UI (npx -y @modelcontextprotocol/inspector), transport
+"Streamable HTTP", URL %s, header Authorization: Bearer %s; or its CLI:
+  npx -y @modelcontextprotocol/inspector --cli %s --transport http --header "Authorization: Bearer %s" --method tools/list
 
 Claude Code:
   claude mcp add --transport http pdpp-demo %s --header "Authorization: Bearer %s"
@@ -169,7 +171,7 @@ and the credential folder %s vanish when it exits. For a
 configuration that lasts, run "pdpp-mcp-server demo-rs --cache-root <dir>" (fixed
 port 7663) and point clients at it as that command prints.
 
-`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
+`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
 }
 
 // printMetricsURL names the demo's metrics endpoint (the listener is bound

@@ -172,9 +172,17 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 		fmt.Fprintf(env.Stdout, "\nnext page command: %s\n", strings.Join(append(parts, l.locationFlags()...), " "))
 	}
 	if len(out.Results) > 0 && !asJSON {
+		// The first hit with a proven window reads around its match; with
+		// none, the first hit's matched field is read from its start.
 		next := out.Results[0].Next
 		if next.Tool != evidence.ToolReadField && len(out.Results[0].MatchedFields) > 0 {
 			next = evidence.ReadFieldCall(out.Results[0].ID, out.Results[0].MatchedFields[0], 0, 0, "")
+		}
+		for _, r := range out.Results {
+			if r.Next.Tool == evidence.ToolReadField {
+				next = r.Next
+				break
+			}
 		}
 		if next.Tool == evidence.ToolReadField {
 			fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(next))
@@ -197,7 +205,7 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	f.StringVar(&q, "q", "", "read the window around the first match of this `text`")
 	f.IntVar(&limitChars, "limit-chars", 0, "window size in `characters` (1..16384; default 4096)")
 	f.StringVar(&conn, "connection-id", "", "`connection` of the record when the id has none")
-	f.BoolVar(&asJSON, "json", false, "print the structured result as JSON")
+	f.BoolVar(&asJSON, "json", false, "print the structured result, window text included, as JSON")
 	if err := f.Parse(reorder(args, f)); err != nil {
 		return err
 	}
@@ -226,6 +234,12 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	}
 	if conn != "" {
 		callArgs["connection_id"] = conn
+	}
+	if asJSON {
+		// A compact result keeps the window text only in content[]; the
+		// JSON printed here is the structured result, so it asks for the
+		// full detail, whose structured output carries the text.
+		callArgs["detail"] = "full"
 	}
 	res, err := call(ctx, c, "read_record_field", callArgs)
 	if err != nil {

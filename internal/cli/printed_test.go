@@ -82,8 +82,8 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 		wantNot []string
 	}{
 		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout"}, nil},
-		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen"}, []string{"-cache-root"}},
-		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once"}, []string{"-provider-url", "-cache-root", "-authorization-servers"}},
+		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen"}, []string{"-cache-root", "or 60s"}},
+		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
 		{"demo-rs", []string{"-listen address", "-cache-root directory", "-grant grant"}, []string{"-provider-url", "-server-name", "-toolsets"}},
 		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets"}},
 		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)"}},
@@ -103,6 +103,9 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 				if strings.Contains(help, w) {
 					t.Errorf("help shows %q, which %s does not use:\n%s", w, tc.cmd, help)
 				}
+			}
+			if strings.Contains(help, "-request-timeout") && !strings.Contains(help, "(0: --rs-timeout + 5s)") {
+				t.Errorf("help does not say what --request-timeout 0 means here:\n%s", help)
 			}
 			for _, line := range strings.Split(help, "\n") {
 				if strings.HasPrefix(line, "  -") && len(strings.Fields(line)) > 2 {

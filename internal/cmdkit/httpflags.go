@@ -33,6 +33,11 @@ type HTTPFlags struct {
 	// --metrics-listen); empty turns metrics off.
 	MetricsListen string
 	metrics       *metrics.Metrics
+
+	// RequestTimeoutDefault says in --help what --request-timeout 0 means,
+	// since each server derives its own default (e.g. "--rs-timeout + 5s").
+	// Set it before Register.
+	RequestTimeoutDefault string
 }
 
 // Register defines --listen, --allowed-origins, --allowed-hosts,
@@ -55,7 +60,11 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxReplyBytes, "max-reply-bytes", envPrefix+"MAX_REPLY_BYTES", transport.DefaultMaxReplyBytes, "largest reply body; a larger reply becomes a JSON-RPC error"); err != nil {
 		return err
 	}
-	if err := f.Dur(&h.RequestTimeout, "request-timeout", envPrefix+"REQUEST_TIMEOUT", 0, "deadline of one whole /mcp request, batch included (0: the call budget + 5s, or 60s)"); err != nil {
+	def := h.RequestTimeoutDefault
+	if def == "" {
+		def = "the server's default"
+	}
+	if err := f.Dur(&h.RequestTimeout, "request-timeout", envPrefix+"REQUEST_TIMEOUT", 0, "deadline of one whole /mcp request, batch included (0: "+def+")"); err != nil {
 		return err
 	}
 	if err := f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request; keep it above --request-timeout (0: request timeout + 10s)"); err != nil {

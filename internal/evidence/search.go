@@ -327,7 +327,11 @@ func searchText(v SearchView, req SearchRequest, page SearchPage, inStructured i
 	if v.NextPage != nil {
 		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
 	} else if len(v.Results) == 0 {
-		b.WriteString("no hits; try other words, mode \"semantic\", or check streams with schema\n")
+		other := "semantic"
+		if mode != "lexical" {
+			other = "lexical"
+		}
+		fmt.Fprintf(&b, "no hits; try other words, mode %q, or check streams with schema\n", other)
 	}
 	return capBytes(b.String())
 }

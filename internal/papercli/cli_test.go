@@ -231,6 +231,40 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
+// TestHelpShowsOnlyUsedFlags: each command's --help lists the flags it uses
+// and says what its own --request-timeout default is.
+func TestHelpShowsOnlyUsedFlags(t *testing.T) {
+	cases := []struct {
+		cmd           string
+		want, wantNot []string
+	}{
+		{"stdio", []string{"-snapshot", "-assets", "-asset-timeout"}, []string{"-request-timeout"}},
+		{"http", []string{"-snapshot", "-asset-timeout", "(0: 60s)"}, []string{"--rs-timeout", "call budget"}},
+		{"demo", []string{"-dir", "-once", "(0: 60s)"}, []string{"-asset-timeout", "-assets", "  -snapshot", "--rs-timeout"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd, func(t *testing.T) {
+			var stdout, stderr testkit.Buffer
+			code := MainContext(t.Context(), Env{Args: []string{tc.cmd, "--help"}, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+				Getenv: func(string) string { return "" }})
+			help := stdout.String() + stderr.String()
+			if code != cmdkit.ExitOK {
+				t.Fatalf("exit %d:\n%s", code, help)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(help, w) {
+					t.Errorf("help lacks %q:\n%s", w, help)
+				}
+			}
+			for _, w := range tc.wantNot {
+				if strings.Contains(help, w) {
+					t.Errorf("help shows %q:\n%s", w, help)
+				}
+			}
+		})
+	}
+}
+
 // TestStdioCommand runs the stdio command in-process with pipes and talks
 // to it with mcp-go's stdio client; stdout must carry only MCP messages.
 func TestStdioCommand(t *testing.T) {

@@ -22,18 +22,20 @@ type snapshotFlags struct {
 	serverName   string
 }
 
-// registerServer adds the flags every serving command has.
-func (s *snapshotFlags) registerServer(f *cmdkit.FlagSet) error {
+// registerServer adds the flag every serving command has, the demo included
+// (which builds its own snapshot and local assets, so it takes no asset flags).
+func (s *snapshotFlags) registerServer(f *cmdkit.FlagSet) {
 	f.Str(&s.serverName, "server-name", "PAPER_MCP_SERVER_NAME", papertools.ServerName, "server name reported to MCP clients")
-	return f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url")
+	s.assetTimeout = assets.DefaultTimeout
 }
 
-// register adds the snapshot location flags too.
+// register adds the snapshot and asset location flags too.
 func (s *snapshotFlags) register(f *cmdkit.FlagSet) error {
 	f.Str(&s.snapshot, "snapshot", "PAPER_MCP_SNAPSHOT", "", "snapshot database (.sqlite3), opened read-only")
 	f.Str(&s.assetsDir, "assets", "PAPER_MCP_ASSETS", "", "local folder of the snapshot's static assets (summary/, md/, md_translate/)")
 	f.Str(&s.assetsURL, "assets-base-url", "PAPER_MCP_ASSETS_BASE_URL", "", "HTTP(S) base URL of the static assets, used when --assets lacks a file")
-	return s.registerServer(f)
+	s.registerServer(f)
+	return f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url")
 }
 
 func (s *snapshotFlags) check() error {

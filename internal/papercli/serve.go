@@ -61,6 +61,7 @@ type httpFlags struct {
 
 func (h *httpFlags) register(f *cmdkit.FlagSet, defListen string) error {
 	f.Str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
+	h.RequestTimeoutDefault = "60s"
 	return h.HTTPFlags.Register(f, "PAPER_MCP_", defListen)
 }
 

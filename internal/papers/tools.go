@@ -36,7 +36,7 @@ type searchResult struct {
 	Total      int    `json:"total"`
 	Offset     int    `json:"offset"`
 	Limit      int    `json:"limit"`
-	NextOffset *int   `json:"next_offset"`
+	NextOffset *int   `json:"next_offset,omitempty"` // absent on the last page, so the schema keeps its type
 }
 
 // SearchPapers serves search_papers.
@@ -129,7 +129,7 @@ type metadata struct {
 	Year                      string   `json:"year"`
 	Month                     string   `json:"month"`
 	Venue                     string   `json:"venue"`
-	DOI                       *string  `json:"doi"`
+	DOI                       string   `json:"doi,omitempty"` // absent when unknown, so the schema keeps its type
 	Authors                   []string `json:"authors"`
 	Keywords                  []string `json:"keywords"`
 	Institutions              []string `json:"institutions"`
@@ -150,10 +150,7 @@ func metadataOf(p *store.Paper) metadata {
 		HasSource: p.SourceHash != "", Translations: p.Langs(), HasBibTeX: p.HasBibTeX,
 		SummaryPreview: p.Preview,
 	}
-	if p.DOI != "" {
-		doi := p.DOI
-		m.DOI = &doi
-	}
+	m.DOI = p.DOI
 	return m
 }
 

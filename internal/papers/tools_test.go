@@ -221,8 +221,8 @@ func TestLegacySnapshotThroughMCP(t *testing.T) {
 	if r.IsError || r.Structured["doi"] != nil || r.Structured["has_bibtex"] != false {
 		t.Fatalf("legacy metadata %v", r.Structured)
 	}
-	if _, ok := r.Structured["doi"]; !ok {
-		t.Fatal("doi must be present as null")
+	if _, ok := r.Structured["doi"]; ok {
+		t.Fatal("doi must be absent (not null): its output schema has a type")
 	}
 	if s := h.call("search_papers", map[string]any{"query": "diffusion"}); s.IsError || num(s.Structured["total"]) == 0 {
 		t.Fatalf("legacy search %v", s.Structured)

@@ -370,6 +370,9 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 		return windowFromCursor(args)
 	}
 	var w handles.WindowRef
+	if args.FieldPath == "" {
+		return w, rs.AdapterError("missing_argument", `field_path is required unless a cursor is given; name a top-level text field, e.g. "text"`, "field_path")
+	}
 	var ref handles.RecordRef
 	var err error
 	switch {
@@ -433,10 +436,10 @@ func windowFromCursor(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, err
 	}
 	conflict := func(param, format string, a ...any) (handles.WindowRef, error) {
 		return handles.WindowRef{}, rs.AdapterError("conflicting_arguments", fmt.Sprintf(format, a...)+
-			"; pass the cursor alone (with field_path and, if you like, limit_chars), or drop the cursor and name the record explicitly", param)
+			"; pass the cursor alone (with limit_chars if you like), or drop the cursor and name the record explicitly", param)
 	}
 	cr := c.Record
-	if args.FieldPath != c.Field {
+	if args.FieldPath != "" && args.FieldPath != c.Field {
 		return conflict("field_path", "cursor reads field %q but field_path is %q", c.Field, args.FieldPath)
 	}
 	if args.ID != "" {

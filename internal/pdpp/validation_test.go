@@ -103,6 +103,7 @@ func TestReadFieldCursorConflicts(t *testing.T) {
 		{"q", map[string]any{"q": "needle5"}, "q"},
 		{"before_chars", map[string]any{"before_chars": 10}, "before_chars"},
 		{"after_chars", map[string]any{"after_chars": 10}, "after_chars"},
+		{"field_path", map[string]any{"field_path": "language"}, "field_path"},
 	}
 	for _, tc := range conflicts {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,6 +136,56 @@ func TestReadFieldCursorConflicts(t *testing.T) {
 		ex := lastData(t, h)
 		if !strings.Contains(ex.Query, "connection_id="+connMain) {
 			t.Errorf("read went to %s", ex.Line)
+		}
+	})
+}
+
+// TestReadFieldCursorAlone checks that the continuations a read returns are
+// enough on their own, as a client pastes them: next_cursor, or the
+// field-window URI from _meta, given as cursor (or as id) with no
+// field_path reads the next window of the same field. Without a cursor,
+// field_path is still required, refused before any RS request.
+func TestReadFieldCursorAlone(t *testing.T) {
+	h := newDemoHarness(t, tokClient)
+	first := h.mustOK(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5", "field_path": "text", "limit_chars": 200})
+	cursor, _ := first.Structured["next_cursor"].(string)
+	if cursor == "" {
+		t.Fatal("no next_cursor in a partial window")
+	}
+	uri, _ := first.Res.Meta.AdditionalFields["pdpp/field_window_uri"].(string)
+	if uri == "" {
+		t.Fatal("no field-window URI in _meta")
+	}
+	cases := []struct {
+		name       string
+		args       map[string]any
+		start, end float64
+	}{
+		{"next_cursor alone", map[string]any{"cursor": cursor}, 200, 400},
+		{"next_cursor with limit_chars", map[string]any{"cursor": cursor, "limit_chars": 50}, 200, 250},
+		{"field-window URI as cursor", map[string]any{"cursor": uri}, 0, 200},
+		{"field-window URI as id", map[string]any{"id": uri}, 0, 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.mustOK(t, "read_record_field", tc.args)
+			w, _ := r.Structured["window"].(map[string]any)
+			if w["start_chars"] != tc.start || w["end_chars"] != tc.end || r.Structured["field_path"] != "text" {
+				t.Errorf("field %v window %v, want text %v-%v", r.Structured["field_path"], w, tc.start, tc.end)
+			}
+			if r.Structured["id"] != connMain+"/transcripts:tr-5" {
+				t.Errorf("id = %v", r.Structured["id"])
+			}
+		})
+	}
+	t.Run("no cursor and no field_path", func(t *testing.T) {
+		h.log.reset()
+		r := h.call(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5"})
+		if !r.Res.IsError || r.errorCode() != "missing_argument" || r.errorObject()["param"] != "field_path" {
+			t.Fatalf("isError %v code %q param %v, want missing_argument field_path:\n%.400s", r.Res.IsError, r.errorCode(), r.errorObject()["param"], r.Text)
+		}
+		if reqs := h.log.requests(); len(reqs) != 0 {
+			t.Errorf("refused call reached the RS: %v", reqs)
 		}
 	})
 }

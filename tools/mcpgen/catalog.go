@@ -125,8 +125,8 @@ type FormatSpec struct {
 }
 
 // Output is one top-level property of a tool's structuredContent. Nullable
-// publishes the property without a type (see outputSchema); a runtime that
-// omits the key instead of sending null keeps its type.
+// is refused (no portable schema says "this type or null"): a runtime omits
+// the key instead of sending null, and the property keeps its type.
 type Output struct {
 	Name        string `yaml:"name"`
 	Type        string `yaml:"type"`

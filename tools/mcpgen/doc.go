@@ -30,6 +30,6 @@
 // server enforces; the toolsets named in result_budget_toolsets must
 // declare one on every tool. Published schemas are portable: no $ref,
 // $defs, $schema or additionalProperties, no top-level anyOf/oneOf/allOf,
-// and no type spelled as an array (a nullable output is published without
-// a type; prefer omitting the key to sending null).
+// no type spelled as an array and no property without a type (nullable
+// outputs are refused: omit the key instead of sending null).
 package main

@@ -319,8 +319,8 @@ func TestSchemaFacts(t *testing.T) {
 		t.Errorf("required = %v, want [stream]", schema.Required)
 	}
 	out := string(c.schemas["list_items"].output)
-	if !strings.Contains(out, `"next_cursor":{"description":"Cursor of the next page."}`) {
-		t.Errorf("nullable output not published without a type: %s", out)
+	if !strings.Contains(out, `"next_cursor":{"type":"string","description":"Cursor of the next page."}`) {
+		t.Errorf("output not published with its type: %s", out)
 	}
 	if strings.Contains(out, `"type":[`) {
 		t.Errorf("output schema spells a type as an array: %s", out)

@@ -98,6 +98,10 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			if outNames[o.Name] {
 				p.addf("%s: duplicate output property", ow)
 			}
+			if o.Nullable {
+				// No portable schema says "this type or null" (see outputSchema).
+				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
+			}
 			outNames[o.Name] = true
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))

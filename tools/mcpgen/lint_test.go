@@ -56,6 +56,7 @@ func TestLintRules(t *testing.T) {
 		{"result_budget_both.yaml", `result_budget takes bytes or rs_body_ratio, not both`},
 		{"result_budget_ratio_floor.yaml", `rs_body_ratio must be at least 1 and come with min_bytes`},
 		{"guidance_unknown_home.yaml", `guidance "zebra crossing": home "nowhere" is neither "instructions" nor a tool of the catalog`},
+		{"nullable_output.yaml", `output "next_cursor" is nullable; omit the key instead of sending null`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
@@ -193,6 +194,9 @@ func TestPortableSchemaRefusesTypeArrays(t *testing.T) {
 		{"type array in items", `{"type":"object","properties":{"a":{"type":"array","items":{"type":["integer","null"]}}}}`, false},
 		{"type array at the top", `{"type":["object","null"]}`, false},
 		{"a property named type", `{"type":"object","properties":{"type":{"type":"string"}}}`, true},
+		{"a property without a type", `{"type":"object","properties":{"a":{"description":"may be null"}}}`, false},
+		{"a nested property without a type", `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{}}}}}`, false},
+		{"an enum without a type", `{"type":"object","properties":{"a":{"enum":["x","y"]}}}`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

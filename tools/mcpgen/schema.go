@@ -168,11 +168,11 @@ func outputSchema(t Tool) ([]byte, error) {
 			prop.Items = nil // any items
 		}
 		if o.Nullable {
-			// A value that may be null publishes no type: the array form
-			// ["string","null"] is read as one string by several clients, and
-			// anyOf is refused by others. Prefer omitting the key over sending
-			// null, and leave nullable off.
-			prop.Type, prop.Items = "", nil
+			// A value that may be null has no portable schema: the array form
+			// ["string","null"] is read as one string by several clients,
+			// anyOf is refused by others, and a schema without a type
+			// accepts anything (MCP Inspector flags it). Omit the key instead.
+			return nil, fmt.Errorf("tool %q: output %q is nullable (refused by lint)", t.Name, o.Name)
 		}
 	}
 	s.Required = nil
@@ -213,6 +213,16 @@ func checkPortableSchema(b []byte) error {
 	return walkSchema(top, "")
 }
 
+// constrains reports whether a property schema says what its value is.
+func constrains(m map[string]any) bool {
+	for _, kw := range []string{"type", "anyOf", "oneOf", "allOf", "enum", "const", "properties", "items"} {
+		if _, ok := m[kw]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 var forbiddenKeywords = []string{"$ref", "$defs", "$schema", "definitions", "additionalProperties"}
 
 // walkSchema visits every subschema; the names under "properties" are
@@ -235,6 +245,9 @@ func walkSchema(node map[string]any, path string) error {
 			props, _ := value.(map[string]any)
 			for name, sub := range props {
 				if m, ok := sub.(map[string]any); ok {
+					if !constrains(m) {
+						return fmt.Errorf("schema property %q at %q has no type or other validation keyword, so it accepts any value; give it a type", name, path)
+					}
 					if err := walkSchema(m, path+"/properties/"+name); err != nil {
 						return err
 					}
