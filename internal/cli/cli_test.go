@@ -215,9 +215,11 @@ func TestTerminalParity(t *testing.T) {
 	// result keeps the text only in content[], which --json does not print).
 	code, js, _ := run(t, "read-field", "cin_demo_loom_main/transcripts:tr-1", "text", "--limit-chars", "100", "--json", "--provider-url", url, "--cache-root", root)
 	var v struct {
-		Text   string `json:"text"`
-		Window struct {
-			EndChars int `json:"end_chars"`
+		Text       string `json:"text"`
+		NextCursor string `json:"next_cursor"`
+		Window     struct {
+			StartChars int `json:"start_chars"`
+			EndChars   int `json:"end_chars"`
 		} `json:"window"`
 	}
 	if code != 0 || json.Unmarshal([]byte(js), &v) != nil || v.Window.EndChars != 100 {
@@ -225,6 +227,12 @@ func TestTerminalParity(t *testing.T) {
 	}
 	if n := utf8.RuneCountInString(v.Text); n != 100 || !strings.HasPrefix(v.Text, "Transcript 1.") {
 		t.Fatalf("--json text has %d characters, want the 100-character window:\n%s", n, js)
+	}
+	// The cursor alone names the record and field: the next window follows.
+	code, js, errOut = run(t, "read-field", "--cursor", v.NextCursor, "--json", "--provider-url", url, "--cache-root", root)
+	v.Window.StartChars = -1
+	if code != 0 || v.NextCursor == "" || json.Unmarshal([]byte(js), &v) != nil || v.Window.StartChars != 100 {
+		t.Fatalf("read-field --cursor alone (%d):\n%s\n%s", code, js, errOut)
 	}
 }
 

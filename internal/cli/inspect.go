@@ -196,7 +196,7 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	var offset, limitChars int
 	var cursor, q, conn string
 	var asJSON bool
-	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "read-field", "read-field ID FIELD [--offset N | --cursor C | --q TEXT] [--limit-chars N] [--json]\n       read-field --cursor C [--limit-chars N] [--json]")
 	if err := l.registerTerminal(f); err != nil {
 		return err
 	}
@@ -211,15 +211,20 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	}
 	offsetSet := false
 	f.Visit(func(fl *flag.Flag) { offsetSet = offsetSet || fl.Name == "offset" })
-	if f.NArg() != 2 {
-		return cmdkit.Fail(cmdkit.ExitUsage, "read-field takes ID and FIELD, e.g. read-field cin_x/transcripts:tr-5 text")
+	// With --cursor the cursor names the record and field; ID and FIELD
+	// may still be given, and must then agree with it.
+	if f.NArg() != 2 && (cursor == "" || f.NArg() != 0) {
+		return cmdkit.Fail(cmdkit.ExitUsage, "read-field takes ID and FIELD (or only --cursor C), e.g. read-field cin_x/transcripts:tr-5 text")
 	}
 	c, err := terminalClient(ctx, log, &l)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	callArgs := map[string]any{"id": f.Arg(0), "field_path": f.Arg(1)}
+	callArgs := map[string]any{}
+	if f.NArg() == 2 {
+		callArgs["id"], callArgs["field_path"] = f.Arg(0), f.Arg(1)
+	}
 	if offsetSet {
 		callArgs["offset_chars"] = offset
 	}
