@@ -43,6 +43,10 @@ import (
 // mcp-go client (stdio mode) vs GET /v1/search.
 func BenchmarkSearch(b *testing.B) { benchInProcess(b, "search") }
 
+// BenchmarkQueryRecords: query_records of ten transcripts (compact reply)
+// vs GET /v1/streams/transcripts/records?limit=10.
+func BenchmarkQueryRecords(b *testing.B) { benchInProcess(b, "query") }
+
 // BenchmarkFetch: fetch of a 21,000-character transcript vs GET
 // /v1/streams/transcripts/records/tr-5.
 func BenchmarkFetch(b *testing.B) { benchInProcess(b, "fetch") }
@@ -176,8 +180,8 @@ func benchRatio(b *testing.B, paths []path) {
 const concurrentClients = 50
 
 // BenchmarkHTTPConcurrent: 50 concurrent clients, each with its own
-// connection pool, cycling through the workload (search, fetch, both
-// windows). Sub-benchmarks:
+// connection pool, cycling through the workload (search, query, fetch,
+// both windows). Sub-benchmarks:
 //
 //	direct   direct RS requests only; one op is one call
 //	adapter  tools/calls over the /mcp stack only; one op is one call
