@@ -46,8 +46,8 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, err := decodeString(raw)
+		if err != nil {
 			return raw, false
 		}
 		if isBinaryLike(s) {

@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"unicode/utf8"
 )
@@ -102,9 +101,7 @@ func splitElements(raw []byte, fn func(val []byte) error) error {
 func decodeKey(q []byte) (string, error) {
 	inner := q[1 : len(q)-1]
 	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		var s string
-		err := json.Unmarshal(q, &s)
-		return s, err
+		return decodeString(q)
 	}
 	return string(inner), nil
 }

@@ -89,3 +89,39 @@ func FuzzSplitMembers(f *testing.F) {
 		}
 	})
 }
+
+var stringSeeds = []string{
+	`""`, `"plain"`, `"caf\u00e9 \"q\" \\ \/ \b\f\n\r\t"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`,
+	`"\ud83dx"`, `"\ud83d\u0041"`, "\"\xff\xfe bad\"", "\"é\xc3\"", `"\u0000"`, `"a\\"`, `"a"b"`, "\"a\tb\"", `"\x"`, `"\u12"`, `"abc`, ` "a" `, `null`,
+}
+
+// TestDecodeStringMatchesUnmarshal checks the string decoder on escapes,
+// surrogates, invalid UTF-8 and malformed strings against encoding/json.
+func TestDecodeStringMatchesUnmarshal(t *testing.T) {
+	for _, s := range stringSeeds {
+		t.Run(s, func(t *testing.T) {
+			var want string
+			werr := json.Unmarshal([]byte(s), &want)
+			got, err := decodeString([]byte(s))
+			if (err == nil) != (werr == nil) || got != want {
+				t.Errorf("decodeString = %q, %v; encoding/json %q, %v", got, err, want, werr)
+			}
+		})
+	}
+}
+
+// FuzzDecodeString: on every input the decoder fails when encoding/json
+// fails and otherwise yields the same string.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want string
+		werr := json.Unmarshal(raw, &want)
+		got, err := decodeString(raw)
+		if (err == nil) != (werr == nil) || (err == nil && got != want) {
+			t.Fatalf("%q: decodeString %q %v, encoding/json %q %v", raw, got, err, want, werr)
+		}
+	})
+}
