@@ -296,39 +296,60 @@ type CompactPage struct {
 // other than `data` as they are (a large one becomes a Preview), then the
 // page's records in order, compact, while they fit.
 func CompactList(body []byte, stream, connectionID string, budget int, full Continuation) (CompactPage, error) {
+	return compactListWith(body, stream, connectionID, budget, full, nil)
+}
+
+// compactListWith is CompactList; cache, when not nil, is the same page already
+// validated and split (by RenderList), and keeps each record's compact form
+// for the next call on the page.
+func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
 	var out CompactPage
 	var w objectWriter
-	var records [][]byte
-	if !json.Valid(body) {
-		return out, errBadJSON
-	}
-	err := eachMember(body, func(key string, val json.RawMessage) error {
-		if key == "data" {
-			if err := splitElements(val, func(rec []byte) error { records = append(records, rec); return nil }); err != nil {
-				return fmt.Errorf("data is not a list: %w", err)
-			}
-			return nil
-		}
+	keep := func(key string, val []byte) {
 		if len(val) > InlineJSONBytes {
 			val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), FieldValueChars), Next: full})
 			out.CutValues++
 		}
 		w.member(key, val)
-		return nil
-	})
-	if err != nil {
-		return out, err
 	}
+	if cache == nil {
+		cache = &listCache{}
+		if !json.Valid(body) {
+			return out, errBadJSON
+		}
+		err := eachMember(body, func(key string, val json.RawMessage) error {
+			if key == "data" {
+				if err := splitElements(val, func(rec []byte) error { cache.records = append(cache.records, rec); return nil }); err != nil {
+					return fmt.Errorf("data is not a list: %w", err)
+				}
+				return nil
+			}
+			keep(key, val)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	} else {
+		for _, m := range cache.members {
+			keep(m.key, m.val)
+		}
+	}
+	records := cache.records
 	// Records go in while the envelope stays within budget; the bound of
 	// this loop is the page's length.
 	used := w.buf.Len() + len(`,"data":[]}`)
 	var list bytes.Buffer
 	list.WriteByte('[')
-	for _, raw := range records {
-		rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
-		if err != nil {
-			return out, err
+	for i, raw := range records {
+		if i == len(cache.compact) {
+			rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
+			if err != nil {
+				return out, err
+			}
+			cache.compact = append(cache.compact, compactRecord{rec, cut})
 		}
+		rec, cut := cache.compact[i].raw, cache.compact[i].cut
 		if used+list.Len()+len(rec)+1 > budget {
 			break
 		}

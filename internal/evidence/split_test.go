@@ -3,6 +3,9 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -124,4 +127,46 @@ func FuzzDecodeString(f *testing.F) {
 			t.Fatalf("%q: decodeString %q %v, encoding/json %q %v", raw, got, err, want, werr)
 		}
 	})
+}
+
+// TestListPageSplitMatchesDecoder: RenderList's one-walk split of a page
+// and the compact page built from it agree with encoding/json's reading
+// and with CompactList on the bare body, for ordinary pages and for pages
+// the split leaves to encoding/json (a repeated key, a key differing only
+// by case).
+func TestListPageSplitMatchesDecoder(t *testing.T) {
+	long := `{"id":"r1","stream":"s","connection_id":"c","data":{"text":"` + strings.Repeat("word \\n ", 900) + `","n":1}}`
+	short := `{"id":"r2","stream":"s","connection_id":"c","data":{"text":"hi"}}`
+	pages := []string{
+		`{"object":"list","data":[` + long + `,` + short + `],"has_more":true,"next_cursor":"cur\u00e9","meta":{"count":{"kind":"none"},"warnings":[]},"url":"/x"}`,
+		`{"object":"list","data":[],"has_more":false,"next_cursor":null}`,
+		`{"object":"list","data":[` + short + `],"has_more":false,"has_more":true}`,
+		`{"object":"list","Data":[` + short + `],"data":[` + long + `]}`,
+	}
+	for i, body := range pages {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var want ListPage
+			if err := json.Unmarshal([]byte(body), &want); err != nil {
+				t.Fatal(err)
+			}
+			v, err := RenderList([]byte(body), "s", "c", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.HasMore != want.HasMore || (want.NextCursor != nil) != (v.NextCursor != "") || len(v.Records) != len(want.Data) {
+				t.Fatalf("split page: has_more %t cursor %q records %d; encoding/json %t %v %d",
+					v.HasMore, v.NextCursor, len(v.Records), want.HasMore, want.NextCursor, len(want.Data))
+			}
+			full := Continuation{Tool: ToolQuery, Arguments: map[string]any{"detail": DetailFull}}
+			bare := v
+			bare.page = nil
+			for _, budget := range []int{100000, 3000, 600, 3000} {
+				got, gcut, gerr := v.CompactStructured([]byte(body), "s", "c", budget, full)
+				exp, ecut, eerr := bare.CompactStructured([]byte(body), "s", "c", budget, full)
+				if string(got) != string(exp) || !reflect.DeepEqual(gcut, ecut) || (gerr == nil) != (eerr == nil) {
+					t.Fatalf("budget %d: with the split page %s %v, from the body %s %v", budget, got, gerr, exp, eerr)
+				}
+			}
+		})
+	}
 }
