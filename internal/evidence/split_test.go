@@ -170,3 +170,54 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 		})
 	}
 }
+
+var windowSeeds = []string{
+	`{"object":"field_window","record_id":"tr-5","connection_id":"c","stream":"transcripts","field":{"path":"text","type":"string"},"window":{"text":"a\nb \u00e9","start_chars":0,"end_chars":5,"total_chars":9,"limit_chars":5,"complete":false,"has_more":true,"next_offset_chars":5,"previous_offset_chars":null,"match_start_chars":1,"match_end_chars":2}}`,
+	`{"object":"field_window","window":null}`,
+	`{"object":"field_window","window":{},"extra":[1,{"a":2}]}`,
+	`{"window":{"text":"x"},"window":{"start_chars":3}}`,
+	`{"Window":{"text":"x"}}`,
+	`{"window":{"text":7}}`,
+	`{"window":[]}`,
+	`{"stream":null,"field":null}`,
+}
+
+// TestDecodeFieldWindowMatchesUnmarshal: where the one-walk field-window
+// decoder answers, it answers what json.Unmarshal answers, and it leaves
+// repeated and case-variant keys and type mismatches to encoding/json.
+func TestDecodeFieldWindowMatchesUnmarshal(t *testing.T) {
+	for i, s := range windowSeeds {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			checkFieldWindow(t, []byte(s))
+		})
+	}
+	for _, s := range windowSeeds[3:7] {
+		if _, ok := decodeFieldWindow([]byte(s)); ok {
+			t.Errorf("%s: decoded without encoding/json", s)
+		}
+	}
+}
+
+func checkFieldWindow(t *testing.T, raw []byte) {
+	t.Helper()
+	got, ok := decodeFieldWindow(raw)
+	if !ok {
+		return
+	}
+	var want FieldWindow
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%q: decoded, but encoding/json fails: %v", raw, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: decoded %+v, encoding/json %+v", raw, got, want)
+	}
+}
+
+// FuzzDecodeFieldWindow: on every input the field-window decoder either
+// leaves the body to encoding/json or agrees with it.
+func FuzzDecodeFieldWindow(f *testing.F) {
+	for _, s := range windowSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkFieldWindow(t, raw) })
+}

@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -116,4 +118,40 @@ func unmarshalString(q []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(q, &s)
 	return s, err
+}
+
+// splitKnown is splitMembers for decoding into a struct whose json keys are
+// known: fn sees each member; a key repeated, or differing from a known one
+// only by case (which json.Unmarshal would match), ends the walk with
+// errBadJSON so the caller can leave the body to encoding/json. Bounded by
+// len(raw) and len(known) per member.
+func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
+	var seen []string // at most len(known)
+	return splitMembers(raw, func(key string, val []byte) error {
+		for _, k := range known {
+			if key != k && strings.EqualFold(key, k) {
+				return errBadJSON
+			}
+		}
+		if slices.Contains(seen, key) {
+			return errBadJSON
+		}
+		if slices.Contains(known, key) {
+			seen = append(seen, key)
+		}
+		return fn(key, val)
+	})
+}
+
+// stringInto decodes the JSON string val into dst; null leaves dst as it
+// is, as json.Unmarshal does.
+func stringInto(dst *string, val []byte) error {
+	if val[0] == 'n' {
+		return json.Unmarshal(val, dst)
+	}
+	s, err := decodeString(val)
+	if err == nil {
+		*dst = s
+	}
+	return err
 }
