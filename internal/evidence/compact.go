@@ -314,7 +314,7 @@ func compactListWith(body []byte, stream, connectionID string, budget int, full 
 	}
 	if cache == nil {
 		cache = &listCache{}
-		if !json.Valid(body) {
+		if !validJSON(body) {
 			return out, errBadJSON
 		}
 		err := eachMember(body, func(key string, val json.RawMessage) error {
@@ -370,7 +370,7 @@ func compactListWith(body []byte, stream, connectionID string, budget int, full 
 // value is at most max bytes (cursors, flags, counts), for a truncation
 // report that keeps them; nil when raw is not a valid object.
 func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}

@@ -69,7 +69,7 @@ func (c *listCache) sameBody(body []byte, stream, connectionID string) bool {
 // member of an unexpected type.
 func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 	var page ListPage
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return page, false
 	}
 	seen := map[string]bool{}

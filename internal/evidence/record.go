@@ -27,7 +27,7 @@ type Record struct {
 // body is checked once and split in one walk; the record's own members are
 // decoded, each field value stays raw (a slice of raw) until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return Record{}, fmt.Errorf("not a record: %w", errBadJSON)
 	}
 	return decodeValidRecord(raw)

@@ -221,3 +221,36 @@ func FuzzDecodeFieldWindow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkFieldWindow(t, raw) })
 }
+
+var validSeeds = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `-0.5e+3`, `1E9`, `01`, `1.`, `.5`, `-`, `1e`, `true`, `tru`, `nulls`, `[1,]`, `{"a":1,}`,
+	`{"a" : [1, 2.5, "x\u00e9\n\"\\\/\b\f\r\t", {"b":null}] }`, "\"a\x01\"", `"\x"`, `"\u12g4"`, `{"a"}`, `{1:2}`,
+	" \t\r\n[ ] ", `[][]`, `"abc`, `{"a":1 "b":2}`, "\"\xff\xfe\"", `[-]`, `[--1]`, `[1.2.3]`, `{"a":tru}`,
+}
+
+// TestValidJSONMatchesEncodingJSON checks the validator on every grammar
+// corner in validSeeds and at the nesting limit against json.Valid.
+func TestValidJSONMatchesEncodingJSON(t *testing.T) {
+	cases := append([]string(nil), validSeeds...)
+	cases = append(cases, strings.Repeat("[", maxJSONDepth)+strings.Repeat("]", maxJSONDepth),
+		strings.Repeat("[", maxJSONDepth+1)+strings.Repeat("]", maxJSONDepth+1),
+		strings.Repeat(`{"a":`, maxJSONDepth)+"1"+strings.Repeat("}", maxJSONDepth),
+		strings.Repeat(`{"a":`, maxJSONDepth+1)+"1"+strings.Repeat("}", maxJSONDepth+1))
+	for _, s := range cases {
+		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("%.60q: validJSON %t, json.Valid %t", s, got, want)
+		}
+	}
+}
+
+// FuzzValidJSON: the validator agrees with json.Valid on every input.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range append(validSeeds, splitSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, want := validJSON(raw), json.Valid(raw); got != want {
+			t.Fatalf("%q: validJSON %t, json.Valid %t", raw, got, want)
+		}
+	})
+}

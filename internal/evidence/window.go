@@ -50,7 +50,7 @@ var (
 // key, or a member of an unexpected type.
 func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 	var fw FieldWindow
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return fw, false
 	}
 	err := splitKnown(body, fieldWindowKeys, func(key string, val []byte) error {
