@@ -226,14 +226,7 @@ func JSONStringLen(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
+			n += int(asciiJSONLen[c])
 			i++
 			continue
 		}
@@ -250,6 +243,23 @@ func JSONStringLen(s string) int {
 	}
 	return n
 }
+
+// asciiJSONLen is the encoded length of each ASCII byte in a JSON string
+// as encoding/json writes it: two for the short escapes, six for \u00XX
+// (other control bytes and the HTML-escaped <, >, &), one otherwise.
+var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			t[c] = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 6
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // CapText bounds a content[] text block to max bytes, saying so when it cuts.
 func CapText(s string, max int) string {

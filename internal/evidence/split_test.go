@@ -254,3 +254,19 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONStringLenMatchesMarshal: the measured length of a string is the
+// length encoding/json writes, for every ASCII byte, multi-byte runes,
+// U+2028/2029 and invalid UTF-8.
+func TestJSONStringLenMatchesMarshal(t *testing.T) {
+	var all []byte
+	for c := range 128 {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{"", "plain text", string(all), "é 漢字 \u2028\u2029 😀", "\xff\xfe bad \xc3", "<a href=\"x\">&amp;</a>\n\t"} {
+		want, _ := json.Marshal(s)
+		if got := JSONStringLen(s); got != len(want) {
+			t.Errorf("JSONStringLen(%q) = %d, encoding/json writes %d bytes", s, got, len(want))
+		}
+	}
+}
