@@ -180,6 +180,8 @@ var windowSeeds = []string{
 	`{"window":{"text":7}}`,
 	`{"window":[]}`,
 	`{"stream":null,"field":null}`,
+	`{"window":{"start_chars":-0,"end_chars":12345678901234567890,"total_chars":1e2,"limit_chars":1.5}}`,
+	`{"window":{"complete":null,"has_more":true,"next_offset_chars":null,"match_start_chars":-7,"match_end_chars":999999999999999999}}`,
 }
 
 // TestDecodeFieldWindowMatchesUnmarshal: where the one-walk field-window

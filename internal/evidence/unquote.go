@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -123,24 +124,76 @@ func unmarshalString(q []byte) (string, error) {
 // splitKnown is splitMembers for decoding into a struct whose json keys are
 // known: fn sees each member; a key repeated, or differing from a known one
 // only by case (which json.Unmarshal would match), ends the walk with
-// errBadJSON so the caller can leave the body to encoding/json. Bounded by
-// len(raw) and len(known) per member.
+// errBadJSON so the caller can leave the body to encoding/json. The known
+// keys must differ from each other by more than case. Bounded by len(raw)
+// and len(known) per member.
 func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
 	var seen []string // at most len(known)
 	return splitMembers(raw, func(key string, val []byte) error {
+		if slices.Contains(known, key) {
+			if slices.Contains(seen, key) {
+				return errBadJSON
+			}
+			seen = append(seen, key)
+			return fn(key, val)
+		}
 		for _, k := range known {
-			if key != k && strings.EqualFold(key, k) {
+			if strings.EqualFold(key, k) {
 				return errBadJSON
 			}
 		}
-		if slices.Contains(seen, key) {
-			return errBadJSON
-		}
-		if slices.Contains(known, key) {
-			seen = append(seen, key)
-		}
 		return fn(key, val)
 	})
+}
+
+// intInto decodes the JSON number val into dst as json.Unmarshal does; a
+// plain integer of up to 18 digits is read with strconv, anything else by
+// encoding/json.
+func intInto(dst *int, val []byte) error {
+	digits := val
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return json.Unmarshal(val, dst)
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return json.Unmarshal(val, dst)
+		}
+	}
+	n, err := strconv.Atoi(string(val))
+	if err != nil {
+		return json.Unmarshal(val, dst)
+	}
+	*dst = n
+	return nil
+}
+
+// optIntInto is intInto for an optional number: null sets dst to nil.
+func optIntInto(dst **int, val []byte) error {
+	if val[0] == 'n' {
+		return json.Unmarshal(val, dst)
+	}
+	var n int
+	if err := intInto(&n, val); err != nil {
+		return json.Unmarshal(val, dst)
+	}
+	*dst = &n
+	return nil
+}
+
+// boolInto decodes the JSON value val into dst as json.Unmarshal does.
+func boolInto(dst *bool, val []byte) error {
+	switch string(val) {
+	case "true":
+		*dst = true
+		return nil
+	case "false":
+		*dst = false
+		return nil
+	}
+	return json.Unmarshal(val, dst)
 }
 
 // stringInto decodes the JSON string val into dst; null leaves dst as it

@@ -76,25 +76,25 @@ func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 				case "text":
 					return stringInto(&w.Text, v)
 				case "start_chars":
-					return json.Unmarshal(v, &w.StartChars)
+					return intInto(&w.StartChars, v)
 				case "end_chars":
-					return json.Unmarshal(v, &w.EndChars)
+					return intInto(&w.EndChars, v)
 				case "total_chars":
-					return json.Unmarshal(v, &w.TotalChars)
+					return intInto(&w.TotalChars, v)
 				case "limit_chars":
-					return json.Unmarshal(v, &w.LimitChars)
+					return intInto(&w.LimitChars, v)
 				case "complete":
-					return json.Unmarshal(v, &w.Complete)
+					return boolInto(&w.Complete, v)
 				case "has_more":
-					return json.Unmarshal(v, &w.HasMore)
+					return boolInto(&w.HasMore, v)
 				case "next_offset_chars":
-					return json.Unmarshal(v, &w.NextOffsetChars)
+					return optIntInto(&w.NextOffsetChars, v)
 				case "previous_offset_chars":
-					return json.Unmarshal(v, &w.PreviousOffsetChars)
+					return optIntInto(&w.PreviousOffsetChars, v)
 				case "match_start_chars":
-					return json.Unmarshal(v, &w.MatchStartChars)
+					return optIntInto(&w.MatchStartChars, v)
 				case "match_end_chars":
-					return json.Unmarshal(v, &w.MatchEndChars)
+					return optIntInto(&w.MatchEndChars, v)
 				}
 				return nil
 			})
