@@ -34,8 +34,8 @@ bench:
 bench-bounds:
 	$(GO) run ./tools/benchrss -flood
 
-# CPU and allocation profiles of the server half of the four measured calls
-# (search, fetch, read_record_field twice) against the demo RS; read them
+# CPU and allocation profiles of the server half of the five measured calls
+# (search, query_records, fetch, read_record_field twice) against the demo RS; read them
 # with `go tool pprof -top profiles/cpu.out` (or mem.out, -sample_index=alloc_space).
 PROFILE_DIR ?= profiles
 profile:

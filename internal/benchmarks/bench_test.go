@@ -25,13 +25,17 @@ import (
 //	         server runs it: dispatch the raw JSON-RPC request, encode the
 //	         reply; no MCP client decoding. Reports wire-bytes, the reply
 //	         size, to set against the RS body-bytes the direct path reports
+//	once     (in-process only) server, then one decode of the reply into a
+//	         typed result, as a client that decodes each reply once (the
+//	         official Go SDK client, a bare JSON-RPC client) would; an extra
+//	         path next to adapter, never instead of it
 //	raw      (HTTP only) the tools/call posted by a bare HTTP client that
 //	         reads the reply and decodes only isError
 //	ratio    all of the above interleaved in one loop, rotating which goes
 //	         first, so they share the same process state. ns/op, B/op and
 //	         allocs/op are for the whole set; the metrics are per call:
 //	         adapter/direct (mean time ratio, the target), adapter-p50/direct
-//	         (ratio of medians), server/direct or raw/direct, and each
+//	         (ratio of medians), server/direct, once/direct or raw/direct, and each
 //	         path's mean in *-ns
 //
 // B/op and allocs/op include the demo RS's own work, which runs in the same
@@ -42,6 +46,10 @@ import (
 // BenchmarkSearch: search q=zephyrmarker limit=10 through the in-process
 // mcp-go client (stdio mode) vs GET /v1/search.
 func BenchmarkSearch(b *testing.B) { benchInProcess(b, "search") }
+
+// BenchmarkQueryRecords: query_records of ten transcripts (compact reply)
+// vs GET /v1/streams/transcripts/records?limit=10.
+func BenchmarkQueryRecords(b *testing.B) { benchInProcess(b, "query") }
 
 // BenchmarkFetch: fetch of a 21,000-character transcript vs GET
 // /v1/streams/transcripts/records/tr-5.
@@ -79,6 +87,7 @@ func benchInProcess(b *testing.B, name string) {
 			wire = len(out)
 			return err
 		}},
+		{"once", func() error { return callOnce(srv, msg) }},
 	}, map[string]func(*testing.B){
 		"direct": func(b *testing.B) { b.ReportMetric(float64(body), "body-bytes") },
 		"server": func(b *testing.B) { b.ReportMetric(float64(wire), "wire-bytes") },
@@ -176,8 +185,8 @@ func benchRatio(b *testing.B, paths []path) {
 const concurrentClients = 50
 
 // BenchmarkHTTPConcurrent: 50 concurrent clients, each with its own
-// connection pool, cycling through the workload (search, fetch, both
-// windows). Sub-benchmarks:
+// connection pool, cycling through the workload (search, query, fetch,
+// both windows). Sub-benchmarks:
 //
 //	direct   direct RS requests only; one op is one call
 //	adapter  tools/calls over the /mcp stack only; one op is one call

@@ -156,6 +156,35 @@ func serveMessage(s *server.MCPServer, msg json.RawMessage) ([]byte, error) {
 	return out, nil
 }
 
+// callOnce is serveMessage followed by one decode of the reply into a typed
+// result (content, structuredContent as a generic map, isError), as a client
+// that decodes each reply once would (the official Go SDK client or a bare
+// JSON-RPC client). It is the "once" path, shown next to the mcp-go client
+// path, whose client decodes every reply several times.
+func callOnce(s *server.MCPServer, msg json.RawMessage) error {
+	out, err := serveMessage(s, msg)
+	if err != nil {
+		return err
+	}
+	var reply struct {
+		Result *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent map[string]any `json:"structuredContent"`
+			IsError           bool           `json:"isError"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &reply); err != nil {
+		return err
+	}
+	if reply.Result == nil || reply.Result.IsError || len(reply.Result.Content) == 0 {
+		return fmt.Errorf("not a tool result: %.300s", out)
+	}
+	return nil
+}
+
 // postMessage is a bare HTTP client of /mcp: it posts the raw request and
 // decodes only isError from the JSON reply. It speaks the 2025-11-25
 // revision, which needs no per-request _meta.

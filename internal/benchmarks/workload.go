@@ -30,9 +30,13 @@ type Call struct {
 	Direct func(ctx context.Context, c *rsclient.ClientWithResponses) (model any, body []byte, err error)
 }
 
+// QueryLimit is the page size of the query_records call: ten transcripts of
+// about 21,000 characters each, a page whose compact reply must cut values.
+const QueryLimit = 10
+
 // Workload returns the measured calls: search for the demo marker word,
-// fetch of a long transcript, and read_record_field of that transcript's text
-// with the default window and centred on a match.
+// a page of long transcripts, fetch of one of them, and read_record_field of
+// that transcript's text with the default window and centred on a match.
 func Workload() []Call {
 	const (
 		connection = "cin_demo_loom_main"
@@ -50,6 +54,18 @@ func Workload() []Call {
 			Args: map[string]any{"q": marker, "limit": 10},
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
 				r, err := c.SearchRecordsLexicalWithResponse(ctx, &rsclient.SearchRecordsLexicalParams{Q: marker, Limit: ptr(10)})
+				if err != nil {
+					return nil, nil, err
+				}
+				return ok(r.JSON200, r.StatusCode(), r.Body)
+			},
+		},
+		{
+			Name: "query",
+			Tool: "query_records",
+			Args: map[string]any{"stream": stream, "connection_id": connection, "limit": QueryLimit},
+			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
+				r, err := c.ListRecordsWithResponse(ctx, stream, &rsclient.ListRecordsParams{Limit: ptr(QueryLimit), ConnectionId: str(connection)})
 				if err != nil {
 					return nil, nil, err
 				}

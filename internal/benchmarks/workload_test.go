@@ -134,6 +134,36 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		if len(want) == 0 || !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("search ids: adapter %v, direct %v", got, want)
 		}
+	case *rsclient.RecordList:
+		var out struct {
+			Records []struct {
+				ID string `json:"id"`
+			} `json:"records"`
+			HasMore    bool   `json:"has_more"`
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := structured(res, &out); err != nil {
+			return err
+		}
+		var want, got []string
+		for _, r := range m.Data {
+			conn := ""
+			if r.ConnectionId != nil {
+				conn = *r.ConnectionId
+			}
+			want = append(want, conn+"/"+string(r.Stream)+":"+r.Id)
+		}
+		for _, r := range out.Records {
+			got = append(got, r.ID)
+		}
+		cursor := ""
+		if m.NextCursor != nil {
+			cursor = *m.NextCursor
+		}
+		if len(want) != QueryLimit || !reflect.DeepEqual(got, want) || out.HasMore != m.HasMore || out.NextCursor != cursor {
+			return fmt.Errorf("query ids: adapter %v (has_more %t, cursor %q), direct %v (has_more %t, cursor %q)",
+				got, out.HasMore, out.NextCursor, want, m.HasMore, cursor)
+		}
 	case *rsclient.Record:
 		var out struct {
 			ID       string `json:"id"`

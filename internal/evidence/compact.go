@@ -46,8 +46,8 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, err := decodeString(raw)
+		if err != nil {
 			return raw, false
 		}
 		if isBinaryLike(s) {
@@ -226,14 +226,7 @@ func JSONStringLen(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
+			n += int(asciiJSONLen[c])
 			i++
 			continue
 		}
@@ -250,6 +243,23 @@ func JSONStringLen(s string) int {
 	}
 	return n
 }
+
+// asciiJSONLen is the encoded length of each ASCII byte in a JSON string
+// as encoding/json writes it: two for the short escapes, six for \u00XX
+// (other control bytes and the HTML-escaped <, >, &), one otherwise.
+var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			t[c] = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 6
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // CapText bounds a content[] text block to max bytes, saying so when it cuts.
 func CapText(s string, max int) string {
@@ -296,39 +306,60 @@ type CompactPage struct {
 // other than `data` as they are (a large one becomes a Preview), then the
 // page's records in order, compact, while they fit.
 func CompactList(body []byte, stream, connectionID string, budget int, full Continuation) (CompactPage, error) {
+	return compactListWith(body, stream, connectionID, budget, full, nil)
+}
+
+// compactListWith is CompactList; cache, when not nil, is the same page already
+// validated and split (by RenderList), and keeps each record's compact form
+// for the next call on the page.
+func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
 	var out CompactPage
 	var w objectWriter
-	var records [][]byte
-	if !json.Valid(body) {
-		return out, errBadJSON
-	}
-	err := eachMember(body, func(key string, val json.RawMessage) error {
-		if key == "data" {
-			if err := splitElements(val, func(rec []byte) error { records = append(records, rec); return nil }); err != nil {
-				return fmt.Errorf("data is not a list: %w", err)
-			}
-			return nil
-		}
+	keep := func(key string, val []byte) {
 		if len(val) > InlineJSONBytes {
 			val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), FieldValueChars), Next: full})
 			out.CutValues++
 		}
 		w.member(key, val)
-		return nil
-	})
-	if err != nil {
-		return out, err
 	}
+	if cache == nil {
+		cache = &listCache{}
+		if !validJSON(body) {
+			return out, errBadJSON
+		}
+		err := eachMember(body, func(key string, val json.RawMessage) error {
+			if key == "data" {
+				if err := splitElements(val, func(rec []byte) error { cache.records = append(cache.records, rec); return nil }); err != nil {
+					return fmt.Errorf("data is not a list: %w", err)
+				}
+				return nil
+			}
+			keep(key, val)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	} else {
+		for _, m := range cache.members {
+			keep(m.key, m.val)
+		}
+	}
+	records := cache.records
 	// Records go in while the envelope stays within budget; the bound of
 	// this loop is the page's length.
 	used := w.buf.Len() + len(`,"data":[]}`)
 	var list bytes.Buffer
 	list.WriteByte('[')
-	for _, raw := range records {
-		rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
-		if err != nil {
-			return out, err
+	for i, raw := range records {
+		if i == len(cache.compact) {
+			rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
+			if err != nil {
+				return out, err
+			}
+			cache.compact = append(cache.compact, compactRecord{rec, cut})
 		}
+		rec, cut := cache.compact[i].raw, cache.compact[i].cut
 		if used+list.Len()+len(rec)+1 > budget {
 			break
 		}
@@ -349,7 +380,7 @@ func CompactList(body []byte, stream, connectionID string, budget int, full Cont
 // value is at most max bytes (cursors, flags, counts), for a truncation
 // report that keeps them; nil when raw is not a valid object.
 func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}

@@ -135,7 +135,12 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			line := compactJSON(raw)
 			whole.Value, whole.Complete, whole.Next, whole.Line = json.RawMessage(line), true, nil, line
 		}
-		fmt.Fprintf(&text, "%s: %s\n", name, whole.Line)
+		// Written piece by piece: the line can be a whole long text, which
+		// fmt would copy through its own buffer first.
+		text.WriteString(name)
+		text.WriteString(": ")
+		text.WriteString(whole.Line)
+		text.WriteByte('\n')
 		if !whole.Complete || whole.Kind == "blob" || whole.Kind == "binary" {
 			fields[name] = whole
 		}

@@ -29,6 +29,90 @@ type ListView struct {
 	HasMore    bool
 	NextPage   *Continuation
 	Rendered   string
+	// page keeps the split page for CompactStructured, so the body is
+	// validated and its records compacted once per call.
+	page *listCache
+}
+
+// listCache is a records page as RenderList split it: the body it came
+// from, its members other than data and its records, slices of the body,
+// and the compact form of each record once built. Its size is bounded by the
+// page's.
+type listCache struct {
+	body                 []byte
+	stream, connectionID string
+	members              []member
+	records              [][]byte
+	compact              []compactRecord
+}
+
+type member struct {
+	key string
+	val []byte
+}
+
+type compactRecord struct {
+	raw json.RawMessage
+	cut int
+}
+
+// sameBody reports whether c was split from exactly body.
+func (c *listCache) sameBody(body []byte, stream, connectionID string) bool {
+	return c != nil && len(body) > 0 && len(c.body) == len(body) && &c.body[0] == &body[0] &&
+		c.stream == stream && c.connectionID == connectionID
+}
+
+// splitListPage reads a valid records page member by member, as
+// json.Unmarshal into ListPage would. It returns false (and the caller uses
+// encoding/json, for its behaviour and errors) on anything unusual: invalid
+// JSON, a key that differs from a known one only by case, a repeated key, a
+// member of an unexpected type.
+func splitListPage(body []byte, c *listCache) (ListPage, bool) {
+	var page ListPage
+	if !validJSON(body) {
+		return page, false
+	}
+	seen := map[string]bool{}
+	known := []string{"data", "has_more", "next_cursor", "meta"}
+	err := splitMembers(body, func(key string, val []byte) error {
+		for _, k := range known {
+			if key != k && strings.EqualFold(key, k) {
+				return errBadJSON
+			}
+		}
+		if seen[key] {
+			return errBadJSON
+		}
+		seen[key] = true
+		if key != "data" {
+			c.members = append(c.members, member{key, val})
+		}
+		switch key {
+		case "data":
+			if val[0] == 'n' {
+				return nil
+			}
+			page.Data = []json.RawMessage{}
+			return splitElements(val, func(rec []byte) error {
+				page.Data = append(page.Data, rec)
+				c.records = append(c.records, rec)
+				return nil
+			})
+		case "has_more":
+			return json.Unmarshal(val, &page.HasMore)
+		case "next_cursor":
+			if val[0] == 'n' {
+				return nil
+			}
+			s, err := decodeString(val)
+			page.NextCursor = &s
+			return err
+		case "meta":
+			return json.Unmarshal(val, &page.Meta)
+		}
+		return nil
+	})
+	return page, err == nil
 }
 
 // RenderList renders an RS records list. nextArgs are the caller's arguments
@@ -37,14 +121,19 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
 	}
-	var page ListPage
-	if err := json.Unmarshal(body, &page); err != nil {
-		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	cache := &listCache{body: body, stream: stream, connectionID: connectionID}
+	page, split := splitListPage(body, cache)
+	if !split {
+		cache = nil
+		page = ListPage{}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+		}
 	}
 	if page.Data == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
-	v := ListView{HasMore: page.HasMore}
+	v := ListView{HasMore: page.HasMore, page: cache}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
@@ -143,7 +232,11 @@ func (v ListView) CompactStructured(body []byte, stream, connectionID string, bu
 		out.Records = []recordID{}
 	}
 	fixed := len(mustMarshal(out)) + 400 // the truncation members
-	page, err := CompactList(body, stream, connectionID, budget-fixed, full)
+	cache := v.page
+	if !cache.sameBody(body, stream, connectionID) {
+		cache = nil
+	}
+	page, err := compactListWith(body, stream, connectionID, budget-fixed, full, cache)
 	if err != nil {
 		return nil, Truncation{}, err
 	}

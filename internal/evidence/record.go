@@ -27,7 +27,7 @@ type Record struct {
 // body is checked once and split in one walk; the record's own members are
 // decoded, each field value stays raw (a slice of raw) until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return Record{}, fmt.Errorf("not a record: %w", errBadJSON)
 	}
 	return decodeValidRecord(raw)
@@ -44,7 +44,11 @@ func decodeValidRecord(raw []byte) (Record, error) {
 		if val[0] == 'n' { // null leaves the field empty
 			return nil
 		}
-		return json.Unmarshal(val, dst)
+		s, err := decodeString(val)
+		if err == nil {
+			*dst = s
+		}
+		return err
 	}
 	err := splitMembers(raw, func(key string, val []byte) error {
 		switch key {
@@ -176,8 +180,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 		fv.Kind, fv.Complete = "null", true
 		fv.Line = "null"
 	case trimmed[0] == '"':
-		var s string
-		_ = json.Unmarshal(raw, &s)
+		s, _ := decodeString(raw)
 		fv.Chars = CountChars(s)
 		if isBinaryLike(s) {
 			fv.Kind = "binary"

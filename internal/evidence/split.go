@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"unicode/utf8"
 )
@@ -102,9 +101,7 @@ func splitElements(raw []byte, fn func(val []byte) error) error {
 func decodeKey(q []byte) (string, error) {
 	inner := q[1 : len(q)-1]
 	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		var s string
-		err := json.Unmarshal(q, &s)
-		return s, err
+		return decodeString(q)
 	}
 	return string(inner), nil
 }
@@ -121,15 +118,25 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at b[i] ('"').
+// skipString returns the index just past the string starting at b[i] ('"'):
+// the first quote after it preceded by an even run of backslashes. Quotes
+// are found with bytes.IndexByte, so long texts are skipped in large steps;
+// each byte is looked at a bounded number of times.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
 		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return len(b)
 }

@@ -3,6 +3,9 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -88,4 +91,184 @@ func FuzzSplitMembers(f *testing.F) {
 			t.Fatalf("%q: splitter %q %q, decoder %q %q", raw, gk, gv, wk, wv)
 		}
 	})
+}
+
+var stringSeeds = []string{
+	`""`, `"plain"`, `"caf\u00e9 \"q\" \\ \/ \b\f\n\r\t"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`,
+	`"\ud83dx"`, `"\ud83d\u0041"`, "\"\xff\xfe bad\"", "\"é\xc3\"", `"\u0000"`, `"a\\"`, `"a"b"`, "\"a\tb\"", `"\x"`, `"\u12"`, `"abc`, ` "a" `, `null`,
+}
+
+// TestDecodeStringMatchesUnmarshal checks the string decoder on escapes,
+// surrogates, invalid UTF-8 and malformed strings against encoding/json.
+func TestDecodeStringMatchesUnmarshal(t *testing.T) {
+	for _, s := range stringSeeds {
+		t.Run(s, func(t *testing.T) {
+			var want string
+			werr := json.Unmarshal([]byte(s), &want)
+			got, err := decodeString([]byte(s))
+			if (err == nil) != (werr == nil) || got != want {
+				t.Errorf("decodeString = %q, %v; encoding/json %q, %v", got, err, want, werr)
+			}
+		})
+	}
+}
+
+// FuzzDecodeString: on every input the decoder fails when encoding/json
+// fails and otherwise yields the same string.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want string
+		werr := json.Unmarshal(raw, &want)
+		got, err := decodeString(raw)
+		if (err == nil) != (werr == nil) || (err == nil && got != want) {
+			t.Fatalf("%q: decodeString %q %v, encoding/json %q %v", raw, got, err, want, werr)
+		}
+	})
+}
+
+// TestListPageSplitMatchesDecoder: RenderList's one-walk split of a page
+// and the compact page built from it agree with encoding/json's reading
+// and with CompactList on the bare body, for ordinary pages and for pages
+// the split leaves to encoding/json (a repeated key, a key differing only
+// by case).
+func TestListPageSplitMatchesDecoder(t *testing.T) {
+	long := `{"id":"r1","stream":"s","connection_id":"c","data":{"text":"` + strings.Repeat("word \\n ", 900) + `","n":1}}`
+	short := `{"id":"r2","stream":"s","connection_id":"c","data":{"text":"hi"}}`
+	pages := []string{
+		`{"object":"list","data":[` + long + `,` + short + `],"has_more":true,"next_cursor":"cur\u00e9","meta":{"count":{"kind":"none"},"warnings":[]},"url":"/x"}`,
+		`{"object":"list","data":[],"has_more":false,"next_cursor":null}`,
+		`{"object":"list","data":[` + short + `],"has_more":false,"has_more":true}`,
+		`{"object":"list","Data":[` + short + `],"data":[` + long + `]}`,
+	}
+	for i, body := range pages {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var want ListPage
+			if err := json.Unmarshal([]byte(body), &want); err != nil {
+				t.Fatal(err)
+			}
+			v, err := RenderList([]byte(body), "s", "c", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.HasMore != want.HasMore || (want.NextCursor != nil) != (v.NextCursor != "") || len(v.Records) != len(want.Data) {
+				t.Fatalf("split page: has_more %t cursor %q records %d; encoding/json %t %v %d",
+					v.HasMore, v.NextCursor, len(v.Records), want.HasMore, want.NextCursor, len(want.Data))
+			}
+			full := Continuation{Tool: ToolQuery, Arguments: map[string]any{"detail": DetailFull}}
+			bare := v
+			bare.page = nil
+			for _, budget := range []int{100000, 3000, 600, 3000} {
+				got, gcut, gerr := v.CompactStructured([]byte(body), "s", "c", budget, full)
+				exp, ecut, eerr := bare.CompactStructured([]byte(body), "s", "c", budget, full)
+				if string(got) != string(exp) || !reflect.DeepEqual(gcut, ecut) || (gerr == nil) != (eerr == nil) {
+					t.Fatalf("budget %d: with the split page %s %v, from the body %s %v", budget, got, gerr, exp, eerr)
+				}
+			}
+		})
+	}
+}
+
+var windowSeeds = []string{
+	`{"object":"field_window","record_id":"tr-5","connection_id":"c","stream":"transcripts","field":{"path":"text","type":"string"},"window":{"text":"a\nb \u00e9","start_chars":0,"end_chars":5,"total_chars":9,"limit_chars":5,"complete":false,"has_more":true,"next_offset_chars":5,"previous_offset_chars":null,"match_start_chars":1,"match_end_chars":2}}`,
+	`{"object":"field_window","window":null}`,
+	`{"object":"field_window","window":{},"extra":[1,{"a":2}]}`,
+	`{"window":{"text":"x"},"window":{"start_chars":3}}`,
+	`{"Window":{"text":"x"}}`,
+	`{"window":{"text":7}}`,
+	`{"window":[]}`,
+	`{"stream":null,"field":null}`,
+	`{"window":{"start_chars":-0,"end_chars":12345678901234567890,"total_chars":1e2,"limit_chars":1.5}}`,
+	`{"window":{"complete":null,"has_more":true,"next_offset_chars":null,"match_start_chars":-7,"match_end_chars":999999999999999999}}`,
+}
+
+// TestDecodeFieldWindowMatchesUnmarshal: where the one-walk field-window
+// decoder answers, it answers what json.Unmarshal answers, and it leaves
+// repeated and case-variant keys and type mismatches to encoding/json.
+func TestDecodeFieldWindowMatchesUnmarshal(t *testing.T) {
+	for i, s := range windowSeeds {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			checkFieldWindow(t, []byte(s))
+		})
+	}
+	for _, s := range windowSeeds[3:7] {
+		if _, ok := decodeFieldWindow([]byte(s)); ok {
+			t.Errorf("%s: decoded without encoding/json", s)
+		}
+	}
+}
+
+func checkFieldWindow(t *testing.T, raw []byte) {
+	t.Helper()
+	got, ok := decodeFieldWindow(raw)
+	if !ok {
+		return
+	}
+	var want FieldWindow
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%q: decoded, but encoding/json fails: %v", raw, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: decoded %+v, encoding/json %+v", raw, got, want)
+	}
+}
+
+// FuzzDecodeFieldWindow: on every input the field-window decoder either
+// leaves the body to encoding/json or agrees with it.
+func FuzzDecodeFieldWindow(f *testing.F) {
+	for _, s := range windowSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkFieldWindow(t, raw) })
+}
+
+var validSeeds = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `-0.5e+3`, `1E9`, `01`, `1.`, `.5`, `-`, `1e`, `true`, `tru`, `nulls`, `[1,]`, `{"a":1,}`,
+	`{"a" : [1, 2.5, "x\u00e9\n\"\\\/\b\f\r\t", {"b":null}] }`, "\"a\x01\"", `"\x"`, `"\u12g4"`, `{"a"}`, `{1:2}`,
+	" \t\r\n[ ] ", `[][]`, `"abc`, `{"a":1 "b":2}`, "\"\xff\xfe\"", `[-]`, `[--1]`, `[1.2.3]`, `{"a":tru}`,
+}
+
+// TestValidJSONMatchesEncodingJSON checks the validator on every grammar
+// corner in validSeeds and at the nesting limit against json.Valid.
+func TestValidJSONMatchesEncodingJSON(t *testing.T) {
+	cases := append([]string(nil), validSeeds...)
+	cases = append(cases, strings.Repeat("[", maxJSONDepth)+strings.Repeat("]", maxJSONDepth),
+		strings.Repeat("[", maxJSONDepth+1)+strings.Repeat("]", maxJSONDepth+1),
+		strings.Repeat(`{"a":`, maxJSONDepth)+"1"+strings.Repeat("}", maxJSONDepth),
+		strings.Repeat(`{"a":`, maxJSONDepth+1)+"1"+strings.Repeat("}", maxJSONDepth+1))
+	for _, s := range cases {
+		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("%.60q: validJSON %t, json.Valid %t", s, got, want)
+		}
+	}
+}
+
+// FuzzValidJSON: the validator agrees with json.Valid on every input.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range append(validSeeds, splitSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, want := validJSON(raw), json.Valid(raw); got != want {
+			t.Fatalf("%q: validJSON %t, json.Valid %t", raw, got, want)
+		}
+	})
+}
+
+// TestJSONStringLenMatchesMarshal: the measured length of a string is the
+// length encoding/json writes, for every ASCII byte, multi-byte runes,
+// U+2028/2029 and invalid UTF-8.
+func TestJSONStringLenMatchesMarshal(t *testing.T) {
+	var all []byte
+	for c := range 128 {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{"", "plain text", string(all), "é 漢字 \u2028\u2029 😀", "\xff\xfe bad \xc3", "<a href=\"x\">&amp;</a>\n\t"} {
+		want, _ := json.Marshal(s)
+		if got := JSONStringLen(s); got != len(want) {
+			t.Errorf("JSONStringLen(%q) = %d, encoding/json writes %d bytes", s, got, len(want))
+		}
+	}
 }

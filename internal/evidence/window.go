@@ -37,6 +37,73 @@ type WindowBody struct {
 	MatchEndChars       *int   `json:"match_end_chars"`
 }
 
+var (
+	fieldWindowKeys = []string{"object", "record_id", "connection_id", "stream", "field", "window"}
+	windowBodyKeys  = []string{"text", "start_chars", "end_chars", "total_chars", "limit_chars", "complete", "has_more",
+		"next_offset_chars", "previous_offset_chars", "match_start_chars", "match_end_chars"}
+)
+
+// decodeFieldWindow reads a field-window body as json.Unmarshal into
+// FieldWindow does, in one validating scan plus one walk, decoding the
+// window text once. It returns false, for the caller to use encoding/json
+// (its result and its errors), on invalid JSON, a repeated or case-variant
+// key, or a member of an unexpected type.
+func decodeFieldWindow(body []byte) (FieldWindow, bool) {
+	var fw FieldWindow
+	if !validJSON(body) {
+		return fw, false
+	}
+	err := splitKnown(body, fieldWindowKeys, func(key string, val []byte) error {
+		switch key {
+		case "object":
+			return stringInto(&fw.Object, val)
+		case "record_id":
+			return stringInto(&fw.RecordID, val)
+		case "connection_id":
+			return stringInto(&fw.ConnectionID, val)
+		case "stream":
+			return stringInto(&fw.Stream, val)
+		case "field":
+			return json.Unmarshal(val, &fw.Field)
+		case "window":
+			if val[0] != '{' {
+				return json.Unmarshal(val, &fw.Window)
+			}
+			w := &WindowBody{}
+			fw.Window = w
+			return splitKnown(val, windowBodyKeys, func(k string, v []byte) error {
+				switch k {
+				case "text":
+					return stringInto(&w.Text, v)
+				case "start_chars":
+					return intInto(&w.StartChars, v)
+				case "end_chars":
+					return intInto(&w.EndChars, v)
+				case "total_chars":
+					return intInto(&w.TotalChars, v)
+				case "limit_chars":
+					return intInto(&w.LimitChars, v)
+				case "complete":
+					return boolInto(&w.Complete, v)
+				case "has_more":
+					return boolInto(&w.HasMore, v)
+				case "next_offset_chars":
+					return optIntInto(&w.NextOffsetChars, v)
+				case "previous_offset_chars":
+					return optIntInto(&w.PreviousOffsetChars, v)
+				case "match_start_chars":
+					return optIntInto(&w.MatchStartChars, v)
+				case "match_end_chars":
+					return optIntInto(&w.MatchEndChars, v)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return fw, err == nil
+}
+
 // WindowView is a rendered field window.
 type WindowView struct {
 	ID         string        `json:"id"`
@@ -104,9 +171,12 @@ func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(
 	if err := requireObject(body, "field-window"); err != nil {
 		return WindowView{}, err
 	}
-	var fw FieldWindow
-	if err := json.Unmarshal(body, &fw); err != nil {
-		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
+	fw, ok := decodeFieldWindow(body)
+	if !ok {
+		fw = FieldWindow{}
+		if err := json.Unmarshal(body, &fw); err != nil {
+			return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
+		}
 	}
 	if fw.Window == nil {
 		return WindowView{}, fmt.Errorf("field-window response has no window")

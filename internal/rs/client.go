@@ -152,7 +152,7 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Response, error) {
 	}
 	status = strconv.Itoa(resp.StatusCode)
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	body, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
 	if err != nil {
 		return nil, transportError(ctx, err)
 	}
@@ -262,4 +262,17 @@ func scrub(s string) string {
 		return s[:300]
 	}
 	return s
+}
+
+// readBody reads at most max+1 bytes of r. A declared length of at most max
+// sizes the buffer once (the read still stops at max+1 whatever the RS
+// sends); otherwise the buffer grows as io.ReadAll grows it.
+func readBody(r io.Reader, declared, max int64) ([]byte, error) {
+	if declared < 0 || declared > max {
+		return io.ReadAll(io.LimitReader(r, max+1))
+	}
+	var b bytes.Buffer
+	b.Grow(int(declared) + bytes.MinRead)
+	_, err := b.ReadFrom(io.LimitReader(r, max+1))
+	return b.Bytes(), err
 }

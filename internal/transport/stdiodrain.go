@@ -73,6 +73,14 @@ func (p *pendingCalls) sawInput(line []byte) {
 func (p *pendingCalls) sawOutput(line []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if id, ok := answeredID(line, p.pending); ok {
+		// The common case, found without decoding the whole reply.
+		delete(p.pending, id)
+		if len(p.pending) == 0 {
+			p.idle.Broadcast()
+		}
+		return
+	}
 	for _, m := range ids(line) {
 		if m.Method == "" && len(m.ID) > 0 {
 			delete(p.pending, string(m.ID))
@@ -81,6 +89,28 @@ func (p *pendingCalls) sawOutput(line []byte) {
 	if len(p.pending) == 0 {
 		p.idle.Broadcast()
 	}
+}
+
+// answeredID recognises an answer to a pending request by the prefix mcp-go
+// writes for every response, {"jsonrpc":"2.0","id":<id>,"result": (or
+// "error":), so a large reply is not decoded just to read its id. It looks
+// at most the prefix's length into line for each pending id; anything else
+// is left to ids.
+func answeredID(line []byte, pending map[string]bool) (string, bool) {
+	const head = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return "", false
+	}
+	rest := line[len(head):]
+	for id := range pending {
+		if len(rest) > len(id) && string(rest[:len(id)]) == id {
+			after := rest[len(id):]
+			if bytes.HasPrefix(after, []byte(`,"result":`)) || bytes.HasPrefix(after, []byte(`,"error":`)) {
+				return id, true
+			}
+		}
+	}
+	return "", false
 }
 
 // waitIdle blocks until every request read so far has been answered, d
@@ -115,6 +145,14 @@ type lineScanner struct {
 }
 
 func (s *lineScanner) feed(b []byte) {
+	if n := len(b); n > 0 && n <= maxTrackedLine && len(s.partial) == 0 && !s.overflow &&
+		b[n-1] == '\n' && bytes.IndexByte(b[:n-1], '\n') < 0 {
+		// One whole line, as mcp-go writes each message: no copy.
+		if n > 1 {
+			s.fn(b[:n-1])
+		}
+		return
+	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {

@@ -89,3 +89,29 @@ func TestDrainEndsWithContext(t *testing.T) {
 		t.Fatal("a cancelled context must end the drain")
 	}
 }
+
+// TestAnsweredID: the prefix check recognises mcp-go's responses to pending
+// ids and leaves everything else to the full decode.
+func TestAnsweredID(t *testing.T) {
+	pending := map[string]bool{"1": true, `"three"`: true}
+	tests := []struct {
+		name, line, want string
+		ok               bool
+	}{
+		{"result", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "1", true},
+		{"error", `{"jsonrpc":"2.0","id":"three","error":{"code":-32601,"message":"x"}}`, `"three"`, true},
+		{"id only a prefix of a pending one", `{"jsonrpc":"2.0","id":12,"result":{}}`, "", false},
+		{"not pending", `{"jsonrpc":"2.0","id":7,"result":{}}`, "", false},
+		{"a request from the server", `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}`, "", false},
+		{"other member order", `{"id":1,"jsonrpc":"2.0","result":{}}`, "", false},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/message"}`, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := answeredID([]byte(tc.line), pending)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("answeredID(%s) = %q, %t; want %q, %t", tc.line, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

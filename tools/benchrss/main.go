@@ -35,6 +35,7 @@ type options struct {
 	bin       string        // prebuilt server binary; empty: build one
 	flood     floodOptions  // -flood: only the batch flood check
 	floodOnly bool
+	only      string // comma-separated workload call names; empty: all
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 2, "alternating adapter/direct rounds the concurrent calls are split into")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole run")
 	flag.DurationVar(&o.callLimit, "call-timeout", 30*time.Second, "bound on one call")
+	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
 	flag.BoolVar(&o.floodOnly, "flood", false, "run only the batch flood check: concurrent oversized JSON-RPC batches over HTTP; exits 1 when a bound is broken")
 	flag.IntVar(&o.flood.clients, "flood-clients", 10, "concurrent batches of the flood check")
@@ -143,7 +145,11 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("writing the credential: %w", err)
 	}
-	m := &meter{opt: o, work: benchmarks.Workload(), rsURL: rsURL}
+	work, err := selectWork(benchmarks.Workload(), o.only)
+	if err != nil {
+		return nil, err
+	}
+	m := &meter{opt: o, work: work, rsURL: rsURL}
 	m.direct, err = benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {
 		return nil, err
@@ -519,4 +525,27 @@ func stopChild(cmd *exec.Cmd, exited <-chan error) {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
+}
+
+// selectWork keeps the workload calls named in only (comma-separated), in
+// workload order; an empty only keeps them all.
+func selectWork(all []benchmarks.Call, only string) ([]benchmarks.Call, error) {
+	if only == "" {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []benchmarks.Call
+	for _, c := range all {
+		if want[c.Name] {
+			out = append(out, c)
+			delete(want, c.Name)
+		}
+	}
+	for n := range want {
+		return nil, fmt.Errorf("-only: no workload call %q", n)
+	}
+	return out, nil
 }

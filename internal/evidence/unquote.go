@@ -1,0 +1,210 @@
+package evidence
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// decodeString decodes q, one JSON string value with its quotes taken from a
+// body already checked with json.Valid, exactly as json.Unmarshal into a
+// string does (escapes resolved, invalid UTF-8 and lone surrogates become
+// U+FFFD), without encoding/json's second validating scan. Anything it does
+// not expect goes to json.Unmarshal. The walk is bounded by len(q).
+func decodeString(q []byte) (string, error) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return unmarshalString(q)
+	}
+	inner := q[1 : len(q)-1]
+	if plainString(inner) {
+		return string(inner), nil
+	}
+	b := make([]byte, 0, len(inner)+2*utf8.UTFMax)
+	r := 0
+	for r < len(inner) {
+		c := inner[r]
+		switch {
+		case c == '\\':
+			if r+1 >= len(inner) {
+				return unmarshalString(q)
+			}
+			switch inner[r+1] {
+			case '"', '\\', '/':
+				b = append(b, inner[r+1])
+				r += 2
+			case 'b':
+				b, r = append(b, '\b'), r+2
+			case 'f':
+				b, r = append(b, '\f'), r+2
+			case 'n':
+				b, r = append(b, '\n'), r+2
+			case 'r':
+				b, r = append(b, '\r'), r+2
+			case 't':
+				b, r = append(b, '\t'), r+2
+			case 'u':
+				rr := hex4(inner[r+2:])
+				if rr < 0 {
+					return unmarshalString(q)
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					rr1 := rune(-1)
+					if r+1 < len(inner) && inner[r] == '\\' && inner[r+1] == 'u' {
+						rr1 = hex4(inner[r+2:])
+					}
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						r += 6
+						b = utf8.AppendRune(b, dec)
+						break
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+			default:
+				return unmarshalString(q)
+			}
+		case c == '"' || c < ' ':
+			return unmarshalString(q)
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(inner[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b), nil
+}
+
+// plainString reports whether s, a JSON string's content, needs no
+// decoding: no escape, quote or control byte, and valid UTF-8.
+func plainString(s []byte) bool {
+	for _, c := range s {
+		if c < ' ' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
+}
+
+// hex4 reads four hex digits as a rune, or returns -1.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+func unmarshalString(q []byte) (string, error) {
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
+}
+
+// splitKnown is splitMembers for decoding into a struct whose json keys are
+// known: fn sees each member; a key repeated, or differing from a known one
+// only by case (which json.Unmarshal would match), ends the walk with
+// errBadJSON so the caller can leave the body to encoding/json. The known
+// keys must differ from each other by more than case. Bounded by len(raw)
+// and len(known) per member.
+func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
+	var seen []string // at most len(known)
+	return splitMembers(raw, func(key string, val []byte) error {
+		if slices.Contains(known, key) {
+			if slices.Contains(seen, key) {
+				return errBadJSON
+			}
+			seen = append(seen, key)
+			return fn(key, val)
+		}
+		for _, k := range known {
+			if strings.EqualFold(key, k) {
+				return errBadJSON
+			}
+		}
+		return fn(key, val)
+	})
+}
+
+// intInto decodes the JSON number val into dst as json.Unmarshal does; a
+// plain integer of up to 18 digits is read with strconv, anything else by
+// encoding/json.
+func intInto(dst *int, val []byte) error {
+	digits := val
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return json.Unmarshal(val, dst)
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return json.Unmarshal(val, dst)
+		}
+	}
+	n, err := strconv.Atoi(string(val))
+	if err != nil {
+		return json.Unmarshal(val, dst)
+	}
+	*dst = n
+	return nil
+}
+
+// optIntInto is intInto for an optional number: null sets dst to nil.
+func optIntInto(dst **int, val []byte) error {
+	if val[0] == 'n' {
+		return json.Unmarshal(val, dst)
+	}
+	var n int
+	if err := intInto(&n, val); err != nil {
+		return json.Unmarshal(val, dst)
+	}
+	*dst = &n
+	return nil
+}
+
+// boolInto decodes the JSON value val into dst as json.Unmarshal does.
+func boolInto(dst *bool, val []byte) error {
+	switch string(val) {
+	case "true":
+		*dst = true
+		return nil
+	case "false":
+		*dst = false
+		return nil
+	}
+	return json.Unmarshal(val, dst)
+}
+
+// stringInto decodes the JSON string val into dst; null leaves dst as it
+// is, as json.Unmarshal does.
+func stringInto(dst *string, val []byte) error {
+	if val[0] == 'n' {
+		return json.Unmarshal(val, dst)
+	}
+	s, err := decodeString(val)
+	if err == nil {
+		*dst = s
+	}
+	return err
+}
