@@ -45,17 +45,11 @@ func splitMembers(raw []byte, fn func(key string, val []byte) error) error {
 		if err := fn(key, raw[vs:ve]); err != nil {
 			return err
 		}
-		i = skipSpace(raw, ve)
-		if i >= len(raw) {
+		var done, ok bool
+		if i, done, ok = afterItem(raw, ve, '}'); !ok {
 			return errBadJSON
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
+		} else if done {
 			return nil
-		default:
-			return errBadJSON
 		}
 	}
 	return errBadJSON
@@ -80,20 +74,32 @@ func splitElements(raw []byte, fn func(val []byte) error) error {
 		if err := fn(raw[i:ve]); err != nil {
 			return err
 		}
-		i = skipSpace(raw, ve)
-		if i >= len(raw) {
+		var done, ok bool
+		if i, done, ok = afterItem(raw, ve, ']'); !ok {
 			return errBadJSON
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case ']':
+		} else if done {
 			return nil
-		default:
-			return errBadJSON
 		}
 	}
 	return errBadJSON
+}
+
+// afterItem reads what follows one member or element of a JSON object or
+// array, from b[i] on: a comma, after which the next item starts at the
+// returned index, or close, which ends the container (the returned index
+// is just past it, and done is true). Anything else is not ok.
+func afterItem(b []byte, i int, close byte) (next int, done, ok bool) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return skipSpace(b, i+1), false, true
+	case close:
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 // decodeKey decodes a quoted key; one with escapes or invalid UTF-8 (which

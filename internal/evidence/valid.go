@@ -53,17 +53,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			if i, ok = validValue(b, skipSpace(b, i+1), depth); !ok {
 				return i, false
 			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = afterItem(b, i, '}'); !ok || done {
+				return i, ok
 			}
 		}
 	case c == '[':
@@ -79,17 +71,9 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			if i, ok = validValue(b, i, depth); !ok {
 				return i, false
 			}
-			i = skipSpace(b, i)
-			if i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
+			var done bool
+			if i, done, ok = afterItem(b, i, ']'); !ok || done {
+				return i, ok
 			}
 		}
 	case c == '"':
