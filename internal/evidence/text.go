@@ -47,6 +47,11 @@ func oneLine(s string) string {
 	if isOneLine(s) {
 		return s
 	}
+	return foldLine(s)
+}
+
+// foldLine is oneLine without its fast path: it always rebuilds s.
+func foldLine(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
