@@ -99,7 +99,11 @@ func lintCatalog(c *Catalog, instructions string) []string {
 				p.addf("%s: duplicate output property", ow)
 			}
 			if o.Nullable {
-				// No portable schema says "this type or null" (see outputSchema).
+				// A value that may be null has no portable schema: the array
+				// form ["string","null"] is read as one string by several
+				// clients, anyOf is refused by others, and a schema without a
+				// type accepts anything (MCP Inspector flags it). Omit the key
+				// instead.
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
 			outNames[o.Name] = true
