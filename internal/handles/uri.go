@@ -110,7 +110,7 @@ type canonicalRecord struct {
 // decodeCanonicalRecord decodes the base64url JSON form; ok is false when
 // the segment is not exactly that form or names an invalid record.
 func decodeCanonicalRecord(seg string) (RecordRef, bool) {
-	if len(seg) > MaxInputBytes || strings.ContainsAny(seg, "\r\n=") {
+	if len(seg) > MaxInputBytes || !isBase64URL(seg) {
 		return RecordRef{}, false
 	}
 	data, err := base64.RawURLEncoding.DecodeString(seg)
