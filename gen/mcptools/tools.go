@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 // ServerName is the MCP server name declared by the catalog.
@@ -69,44 +71,24 @@ func GuidanceHomes() map[string]string {
 	}
 }
 
-// ResultBudget is a tool's default reply budget from the catalog: the
-// largest serialized result (content[] + structuredContent + _meta) its
-// compact detail may return.
-type ResultBudget struct {
-	// Bytes is a fixed ceiling; 0 when the budget follows the RS body.
-	Bytes int
-	// RSBodyRatio makes the ceiling that many times the RS body the result
-	// renders, but never below MinBytes.
-	RSBodyRatio float64
-	MinBytes    int
-}
-
-// Limit is the ceiling for a result rendering an RS body of rsBodyBytes.
-func (b ResultBudget) Limit(rsBodyBytes int) int {
-	if b.RSBodyRatio <= 0 {
-		return b.Bytes
-	}
-	return max(b.MinBytes, int(b.RSBodyRatio*float64(rsBodyBytes)))
-}
-
 // ResultBudgetOf returns the named tool's reply budget, or false when the
 // catalog declares none.
-func ResultBudgetOf(tool string) (ResultBudget, bool) {
+func ResultBudgetOf(tool string) (mcpkit.ResultBudget, bool) {
 	switch tool {
 	case "schema":
-		return ResultBudget{Bytes: 16384}, true
+		return mcpkit.ResultBudget{Bytes: 16384}, true
 	case "query_records":
-		return ResultBudget{Bytes: 16384}, true
+		return mcpkit.ResultBudget{Bytes: 16384}, true
 	case "aggregate":
-		return ResultBudget{Bytes: 16384}, true
+		return mcpkit.ResultBudget{Bytes: 16384}, true
 	case "search":
-		return ResultBudget{Bytes: 16384}, true
+		return mcpkit.ResultBudget{Bytes: 16384}, true
 	case "fetch":
-		return ResultBudget{Bytes: 32768}, true
+		return mcpkit.ResultBudget{Bytes: 32768}, true
 	case "read_record_field":
-		return ResultBudget{RSBodyRatio: 1.25, MinBytes: 4096}, true
+		return mcpkit.ResultBudget{RSBodyRatio: 1.25, MinBytes: 4096}, true
 	}
-	return ResultBudget{}, false
+	return mcpkit.ResultBudget{}, false
 }
 
 // Tool names.

@@ -154,11 +154,8 @@ func decodeCursor(s, param string) (WindowRef, error) {
 	if payload == "" {
 		return WindowRef{}, cursorErr(param, "cursor is empty after %q", CursorPrefix)
 	}
-	for i := 0; i < len(payload); i++ {
-		c := payload[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return WindowRef{}, cursorErr(param, "cursor contains a character outside base64url")
-		}
+	if !isBase64URL(payload) {
+		return WindowRef{}, cursorErr(param, "cursor contains a character outside base64url")
 	}
 	data, err := base64.RawURLEncoding.Strict().DecodeString(payload)
 	if err != nil {
@@ -244,11 +241,8 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 	if payload == "" {
 		return WindowRef{}, cursorErr(ParamURI, "%s is empty", what)
 	}
-	for i := 0; i < len(payload); i++ {
-		c := payload[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return WindowRef{}, cursorErr(ParamURI, "%s contains a character outside base64url (no padding)", what)
-		}
+	if !isBase64URL(payload) {
+		return WindowRef{}, cursorErr(ParamURI, "%s contains a character outside base64url (no padding)", what)
 	}
 	data, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil {
@@ -291,4 +285,16 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 		return WindowRef{}, err
 	}
 	return w, nil
+}
+
+// isBase64URL reports whether s holds only the base64url alphabet, without
+// "=" padding. The decoder alone is not enough: it skips "\r" and "\n".
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -87,10 +87,7 @@ func ParseRecordURI(uri string) (RecordRef, error) {
 		}
 		ref = RecordRef{Stream: segs[0], RecordID: segs[1]}
 	case 3:
-		ref = RecordRef{ConnectionID: segs[0], Stream: segs[1], RecordID: segs[2]}
-		if ref.ConnectionID == "" {
-			return RecordRef{}, idErr("record URI %s has an empty connection_id", quote(uri))
-		}
+		ref = RecordRef{ConnectionID: segs[0], Stream: segs[1], RecordID: segs[2]} // segments are never empty (checked above)
 	default:
 		return RecordRef{}, idErr("record URI %s has %d path segments; it takes one (an escaped id), two ({stream}/{record_id}) or three ({connection_id}/{stream}/{record_id})", quote(uri), len(segs))
 	}
@@ -113,7 +110,7 @@ type canonicalRecord struct {
 // decodeCanonicalRecord decodes the base64url JSON form; ok is false when
 // the segment is not exactly that form or names an invalid record.
 func decodeCanonicalRecord(seg string) (RecordRef, bool) {
-	if len(seg) > MaxInputBytes || strings.ContainsAny(seg, "\r\n=") {
+	if len(seg) > MaxInputBytes || !isBase64URL(seg) {
 		return RecordRef{}, false
 	}
 	data, err := base64.RawURLEncoding.DecodeString(seg)

@@ -25,6 +25,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
@@ -116,7 +117,7 @@ type env struct {
 	snap   *snapshot.Snapshot
 	srv    *server.MCPServer
 	assets *assetServer // nil with local assets
-	logs   *bytes.Buffer
+	logs   *testkit.Buffer
 }
 
 func newEnv(t testing.TB, opt envOptions) *env {
@@ -127,7 +128,7 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{snap: snap, logs: &bytes.Buffer{}}
+	e := &env{snap: snap, logs: &testkit.Buffer{}}
 	cfg := assets.Config{Dir: snap.AssetsDir, Timeout: opt.timeout}
 	if opt.remoteAssets {
 		e.assets = newAssetServer(t, snap.AssetsDir, opt.delay)
@@ -138,23 +139,12 @@ func newEnv(t testing.TB, opt envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { loader.Close() })
-	h, err := New(Config{Store: st, Assets: loader, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil))})
+	h, err := New(Config{Store: st, Assets: loader, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.srv = NewServer(h, ServerOptions{Version: "test"})
 	return e
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // Client kinds every scenario runs through.

@@ -143,15 +143,13 @@ type metadata struct {
 }
 
 func metadataOf(p *store.Paper) metadata {
-	m := metadata{
-		PaperID: p.ID, Title: p.Title, Year: p.Year, Month: p.Month, Venue: p.Venue,
+	return metadata{
+		PaperID: p.ID, Title: p.Title, Year: p.Year, Month: p.Month, Venue: p.Venue, DOI: p.DOI,
 		Authors: p.Authors, Keywords: p.Keywords, Institutions: p.Institutions, Tags: p.Tags,
 		PreferredSummaryTemplate: p.PreferredTemplate, AvailableSummaryTemplates: p.Templates,
 		HasSource: p.SourceHash != "", Translations: p.Langs(), HasBibTeX: p.HasBibTeX,
 		SummaryPreview: p.Preview,
 	}
-	m.DOI = p.DOI
-	return m
 }
 
 // paper loads a paper, turning an unknown id into the error result to

@@ -1,31 +1,25 @@
 package query
 
-import "strings"
+import (
+	"strings"
 
-// MaxFieldNameBytes bounds a field or relation name.
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+)
+
+// MaxFieldNameBytes bounds a field or relation name; it is the max_bytes
+// of the catalog format "field".
 const MaxFieldNameBytes = 128
 
 // fieldRule is the human description of ValidFieldName, used in messages.
 const fieldRule = `names start with a letter or "_" and contain only letters, digits, "_", "." and "-", at most 128 bytes (e.g. "created_at" or "author.name")`
 
 // ValidFieldName reports whether name is an acceptable field or relation
-// name: non-empty, at most MaxFieldNameBytes bytes, and matching
-// ^[A-Za-z_][A-Za-z0-9_.-]*$ (so no brackets, spaces, commas or control
-// characters can reach the query string).
+// name: the catalog format "field" (mcptools.FormatField), non-empty, at
+// most MaxFieldNameBytes bytes, and matching ^[A-Za-z_][A-Za-z0-9_.-]*$
+// (so no brackets, spaces, commas or control characters can reach the
+// query string). Field paths in handles use the same format.
 func ValidFieldName(name string) bool {
-	if name == "" || len(name) > MaxFieldNameBytes {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
-		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
+	return mcptools.FormatField.Valid(name)
 }
 
 // JoinFields validates a field projection and joins it with commas for the

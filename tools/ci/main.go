@@ -1,7 +1,8 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: generated code is current, go.mod and go.sum are tidy, gofmt and go
-// vet are clean, the discovery footprint is within budget, and `go test -race ./...` passes (with short fuzz
-// smoke runs). It needs nothing but the Go toolchain.
+// vet are clean, the discovery footprint is within budget, and
+// `go test -race ./...` passes (with short fuzz smoke runs). It needs nothing
+// but the Go toolchain.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)

@@ -19,17 +19,24 @@ const maxFormatBytes = 4096
 // each declared format is well formed and used.
 func lintFormats(p *problems, c *Catalog) {
 	used := map[string]bool{}
+	// use marks format name as used at where, or reports it undeclared.
+	use := func(where, name string) bool {
+		if _, ok := c.Formats[name]; !ok {
+			p.addf("%s: format %q is not declared in formats (declared: %s)", where, name, strings.Join(sortedKeys(c.Formats), ", "))
+			return false
+		}
+		used[name] = true
+		return true
+	}
 	for _, t := range c.Tools {
 		for _, a := range t.Args {
 			if a.Format == "" {
 				continue
 			}
 			where := fmt.Sprintf("tool %q arg %q", t.Name, a.Name)
-			if _, ok := c.Formats[a.Format]; !ok {
-				p.addf("%s: format %q is not declared in formats (declared: %s)", where, a.Format, strings.Join(sortedKeys(c.Formats), ", "))
+			if !use(where, a.Format) {
 				continue
 			}
-			used[a.Format] = true
 			if a.Type != typeString && a.Type != typeStringArray {
 				p.addf("%s: format is only allowed on string and string_array arguments", where)
 			}
@@ -44,12 +51,7 @@ func lintFormats(p *problems, c *Catalog) {
 			if !strings.Contains(r.URITemplate, "{"+v+"}") {
 				p.addf("%s: the URI template %s has no such variable", where, r.URITemplate)
 			}
-			name := r.Formats[v]
-			if _, ok := c.Formats[name]; !ok {
-				p.addf("%s: format %q is not declared in formats (declared: %s)", where, name, strings.Join(sortedKeys(c.Formats), ", "))
-				continue
-			}
-			used[name] = true
+			use(where, r.Formats[v])
 		}
 	}
 	for _, name := range sortedKeys(c.Formats) {

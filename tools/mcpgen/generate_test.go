@@ -396,7 +396,7 @@ func TestToolsetFootprint(t *testing.T) {
 // string_array, a required value always, an optional one when present),
 // and that each format becomes one exported variable.
 func TestFormatChecksGenerated(t *testing.T) {
-	files, _, err := generate(options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: testInstructions})
+	files, c, err := generate(options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: testInstructions})
 	if err != nil {
 		t.Fatalf("generate: %v", err)
 	}
@@ -414,7 +414,6 @@ func TestFormatChecksGenerated(t *testing.T) {
 	}
 	// The schemas do not publish formats: they cost tools/list bytes and
 	// the server checks them anyway.
-	_, c, _ := generate(options{catalog: "testdata/catalog.yaml", openapi: testOpenAPI, instructions: testInstructions})
 	if in := string(c.schemas["list_items"].input); strings.Contains(in, "pattern") {
 		t.Errorf("input schema publishes a pattern: %s", in)
 	}

@@ -99,7 +99,11 @@ func lintCatalog(c *Catalog, instructions string) []string {
 				p.addf("%s: duplicate output property", ow)
 			}
 			if o.Nullable {
-				// No portable schema says "this type or null" (see outputSchema).
+				// A value that may be null has no portable schema: the array
+				// form ["string","null"] is read as one string by several
+				// clients, anyOf is refused by others, and a schema without a
+				// type accepts anything (MCP Inspector flags it). Omit the key
+				// instead.
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
 			outNames[o.Name] = true
@@ -164,6 +168,7 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 	for _, t := range c.Tools {
 		tools[t.Name] = true
 	}
+	places := guidancePlaces(c, instructions)
 	for _, phrase := range sortedKeys(c.GuidanceHomes) {
 		home := c.GuidanceHomes[phrase]
 		where := fmt.Sprintf("guidance %q", phrase)
@@ -176,7 +181,7 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 			continue
 		}
 		atHome := false
-		for _, place := range guidancePlaces(c, instructions) {
+		for _, place := range places {
 			if !containsFold(place.text, phrase) {
 				continue
 			}
@@ -196,6 +201,9 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 // instructions, or the tool whose description or field it is.
 type guidancePlace struct{ owner, name, text string }
 
+// guidancePlaces lists every text a client reads, in catalog order: the
+// instructions, then each tool's description, argument and output
+// descriptions. The guidance and repeated-sentence rules both walk it.
 func guidancePlaces(c *Catalog, instructions string) []guidancePlace {
 	places := []guidancePlace{{homeInstructions, "the instructions", instructions}}
 	for _, t := range c.Tools {
@@ -363,32 +371,22 @@ func lintRepeatedSentences(p *problems, c *Catalog, instructions string) {
 	minChars := c.Budgets.longSentenceChars()
 	first := map[string]string{} // sentence -> first place it was seen
 	reported := map[string]bool{}
-	visit := func(place, text string) {
+	for _, place := range guidancePlaces(c, instructions) {
 		inPlace := map[string]bool{}
-		for _, s := range sentences(text) {
+		for _, s := range sentences(place.text) {
 			if utf8.RuneCountInString(s) < minChars || inPlace[s] {
 				continue
 			}
 			inPlace[s] = true
 			prev, ok := first[s]
 			if !ok {
-				first[s] = place
+				first[s] = place.name
 				continue
 			}
-			if !reported[s+"\x00"+place] {
-				reported[s+"\x00"+place] = true
-				p.addf("long sentence repeated in %s and %s: %q", prev, place, s)
+			if !reported[s+"\x00"+place.name] {
+				reported[s+"\x00"+place.name] = true
+				p.addf("long sentence repeated in %s and %s: %q", prev, place.name, s)
 			}
-		}
-	}
-	visit("the instructions", instructions)
-	for _, t := range c.Tools {
-		visit(fmt.Sprintf("tool %q description", t.Name), t.Description)
-		for _, a := range t.Args {
-			visit(fmt.Sprintf("tool %q arg %q", t.Name, a.Name), a.Description)
-		}
-		for _, o := range t.Output {
-			visit(fmt.Sprintf("tool %q output %q", t.Name, o.Name), o.Description)
 		}
 	}
 }

@@ -84,6 +84,14 @@ type argData struct {
 	Format                            string // Go variable of the format, or ""
 }
 
+// stringCheck is what the args template's "stringChecks" renders: the
+// enum, max_length and format checks of one string value of an argument.
+type stringCheck struct {
+	Tool  string
+	Arg   argData
+	Value string // Go expression of the value, e.g. "a.Stream" or "v"
+}
+
 type toolsetGroup struct {
 	Name  string
 	Tools []string
@@ -121,6 +129,9 @@ func render(c *compiled) (map[string][]byte, error) {
 				return "none"
 			}
 			return strconv.Itoa(n)
+		},
+		"checks": func(tool string, a argData, value string) stringCheck {
+			return stringCheck{Tool: tool, Arg: a, Value: value}
 		},
 		"toolset": func(name string) string {
 			for _, t := range c.catalog.Tools {

@@ -167,13 +167,6 @@ func outputSchema(t Tool) ([]byte, error) {
 		if o.Type == typeArray {
 			prop.Items = nil // any items
 		}
-		if o.Nullable {
-			// A value that may be null has no portable schema: the array form
-			// ["string","null"] is read as one string by several clients,
-			// anyOf is refused by others, and a schema without a type
-			// accepts anything (MCP Inspector flags it). Omit the key instead.
-			return nil, fmt.Errorf("tool %q: output %q is nullable (refused by lint)", t.Name, o.Name)
-		}
 	}
 	s.Required = nil
 	return marshalSchema(s)
