@@ -17,15 +17,18 @@ import (
 )
 
 // exchange is the per-request state the /mcp middlewares share: the body
-// read once by the limit stage, the effective protocol version, and the
-// JSON-RPC method for the access log. One goroutine runs the whole chain, so
+// read once by the limit stage, the effective protocol version, the
+// JSON-RPC method for the access log, and the size of a batch the
+// dispatcher parsed (for Observe). One goroutine runs the whole chain, so
 // it needs no locking.
 type exchange struct {
-	body      []byte
-	bodyRead  bool
-	env       envelope // id and method when body is a single message
-	version   string
-	rpcMethod string
+	body       []byte
+	bodyRead   bool
+	env        envelope // id and method when body is a single message
+	version    string
+	rpcMethod  string
+	batchItems int  // messages of the batch, when batchSeen
+	batchSeen  bool // the dispatcher parsed the body as a JSON-RPC batch
 }
 
 type exchangeKey struct{}

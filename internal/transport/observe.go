@@ -43,11 +43,8 @@ func Observe(m *metrics.Metrics, next http.Handler) http.Handler {
 		if reason := refusalReason(status, rec.Header()); reason != "" {
 			m.AuthRefused(reason)
 		}
-		if x.rpcMethod == "batch" {
-			var items []json.RawMessage
-			if json.Unmarshal(x.body, &items) == nil {
-				m.Batch(len(items))
-			}
+		if x.batchSeen {
+			m.Batch(x.batchItems)
 		}
 	})
 }
