@@ -133,10 +133,5 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, on
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	stop, err := h.StartMetrics(ctx, log, onMetrics)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return cmdkit.Serve(ctx, handler, cfg)
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
 }

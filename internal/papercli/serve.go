@@ -92,12 +92,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, o
 	if err != nil {
 		return err
 	}
-	stop, err := h.StartMetrics(ctx, log, onMetrics)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return cmdkit.Serve(ctx, handler, cfg)
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
 }
 
 // newHandler is the transport's /mcp handler, behind a static bearer check
