@@ -73,19 +73,11 @@ func failWith(status int, body string, match func(*http.Request) bool) func(w ht
 
 func mcpPost(t *testing.T, url, token, version, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	header := map[string]string{"Authorization": "Bearer " + token}
 	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
+		header["MCP-Protocol-Version"] = version
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := postRPC(t, url, body, header)
 	return resp, string(b)
 }
 
