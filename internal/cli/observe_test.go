@@ -146,26 +146,10 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
+	if err := startSession(ctx, c, mcp.LATEST_PROTOCOL_VERSION, "metrics-test"); err != nil {
 		t.Fatal(err)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "metrics-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	call := func(tool string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = tool, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return res
-	}
-	search := call("search", map[string]any{"q": "zephyrmarker", "limit": 3})
+	search := callTool(t, ctx, c, "search", map[string]any{"q": "zephyrmarker", "limit": 3})
 	var hits struct {
 		Results []struct{ ID string } `json:"results"`
 	}
@@ -173,10 +157,10 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatalf("search found nothing: %s", textOf(search))
 	}
 	recordID := hits.Results[0].ID
-	if res := call("fetch", map[string]any{"id": recordID}); res.IsError {
+	if res := callTool(t, ctx, c, "fetch", map[string]any{"id": recordID}); res.IsError {
 		t.Fatalf("fetch: %s", textOf(res))
 	}
-	if res := call("query_records", map[string]any{"stream": "transcripts", "cursor": "garbage"}); !res.IsError {
+	if res := callTool(t, ctx, c, "query_records", map[string]any{"stream": "transcripts", "cursor": "garbage"}); !res.IsError {
 		t.Fatalf("a garbage cursor was accepted: %s", textOf(res))
 	}
 

@@ -259,14 +259,7 @@ func TestHTTPRejectedTokenMarkClient(t *testing.T) {
 			return nil, err
 		}
 		t.Cleanup(func() { _ = c.Close() })
-		if err := c.Start(t.Context()); err != nil {
-			return nil, err
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		init.Params.ClientInfo = mcp.Implementation{Name: "trust-test", Version: "1"}
-		_, err = c.Initialize(t.Context(), init)
-		return c, err
+		return c, startSession(t.Context(), c, mcp.LATEST_PROTOCOL_VERSION, "trust-test")
 	}
 	wantAuthErr := func(t *testing.T, err error) {
 		t.Helper()
