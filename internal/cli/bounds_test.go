@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // rsProxy sits between the server and the demo RS: it counts the data
@@ -60,19 +60,7 @@ func newRSProxy(t *testing.T, upstream string, delay time.Duration) *rsProxy {
 // postMCP sends one raw /mcp POST with the client token.
 func postMCP(t *testing.T, mcpURL, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+fixedTokens["client"])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := postRPC(t, mcpURL, body, map[string]string{"Authorization": "Bearer " + fixedTokens["client"]})
 	return resp.StatusCode, b
 }
 
@@ -135,18 +123,13 @@ func TestShutdownDuringSlowRSAnswersTimeout(t *testing.T) {
 	h := boundsFlags(proxy.URL, 300*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	bound := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serveHTTP(ctx, slog.New(slog.DiscardHandler), h, func(a net.Addr) { bound <- a }, nil)
-	}()
-	var mcpURL string
-	select {
-	case a := <-bound:
-		mcpURL = "http://" + a.String() + "/mcp"
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	done := make(chan error, 1) // what serveHTTP returned after the shutdown
+	addr, _ := testkit.Serve(t, ctx, func(ctx context.Context, onListen, _ func(net.Addr)) error {
+		err := serveHTTP(ctx, slog.New(slog.DiscardHandler), h, onListen, nil)
+		done <- err
+		return err
+	})
+	mcpURL := "http://" + addr.String() + "/mcp"
 
 	type answer struct {
 		status int

@@ -67,6 +67,19 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// callTool calls tool with args through c; a protocol error fails the test
+// (a tool error is the caller's to judge).
+func callTool(t *testing.T, ctx context.Context, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = tool, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return res
+}
+
 func TestExitCodes(t *testing.T) {
 	url := demoRS(t)
 	root := t.TempDir()
@@ -154,12 +167,7 @@ func TestStdioJourney(t *testing.T) {
 	}
 	callText := func(tool string, args map[string]any) (string, *mcp.CallToolResult) {
 		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = tool, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
+		res := callTool(t, ctx, c, tool, args)
 		txt := textOf(res)
 		if res.IsError {
 			t.Fatalf("%s failed: %s", tool, txt)

@@ -88,8 +88,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	if err := h.registerTimeout(f); err != nil {
 		return err
 	}
-	h.RequestTimeoutDefault = requestTimeoutDefault
-	if err := h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787"); err != nil {
+	if err := h.registerHosted(f); err != nil {
 		return err
 	}
 	f.Str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "`address` of the embedded demo RS")

@@ -28,12 +28,16 @@ func (h *httpFlags) register(f *cmdkit.FlagSet) error {
 		return err
 	}
 	f.Str(&h.authServers, "authorization-servers", "PDPP_MCP_AUTHORIZATION_SERVERS", "", "comma-separated issuer URLs for the protected-resource metadata (default: taken from the provider's own metadata)")
-	h.RequestTimeoutDefault = requestTimeoutDefault
-	return h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787")
+	return h.registerHosted(f)
 }
 
-// requestTimeoutDefault is what --request-timeout 0 means here, for --help.
-const requestTimeoutDefault = "--rs-timeout + 5s"
+// registerHosted defines the shared hosted-transport flags (see
+// cmdkit.HTTPFlags) with this server's environment prefix and defaults; the
+// http and demo commands both serve with them.
+func (h *httpFlags) registerHosted(f *cmdkit.FlagSet) error {
+	h.RequestTimeoutDefault = "--rs-timeout + 5s" // what --request-timeout 0 means here, for --help
+	return h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787")
+}
 
 // config builds the transport config; the bearer of each request is the token.
 func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
@@ -133,10 +137,5 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, on
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	stop, err := h.StartMetrics(ctx, log, onMetrics)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return cmdkit.Serve(ctx, handler, cfg)
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
 }

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // startHTTP serves the real PDPP server over the hosted transport on loopback
@@ -32,21 +33,17 @@ func httpFlagsFor(provider string) httpFlags {
 // startHTTPWith serves with the given flags and returns the /mcp URL.
 func startHTTPWith(t *testing.T, h *httpFlags) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	bound := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
-	go func() { done <- serveHTTP(ctx, log, h, func(a net.Addr) { bound <- a }, nil) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case a := <-bound:
-		return "http://" + a.String() + "/mcp"
-	case err := <-done:
-		t.Fatalf("http server: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("http server did not start")
-	}
-	return ""
+	addr, _ := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), h)
+	return "http://" + addr.String() + "/mcp"
+}
+
+// serveForTest runs serveHTTP with h until the test ends (or ctx does) and
+// returns its address and that of its metrics listener (nil when off).
+func serveForTest(t *testing.T, ctx context.Context, log *slog.Logger, h *httpFlags) (addr, metricsAddr net.Addr) {
+	t.Helper()
+	return testkit.Serve(t, ctx, func(ctx context.Context, onListen, onMetrics func(net.Addr)) error {
+		return serveHTTP(ctx, log, h, onListen, onMetrics)
+	})
 }
 
 func TestHTTPJourneyMarkClient(t *testing.T) {

@@ -35,13 +35,7 @@ func terminalClient(ctx context.Context, log *slog.Logger, l *localFlags) (*clie
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "pdpp-mcp-cli", Version: version()}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if err := startSession(ctx, c, mcp.LATEST_PROTOCOL_VERSION, "pdpp-mcp-cli"); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -21,13 +21,7 @@ func runJourney(ctx context.Context, w io.Writer, mcpURL, token string) error {
 		return err
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "pdpp-mcp-demo", Version: version()}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if err := startSession(ctx, c, mcp.LATEST_PROTOCOL_VERSION, "pdpp-mcp-demo"); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "Sample journey through %s\n", mcpURL)
@@ -66,6 +60,19 @@ func runJourney(ctx context.Context, w io.Writer, mcpURL, token string) error {
 		}
 	}
 	_, err = callAndShow(ctx, w, c, "fetch", map[string]any{"id": out.Results[0].ID})
+	return err
+}
+
+// startSession starts c and runs the MCP handshake at protocol revision
+// protocol, introducing the client as name (at this program's version).
+func startSession(ctx context.Context, c *client.Client, protocol, name string) error {
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = protocol
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: version()}
+	_, err := c.Initialize(ctx, init)
 	return err
 }
 

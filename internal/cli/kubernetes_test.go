@@ -346,19 +346,10 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	t.Run("served paths", func(t *testing.T) {
 		h.Listen, h.MetricsListen, h.providerURL = "127.0.0.1:0", "127.0.0.1:0", demoRS(t)
 		h.PublicBase = "" // the manifest's public host does not resolve here
-		ctx, cancel := context.WithCancel(context.Background())
-		bound, metricsAt, done := make(chan net.Addr, 1), make(chan net.Addr, 1), make(chan error, 1)
-		go func() {
-			done <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }, func(a net.Addr) { metricsAt <- a })
-		}()
-		t.Cleanup(func() { cancel(); <-done })
-		var addr net.Addr
-		select {
-		case addr = <-bound:
-		case err := <-done:
-			t.Fatalf("serve: %v", err)
+		addr, maddr := serveForTest(t, context.Background(), log, &h)
+		if maddr == nil {
+			t.Fatal("no metrics listener")
 		}
-		maddr := <-metricsAt
 		for _, u := range []string{
 			"http://" + addr.String() + c.ReadinessProbe.HTTPGet.Path,
 			"http://" + addr.String() + c.LivenessProbe.HTTPGet.Path,

@@ -3,9 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,40 +60,17 @@ func startObservedHTTP(t *testing.T, provider string, log *slog.Logger) (string,
 		common:    common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second},
 		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20, MetricsListen: "127.0.0.1:0"},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	bound, metricsAt := make(chan net.Addr, 1), make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serveHTTP(ctx, log, &h, func(a net.Addr) { bound <- a }, func(a net.Addr) { metricsAt <- a })
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case a := <-bound:
-		return "http://" + a.String() + "/mcp", "http://" + (<-metricsAt).String() + "/metrics"
-	case err := <-done:
-		t.Fatalf("http server: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("http server did not start")
+	addr, metricsAddr := serveForTest(t, context.Background(), log, &h)
+	if metricsAddr == nil {
+		t.Fatal("no metrics listener")
 	}
-	return "", ""
+	return "http://" + addr.String() + "/mcp", "http://" + metricsAddr.String() + "/metrics"
 }
 
 // postRPC sends one raw JSON-RPC POST and returns the reply.
 func postRPC(t *testing.T, url, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return testkit.Do(t, http.MethodPost, url, body, headers)
 }
 
 // scrape reads the metrics endpoint into metric families.
@@ -171,26 +146,10 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
+	if err := startSession(ctx, c, mcp.LATEST_PROTOCOL_VERSION, "metrics-test"); err != nil {
 		t.Fatal(err)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "metrics-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	call := func(tool string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = tool, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return res
-	}
-	search := call("search", map[string]any{"q": "zephyrmarker", "limit": 3})
+	search := callTool(t, ctx, c, "search", map[string]any{"q": "zephyrmarker", "limit": 3})
 	var hits struct {
 		Results []struct{ ID string } `json:"results"`
 	}
@@ -198,10 +157,10 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatalf("search found nothing: %s", textOf(search))
 	}
 	recordID := hits.Results[0].ID
-	if res := call("fetch", map[string]any{"id": recordID}); res.IsError {
+	if res := callTool(t, ctx, c, "fetch", map[string]any{"id": recordID}); res.IsError {
 		t.Fatalf("fetch: %s", textOf(res))
 	}
-	if res := call("query_records", map[string]any{"stream": "transcripts", "cursor": "garbage"}); !res.IsError {
+	if res := callTool(t, ctx, c, "query_records", map[string]any{"stream": "transcripts", "cursor": "garbage"}); !res.IsError {
 		t.Fatalf("a garbage cursor was accepted: %s", textOf(res))
 	}
 

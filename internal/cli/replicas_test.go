@@ -154,13 +154,7 @@ func sessionAcross(t *testing.T, rt *rotatingTransport, version string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = version
-	init.Params.ClientInfo = mcp.Implementation{Name: "replica-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	if err := startSession(ctx, c, version, "replica-test"); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
@@ -169,12 +163,7 @@ func sessionAcross(t *testing.T, rt *rotatingTransport, version string) {
 	}
 	call := func(tool string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = tool, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
+		res := callTool(t, ctx, c, tool, args)
 		if res.IsError {
 			t.Fatalf("%s failed: %s", tool, textOf(res))
 		}

@@ -73,19 +73,11 @@ func failWith(status int, body string, match func(*http.Request) bool) func(w ht
 
 func mcpPost(t *testing.T, url, token, version, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	header := map[string]string{"Authorization": "Bearer " + token}
 	if version != "" {
-		req.Header.Set("MCP-Protocol-Version", version)
+		header["MCP-Protocol-Version"] = version
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := postRPC(t, url, body, header)
 	return resp, string(b)
 }
 
@@ -267,14 +259,7 @@ func TestHTTPRejectedTokenMarkClient(t *testing.T) {
 			return nil, err
 		}
 		t.Cleanup(func() { _ = c.Close() })
-		if err := c.Start(t.Context()); err != nil {
-			return nil, err
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		init.Params.ClientInfo = mcp.Implementation{Name: "trust-test", Version: "1"}
-		_, err = c.Initialize(t.Context(), init)
-		return c, err
+		return c, startSession(t.Context(), c, mcp.LATEST_PROTOCOL_VERSION, "trust-test")
 	}
 	wantAuthErr := func(t *testing.T, err error) {
 		t.Helper()

@@ -108,10 +108,10 @@ func (h *HTTPFlags) Metrics() *metrics.Metrics {
 	return h.metrics
 }
 
-// StartMetrics binds --metrics-listen and serves /metrics until ctx ends or
+// startMetrics binds --metrics-listen and serves /metrics until ctx ends or
 // stop is called; with metrics off it does nothing. onListen, when set,
 // receives the bound address.
-func (h *HTTPFlags) StartMetrics(ctx context.Context, log *slog.Logger, onListen func(net.Addr)) (stop func(), err error) {
+func (h *HTTPFlags) startMetrics(ctx context.Context, log *slog.Logger, onListen func(net.Addr)) (stop func(), err error) {
 	m := h.Metrics()
 	if m == nil {
 		return func() {}, nil
@@ -127,6 +127,18 @@ func (h *HTTPFlags) StartMetrics(ctx context.Context, log *slog.Logger, onListen
 		onListen(addr)
 	}
 	return stop, nil
+}
+
+// ServeWithMetrics starts the metrics listener (see startMetrics; onMetrics
+// receives its address) and then serves handler with cfg until ctx ends (see
+// Serve); the metrics listener stops with it. Every hosted command ends here.
+func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, handler http.Handler, cfg transport.HTTPConfig, onMetrics func(net.Addr)) error {
+	stop, err := h.startMetrics(ctx, log, onMetrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return Serve(ctx, handler, cfg)
 }
 
 // Serve runs handler with cfg until ctx ends; an address already in use is an

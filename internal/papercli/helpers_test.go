@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 var testRoot string
@@ -65,46 +65,17 @@ func startHTTP(t *testing.T, h httpFlags) string {
 	if h.MaxBody == 0 {
 		h.MaxBody = 1 << 20
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	bound := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() { done <- serveHTTP(ctx, log, o, &h, func(a net.Addr) { bound <- a }, nil) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		o.Close()
+	t.Cleanup(func() { o.Close() }) // after the server stops: cleanups run last first
+	addr, _ := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, _ func(net.Addr)) error {
+		return serveHTTP(ctx, log, o, &h, onListen, nil)
 	})
-	select {
-	case a := <-bound:
-		return "http://" + a.String() + "/mcp"
-	case err := <-done:
-		t.Fatalf("http server: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("http server did not start")
-	}
-	return ""
+	return "http://" + addr.String() + "/mcp"
 }
 
 // do sends one raw HTTP request to url.
 func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := testkit.Do(t, method, url, body, header)
 	return resp, string(b)
 }
 

@@ -92,12 +92,7 @@ func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, o
 	if err != nil {
 		return err
 	}
-	stop, err := h.StartMetrics(ctx, log, onMetrics)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return cmdkit.Serve(ctx, handler, cfg)
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
 }
 
 // newHandler is the transport's /mcp handler, behind a static bearer check
@@ -111,8 +106,9 @@ func newHandler(s *server.MCPServer, cfg transport.HTTPConfig, token string) (ht
 		if strings.ContainsAny(token, " \t\r\n") {
 			return nil, cmdkit.Fail(cmdkit.ExitUsage, "--bearer-token must not contain white space")
 		}
-		// Observed outside the bearer check too, so its refusals are counted.
-		handler = transport.Observe(cfg.Metrics, requireBearer(token, handler))
+		// Observed outside the bearer check too, so its refusals are
+		// logged and counted.
+		handler = transport.Observe(cfg, requireBearer(token, handler))
 	}
 	return handler, nil
 }

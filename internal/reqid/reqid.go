@@ -18,8 +18,9 @@ const (
 // Bounds on accepted incoming values; anything longer is dropped (the id is
 // replaced by a generated one, trace context is not forwarded).
 const (
-	maxIDLen         = 128
-	maxTraceStateLen = 512
+	maxIDLen          = 128
+	maxTraceParentLen = 256
+	maxTraceStateLen  = 512
 )
 
 // Info is the correlation data of one call.
@@ -112,8 +113,11 @@ func SaneID(s string) bool {
 // version not ff, trace id and parent id not all zero. Future versions may
 // append fields after the flags, which are accepted.
 func ValidTraceParent(s string) bool {
+	if len(s) > maxTraceParentLen {
+		return false // before splitting: a long header of dashes costs nothing
+	}
 	parts := strings.Split(s, "-")
-	if len(parts) < 4 || len(s) > 256 {
+	if len(parts) < 4 {
 		return false
 	}
 	ver, trace, parent, flags := parts[0], parts[1], parts[2], parts[3]

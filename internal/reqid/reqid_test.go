@@ -26,6 +26,7 @@ func TestFromRequest(t *testing.T) {
 		{"version ff dropped", map[string]string{"Traceparent": "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}, "", "", ""},
 		{"version 00 with extra field dropped", map[string]string{"Traceparent": tp + "-zz"}, "", "", ""},
 		{"future version with extra field kept", map[string]string{"Traceparent": "01" + tp[2:] + "-abc"}, "", "01" + tp[2:] + "-abc", ""},
+		{"oversized future traceparent dropped", map[string]string{"Traceparent": "01" + tp[2:] + "-" + strings.Repeat("ab-", 70)}, "", "", ""},
 		{"tracestate without traceparent dropped", map[string]string{"Tracestate": "v=1"}, "", "", ""},
 		{"oversized tracestate dropped", map[string]string{"Traceparent": tp, "Tracestate": strings.Repeat("v", 600)}, "", tp, ""},
 	}

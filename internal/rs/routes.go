@@ -15,20 +15,31 @@ const RouteOther = "other"
 // extraRoutes are RS paths the adapter calls outside the OpenAPI document.
 var extraRoutes = []string{"/" + ".well-known/oauth-protected-resource"}
 
+// routeTemplate is one RS path template, as reported and split into
+// segments for matching.
+type routeTemplate struct {
+	path string
+	segs []string
+}
+
 // routeTemplates are the path templates of spec.OpenAPI (the document
-// gen/rsclient is generated from) plus extraRoutes, split into segments. The
-// set is fixed at build time, which bounds the route label of RS metrics.
-var routeTemplates = sync.OnceValue(func() [][]string {
+// gen/rsclient is generated from) plus extraRoutes. The set is fixed at build
+// time, which bounds the route label of RS metrics.
+var routeTemplates = sync.OnceValue(func() []routeTemplate {
 	var doc struct {
 		Paths map[string]yaml.Node `yaml:"paths"`
 	}
 	_ = yaml.Unmarshal(spec.OpenAPI, &doc)
-	var out [][]string
+	var out []routeTemplate
+	add := func(p string) {
+		p = strings.Trim(p, "/")
+		out = append(out, routeTemplate{path: "/" + p, segs: strings.Split(p, "/")})
+	}
 	for p := range doc.Paths {
-		out = append(out, strings.Split(strings.Trim(p, "/"), "/"))
+		add(p)
 	}
 	for _, p := range extraRoutes {
-		out = append(out, strings.Split(strings.Trim(p, "/"), "/"))
+		add(p)
 	}
 	return out
 })
@@ -45,11 +56,11 @@ func (c *Client) Route(path string) string {
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
 	best, bestLiterals := RouteOther, -1
 	for _, tmpl := range routeTemplates() {
-		if len(tmpl) != len(segs) {
+		if len(tmpl.segs) != len(segs) {
 			continue
 		}
 		literals, match := 0, true
-		for i, t := range tmpl {
+		for i, t := range tmpl.segs {
 			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
 				if segs[i] == "" {
 					match = false
@@ -64,7 +75,7 @@ func (c *Client) Route(path string) string {
 			literals++
 		}
 		if match && literals > bestLiterals {
-			best, bestLiterals = "/"+strings.Join(tmpl, "/"), literals
+			best, bestLiterals = tmpl.path, literals
 		}
 	}
 	return best

@@ -143,7 +143,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch firstByte(x.body) {
 	case '[':
 		x.rpcMethod = "batch"
-		out = d.serveBatch(r, header, x.body, x.version)
+		out = d.serveBatch(r, header, x)
 	case '{':
 		x.rpcMethod = x.env.Method
 		out = d.serveOne(r, header, x.body, x.env, x.version)
@@ -308,20 +308,23 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 	return out
 }
 
-// serveBatch handles a JSON-RPC batch. Batches exist only in 2025-03-26;
-// later revisions removed them, so those get 400. A batch of more than
-// MaxBatchItems messages is refused whole before any item runs. Items run
-// one after another under the request's deadline; the reply stops growing
-// (and no further item runs) once it would pass MaxReplyBytes.
-func (d *dispatcher) serveBatch(r *http.Request, header http.Header, body []byte, version string) reply {
+// serveBatch handles the JSON-RPC batch in x.body. Batches exist only in
+// 2025-03-26; later revisions removed them, so those get 400. A batch of
+// more than MaxBatchItems messages is refused whole before any item runs.
+// Items run one after another under the request's deadline; the reply stops
+// growing (and no further item runs) once it would pass MaxReplyBytes. The
+// size of a parsed batch is left in x for Observe.
+func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange) reply {
+	version := x.version
 	if version != mcp.ProtocolVersion20250326 {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
 			"JSON-RPC batches are not accepted in protocol version "+version+": send one message per request")
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil {
+	if err := json.Unmarshal(x.body, &items); err != nil {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.PARSE_ERROR, "request body is not valid JSON")
 	}
+	x.batchItems, x.batchSeen = len(items), true
 	if len(items) == 0 {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "empty batch")
 	}

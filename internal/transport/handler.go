@@ -19,7 +19,7 @@ import (
 //	/readyz                                    HTTPConfig.ReadyCheck
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //
-// Every request is access-logged and observed (request id, trace context,
+// Every request is observed (request id, trace context, access log,
 // metrics; see Observe), and s gets a tool middleware that counts its calls
 // and stamps request ids into adapter errors, so build one handler per
 // server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
@@ -56,7 +56,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		mux.Handle(wellKnownPRM+"/mcp", prm)
 	}
 	st.warnHosts()
-	return Observe(st.Metrics, st.accessLog(st.hostMiddleware(mux))), nil
+	return observe(st.Metrics, st.logger, st.hostMiddleware(mux)), nil
 }
 
 func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {

@@ -17,15 +17,18 @@ import (
 )
 
 // exchange is the per-request state the /mcp middlewares share: the body
-// read once by the limit stage, the effective protocol version, and the
-// JSON-RPC method for the access log. One goroutine runs the whole chain, so
+// read once by the limit stage, the effective protocol version, the
+// JSON-RPC method for the access log, and the size of a batch the
+// dispatcher parsed (for Observe). One goroutine runs the whole chain, so
 // it needs no locking.
 type exchange struct {
-	body      []byte
-	bodyRead  bool
-	env       envelope // id and method when body is a single message
-	version   string
-	rpcMethod string
+	body       []byte
+	bodyRead   bool
+	env        envelope // id and method when body is a single message
+	version    string
+	rpcMethod  string
+	batchItems int  // messages of the batch, when batchSeen
+	batchSeen  bool // the dispatcher parsed the body as a JSON-RPC batch
 }
 
 type exchangeKey struct{}
@@ -71,36 +74,31 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// accessLog writes one structured line per request. It records method, path,
-// status, size, duration, remote address, protocol version and JSON-RPC
-// method; never headers, tokens or bodies. Health probes log at debug level.
-func (st *settings) accessLog(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		r, x := withExchange(r)
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		level := slog.LevelInfo
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
-			level = slog.LevelDebug
-		}
-		attrs := []slog.Attr{
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status),
-			slog.Int("bytes", rec.bytes),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("remote", r.RemoteAddr),
-			slog.String("request_id", reqid.ID(r.Context())),
-		}
-		if x.version != "" {
-			attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))
-		}
-		if x.rpcMethod != "" {
-			attrs = append(attrs, slog.String("rpc_method", truncateField(x.rpcMethod)))
-		}
-		st.logger.LogAttrs(r.Context(), level, "http request", attrs...)
-	})
+// logAccess writes the one structured line of a request Observe saw answered
+// (rec) since start. It records method, path, status, size, duration, remote
+// address, request id, protocol version and JSON-RPC method; never headers,
+// tokens or bodies. Health probes log at debug level.
+func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecorder, start time.Time) {
+	level := slog.LevelInfo
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		level = slog.LevelDebug
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status),
+		slog.Int("bytes", rec.bytes),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.String("remote", r.RemoteAddr),
+		slog.String("request_id", reqid.ID(r.Context())),
+	}
+	if x.version != "" {
+		attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))
+	}
+	if x.rpcMethod != "" {
+		attrs = append(attrs, slog.String("rpc_method", truncateField(x.rpcMethod)))
+	}
+	log.LogAttrs(r.Context(), level, "http request", attrs...)
 }
 
 // maxLogField bounds a log field built from client input (the JSON-RPC

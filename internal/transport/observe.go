@@ -3,8 +3,10 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -15,23 +17,35 @@ import (
 
 // Observe is the outermost stage of the hosted handler: it gives the request
 // its correlation data (request id, W3C trace context; see package reqid),
-// echoes the id in the X-Request-Id response header, and counts the answer
-// in m (HTTP status, authentication refusals, JSON-RPC batch sizes). m may be
-// nil. A request already observed by an outer Observe passes through, so a
-// program may wrap its own stages (such as a static bearer check) around the
-// handler NewHTTPHandler returns and observe them too.
-func Observe(m *metrics.Metrics, next http.Handler) http.Handler {
+// echoes the id in the X-Request-Id response header, writes the request's
+// access log line to cfg.Logger (see logAccess), and counts the answer in
+// cfg.Metrics (HTTP status, authentication refusals, JSON-RPC batch sizes;
+// nil counts nothing). A request already observed by an outer Observe passes
+// through, so a program may wrap its own stages (such as a static bearer
+// check) around the handler NewHTTPHandler returns, with the same cfg, and
+// have the requests they answer logged and counted too.
+func Observe(cfg HTTPConfig, next http.Handler) http.Handler {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return observe(cfg.Metrics, log, next)
+}
+
+func observe(m *metrics.Metrics, log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := reqid.From(r.Context()); ok {
 			next.ServeHTTP(w, r)
 			return
 		}
+		start := time.Now()
 		info := reqid.FromRequest(r)
 		r = r.WithContext(reqid.With(r.Context(), info))
 		w.Header().Set(reqid.HeaderRequestID, info.ID)
 		r, x := withExchange(r)
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		logAccess(log, r, x, rec, start)
 		if m == nil {
 			return
 		}
@@ -43,11 +57,8 @@ func Observe(m *metrics.Metrics, next http.Handler) http.Handler {
 		if reason := refusalReason(status, rec.Header()); reason != "" {
 			m.AuthRefused(reason)
 		}
-		if x.rpcMethod == "batch" {
-			var items []json.RawMessage
-			if json.Unmarshal(x.body, &items) == nil {
-				m.Batch(len(items))
-			}
+		if x.batchSeen {
+			m.Batch(x.batchItems)
 		}
 	})
 }
