@@ -93,11 +93,7 @@ func clipBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + Ellipsis
+	return cutBytes(s, n) + Ellipsis
 }
 
 func mustMarshal(v any) json.RawMessage {
@@ -267,15 +263,7 @@ func CapText(s string, max int) string {
 		return s
 	}
 	note := fmt.Sprintf("\n[output cut at %d bytes to fit the reply budget; page or narrow the request, or pass detail \"full\"]", max)
-	keep := max - len(note)
-	if keep < 0 {
-		keep = 0
-	}
-	cut := s[:keep]
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut + note
+	return cutBytes(s, max-len(note)) + note
 }
 
 // recordRef is the identity of a listed record, with the stream and
