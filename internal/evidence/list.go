@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 )
 
 // ListPage is an RS record list envelope.
@@ -143,14 +141,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		if err != nil {
 			continue
 		}
-		ref := handles.RecordRef{ConnectionID: rec.ConnectionID, Stream: rec.Stream, RecordID: rec.ID}
-		if ref.Stream == "" {
-			ref.Stream = stream
-		}
-		if ref.ConnectionID == "" {
-			ref.ConnectionID = connectionID
-		}
-		id := ref.ID()
+		id := recordRef(rec, stream, connectionID).ID()
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
 		if i < RecordsPreviewed {
 			fmt.Fprintf(&b, "[%d] id=%s\n", i+1, id)
