@@ -118,14 +118,15 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
 }
 
-// withDetail returns args with detail set to d.
-func withDetail(args map[string]any, d string) map[string]any {
+// fullDetailCall is the call of tool with args (left as they are) at detail
+// "full": the continuation a compact result names for everything.
+func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 	out := make(map[string]any, len(args)+1)
 	for k, v := range args {
 		out[k] = v
 	}
-	out["detail"] = d
-	return out
+	out["detail"] = evidence.DetailFull
+	return evidence.Continuation{Tool: tool, Arguments: out}
 }
 
 // errorResult renders any failure as an isError result whose structuredContent

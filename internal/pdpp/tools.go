@@ -145,7 +145,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	}
 	limit := replyBudget(mcptools.ToolQueryRecords, len(resp.Body))
 	text := compactText(view.Rendered, limit)
-	fullCall := evidence.Continuation{Tool: evidence.ToolQuery, Arguments: withDetail(same, evidence.DetailFull)}
+	fullCall := fullDetailCall(evidence.ToolQuery, same)
 	structured, cut, cerr := view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, false), fullCall)
 	if cerr == nil && cut.Truncated {
 		// Something was cut: pay for the line that says so, and build again.
@@ -248,7 +248,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	if args.Cursor != "" {
 		same["cursor"] = args.Cursor
 	}
-	fullCall := evidence.Continuation{Tool: evidence.ToolSearch, Arguments: withDetail(same, evidence.DetailFull)}
+	fullCall := fullDetailCall(evidence.ToolSearch, same)
 	structured, cut := view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), false), fullCall)
 	if cut.Truncated {
 		// Something was cut: pay for the line that says so, and build again.
@@ -279,8 +279,7 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	}
 	doc.Detail = evidence.DetailCompact
 	if doc.Truncated {
-		same := argsMap(args)
-		call := evidence.Continuation{Tool: evidence.ToolFetch, Arguments: withDetail(same, evidence.DetailFull)}
+		call := fullDetailCall(evidence.ToolFetch, argsMap(args))
 		doc.Full = &call
 	}
 	// The document is encoded once, by the server; its size is estimated
