@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
@@ -89,20 +88,8 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := client.NewInProcessClient(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, _ := startInProcess(t, pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}), "pdpp-faults-test")
 			ctx := context.Background()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-			if _, err := c.Initialize(ctx, init); err != nil {
-				t.Fatal(err)
-			}
 			for _, call := range calls {
 				req := mcp.CallToolRequest{}
 				req.Params.Name, req.Params.Arguments = call.tool, call.args

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
@@ -218,7 +219,15 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	if wire != nil {
 		wire(&cfg)
 	}
-	s := pdpp.NewServer(pdpp.New(cfg), pdpp.ServerOptions{})
+	h.client, h.init = startInProcess(t, pdpp.NewServer(pdpp.New(cfg), pdpp.ServerOptions{}), "pdpp-e2e-test")
+	h.loadTools()
+	return h
+}
+
+// startInProcess starts an in-process MCP client of s and initializes it as
+// clientName; the client is closed when the test ends.
+func startInProcess(t testing.TB, s *server.MCPServer, clientName string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatalf("NewInProcessClient: %v", err)
@@ -230,14 +239,12 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	}
 	initReq := mcp.InitializeRequest{}
 	initReq.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	initReq.Params.ClientInfo = mcp.Implementation{Name: "pdpp-e2e-test", Version: "0"}
+	initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: "0"}
 	ir, err := c.Initialize(ctx, initReq)
 	if err != nil {
 		t.Fatalf("Initialize: %v", err)
 	}
-	h.client, h.init = c, ir
-	h.loadTools()
-	return h
+	return c, ir
 }
 
 // loadTools lists the tools and compiles every outputSchema exactly as the
