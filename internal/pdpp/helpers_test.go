@@ -314,6 +314,15 @@ func compileSchema(t testing.TB, name string, raw []byte) *jsonschema.Schema {
 	return s
 }
 
+// validateJSON checks the JSON text raw against the compiled schema s.
+func validateJSON(s *jsonschema.Schema, raw string) error {
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}
+
 // callResult is one tool result with its decoded parts.
 type callResult struct {
 	Tool       string
@@ -368,11 +377,7 @@ func (h *harness) call(t testing.TB, tool string, args map[string]any) callResul
 			t.Errorf("%s: structuredContent is not an object: %v", tool, err)
 		}
 		if s := h.schemas[tool]; s != nil {
-			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out.RawStruct))
-			if err == nil {
-				err = s.Validate(inst)
-			}
-			if err != nil {
+			if err := validateJSON(s, out.RawStruct); err != nil {
 				t.Errorf("%s %s: structuredContent does not validate against outputSchema: %v", tool, mustJSON(args), err)
 			}
 		}
