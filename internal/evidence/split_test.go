@@ -272,3 +272,38 @@ func TestJSONStringLenMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRecordMatchesUnmarshal: the one-walk record decoder reads what
+// json.Unmarshal into Record reads, case-variant and repeated keys and type
+// mismatches included (those go to encoding/json).
+func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
+	records := []string{
+		`{"id":"r1","stream":"s","connection_id":"c","connector_key":"k","connector_id":"ci","emitted_at":"2026-01-01T00:00:00Z","record_json_bytes":42,"data":{"text":"hi \u00e9","n":1}}`,
+		`{"id":null,"stream":null,"record_json_bytes":null,"data":null}`,
+		`null`,
+		`{"ID":"r2","Stream":"s2","Connection_ID":"c2","Data":{"text":"case"}}`,
+		`{"id":"r3","id":"r4","data":{"a":1},"data":{"b":2}}`,
+		`{"id":"r5","Id":"r6"}`,
+		`{"id":7}`,
+		`{"record_json_bytes":1.5}`,
+		`{"record_json_bytes":12345678901234567890}`,
+		`{"id":"r8","extra":{"id":"nested"},"extra":[1]}`,
+	}
+	for i, raw := range records {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var want Record
+			werr := json.Unmarshal([]byte(raw), &want)
+			got, gerr := DecodeRecord([]byte(raw))
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("error %v, encoding/json %v", gerr, werr)
+			}
+			if werr != nil {
+				return
+			}
+			got.Data, got.Order = nil, nil
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("decoded %+v, encoding/json %+v", got, want)
+			}
+		})
+	}
+}
