@@ -142,6 +142,7 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 		`{"object":"list","data":[],"has_more":false,"next_cursor":null}`,
 		`{"object":"list","data":[` + short + `],"has_more":false,"has_more":true}`,
 		`{"object":"list","Data":[` + short + `],"data":[` + long + `]}`,
+		`{"object":"list","data":[` + short + `],"object":"page","has_more":false}`,
 	}
 	for i, body := range pages {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
