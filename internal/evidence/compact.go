@@ -117,8 +117,15 @@ func (w *objectWriter) member(key string, val []byte) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	kb, _ := json.Marshal(key)
-	w.buf.Write(kb)
+	if JSONStringLen(key) == len(key)+2 {
+		// Nothing to escape: the key is written as it is, quoted.
+		w.buf.WriteByte('"')
+		w.buf.WriteString(key)
+		w.buf.WriteByte('"')
+	} else {
+		kb, _ := json.Marshal(key)
+		w.buf.Write(kb)
+	}
 	w.buf.WriteByte(':')
 	w.buf.Write(val)
 }

@@ -308,3 +308,22 @@ func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
 		})
 	}
 }
+
+// TestObjectWriterKeysMatchMarshal: a member's key is written as
+// encoding/json writes it, whether or not it needs escaping.
+func TestObjectWriterKeysMatchMarshal(t *testing.T) {
+	keys := []string{"", "text", "connection_id", "héllo", "日本", "a\"b", "back\\slash", "tab\there", "<b>&", "line\u2028sep", "bad\xffbyte", "\x00"}
+	for _, key := range keys {
+		t.Run(fmt.Sprintf("%q", key), func(t *testing.T) {
+			var w objectWriter
+			w.member(key, []byte("1"))
+			want, err := json.Marshal(map[string]int{key: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(w.bytes()); got != string(want) {
+				t.Fatalf("wrote %s, encoding/json %s", got, want)
+			}
+		})
+	}
+}
