@@ -37,7 +37,6 @@ const maxListedLines = 50
 const (
 	codeInvalidCallbackURL = "invalid_callback_url"
 	codeInvalidStreams     = "invalid_streams"
-	codeBadResponse        = "rs_bad_response"
 )
 
 // eventType is one event type a subscription may receive.

@@ -71,7 +71,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	}
 	text, rerr := evidence.RenderSchema(body)
 	if rerr != nil {
-		return errorResult(rs.AdapterError("rs_bad_response", rerr.Error(), ""), "schema", nil), nil
+		return errorResult(badResponse(rerr), "schema", nil), nil
 	}
 	if !compact {
 		return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
@@ -134,7 +134,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	delete(next, "cursor")
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, next)
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	if full {
 		out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
@@ -152,7 +152,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		structured, cut, cerr = view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, true), fullCall)
 	}
 	if cerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", cerr.Error(), ""))
+		return fail(badResponse(cerr))
 	}
 	return compactResult(limit, text+cut.TruncationLine("records"), structured, len(structured), &fullCall), nil
 }
@@ -189,7 +189,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	}
 	text, rerr := evidence.RenderAggregate(resp.Body)
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	return budgetedData(mcptools.ToolAggregate, text, resp.Body), nil
 }
@@ -236,7 +236,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	}
 	view, rerr := evidence.RenderSearch(resp.Body, sreq, a.rs.Origin())
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	if args.Detail == evidence.DetailFull {
 		out := view.Structured()
@@ -319,7 +319,7 @@ func (a *Adapter) fetchDocumentDetail(ctx context.Context, ref handles.RecordRef
 	}
 	doc, rerr := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0), full)
 	if rerr != nil {
-		return evidence.Document{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+		return evidence.Document{}, badResponse(rerr)
 	}
 	return doc, nil
 }
@@ -534,7 +534,7 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 		return handles.EncodeCursor(next)
 	})
 	if rerr != nil {
-		return evidence.WindowView{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+		return evidence.WindowView{}, badResponse(rerr)
 	}
 	return view, nil
 }
