@@ -73,12 +73,15 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 				return raw, false
 			}
 		}
-		return mustMarshal(Preview{
-			Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw),
-			Next: Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{field}, "detail": DetailFull}},
-		}), true
+		return jsonPreview(raw, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{field}, "detail": DetailFull}}), true
 	}
 	return raw, false
+}
+
+// jsonPreview is the Preview of the large JSON value raw: its size, its
+// first maxChars bytes and next, the call that reads it whole.
+func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
+	return mustMarshal(Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw), Next: next})
 }
 
 // looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or
@@ -198,8 +201,7 @@ func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.
 	err = eachMember(raw, func(key string, val json.RawMessage) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {
-				val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), maxChars),
-					Next: Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}}})
+				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
 				cut++
 			}
 			w.member(key, val)
@@ -312,7 +314,7 @@ func compactListWith(body []byte, stream, connectionID string, budget int, full 
 	var w objectWriter
 	keep := func(key string, val []byte) {
 		if len(val) > InlineJSONBytes {
-			val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), FieldValueChars), Next: full})
+			val = jsonPreview(val, FieldValueChars, full)
 			out.CutValues++
 		}
 		w.member(key, val)
