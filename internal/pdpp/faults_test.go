@@ -64,15 +64,6 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			}
 		}, "rs_unreachable"},
 	}
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
-		{"search", map[string]any{"q": "needle"}},
-		{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
-		{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
-		{"query_records", map[string]any{"stream": "notes"}},
-	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			srv := httptest.NewServer(faultyRS(f.fault))
@@ -90,7 +81,7 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			}
 			c, _ := startInProcess(t, pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}), "pdpp-faults-test")
 			ctx := context.Background()
-			for _, call := range calls {
+			for _, call := range readCalls {
 				req := mcp.CallToolRequest{}
 				req.Params.Name, req.Params.Arguments = call.tool, call.args
 				res, err := c.CallTool(ctx, req)

@@ -224,6 +224,19 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	return h
 }
 
+// readCalls are one call of every data tool whose reply renders RS data,
+// against the fake RSes of the fault and distrust tests (notes, n1).
+var readCalls = []struct {
+	tool string
+	args map[string]any
+}{
+	{"search", map[string]any{"q": "needle"}},
+	{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
+	{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
+	{"query_records", map[string]any{"stream": "notes"}},
+	{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
+}
+
 // startInProcess starts an in-process MCP client of s and initializes it as
 // clientName; the client is closed when the test ends.
 func startInProcess(t testing.TB, s *server.MCPServer, clientName string) (*client.Client, *mcp.InitializeResult) {
