@@ -299,16 +299,11 @@ type CompactPage struct {
 	CutValues int
 }
 
-// CompactList rewrites an RS records page to at most budget bytes: members
-// other than `data` as they are (a large one becomes a Preview), then the
-// page's records in order, compact, while they fit.
-func CompactList(body []byte, stream, connectionID string, budget int, full Continuation) (CompactPage, error) {
-	return compactListWith(body, stream, connectionID, budget, full, nil)
-}
-
-// compactListWith is CompactList; cache, when not nil, is the same page already
-// validated and split (by RenderList), and keeps each record's compact form
-// for the next call on the page.
+// compactListWith rewrites an RS records page to at most budget bytes:
+// members other than `data` as they are (a large one becomes a Preview),
+// then the page's records in order, compact, while they fit. cache, when not
+// nil, is the same page already validated and split (by RenderList), and
+// keeps each record's compact form for the next call on the page.
 func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
 	var out CompactPage
 	var w objectWriter

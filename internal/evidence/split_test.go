@@ -131,7 +131,7 @@ func FuzzDecodeString(f *testing.F) {
 
 // TestListPageSplitMatchesDecoder: RenderList's one-walk split of a page
 // and the compact page built from it agree with encoding/json's reading
-// and with CompactList on the bare body, for ordinary pages and for pages
+// and with the compact page built from the bare body, for ordinary pages and for pages
 // the split leaves to encoding/json (a repeated key, a key differing only
 // by case).
 func TestListPageSplitMatchesDecoder(t *testing.T) {
