@@ -42,7 +42,7 @@ var recordKeys = []string{"id", "stream", "connection_id", "connector_key", "con
 // read by json.Unmarshal instead, so either way the result is encoding/json's.
 func decodeValidRecord(raw []byte) (Record, error) {
 	var r Record
-	if t := skipSpace(raw, 0); t < len(raw) && raw[t] == 'n' {
+	if firstByte(raw) == 'n' {
 		r.Data = map[string]json.RawMessage{}
 		return r, nil // null: no record, as json.Unmarshal reads it
 	}

@@ -112,6 +112,16 @@ func decodeKey(q []byte) (string, error) {
 	return string(inner), nil
 }
 
+// firstByte returns the first byte of b after JSON white space, or 0.
+func firstByte(b []byte) byte {
+	if i := skipSpace(b, 0); i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
