@@ -3,7 +3,6 @@ package evidence
 import (
 	"bytes"
 	"errors"
-	"unicode/utf8"
 )
 
 // errBadJSON is returned by the splitters for input that is not the JSON
@@ -29,7 +28,7 @@ func splitMembers(raw []byte, fn func(key string, val []byte) error) error {
 			return errBadJSON
 		}
 		ke := skipString(raw, i)
-		key, err := decodeKey(raw[i:ke])
+		key, err := decodeString(raw[i:ke])
 		if err != nil {
 			return err
 		}
@@ -100,16 +99,6 @@ func afterItem(b []byte, i int, close byte) (next int, done, ok bool) {
 		return i + 1, true, true
 	}
 	return i, false, false
-}
-
-// decodeKey decodes a quoted key; one with escapes or invalid UTF-8 (which
-// encoding/json replaces by U+FFFD) is decoded by encoding/json.
-func decodeKey(q []byte) (string, error) {
-	inner := q[1 : len(q)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return decodeString(q)
-	}
-	return string(inner), nil
 }
 
 // firstByte returns the first byte of b after JSON white space, or 0.
