@@ -67,6 +67,20 @@ func structuredBudget(limit int, text string, cut bool) int {
 	return n
 }
 
+// fitStructured builds a compact structuredContent with build, in the room
+// a result of limit bytes leaves beside the text that text returns; when
+// that build cut something, it builds once more, paying for the line that
+// reports the cut. text is read before each build, for a build may change
+// it (search's cards say how many hits structured output carries). At most
+// two builds.
+func fitStructured(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error) {
+	structured, cut, err := build(structuredBudget(limit, text(), false))
+	if err == nil && cut.Truncated {
+		structured, cut, err = build(structuredBudget(limit, text(), true))
+	}
+	return structured, cut, err
+}
+
 // compactResult is a successful compact result whose structuredContent
 // encodes to structuredBytes bytes (an upper estimate when it is not
 // already encoded). It measures the whole result against limit and, should

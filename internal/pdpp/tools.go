@@ -146,11 +146,9 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	limit := replyBudget(mcptools.ToolQueryRecords, len(resp.Body))
 	text := compactText(view.Rendered, limit)
 	fullCall := fullDetailCall(evidence.ToolQuery, same)
-	structured, cut, cerr := view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, false), fullCall)
-	if cerr == nil && cut.Truncated {
-		// Something was cut: pay for the line that says so, and build again.
-		structured, cut, cerr = view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, true), fullCall)
-	}
+	structured, cut, cerr := fitStructured(limit, func() string { return text }, func(budget int) (json.RawMessage, evidence.Truncation, error) {
+		return view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, budget, fullCall)
+	})
 	if cerr != nil {
 		return fail(badResponse(cerr))
 	}
@@ -249,13 +247,12 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		same["cursor"] = args.Cursor
 	}
 	fullCall := fullDetailCall(evidence.ToolSearch, same)
-	structured, cut := view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), false), fullCall)
-	if cut.Truncated {
-		// Something was cut: pay for the line that says so, and build again.
-		structured, cut = view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), true), fullCall)
-	}
-	text := compactText(view.Text, budget)
-	return compactResult(budget, text+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
+	text := func() string { return compactText(view.Text, budget) }
+	structured, cut, _ := fitStructured(budget, text, func(b int) (json.RawMessage, evidence.Truncation, error) {
+		s, c := view.CompactStructured(b, fullCall)
+		return s, c, nil
+	})
+	return compactResult(budget, text()+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
 }
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
