@@ -73,7 +73,7 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 				return raw, false
 			}
 		}
-		return jsonPreview(raw, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{field}, "detail": DetailFull}}), true
+		return jsonPreview(raw, maxChars, fetchFieldFullCall(id, field)), true
 	}
 	return raw, false
 }

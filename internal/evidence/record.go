@@ -167,8 +167,8 @@ type BlobRead struct {
 func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 
 // DescribeField classifies one field value and renders it within max chars.
-// id is the record's self-contained id for continuations; fetchable says whether
-// a `fetch` with a field projection is the continuation for large JSON.
+// id is the record's self-contained id for continuations: a read_record_field
+// window for text, a full-detail fetch of the field for large JSON.
 func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	fv := FieldView{Name: name}
 	trimmed := strings.TrimSpace(string(raw))
@@ -220,10 +220,10 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = compact
 			return fv
 		}
-		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}, "detail": DetailFull}}
+		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
-		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s%s; read it: %s]",
-			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), "", c.Call())
+		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
+			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), c.Call())
 	default:
 		fv.Complete = true
 		fv.Value = json.RawMessage(trimmed)
