@@ -73,12 +73,15 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 				return raw, false
 			}
 		}
-		return mustMarshal(Preview{
-			Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw),
-			Next: Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{field}, "detail": DetailFull}},
-		}), true
+		return jsonPreview(raw, maxChars, fetchFieldFullCall(id, field)), true
 	}
 	return raw, false
+}
+
+// jsonPreview is the Preview of the large JSON value raw: its size, its
+// first maxChars bytes and next, the call that reads it whole.
+func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
+	return mustMarshal(Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw), Next: next})
 }
 
 // looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or
@@ -93,11 +96,7 @@ func clipBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + Ellipsis
+	return cutBytes(s, n) + Ellipsis
 }
 
 func mustMarshal(v any) json.RawMessage {
@@ -121,8 +120,15 @@ func (w *objectWriter) member(key string, val []byte) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	kb, _ := json.Marshal(key)
-	w.buf.Write(kb)
+	if JSONStringLen(key) == len(key)+2 {
+		// Nothing to escape: the key is written as it is, quoted.
+		w.buf.WriteByte('"')
+		w.buf.WriteString(key)
+		w.buf.WriteByte('"')
+	} else {
+		kb, _ := json.Marshal(key)
+		w.buf.Write(kb)
+	}
 	w.buf.WriteByte(':')
 	w.buf.Write(val)
 }
@@ -195,8 +201,7 @@ func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.
 	err = eachMember(raw, func(key string, val json.RawMessage) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {
-				val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), maxChars),
-					Next: Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}}})
+				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
 				cut++
 			}
 			w.member(key, val)
@@ -267,15 +272,7 @@ func CapText(s string, max int) string {
 		return s
 	}
 	note := fmt.Sprintf("\n[output cut at %d bytes to fit the reply budget; page or narrow the request, or pass detail \"full\"]", max)
-	keep := max - len(note)
-	if keep < 0 {
-		keep = 0
-	}
-	cut := s[:keep]
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut + note
+	return cutBytes(s, max-len(note)) + note
 }
 
 // recordRef is the identity of a listed record, with the stream and
@@ -302,22 +299,17 @@ type CompactPage struct {
 	CutValues int
 }
 
-// CompactList rewrites an RS records page to at most budget bytes: members
-// other than `data` as they are (a large one becomes a Preview), then the
-// page's records in order, compact, while they fit.
-func CompactList(body []byte, stream, connectionID string, budget int, full Continuation) (CompactPage, error) {
-	return compactListWith(body, stream, connectionID, budget, full, nil)
-}
-
-// compactListWith is CompactList; cache, when not nil, is the same page already
-// validated and split (by RenderList), and keeps each record's compact form
-// for the next call on the page.
+// compactListWith rewrites an RS records page to at most budget bytes:
+// members other than `data` as they are (a large one becomes a Preview),
+// then the page's records in order, compact, while they fit. cache, when not
+// nil, is the same page already validated and split (by RenderList), and
+// keeps each record's compact form for the next call on the page.
 func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
 	var out CompactPage
 	var w objectWriter
 	keep := func(key string, val []byte) {
 		if len(val) > InlineJSONBytes {
-			val = mustMarshal(Preview{Truncated: true, Kind: "json", Bytes: len(val), Preview: clipBytes(string(val), FieldValueChars), Next: full})
+			val = jsonPreview(val, FieldValueChars, full)
 			out.CutValues++
 		}
 		w.member(key, val)

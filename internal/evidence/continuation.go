@@ -84,6 +84,12 @@ func FetchCall(id string) Continuation {
 	return Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id}}
 }
 
+// fetchFieldFullCall is the continuation that fetches one field of a record
+// whole, at detail "full" (for a large JSON value).
+func fetchFieldFullCall(id, field string) Continuation {
+	return Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{field}, "detail": DetailFull}}
+}
+
 // ReadFieldCall is the continuation that reads one bounded window of a field.
 // Zero offset and limit are left out; q selects the first match window.
 func ReadFieldCall(id, field string, offset, limit int, q string) Continuation {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 )
@@ -148,7 +149,7 @@ func TestShortFieldComplete(t *testing.T) {
 
 func TestDocumentFromRealSample(t *testing.T) {
 	body := sample(t, "record-transcripts-tr-5.json")
-	doc, err := RenderDocument(body, handles.RecordRef{Stream: "transcripts", RecordID: "tr-5"}, "http://rs", nil)
+	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "transcripts", RecordID: "tr-5"}, "http://rs", nil, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestBoundedForAnySize(t *testing.T) {
 	huge := strings.Repeat("word ", 1<<18) // ~1.3 MB
 	rec, _ := json.Marshal(map[string]any{"id": "r1", "stream": "s", "connection_id": "cin_a", "object": "record",
 		"data": map[string]any{"id": "r1", "body": huge, "blob": strings.Repeat("QUJD", 300000), "meta": map[string]any{"k": strings.Repeat("v", 5000)}}})
-	doc, err := RenderDocument(rec, handles.RecordRef{Stream: "s", RecordID: "r1"}, "", nil)
+	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "s", RecordID: "r1"}, "", nil, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,14 +316,14 @@ func TestRolesAreDeclaredOnly(t *testing.T) {
 		t.Fatalf("a field named title without a declared role must not get one: %v", got)
 	}
 	rec := []byte(`{"id":"n1","stream":"notes","connection_id":"c","data":{"body":"b","title":"Shopping list"}}`)
-	doc, err := RenderDocument(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", roles)
+	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", roles, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if doc.Title != "Shopping list" || !strings.HasPrefix(doc.Text, "title: ") {
 		t.Fatalf("declared title role not used: %q\n%s", doc.Title, doc.Text)
 	}
-	doc, _ = RenderDocument(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", nil)
+	doc, _ = RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", nil, 0, false)
 	if doc.Title != "notes n1" || !strings.HasPrefix(doc.Text, "body: ") {
 		t.Fatalf("without roles presentation must stay neutral: %q\n%s", doc.Title, doc.Text)
 	}
@@ -380,5 +381,46 @@ func TestOneLineFastPath(t *testing.T) {
 		if got, want := oneLine(s), foldLine(s); got != want {
 			t.Errorf("oneLine(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// TestCutBytes checks the byte cut every capped text goes through: on valid
+// UTF-8 it keeps the longest valid prefix of at most n bytes, and an invalid
+// byte before the cut does not make it drop the text up to that byte.
+func TestCutBytes(t *testing.T) {
+	// longestValid is the cut by definition: the longest prefix of at most
+	// n bytes that is valid UTF-8 (for s valid UTF-8).
+	longestValid := func(s string, n int) string {
+		n = min(max(n, 0), len(s))
+		for !utf8.ValidString(s[:n]) {
+			n--
+		}
+		return s[:n]
+	}
+	valid := []string{"", "plain ascii text", "héllo wörld", "日本語のテキスト", "a😀b😀c", strings.Repeat("é😀x", 40)}
+	for _, s := range valid {
+		for n := -1; n <= len(s)+1; n++ {
+			t.Run(fmt.Sprintf("%q/%d", s, n), func(t *testing.T) {
+				if got, want := cutBytes(s, n), longestValid(s, n); got != want {
+					t.Fatalf("cutBytes = %q, want %q", got, want)
+				}
+			})
+		}
+	}
+	invalid := []struct {
+		name, s string
+		n       int
+		want    string
+	}{
+		{"invalid byte early, cut in ascii", "a\xffbcdefgh", 6, "a\xffbcde"},
+		{"invalid byte early, cut splits a character", "a\xffbcé", 5, "a\xffbc"},
+		{"invalid byte at the cut", "abc\xffdef", 4, "abc\xff"},
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cutBytes(tc.s, tc.n); got != tc.want {
+				t.Fatalf("cutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			}
+		})
 	}
 }

@@ -29,27 +29,18 @@ type Document struct {
 	textBytes int
 }
 
-// RenderDocument renders one RS record as a compact fetch document whose
-// structured text cuts each field at StructuredTextChars. ref is the record
-// the caller asked for (its connection fills in when the RS names one).
-func RenderDocument(body []byte, ref handles.RecordRef, providerBase string, roles Roles) (Document, error) {
-	rec, err := DecodeRecord(body)
-	if err != nil {
-		return Document{}, err
-	}
-	return renderDocument(rec, ref, providerBase, roles, StructuredTextChars, false), nil
-}
-
 // documentOverhead is what a fetch result adds around the document's
 // strings and metadata: keys, the id, title and url members, the envelope.
 const documentOverhead = 512
 
-// RenderDocumentWithin renders one RS record as a fetch document. With full,
-// every field is whole (large JSON values too). Otherwise the whole result
-// (content[] text, structured text and metadata) is kept within budget
-// bytes: the per-field cut of the structured text shrinks until it fits,
-// each cut field keeping its descriptor and read_record_field continuation
-// in metadata.fields.
+// RenderDocumentWithin renders one RS record as a fetch document. ref is the
+// record the caller asked for (its connection fills in when the RS names
+// one). With full, every field is whole (large JSON values too). Otherwise
+// the structured text cuts each field at StructuredTextChars and, with a
+// budget above 0, the whole result (content[] text, structured text and
+// metadata) is kept within budget bytes: the per-field cut shrinks until it
+// fits, each cut field keeping its descriptor and read_record_field
+// continuation in metadata.fields.
 func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int, full bool) (Document, error) {
 	if err := requireObject(body, "record"); err != nil {
 		return Document{}, err

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 )
 
 // ListPage is an RS record list envelope.
@@ -62,28 +60,20 @@ func (c *listCache) sameBody(body []byte, stream, connectionID string) bool {
 		c.stream == stream && c.connectionID == connectionID
 }
 
+// listPageKeys are the members of ListPage that json.Unmarshal fills.
+var listPageKeys = []string{"data", "has_more", "next_cursor", "meta"}
+
 // splitListPage reads a valid records page member by member, as
 // json.Unmarshal into ListPage would. It returns false (and the caller uses
 // encoding/json, for its behaviour and errors) on anything unusual: invalid
-// JSON, a key that differs from a known one only by case, a repeated key, a
-// member of an unexpected type.
+// JSON, a key that differs from a known one only by case, a repeated known
+// key (splitKnown), a member of an unexpected type.
 func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 	var page ListPage
 	if !validJSON(body) {
 		return page, false
 	}
-	seen := map[string]bool{}
-	known := []string{"data", "has_more", "next_cursor", "meta"}
-	err := splitMembers(body, func(key string, val []byte) error {
-		for _, k := range known {
-			if key != k && strings.EqualFold(key, k) {
-				return errBadJSON
-			}
-		}
-		if seen[key] {
-			return errBadJSON
-		}
-		seen[key] = true
+	err := splitKnown(body, listPageKeys, func(key string, val []byte) error {
 		if key != "data" {
 			c.members = append(c.members, member{key, val})
 		}
@@ -99,7 +89,7 @@ func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 				return nil
 			})
 		case "has_more":
-			return json.Unmarshal(val, &page.HasMore)
+			return boolInto(&page.HasMore, val)
 		case "next_cursor":
 			if val[0] == 'n' {
 				return nil
@@ -143,14 +133,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		if err != nil {
 			continue
 		}
-		ref := handles.RecordRef{ConnectionID: rec.ConnectionID, Stream: rec.Stream, RecordID: rec.ID}
-		if ref.Stream == "" {
-			ref.Stream = stream
-		}
-		if ref.ConnectionID == "" {
-			ref.ConnectionID = connectionID
-		}
-		id := ref.ID()
+		id := recordRef(rec, stream, connectionID).ID()
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
 		if i < RecordsPreviewed {
 			fmt.Fprintf(&b, "[%d] id=%s\n", i+1, id)

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -33,47 +34,43 @@ func DecodeRecord(raw []byte) (Record, error) {
 	return decodeValidRecord(raw)
 }
 
-// decodeValidRecord is DecodeRecord for raw known to be valid JSON.
+// recordKeys are the members of Record that json.Unmarshal fills.
+var recordKeys = []string{"id", "stream", "connection_id", "connector_key", "connector_id", "emitted_at", "record_json_bytes", "data"}
+
+// decodeValidRecord is DecodeRecord for raw known to be valid JSON. A
+// repeated or case-variant key ends the walk (splitKnown) and the record is
+// read by json.Unmarshal instead, so either way the result is encoding/json's.
 func decodeValidRecord(raw []byte) (Record, error) {
 	var r Record
-	if t := skipSpace(raw, 0); t < len(raw) && raw[t] == 'n' {
+	if firstByte(raw) == 'n' {
 		r.Data = map[string]json.RawMessage{}
 		return r, nil // null: no record, as json.Unmarshal reads it
 	}
-	str := func(dst *string, val []byte) error {
-		if val[0] == 'n' { // null leaves the field empty
-			return nil
-		}
-		s, err := decodeString(val)
-		if err == nil {
-			*dst = s
-		}
-		return err
-	}
-	err := splitMembers(raw, func(key string, val []byte) error {
+	err := splitKnown(raw, recordKeys, func(key string, val []byte) error {
 		switch key {
 		case "id":
-			return str(&r.ID, val)
+			return stringInto(&r.ID, val)
 		case "stream":
-			return str(&r.Stream, val)
+			return stringInto(&r.Stream, val)
 		case "connection_id":
-			return str(&r.ConnectionID, val)
+			return stringInto(&r.ConnectionID, val)
 		case "connector_key":
-			return str(&r.ConnectorKey, val)
+			return stringInto(&r.ConnectorKey, val)
 		case "connector_id":
-			return str(&r.ConnectorID, val)
+			return stringInto(&r.ConnectorID, val)
 		case "emitted_at":
-			return str(&r.EmittedAt, val)
+			return stringInto(&r.EmittedAt, val)
 		case "record_json_bytes":
-			if val[0] == 'n' {
-				return nil
-			}
-			return json.Unmarshal(val, &r.RecordJSONBytes)
+			return intInto(&r.RecordJSONBytes, val)
 		case "data":
 			r.RawData = val
 		}
 		return nil
 	})
+	if errors.Is(err, errBadJSON) {
+		r = Record{}
+		err = json.Unmarshal(raw, &r)
+	}
 	if err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
@@ -170,8 +167,8 @@ type BlobRead struct {
 func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 
 // DescribeField classifies one field value and renders it within max chars.
-// id is the record's self-contained id for continuations; fetchable says whether
-// a `fetch` with a field projection is the continuation for large JSON.
+// id is the record's self-contained id for continuations: a read_record_field
+// window for text, a full-detail fetch of the field for large JSON.
 func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	fv := FieldView{Name: name}
 	trimmed := strings.TrimSpace(string(raw))
@@ -223,10 +220,10 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = compact
 			return fv
 		}
-		c := Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "fields": []string{name}, "detail": DetailFull}}
+		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
-		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s%s; read it: %s]",
-			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), "", c.Call())
+		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
+			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), c.Call())
 	default:
 		fv.Complete = true
 		fv.Value = json.RawMessage(trimmed)

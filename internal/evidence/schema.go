@@ -141,21 +141,11 @@ func isFullSchema(doc schemaDoc) bool {
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
 			for _, raw := range s.FieldCapabilities {
-				return firstByteOf(raw) == '{'
+				return firstByte(raw) == '{'
 			}
 		}
 	}
 	return false
-}
-
-// firstByteOf returns the first non-space byte of raw, or 0.
-func firstByteOf(raw json.RawMessage) byte {
-	for _, c := range raw {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return c
-		}
-	}
-	return 0
 }
 
 func fieldSummary(caps map[string]json.RawMessage) string {

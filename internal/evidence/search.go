@@ -220,7 +220,7 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 		v.NextPage = &c
 	}
 	v.req, v.meta = req, page.Meta
-	v.Text = searchText(v, req, page, len(v.Results))
+	v.Text = searchText(v, len(v.Results))
 	return v, nil
 }
 
@@ -299,9 +299,10 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 	return u
 }
 
-// searchText renders the cards; inStructured is how many hits of the page
-// structured results[] carries.
-func searchText(v SearchView, req SearchRequest, page SearchPage, inStructured int) string {
+// searchText renders the cards of v, for its request and page meta;
+// inStructured is how many hits of the page structured results[] carries.
+func searchText(v SearchView, inStructured int) string {
+	req := v.req
 	var b strings.Builder
 	if len(v.Results) > 0 {
 		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
@@ -323,7 +324,7 @@ func searchText(v SearchView, req SearchRequest, page SearchPage, inStructured i
 		mode = "lexical"
 	}
 	fmt.Fprintf(&b, "search %q (%s): %d hits on this page", req.Q, mode, len(v.Results))
-	page.Meta.writeTotalAndWarnings(&b)
+	v.meta.writeTotalAndWarnings(&b)
 	if v.NextPage != nil {
 		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
 	} else if len(v.Results) == 0 {
@@ -474,7 +475,7 @@ func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawM
 		}
 	}
 	if tr.Shown < tr.Total {
-		v.Text = searchText(*v, v.req, SearchPage{Meta: v.meta}, tr.Shown)
+		v.Text = searchText(*v, tr.Shown)
 	}
 	tr.Truncated = tr.Shown < tr.Total || tr.ValuesCut > 0
 	var w, lw objectWriter

@@ -3,7 +3,6 @@ package evidence
 import (
 	"bytes"
 	"errors"
-	"unicode/utf8"
 )
 
 // errBadJSON is returned by the splitters for input that is not the JSON
@@ -29,7 +28,7 @@ func splitMembers(raw []byte, fn func(key string, val []byte) error) error {
 			return errBadJSON
 		}
 		ke := skipString(raw, i)
-		key, err := decodeKey(raw[i:ke])
+		key, err := decodeString(raw[i:ke])
 		if err != nil {
 			return err
 		}
@@ -102,16 +101,16 @@ func afterItem(b []byte, i int, close byte) (next int, done, ok bool) {
 	return i, false, false
 }
 
-// decodeKey decodes a quoted key; one with escapes or invalid UTF-8 (which
-// encoding/json replaces by U+FFFD) is decoded by encoding/json.
-func decodeKey(q []byte) (string, error) {
-	inner := q[1 : len(q)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return decodeString(q)
+// firstByte returns the first byte of b after JSON white space, or 0.
+func firstByte(b []byte) byte {
+	if i := skipSpace(b, 0); i < len(b) {
+		return b[i]
 	}
-	return string(inner), nil
+	return 0
 }
 
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {

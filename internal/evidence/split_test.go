@@ -131,7 +131,7 @@ func FuzzDecodeString(f *testing.F) {
 
 // TestListPageSplitMatchesDecoder: RenderList's one-walk split of a page
 // and the compact page built from it agree with encoding/json's reading
-// and with CompactList on the bare body, for ordinary pages and for pages
+// and with the compact page built from the bare body, for ordinary pages and for pages
 // the split leaves to encoding/json (a repeated key, a key differing only
 // by case).
 func TestListPageSplitMatchesDecoder(t *testing.T) {
@@ -142,6 +142,7 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 		`{"object":"list","data":[],"has_more":false,"next_cursor":null}`,
 		`{"object":"list","data":[` + short + `],"has_more":false,"has_more":true}`,
 		`{"object":"list","Data":[` + short + `],"data":[` + long + `]}`,
+		`{"object":"list","data":[` + short + `],"object":"page","has_more":false}`,
 	}
 	for i, body := range pages {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -270,5 +271,59 @@ func TestJSONStringLenMatchesMarshal(t *testing.T) {
 		if got := JSONStringLen(s); got != len(want) {
 			t.Errorf("JSONStringLen(%q) = %d, encoding/json writes %d bytes", s, got, len(want))
 		}
+	}
+}
+
+// TestDecodeRecordMatchesUnmarshal: the one-walk record decoder reads what
+// json.Unmarshal into Record reads, case-variant and repeated keys and type
+// mismatches included (those go to encoding/json).
+func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
+	records := []string{
+		`{"id":"r1","stream":"s","connection_id":"c","connector_key":"k","connector_id":"ci","emitted_at":"2026-01-01T00:00:00Z","record_json_bytes":42,"data":{"text":"hi \u00e9","n":1}}`,
+		`{"id":null,"stream":null,"record_json_bytes":null,"data":null}`,
+		`null`,
+		`{"ID":"r2","Stream":"s2","Connection_ID":"c2","Data":{"text":"case"}}`,
+		`{"id":"r3","id":"r4","data":{"a":1},"data":{"b":2}}`,
+		`{"id":"r5","Id":"r6"}`,
+		`{"id":7}`,
+		`{"record_json_bytes":1.5}`,
+		`{"record_json_bytes":12345678901234567890}`,
+		`{"id":"r8","extra":{"id":"nested"},"extra":[1]}`,
+	}
+	for i, raw := range records {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			var want Record
+			werr := json.Unmarshal([]byte(raw), &want)
+			got, gerr := DecodeRecord([]byte(raw))
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("error %v, encoding/json %v", gerr, werr)
+			}
+			if werr != nil {
+				return
+			}
+			got.Data, got.Order = nil, nil
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("decoded %+v, encoding/json %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestObjectWriterKeysMatchMarshal: a member's key is written as
+// encoding/json writes it, whether or not it needs escaping.
+func TestObjectWriterKeysMatchMarshal(t *testing.T) {
+	keys := []string{"", "text", "connection_id", "héllo", "日本", "a\"b", "back\\slash", "tab\there", "<b>&", "line\u2028sep", "bad\xffbyte", "\x00"}
+	for _, key := range keys {
+		t.Run(fmt.Sprintf("%q", key), func(t *testing.T) {
+			var w objectWriter
+			w.member(key, []byte("1"))
+			want, err := json.Marshal(map[string]int{key: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(w.bytes()); got != string(want) {
+				t.Fatalf("wrote %s, encoding/json %s", got, want)
+			}
+		})
 	}
 }

@@ -191,9 +191,31 @@ func capBytes(s string) string {
 	if len(s) <= MaxTextBytes {
 		return s
 	}
-	cut := s[:MaxTextBytes]
-	for !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
+	return cutBytes(s, MaxTextBytes) + "\n[output cut at " + strconv.Itoa(MaxTextBytes) + " bytes; page or narrow the request to see the rest]"
+}
+
+// cutBytes returns the first n bytes of s (all of s when it is shorter),
+// ending on a character boundary: a character split by the cut is left out
+// whole. It backs off at most utf8.UTFMax-1 bytes; bytes that are not valid
+// UTF-8 before the cut stay as they are (JSON encoding replaces them).
+func cutBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
 	}
-	return cut + "\n[output cut at " + strconv.Itoa(MaxTextBytes) + " bytes; page or narrow the request to see the rest]"
+	if n <= 0 {
+		return ""
+	}
+	// Back off from the cut to the start of the character it splits.
+	i := n
+	for i > 0 && n-i < utf8.UTFMax-1 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if r, size := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || size > 1 {
+		// s[i:] starts a valid character: cut before it if it does not
+		// end by n.
+		if i+size > n {
+			return s[:i]
+		}
+	}
+	return s[:n]
 }

@@ -125,16 +125,16 @@ func unmarshalString(q []byte) (string, error) {
 // known: fn sees each member; a key repeated, or differing from a known one
 // only by case (which json.Unmarshal would match), ends the walk with
 // errBadJSON so the caller can leave the body to encoding/json. The known
-// keys must differ from each other by more than case. Bounded by len(raw)
-// and len(known) per member.
+// keys, at most 64, must differ from each other by more than case. Bounded
+// by len(raw) and len(known) per member.
 func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
-	var seen []string // at most len(known)
+	var seen uint64 // bit i: known[i] was read
 	return splitMembers(raw, func(key string, val []byte) error {
-		if slices.Contains(known, key) {
-			if slices.Contains(seen, key) {
+		if i := slices.Index(known, key); i >= 0 {
+			if seen&(1<<i) != 0 {
 				return errBadJSON
 			}
-			seen = append(seen, key)
+			seen |= 1 << i
 			return fn(key, val)
 		}
 		for _, k := range known {

@@ -43,20 +43,7 @@ func slowRSClient(t *testing.T, budget time.Duration) (*client.Client, *atomic.I
 		t.Fatal(err)
 	}
 	s := pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{CallTimeout: budget})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := startInProcess(t, s, "pdpp-budget-test")
 	return c, &calls
 }
 

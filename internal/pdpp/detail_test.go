@@ -85,17 +85,18 @@ func (h *harness) rawCall(t testing.TB, tool string, args map[string]any) (json.
 	return raw, r
 }
 
-// longestTranscripts lists every transcript of the demo RS read directly,
-// longest text first.
-func longestTranscripts(t testing.TB, h *harness) []struct {
+// transcript is one demo transcript: its connection, record id and text
+// length in characters.
+type transcript struct {
 	conn, id string
 	chars    int
-} {
+}
+
+// longestTranscripts lists every transcript of the demo RS read directly,
+// longest text first.
+func longestTranscripts(t testing.TB, h *harness) []transcript {
 	t.Helper()
-	var out []struct {
-		conn, id string
-		chars    int
-	}
+	var out []transcript
 	for _, conn := range []string{connMain, connPeer} {
 		status, body := h.rsGet(t, tokClient, "/v1/streams/transcripts/records?limit=100&connection_id="+conn)
 		if status != 200 {
@@ -113,18 +114,10 @@ func longestTranscripts(t testing.TB, h *harness) []struct {
 			t.Fatal(err)
 		}
 		for _, r := range page.Data {
-			out = append(out, struct {
-				conn, id string
-				chars    int
-			}{conn, r.ID, len([]rune(r.Data.Text))})
+			out = append(out, transcript{conn, r.ID, len([]rune(r.Data.Text))})
 		}
 	}
-	slices.SortFunc(out, func(a, b struct {
-		conn, id string
-		chars    int
-	}) int {
-		return b.chars - a.chars
-	})
+	slices.SortFunc(out, func(a, b transcript) int { return b.chars - a.chars })
 	return out
 }
 

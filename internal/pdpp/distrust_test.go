@@ -19,18 +19,6 @@ func jsonRS(route func(path string) string) http.Handler {
 	})
 }
 
-// readCalls are one call of every data tool whose reply renders RS data.
-var readCalls = []struct {
-	tool string
-	args map[string]any
-}{
-	{"search", map[string]any{"q": "needle"}},
-	{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
-	{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
-	{"query_records", map[string]any{"stream": "notes"}},
-	{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
-}
-
 // TestIncompleteRSBodiesAreRefused answers each data request 200 with a
 // body that is not what the endpoint promises and checks every tool
 // reports rs_bad_response instead of rendering an empty success.

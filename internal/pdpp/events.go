@@ -37,7 +37,6 @@ const maxListedLines = 50
 const (
 	codeInvalidCallbackURL = "invalid_callback_url"
 	codeInvalidStreams     = "invalid_streams"
-	codeBadResponse        = "rs_bad_response"
 )
 
 // eventType is one event type a subscription may receive.
@@ -676,7 +675,7 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
 	if _, err := a.do(ctx, req, berr); err != nil {
 		var re *rs.Error
-		if errors.As(err, &re) && re.Status == http.StatusNotFound && rsErrorCode(re) == "not_found" {
+		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
 			// The RS answers a second DELETE with 404 not_found: the
 			// subscription is gone either way, so the call is idempotent.
 			text := fmt.Sprintf("Event subscription %s does not exist (the RS answered 404 not_found): it was already deleted, or the id is not one of this grant's subscriptions. Nothing was changed; %s lists the live ones.\n",
@@ -708,13 +707,4 @@ func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEvent
 	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
 		accepted.EventID, args.SubscriptionID, accepted.EventID)
 	return okResult(text, map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID}), nil
-}
-
-// rsErrorCode is the code of an RS error envelope ("" when it has none).
-func rsErrorCode(re *rs.Error) string {
-	var m struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(re.Object(), &m)
-	return m.Code
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
@@ -65,15 +64,6 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			}
 		}, "rs_unreachable"},
 	}
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
-		{"search", map[string]any{"q": "needle"}},
-		{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
-		{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
-		{"query_records", map[string]any{"stream": "notes"}},
-	}
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			srv := httptest.NewServer(faultyRS(f.fault))
@@ -89,21 +79,9 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := client.NewInProcessClient(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, _ := startInProcess(t, pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}), "pdpp-faults-test")
 			ctx := context.Background()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-			if _, err := c.Initialize(ctx, init); err != nil {
-				t.Fatal(err)
-			}
-			for _, call := range calls {
+			for _, call := range readCalls {
 				req := mcp.CallToolRequest{}
 				req.Params.Name, req.Params.Arguments = call.tool, call.args
 				res, err := c.CallTool(ctx, req)

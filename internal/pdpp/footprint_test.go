@@ -53,22 +53,7 @@ func newFPClient(t testing.TB, rsURL, token string, toolsets []string) *fpClient
 		t.Fatalf("rs.New: %v", err)
 	}
 	s := pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source}), pdpp.ServerOptions{Version: "footprint", Toolsets: toolsets})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatalf("NewInProcessClient: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("client Start: %v", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "pdpp-footprint-test", Version: "0"}
-	ir, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
+	c, ir := startInProcess(t, s, "pdpp-footprint-test")
 	return &fpClient{c: c, init: ir}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
@@ -218,7 +219,28 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	if wire != nil {
 		wire(&cfg)
 	}
-	s := pdpp.NewServer(pdpp.New(cfg), pdpp.ServerOptions{})
+	h.client, h.init = startInProcess(t, pdpp.NewServer(pdpp.New(cfg), pdpp.ServerOptions{}), "pdpp-e2e-test")
+	h.loadTools()
+	return h
+}
+
+// readCalls are one call of every data tool whose reply renders RS data,
+// against the fake RSes of the fault and distrust tests (notes, n1).
+var readCalls = []struct {
+	tool string
+	args map[string]any
+}{
+	{"search", map[string]any{"q": "needle"}},
+	{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
+	{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
+	{"query_records", map[string]any{"stream": "notes"}},
+	{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
+}
+
+// startInProcess starts an in-process MCP client of s and initializes it as
+// clientName; the client is closed when the test ends.
+func startInProcess(t testing.TB, s *server.MCPServer, clientName string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatalf("NewInProcessClient: %v", err)
@@ -230,14 +252,12 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	}
 	initReq := mcp.InitializeRequest{}
 	initReq.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	initReq.Params.ClientInfo = mcp.Implementation{Name: "pdpp-e2e-test", Version: "0"}
+	initReq.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: "0"}
 	ir, err := c.Initialize(ctx, initReq)
 	if err != nil {
 		t.Fatalf("Initialize: %v", err)
 	}
-	h.client, h.init = c, ir
-	h.loadTools()
-	return h
+	return c, ir
 }
 
 // loadTools lists the tools and compiles every outputSchema exactly as the
@@ -307,6 +327,15 @@ func compileSchema(t testing.TB, name string, raw []byte) *jsonschema.Schema {
 	return s
 }
 
+// validateJSON checks the JSON text raw against the compiled schema s.
+func validateJSON(s *jsonschema.Schema, raw string) error {
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}
+
 // callResult is one tool result with its decoded parts.
 type callResult struct {
 	Tool       string
@@ -361,11 +390,7 @@ func (h *harness) call(t testing.TB, tool string, args map[string]any) callResul
 			t.Errorf("%s: structuredContent is not an object: %v", tool, err)
 		}
 		if s := h.schemas[tool]; s != nil {
-			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out.RawStruct))
-			if err == nil {
-				err = s.Validate(inst)
-			}
-			if err != nil {
+			if err := validateJSON(s, out.RawStruct); err != nil {
 				t.Errorf("%s %s: structuredContent does not validate against outputSchema: %v", tool, mustJSON(args), err)
 			}
 		}

@@ -67,6 +67,20 @@ func structuredBudget(limit int, text string, cut bool) int {
 	return n
 }
 
+// fitStructured builds a compact structuredContent with build, in the room
+// a result of limit bytes leaves beside the text that text returns; when
+// that build cut something, it builds once more, paying for the line that
+// reports the cut. text is read before each build, for a build may change
+// it (search's cards say how many hits structured output carries). At most
+// two builds.
+func fitStructured(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error) {
+	structured, cut, err := build(structuredBudget(limit, text(), false))
+	if err == nil && cut.Truncated {
+		structured, cut, err = build(structuredBudget(limit, text(), true))
+	}
+	return structured, cut, err
+}
+
 // compactResult is a successful compact result whose structuredContent
 // encodes to structuredBytes bytes (an upper estimate when it is not
 // already encoded). It measures the whole result against limit and, should
@@ -118,14 +132,25 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
 }
 
-// withDetail returns args with detail set to d.
-func withDetail(args map[string]any, d string) map[string]any {
+// fullDetailCall is the call of tool with args (left as they are) at detail
+// "full": the continuation a compact result names for everything.
+func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 	out := make(map[string]any, len(args)+1)
 	for k, v := range args {
 		out[k] = v
 	}
-	out["detail"] = d
-	return out
+	out["detail"] = evidence.DetailFull
+	return evidence.Continuation{Tool: tool, Arguments: out}
+}
+
+// codeBadResponse is the code of an RS answer that is not what its endpoint
+// promises.
+const codeBadResponse = "rs_bad_response"
+
+// badResponse is the typed error of an RS answer that could not be read or
+// rendered (rs_bad_response), carrying the reason.
+func badResponse(err error) *rs.Error {
+	return rs.AdapterError(codeBadResponse, err.Error(), "")
 }
 
 // errorResult renders any failure as an isError result whose structuredContent

@@ -104,11 +104,7 @@ func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-				if err == nil {
-					err = schemas[c.tool].Validate(inst)
-				}
-				if err != nil {
+				if err := validateJSON(schemas[c.tool], string(raw)); err != nil {
 					t.Errorf("structuredContent does not validate against the listed outputSchema: %v", err)
 				}
 				if len(res.Content) == 0 {

@@ -71,7 +71,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	}
 	text, rerr := evidence.RenderSchema(body)
 	if rerr != nil {
-		return errorResult(rs.AdapterError("rs_bad_response", rerr.Error(), ""), "schema", nil), nil
+		return errorResult(badResponse(rerr), "schema", nil), nil
 	}
 	if !compact {
 		return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
@@ -134,7 +134,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	delete(next, "cursor")
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, next)
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	if full {
 		out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
@@ -145,14 +145,12 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	}
 	limit := replyBudget(mcptools.ToolQueryRecords, len(resp.Body))
 	text := compactText(view.Rendered, limit)
-	fullCall := evidence.Continuation{Tool: evidence.ToolQuery, Arguments: withDetail(same, evidence.DetailFull)}
-	structured, cut, cerr := view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, false), fullCall)
-	if cerr == nil && cut.Truncated {
-		// Something was cut: pay for the line that says so, and build again.
-		structured, cut, cerr = view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, structuredBudget(limit, text, true), fullCall)
-	}
+	fullCall := fullDetailCall(evidence.ToolQuery, same)
+	structured, cut, cerr := fitStructured(limit, func() string { return text }, func(budget int) (json.RawMessage, evidence.Truncation, error) {
+		return view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, budget, fullCall)
+	})
 	if cerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", cerr.Error(), ""))
+		return fail(badResponse(cerr))
 	}
 	return compactResult(limit, text+cut.TruncationLine("records"), structured, len(structured), &fullCall), nil
 }
@@ -189,7 +187,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	}
 	text, rerr := evidence.RenderAggregate(resp.Body)
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	return budgetedData(mcptools.ToolAggregate, text, resp.Body), nil
 }
@@ -236,7 +234,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	}
 	view, rerr := evidence.RenderSearch(resp.Body, sreq, a.rs.Origin())
 	if rerr != nil {
-		return fail(rs.AdapterError("rs_bad_response", rerr.Error(), ""))
+		return fail(badResponse(rerr))
 	}
 	if args.Detail == evidence.DetailFull {
 		out := view.Structured()
@@ -248,14 +246,13 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	if args.Cursor != "" {
 		same["cursor"] = args.Cursor
 	}
-	fullCall := evidence.Continuation{Tool: evidence.ToolSearch, Arguments: withDetail(same, evidence.DetailFull)}
-	structured, cut := view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), false), fullCall)
-	if cut.Truncated {
-		// Something was cut: pay for the line that says so, and build again.
-		structured, cut = view.CompactStructured(structuredBudget(budget, compactText(view.Text, budget), true), fullCall)
-	}
-	text := compactText(view.Text, budget)
-	return compactResult(budget, text+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
+	fullCall := fullDetailCall(evidence.ToolSearch, same)
+	text := func() string { return compactText(view.Text, budget) }
+	structured, cut, _ := fitStructured(budget, text, func(b int) (json.RawMessage, evidence.Truncation, error) {
+		s, c := view.CompactStructured(b, fullCall)
+		return s, c, nil
+	})
+	return compactResult(budget, text()+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
 }
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.
@@ -279,8 +276,7 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	}
 	doc.Detail = evidence.DetailCompact
 	if doc.Truncated {
-		same := argsMap(args)
-		call := evidence.Continuation{Tool: evidence.ToolFetch, Arguments: withDetail(same, evidence.DetailFull)}
+		call := fullDetailCall(evidence.ToolFetch, argsMap(args))
 		doc.Full = &call
 	}
 	// The document is encoded once, by the server; its size is estimated
@@ -320,7 +316,7 @@ func (a *Adapter) fetchDocumentDetail(ctx context.Context, ref handles.RecordRef
 	}
 	doc, rerr := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0), full)
 	if rerr != nil {
-		return evidence.Document{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+		return evidence.Document{}, badResponse(rerr)
 	}
 	return doc, nil
 }
@@ -535,7 +531,7 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 		return handles.EncodeCursor(next)
 	})
 	if rerr != nil {
-		return evidence.WindowView{}, rs.AdapterError("rs_bad_response", rerr.Error(), "")
+		return evidence.WindowView{}, badResponse(rerr)
 	}
 	return view, nil
 }
