@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -51,9 +50,8 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 		st.OnListen(ln.Addr())
 	}
 
-	var draining atomic.Bool
 	srv := &http.Server{
-		Handler:           drainGate(h, &draining),
+		Handler:           drainGate(h, ctx),
 		ReadHeaderTimeout: st.ReadHeaderTimeout,
 		ReadTimeout:       st.ReadTimeout,
 		WriteTimeout:      st.WriteTimeout,
@@ -72,7 +70,6 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	case <-ctx.Done():
 	}
 
-	draining.Store(true)
 	if st.DrainDelay > 0 {
 		st.logger.Info("draining: /readyz answers 503, still serving", "drain_delay", st.DrainDelay.String())
 		select {
@@ -99,11 +96,13 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	return nil
 }
 
-// drainGate answers /readyz with 503 once draining is set, so a load
-// balancer stops routing new work here while the calls in flight finish.
-func drainGate(h http.Handler, draining *atomic.Bool) http.Handler {
+// drainGate answers /readyz with 503 once serving's context has ended, so a
+// load balancer stops routing new work here while the calls in flight finish.
+// It reads the context itself rather than a flag set after ctx.Done fires, so
+// the switch is visible to the very next request after cancellation.
+func drainGate(h http.Handler, serving context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if draining.Load() && r.URL.Path == "/readyz" {
+		if serving.Err() != nil && r.URL.Path == "/readyz" {
 			w.Header().Set("Cache-Control", "no-store")
 			w.Header().Set("Connection", "close")
 			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
