@@ -455,11 +455,25 @@ func (a *ReadRecordFieldArgs) Validate() error {
 
 // DiscoverEventSubscriptionCapabilitiesArgs are the arguments of tool discover_event_subscription_capabilities.
 type DiscoverEventSubscriptionCapabilitiesArgs struct {
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *DiscoverEventSubscriptionCapabilitiesArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool discover_event_subscription_capabilities: required arguments,
 // enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("discover_event_subscription_capabilities", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -490,11 +504,25 @@ func (a *CreateEventSubscriptionArgs) Validate() error {
 
 // ListEventSubscriptionsArgs are the arguments of tool list_event_subscriptions.
 type ListEventSubscriptionsArgs struct {
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *ListEventSubscriptionsArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool list_event_subscriptions: required arguments,
 // enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
 func (a *ListEventSubscriptionsArgs) Validate() error {
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("list_event_subscriptions", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -502,6 +530,15 @@ func (a *ListEventSubscriptionsArgs) Validate() error {
 type GetEventSubscriptionArgs struct {
 	// Id from create or list.
 	SubscriptionID string `json:"subscription_id"`
+	// full: the RS data verbatim, unbudgeted.
+	Detail string `json:"detail,omitempty"`
+}
+
+// ApplyDefaults sets every absent argument that has a catalog default.
+func (a *GetEventSubscriptionArgs) ApplyDefaults() {
+	if a.Detail == "" {
+		a.Detail = "compact"
+	}
 }
 
 // Validate checks the catalog rules of tool get_event_subscription: required arguments,
@@ -512,6 +549,11 @@ func (a *GetEventSubscriptionArgs) Validate() error {
 	}
 	if err := mcpkit.CheckFormat("get_event_subscription", "subscription_id", a.SubscriptionID, FormatSubscriptionID); err != nil {
 		return err
+	}
+	if a.Detail != "" {
+		if err := mcpkit.CheckEnum("get_event_subscription", "detail", a.Detail, []string{"compact", "full"}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

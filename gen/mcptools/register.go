@@ -153,6 +153,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "discover_event_subscription_capabilities"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("discover_event_subscription_capabilities", err)), nil
 				}
@@ -179,6 +180,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "list_event_subscriptions"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("list_event_subscriptions", err)), nil
 				}
@@ -192,6 +194,7 @@ func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.R
 					aerr.Tool = "get_event_subscription"
 					return opt.RenderArgError(aerr), nil
 				}
+				args.ApplyDefaults()
 				if err := args.Validate(); err != nil {
 					return opt.RenderArgError(mcpkit.AsArgError("get_event_subscription", err)), nil
 				}

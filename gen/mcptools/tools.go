@@ -87,6 +87,20 @@ func ResultBudgetOf(tool string) (mcpkit.ResultBudget, bool) {
 		return mcpkit.ResultBudget{Bytes: 32768}, true
 	case "read_record_field":
 		return mcpkit.ResultBudget{RSBodyRatio: 1.25, MinBytes: 4096}, true
+	case "discover_event_subscription_capabilities":
+		return mcpkit.ResultBudget{Bytes: 16384}, true
+	case "create_event_subscription":
+		return mcpkit.ResultBudget{Bytes: 16384}, true
+	case "list_event_subscriptions":
+		return mcpkit.ResultBudget{Bytes: 16384}, true
+	case "get_event_subscription":
+		return mcpkit.ResultBudget{Bytes: 16384}, true
+	case "update_event_subscription":
+		return mcpkit.ResultBudget{Bytes: 16384}, true
+	case "delete_event_subscription":
+		return mcpkit.ResultBudget{Bytes: 4096}, true
+	case "send_test_event":
+		return mcpkit.ResultBudget{Bytes: 4096}, true
 	}
 	return mcpkit.ResultBudget{}, false
 }
@@ -272,9 +286,9 @@ func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
 	return mcp.Tool{
 		Name:            "discover_event_subscription_capabilities",
 		Title:           "Event subscription rules",
-		Description:     "Call before creating a subscription. Read-only; reads the RS advertisement (GET /.well-known/oauth-protected-resource) and the grant's streams (GET /v1/schema). Returns the event types and streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery and retries, the verify challenge and preflight steps.",
-		RawInputSchema:  json.RawMessage(`{"properties":{},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"Whether the RS offers event subscriptions."},"event_types":{"type":"array","description":"Event types with their meaning."},"scope":{"type":"array","description":"Granted streams and connections events may cover."},"signing":{"type":"object","description":"Signature scheme, headers and secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification, callback rules."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps to take before and after create."}},"type":"object"}`),
+		Description:     "Call before creating a subscription. Read-only; GET /.well-known/oauth-protected-resource and GET /v1/schema. Returns event types, streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery and retries, the verify challenge and preflight steps.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"Whether the RS offers subscriptions."},"event_types":{"type":"array","description":"Event types and meanings."},"scope":{"type":"array","description":"Granted streams and connections in scope."},"signing":{"type":"object","description":"Signing scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification, callback rules."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps before and after create."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -290,7 +304,7 @@ func toolCreateEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "create_event_subscription",
 		Title:           "Create an event subscription",
-		Description:     "Register a webhook for this grant's streams. Mutating; POST /v1/event-subscriptions. Open world: the RS then calls callback_url. The signing secret is returned once, in structured output only. Rules first: discover_event_subscription_capabilities.",
+		Description:     "Register a webhook for this grant's streams. Mutating; POST /v1/event-subscriptions. Open world: the RS then calls callback_url. The signing secret is returned once, in structured output. Rules first: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only on a loopback host)."},"streams":{"items":{"type":"string"},"type":"array","description":"Granted streams to cover; omit for all."}},"type":"object","required":["callback_url"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Id, status, callback_url, created_at."},"secret":{"type":"string","description":"Signing secret; shown this once only."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -308,9 +322,9 @@ func toolListEventSubscriptions() mcp.Tool {
 	return mcp.Tool{
 		Name:            "list_event_subscriptions",
 		Title:           "List event subscriptions",
-		Description:     "List this grant's event subscriptions with status and callback. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions, deleted ones excluded."}},"type":"object"}`),
+		Description:     "List this grant's event subscriptions. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact detail)."},"data":{"type":"object","description":"RS envelope (detail full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -326,8 +340,8 @@ func toolGetEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "get_event_subscription",
 		Title:           "Get an event subscription",
-		Description:     "Show one subscription: status, callback, streams in scope, why it is disabled. Read-only; GET /v1/event-subscriptions/{subscription_id}. Status meanings: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
+		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Status meanings: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The subscription, without its secret."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -344,7 +358,7 @@ func toolUpdateEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "update_event_subscription",
 		Title:           "Enable or disable a subscription",
-		Description:     "Turn delivery of one subscription off or back on. Mutating, idempotent; PATCH /v1/event-subscriptions/{subscription_id}. Open world: re-enabling resumes calls to the callback. Lifecycle: discover_event_subscription_capabilities.",
+		Description:     "Turn delivery of one subscription off or back on. Mutating, idempotent; PATCH /v1/event-subscriptions/{subscription_id}. Open world: re-enabling resumes delivery. Lifecycle: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."},"enabled":{"type":"boolean","description":"false stops delivery; true resumes it."}},"type":"object","required":["subscription_id","enabled"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The updated subscription."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -379,7 +393,7 @@ func toolSendTestEvent() mcp.Tool {
 	return mcp.Tool{
 		Name:            "send_test_event",
 		Title:           "Send a test event",
-		Description:     "Queue one pdpp.subscription.test event to a subscription's callback. Mutating, not idempotent (one event per call), open world; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
+		Description:     "Queue one pdpp.subscription.test event to the callback. Mutating, not idempotent, open world; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the queued event."},"subscription_id":{"type":"string","description":"Subscription it was sent to."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{

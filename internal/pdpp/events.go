@@ -114,16 +114,19 @@ type scopeStream struct {
 // DiscoverEventSubscriptionCapabilities serves
 // discover_event_subscription_capabilities: the RS advertisement
 // (GET /.well-known/oauth-protected-resource) completed with the PDPP
-// reference profile, and the grant's streams (GET /v1/schema).
-func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, _ mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
+// reference profile, and the grant's streams (GET /v1/schema). The scope
+// grows with the grant and the advertisement is the RS's own: compact
+// detail keeps what fits the reply budget and names the full call.
+func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, args mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDiscoverEventSubscriptionCapabilities
+	shown := argsMap(args)
 	if err := a.refuseOwner(ctx); err != nil {
-		return errorResult(err, tool, nil), nil
+		return errorResult(err, tool, shown), nil
 	}
 	adv, advertised := a.subscriptionAdvertisement(ctx)
 	scope, err := a.grantScope(ctx)
 	if err != nil {
-		return errorResult(err, tool, nil), nil
+		return errorResult(err, tool, shown), nil
 	}
 	caps := capabilities{advertised: advertised, scope: scope}
 	caps.supported, _ = adv["supported"].(bool)
@@ -131,7 +134,17 @@ func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, _ m
 	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv)
 	caps.signing, caps.signingFromRS = merged(profileSigning(), adv["signing"])
 	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv["delivery"])
-	return okResult(caps.text(), caps.structured(adv)), nil
+	full := fullDetailCall(tool, nil)
+	if args.Detail == evidence.DetailFull {
+		out := caps.structured(adv)
+		out["detail"] = evidence.DetailFull
+		return okResult(caps.text(full), out), nil
+	}
+	limit := replyBudget(tool, 0)
+	text := compactText(caps.text(full), limit)
+	fit := newCapsFit(caps.structured(adv), full)
+	structured, cut, _ := fitStructured(limit, func() string { return text }, fit.build)
+	return compactResult(limit, text+fit.truncationLine(cut), structured, len(structured), &full), nil
 }
 
 // subscriptionAdvertisement reads capabilities.client_event_subscriptions
@@ -301,7 +314,10 @@ func (c capabilities) structured(adv map[string]any) map[string]any {
 	return out
 }
 
-func (c capabilities) text() string {
+// text renders the capabilities, each RS string clipped and each list at
+// most maxListedLines lines; full is the call that shows everything.
+func (c capabilities) text(full evidence.Continuation) string {
+	sv := func(v any) string { return clipShown(fmt.Sprint(v)) }
 	var b strings.Builder
 	switch {
 	case !c.advertised:
@@ -316,11 +332,15 @@ func (c capabilities) text() string {
 		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", endpoint)
 	}
 	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote(c.eventTypesFromRS))
-	for _, et := range c.eventTypes {
+	for i, et := range c.eventTypes {
+		if i == maxListedLines {
+			fmt.Fprintf(&b, "- ... %d more; every one: %s\n", len(c.eventTypes)-i, full.Call())
+			break
+		}
 		if et.Meaning != "" {
-			fmt.Fprintf(&b, "- %s: %s\n", et.Type, et.Meaning)
+			fmt.Fprintf(&b, "- %s: %s\n", sv(et.Type), sv(et.Meaning))
 		} else {
-			fmt.Fprintf(&b, "- %s\n", et.Type)
+			fmt.Fprintf(&b, "- %s\n", sv(et.Type))
 		}
 	}
 	b.WriteString("Streams in this grant (create's streams may narrow them; default all):\n")
@@ -329,23 +349,23 @@ func (c capabilities) text() string {
 	}
 	for i, s := range c.scope {
 		if i == maxListedLines {
-			fmt.Fprintf(&b, "- ... %d more in structured output (scope)\n", len(c.scope)-i)
+			fmt.Fprintf(&b, "- ... %d more in structured output (scope); every one: %s\n", len(c.scope)-i, full.Call())
 			break
 		}
 		if len(s.Connections) > 0 {
-			fmt.Fprintf(&b, "- %s (connection_id %s)\n", s.Stream, strings.Join(s.Connections, ", "))
+			fmt.Fprintf(&b, "- %s (connection_id %s)\n", sv(s.Stream), sv(strings.Join(s.Connections, ", ")))
 		} else {
-			fmt.Fprintf(&b, "- %s\n", s.Stream)
+			fmt.Fprintf(&b, "- %s\n", sv(s.Stream))
 		}
 	}
 	fmt.Fprintf(&b, "Signing (%s): %s %v. Headers %v (event id), %v (unix seconds), %v (%v, space-separated). Signed text %v; key = %v. Check: %v.\n",
-		sourceNote(c.signingFromRS), c.signing["profile"], c.signing["algorithm"],
-		c.signing["id_header"], c.signing["timestamp_header"], c.signing["signature_header"], c.signing["signature_encoding"],
-		c.signing["signed_payload"], c.signing["key"], c.signing["check"])
+		sourceNote(c.signingFromRS), sv(c.signing["profile"]), sv(c.signing["algorithm"]),
+		sv(c.signing["id_header"]), sv(c.signing["timestamp_header"]), sv(c.signing["signature_header"]), sv(c.signing["signature_encoding"]),
+		sv(c.signing["signed_payload"]), sv(c.signing["key"]), sv(c.signing["check"]))
 	fmt.Fprintf(&b, "Delivery (%s): %v; %v. Retries: %v. Callback URL: %v.\n",
-		sourceNote(c.deliveryFromRS), c.delivery["envelope"], c.delivery["semantics"], c.delivery["retries"], c.delivery["callback_url"])
+		sourceNote(c.deliveryFromRS), sv(c.delivery["envelope"]), sv(c.delivery["semantics"]), sv(c.delivery["retries"]), sv(c.delivery["callback_url"]))
 	if v, ok := c.delivery["verification"].(map[string]any); ok {
-		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", v["event"], v["answer"], v["until"])
+		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v["event"]), sv(v["answer"]), sv(v["until"]))
 	}
 	b.WriteString("Preflight:\n")
 	for i, step := range preflightSteps {
@@ -391,9 +411,13 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	sub := withoutSecrets(created).(map[string]any)
 	id, _ := sub["subscription_id"].(string)
 	status, _ := sub["status"].(string)
+	if len(secret) > maxSecretBytes {
+		return fail(rs.AdapterError(codeBadResponse, fmt.Sprintf("the RS created subscription %s but answered a %d-byte signing secret, longer than any real one (%d bytes at most); delete it with %s",
+			clipShown(id), len(secret), maxSecretBytes, mcptools.ToolDeleteEventSubscription), ""))
+	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Created event subscription %s: status %s, callback %s.\n", id, status, args.CallbackURL)
+	fmt.Fprintf(&b, "Created event subscription %s: status %s, callback %s.\n", clipShown(id), clipShown(status), args.CallbackURL)
 	if len(args.Streams) > 0 {
 		fmt.Fprintf(&b, "Streams: %s.\n", strings.Join(args.Streams, ", "))
 	} else {
@@ -405,16 +429,18 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	if secret != "" {
 		b.WriteString("Signing secret: in structured output (field secret), shown this once. Store it with the receiver now; no later result shows it.\n")
 	}
-	if id != "" {
+	listFull := fullDetailCall(mcptools.ToolListEventSubscriptions, nil)
+	full := subscriptionFull(id, listFull)
+	if full.Tool == mcptools.ToolGetEventSubscription {
 		fmt.Fprintf(&b, "next: %s to check status; %s to test delivery\n",
 			subscriptionCall(mcptools.ToolGetEventSubscription, id).Call(),
 			subscriptionCall(mcptools.ToolSendTestEvent, id).Call())
 	}
-	out := map[string]any{"subscription": sub}
+	out := map[string]any{}
 	if secret != "" {
 		out["secret"] = secret
 	}
-	return okResult(b.String(), out), nil
+	return subscriptionResult(tool, b.String(), sub, out, full), nil
 }
 
 // checkCallbackURL accepts an absolute https URL without credentials, or an
@@ -526,10 +552,11 @@ func decodeSubscription(body []byte, member string) (map[string]any, error) {
 	return withoutSecrets(doc).(map[string]any), nil
 }
 
-// subscriptionText renders one subscription in a few lines.
+// subscriptionText renders one subscription in a few lines, each RS string
+// clipped to shownChars.
 func subscriptionText(sub map[string]any) string {
 	var b strings.Builder
-	str := func(k string) string { s, _ := sub[k].(string); return s }
+	str := func(k string) string { s, _ := sub[k].(string); return clipShown(s) }
 	fmt.Fprintf(&b, "Event subscription %s: status %s\n", str("subscription_id"), str("status"))
 	fmt.Fprintf(&b, "callback: %s\n", str("callback_url"))
 	if r := str("disabled_reason"); r != "" {
@@ -557,7 +584,7 @@ func subscriptionText(sub map[string]any) string {
 						name += " (" + conn + ")"
 					}
 				}
-				parts = append(parts, name)
+				parts = append(parts, clipShown(name))
 			}
 			if len(parts) > maxListedLines {
 				parts = append(parts[:maxListedLines], fmt.Sprintf("... %d more in structured output", len(parts)-maxListedLines))
@@ -572,21 +599,42 @@ func subscriptionText(sub map[string]any) string {
 }
 
 // ListEventSubscriptions serves list_event_subscriptions:
-// GET /v1/event-subscriptions.
-func (a *Adapter) ListEventSubscriptions(ctx context.Context, _ mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
+// GET /v1/event-subscriptions. The RS route has no paging, so the list
+// grows with the grant's subscriptions: compact detail keeps the whole
+// subscriptions that fit the reply budget and names the full call; full
+// detail carries the RS envelope verbatim in data.
+func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolListEventSubscriptions
+	shown := argsMap(args)
 	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
-		return errorResult(err, tool, nil), nil
+		return errorResult(err, tool, shown), nil
 	}
 	var doc struct {
 		Data []any `json:"data"`
 	}
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return errorResult(rs.AdapterError(codeBadResponse, "the list answer is not JSON: "+err.Error(), ""), tool, nil), nil
+		return errorResult(rs.AdapterError(codeBadResponse, "the list answer is not JSON: "+err.Error(), ""), tool, shown), nil
 	}
 	subs := withoutSecrets(doc.Data).([]any)
+	fullCall := fullDetailCall(tool, nil)
+	full := args.Detail == evidence.DetailFull
+	text := listText(subs, full, fullCall)
+	if full {
+		return okResult(text, map[string]any{"data": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+	}
+	limit := replyBudget(tool, 0)
+	text = compactText(text, limit)
+	list := &subscriptionList{subs: subs, full: fullCall}
+	structured, cut, _ := fitStructured(limit, func() string { return text }, list.build)
+	return compactResult(limit, text+cut.TruncationLine("subscriptions"), structured, len(structured), &fullCall), nil
+}
+
+// listText renders a subscription list: one line per subscription (at most
+// maxListedLines), RS strings clipped; a clipped line names the call that
+// shows its subscription whole.
+func listText(subs []any, full bool, fullCall evidence.Continuation) string {
 	var b strings.Builder
 	switch len(subs) {
 	case 0:
@@ -599,26 +647,37 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, _ mcptools.ListEve
 	}
 	for i, s := range subs {
 		if i == maxListedLines {
-			fmt.Fprintf(&b, "- ... %d more in structured output (subscriptions)\n", len(subs)-i)
+			if full {
+				fmt.Fprintf(&b, "- ... %d more in structured output (data)\n", len(subs)-i)
+			} else {
+				fmt.Fprintf(&b, "- ... %d more; every one: %s\n", len(subs)-i, fullCall.Call())
+			}
 			break
 		}
 		m, _ := s.(map[string]any)
 		id, _ := m["subscription_id"].(string)
 		status, _ := m["status"].(string)
 		cb, _ := m["callback_url"].(string)
-		fmt.Fprintf(&b, "- %s  %s  %s\n", id, status, cb)
+		line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
+		if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
+			line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
+		}
+		b.WriteString(line + "\n")
 	}
 	if len(subs) > 0 {
 		first, _ := subs[0].(map[string]any)
-		if id, _ := first["subscription_id"].(string); id != "" {
+		if id, _ := first["subscription_id"].(string); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
 			fmt.Fprintf(&b, "next: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
 		}
 	}
-	return okResult(b.String(), map[string]any{"subscriptions": subs}), nil
+	return b.String()
 }
 
 // GetEventSubscription serves get_event_subscription:
-// GET /v1/event-subscriptions/{subscription_id}.
+// GET /v1/event-subscriptions/{subscription_id}. A subscription's scope
+// lists every granted stream and connection, so it grows with the grant:
+// compact detail previews long values and names the full call; full detail
+// carries the RS body verbatim in subscription.
 func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolGetEventSubscription
 	shown := argsMap(args)
@@ -639,7 +698,11 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 	case "disabled", "disabled_failure":
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
-	return okResult(text, map[string]any{"subscription": sub}), nil
+	if args.Detail == evidence.DetailFull {
+		return okResult(text, map[string]any{"subscription": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+	}
+	out := map[string]any{"detail": evidence.DetailCompact}
+	return subscriptionResult(tool, text, sub, out, fullDetailCall(tool, shown)), nil
 }
 
 // UpdateEventSubscription serves update_event_subscription:
@@ -664,7 +727,8 @@ func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.Upd
 		verb = "Enabled"
 	}
 	text := verb + " delivery. " + subscriptionText(sub)
-	return okResult(text, map[string]any{"subscription": sub}), nil
+	full := subscriptionFull(args.SubscriptionID, fullDetailCall(mcptools.ToolListEventSubscriptions, nil))
+	return subscriptionResult(tool, text, sub, map[string]any{}, full), nil
 }
 
 // DeleteEventSubscription serves delete_event_subscription:
@@ -680,12 +744,21 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 			// subscription is gone either way, so the call is idempotent.
 			text := fmt.Sprintf("Event subscription %s does not exist (the RS answered 404 not_found): it was already deleted, or the id is not one of this grant's subscriptions. Nothing was changed; %s lists the live ones.\n",
 				args.SubscriptionID, mcptools.ToolListEventSubscriptions)
-			return okResult(text, map[string]any{"subscription_id": args.SubscriptionID, "deleted": true}), nil
+			return deletedResult(args.SubscriptionID, text), nil
 		}
 		return errorResult(err, tool, shown), nil
 	}
 	text := fmt.Sprintf("Deleted event subscription %s; its undelivered events are dropped and no more are sent. Deleting it again answers that it no longer exists.\n", args.SubscriptionID)
-	return okResult(text, map[string]any{"subscription_id": args.SubscriptionID, "deleted": true}), nil
+	return deletedResult(args.SubscriptionID, text), nil
+}
+
+// deletedResult is delete_event_subscription's result. It renders nothing
+// the RS sent (only the validated id and fixed text), and is still held to
+// the tool's reply budget like every events result.
+func deletedResult(id, text string) *mcp.CallToolResult {
+	structured := mustMarshalJSON(map[string]any{"subscription_id": id, "deleted": true})
+	list := fullDetailCall(mcptools.ToolListEventSubscriptions, nil)
+	return compactResult(replyBudget(mcptools.ToolDeleteEventSubscription, 0), text, structured, len(structured), &list)
 }
 
 // SendTestEvent serves send_test_event:
@@ -704,7 +777,13 @@ func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEvent
 	if err := json.Unmarshal(resp.Body, &accepted); err != nil || accepted.EventID == "" {
 		return errorResult(rs.AdapterError(codeBadResponse, "the test-event answer has no event_id", ""), tool, shown), nil
 	}
+	if len(accepted.EventID) > maxEventIDBytes {
+		return errorResult(rs.AdapterError(codeBadResponse, fmt.Sprintf("the test-event answer's event_id is %d bytes, longer than any webhook-id (%d bytes at most); the event may still be queued",
+			len(accepted.EventID), maxEventIDBytes), ""), tool, shown), nil
+	}
 	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
 		accepted.EventID, args.SubscriptionID, accepted.EventID)
-	return okResult(text, map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID}), nil
+	structured := mustMarshalJSON(map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID})
+	status := subscriptionCall(mcptools.ToolGetEventSubscription, args.SubscriptionID)
+	return compactResult(replyBudget(tool, 0), text, structured, len(structured), &status), nil
 }

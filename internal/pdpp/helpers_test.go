@@ -530,8 +530,14 @@ var callLineRE = regexp.MustCompile(`\b(schema|query_records|aggregate|search|fe
 // visibleCalls finds every `tool {json args}` in text, decoding the JSON
 // object that follows the tool name.
 func visibleCalls(text string) []callLine {
+	return visibleCallsOf(callLineRE, text)
+}
+
+// visibleCallsOf is visibleCalls for the tool names re matches (group 1,
+// then group 2 at the opening brace).
+func visibleCallsOf(re *regexp.Regexp, text string) []callLine {
 	var out []callLine
-	for _, m := range callLineRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 		tool := text[m[2]:m[3]]
 		dec := json.NewDecoder(strings.NewReader(text[m[4]:]))
 		var args map[string]any

@@ -19,8 +19,9 @@ import (
 
 // TestOfficialSDKClientReadsBothDetails drives the real server over stdio
 // (mcp-go's stdio server on pipes) with the official Go SDK client and
-// checks every read tool, in compact and full detail, at its largest limit:
-// a successful result whose structuredContent validates against the
+// checks every read tool at its largest limit, and every events tool on a
+// subscription it creates, in compact and full detail where the tool takes
+// one: a successful result whose structuredContent validates against the
 // outputSchema the client listed.
 func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 	demo := newDemoHarness(t, tokClient)
@@ -82,9 +83,29 @@ func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 		{"fetch", map[string]any{"id": topID}},
 		{"read_record_field", map[string]any{"id": topID, "field_path": "text", "limit_chars": 16384}},
 	}
+	created, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "create_event_subscription", Arguments: map[string]any{"callback_url": "http://127.0.0.1:1/hook"}})
+	if err != nil || created.IsError {
+		t.Fatalf("create_event_subscription: %v %v", err, created)
+	}
+	sub, _ := created.StructuredContent.(map[string]any)["subscription"].(map[string]any)
+	subID, _ := sub["subscription_id"].(string)
+	events := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"discover_event_subscription_capabilities", map[string]any{}},
+		{"list_event_subscriptions", map[string]any{}},
+		{"get_event_subscription", map[string]any{"subscription_id": subID}},
+		{"send_test_event", map[string]any{"subscription_id": subID}},
+		{"update_event_subscription", map[string]any{"subscription_id": subID, "enabled": false}},
+		{"delete_event_subscription", map[string]any{"subscription_id": subID}},
+	}
+	calls = append(calls, events...)
+	withDetail := map[string]bool{"query_records": true, "search": true, "fetch": true, "read_record_field": true,
+		"discover_event_subscription_capabilities": true, "list_event_subscriptions": true, "get_event_subscription": true}
 	for _, c := range calls {
 		details := []string{""}
-		if c.tool != "schema" && c.tool != "aggregate" {
+		if withDetail[c.tool] {
 			details = []string{"compact", "full"}
 		}
 		for _, d := range details {
