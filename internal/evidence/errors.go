@@ -21,6 +21,9 @@ type ErrorBody struct {
 	} `json:"available_connections"`
 }
 
+// maxConnectionLines bounds the available connections an error text lists.
+const maxConnectionLines = 20
+
 // CodeTokenInactive is the RS error code for a token that is no longer
 // active (a stale credential).
 const CodeTokenInactive = "context.active_false"
@@ -43,12 +46,16 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	b.WriteString("\n")
 	if len(e.AvailableConnections) > 0 {
 		b.WriteString("available connections:\n")
-		for _, c := range e.AvailableConnections {
+		shown := e.AvailableConnections[:min(len(e.AvailableConnections), maxConnectionLines)]
+		for _, c := range shown {
 			name := ""
 			if c.DisplayName != "" {
 				name = " (" + c.DisplayName + ")"
 			}
-			fmt.Fprintf(&b, "  connection_id=%s%s\n", c.ConnectionID, name)
+			fmt.Fprintf(&b, "  connection_id=%s%s\n", Clip(c.ConnectionID, 200), Clip(name, 200))
+		}
+		if more := len(e.AvailableConnections) - len(shown); more > 0 {
+			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 		if tool != "" && e.AvailableConnections[0].ConnectionID != "" {
 			retry := map[string]any{}
@@ -66,4 +73,59 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))
 	}
 	return b.String()
+}
+
+// errorSmallMember is the largest member of an oversized error object that
+// FitError keeps verbatim.
+const errorSmallMember = 256
+
+// FitError returns the error object obj (the `error` member of an RS
+// envelope) as it is when it encodes to at most room bytes. Otherwise it
+// keeps the members whose encoded value is at most errorSmallMember bytes,
+// message and next_step clipped to 600 and 400 characters, and the leading
+// available_connections that still fit, and adds truncated, error_bytes (the
+// object's full size) and, when connections were dropped,
+// available_connections_total. The result may exceed room only by those few
+// members when room is smaller than they are.
+func FitError(obj json.RawMessage, room int) json.RawMessage {
+	if len(obj) <= room {
+		return obj
+	}
+	out := map[string]any{"truncated": true, "error_bytes": len(obj)}
+	for k, v := range SmallMembers(obj, errorSmallMember) {
+		out[k] = v
+	}
+	var e ErrorBody
+	_ = json.Unmarshal(obj, &e)
+	if e.Message != "" {
+		out["message"] = Clip(oneLine(e.Message), 600)
+	}
+	if e.NextStep != "" {
+		out["next_step"] = Clip(oneLine(e.NextStep), 400)
+	}
+	base, _ := json.Marshal(out)
+	if n := len(e.AvailableConnections); n > 0 {
+		out["available_connections_total"] = n
+		used := len(base) + len(`,"available_connections_total":,"available_connections":[]`) + 12
+		var kept []any
+		// At most n iterations; stops at the first connection that does not fit.
+		for _, c := range e.AvailableConnections {
+			item := map[string]string{"connection_id": Clip(c.ConnectionID, 200)}
+			if c.DisplayName != "" {
+				item["display_name"] = Clip(c.DisplayName, 200)
+			}
+			enc, _ := json.Marshal(item)
+			if used+len(enc)+1 > room {
+				break
+			}
+			used += len(enc) + 1
+			kept = append(kept, item)
+		}
+		out["available_connections"] = kept
+		if kept == nil {
+			out["available_connections"] = []any{}
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
 }

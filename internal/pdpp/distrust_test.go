@@ -174,3 +174,53 @@ func TestBudgetsHoldWhateverTheRSReturns(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorResultsFitTheirBudgets answers every data request with an RS
+// error envelope built to break any budget (a 200 KB message, 5,000
+// available connections, a 300 KB extra member) and checks each tool's
+// error result stays within the tool's reply budget, keeps the RS's code
+// and the connections that fit, and says how large the error was.
+func TestErrorResultsFitTheirBudgets(t *testing.T) {
+	var conns []string
+	for i := range 5000 {
+		conns = append(conns, fmt.Sprintf(`{"connection_id":"cin_%04d","display_name":"Account %d"}`, i, i))
+	}
+	envelope := `{"error":{"type":"invalid_request_error","code":"ambiguous_connection","message":` + mustJSON(strings.Repeat("too many ", 25000)) +
+		`,"param":"connection_id","available_connections":[` + strings.Join(conns, ",") + `],"debug":` + mustJSON(strings.Repeat("d", 300000)) + `}}`
+	rsh := faultyRS(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(envelope))
+	})
+	h := newHarness(t, rsh, tokClient)
+	for _, c := range readCalls {
+		t.Run(c.tool, func(t *testing.T) {
+			raw := h.rawRequest("tools/call", map[string]any{"name": c.tool, "arguments": c.args})
+			r := h.call(t, c.tool, c.args)
+			if !r.Res.IsError || r.errorCode() != "ambiguous_connection" {
+				t.Fatalf("want the RS's ambiguous_connection error, got isError=%v code=%q", r.Res.IsError, r.errorCode())
+			}
+			budget, _ := mcptools.ResultBudgetOf(c.tool)
+			if limit := budget.Limit(0); len(raw) > limit {
+				t.Errorf("error result is %d bytes, budget %d", len(raw), limit)
+			}
+			e := r.errorObject()
+			if e["truncated"] != true || e["error_bytes"] != float64(len(envelope)-len(`{"error":}`)) {
+				t.Errorf("the cut is not reported: truncated=%v error_bytes=%v", e["truncated"], e["error_bytes"])
+			}
+			if e["param"] != "connection_id" || e["type"] != "invalid_request_error" {
+				t.Errorf("small members lost: %v", e)
+			}
+			kept, _ := e["available_connections"].([]any)
+			if len(kept) == 0 || e["available_connections_total"] != float64(5000) {
+				t.Errorf("kept %d connections of total %v", len(kept), e["available_connections_total"])
+			}
+			if !strings.Contains(r.Text, "cin_0000") || !strings.Contains(r.Text, "… and 4980 more") {
+				t.Errorf("text does not list the first connections and the count of the rest:\n%.600s", r.Text)
+			}
+			if c.tool != "aggregate" && !strings.Contains(r.Text, `"connection_id":"cin_0000"`) {
+				t.Errorf("text lost the retry call:\n%.600s", r.Text)
+			}
+		})
+	}
+}

@@ -156,15 +156,32 @@ func badResponse(err error) *rs.Error {
 // errorResult renders any failure as an isError result whose structuredContent
 // is {"error": {...}}: the RS envelope's error object verbatim for RS errors,
 // an adapter_error object otherwise. tool and args let the text show a retry.
+//
+// An error result is held to the tool's reply budget like any other result,
+// whatever the RS put in its envelope: text over half the budget is cut with
+// a note, and an error object too large for the rest keeps only what
+// evidence.FitError keeps (code, type, message, param and other small
+// members, and as many available connections as fit) with its full size.
 func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResult {
 	e := asRSError(err)
 	obj := e.Object()
+	limit := replyBudget(tool, 0)
+	if limit <= 0 {
+		limit = errorReplyBytes
+	}
+	text := compactText(evidence.ErrorText(obj, tool, args), limit)
+	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(evidence.ErrorText(obj, tool, args))},
-		StructuredContent: map[string]any{"error": obj},
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: map[string]any{"error": evidence.FitError(obj, room)},
 		IsError:           true,
 	}
 }
+
+// errorReplyBytes bounds an error result of a tool whose catalog declares no
+// reply budget (every tool of this catalog declares one; the bound still
+// holds should a tool be added without).
+const errorReplyBytes = 4096
 
 // asRSError maps the typed errors of the adapter's packages to one shape.
 func asRSError(err error) *rs.Error {
