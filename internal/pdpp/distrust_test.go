@@ -1,11 +1,14 @@
 package pdpp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 )
@@ -223,4 +226,13 @@ func TestErrorResultsFitTheirBudgets(t *testing.T) {
 			}
 		})
 	}
+	t.Run("resources/read", func(t *testing.T) {
+		_, err := h.client.ReadResource(context.Background(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "pdpp://record/cin_a/notes:n1"}})
+		if err == nil {
+			t.Fatal("the read succeeded on an RS error")
+		}
+		if msg := err.Error(); len(msg) > 4096+512 || !strings.Contains(msg, "ambiguous_connection") || !strings.Contains(msg, `error_bytes`) {
+			t.Errorf("resource error is %d bytes (bound 4096 plus its wrapper) or lost the code or the size:\n%.600s", len(msg), msg)
+		}
+	})
 }

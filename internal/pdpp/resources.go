@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
@@ -20,21 +21,30 @@ import (
 // object (RS or adapter) travels as the JSON-RPC error's data, with -32002
 // when the RS says the resource does not exist (HTTP 404), -32602 when the
 // adapter refused part of the URI, and -32603 otherwise.
+//
+// The object is held to resourceErrorBytes like a tool's error result (see
+// evidence.FitError), whatever the RS put in its envelope.
 func resourceFailure(ctx context.Context, err error) error {
 	e := asRSError(err)
+	obj := evidence.FitError(e.Object(), resourceErrorBytes)
 	switch {
 	case e.Status == http.StatusNotFound || e.Code() == "not_found":
-		return transport.ResourceNotFound(ctx, e.Object())
+		return transport.ResourceNotFound(ctx, obj)
 	case e.Status == 0 && strings.HasPrefix(e.Code(), "invalid_"):
 		// The adapter refused a part of the URI before any RS request.
-		return transport.InvalidResourceURI(e.Object())
+		return transport.InvalidResourceURI(obj)
 	}
-	return transport.ResourceFailed(e.Object())
+	return transport.ResourceFailed(obj)
 }
+
+// resourceErrorBytes bounds the typed error object of a failed resources/read.
+const resourceErrorBytes = 4096
 
 // badURI is the error of a resource URI that names no resource: -32602 with
 // the typed error object as data.
-func badURI(err error) error { return transport.InvalidResourceURI(asRSError(err).Object()) }
+func badURI(err error) error {
+	return transport.InvalidResourceURI(evidence.FitError(asRSError(err).Object(), resourceErrorBytes))
+}
 
 func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContents, error) {
 	b, err := json.Marshal(v)
