@@ -239,7 +239,9 @@ func TestAccessLogKeepsSecretsOut(t *testing.T) {
 	for _, rq := range requests {
 		post(t, srv.URL+"/mcp", http.MethodPost, rq.body, rq.header)
 	}
-	out := logs.String()
+	// Observe writes a request's access line after the handler returns,
+	// which may be after the client has read the reply: wait for all four.
+	out := logs.WaitCount(`"msg":"http request"`, len(requests), testkit.Patience)
 	for _, secret := range []string{"tok-SECRET-1234", "BODY-MARKER-5678"} {
 		if strings.Contains(out, secret) {
 			t.Fatalf("log contains %q:\n%s", secret, out)
