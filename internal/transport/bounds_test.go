@@ -451,11 +451,14 @@ func TestDerivedTimeouts(t *testing.T) {
 
 // TestShutdownTurnsReadyzUnavailable: once ServeHTTP's context ends, /readyz
 // answers 503 at once while the server keeps serving for DrainDelay, a call
-// already running finishes, and then the listener closes.
+// still running when the drain ends finishes, and then the listener closes.
 func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
-	started := make(chan struct{}, 1)
-	mcpURL, cancel, served := startServing(t, testTools{slowStarted: started, slowFor: 600 * time.Millisecond},
-		HTTPConfig{DrainDelay: 300 * time.Millisecond})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var logs testkit.Buffer
+	// The /readyz request after cancel must land within DrainDelay: 2 s
+	// leaves a loaded, race-enabled run room (a request takes milliseconds).
+	mcpURL, cancel, served := startServing(t, testTools{slowStarted: started, slowRelease: release},
+		HTTPConfig{DrainDelay: 2 * time.Second, Logger: slogTo(&logs)})
 	defer cancel()
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	client := &http.Client{Transport: &http.Transport{}}
@@ -477,6 +480,17 @@ func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("draining")) {
 		t.Fatalf("/readyz during the drain: %v %v %s", resp, err, body)
 	}
+	// The call is held until the drain is over and shutdown has begun, so
+	// it is one the shutdown must wait for.
+	if !strings.Contains(logs.WaitCount("shutting down", 1, testkit.Patience), "shutting down") {
+		t.Fatalf("shutdown did not begin after the drain:\n%s", logs.String())
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("ServeHTTP returned (%v) while a call was in flight", err)
+	default:
+	}
+	close(release)
 	out := <-calls
 	if out.err != nil || out.status != http.StatusOK {
 		t.Fatalf("in-flight call: %v %d %s", out.err, out.status, out.body)
