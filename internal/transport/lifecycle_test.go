@@ -217,7 +217,7 @@ func TestConcurrentClients(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Fatalf("%d failures; first: %s", n, firstMsg)
 	}
-	if after := settleGoroutines(before, 5*time.Second); after > before {
+	if after := settleGoroutines(before, testkit.Patience); after > before {
 		var dump strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
 		t.Fatalf("goroutines: %d before, %d after shutdown\n%s", before, after, dump.String())
@@ -252,7 +252,7 @@ func TestServeStdio(t *testing.T) {
 		// notifications; every line must be a JSON-RPC message.
 		read := func(wantReplies, wantNotifications int) {
 			t.Helper()
-			timeout := time.After(5 * time.Second)
+			timeout := time.After(testkit.Patience)
 			for len(replies) < wantReplies || notifications < wantNotifications {
 				select {
 				case line, ok := <-lines:
@@ -321,7 +321,7 @@ func TestServeStdio(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ServeStdio: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(testkit.Patience):
 			t.Fatal("ServeStdio ignored cancellation")
 		}
 	})
