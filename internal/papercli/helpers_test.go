@@ -54,6 +54,14 @@ func fixture(t testing.TB) *snapshot.Snapshot {
 // returns the /mcp URL.
 func startHTTP(t *testing.T, h httpFlags) string {
 	t.Helper()
+	url, _ := startHTTPMetrics(t, h)
+	return url
+}
+
+// startHTTPMetrics is startHTTP that also returns the address the metrics
+// listener bound (empty when h configures none).
+func startHTTPMetrics(t *testing.T, h httpFlags) (url, metricsAddr string) {
+	t.Helper()
 	snap := fixture(t)
 	s := snapshotFlags{snapshot: snap.DBPath, assetsDir: snap.AssetsDir, assetTimeout: 10 * time.Second, serverName: "paper-snapshot"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -66,10 +74,13 @@ func startHTTP(t *testing.T, h httpFlags) string {
 		h.MaxBody = 1 << 20
 	}
 	t.Cleanup(func() { o.Close() }) // after the server stops: cleanups run last first
-	addr, _ := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, _ func(net.Addr)) error {
-		return serveHTTP(ctx, log, o, &h, onListen, nil)
+	addr, maddr := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, onMetrics func(net.Addr)) error {
+		return serveHTTP(ctx, log, o, &h, onListen, onMetrics)
 	})
-	return "http://" + addr.String() + "/mcp"
+	if maddr != nil {
+		metricsAddr = maddr.String()
+	}
+	return "http://" + addr.String() + "/mcp", metricsAddr
 }
 
 // do sends one raw HTTP request to url.
