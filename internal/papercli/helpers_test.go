@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -94,16 +95,9 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 
 const toolsListBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// servingAddr finds the bound address in the http command's startup log
+// line.
+var servingAddr = regexp.MustCompile(`msg="serving MCP over HTTP" addr=(\S+)`)
 
 // writeOneTableDB writes a SQLite database holding one unrelated table.
 func writeOneTableDB(t *testing.T, path string) {
