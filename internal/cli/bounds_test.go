@@ -119,8 +119,12 @@ func TestBatchOfReadsIsCapped(t *testing.T) {
 // ending) while a call waits on a slow RS lets the call finish with its
 // typed rs_timeout before the process stops.
 func TestShutdownDuringSlowRSAnswersTimeout(t *testing.T) {
-	proxy := newRSProxy(t, demoRS(t), 2*time.Second)
-	h := boundsFlags(proxy.URL, 300*time.Millisecond)
+	// The RS never answers the data request by itself; the call budget must
+	// leave room for the token check and for the data request to reach the
+	// proxy on a loaded machine (it took 300 ms, which a slow run could
+	// spend before the proxy saw anything).
+	proxy := newRSProxy(t, demoRS(t), time.Minute)
+	h := boundsFlags(proxy.URL, 1500*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1) // what serveHTTP returned after the shutdown
@@ -140,8 +144,12 @@ func TestShutdownDuringSlowRSAnswersTimeout(t *testing.T) {
 		status, body := postMCP(t, mcpURL, toolCall(1, "fetch", map[string]any{"id": "cin_demo_loom_main/transcripts:tr-5"}))
 		answers <- answer{status, body}
 	}()
-	<-proxy.started // the call now waits on the RS
-	cancel()        // what SIGTERM does
+	select {
+	case <-proxy.started: // the call now waits on the RS
+	case a := <-answers:
+		t.Fatalf("the call ended before its data request reached the RS: %d %s", a.status, a.body)
+	}
+	cancel() // what SIGTERM does
 
 	a := <-answers
 	if a.status != http.StatusOK {

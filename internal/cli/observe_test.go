@@ -208,7 +208,13 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	if len(generated) != 32 || e.Type != "adapter_error" || e.RequestID != generated {
 		t.Errorf("adapter error %+v, X-Request-Id %q: want the generated id in both", e, generated)
 	}
-	if !strings.Contains(logs.String(), "request_id="+generated) || !strings.Contains(logs.String(), "request_id="+callID) {
+	// The access line is written after the reply: wait for it (bounded by
+	// testkit.Patience).
+	hasIDs := func() bool {
+		out := logs.String()
+		return strings.Contains(out, "request_id="+generated) && strings.Contains(out, "request_id="+callID)
+	}
+	if !testkit.Eventually(testkit.Patience, hasIDs) {
 		t.Errorf("the access log lacks the request ids %q and %q:\n%s", generated, callID, logs.String())
 	}
 
@@ -221,17 +227,38 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		t.Fatalf("batch: %s %s", resp.Status, body)
 	}
 
-	// The transport records a request's metrics after its reply is written,
-	// so the batch's may land just after the client has read it: scrape
-	// until they are there (bounded: 50 tries, 20 ms apart).
-	fams := scrape(t, metricsURL)
-	for range 50 {
-		if _, ok := sample(fams, metrics.NameBatchSize, nil); ok && fams[metrics.NameBatchSize].GetMetric()[0].GetHistogram().GetSampleCount() > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-		fams = scrape(t, metricsURL)
+	wantSeries := []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{metrics.NameToolCalls, map[string]string{"tool": "search", "outcome": "ok", "error_code": ""}, 1},
+		{metrics.NameToolCalls, map[string]string{"tool": "fetch", "outcome": "ok"}, 1},
+		{metrics.NameToolCalls, map[string]string{"tool": "query_records", "outcome": "tool_error", "error_code": "invalid_cursor"}, 1},
+		{metrics.NameToolCalls, map[string]string{"tool": "query_records", "outcome": "tool_error", "error_code": e.Code}, 1},
+		{metrics.NameToolDuration, map[string]string{"tool": "search", "outcome": "ok"}, 1},
+		{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "200"}, 5},
+		{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "401"}, 1},
+		{metrics.NameAuthRefusals, map[string]string{"reason": "missing_token"}, 1},
+		{metrics.NameRSRequests, map[string]string{"method": "GET", "route": "/v1/streams/{stream}/records/{id}", "status": "200"}, 1},
+		{metrics.NameRSRequests, map[string]string{"method": "GET", "status": "400"}, 1},
+		{metrics.NameRSDuration, map[string]string{"method": "GET"}, 3},
+		{metrics.NameBatchSize, nil, 1},
 	}
+	// The transport records a request's metrics after its reply is written,
+	// so the last ones may land just after the client has read the reply:
+	// scrape until every wanted series is there (bounded by
+	// testkit.Patience).
+	var fams map[string]*dto.MetricFamily
+	testkit.Eventually(testkit.Patience, func() bool {
+		fams = scrape(t, metricsURL)
+		for _, tc := range wantSeries {
+			if got, ok := sample(fams, tc.name, tc.labels); !ok || got < tc.min {
+				return false
+			}
+		}
+		return true
+	})
 	t.Run("names", func(t *testing.T) {
 		for _, name := range []string{metrics.NameHTTPRequests, metrics.NameToolCalls, metrics.NameToolDuration, metrics.NameToolsInFlight,
 			metrics.NameBatchSize, metrics.NameRSRequests, metrics.NameRSDuration, metrics.NameAuthRefusals,
@@ -242,25 +269,7 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		}
 	})
 	t.Run("series", func(t *testing.T) {
-		tests := []struct {
-			name   string
-			labels map[string]string
-			min    float64
-		}{
-			{metrics.NameToolCalls, map[string]string{"tool": "search", "outcome": "ok", "error_code": ""}, 1},
-			{metrics.NameToolCalls, map[string]string{"tool": "fetch", "outcome": "ok"}, 1},
-			{metrics.NameToolCalls, map[string]string{"tool": "query_records", "outcome": "tool_error", "error_code": "invalid_cursor"}, 1},
-			{metrics.NameToolCalls, map[string]string{"tool": "query_records", "outcome": "tool_error", "error_code": e.Code}, 1},
-			{metrics.NameToolDuration, map[string]string{"tool": "search", "outcome": "ok"}, 1},
-			{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "200"}, 5},
-			{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "401"}, 1},
-			{metrics.NameAuthRefusals, map[string]string{"reason": "missing_token"}, 1},
-			{metrics.NameRSRequests, map[string]string{"method": "GET", "route": "/v1/streams/{stream}/records/{id}", "status": "200"}, 1},
-			{metrics.NameRSRequests, map[string]string{"method": "GET", "status": "400"}, 1},
-			{metrics.NameRSDuration, map[string]string{"method": "GET"}, 3},
-			{metrics.NameBatchSize, nil, 1},
-		}
-		for _, tc := range tests {
+		for _, tc := range wantSeries {
 			got, ok := sample(fams, tc.name, tc.labels)
 			if !ok || got < tc.min {
 				t.Errorf("%s%v = %v (found %v), want at least %v", tc.name, tc.labels, got, ok, tc.min)

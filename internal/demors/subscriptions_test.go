@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // receiver is a webhook endpoint that records deliveries and echoes verification challenges.
@@ -49,7 +50,7 @@ func newReceiver(t *testing.T, echo bool) *receiver {
 // waitFor returns the first delivery of the event type.
 func (rv *receiver) waitFor(t *testing.T, eventType string, after int) delivery {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(testkit.Patience)
 	for {
 		rv.mu.Lock()
 		for i := after; i < len(rv.events); i++ {
@@ -94,7 +95,7 @@ func TestEventSubscriptionLifecycle(t *testing.T) {
 	}
 
 	t.Run("verification activates", func(t *testing.T) {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testkit.Patience)
 		for {
 			sub := r.get(t, "/v1/event-subscriptions/"+id, demors.GrantClient).mustStatus(t, 200).body
 			if sub["status"] == "active" {

@@ -319,9 +319,8 @@ func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
 	var stdout, stderr testkit.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	listen := freeAddr(t)
 	go func() {
-		done <- MainContext(ctx, Env{Args: []string{"http", "--snapshot", snap.DBPath, "--assets-base-url", assetSrv.URL + "/static/", "--asset-timeout", "2s", "--listen", listen},
+		done <- MainContext(ctx, Env{Args: []string{"http", "--snapshot", snap.DBPath, "--assets-base-url", assetSrv.URL + "/static/", "--asset-timeout", "10s", "--listen", "127.0.0.1:0"},
 			Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }})
 	}()
 	defer func() {
@@ -330,20 +329,29 @@ func TestHTTPCommandWithAssetBaseURL(t *testing.T) {
 			t.Errorf("exit %d: %s", code, stderr.String())
 		}
 	}()
+	// The command binds a port of its own choosing (no port picked ahead
+	// and freed, which another process could take) and logs it.
+	var listen string
+	if !testkit.Eventually(testkit.Patience, func() bool {
+		m := servingAddr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			listen = m[1]
+		}
+		return m != nil
+	}) {
+		t.Fatalf("the http command logged no listen address:\n%s", stderr.String())
+	}
 	url := "http://" + listen + "/mcp"
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	ready := testkit.Eventually(testkit.Patience, func() bool {
 		resp, err := http.Get("http://" + listen + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if !ready {
+		t.Fatalf("server not ready:\n%s", stderr.String())
 	}
 	var out strings.Builder
 	if err := runJourney(ctx, &out, url, ""); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,14 @@ func fixture(t testing.TB) *snapshot.Snapshot {
 // returns the /mcp URL.
 func startHTTP(t *testing.T, h httpFlags) string {
 	t.Helper()
+	url, _ := startHTTPMetrics(t, h)
+	return url
+}
+
+// startHTTPMetrics is startHTTP that also returns the address the metrics
+// listener bound (empty when h configures none).
+func startHTTPMetrics(t *testing.T, h httpFlags) (url, metricsAddr string) {
+	t.Helper()
 	snap := fixture(t)
 	s := snapshotFlags{snapshot: snap.DBPath, assetsDir: snap.AssetsDir, assetTimeout: 10 * time.Second, serverName: "paper-snapshot"}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -66,10 +75,13 @@ func startHTTP(t *testing.T, h httpFlags) string {
 		h.MaxBody = 1 << 20
 	}
 	t.Cleanup(func() { o.Close() }) // after the server stops: cleanups run last first
-	addr, _ := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, _ func(net.Addr)) error {
-		return serveHTTP(ctx, log, o, &h, onListen, nil)
+	addr, maddr := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, onMetrics func(net.Addr)) error {
+		return serveHTTP(ctx, log, o, &h, onListen, onMetrics)
 	})
-	return "http://" + addr.String() + "/mcp"
+	if maddr != nil {
+		metricsAddr = maddr.String()
+	}
+	return "http://" + addr.String() + "/mcp", metricsAddr
 }
 
 // do sends one raw HTTP request to url.
@@ -83,16 +95,9 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 
 const toolsListBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// servingAddr finds the bound address in the http command's startup log
+// line.
+var servingAddr = regexp.MustCompile(`msg="serving MCP over HTTP" addr=(\S+)`)
 
 // writeOneTableDB writes a SQLite database holding one unrelated table.
 func writeOneTableDB(t *testing.T, path string) {

@@ -5,18 +5,22 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // TestMetricsEndpoint drives the paper server behind its static bearer check
 // and scrapes its metrics listener.
 func TestMetricsEndpoint(t *testing.T) {
-	metricsAddr := freeAddr(t)
-	url := startHTTP(t, httpFlags{bearerToken: "s3cret-token", HTTPFlags: cmdkit.HTTPFlags{MetricsListen: metricsAddr}})
+	url, metricsAddr := startHTTPMetrics(t, httpFlags{bearerToken: "s3cret-token", HTTPFlags: cmdkit.HTTPFlags{MetricsListen: "127.0.0.1:0"}})
+	if metricsAddr == "" {
+		t.Fatal("no metrics listener")
+	}
 	auth := map[string]string{"Authorization": "Bearer s3cret-token"}
 	const query = "vision transformer"
 	resp, body := do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_papers","arguments":{"query":"`+query+`"}}}`, auth)
@@ -33,35 +37,6 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
 
-	mresp, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mresp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(mresp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	has := func(name string, want map[string]string) bool {
-	next:
-		for _, m := range fams[name].GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-				if strings.Contains(l.GetValue(), "vision") || strings.Contains(l.GetValue(), "s3cret") || strings.Contains(l.GetValue(), "wrong") {
-					t.Errorf("%s label %s=%q carries request data", name, l.GetName(), l.GetValue())
-				}
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return true
-		}
-		return false
-	}
 	tests := []struct {
 		name   string
 		labels map[string]string
@@ -74,9 +49,66 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"go_goroutines", nil},
 		{"process_cpu_seconds_total", nil},
 	}
+	// The transport counts a request after its reply is written, so the
+	// last refusal may not be counted yet when the client has its answer:
+	// scrape until every series is there (bounded by testkit.Patience).
+	var fams map[string]*dto.MetricFamily
+	testkit.Eventually(testkit.Patience, func() bool {
+		fams = scrapeMetrics(t, "http://"+metricsAddr+"/metrics")
+		for _, tc := range tests {
+			if !hasSeries(fams, tc.name, tc.labels) {
+				return false
+			}
+		}
+		return true
+	})
 	for _, tc := range tests {
-		if !has(tc.name, tc.labels) {
+		if !hasSeries(fams, tc.name, tc.labels) {
 			t.Errorf("no series %s%v", tc.name, tc.labels)
 		}
 	}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v := l.GetValue(); strings.Contains(v, "vision") || strings.Contains(v, "s3cret") || strings.Contains(v, "wrong") {
+					t.Errorf("%s label %s=%q carries request data", name, l.GetName(), v)
+				}
+			}
+		}
+	}
+}
+
+// scrapeMetrics reads a metrics endpoint into metric families.
+func scrapeMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// hasSeries reports whether family name has a series whose labels include
+// want.
+func hasSeries(fams map[string]*dto.MetricFamily, name string, want map[string]string) bool {
+next:
+	for _, m := range fams[name].GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
 }

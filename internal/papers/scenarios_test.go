@@ -497,7 +497,9 @@ func TestScenarioAssetFetchFailure(t *testing.T) {
 		maxElapsed time.Duration
 	}{
 		{"404", envOptions{remoteAssets: true}, missing, "deep_read", assets.ReasonNotFound, 404, 5 * time.Second},
-		{"timeout", envOptions{remoteAssets: true, timeout: 150 * time.Millisecond, delay: map[string]time.Duration{slowPath: 3 * time.Second}}, vit, "simple", assets.ReasonTimeout, 0, 2 * time.Second},
+		// The asset server holds the summary a minute; 10 s is far above the
+		// 150 ms timeout and far below that.
+		{"timeout", envOptions{remoteAssets: true, timeout: 150 * time.Millisecond, delay: map[string]time.Duration{slowPath: time.Minute}}, vit, "simple", assets.ReasonTimeout, 0, 10 * time.Second},
 		{"missing local file", envOptions{}, missing, "deep_read", assets.ReasonNotFound, 0, 5 * time.Second},
 	}
 	for _, tc := range tests {

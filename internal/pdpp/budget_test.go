@@ -16,9 +16,19 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 )
 
+// Hold times of the slow RS: the token check (GET /v1/schema) and every
+// other request. Either fits overBudget alone, both together do not, and
+// the data request reaches the RS with 500 ms of overBudget to spare (room
+// for a loaded, race-enabled run).
+const (
+	schemaHold = 100 * time.Millisecond
+	dataHold   = 550 * time.Millisecond
+	overBudget = 600 * time.Millisecond
+)
+
 // slowRSClient serves a fresh PDPP server with call budget budget over an RS
-// that takes 200ms per request (token check included), through an
-// in-process MCP client. calls counts the RS requests.
+// that holds each request (schemaHold for the token check, dataHold for the
+// others), through an in-process MCP client. calls counts the RS requests.
 func slowRSClient(t *testing.T, budget time.Duration) (*client.Client, *atomic.Int64) {
 	t.Helper()
 	var calls atomic.Int64
@@ -28,8 +38,12 @@ func slowRSClient(t *testing.T, budget time.Duration) (*client.Client, *atomic.I
 	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
+		hold := dataHold
+		if r.URL.Path == "/v1/schema" {
+			hold = schemaHold
+		}
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(hold):
 		case <-r.Context().Done():
 			return
 		}
@@ -48,8 +62,8 @@ func slowRSClient(t *testing.T, budget time.Duration) (*client.Client, *atomic.I
 }
 
 // TestCallBudgetSpansRSRequests: --rs-timeout is the budget of one whole
-// call. Against an RS that takes 200ms per request, a call that needs two
-// requests (token check, then data) fits a 1s budget but not a 300ms one,
+// call. Against an RS that holds the token check 100ms and the data request
+// 550ms, a call that needs both fits a 10s budget but not a 600ms one,
 // although each request alone would fit; the latter is a typed rs_timeout,
 // for tool calls and resource reads alike.
 func TestCallBudgetSpansRSRequests(t *testing.T) {
@@ -58,8 +72,8 @@ func TestCallBudgetSpansRSRequests(t *testing.T) {
 		budget  time.Duration
 		wantErr bool
 	}{
-		{"two requests within the budget", time.Second, false},
-		{"two requests over the budget", 300 * time.Millisecond, true},
+		{"two requests within the budget", 10 * time.Second, false},
+		{"two requests over the budget", overBudget, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+": tool call", func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // hookDelivery is one POST the webhook receiver got.
@@ -63,11 +64,11 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	return hr
 }
 
-// waitFor returns the first delivery that match accepts, failing after a
-// few seconds.
+// waitFor returns the first delivery that match accepts, failing after
+// testkit.Patience.
 func (hr *hookReceiver) waitFor(t *testing.T, what string, match func(hookDelivery) bool) hookDelivery {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(testkit.Patience)
 	for {
 		hr.mu.Lock()
 		i := slices.IndexFunc(hr.got, match)
@@ -191,7 +192,7 @@ func TestEventSubscriptionLifecycle(t *testing.T) {
 	}
 
 	// The receiver's answer activates the subscription; get shows it.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testkit.Patience)
 	var got callResult
 	for {
 		got = track(h.mustOK(t, "get_event_subscription", map[string]any{"subscription_id": id}), true)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 )
 
 // faultyRS answers the token check normally and every data request with the
@@ -79,7 +80,16 @@ func TestRSFaultsBecomeToolErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, _ := startInProcess(t, pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token}), pdpp.ServerOptions{}), "pdpp-faults-test")
+			// The token check reads the schema through a client of its own,
+			// so the slow case's short budget bounds only the data request
+			// (a token check slowed past it by a loaded machine would answer
+			// token_check_unavailable instead of the fault's code).
+			checkClient, err := rs.New(srv.URL, token, rs.Options{Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checker := tokencheck.New(checkClient, token, tokencheck.Options{Timeout: 10 * time.Second})
+			c, _ := startInProcess(t, pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: token, Checker: checker}), pdpp.ServerOptions{}), "pdpp-faults-test")
 			ctx := context.Background()
 			for _, call := range readCalls {
 				req := mcp.CallToolRequest{}

@@ -2,7 +2,9 @@ package testkit
 
 import (
 	"bytes"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Buffer is a bytes.Buffer that server goroutines and a test may write and
@@ -22,4 +24,15 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// WaitCount waits (up to within) until s occurs at least n times in the
+// buffer, and returns the buffer's contents then.
+func (l *Buffer) WaitCount(s string, n int, within time.Duration) string {
+	var out string
+	Eventually(within, func() bool {
+		out = l.String()
+		return strings.Count(out, s) >= n
+	})
+	return out
 }

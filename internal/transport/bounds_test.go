@@ -232,8 +232,10 @@ func TestReplyByteCap(t *testing.T) {
 // deadline, the RS call in flight is cancelled, the items not run yet are
 // answered with request_timeout, and nothing calls the RS afterwards.
 func TestRequestDeadlineCancelsRSCalls(t *testing.T) {
-	rs := newSlowRS(t, 10*time.Second)
-	url, ran := boundsStack(t, HTTPConfig{RequestTimeout: 300 * time.Millisecond}, rs.URL)
+	rs := newSlowRS(t, time.Minute)
+	// The first item must reach the RS before the deadline: 1 s is ample
+	// room for that on a loaded machine, and the RS never answers by itself.
+	url, ran := boundsStack(t, HTTPConfig{RequestTimeout: time.Second}, rs.URL)
 	resp, body := post(t, url, http.MethodPost, batchOf(3, "rs_read", nil), nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -253,11 +255,8 @@ func TestRequestDeadlineCancelsRSCalls(t *testing.T) {
 		t.Fatalf("%d items ran, want 1", ran.Load())
 	}
 	// The RS sees its request cancelled, and no further request arrives.
-	deadline := time.Now().Add(5 * time.Second)
-	for rs.cancelled.Load() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
+	testkit.Eventually(testkit.Patience, func() bool { return rs.cancelled.Load() == 1 })
+	time.Sleep(200 * time.Millisecond) // room for a wrong later request to show
 	if rs.calls.Load() != 1 || rs.cancelled.Load() != 1 {
 		t.Fatalf("RS calls %d (cancelled %d), want 1 (1)", rs.calls.Load(), rs.cancelled.Load())
 	}
@@ -320,11 +319,7 @@ func TestAccessLogTruncatesClientFields(t *testing.T) {
 		post(t, srv.URL+"/mcp", http.MethodPost, rpc(1, method, nil), h)
 	}
 	// The access log line is written after the reply has been sent.
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(logs.String(), "http request") < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	out := logs.String()
+	out := logs.WaitCount("http request", 2, testkit.Patience)
 	if len(out) > 4096 {
 		t.Fatalf("two requests grew the log by %d bytes", len(out))
 	}
@@ -455,11 +450,14 @@ func TestDerivedTimeouts(t *testing.T) {
 
 // TestShutdownTurnsReadyzUnavailable: once ServeHTTP's context ends, /readyz
 // answers 503 at once while the server keeps serving for DrainDelay, a call
-// already running finishes, and then the listener closes.
+// still running when the drain ends finishes, and then the listener closes.
 func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
-	started := make(chan struct{}, 1)
-	mcpURL, cancel, served := startServing(t, testTools{slowStarted: started, slowFor: 600 * time.Millisecond},
-		HTTPConfig{DrainDelay: 300 * time.Millisecond})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var logs testkit.Buffer
+	// The /readyz request after cancel must land within DrainDelay: 2 s
+	// leaves a loaded, race-enabled run room (a request takes milliseconds).
+	mcpURL, cancel, served := startServing(t, testTools{slowStarted: started, slowRelease: release},
+		HTTPConfig{DrainDelay: 2 * time.Second, Logger: slogTo(&logs)})
 	defer cancel()
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	client := &http.Client{Transport: &http.Transport{}}
@@ -481,6 +479,17 @@ func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("draining")) {
 		t.Fatalf("/readyz during the drain: %v %v %s", resp, err, body)
 	}
+	// The call is held until the drain is over and shutdown has begun, so
+	// it is one the shutdown must wait for.
+	if !strings.Contains(logs.WaitCount("shutting down", 1, testkit.Patience), "shutting down") {
+		t.Fatalf("shutdown did not begin after the drain:\n%s", logs.String())
+	}
+	select {
+	case err := <-served:
+		t.Fatalf("ServeHTTP returned (%v) while a call was in flight", err)
+	default:
+	}
+	close(release)
 	out := <-calls
 	if out.err != nil || out.status != http.StatusOK {
 		t.Fatalf("in-flight call: %v %d %s", out.err, out.status, out.body)

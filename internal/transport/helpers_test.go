@@ -58,6 +58,9 @@ type testTools struct {
 	rsURL       string
 	slowStarted chan struct{} // receives once per slow call when it starts
 	slowFor     time.Duration
+	// slowRelease, when set, replaces slowFor: a slow call finishes when it
+	// is closed, so a test decides when a call in flight ends.
+	slowRelease <-chan struct{}
 }
 
 // newTestServer builds a small but real mcp-go server with the options a
@@ -145,8 +148,14 @@ func newTestServer(tt testTools, extra ...server.ServerOption) *server.MCPServer
 		if tt.slowStarted != nil {
 			tt.slowStarted <- struct{}{}
 		}
+		var timer <-chan time.Time
+		if tt.slowRelease == nil {
+			timer = time.After(tt.slowFor)
+		}
 		select {
-		case <-time.After(tt.slowFor):
+		case <-timer:
+			return mcp.NewToolResultText("slow done"), nil
+		case <-tt.slowRelease:
 			return mcp.NewToolResultText("slow done"), nil
 		case <-ctx.Done():
 			return mcp.NewToolResultError("slow cancelled"), nil

@@ -59,19 +59,23 @@ type callOutcome struct {
 func TestGracefulShutdown(t *testing.T) {
 	tests := []struct {
 		name            string
-		slowFor         time.Duration
+		slowFor         time.Duration // 0: the call runs until the test releases it
 		shutdownTimeout time.Duration
 		wantServeErr    bool
 		wantCallOK      bool
 	}{
-		{"in-flight call completes", 400 * time.Millisecond, 5 * time.Second, false, true},
-		{"shutdown timeout bounds a stuck call", 5 * time.Second, 150 * time.Millisecond, true, false},
+		{"in-flight call completes", 0, 5 * time.Second, false, true},
+		{"shutdown timeout bounds a stuck call", 30 * time.Second, 150 * time.Millisecond, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			started := make(chan struct{}, 1)
-			url, cancel, served := startServing(t, testTools{slowStarted: started, slowFor: tc.slowFor},
-				HTTPConfig{ShutdownTimeout: tc.shutdownTimeout})
+			tt := testTools{slowStarted: started, slowFor: tc.slowFor}
+			release := make(chan struct{})
+			if tc.slowFor == 0 {
+				tt.slowRelease = release
+			}
+			url, cancel, served := startServing(t, tt, HTTPConfig{ShutdownTimeout: tc.shutdownTimeout})
 			defer cancel()
 			client := &http.Client{Transport: &http.Transport{}}
 			calls := make(chan callOutcome, 1)
@@ -88,23 +92,21 @@ func TestGracefulShutdown(t *testing.T) {
 			cancel()
 
 			// The listener closes at once: new connections are refused.
-			deadline := time.Now().Add(2 * time.Second)
-			for {
+			refused := testkit.Eventually(testkit.Patience, func() bool {
 				_, _, err := rawPost(&http.Client{Transport: &http.Transport{}}, url, http.MethodPost, rpc(1, "ping", nil), nil)
-				if err != nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("new requests still served after shutdown began")
-				}
-				time.Sleep(10 * time.Millisecond)
+				return err != nil
+			})
+			if !refused {
+				t.Fatal("new requests still served after shutdown began")
 			}
 			if tc.wantCallOK {
+				// The call is still held: ServeHTTP must be waiting for it.
 				select {
 				case err := <-served:
 					t.Fatalf("ServeHTTP returned (%v) while a call was in flight", err)
 				default:
 				}
+				close(release)
 			}
 
 			out := <-calls
@@ -116,7 +118,8 @@ func TestGracefulShutdown(t *testing.T) {
 				if out.err == nil && out.status == http.StatusOK {
 					t.Fatalf("stuck call answered %s", out.body)
 				}
-				if took := time.Since(begin); took > 3*time.Second {
+				// Far below the stuck call's 30 s, far above the 150 ms bound.
+				if took := time.Since(begin); took > 10*time.Second {
 					t.Fatalf("shutdown took %v", took)
 				}
 				return
@@ -214,7 +217,7 @@ func TestConcurrentClients(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Fatalf("%d failures; first: %s", n, firstMsg)
 	}
-	if after := settleGoroutines(before, 5*time.Second); after > before {
+	if after := settleGoroutines(before, testkit.Patience); after > before {
 		var dump strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
 		t.Fatalf("goroutines: %d before, %d after shutdown\n%s", before, after, dump.String())
@@ -249,7 +252,7 @@ func TestServeStdio(t *testing.T) {
 		// notifications; every line must be a JSON-RPC message.
 		read := func(wantReplies, wantNotifications int) {
 			t.Helper()
-			timeout := time.After(5 * time.Second)
+			timeout := time.After(testkit.Patience)
 			for len(replies) < wantReplies || notifications < wantNotifications {
 				select {
 				case line, ok := <-lines:
@@ -318,7 +321,7 @@ func TestServeStdio(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ServeStdio: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(testkit.Patience):
 			t.Fatal("ServeStdio ignored cancellation")
 		}
 	})

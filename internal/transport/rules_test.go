@@ -8,11 +8,14 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 // Each test in this file covers one /mcp rule with raw net/http requests.
@@ -646,8 +649,13 @@ func TestCancellationCannotCrossClients(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			started := make(chan struct{}, 1)
-			url := tc.endpoint(testTools{slowStarted: started, slowFor: 300 * time.Millisecond})
+			// The call runs until it is cancelled or the test releases it,
+			// so neither outcome depends on how fast the notification lands.
+			started, release := make(chan struct{}, 1), make(chan struct{})
+			var releaseOnce sync.Once
+			letFinish := func() { releaseOnce.Do(func() { close(release) }) }
+			defer letFinish() // a call the cancellation missed ends too
+			url := tc.endpoint(testTools{slowStarted: started, slowRelease: release})
 			done := make(chan []byte, 1)
 			go func() {
 				_, b, err := rawPost(http.DefaultClient, url, http.MethodPost, callBody(7, "slow", nil), nil)
@@ -663,10 +671,19 @@ func TestCancellationCannotCrossClients(t *testing.T) {
 				t.Fatalf("cancellation: status %d body %s", resp.StatusCode, b)
 			}
 			if tc.want == "slow done" {
-				// Give a wrongly honoured cancellation time to land.
+				// Give a wrongly honoured cancellation time to land, then
+				// let the call finish.
 				time.Sleep(50 * time.Millisecond)
+				letFinish()
 			}
-			text, _ := toolText(t, decodeReply(t, <-done).Result)
+			var reply []byte
+			select {
+			case reply = <-done:
+			case <-time.After(testkit.Patience): // the cancellation was lost
+				letFinish()
+				reply = <-done
+			}
+			text, _ := toolText(t, decodeReply(t, reply).Result)
 			if text != tc.want {
 				t.Fatalf("call answered %q, want %q", text, tc.want)
 			}

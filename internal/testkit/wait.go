@@ -1,0 +1,30 @@
+package testkit
+
+import "time"
+
+// Patience bounds how long a test waits for something another goroutine or
+// process does asynchronously (a log line written after the reply, a
+// metric counted after it, a webhook delivered). It is generous so that a
+// slow, loaded, race-enabled run does not fail a correct program; waits
+// return as soon as their condition holds, so a passing run never pays it.
+const Patience = 20 * time.Second
+
+// pollEvery is the pause between two checks of a condition.
+const pollEvery = 5 * time.Millisecond
+
+// Eventually checks cond until it holds or within has passed, and reports
+// whether it held. cond runs at most within/5ms+2 times (bounded by the
+// deadline), the last time after the deadline, so a condition that became
+// true during the final pause is still seen.
+func Eventually(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return cond()
+		}
+		time.Sleep(pollEvery)
+	}
+}
