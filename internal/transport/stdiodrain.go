@@ -181,22 +181,46 @@ func (s *lineScanner) flush() {
 }
 
 // drainingReader passes stdin through, recording the requests it carries, and
-// holds back EOF until the answers owed have been written.
+// holds back EOF until the answers owed have been written. It also bounds a
+// line: mcp-go reads each line whole into memory, so a line longer than
+// maxStdioLine is cut there and ended with a newline (mcp-go answers the cut
+// line with a parse error), and the rest of it, up to its own newline, is
+// dropped unread by anything else.
 type drainingReader struct {
 	ctx  context.Context
 	src  io.Reader
 	p    *pendingCalls
 	scan lineScanner
+	// lineLen is how many bytes of the current line were passed on;
+	// dropping is set while the rest of a cut line is skipped.
+	lineLen  int
+	dropping bool
+	maxLine  int // maxStdioLine; smaller in tests
 }
 
+// maxStdioLine bounds one line of stdin (one JSON-RPC message or batch).
+const maxStdioLine = maxTrackedLine
+
 func newDrainingReader(ctx context.Context, src io.Reader, p *pendingCalls) *drainingReader {
-	r := &drainingReader{ctx: ctx, src: src, p: p}
+	r := &drainingReader{ctx: ctx, src: src, p: p, maxLine: maxStdioLine}
 	r.scan.fn = p.sawInput
 	return r
 }
 
 func (r *drainingReader) Read(b []byte) (int, error) {
 	n, err := r.src.Read(b)
+	// A read whose bytes were all dropped is retried, for bufio gives up
+	// after a run of empty reads; each retry consumes input, so the loop
+	// ends with the source.
+	for err == nil && n > 0 {
+		if n = r.bound(b[:n]); n > 0 {
+			break
+		}
+		n, err = r.src.Read(b)
+	}
+	if err != nil && n > 0 {
+		n = r.bound(b[:n])
+	}
 	r.scan.feed(b[:n])
 	if err == io.EOF {
 		if n > 0 {
@@ -206,6 +230,43 @@ func (r *drainingReader) Read(b []byte) (int, error) {
 		r.p.waitIdle(r.ctx, stdioDrainTimeout)
 	}
 	return n, err
+}
+
+// bound applies the line limit to b in place and returns how many bytes of b
+// to pass on. Cutting a line drops at least one byte, so the newline that
+// ends the cut line always fits.
+func (r *drainingReader) bound(b []byte) int {
+	out := 0
+	for in := 0; in < len(b); {
+		i := bytes.IndexByte(b[in:], '\n')
+		end := len(b)
+		if i >= 0 {
+			end = in + i // the line's newline, or the end of b
+		}
+		switch {
+		case r.dropping:
+			// skip the rest of a cut line, its newline included
+		case r.lineLen+(end-in) > r.maxLine:
+			keep := r.maxLine - r.lineLen
+			out += copy(b[out:], b[in:in+keep])
+			b[out] = '\n'
+			out++
+			r.dropping = true
+		default:
+			out += copy(b[out:], b[in:end])
+			r.lineLen += end - in
+			if i >= 0 {
+				b[out] = '\n'
+				out++
+			}
+		}
+		if i < 0 {
+			break
+		}
+		r.lineLen, r.dropping = 0, false
+		in = end + 1
+	}
+	return out
 }
 
 // answerWriter passes stdout through and records the answers written. mcp-go

@@ -1,8 +1,11 @@
 package transport
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +116,87 @@ func TestAnsweredID(t *testing.T) {
 				t.Errorf("answeredID(%s) = %q, %t; want %q, %t", tc.line, got, ok, tc.want, tc.ok)
 			}
 		})
+	}
+}
+
+// TestStdinLinesAreBounded feeds the reader lines around its limit in reads
+// of every size and checks a long line is cut at the limit and ended there,
+// its rest dropped, and the lines after it passed on whole.
+func TestStdinLinesAreBounded(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"short lines pass", "abc\nde\n", "abc\nde\n"},
+		{"a line at the limit passes", "12345678\nx\n", "12345678\nx\n"},
+		{"a long line is cut and ended", "123456789abc\nx\n", "12345678\nx\n"},
+		{"two long lines", "123456789\n123456789012\nok\n", "12345678\n12345678\nok\n"},
+		{"a cut last line without newline", "123456789abcdef", "12345678\n"},
+		{"empty lines", "\n\n", "\n\n"},
+	}
+	for _, tc := range cases {
+		for _, chunk := range []int{1, 3, 8, 9, 64} {
+			t.Run(fmt.Sprintf("%s/reads of %d", tc.name, chunk), func(t *testing.T) {
+				src := &chunkReader{data: []byte(tc.in), chunk: chunk}
+				r := newDrainingReader(context.Background(), src, newPendingCalls())
+				r.maxLine = 8
+				got, err := io.ReadAll(bufio.NewReaderSize(r, 16))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != tc.want {
+					t.Fatalf("got %q, want %q", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// chunkReader hands out data at most chunk bytes a read.
+type chunkReader struct {
+	data  []byte
+	chunk int
+}
+
+func (c *chunkReader) Read(b []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), c.chunk)], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestServeStdioSurvivesAnOverlongLine sends a line over the stdin limit and
+// then a ping: the long line is answered with a parse error and the ping is
+// still answered, so one bad line costs at most the limit in memory.
+func TestServeStdioSurvivesAnOverlongLine(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("a", maxStdioLine) + `"}}}`
+	in := rpc(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}) +
+		"\n" + long + "\n" + rpc(2, "ping", nil) + "\n"
+	var out testkit.Buffer
+	if err := ServeStdio(context.Background(), newTestServer(testTools{}), strings.NewReader(in), &out, discardLogger()); err != nil {
+		t.Fatal(err)
+	}
+	var parseErrors, pinged int
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage     `json:"id"`
+			Result json.RawMessage     `json:"result"`
+			Error  *struct{ Code int } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line is not JSON: %.200s", line)
+		}
+		switch {
+		case m.Error != nil && m.Error.Code == -32700:
+			parseErrors++
+		case string(m.ID) == "2" && len(m.Result) > 0:
+			pinged++
+		case string(m.ID) == "7":
+			t.Fatalf("the overlong call was served: %.200s", line)
+		}
+	}
+	if parseErrors != 1 || pinged != 1 {
+		t.Fatalf("parse errors %d, ping answers %d; output:\n%.2000s", parseErrors, pinged, out.String())
 	}
 }
