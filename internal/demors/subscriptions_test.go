@@ -205,6 +205,9 @@ func TestEventSubscriptionErrors(t *testing.T) {
 		{"stream outside grant", demors.GrantNarrow, map[string]any{"callback_url": "https://example.com/hook", "filters": map[string]any{"streams": []string{"notes"}}}, 400, "invalid_request"},
 		{"owner token", demors.GrantOwner, map[string]any{"callback_url": "https://example.com/hook"}, 403, "owner_bearer_rejected"},
 		{"no body", demors.GrantClient, nil, 400, "invalid_request"},
+		// A body over the 64 KiB request cap is refused before it is decoded,
+		// even when the part the operation reads is valid.
+		{"body over the cap", demors.GrantClient, map[string]any{"callback_url": "https://example.com/hook", "pad": strings.Repeat("x", 65<<10)}, 400, "invalid_request"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
