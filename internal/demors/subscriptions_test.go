@@ -223,3 +223,57 @@ func TestEventSubscriptionErrors(t *testing.T) {
 		r.do(t, http.MethodPatch, "/v1/event-subscriptions/"+str(created["subscription_id"]), demors.GrantClient, map[string]any{}).mustStatus(t, 400)
 	})
 }
+
+// TestWebhookDeliveriesInFlightAreCapped holds every delivery at a receiver that
+// does not answer: once MaxDeliveriesInFlight verifications are in flight, a test
+// event is refused with 409 deliveries_busy instead of starting another one, and
+// deliveries start again once the receiver answers.
+func TestWebhookDeliveriesInFlightAreCapped(t *testing.T) {
+	r := newRS(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, demors.MaxDeliveriesInFlight+1)
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		arrived <- struct{}{}
+		<-release
+	}))
+	t.Cleanup(hold.Close)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // runs before hold.Close, which waits for the held requests
+
+	var ids []string
+	for range demors.MaxDeliveriesInFlight {
+		created := r.do(t, http.MethodPost, "/v1/event-subscriptions", demors.GrantClient,
+			map[string]any{"callback_url": hold.URL}).mustStatus(t, 201).body
+		ids = append(ids, str(created["subscription_id"]))
+	}
+	for range demors.MaxDeliveriesInFlight {
+		select {
+		case <-arrived:
+		case <-time.After(testkit.Patience):
+			t.Fatal("verification deliveries did not all reach the receiver")
+		}
+	}
+	busy := r.do(t, http.MethodPost, "/v1/event-subscriptions/"+ids[0]+"/test-event", demors.GrantClient, nil).mustStatus(t, 409)
+	if busy.errCode() != "deliveries_busy" {
+		t.Errorf("code = %q, want deliveries_busy: %s", busy.errCode(), busy.raw)
+	}
+	select {
+	case <-arrived:
+		t.Fatal("a delivery past the cap reached the receiver")
+	default:
+	}
+
+	unblock()
+	deadline := time.Now().Add(testkit.Patience)
+	for {
+		resp := r.do(t, http.MethodPost, "/v1/event-subscriptions/"+ids[0]+"/test-event", demors.GrantClient, nil)
+		if resp.status == http.StatusAccepted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("test event still refused after the receiver answered: %d %s", resp.status, resp.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
