@@ -22,6 +22,17 @@ const (
 	subDeleted  = "deleted"
 )
 
+// Bounds of what one grant can store. Each subscription costs a row, a scope and a
+// line in every list answer (which has no paging), so a client creating them in a
+// loop must meet a limit; deleted subscriptions are removed and free their place.
+const (
+	// maxSubscriptionsPerGrant bounds the subscriptions one grant holds at once.
+	maxSubscriptionsPerGrant = 100
+	// maxFilterStreams bounds filters.streams; the demo catalog has far fewer
+	// streams, so only a list with repeats can reach it.
+	maxFilterStreams = 64
+)
+
 func nowStamp() string { return time.Now().UTC().Format(store.TimeLayout) }
 
 // subscriptionGrant refuses owner bearers: subscriptions belong to a client grant.
@@ -140,6 +151,9 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		if len(filter) == 0 {
 			return nil, errInvalid("filters.streams", "filters.streams must name at least one stream")
 		}
+		if len(filter) > maxFilterStreams {
+			return nil, errInvalid("filters.streams", "filters.streams lists %d streams; name at most %d", len(filter), maxFilterStreams)
+		}
 		for _, name := range filter {
 			if len(g.connectionsFor(s.cat, name)) == 0 {
 				return nil, errInvalid("filters.streams", "stream '%s' is not in this grant", name)
@@ -170,10 +184,7 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	s.subMu.Lock()
-	err = s.store.InsertSubscription(ctx, sub)
-	s.subMu.Unlock()
-	if err != nil {
+	if err := s.insertSubscription(ctx, sub); err != nil {
 		return nil, err
 	}
 	s.startVerification(ctx, rc, sub)
@@ -184,6 +195,21 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		"callback_url", sub.CallbackURL,
 		"created_at", sub.CreatedAt,
 	)), nil
+}
+
+// insertSubscription stores sub unless its grant already holds
+// maxSubscriptionsPerGrant subscriptions.
+func (s *Server) insertSubscription(ctx context.Context, sub store.Subscription) error {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	n, err := s.store.CountSubscriptions(ctx, sub.GrantID)
+	if err != nil {
+		return err
+	}
+	if n >= maxSubscriptionsPerGrant {
+		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
+	}
+	return s.store.InsertSubscription(ctx, sub)
 }
 
 func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
@@ -303,9 +329,9 @@ func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) 
 	if !ok || sub.Status == subDeleted {
 		return nil, errNotFound("Subscription not found")
 	}
-	sub.Status = subDeleted
-	sub.UpdatedAt = nowStamp()
-	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+	// Removed rather than kept as deleted, so it no longer counts towards
+	// maxSubscriptionsPerGrant.
+	if err := s.store.DeleteSubscription(ctx, g.grantID, sub.ID); err != nil {
 		return nil, err
 	}
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil

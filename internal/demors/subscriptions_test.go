@@ -277,3 +277,49 @@ func TestWebhookDeliveriesInFlightAreCapped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestEventSubscriptionsPerGrantAreCapped creates subscriptions until the grant
+// holds MaxSubscriptionsPerGrant: the next create is refused, another grant is not
+// affected, and deleting one frees its place.
+func TestEventSubscriptionsPerGrantAreCapped(t *testing.T) {
+	r := newRS(t)
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(ok.Close)
+	create := func(grant string) response {
+		return r.do(t, http.MethodPost, "/v1/event-subscriptions", grant, map[string]any{"callback_url": ok.URL})
+	}
+	var first string
+	for i := range demors.MaxSubscriptionsPerGrant {
+		created := create(demors.GrantClient).mustStatus(t, 201).body
+		if i == 0 {
+			first = str(created["subscription_id"])
+		}
+	}
+	full := create(demors.GrantClient).mustStatus(t, 400)
+	if full.errCode() != "invalid_request" || !strings.Contains(str(at(full.body, "error", "message")), "delete one first") {
+		t.Errorf("create past the cap = %s", full.raw)
+	}
+	if n := len(list(r.get(t, "/v1/event-subscriptions", demors.GrantClient).mustStatus(t, 200).body["data"])); n != demors.MaxSubscriptionsPerGrant {
+		t.Errorf("%d subscriptions listed, want %d", n, demors.MaxSubscriptionsPerGrant)
+	}
+	create(demors.GrantNarrow).mustStatus(t, 201)
+	r.do(t, http.MethodDelete, "/v1/event-subscriptions/"+first, demors.GrantClient, nil).mustStatus(t, 204)
+	create(demors.GrantClient).mustStatus(t, 201)
+	create(demors.GrantClient).mustStatus(t, 400)
+}
+
+// TestEventSubscriptionFilterStreamsAreCapped refuses a filters.streams list
+// longer than MaxFilterStreams, even when every entry names a granted stream.
+func TestEventSubscriptionFilterStreamsAreCapped(t *testing.T) {
+	r := newRS(t)
+	streams := make([]string, demors.MaxFilterStreams+1)
+	for i := range streams {
+		streams[i] = "transcripts"
+	}
+	resp := r.do(t, http.MethodPost, "/v1/event-subscriptions", demors.GrantClient, map[string]any{
+		"callback_url": "https://example.com/hook", "filters": map[string]any{"streams": streams},
+	}).mustStatus(t, 400)
+	if resp.errCode() != "invalid_request" || str(at(resp.body, "error", "param")) != "filters.streams" {
+		t.Errorf("long filter = %s", resp.raw)
+	}
+}
