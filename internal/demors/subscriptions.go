@@ -3,6 +3,8 @@ package demors
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -18,6 +20,17 @@ const (
 	subDisabled = "disabled"
 	subRevoked  = "disabled_revoked"
 	subDeleted  = "deleted"
+)
+
+// Bounds of what one grant can store. Each subscription costs a row, a scope and a
+// line in every list answer (which has no paging), so a client creating them in a
+// loop must meet a limit; deleted subscriptions are removed and free their place.
+const (
+	// maxSubscriptionsPerGrant bounds the subscriptions one grant holds at once.
+	maxSubscriptionsPerGrant = 100
+	// maxFilterStreams bounds filters.streams; the demo catalog has far fewer
+	// streams, so only a list with repeats can reach it.
+	maxFilterStreams = 64
 )
 
 func nowStamp() string { return time.Now().UTC().Format(store.TimeLayout) }
@@ -75,14 +88,25 @@ func event(rc *reqCtx, eventType, eventID string, sub store.Subscription, data o
 	return b
 }
 
+// verificationWait bounds how long an operation that starts a verification waits
+// for a delivery slot: every delivery ends within deliveryTimeout, so a slot frees
+// up in that time unless the deliverer is flooded.
+const verificationWait = deliveryTimeout
+
 // startVerification posts a pdpp.subscription.verify event; a receiver that answers 2xx
-// with {"challenge": <the same value>} activates the subscription.
-func (s *Server) startVerification(rc *reqCtx, sub store.Subscription) {
+// with {"challenge": <the same value>} activates the subscription. When no delivery
+// slot frees up within verificationWait the event is not sent and the subscription
+// stays pending_verification (disabling and re-enabling it sends a new one).
+func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Subscription) {
+	if err := s.deliveries.reserve(ctx, verificationWait); err != nil {
+		s.log.Warn("demo RS webhook verification not sent", "subscription_id", sub.ID, "err", err)
+		return
+	}
 	challenge := randomHex(16)
 	eventID := "evt_" + randomHex(12)
 	body := event(rc, "pdpp.subscription.verify", eventID, sub, obj(
 		"subscription_id", sub.ID, "grant_id", sub.GrantID, "challenge", challenge))
-	s.deliveries.send(sub.CallbackURL, sub.Secret, eventID, body, func(res deliveryResult) {
+	s.deliveries.start(sub.CallbackURL, sub.Secret, eventID, body, func(res deliveryResult) {
 		if res.err != nil {
 			return
 		}
@@ -127,6 +151,9 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		if len(filter) == 0 {
 			return nil, errInvalid("filters.streams", "filters.streams must name at least one stream")
 		}
+		if len(filter) > maxFilterStreams {
+			return nil, errInvalid("filters.streams", "filters.streams lists %d streams; name at most %d", len(filter), maxFilterStreams)
+		}
 		for _, name := range filter {
 			if len(g.connectionsFor(s.cat, name)) == 0 {
 				return nil, errInvalid("filters.streams", "stream '%s' is not in this grant", name)
@@ -157,13 +184,10 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	s.subMu.Lock()
-	err = s.store.InsertSubscription(ctx, sub)
-	s.subMu.Unlock()
-	if err != nil {
+	if err := s.insertSubscription(ctx, sub); err != nil {
 		return nil, err
 	}
-	s.startVerification(rc, sub)
+	s.startVerification(ctx, rc, sub)
 	return jsonReply(http.StatusCreated, obj(
 		"subscription_id", sub.ID,
 		"secret", sub.Secret,
@@ -171,6 +195,21 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		"callback_url", sub.CallbackURL,
 		"created_at", sub.CreatedAt,
 	)), nil
+}
+
+// insertSubscription stores sub unless its grant already holds
+// maxSubscriptionsPerGrant subscriptions.
+func (s *Server) insertSubscription(ctx context.Context, sub store.Subscription) error {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	n, err := s.store.CountSubscriptions(ctx, sub.GrantID)
+	if err != nil {
+		return err
+	}
+	if n >= maxSubscriptionsPerGrant {
+		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
+	}
+	return s.store.InsertSubscription(ctx, sub)
 }
 
 func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
@@ -219,17 +258,35 @@ func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, 
 	if body == nil || (body.Enabled == nil && body.RotateSecret == nil) {
 		return nil, errInvalid("body", "give enabled and/or rotate_secret")
 	}
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	sub, err := s.ownSubscription(ctx, rc, id)
+	sub, reverify, rotated, err := s.applyUpdate(ctx, rc, id, body)
 	if err != nil {
 		return nil, err
 	}
-	reverify := false
+	// Outside subMu: the wait for a delivery slot must not hold up other
+	// subscription operations or the verification callbacks that free slots.
+	if reverify {
+		s.startVerification(ctx, rc, sub)
+	}
+	out := object{}
+	if rotated != "" {
+		out = out.set("secret", rotated)
+	}
+	return jsonReply(http.StatusOK, out.set("subscription", subscriptionObject(sub))), nil
+}
+
+// applyUpdate changes and stores a subscription under subMu, and says whether it
+// needs a new verification and what its rotated secret is.
+func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub store.Subscription, reverify bool, rotated string, err error) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	sub, err = s.ownSubscription(ctx, rc, id)
+	if err != nil {
+		return sub, false, "", err
+	}
 	if body.Enabled != nil {
 		if *body.Enabled {
 			if sub.Status == subRevoked {
-				return nil, errConflict("subscription_revoked", "A disabled_revoked subscription cannot be re-enabled")
+				return sub, false, "", errConflict("subscription_revoked", "A disabled_revoked subscription cannot be re-enabled")
 			}
 			if sub.Status != subActive && sub.Status != subPending {
 				sub.Status = subPending
@@ -245,23 +302,15 @@ func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, 
 			sub.DisabledReason = &reason
 		}
 	}
-	rotated := ""
 	if body.RotateSecret != nil && *body.RotateSecret {
 		sub.Secret = newSecret()
 		rotated = sub.Secret
 	}
 	sub.UpdatedAt = nowStamp()
 	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
-		return nil, err
+		return sub, false, "", err
 	}
-	if reverify {
-		s.startVerification(rc, sub)
-	}
-	out := object{}
-	if rotated != "" {
-		out = out.set("secret", rotated)
-	}
-	return jsonReply(http.StatusOK, out.set("subscription", subscriptionObject(sub))), nil
+	return sub, reverify, rotated, nil
 }
 
 func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
@@ -280,9 +329,9 @@ func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) 
 	if !ok || sub.Status == subDeleted {
 		return nil, errNotFound("Subscription not found")
 	}
-	sub.Status = subDeleted
-	sub.UpdatedAt = nowStamp()
-	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
+	// Removed rather than kept as deleted, so it no longer counts towards
+	// maxSubscriptionsPerGrant.
+	if err := s.store.DeleteSubscription(ctx, g.grantID, sub.ID); err != nil {
 		return nil, err
 	}
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
@@ -297,11 +346,16 @@ func (s *Server) sendTestEvent(ctx context.Context, rc *reqCtx, id string) (*rep
 		return nil, errConflict("subscription_not_deliverable",
 			"Test events need an active or pending_verification subscription; this one is "+sub.Status)
 	}
+	switch err := s.deliveries.reserve(ctx, 0); {
+	case errors.Is(err, errDeliveriesBusy):
+		return nil, errConflict("deliveries_busy", fmt.Sprintf(
+			"%d webhook deliveries are in flight, the most this demo resource server runs at once; retry in a few seconds", maxDeliveriesInFlight))
+	case err != nil:
+		return nil, errConflict("server_closing", "The demo resource server is shutting down")
+	}
 	eventID := "evt_" + randomHex(12)
 	body := event(rc, "pdpp.subscription.test", eventID, sub, obj(
 		"subscription_id", sub.ID, "grant_id", sub.GrantID, "message", "Test event from the PDPP demo resource server"))
-	if !s.deliveries.send(sub.CallbackURL, sub.Secret, eventID, body, nil) {
-		return nil, errConflict("server_closing", "The demo resource server is shutting down")
-	}
+	s.deliveries.start(sub.CallbackURL, sub.Secret, eventID, body, nil)
 	return jsonReply(http.StatusAccepted, obj("event_id", eventID)), nil
 }

@@ -205,6 +205,9 @@ func TestEventSubscriptionErrors(t *testing.T) {
 		{"stream outside grant", demors.GrantNarrow, map[string]any{"callback_url": "https://example.com/hook", "filters": map[string]any{"streams": []string{"notes"}}}, 400, "invalid_request"},
 		{"owner token", demors.GrantOwner, map[string]any{"callback_url": "https://example.com/hook"}, 403, "owner_bearer_rejected"},
 		{"no body", demors.GrantClient, nil, 400, "invalid_request"},
+		// A body over the 64 KiB request cap is refused before it is decoded,
+		// even when the part the operation reads is valid.
+		{"body over the cap", demors.GrantClient, map[string]any{"callback_url": "https://example.com/hook", "pad": strings.Repeat("x", 65<<10)}, 400, "invalid_request"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,4 +222,104 @@ func TestEventSubscriptionErrors(t *testing.T) {
 		created := r.do(t, http.MethodPost, "/v1/event-subscriptions", demors.GrantClient, map[string]any{"callback_url": rv.srv.URL}).mustStatus(t, 201).body
 		r.do(t, http.MethodPatch, "/v1/event-subscriptions/"+str(created["subscription_id"]), demors.GrantClient, map[string]any{}).mustStatus(t, 400)
 	})
+}
+
+// TestWebhookDeliveriesInFlightAreCapped holds every delivery at a receiver that
+// does not answer: once MaxDeliveriesInFlight verifications are in flight, a test
+// event is refused with 409 deliveries_busy instead of starting another one, and
+// deliveries start again once the receiver answers.
+func TestWebhookDeliveriesInFlightAreCapped(t *testing.T) {
+	r := newRS(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, demors.MaxDeliveriesInFlight+1)
+	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		arrived <- struct{}{}
+		<-release
+	}))
+	t.Cleanup(hold.Close)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // runs before hold.Close, which waits for the held requests
+
+	var ids []string
+	for range demors.MaxDeliveriesInFlight {
+		created := r.do(t, http.MethodPost, "/v1/event-subscriptions", demors.GrantClient,
+			map[string]any{"callback_url": hold.URL}).mustStatus(t, 201).body
+		ids = append(ids, str(created["subscription_id"]))
+	}
+	for range demors.MaxDeliveriesInFlight {
+		select {
+		case <-arrived:
+		case <-time.After(testkit.Patience):
+			t.Fatal("verification deliveries did not all reach the receiver")
+		}
+	}
+	busy := r.do(t, http.MethodPost, "/v1/event-subscriptions/"+ids[0]+"/test-event", demors.GrantClient, nil).mustStatus(t, 409)
+	if busy.errCode() != "deliveries_busy" {
+		t.Errorf("code = %q, want deliveries_busy: %s", busy.errCode(), busy.raw)
+	}
+	select {
+	case <-arrived:
+		t.Fatal("a delivery past the cap reached the receiver")
+	default:
+	}
+
+	unblock()
+	deadline := time.Now().Add(testkit.Patience)
+	for {
+		resp := r.do(t, http.MethodPost, "/v1/event-subscriptions/"+ids[0]+"/test-event", demors.GrantClient, nil)
+		if resp.status == http.StatusAccepted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("test event still refused after the receiver answered: %d %s", resp.status, resp.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEventSubscriptionsPerGrantAreCapped creates subscriptions until the grant
+// holds MaxSubscriptionsPerGrant: the next create is refused, another grant is not
+// affected, and deleting one frees its place.
+func TestEventSubscriptionsPerGrantAreCapped(t *testing.T) {
+	r := newRS(t)
+	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(ok.Close)
+	create := func(grant string) response {
+		return r.do(t, http.MethodPost, "/v1/event-subscriptions", grant, map[string]any{"callback_url": ok.URL})
+	}
+	var first string
+	for i := range demors.MaxSubscriptionsPerGrant {
+		created := create(demors.GrantClient).mustStatus(t, 201).body
+		if i == 0 {
+			first = str(created["subscription_id"])
+		}
+	}
+	full := create(demors.GrantClient).mustStatus(t, 400)
+	if full.errCode() != "invalid_request" || !strings.Contains(str(at(full.body, "error", "message")), "delete one first") {
+		t.Errorf("create past the cap = %s", full.raw)
+	}
+	if n := len(list(r.get(t, "/v1/event-subscriptions", demors.GrantClient).mustStatus(t, 200).body["data"])); n != demors.MaxSubscriptionsPerGrant {
+		t.Errorf("%d subscriptions listed, want %d", n, demors.MaxSubscriptionsPerGrant)
+	}
+	create(demors.GrantNarrow).mustStatus(t, 201)
+	r.do(t, http.MethodDelete, "/v1/event-subscriptions/"+first, demors.GrantClient, nil).mustStatus(t, 204)
+	create(demors.GrantClient).mustStatus(t, 201)
+	create(demors.GrantClient).mustStatus(t, 400)
+}
+
+// TestEventSubscriptionFilterStreamsAreCapped refuses a filters.streams list
+// longer than MaxFilterStreams, even when every entry names a granted stream.
+func TestEventSubscriptionFilterStreamsAreCapped(t *testing.T) {
+	r := newRS(t)
+	streams := make([]string, demors.MaxFilterStreams+1)
+	for i := range streams {
+		streams[i] = "transcripts"
+	}
+	resp := r.do(t, http.MethodPost, "/v1/event-subscriptions", demors.GrantClient, map[string]any{
+		"callback_url": "https://example.com/hook", "filters": map[string]any{"streams": streams},
+	}).mustStatus(t, 400)
+	if resp.errCode() != "invalid_request" || str(at(resp.body, "error", "param")) != "filters.streams" {
+		t.Errorf("long filter = %s", resp.raw)
+	}
 }

@@ -101,12 +101,29 @@ func checkCallbackURL(raw string) error {
 	return errInvalid("callback_url", "callback_url must use https, or http on a loopback host (localhost, 127.0.0.1, ::1)")
 }
 
+// maxDeliveriesInFlight bounds the webhook deliveries running at once (one goroutine
+// and one outbound connection each, for at most the 5 s client timeout). There is no
+// queue and no retry: an operation that would start a delivery past the bound is
+// refused with 409 deliveries_busy before it changes anything, so clients flooding
+// create or test-event requests cannot grow goroutines or connections without bound.
+const maxDeliveriesInFlight = 16
+
+// deliveryTimeout bounds one delivery: connect, send, and read the answer.
+const deliveryTimeout = 5 * time.Second
+
+// Reasons a delivery cannot start.
+var (
+	errDeliveriesClosed = errors.New("deliverer closed")
+	errDeliveriesBusy   = errors.New("too many webhook deliveries in flight")
+)
+
 // deliverer posts signed events in the background; close waits for deliveries in flight.
 type deliverer struct {
 	log    *slog.Logger
 	client *http.Client
 	ctx    context.Context
 	cancel context.CancelFunc
+	slots  chan struct{} // one token per delivery in flight; capacity maxDeliveriesInFlight
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
@@ -117,11 +134,12 @@ func newDeliverer(log *slog.Logger) *deliverer {
 	return &deliverer{
 		log: log,
 		client: &http.Client{
-			Timeout:       5 * time.Second,
+			Timeout:       deliveryTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		ctx:    ctx,
 		cancel: cancel,
+		slots:  make(chan struct{}, maxDeliveriesInFlight),
 	}
 }
 
@@ -140,18 +158,56 @@ type deliveryResult struct {
 	err    error
 }
 
-// send posts one event asynchronously and hands the outcome to done (which may be nil).
-func (d *deliverer) send(callbackURL, secret, eventID string, body []byte, done func(deliveryResult)) bool {
+// reserve takes one delivery slot, waiting at most wait (and no longer than ctx
+// lives) for one to free up: errDeliveriesClosed after close, errDeliveriesBusy when
+// maxDeliveriesInFlight deliveries still hold theirs at the end of the wait. A
+// reserved slot must be handed to start.
+func (d *deliverer) reserve(ctx context.Context, wait time.Duration) error {
+	if err := d.takeSlot(ctx, wait); err != nil {
+		return err
+	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.closed {
-		d.mu.Unlock()
-		return false
+		<-d.slots
+		return errDeliveriesClosed
 	}
 	d.wg.Add(1)
-	d.mu.Unlock()
+	return nil
+}
+
+// takeSlot puts a token into slots, waiting at most wait.
+func (d *deliverer) takeSlot(ctx context.Context, wait time.Duration) error {
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if wait <= 0 {
+		return errDeliveriesBusy
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	case <-timer.C:
+		return errDeliveriesBusy
+	case <-ctx.Done():
+		return errDeliveriesBusy
+	case <-d.ctx.Done():
+		return errDeliveriesClosed
+	}
+}
+
+// start posts one event asynchronously on a slot taken by reserve and hands the
+// outcome to done (which may be nil). The slot frees up as soon as the post ends,
+// before done runs, so a callback that waits on a lock never holds a slot.
+func (d *deliverer) start(callbackURL, secret, eventID string, body []byte, done func(deliveryResult)) {
 	go func() {
 		defer d.wg.Done()
 		res := d.post(callbackURL, secret, eventID, body)
+		<-d.slots
 		if res.err != nil {
 			d.log.Warn("demo RS webhook delivery failed", "event_id", eventID, "err", res.err)
 		} else {
@@ -161,7 +217,6 @@ func (d *deliverer) send(callbackURL, secret, eventID string, body []byte, done 
 			done(res)
 		}
 	}()
-	return true
 }
 
 func (d *deliverer) post(callbackURL, secret, eventID string, body []byte) deliveryResult {

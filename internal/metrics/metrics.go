@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,44 @@ type Metrics struct {
 	rsRequests   *prometheus.CounterVec
 	rsDuration   *prometheus.HistogramVec
 	authRefusals *prometheus.CounterVec
+	errorCodes   *boundedLabel // error_code values of toolCalls
+}
+
+// maxErrorCodes bounds the distinct error_code values of mcp_tool_calls_total.
+// The code of an RS error is the RS's own, so an RS answering ever new codes
+// would otherwise add series (and registry memory) without end; the adapter's
+// and the PDPP reference RS's codes together are far fewer.
+const maxErrorCodes = 64
+
+// boundedLabel admits at most max distinct label values; values seen after
+// that, like any value Label refuses, become "other".
+type boundedLabel struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]struct{} // at most max entries
+}
+
+func newBoundedLabel(max int) *boundedLabel {
+	return &boundedLabel{max: max, seen: map[string]struct{}{}}
+}
+
+// value is Label(v) while fewer than max distinct values were admitted or v is
+// one of them, and "other" otherwise; "" (no code) is always itself.
+func (b *boundedLabel) value(v string) string {
+	v = Label(v)
+	if v == "other" || v == "" {
+		return v
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[v]; ok {
+		return v
+	}
+	if len(b.seen) >= b.max {
+		return "other"
+	}
+	b.seen[v] = struct{}{}
+	return v
 }
 
 // latencyBuckets span a cached answer (ms) to a call at the RS timeout.
@@ -72,6 +111,7 @@ func New() *Metrics {
 		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: NameAuthRefusals, Help: "Requests refused for authentication or authorization, by reason.",
 		}, []string{"reason"}),
+		errorCodes: newBoundedLabel(maxErrorCodes),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -111,7 +151,7 @@ func (m *Metrics) ToolStarted(tool string) func(outcome, errorCode string) {
 	return func(outcome, errorCode string) {
 		m.inFlight.Dec()
 		outcome = Label(outcome)
-		m.toolCalls.WithLabelValues(tool, outcome, Label(errorCode)).Inc()
+		m.toolCalls.WithLabelValues(tool, outcome, m.errorCodes.value(errorCode)).Inc()
 		m.toolDuration.WithLabelValues(tool, outcome).Observe(time.Since(start).Seconds())
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -51,5 +52,51 @@ func TestNilAndPrivate(t *testing.T) {
 	}
 	if strings.Contains(scrape(b), `mcp_auth_refusals_total{reason="missing_token"}`) {
 		t.Error("a second instance sees the first one's series")
+	}
+}
+
+// TestErrorCodeValuesAreBounded records tool errors with more distinct codes
+// than maxErrorCodes, as an RS inventing codes would: the first ones keep their
+// series, later new ones count as "other", a code already seen keeps its own,
+// and calls without a code keep the empty value.
+func TestErrorCodeValuesAreBounded(t *testing.T) {
+	m := New()
+	for i := range maxErrorCodes + 50 {
+		m.ToolStarted("search")("tool_error", fmt.Sprintf("rs_code_%d", i))
+	}
+	m.ToolStarted("search")("tool_error", "rs_code_0")
+	m.ToolStarted("search")("ok", "")
+
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != NameToolCalls {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "error_code" {
+					codes[l.GetValue()] += s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if len(codes) != maxErrorCodes+2 {
+		t.Errorf("%d error_code values, want %d (the first %d codes, other and none)", len(codes), maxErrorCodes+2, maxErrorCodes)
+	}
+	if codes["other"] != 50 {
+		t.Errorf("other = %v, want 50", codes["other"])
+	}
+	if codes["rs_code_0"] != 2 {
+		t.Errorf("rs_code_0 = %v, want 2", codes["rs_code_0"])
+	}
+	if codes[""] != 1 {
+		t.Errorf("calls without a code = %v, want 1", codes[""])
+	}
+	if _, ok := codes[fmt.Sprintf("rs_code_%d", maxErrorCodes)]; ok {
+		t.Error("a code past the bound has its own series")
 	}
 }

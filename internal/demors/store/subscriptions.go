@@ -57,6 +57,23 @@ func (s *Store) UpdateSubscription(ctx context.Context, sub Subscription) error 
 	return nil
 }
 
+// DeleteSubscription removes a subscription of the grant for good.
+func (s *Store) DeleteSubscription(ctx context.Context, grantID, id string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM subscriptions WHERE subscription_id = ? AND grant_id = ?`, id, grantID); err != nil {
+		return fmt.Errorf("store: delete subscription: %w", err)
+	}
+	return nil
+}
+
+// CountSubscriptions counts the stored subscriptions of the grant.
+func (s *Store) CountSubscriptions(ctx context.Context, grantID string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM subscriptions WHERE grant_id = ?`, grantID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count subscriptions: %w", err)
+	}
+	return n, nil
+}
+
 // Subscription returns one subscription owned by the grant.
 func (s *Store) Subscription(ctx context.Context, grantID, id string) (Subscription, bool, error) {
 	subs, err := s.subscriptions(ctx, `WHERE subscription_id = ? AND grant_id = ?`, id, grantID)
