@@ -48,7 +48,8 @@ type SchemaArgs struct {
 }
 
 // Validate checks the catalog rules of tool schema: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *SchemaArgs) Validate() error {
 	if a.Stream != "" {
 		if err := mcpkit.CheckFormat("schema", "stream", a.Stream, FormatName); err != nil {
@@ -108,7 +109,8 @@ func (a *QueryRecordsArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool query_records: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *QueryRecordsArgs) Validate() error {
 	if a.Stream == "" {
 		return mcpkit.Errorf("query_records", "stream", mcpkit.CodeMissingArgument, "stream is required")
@@ -119,8 +121,18 @@ func (a *QueryRecordsArgs) Validate() error {
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
 		return mcpkit.Errorf("query_records", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
 	}
+	if a.Cursor != "" {
+		if err := mcpkit.CheckMaxBytes("query_records", "cursor", a.Cursor, 4096); err != nil {
+			return err
+		}
+	}
 	if a.Order != "" {
 		if err := mcpkit.CheckEnum("query_records", "order", a.Order, []string{"asc", "desc"}); err != nil {
+			return err
+		}
+	}
+	if a.Sort != "" {
+		if err := mcpkit.CheckMaxBytes("query_records", "sort", a.Sort, 4096); err != nil {
 			return err
 		}
 	}
@@ -129,10 +141,21 @@ func (a *QueryRecordsArgs) Validate() error {
 			return err
 		}
 	}
+	if err := mcpkit.CheckMaxItems("query_records", "fields", len(a.Fields), 64); err != nil {
+		return err
+	}
 	for _, v := range a.Fields {
 		if err := mcpkit.CheckFormat("query_records", "fields", v, FormatField); err != nil {
 			return err
 		}
+	}
+	if a.View != "" {
+		if err := mcpkit.CheckMaxBytes("query_records", "view", a.View, 4096); err != nil {
+			return err
+		}
+	}
+	if err := mcpkit.CheckMaxItems("query_records", "expand", len(a.Expand), 64); err != nil {
+		return err
 	}
 	for _, v := range a.Expand {
 		if err := mcpkit.CheckFormat("query_records", "expand", v, FormatField); err != nil {
@@ -141,6 +164,11 @@ func (a *QueryRecordsArgs) Validate() error {
 	}
 	if len(a.ExpandLimit) > 0 {
 		if err := mcpkit.CheckObject("query_records", "expand_limit", a.ExpandLimit); err != nil {
+			return err
+		}
+	}
+	if a.ChangesSince != "" {
+		if err := mcpkit.CheckMaxBytes("query_records", "changes_since", a.ChangesSince, 4096); err != nil {
 			return err
 		}
 	}
@@ -187,7 +215,8 @@ type AggregateArgs struct {
 }
 
 // Validate checks the catalog rules of tool aggregate: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *AggregateArgs) Validate() error {
 	if a.Stream == "" {
 		return mcpkit.Errorf("aggregate", "stream", mcpkit.CodeMissingArgument, "stream is required")
@@ -218,6 +247,11 @@ func (a *AggregateArgs) Validate() error {
 	}
 	if a.Granularity != "" {
 		if err := mcpkit.CheckEnum("aggregate", "granularity", a.Granularity, []string{"minute", "hour", "day", "week", "month", "quarter", "year"}); err != nil {
+			return err
+		}
+	}
+	if a.TimeZone != "" {
+		if err := mcpkit.CheckMaxBytes("aggregate", "time_zone", a.TimeZone, 4096); err != nil {
 			return err
 		}
 	}
@@ -268,10 +302,17 @@ func (a *SearchArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *SearchArgs) Validate() error {
 	if a.Q == "" {
 		return mcpkit.Errorf("search", "q", mcpkit.CodeMissingArgument, "q is required")
+	}
+	if err := mcpkit.CheckMaxBytes("search", "q", a.Q, 4096); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckMaxItems("search", "streams", len(a.Streams), 64); err != nil {
+		return err
 	}
 	for _, v := range a.Streams {
 		if err := mcpkit.CheckFormat("search", "streams", v, FormatName); err != nil {
@@ -280,6 +321,11 @@ func (a *SearchArgs) Validate() error {
 	}
 	if a.Limit != nil && (*a.Limit < 1 || *a.Limit > 100) {
 		return mcpkit.Errorf("search", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
+	}
+	if a.Cursor != "" {
+		if err := mcpkit.CheckMaxBytes("search", "cursor", a.Cursor, 4096); err != nil {
+			return err
+		}
 	}
 	if a.Mode != "" {
 		if err := mcpkit.CheckEnum("search", "mode", a.Mode, []string{"lexical", "semantic", "hybrid"}); err != nil {
@@ -329,7 +375,8 @@ func (a *FetchArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool fetch: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *FetchArgs) Validate() error {
 	if a.ID == "" {
 		return mcpkit.Errorf("fetch", "id", mcpkit.CodeMissingArgument, "id is required")
@@ -337,10 +384,16 @@ func (a *FetchArgs) Validate() error {
 	if err := mcpkit.CheckFormat("fetch", "id", a.ID, FormatRecordHandle); err != nil {
 		return err
 	}
+	if err := mcpkit.CheckMaxItems("fetch", "fields", len(a.Fields), 64); err != nil {
+		return err
+	}
 	for _, v := range a.Fields {
 		if err := mcpkit.CheckFormat("fetch", "fields", v, FormatField); err != nil {
 			return err
 		}
+	}
+	if err := mcpkit.CheckMaxItems("fetch", "expand", len(a.Expand), 64); err != nil {
+		return err
 	}
 	for _, v := range a.Expand {
 		if err := mcpkit.CheckFormat("fetch", "expand", v, FormatField); err != nil {
@@ -401,7 +454,8 @@ func (a *ReadRecordFieldArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool read_record_field: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *ReadRecordFieldArgs) Validate() error {
 	if a.ID != "" {
 		if err := mcpkit.CheckFormat("read_record_field", "id", a.ID, FormatRecordHandle); err != nil {
@@ -425,6 +479,11 @@ func (a *ReadRecordFieldArgs) Validate() error {
 	}
 	if a.FieldPath != "" {
 		if err := mcpkit.CheckFormat("read_record_field", "field_path", a.FieldPath, FormatField); err != nil {
+			return err
+		}
+	}
+	if a.Cursor != "" {
+		if err := mcpkit.CheckMaxBytes("read_record_field", "cursor", a.Cursor, 4096); err != nil {
 			return err
 		}
 	}
@@ -467,7 +526,8 @@ func (a *DiscoverEventSubscriptionCapabilitiesArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool discover_event_subscription_capabilities: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
 	if a.Detail != "" {
 		if err := mcpkit.CheckEnum("discover_event_subscription_capabilities", "detail", a.Detail, []string{"compact", "full"}); err != nil {
@@ -486,12 +546,16 @@ type CreateEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool create_event_subscription: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *CreateEventSubscriptionArgs) Validate() error {
 	if a.CallbackURL == "" {
 		return mcpkit.Errorf("create_event_subscription", "callback_url", mcpkit.CodeMissingArgument, "callback_url is required")
 	}
 	if err := mcpkit.CheckMaxLength("create_event_subscription", "callback_url", a.CallbackURL, 2048); err != nil {
+		return err
+	}
+	if err := mcpkit.CheckMaxItems("create_event_subscription", "streams", len(a.Streams), 64); err != nil {
 		return err
 	}
 	for _, v := range a.Streams {
@@ -516,7 +580,8 @@ func (a *ListEventSubscriptionsArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool list_event_subscriptions: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *ListEventSubscriptionsArgs) Validate() error {
 	if a.Detail != "" {
 		if err := mcpkit.CheckEnum("list_event_subscriptions", "detail", a.Detail, []string{"compact", "full"}); err != nil {
@@ -542,7 +607,8 @@ func (a *GetEventSubscriptionArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool get_event_subscription: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *GetEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("get_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
@@ -567,7 +633,8 @@ type UpdateEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool update_event_subscription: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *UpdateEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("update_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
@@ -585,7 +652,8 @@ type DeleteEventSubscriptionArgs struct {
 }
 
 // Validate checks the catalog rules of tool delete_event_subscription: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *DeleteEventSubscriptionArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("delete_event_subscription", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")
@@ -603,7 +671,8 @@ type SendTestEventArgs struct {
 }
 
 // Validate checks the catalog rules of tool send_test_event: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *SendTestEventArgs) Validate() error {
 	if a.SubscriptionID == "" {
 		return mcpkit.Errorf("send_test_event", "subscription_id", mcpkit.CodeMissingArgument, "subscription_id is required")

@@ -46,7 +46,8 @@ func (a *SearchPapersArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search_papers: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *SearchPapersArgs) Validate() error {
 	if a.Query == "" {
 		return mcpkit.Errorf("search_papers", "query", mcpkit.CodeMissingArgument, "query is required")
@@ -89,7 +90,8 @@ func (a *SearchPapersByKeywordArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool search_papers_by_keyword: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *SearchPapersByKeywordArgs) Validate() error {
 	if a.Keyword == "" {
 		return mcpkit.Errorf("search_papers_by_keyword", "keyword", mcpkit.CodeMissingArgument, "keyword is required")
@@ -116,7 +118,8 @@ type GetPaperMetadataArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_metadata: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *GetPaperMetadataArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_metadata", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
@@ -141,7 +144,8 @@ type GetPaperSummaryArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_summary: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *GetPaperSummaryArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_summary", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
@@ -175,7 +179,8 @@ type GetPaperSourceArgs struct {
 }
 
 // Validate checks the catalog rules of tool get_paper_source: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *GetPaperSourceArgs) Validate() error {
 	if a.PaperID == "" {
 		return mcpkit.Errorf("get_paper_source", "paper_id", mcpkit.CodeMissingArgument, "paper_id is required")
@@ -209,7 +214,8 @@ func (a *ListTopFacetsArgs) ApplyDefaults() {
 }
 
 // Validate checks the catalog rules of tool list_top_facets: required arguments,
-// enums, formats, bounds and lengths. It returns a *mcpkit.ArgError.
+// enums, formats, bounds and lengths, and the catalog-wide bounds on
+// argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *ListTopFacetsArgs) Validate() error {
 	if a.Category == "" {
 		return mcpkit.Errorf("list_top_facets", "category", mcpkit.CodeMissingArgument, "category is required")

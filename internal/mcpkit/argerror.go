@@ -14,6 +14,7 @@ const (
 	CodeOutOfRange      = "out_of_range"
 	CodeInvalidEnum     = "invalid_enum"
 	CodeTooLong         = "too_long"
+	CodeTooManyItems    = "too_many_items"
 	CodeInvalidJSON     = "invalid_json"
 )
 

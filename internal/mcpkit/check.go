@@ -25,6 +25,25 @@ func CheckMaxLength(tool, field, value string, max int) *ArgError {
 	return nil
 }
 
+// CheckMaxBytes reports too_long when value is longer than max bytes: the
+// catalog-wide bound of an argument that declares none of its own, which
+// keeps what reaches an RS URL or a log line bounded.
+func CheckMaxBytes(tool, field, value string, max int) *ArgError {
+	if len(value) > max {
+		return Errorf(tool, field, CodeTooLong, "%s must be at most %d bytes; got %d", field, max, len(value))
+	}
+	return nil
+}
+
+// CheckMaxItems reports too_many_items when an array argument has more than
+// max items.
+func CheckMaxItems(tool, field string, n, max int) *ArgError {
+	if n > max {
+		return Errorf(tool, field, CodeTooManyItems, "%s takes at most %d items; got %d", field, max, n)
+	}
+	return nil
+}
+
 // CheckObject reports invalid_type unless raw holds a JSON object. Callers
 // skip the check for an absent optional value.
 func CheckObject(tool, field string, raw []byte) *ArgError {

@@ -51,6 +51,19 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 		{"get subscription traversal", "get_event_subscription", map[string]any{"subscription_id": "../streams"}, "invalid_format", "subscription_id"},
 		{"delete subscription dot-dot", "delete_event_subscription", map[string]any{"subscription_id": ".."}, "invalid_format", "subscription_id"},
 		{"create subscription stream NUL", "create_event_subscription", map[string]any{"callback_url": "https://hooks.example.com/pdpp", "streams": []string{"\x00"}}, "invalid_format", "streams"},
+		// The catalog-wide bounds (max_argument_bytes, max_argument_items)
+		// on arguments that declare no bound of their own.
+		{"search q over 4096 bytes", "search", map[string]any{"q": long}, "too_long", "q"},
+		{"search cursor over 4096 bytes", "search", map[string]any{"q": "x", "cursor": long}, "too_long", "cursor"},
+		{"query cursor over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "cursor": long}, "too_long", "cursor"},
+		{"query sort over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "sort": long}, "too_long", "sort"},
+		{"query changes_since over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "changes_since": long}, "too_long", "changes_since"},
+		{"aggregate time_zone over 4096 bytes", "aggregate", map[string]any{"stream": "videos", "metric": "count", "time_zone": long}, "too_long", "time_zone"},
+		{"read cursor over 4096 bytes", "read_record_field", map[string]any{"cursor": long}, "too_long", "cursor"},
+		{"query 65 fields", "query_records", map[string]any{"stream": "transcripts", "fields": manyNames(65)}, "too_many_items", "fields"},
+		{"fetch 65 expand relations", "fetch", map[string]any{"id": tr, "expand": manyNames(65)}, "too_many_items", "expand"},
+		{"search 65 streams", "search", map[string]any{"q": "x", "streams": manyNames(65)}, "too_many_items", "streams"},
+		{"create subscription 65 streams", "create_event_subscription", map[string]any{"callback_url": "https://hooks.example.com/pdpp", "streams": manyNames(65)}, "too_many_items", "streams"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,6 +88,15 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyNames returns n distinct valid names.
+func manyNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "f" + strconv.Itoa(i)
+	}
+	return out
 }
 
 // TestReadFieldCursorConflicts checks that a read_record_field cursor never

@@ -50,6 +50,14 @@ type Budgets struct {
 	// ResultBudgetToolsets lists the toolsets whose every tool must declare
 	// a result_budget.
 	ResultBudgetToolsets []string `yaml:"result_budget_toolsets"`
+	// MaxArgumentBytes bounds, in bytes, every string argument (and array
+	// item) that declares no tighter bound (no enum, maxLength or format);
+	// MaxArgumentItems bounds every array argument's item count. Generated
+	// Validate enforces both (too_long, too_many_items) before any handler
+	// runs; they stay out of the input schemas, whose bytes every
+	// tools/list pays for. Zero: not checked.
+	MaxArgumentBytes int `yaml:"max_argument_bytes"`
+	MaxArgumentItems int `yaml:"max_argument_items"`
 }
 
 // Default text limits used when the catalog leaves them at zero.

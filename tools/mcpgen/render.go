@@ -82,6 +82,10 @@ type argData struct {
 	RangeCond, RangeMsg, ValueExpr    string
 	DefaultLit                        string
 	Format                            string // Go variable of the format, or ""
+	// MaxBytes is the catalog-wide byte bound of a string (or array item)
+	// with no enum, maxLength or format; MaxItems the item bound of an
+	// array. 0: none.
+	MaxBytes, MaxItems int
 }
 
 // stringCheck is what the args template's "stringChecks" renders: the
@@ -233,6 +237,7 @@ func templateData(c *compiled) (*fileData, error) {
 			if err != nil {
 				return nil, fmt.Errorf("tool %q arg %q: %w", t.Name, a.Name, err)
 			}
+			ad.applyCatalogBounds(cat.Budgets)
 			td.HasDefaults = td.HasDefaults || ad.DefaultLit != ""
 			d.NeedJSON = d.NeedJSON || ad.GoType == rawMessageGoType
 			d.NeedKit = d.NeedKit || ad.checks()
@@ -295,11 +300,25 @@ func argTemplateData(a Arg) (argData, error) {
 	return ad, nil
 }
 
+// applyCatalogBounds sets the catalog-wide argument bounds of b on a string
+// or string array argument that declares no tighter bound of its own.
+func (a *argData) applyCatalogBounds(b Budgets) {
+	if a.Kind != typeString && a.Kind != typeStringArray {
+		return
+	}
+	if a.EnumLit == "" && a.MaxLength == 0 && a.Format == "" {
+		a.MaxBytes = b.MaxArgumentBytes
+	}
+	if a.Kind == typeStringArray {
+		a.MaxItems = b.MaxArgumentItems
+	}
+}
+
 // checks reports whether Validate emits code for this argument.
 func (a argData) checks() bool {
 	switch a.Kind {
 	case typeString, typeStringArray:
-		return a.Required || a.EnumLit != "" || a.MaxLength > 0 || a.Format != ""
+		return a.Required || a.EnumLit != "" || a.MaxLength > 0 || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
 	case typeObject:
 		return true
 	default:
