@@ -137,7 +137,17 @@ func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("demors: listen %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// A client that trickles its body, reads its answer slowly or
+		// holds an idle connection open is cut off; the demo RS answers
+		// every request from local SQLite well within these.
+		ReadTimeout:    30 * time.Second,
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
