@@ -123,6 +123,53 @@ func TestHTTPFlagsConfig(t *testing.T) {
 	}
 }
 
+// TestMaxConcurrentRequestsFlag: the concurrent request cap comes from the
+// flag, else the environment, else the transport default; a negative value
+// is refused when the configuration is settled.
+func TestMaxConcurrentRequestsFlag(t *testing.T) {
+	cases := []struct {
+		name    string
+		vars    map[string]string
+		args    []string
+		want    int // in the Config the flags build
+		wantEff int // after the transport's defaults
+		wantErr string
+	}{
+		{"default", nil, nil, transport.DefaultMaxConcurrentRequests, transport.DefaultMaxConcurrentRequests, ""},
+		{"from env", map[string]string{"P_MAX_CONCURRENT_REQUESTS": "32"}, nil, 32, 32, ""},
+		{"flag beats env", map[string]string{"P_MAX_CONCURRENT_REQUESTS": "32"}, []string{"--max-concurrent-requests", "2"}, 2, 2, ""},
+		{"zero means the default", nil, []string{"--max-concurrent-requests", "0"}, 0, transport.DefaultMaxConcurrentRequests, ""},
+		{"negative refused", nil, []string{"--max-concurrent-requests", "-1"}, -1, 0, "max concurrent requests"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := envWith(tc.vars)
+			f := NewFlagSet(env, "prog", "http", "http")
+			var h HTTPFlags
+			if err := h.Register(f, "P_", "127.0.0.1:9"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg := h.Config(nil)
+			if cfg.MaxConcurrentRequests != tc.want {
+				t.Fatalf("MaxConcurrentRequests %d, want %d", cfg.MaxConcurrentRequests, tc.want)
+			}
+			eff, err := cfg.Effective()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Effective: %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || eff.MaxConcurrentRequests != tc.wantEff {
+				t.Fatalf("effective cap %d (%v), want %d", eff.MaxConcurrentRequests, err, tc.wantEff)
+			}
+		})
+	}
+}
+
 func TestServeAddressInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

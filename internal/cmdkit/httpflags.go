@@ -25,6 +25,7 @@ type HTTPFlags struct {
 	// Bounds of one request and of shutdown.
 	MaxBatchItems   int64
 	MaxReplyBytes   int64
+	MaxConcurrent   int64
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
@@ -42,7 +43,7 @@ type HTTPFlags struct {
 
 // Register defines --listen, --allowed-origins, --allowed-hosts,
 // --public-base-url, --cors, --max-body-bytes, --max-batch-items,
-// --max-reply-bytes, --request-timeout, --write-timeout, --drain-delay,
+// --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
 // --shutdown-timeout and --metrics-listen, read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
@@ -58,6 +59,9 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 		return err
 	}
 	if err := f.Int64(&h.MaxReplyBytes, "max-reply-bytes", envPrefix+"MAX_REPLY_BYTES", transport.DefaultMaxReplyBytes, "largest reply body; a larger reply becomes a JSON-RPC error"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -79,20 +83,21 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 // Config is the transport configuration these flags describe.
 func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 	return transport.HTTPConfig{
-		Listen:          h.Listen,
-		PublicBaseURL:   h.PublicBase,
-		AllowedOrigins:  SplitList(h.Origins),
-		AllowedHosts:    SplitList(h.Hosts),
-		CORS:            h.CORS,
-		MaxBodyBytes:    h.MaxBody,
-		MaxBatchItems:   int(h.MaxBatchItems),
-		MaxReplyBytes:   h.MaxReplyBytes,
-		RequestTimeout:  h.RequestTimeout,
-		WriteTimeout:    h.WriteTimeout,
-		ShutdownTimeout: h.ShutdownTimeout,
-		DrainDelay:      h.DrainDelay,
-		Logger:          log,
-		Metrics:         h.Metrics(),
+		Listen:                h.Listen,
+		PublicBaseURL:         h.PublicBase,
+		AllowedOrigins:        SplitList(h.Origins),
+		AllowedHosts:          SplitList(h.Hosts),
+		CORS:                  h.CORS,
+		MaxBodyBytes:          h.MaxBody,
+		MaxBatchItems:         int(h.MaxBatchItems),
+		MaxReplyBytes:         h.MaxReplyBytes,
+		RequestTimeout:        h.RequestTimeout,
+		MaxConcurrentRequests: int(h.MaxConcurrent),
+		WriteTimeout:          h.WriteTimeout,
+		ShutdownTimeout:       h.ShutdownTimeout,
+		DrainDelay:            h.DrainDelay,
+		Logger:                log,
+		Metrics:               h.Metrics(),
 	}
 }
 

@@ -25,6 +25,7 @@ const (
 	NameRSRequests    = "mcp_rs_requests_total"
 	NameRSDuration    = "mcp_rs_request_duration_seconds"
 	NameAuthRefusals  = "mcp_auth_refusals_total"
+	NameShed          = "mcp_http_requests_shed_total"
 )
 
 // Metrics are the instruments of one server instance. A nil *Metrics is valid
@@ -39,6 +40,7 @@ type Metrics struct {
 	rsRequests   *prometheus.CounterVec
 	rsDuration   *prometheus.HistogramVec
 	authRefusals *prometheus.CounterVec
+	shed         *prometheus.CounterVec
 	errorCodes   *boundedLabel // error_code values of toolCalls
 }
 
@@ -111,13 +113,16 @@ func New() *Metrics {
 		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: NameAuthRefusals, Help: "Requests refused for authentication or authorization, by reason.",
 		}, []string{"reason"}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameShed, Help: "Requests refused at once, before any work, to protect the server (reason server_busy: the concurrent request cap was reached).",
+		}, []string{"reason"}),
 		errorCodes: newBoundedLabel(maxErrorCodes),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.toolCalls, m.toolDuration, m.inFlight, m.batchSize,
-		m.rsRequests, m.rsDuration, m.authRefusals,
+		m.rsRequests, m.rsDuration, m.authRefusals, m.shed,
 	)
 	return m
 }
@@ -181,6 +186,15 @@ func (m *Metrics) AuthRefused(reason string) {
 		return
 	}
 	m.authRefusals.WithLabelValues(Label(reason)).Inc()
+}
+
+// Shed counts one request refused at once to protect the server; reason is
+// a fixed code such as server_busy.
+func (m *Metrics) Shed(reason string) {
+	if m == nil {
+		return
+	}
+	m.shed.WithLabelValues(Label(reason)).Inc()
 }
 
 // maxLabelLen bounds a label value; longer values become "other".

@@ -38,8 +38,10 @@ func TestNilAndPrivate(t *testing.T) {
 	off.Batch(2)
 	off.RSRequest("GET", "/v1/search", "200", time.Millisecond)
 	off.AuthRefused("missing_token")
+	off.Shed("server_busy")
 
 	a, b := New(), New()
+	a.Shed("server_busy")
 	a.AuthRefused("missing_token")
 	scrape := func(m *Metrics) string {
 		rec := httptest.NewRecorder()
@@ -49,6 +51,9 @@ func TestNilAndPrivate(t *testing.T) {
 	}
 	if !strings.Contains(scrape(a), `mcp_auth_refusals_total{reason="missing_token"} 1`) {
 		t.Error("the refusal is missing from its own registry")
+	}
+	if !strings.Contains(scrape(a), `mcp_http_requests_shed_total{reason="server_busy"} 1`) {
+		t.Error("the shed request is missing from its own registry")
 	}
 	if strings.Contains(scrape(b), `mcp_auth_refusals_total{reason="missing_token"}`) {
 		t.Error("a second instance sees the first one's series")

@@ -24,6 +24,17 @@ const (
 	DefaultMaxBodySize = 8 << 20
 )
 
+// Connection bounds of the default RS transport. MaxConnsPerRSHost caps the
+// connections open to the RS at once, dialling included: a burst of calls
+// beyond it waits for a connection to free up, and that wait counts against
+// the call's deadline (the caller's, or Options.Timeout), so it ends as
+// rs_timeout rather than as an unbounded number of sockets. MaxIdleConnsPerRSHost
+// keeps as many idle for reuse, so steady load does not redial.
+const (
+	MaxConnsPerRSHost     = 64
+	MaxIdleConnsPerRSHost = 64
+)
+
 // TokenSource yields the bearer token for one call. stdio mode returns the
 // cached client credential; HTTP mode returns the bearer of the current request.
 type TokenSource func(ctx context.Context) (string, error)
@@ -69,11 +80,17 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 64
-		c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
+		c.http = &http.Client{Transport: newTransport(), CheckRedirect: noCrossOriginRedirect}
 	}
 	return c, nil
+}
+
+// newTransport is the default transport with the RS connection bounds.
+func newTransport() *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost = MaxConnsPerRSHost
+	tr.MaxIdleConnsPerHost = MaxIdleConnsPerRSHost
+	return tr
 }
 
 // ParseProviderURL checks that s is an absolute http(s) URL without query or

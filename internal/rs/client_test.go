@@ -3,11 +3,16 @@ package rs
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
 func staticToken(tok string) TokenSource {
@@ -155,5 +160,67 @@ func TestNoCrossOriginRedirect(t *testing.T) {
 	}
 	if leaked {
 		t.Fatal("token sent to another origin")
+	}
+}
+
+// TestConnectionCapPerRSHost: the default transport opens at most
+// MaxConnsPerRSHost connections to the RS; with all of them busy, one more
+// call waits for a connection within its own deadline and ends as
+// rs_timeout without the RS seeing it.
+func TestConnectionCapPerRSHost(t *testing.T) {
+	release := make(chan struct{})
+	var arrived, opened atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		w.Write([]byte(`{"object":"list","data":[]}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	defer letGo()
+
+	c, err := New(srv.URL, staticToken("tok-1"), Options{Timeout: testkit.Patience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := c.http.Transport.(*http.Transport)
+	if !ok || tr.MaxConnsPerHost != MaxConnsPerRSHost || tr.MaxIdleConnsPerHost != MaxIdleConnsPerRSHost {
+		t.Fatalf("RS transport %T does not carry the connection bounds", c.http.Transport)
+	}
+
+	held := make(chan error, MaxConnsPerRSHost)
+	for range MaxConnsPerRSHost {
+		go func() {
+			_, err := c.Get(context.Background(), "/v1/streams", nil)
+			held <- err
+		}()
+	}
+	if !testkit.Eventually(testkit.Patience, func() bool { return arrived.Load() == MaxConnsPerRSHost }) {
+		t.Fatalf("%d of %d calls reached the RS", arrived.Load(), MaxConnsPerRSHost)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = c.Get(ctx, "/v1/streams", nil)
+	if rerr, ok := err.(*Error); !ok || rerr.Code() != "rs_timeout" {
+		t.Fatalf("call over the cap: %v, want rs_timeout", err)
+	}
+	if a, o := arrived.Load(), opened.Load(); a != MaxConnsPerRSHost || o != MaxConnsPerRSHost {
+		t.Fatalf("RS saw %d requests on %d connections, want %d on %d", a, o, MaxConnsPerRSHost, MaxConnsPerRSHost)
+	}
+	letGo()
+	for range MaxConnsPerRSHost {
+		if err := <-held; err != nil {
+			t.Fatalf("held call: %v", err)
+		}
 	}
 }

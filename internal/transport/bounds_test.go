@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
 )
 
@@ -411,6 +412,7 @@ func TestDerivedTimeouts(t *testing.T) {
 		{"shutdown not above the write timeout", HTTPConfig{ShutdownTimeout: time.Second}, "", DefaultRequestTimeout, DefaultRequestTimeout + 10*time.Second, time.Second, false, true},
 		{"negative batch cap", HTTPConfig{MaxBatchItems: -1}, "max batch items", 0, 0, 0, false, false},
 		{"tiny reply cap", HTTPConfig{MaxReplyBytes: 10}, "max reply bytes", 0, 0, 0, false, false},
+		{"negative concurrency cap", HTTPConfig{MaxConcurrentRequests: -1}, "max concurrent requests", 0, 0, 0, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -503,4 +505,118 @@ func TestShutdownTurnsReadyzUnavailable(t *testing.T) {
 	if _, _, err := rawPost(&http.Client{Transport: &http.Transport{}}, base+"/readyz", http.MethodGet, "", nil); err == nil {
 		t.Fatal("still serving after ServeHTTP returned")
 	}
+}
+
+// TestConcurrentRequestCap: with the cap at 2 and two calls held in flight,
+// a third POST is refused at once with 503, Retry-After and a JSON-RPC
+// server_busy error, before its bearer is checked; the probes and the
+// metadata still answer; the refusal is counted and warned about without
+// request data; once one call ends, a new POST is served.
+func TestConcurrentRequestCap(t *testing.T) {
+	started, release := make(chan struct{}, 2), make(chan struct{}, 2)
+	var logs testkit.Buffer
+	var checked atomic.Int64
+	m := metrics.New()
+	srv := newStack(t, HTTPConfig{
+		MaxConcurrentRequests: 2, Metrics: m, Logger: slogTo(&logs),
+		RequireBearer: true, AuthorizationServers: []string{"https://as.example"},
+		Authenticate: func(context.Context, string) AuthVerdict {
+			checked.Add(1)
+			return AuthVerdict{Outcome: AuthAccept}
+		},
+	}, testTools{slowStarted: started, slowRelease: release})
+	// Registered after newStack, so it runs before the server closes: a
+	// failing test does not leave calls held until the server gives up.
+	t.Cleanup(func() { close(release) })
+	bearer := hdr("Authorization", "Bearer t0k3n")
+	calls := make(chan callOutcome, 2)
+	for i := range 2 {
+		go func() {
+			resp, b, err := rawPost(&http.Client{Transport: &http.Transport{}}, srv.URL+"/mcp", http.MethodPost, callBody(i+1, "slow", nil), bearer)
+			if err != nil {
+				calls <- callOutcome{err: err}
+				return
+			}
+			calls <- callOutcome{status: resp.StatusCode, body: b}
+		}()
+	}
+	<-started
+	<-started
+
+	secret := callBody(3, "echo", map[string]any{"text": "do-not-log-this"})
+	resp, body := post(t, srv.URL+"/mcp", http.MethodPost, secret, bearer)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("over the cap: status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	var refusal struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				Reason                string `json:"reason"`
+				MaxConcurrentRequests int    `json:"max_concurrent_requests"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &refusal); err != nil || string(refusal.ID) != "null" || refusal.Error.Code != codeServerLimit ||
+		refusal.Error.Data.Reason != "server_busy" || refusal.Error.Data.MaxConcurrentRequests != 2 {
+		t.Fatalf("refusal body: %s", body)
+	}
+	if n := checked.Load(); n != 2 {
+		t.Fatalf("bearer checked %d times, want 2 (the refused request must not reach the check)", n)
+	}
+	for _, path := range []string{"/healthz", "/readyz", wellKnownPRM + "/mcp"} {
+		if resp, b := post(t, srv.URL+path, http.MethodGet, "", nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s while the cap is reached: status %d: %s", path, resp.StatusCode, b)
+		}
+	}
+	if got := shedCount(t, m); got != 1 {
+		t.Fatalf("%s = %v, want 1", metrics.NameShed, got)
+	}
+	warned := logs.WaitCount("concurrent request cap reached", 1, testkit.Patience)
+	if !strings.Contains(warned, "level=WARN") || strings.Contains(logs.String(), "do-not-log-this") {
+		t.Fatalf("refusal log:\n%s", logs.String())
+	}
+
+	// One call ends; its slot is freed once its reply is written, so a new
+	// POST is served as soon as the server has finished with it.
+	release <- struct{}{}
+	if out := <-calls; out.err != nil || out.status != http.StatusOK {
+		t.Fatalf("released call: %v %d %s", out.err, out.status, out.body)
+	}
+	var last []byte
+	served := testkit.Eventually(testkit.Patience, func() bool {
+		resp, b := post(t, srv.URL+"/mcp", http.MethodPost, callBody(4, "echo", map[string]any{"text": "hi"}), bearer)
+		last = b
+		return resp.StatusCode == http.StatusOK
+	})
+	if text, isErr := toolText(t, decodeReply(t, last).Result); !served || isErr || text != "echo: hi" {
+		t.Fatalf("after a release: %s", last)
+	}
+	release <- struct{}{}
+	if out := <-calls; out.err != nil || out.status != http.StatusOK {
+		t.Fatalf("second call: %v %d %s", out.err, out.status, out.body)
+	}
+}
+
+// shedCount reads the server_busy series of the shed-request counter.
+func shedCount(t *testing.T, m *metrics.Metrics) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != metrics.NameShed {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == "server_busy" {
+					return s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -32,6 +32,13 @@ const (
 	DefaultMaxBatchItems  = 16
 	DefaultMaxReplyBytes  = int64(16 << 20)
 	DefaultRequestTimeout = 60 * time.Second
+	// DefaultMaxConcurrentRequests caps the /mcp requests one server serves
+	// at once. The load test in docs/deploy.md runs 50 concurrent clients
+	// (against three replicas): even all 50 on one replica stay far below
+	// 256, while a burst of thousands of POSTs holds at most 256 request
+	// bodies (up to MaxBodyBytes each), replies (up to MaxReplyBytes) and
+	// call goroutines in memory at once.
+	DefaultMaxConcurrentRequests = 256
 	// requestSlack is what the derived request deadline adds to the call
 	// budget, writeSlack what the derived write timeout adds to the request
 	// deadline, and shutdownSlack what the derived shutdown grace adds to
@@ -136,6 +143,12 @@ type HTTPConfig struct {
 	// replaced by a JSON-RPC error; a batch stops running items once its
 	// reply has reached the cap.
 	MaxReplyBytes int64
+	// MaxConcurrentRequests caps the /mcp requests served at once (flag
+	// --max-concurrent-requests, default 256). A request beyond the cap is
+	// not queued: it is answered at once with 503, Retry-After: 1 and a
+	// JSON-RPC error (reason server_busy), before its body is read or its
+	// bearer checked. The probes and the metadata routes are never capped.
+	MaxConcurrentRequests int
 	// RequestTimeout is the deadline of one whole /mcp request (flag
 	// --request-timeout): when it passes, the calls still running are
 	// cancelled (with their RS requests) and the batch items not run yet
@@ -276,6 +289,12 @@ func (st *settings) settleBounds() error {
 	}
 	if st.MaxBatchItems < 0 {
 		return fmt.Errorf("max batch items must be positive, got %d", st.MaxBatchItems)
+	}
+	if st.MaxConcurrentRequests == 0 {
+		st.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
+	if st.MaxConcurrentRequests < 0 {
+		return fmt.Errorf("max concurrent requests must be positive, got %d", st.MaxConcurrentRequests)
 	}
 	if st.MaxReplyBytes == 0 {
 		st.MaxReplyBytes = DefaultMaxReplyBytes

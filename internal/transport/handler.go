@@ -23,7 +23,8 @@ import (
 // metrics; see Observe), and s gets a tool middleware that counts its calls
 // and stamps request ids into adapter errors, so build one handler per
 // server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
-// get 421, except the two probes. s must advertise only tools and resources
+// get 421, except the two probes. At most HTTPConfig.MaxConcurrentRequests
+// /mcp requests are served at once; the other routes are not capped. s must advertise only tools and resources
 // (without listChanged or subscribe) and carry instructions; see
 // VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
@@ -43,6 +44,9 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	mcpHandler = st.bodyLimitMiddleware(mcpHandler)
+	// The cap sits after the cheap method and origin checks and before
+	// anything that reads the body or the RS (see concurrencyMiddleware).
+	mcpHandler = st.concurrencyMiddleware(mcpHandler)
 	mcpHandler = st.originMiddleware(mcpHandler)
 	mcpHandler = st.methodMiddleware(mcpHandler)
 
