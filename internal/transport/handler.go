@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -104,12 +106,15 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request) {
 
 // HTTPReadyCheck returns a ReadyCheck that passes when target answers an
 // unauthenticated GET with any status below 500 (for the PDPP adapter: the
-// RS root). The body is drained up to a small bound and discarded.
+// RS root). The body is drained up to a small bound and discarded. /readyz
+// is unauthenticated and never gated, so concurrent probes share one
+// upstream request and its outcome is reused for readyReuse: a probe flood
+// makes at most one upstream request per readyReuse.
 func HTTPReadyCheck(client *http.Client, target string) func(context.Context) error {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return func(ctx context.Context) error {
+	m := &readyMemo{check: func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if err != nil {
 			return err
@@ -124,6 +129,55 @@ func HTTPReadyCheck(client *http.Client, target string) func(context.Context) er
 			return fmt.Errorf("upstream answered %d", resp.StatusCode)
 		}
 		return nil
+	}}
+	return m.run
+}
+
+// readyReuse is how long one upstream readiness outcome answers /readyz.
+const readyReuse = time.Second
+
+// readyMemo runs check for one caller at a time and shares the outcome with
+// every caller that asks while it runs or within readyReuse after it ends.
+// The check runs detached from any one caller, under DefaultReadyTimeout, so
+// a probe that gives up does not fail the others; at most one check runs at
+// a time.
+type readyMemo struct {
+	check   func(context.Context) error
+	mu      sync.Mutex
+	at      time.Time     // when the last check ended; zero before the first
+	err     error         // its outcome
+	running chan struct{} // closed when the running check ends; nil when none runs
+}
+
+func (m *readyMemo) run(ctx context.Context) error {
+	m.mu.Lock()
+	if !m.at.IsZero() && time.Since(m.at) < readyReuse {
+		err := m.err
+		m.mu.Unlock()
+		return err
+	}
+	if m.running == nil {
+		done := make(chan struct{})
+		m.running = done
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), DefaultReadyTimeout)
+			err := m.check(cctx)
+			cancel()
+			m.mu.Lock()
+			m.err, m.at, m.running = err, time.Now(), nil
+			m.mu.Unlock()
+			close(done)
+		}()
+	}
+	done := m.running
+	m.mu.Unlock()
+	select {
+	case <-done:
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

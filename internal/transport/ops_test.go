@@ -403,3 +403,43 @@ func TestServeHTTPListenError(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestHTTPReadyCheckSharesUpstreamRequests floods the ready check: 200
+// concurrent probes make one upstream request, probes within readyReuse
+// reuse its outcome, and a probe that gives up does not fail the others.
+func TestHTTPReadyCheckSharesUpstreamRequests(t *testing.T) {
+	var hits atomic.Int64
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		<-release
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(up.Close)
+	check := HTTPReadyCheck(up.Client(), up.URL)
+
+	gaveUp, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := check(gaveUp); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a probe that gave up: %v", err)
+	}
+	errs := make(chan error, 200)
+	for range 200 {
+		go func() { errs <- check(context.Background()) }()
+	}
+	if !testkit.Eventually(testkit.Patience, func() bool { return hits.Load() == 1 }) {
+		t.Fatal("the upstream request never arrived")
+	}
+	close(release)
+	for range 200 {
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "503") {
+			t.Fatalf("probe outcome %v, want the upstream 503", err)
+		}
+	}
+	if err := check(context.Background()); err == nil {
+		t.Fatal("a probe within the reuse window lost the outcome")
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("%d upstream requests for 202 probes, want 1", n)
+	}
+}
