@@ -15,8 +15,6 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
@@ -71,25 +69,6 @@ func startObservedHTTP(t *testing.T, provider string, log *slog.Logger) (string,
 func postRPC(t *testing.T, url, body string, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	return testkit.Do(t, http.MethodPost, url, body, headers)
-}
-
-// scrape reads the metrics endpoint into metric families.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parsing the exposition: %v", err)
-	}
-	return fams
 }
 
 // sample returns the value of the series of family name whose labels
@@ -251,7 +230,7 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	// testkit.Patience).
 	var fams map[string]*dto.MetricFamily
 	testkit.Eventually(testkit.Patience, func() bool {
-		fams = scrape(t, metricsURL)
+		fams = testkit.Scrape(t, metricsURL)
 		for _, tc := range wantSeries {
 			if got, ok := sample(fams, tc.name, tc.labels); !ok || got < tc.min {
 				return false

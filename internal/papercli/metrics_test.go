@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
@@ -54,7 +52,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	// scrape until every series is there (bounded by testkit.Patience).
 	var fams map[string]*dto.MetricFamily
 	testkit.Eventually(testkit.Patience, func() bool {
-		fams = scrapeMetrics(t, "http://"+metricsAddr+"/metrics")
+		fams = testkit.Scrape(t, "http://"+metricsAddr+"/metrics")
 		for _, tc := range tests {
 			if !hasSeries(fams, tc.name, tc.labels) {
 				return false
@@ -76,22 +74,6 @@ func TestMetricsEndpoint(t *testing.T) {
 			}
 		}
 	}
-}
-
-// scrapeMetrics reads a metrics endpoint into metric families.
-func scrapeMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fams
 }
 
 // hasSeries reports whether family name has a series whose labels include
