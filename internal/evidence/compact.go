@@ -50,7 +50,7 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if err != nil {
 			return raw, false
 		}
-		if isBinaryLike(s) {
+		if IsBinaryLike(s) {
 			return mustMarshal(Preview{
 				Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s),
 				MediaType: dataURIMediaType(s), Next: ReadFieldCall(id, field, 0, 0, ""),
@@ -82,6 +82,18 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 // first maxChars bytes and next, the call that reads it whole.
 func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
 	return mustMarshal(Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw), Next: next})
+}
+
+// StringPreview is the Preview standing in for the long string s, whose
+// whole value next shows: binary-like text (a data: URI or a long run of
+// base64 alphabet) keeps only its size and media type, never a piece of
+// the encoding; other text keeps its first maxChars characters.
+func StringPreview(s string, maxChars int, next Continuation) Preview {
+	if IsBinaryLike(s) {
+		return Preview{Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s), MediaType: dataURIMediaType(s), Next: next}
+	}
+	shown, _ := Cut(s, maxChars)
+	return Preview{Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s), Next: next}
 }
 
 // looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or

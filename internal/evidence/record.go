@@ -179,7 +179,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	case trimmed[0] == '"':
 		s, _ := decodeString(raw)
 		fv.Chars = CountChars(s)
-		if isBinaryLike(s) {
+		if IsBinaryLike(s) {
 			fv.Kind = "binary"
 			fv.Bytes = len(s)
 			fv.MediaType = dataURIMediaType(s)
@@ -318,9 +318,10 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	return info, true
 }
 
-// isBinaryLike reports whether s looks like encoded binary: a data: URI, or a
-// long run of base64 alphabet with no spaces.
-func isBinaryLike(s string) bool {
+// IsBinaryLike reports whether s looks like encoded binary: a data: URI, or a
+// long run of base64 alphabet with no spaces. Such text is shown as metadata
+// only, never inlined.
+func IsBinaryLike(s string) bool {
 	if strings.HasPrefix(s, "data:") && strings.Contains(s[:min(len(s), 100)], ";base64,") {
 		return true
 	}

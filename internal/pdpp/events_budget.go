@@ -42,8 +42,11 @@ const maxEventIDBytes = 256
 const shownChars = 200
 
 // clipShown bounds an RS-provided string for content[] text, marking a cut
-// with an ellipsis.
+// with an ellipsis; binary-like text is named by its size only.
 func clipShown(s string) string {
+	if evidence.IsBinaryLike(s) {
+		return fmt.Sprintf("[binary-like text, %d characters]", evidence.CountChars(s))
+	}
 	c, cut := evidence.Cut(s, shownChars)
 	if cut {
 		return c + evidence.Ellipsis
@@ -52,12 +55,11 @@ func clipShown(s string) string {
 }
 
 // previewValue is the evidence.Preview standing in for v: a text preview
-// for a string, the start of its JSON encoding otherwise, with its size and
+// for a string (size and media type only for binary-like text), the start of its JSON encoding otherwise, with its size and
 // next, the call that shows it whole.
 func previewValue(v any, raw []byte, next evidence.Continuation) evidence.Preview {
 	if s, ok := v.(string); ok {
-		shown, _ := evidence.Cut(s, evidence.FieldValueChars)
-		return evidence.Preview{Truncated: true, Kind: "text", Preview: shown, Chars: evidence.CountChars(s), Next: next}
+		return evidence.StringPreview(s, evidence.FieldValueChars, next)
 	}
 	shown, _ := evidence.Cut(string(raw), evidence.FieldValueChars)
 	return evidence.Preview{Truncated: true, Kind: "json", Preview: shown, Bytes: len(raw), Next: next}

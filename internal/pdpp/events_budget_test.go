@@ -232,6 +232,28 @@ func TestEventRepliesFitBudgets(t *testing.T) {
 		}
 	})
 
+	t.Run("binary-like member", func(t *testing.T) {
+		b64 := strings.Repeat("QUJDRA", 2000)
+		sub := subscriptionJSON("sub_bin", "https://hooks.example.com/b", `,"certificate":`+mustJSON(b64))
+		rsh := newSubsRS([][]byte{sub}, created, "evt_1", adv)
+		h := newHarness(t, faultyRS(rsh.ServeHTTP), tokClient)
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"list_event_subscriptions", nil},
+			{"get_event_subscription", map[string]any{"subscription_id": "sub_bin"}},
+		} {
+			r := budgetedCall(t, h, c.tool, c.args)
+			if strings.Contains(r.RawContent, b64[:60]) || strings.Contains(r.RawStruct, b64[:60]) {
+				t.Errorf("%s inlines binary-like text", c.tool)
+			}
+			if !strings.Contains(r.RawStruct, `"kind":"binary"`) {
+				t.Errorf("%s: the binary-like member is no metadata-only preview: %.600s", c.tool, r.RawStruct)
+			}
+		}
+	})
+
 	t.Run("thousands of small members", func(t *testing.T) {
 		sub := subscriptionJSON("sub_wide", "https://hooks.example.com/a", many.String())
 		rsh := newSubsRS([][]byte{sub}, created, "evt_1", adv)
