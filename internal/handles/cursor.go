@@ -69,13 +69,13 @@ func (w WindowRef) Validate() error {
 }
 
 // ValidateArgs checks the window parameters of a window built from
-// explicit read_record_field arguments. The error is *Error with Code
+// explicit read_record_field arguments. The error is *mcpkit.ArgError with Code
 // CodeInvalidArgument and Param naming the argument at fault (field_path,
 // offset_chars, limit_chars, q, before_chars or after_chars), never
 // "cursor". The record reference is checked where it was parsed.
 func (w WindowRef) ValidateArgs() error {
 	if param, msg := w.paramProblem(); msg != "" {
-		return &Error{Code: CodeInvalidArgument, Param: param, Message: msg}
+		return argErr(CodeInvalidArgument, param, msg)
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func EncodeCursor(w WindowRef) string {
 // prefix and version must match, the cursor is at most MaxCursorBytes, the
 // payload must be canonical unpadded base64url of the exact JSON that
 // EncodeCursor writes (no unknown keys, no reordering, no whitespace), and
-// every field is validated again. Errors are *Error with Code
+// every field is validated again. Errors are *mcpkit.ArgError with Code
 // CodeInvalidCursor and Param "cursor".
 func DecodeCursor(s string) (WindowRef, error) {
 	return decodeCursor(s, ParamCursor)
@@ -136,10 +136,7 @@ func decodeCursor(s, param string) (WindowRef, error) {
 	if rest, ok := strings.CutPrefix(s, FieldWindowURIPrefix); ok {
 		// A field-window URI pasted as a cursor: read it as the URI.
 		w, err := parseFieldWindowPayload(rest)
-		if e, ok := err.(*Error); ok {
-			e.Param = param
-		}
-		return w, err
+		return w, withParam(err, param)
 	}
 	if len(s) > MaxCursorBytes {
 		return WindowRef{}, cursorErr(param, "cursor is %d bytes, over the %d-byte limit", len(s), MaxCursorBytes)
@@ -172,10 +169,7 @@ func decodeCursor(s, param string) (WindowRef, error) {
 		Field:  body.F, Offset: body.O, Limit: body.L, Q: body.Q, Before: body.B, After: body.A,
 	}
 	if err := w.Validate(); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Param = param
-		}
-		return WindowRef{}, err
+		return WindowRef{}, withParam(err, param)
 	}
 	if EncodeCursor(w) != s {
 		return WindowRef{}, cursorErr(param, "cursor is not in canonical form (it was altered)")
@@ -279,10 +273,7 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 		w.Limit = *body.LimitChars
 	}
 	if err := w.Validate(); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Param = ParamURI
-		}
-		return WindowRef{}, err
+		return WindowRef{}, withParam(err, ParamURI)
 	}
 	return w, nil
 }

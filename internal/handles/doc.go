@@ -9,5 +9,7 @@
 //
 // Parsing is strict: empty or extra segments, path traversal (also after
 // percent-decoding), control characters and over-long values are rejected
-// with a typed *Error whose message lists the accepted forms.
+// with a typed *mcpkit.ArgError (the argument error of every tool argument
+// check) whose Field names the argument and whose message lists the
+// accepted forms.
 package handles
