@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -151,11 +152,13 @@ func decodeCursor(s, param string) (WindowRef, error) {
 	if payload == "" {
 		return WindowRef{}, cursorErr(param, "cursor is empty after %q", CursorPrefix)
 	}
-	if !isBase64URL(payload) {
+	// Strict: a cursor is only ever the canonical encoding EncodeCursor
+	// wrote. The payload is within MaxCursorBytes (s was checked above).
+	data, err := decodeBase64URL(payload, MaxCursorBytes, true)
+	switch {
+	case errors.Is(err, errBase64Alphabet):
 		return WindowRef{}, cursorErr(param, "cursor contains a character outside base64url")
-	}
-	data, err := base64.RawURLEncoding.Strict().DecodeString(payload)
-	if err != nil {
+	case err != nil:
 		return WindowRef{}, cursorErr(param, "cursor is not valid base64url")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -229,17 +232,18 @@ type referenceWindow struct {
 // limit_chars may be absent (RS defaults).
 func decodeReferenceWindow(payload string) (WindowRef, error) {
 	const what = "field-window handle"
-	if len(payload) > MaxCursorBytes {
-		return WindowRef{}, cursorErr(ParamURI, "%s is %d bytes, over the %d-byte limit", what, len(payload), MaxCursorBytes)
-	}
 	if payload == "" {
 		return WindowRef{}, cursorErr(ParamURI, "%s is empty", what)
 	}
-	if !isBase64URL(payload) {
+	// Not strict: the reference adapter's handles were always read with
+	// leftover bits ignored.
+	data, err := decodeBase64URL(payload, MaxCursorBytes, false)
+	switch {
+	case errors.Is(err, errBase64TooLong):
+		return WindowRef{}, cursorErr(ParamURI, "%s is %d bytes, over the %d-byte limit", what, len(payload), MaxCursorBytes)
+	case errors.Is(err, errBase64Alphabet):
 		return WindowRef{}, cursorErr(ParamURI, "%s contains a character outside base64url (no padding)", what)
-	}
-	data, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
+	case err != nil:
 		return WindowRef{}, cursorErr(ParamURI, "%s is not valid base64url", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -276,16 +280,4 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 		return WindowRef{}, withParam(err, ParamURI)
 	}
 	return w, nil
-}
-
-// isBase64URL reports whether s holds only the base64url alphabet, without
-// "=" padding. The decoder alone is not enough: it skips "\r" and "\n".
-func isBase64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }

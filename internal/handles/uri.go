@@ -2,7 +2,6 @@ package handles
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -110,10 +109,7 @@ type canonicalRecord struct {
 // decodeCanonicalRecord decodes the base64url JSON form; ok is false when
 // the segment is not exactly that form or names an invalid record.
 func decodeCanonicalRecord(seg string) (RecordRef, bool) {
-	if len(seg) > MaxInputBytes || !isBase64URL(seg) {
-		return RecordRef{}, false
-	}
-	data, err := base64.RawURLEncoding.DecodeString(seg)
+	data, err := decodeBase64URL(seg, MaxInputBytes, false)
 	if err != nil {
 		return RecordRef{}, false
 	}
