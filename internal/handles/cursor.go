@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -69,13 +70,13 @@ func (w WindowRef) Validate() error {
 }
 
 // ValidateArgs checks the window parameters of a window built from
-// explicit read_record_field arguments. The error is *Error with Code
+// explicit read_record_field arguments. The error is *mcpkit.ArgError with Code
 // CodeInvalidArgument and Param naming the argument at fault (field_path,
 // offset_chars, limit_chars, q, before_chars or after_chars), never
 // "cursor". The record reference is checked where it was parsed.
 func (w WindowRef) ValidateArgs() error {
 	if param, msg := w.paramProblem(); msg != "" {
-		return &Error{Code: CodeInvalidArgument, Param: param, Message: msg}
+		return argErr(CodeInvalidArgument, param, msg)
 	}
 	return nil
 }
@@ -126,7 +127,7 @@ func EncodeCursor(w WindowRef) string {
 // prefix and version must match, the cursor is at most MaxCursorBytes, the
 // payload must be canonical unpadded base64url of the exact JSON that
 // EncodeCursor writes (no unknown keys, no reordering, no whitespace), and
-// every field is validated again. Errors are *Error with Code
+// every field is validated again. Errors are *mcpkit.ArgError with Code
 // CodeInvalidCursor and Param "cursor".
 func DecodeCursor(s string) (WindowRef, error) {
 	return decodeCursor(s, ParamCursor)
@@ -136,10 +137,7 @@ func decodeCursor(s, param string) (WindowRef, error) {
 	if rest, ok := strings.CutPrefix(s, FieldWindowURIPrefix); ok {
 		// A field-window URI pasted as a cursor: read it as the URI.
 		w, err := parseFieldWindowPayload(rest)
-		if e, ok := err.(*Error); ok {
-			e.Param = param
-		}
-		return w, err
+		return w, withParam(err, param)
 	}
 	if len(s) > MaxCursorBytes {
 		return WindowRef{}, cursorErr(param, "cursor is %d bytes, over the %d-byte limit", len(s), MaxCursorBytes)
@@ -154,11 +152,13 @@ func decodeCursor(s, param string) (WindowRef, error) {
 	if payload == "" {
 		return WindowRef{}, cursorErr(param, "cursor is empty after %q", CursorPrefix)
 	}
-	if !isBase64URL(payload) {
+	// Strict: a cursor is only ever the canonical encoding EncodeCursor
+	// wrote. The payload is within MaxCursorBytes (s was checked above).
+	data, err := decodeBase64URL(payload, MaxCursorBytes, true)
+	switch {
+	case errors.Is(err, errBase64Alphabet):
 		return WindowRef{}, cursorErr(param, "cursor contains a character outside base64url")
-	}
-	data, err := base64.RawURLEncoding.Strict().DecodeString(payload)
-	if err != nil {
+	case err != nil:
 		return WindowRef{}, cursorErr(param, "cursor is not valid base64url")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -172,10 +172,7 @@ func decodeCursor(s, param string) (WindowRef, error) {
 		Field:  body.F, Offset: body.O, Limit: body.L, Q: body.Q, Before: body.B, After: body.A,
 	}
 	if err := w.Validate(); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Param = param
-		}
-		return WindowRef{}, err
+		return WindowRef{}, withParam(err, param)
 	}
 	if EncodeCursor(w) != s {
 		return WindowRef{}, cursorErr(param, "cursor is not in canonical form (it was altered)")
@@ -235,17 +232,18 @@ type referenceWindow struct {
 // limit_chars may be absent (RS defaults).
 func decodeReferenceWindow(payload string) (WindowRef, error) {
 	const what = "field-window handle"
-	if len(payload) > MaxCursorBytes {
-		return WindowRef{}, cursorErr(ParamURI, "%s is %d bytes, over the %d-byte limit", what, len(payload), MaxCursorBytes)
-	}
 	if payload == "" {
 		return WindowRef{}, cursorErr(ParamURI, "%s is empty", what)
 	}
-	if !isBase64URL(payload) {
+	// Not strict: the reference adapter's handles were always read with
+	// leftover bits ignored.
+	data, err := decodeBase64URL(payload, MaxCursorBytes, false)
+	switch {
+	case errors.Is(err, errBase64TooLong):
+		return WindowRef{}, cursorErr(ParamURI, "%s is %d bytes, over the %d-byte limit", what, len(payload), MaxCursorBytes)
+	case errors.Is(err, errBase64Alphabet):
 		return WindowRef{}, cursorErr(ParamURI, "%s contains a character outside base64url (no padding)", what)
-	}
-	data, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil {
+	case err != nil:
 		return WindowRef{}, cursorErr(ParamURI, "%s is not valid base64url", what)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -279,22 +277,7 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 		w.Limit = *body.LimitChars
 	}
 	if err := w.Validate(); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Param = ParamURI
-		}
-		return WindowRef{}, err
+		return WindowRef{}, withParam(err, ParamURI)
 	}
 	return w, nil
-}
-
-// isBase64URL reports whether s holds only the base64url alphabet, without
-// "=" padding. The decoder alone is not enough: it skips "\r" and "\n".
-func isBase64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
 }

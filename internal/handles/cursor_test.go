@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 // rawCursor wraps hand-written JSON the way EncodeCursor would.
@@ -61,8 +63,8 @@ func TestReferenceFieldWindowHandle(t *testing.T) {
 					}
 					continue
 				}
-				var he *Error
-				if !errors.As(err, &he) || he.Code != tc.wantCode || he.Param != form.param {
+				var he *mcpkit.ArgError
+				if !errors.As(err, &he) || he.Code != tc.wantCode || he.Field != form.param {
 					t.Fatalf("%s: got %#v, %v; want %s for param %s", form.param, got, err, tc.wantCode, form.param)
 				}
 				if !strings.Contains(he.Message, tc.wantMsg) {
@@ -76,8 +78,8 @@ func TestReferenceFieldWindowHandle(t *testing.T) {
 				}
 				return
 			}
-			var he *Error
-			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Param != ParamID {
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Field != ParamID {
 				t.Fatalf("ParseID = %#v, %v; want invalid_id for param id", ref, err)
 			}
 		})
@@ -234,9 +236,9 @@ func TestDecodeCursorRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("DecodeCursor(%q) = %#v, want error", tc.in, w)
 			}
-			var he *Error
-			if !errors.As(err, &he) || he.Code != CodeInvalidCursor || he.Param != ParamCursor {
-				t.Fatalf("error %v is not an invalid_cursor *Error for param cursor", err)
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || he.Code != CodeInvalidCursor || he.Field != ParamCursor {
+				t.Fatalf("error %v is not an invalid_cursor *mcpkit.ArgError for param cursor", err)
 			}
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
@@ -274,8 +276,8 @@ func TestParseFieldWindowURI(t *testing.T) {
 				}
 				return
 			}
-			var he *Error
-			if !errors.As(err, &he) || he.Code != tc.wantCode || he.Param != ParamURI {
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || he.Code != tc.wantCode || he.Field != ParamURI {
 				t.Fatalf("ParseFieldWindowURI(%q) = %#v, %v; want %s for param uri", tc.in, got, err, tc.wantCode)
 			}
 		})
@@ -300,8 +302,8 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		w, err := DecodeCursor(s)
 		if err != nil {
-			var he *Error
-			if !errors.As(err, &he) || (he.Code != CodeInvalidCursor && he.Code != CodeInvalidURI) || he.Param != ParamCursor || he.Message == "" {
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || (he.Code != CodeInvalidCursor && he.Code != CodeInvalidURI) || he.Field != ParamCursor || he.Message == "" {
 				t.Fatalf("DecodeCursor(%q): untyped error %v", s, err)
 			}
 			return

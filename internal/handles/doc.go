@@ -6,8 +6,13 @@
 // "pdpp://record/{escaped id}". A bounded field window is named by an
 // opaque, versioned cursor ("fw1." + base64url JSON) and by the resource
 // URI "pdpp://field-window/{cursor}". Streams are "pdpp://stream/{name}".
+// Every base64url payload (cursors, the reference adapter's field-window
+// handle, encoded record references) goes through one decoder that bounds
+// its size and alphabet before decoding.
 //
 // Parsing is strict: empty or extra segments, path traversal (also after
 // percent-decoding), control characters and over-long values are rejected
-// with a typed *Error whose message lists the accepted forms.
+// with a typed *mcpkit.ArgError (the argument error of every tool argument
+// check) whose Field names the argument and whose message lists the
+// accepted forms.
 package handles

@@ -64,15 +64,15 @@ func TestValidateArgsNamesTheArgument(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := ok
 			tc.edit(&w)
-			var e *Error
-			if err := w.ValidateArgs(); !errors.As(err, &e) || e.Param != tc.param || e.Code != CodeInvalidArgument {
+			var e *mcpkit.ArgError
+			if err := w.ValidateArgs(); !errors.As(err, &e) || e.Field != tc.param || e.Code != CodeInvalidArgument {
 				t.Fatalf("ValidateArgs = %v, want %s on %s", err, CodeInvalidArgument, tc.param)
 			}
 			if !strings.HasPrefix(e.Message, tc.param) {
 				t.Errorf("message %q does not start with %s", e.Message, tc.param)
 			}
 			// The same window inside a cursor is the cursor's fault.
-			if err := w.Validate(); !errors.As(err, &e) || e.Param != ParamCursor || e.Code != CodeInvalidCursor {
+			if err := w.Validate(); !errors.As(err, &e) || e.Field != ParamCursor || e.Code != CodeInvalidCursor {
 				t.Errorf("Validate = %v, want invalid_cursor on cursor", err)
 			}
 		})

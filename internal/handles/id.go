@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 // Segment bounds.
@@ -42,7 +43,7 @@ func recordIDProblem(id string) string {
 	return ""
 }
 
-// Validate checks every segment of the reference; errors are *Error with
+// Validate checks every segment of the reference; errors are *mcpkit.ArgError with
 // Code CodeInvalidID.
 func (r RecordRef) Validate() error {
 	if p := r.problem(); p != "" {
@@ -79,7 +80,7 @@ func (r RecordRef) ID() string {
 // "{connection_id}/{stream}:{record_id}", the legacy "{stream}:{record_id}",
 // a record URI (see ParseRecordURI), or a field-window URI (its record; see
 // ParseFieldWindowURI). The stream ends at the first ":",
-// so record ids may contain ":". Errors are *Error with Code CodeInvalidID.
+// so record ids may contain ":". Errors are *mcpkit.ArgError with Code CodeInvalidID.
 func ParseID(s string) (RecordRef, error) {
 	if len(s) > MaxInputBytes {
 		return RecordRef{}, idErr("id is %d bytes, over the %d-byte limit", len(s), MaxInputBytes)
@@ -91,8 +92,8 @@ func ParseID(s string) (RecordRef, error) {
 		// A field-window handle names its record too.
 		w, err := ParseFieldWindowURI(s)
 		if err != nil {
-			if e, ok := err.(*Error); ok {
-				e.Code, e.Param = CodeInvalidID, ParamID
+			if e, ok := err.(*mcpkit.ArgError); ok {
+				e.Code, e.Field = CodeInvalidID, ParamID
 			}
 			return RecordRef{}, err
 		}
@@ -138,14 +139,14 @@ func ResolveConnection(ref RecordRef, argConnectionID string) (RecordRef, error)
 		return ref, nil
 	}
 	if !ValidName(argConnectionID) {
-		return RecordRef{}, &Error{Code: CodeInvalidConnectionID, Param: ParamConnectionID, Message: fmt.Sprintf(
-			"connection_id %s is not valid; pass a connection_id exactly as the schema or a result listed it, e.g. \"cin_3325c9636dab3a5344743485\"", quote(argConnectionID))}
+		return RecordRef{}, argErr(CodeInvalidConnectionID, ParamConnectionID, fmt.Sprintf(
+			"connection_id %s is not valid; pass a connection_id exactly as the schema or a result listed it, e.g. \"cin_3325c9636dab3a5344743485\"", quote(argConnectionID)))
 	}
 	if ref.ConnectionID != "" && ref.ConnectionID != argConnectionID {
 		other := RecordRef{ConnectionID: argConnectionID, Stream: ref.Stream, RecordID: ref.RecordID}
-		return RecordRef{}, &Error{Code: CodeConflictingConnectionID, Param: ParamConnectionID, Message: fmt.Sprintf(
+		return RecordRef{}, argErr(CodeConflictingConnectionID, ParamConnectionID, fmt.Sprintf(
 			"id names connection %s but connection_id is %s; drop connection_id (the id already names its connection: %s) or use the id of the record in connection %s, e.g. %s",
-			quote(ref.ConnectionID), quote(argConnectionID), quote(ref.ID()), quote(argConnectionID), quote(other.ID()))}
+			quote(ref.ConnectionID), quote(argConnectionID), quote(ref.ID()), quote(argConnectionID), quote(other.ID())))
 	}
 	ref.ConnectionID = argConnectionID
 	return ref, nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 func canonicalURI(json string) string {
@@ -106,12 +108,12 @@ func TestParseIDRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseID(%q) = %#v, want error", tc.in, ref)
 			}
-			var he *Error
+			var he *mcpkit.ArgError
 			if !errors.As(err, &he) {
-				t.Fatalf("error %T is not *handles.Error", err)
+				t.Fatalf("error %T is not *mcpkit.ArgError", err)
 			}
-			if he.Code != CodeInvalidID || he.Param != ParamID {
-				t.Errorf("code/param = %q/%q", he.Code, he.Param)
+			if he.Code != CodeInvalidID || he.Field != ParamID {
+				t.Errorf("code/param = %q/%q", he.Code, he.Field)
 			}
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
@@ -173,12 +175,12 @@ func TestResolveConnection(t *testing.T) {
 				}
 				return
 			}
-			var he *Error
+			var he *mcpkit.ArgError
 			if !errors.As(err, &he) {
-				t.Fatalf("ResolveConnection = %#v, %v; want *Error %s", got, err, tc.wantCode)
+				t.Fatalf("ResolveConnection = %#v, %v; want *mcpkit.ArgError %s", got, err, tc.wantCode)
 			}
-			if he.Code != tc.wantCode || he.Param != ParamConnectionID {
-				t.Errorf("code/param = %q/%q, want %q/%q", he.Code, he.Param, tc.wantCode, ParamConnectionID)
+			if he.Code != tc.wantCode || he.Field != ParamConnectionID {
+				t.Errorf("code/param = %q/%q, want %q/%q", he.Code, he.Field, tc.wantCode, ParamConnectionID)
 			}
 			for _, w := range tc.wantMsg {
 				if !strings.Contains(he.Message, w) {
@@ -223,7 +225,7 @@ func FuzzParseID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		ref, err := ParseID(s)
 		if err != nil {
-			var he *Error
+			var he *mcpkit.ArgError
 			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Message == "" {
 				t.Fatalf("ParseID(%q): untyped error %v", s, err)
 			}

@@ -2,7 +2,6 @@ package handles
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -32,7 +31,7 @@ func RecordURI(ref RecordRef) string {
 //	pdpp://record/{stream}/{record_id}
 //
 // Anything else (another scheme or host, a query string or fragment, empty
-// or extra segments, traversal) is an *Error with Code CodeInvalidID. Two
+// or extra segments, traversal) is an *mcpkit.ArgError with Code CodeInvalidID. Two
 // segments whose second holds a literal ":" are a pasted result id
 // (connection "c", stream "s", record_id "r" for pdpp://record/c/s:r); a
 // record_id containing ":" in the {stream}/{record_id} form is written
@@ -110,10 +109,7 @@ type canonicalRecord struct {
 // decodeCanonicalRecord decodes the base64url JSON form; ok is false when
 // the segment is not exactly that form or names an invalid record.
 func decodeCanonicalRecord(seg string) (RecordRef, bool) {
-	if len(seg) > MaxInputBytes || !isBase64URL(seg) {
-		return RecordRef{}, false
-	}
-	data, err := base64.RawURLEncoding.DecodeString(seg)
+	data, err := decodeBase64URL(seg, MaxInputBytes, false)
 	if err != nil {
 		return RecordRef{}, false
 	}
@@ -143,7 +139,7 @@ func StreamURI(name string) string {
 
 // ParseStreamURI returns the stream named by "pdpp://stream/{name}". The
 // name is percent-decoded and must satisfy ValidName; anything else is an
-// *Error with Code CodeInvalidURI.
+// *mcpkit.ArgError with Code CodeInvalidURI.
 func ParseStreamURI(uri string) (string, error) {
 	const example = `; stream URIs look like "pdpp://stream/transcripts"`
 	if len(uri) > MaxInputBytes {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 func TestRecordURI(t *testing.T) {
@@ -116,9 +118,9 @@ func TestParseRecordURIRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseRecordURI(%q) = %#v, want error", tc.in, ref)
 			}
-			var he *Error
-			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Param != ParamID {
-				t.Fatalf("error %v is not an invalid_id *Error", err)
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Field != ParamID {
+				t.Fatalf("error %v is not an invalid_id *mcpkit.ArgError", err)
 			}
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
@@ -159,8 +161,8 @@ func TestStreamURI(t *testing.T) {
 	for _, in := range invalid {
 		t.Run("reject "+in, func(t *testing.T) {
 			got, err := ParseStreamURI(in)
-			var he *Error
-			if !errors.As(err, &he) || he.Code != CodeInvalidURI || he.Param != ParamURI {
+			var he *mcpkit.ArgError
+			if !errors.As(err, &he) || he.Code != CodeInvalidURI || he.Field != ParamURI {
 				t.Fatalf("ParseStreamURI(%q) = %q, %v; want invalid_uri", in, got, err)
 			}
 			if !strings.Contains(he.Message, "pdpp://stream/transcripts") {
@@ -242,7 +244,7 @@ func FuzzParseRecordURI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		ref, err := ParseRecordURI(s)
 		if err != nil {
-			var he *Error
+			var he *mcpkit.ArgError
 			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Message == "" {
 				t.Fatalf("ParseRecordURI(%q): untyped error %v", s, err)
 			}

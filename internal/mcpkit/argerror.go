@@ -22,11 +22,14 @@ const (
 // result, telling them apart from errors relayed from an upstream service.
 const ErrorType = "adapter_error"
 
-// ArgError reports one tool argument that was refused before the tool ran.
+// ArgError reports one tool argument that was refused before the tool ran
+// or, from the packages that parse ids, cursors and query objects, before
+// anything was sent upstream. Those packages name their own codes and leave
+// Tool empty.
 type ArgError struct {
 	Tool    string // tool name, e.g. "search"
 	Field   string // wire name of the argument; empty when the whole object is at fault
-	Code    string // one of the Code* constants
+	Code    string // one of the Code* constants, or a code of the package that refused the argument
 	Message string // one sentence naming the argument and what is allowed
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,25 +127,39 @@ func TestScenarioRejectDisallowedOrigin(t *testing.T) {
 	}
 }
 
+// TestBearerTokenOnlyWhenConfigured pins every header and body member of
+// the static bearer check's 401s, and that the configured token is
+// compared as given: it need not be RFC 6750 b64token syntax, and white
+// space around it in the header is ignored.
 func TestBearerTokenOnlyWhenConfigured(t *testing.T) {
 	open := startHTTP(t, httpFlags{})
 	if resp, body := do(t, http.MethodPost, open, toolsListBody, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("no token configured: %d %s", resp.StatusCode, body)
 	}
-	guarded := startHTTP(t, httpFlags{bearerToken: "s3cret-token"})
+	const token = "s3cret!token"
+	guarded := startHTTP(t, httpFlags{bearerToken: token})
+	const (
+		missing   = "authorization required: send Authorization: Bearer <token>"
+		malformed = "malformed Authorization header: send Authorization: Bearer <token>"
+	)
 	tests := []struct {
-		name   string
-		method string
-		auth   string
-		want   int
-		msg    string // part of the 401 message
+		name      string
+		method    string
+		auth      string
+		want      int
+		challenge string // the whole WWW-Authenticate of a 401
+		message   string // the whole 401 message
+		reason    string
 	}{
-		{"missing", http.MethodPost, "", http.StatusUnauthorized, "authorization required: send Authorization: Bearer"},
-		{"wrong", http.MethodPost, "Bearer nope", http.StatusUnauthorized, "was not accepted"},
-		{"wrong scheme", http.MethodPost, "Basic s3cret-token", http.StatusUnauthorized, "malformed Authorization header"},
-		{"right", http.MethodPost, "Bearer s3cret-token", http.StatusOK, ""},
-		{"scheme case-insensitive", http.MethodPost, "bearer s3cret-token", http.StatusOK, ""},
-		{"GET still 405", http.MethodGet, "", http.StatusMethodNotAllowed, ""},
+		{"missing", http.MethodPost, "", http.StatusUnauthorized, `Bearer realm="paper-mcp"`, missing, "missing_token"},
+		{"wrong", http.MethodPost, "Bearer nope", http.StatusUnauthorized, `Bearer realm="paper-mcp", error="invalid_token"`,
+			"the bearer token was not accepted: send the token this server was started with (--bearer-token)", "invalid_token"},
+		{"wrong scheme", http.MethodPost, "Basic " + token, http.StatusUnauthorized, `Bearer realm="paper-mcp", error="invalid_request"`, malformed, "malformed_token"},
+		{"no token after the scheme", http.MethodPost, "Bearer", http.StatusUnauthorized, `Bearer realm="paper-mcp", error="invalid_request"`, malformed, "malformed_token"},
+		{"right, outside b64token syntax", http.MethodPost, "Bearer " + token, http.StatusOK, "", "", ""},
+		{"scheme case-insensitive", http.MethodPost, "bearer " + token, http.StatusOK, "", "", ""},
+		{"white space around the token", http.MethodPost, "Bearer  " + token + " ", http.StatusOK, "", "", ""},
+		{"GET still 405", http.MethodGet, "", http.StatusMethodNotAllowed, "", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,20 +175,37 @@ func TestBearerTokenOnlyWhenConfigured(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, b)
 			}
-			if tc.want == http.StatusUnauthorized && (!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, `"code":-32001`)) {
-				t.Fatalf("401 without challenge or JSON-RPC body: %q %s", resp.Header.Get("WWW-Authenticate"), b)
-			}
-			if !strings.Contains(b, tc.msg) {
-				t.Fatalf("401 message does not say %q: %s", tc.msg, b)
-			}
-			if tc.name == "wrong" && (strings.Contains(b, "send Authorization") || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`)) {
-				t.Fatalf("a sent but wrong token is reported as missing: %q %s", resp.Header.Get("WWW-Authenticate"), b)
+			if tc.want == http.StatusUnauthorized {
+				checkUnauthorized(t, resp, b, tc.challenge, tc.message, tc.reason)
 			}
 		})
 	}
 	var out strings.Builder
-	if err := runJourney(t.Context(), &out, guarded, "s3cret-token"); err != nil {
+	if err := runJourney(t.Context(), &out, guarded, token); err != nil {
 		t.Fatalf("journey with the token: %v", err)
+	}
+}
+
+// checkUnauthorized checks a 401 of the static bearer check: its whole
+// challenge, and a JSON-RPC error body (id null, code -32001) with message
+// and data {"reason": reason}.
+func checkUnauthorized(t *testing.T, resp *http.Response, body, challenge, message, reason string) {
+	t.Helper()
+	if got := resp.Header.Get("WWW-Authenticate"); got != challenge {
+		t.Errorf("WWW-Authenticate = %q, want %q", got, challenge)
+	}
+	if got := resp.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("body is not JSON: %v: %s", err, body)
+	}
+	want := map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code": float64(-32001), "message": message, "data": map[string]any{"reason": reason},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("body = %s, want %v", body, want)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -114,8 +113,16 @@ func newHandler(s *server.MCPServer, cfg transport.HTTPConfig, token string) (ht
 }
 
 // requireBearer refuses /mcp POSTs whose Authorization is not "Bearer
-// <token>" with 401 and a JSON-RPC error body; everything else (GET 405,
-// CORS preflight, health probes) goes on to the transport unchanged.
+// <token>" with 401 and a JSON-RPC error body (transport.Unauthorized);
+// everything else (GET 405, CORS preflight, health probes) goes on to the
+// transport unchanged.
+//
+// The header is read here, not by the transport's bearer parser: this check
+// compares against one configured token that may be any text without white
+// space (the parser wants RFC 6750 b64token syntax), reads the first
+// Authorization header (the parser refuses two), trims white space around
+// the token, and challenges with realm="paper-mcp" rather than naming
+// protected-resource metadata.
 func requireBearer(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -139,13 +146,6 @@ func requireBearer(token string, next http.Handler) http.Handler {
 			challenge += `, error="invalid_request"`
 			message, reason = "malformed Authorization header: send Authorization: Bearer <token>", "malformed_token"
 		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		body, _ := json.Marshal(map[string]any{
-			"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32001, "message": message, "data": map[string]string{"reason": reason}},
-		})
-		_, _ = w.Write(body)
+		transport.Unauthorized(w, challenge, message, reason)
 	})
 }

@@ -10,9 +10,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 )
 
@@ -183,19 +181,13 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 // holds should a tool be added without).
 const errorReplyBytes = 4096
 
-// asRSError maps the typed errors of the adapter's packages to one shape.
+// asRSError maps the typed errors of the adapter's packages to one shape:
+// RS errors as they are, and the argument errors that mcpkit, handles and
+// query report (all *mcpkit.ArgError) as adapter errors naming the argument.
 func asRSError(err error) *rs.Error {
 	var re *rs.Error
 	if errors.As(err, &re) {
 		return re
-	}
-	var qe *query.Error
-	if errors.As(err, &qe) {
-		return rs.AdapterError(qe.Code, qe.Message, qe.Param)
-	}
-	var he *handles.Error
-	if errors.As(err, &he) {
-		return rs.AdapterError(he.Code, he.Message, he.Param)
 	}
 	var ae *mcpkit.ArgError
 	if errors.As(err, &ae) {

@@ -1,7 +1,9 @@
 // Package query turns the typed, model-supplied query arguments of the read
 // tools (filter, expand_limit, fields) into the exact query parameters the
-// PDPP resource server understands, rejecting malformed input with an
-// actionable typed error before anything is sent.
+// PDPP resource server understands, rejecting malformed input before
+// anything is sent with an actionable typed error: an *mcpkit.ArgError,
+// the argument error of every tool argument check, whose Field names the
+// argument.
 //
 // A filter is a JSON object mapping a field name to either a scalar
 // (exact match, encoded as filter[field]=value) or an object of range

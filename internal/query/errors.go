@@ -1,42 +1,40 @@
 package query
 
-import "fmt"
+import (
+	"fmt"
 
-// Error codes returned in Error.Code.
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+)
+
+// Error codes returned in the Code of a rejected argument's *mcpkit.ArgError.
 const (
 	CodeInvalidFilter      = "invalid_filter"
 	CodeInvalidExpandLimit = "invalid_expand_limit"
 	CodeInvalidFields      = "invalid_fields"
 )
 
-// Argument names returned in Error.Param.
+// Argument names returned in the Field of a rejected argument's
+// *mcpkit.ArgError.
 const (
 	ParamFilter      = "filter"
 	ParamExpandLimit = "expand_limit"
 	ParamFields      = "fields"
 )
 
-// Error is a rejected query argument. Code is one of the Code* constants,
-// Param names the tool argument, and Message says what was wrong and shows
-// a correct example, so it can be handed to the model unchanged.
-type Error struct {
-	Code    string
-	Param   string
-	Message string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s (%s): %s", e.Code, e.Param, e.Message)
-}
+// A rejected query argument is an *mcpkit.ArgError, the argument error
+// every tool argument check reports: Code is one of the Code* constants,
+// Field names the tool argument (one of the Param* constants), and Message
+// says what was wrong and shows a correct example, so it can be handed to
+// the model unchanged. Tool is left empty; the adapter knows it.
 
 func filterErr(format string, args ...any) error {
-	return &Error{Code: CodeInvalidFilter, Param: ParamFilter, Message: fmt.Sprintf(format, args...)}
+	return &mcpkit.ArgError{Code: CodeInvalidFilter, Field: ParamFilter, Message: fmt.Sprintf(format, args...)}
 }
 
 func expandLimitErr(format string, args ...any) error {
-	return &Error{Code: CodeInvalidExpandLimit, Param: ParamExpandLimit, Message: fmt.Sprintf(format, args...)}
+	return &mcpkit.ArgError{Code: CodeInvalidExpandLimit, Field: ParamExpandLimit, Message: fmt.Sprintf(format, args...)}
 }
 
 func fieldsErr(format string, args ...any) error {
-	return &Error{Code: CodeInvalidFields, Param: ParamFields, Message: fmt.Sprintf(format, args...)}
+	return &mcpkit.ArgError{Code: CodeInvalidFields, Field: ParamFields, Message: fmt.Sprintf(format, args...)}
 }

@@ -26,7 +26,7 @@ const (
 // parameters. An absent or null argument gives empty values and no error.
 // Anything else than a non-empty object of relation -> integer in
 // [MinExpandLimit, MaxExpandLimit], whose relations all appear in expand,
-// is an *Error with Code CodeInvalidExpandLimit.
+// is an *mcpkit.ArgError with Code CodeInvalidExpandLimit.
 func EncodeExpandLimit(raw json.RawMessage, expand []string) (url.Values, error) {
 	if isAbsent(raw) {
 		return url.Values{}, nil

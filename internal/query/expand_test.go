@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 func TestEncodeExpandLimitValid(t *testing.T) {
@@ -82,12 +84,12 @@ func TestEncodeExpandLimitRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("EncodeExpandLimit(%s) = %v, want error", tc.raw, v)
 			}
-			var qe *Error
+			var qe *mcpkit.ArgError
 			if !errors.As(err, &qe) {
-				t.Fatalf("error %T is not *query.Error", err)
+				t.Fatalf("error %T is not *mcpkit.ArgError", err)
 			}
-			if qe.Code != CodeInvalidExpandLimit || qe.Param != ParamExpandLimit {
-				t.Errorf("code/param = %q/%q", qe.Code, qe.Param)
+			if qe.Code != CodeInvalidExpandLimit || qe.Field != ParamExpandLimit {
+				t.Errorf("code/param = %q/%q", qe.Code, qe.Field)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(qe.Message, w) {
@@ -131,12 +133,12 @@ func TestJoinFields(t *testing.T) {
 				}
 				return
 			}
-			var qe *Error
+			var qe *mcpkit.ArgError
 			if !errors.As(err, &qe) {
-				t.Fatalf("JoinFields(%q) = %q, %v; want *query.Error", tc.fields, got, err)
+				t.Fatalf("JoinFields(%q) = %q, %v; want *mcpkit.ArgError", tc.fields, got, err)
 			}
-			if qe.Code != CodeInvalidFields || qe.Param != ParamFields {
-				t.Errorf("code/param = %q/%q", qe.Code, qe.Param)
+			if qe.Code != CodeInvalidFields || qe.Field != ParamFields {
+				t.Errorf("code/param = %q/%q", qe.Code, qe.Field)
 			}
 			for _, w := range tc.wantErr {
 				if !strings.Contains(qe.Message, w) {
@@ -179,7 +181,7 @@ func FuzzEncodeExpandLimit(f *testing.F) {
 		expand := strings.Split(expandCSV, ",")
 		v, err := EncodeExpandLimit(raw, expand)
 		if err != nil {
-			var qe *Error
+			var qe *mcpkit.ArgError
 			if !errors.As(err, &qe) || qe.Code != CodeInvalidExpandLimit || qe.Message == "" {
 				t.Fatalf("untyped or empty error: %v", err)
 			}

@@ -60,7 +60,7 @@ func (c Condition) Key() string {
 // sorted by field and then operator (exact match first). An absent or null
 // filter gives no conditions and no error. Any other shape than a
 // non-empty object of field -> scalar or field -> {operator: scalar} is an
-// *Error with Code CodeInvalidFilter.
+// *mcpkit.ArgError with Code CodeInvalidFilter.
 func ParseFilter(raw json.RawMessage) ([]Condition, error) {
 	if isAbsent(raw) {
 		return nil, nil

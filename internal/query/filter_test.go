@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 )
 
 func TestEncodeFilterValid(t *testing.T) {
@@ -200,12 +202,12 @@ func TestEncodeFilterRejects(t *testing.T) {
 			if v != nil {
 				t.Errorf("values returned with error: %v", v)
 			}
-			var qe *Error
+			var qe *mcpkit.ArgError
 			if !errors.As(err, &qe) {
-				t.Fatalf("error %T is not *query.Error", err)
+				t.Fatalf("error %T is not *mcpkit.ArgError", err)
 			}
-			if qe.Code != CodeInvalidFilter || qe.Param != ParamFilter {
-				t.Errorf("code/param = %q/%q, want %q/%q", qe.Code, qe.Param, CodeInvalidFilter, ParamFilter)
+			if qe.Code != CodeInvalidFilter || qe.Field != ParamFilter {
+				t.Errorf("code/param = %q/%q, want %q/%q", qe.Code, qe.Field, CodeInvalidFilter, ParamFilter)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(qe.Message, w) {
@@ -315,7 +317,7 @@ func FuzzEncodeFilter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		conds, err := ParseFilter(raw)
 		if err != nil {
-			var qe *Error
+			var qe *mcpkit.ArgError
 			if !errors.As(err, &qe) || qe.Code != CodeInvalidFilter || qe.Message == "" {
 				t.Fatalf("untyped or empty error: %v", err)
 			}

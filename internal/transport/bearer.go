@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -119,8 +120,7 @@ func (st *settings) bearerMiddleware(next http.Handler) http.Handler {
 			challenge += `, error="invalid_request", error_description="malformed Authorization header"`
 			reason = "malformed_token"
 		}
-		w.Header().Set("WWW-Authenticate", challenge)
-		writeRPCError(w, http.StatusUnauthorized, requestID(r), codeUnauthorized,
+		writeUnauthorized(w, requestID(r), challenge,
 			"authorization required: send Authorization: Bearer <client token>",
 			map[string]string{"reason": reason, "resource_metadata": metadata})
 	})
@@ -177,10 +177,25 @@ func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict
 // that names the protected-resource metadata.
 func (st *settings) refuseInvalidToken(w http.ResponseWriter, r *http.Request) {
 	metadata := st.metadataURL(r)
-	w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="the token is not accepted by the resource server", resource_metadata="`+quoteParam(metadata)+`"`)
-	writeRPCError(w, http.StatusUnauthorized, requestID(r), codeUnauthorized,
+	writeUnauthorized(w, requestID(r),
+		`Bearer error="invalid_token", error_description="the token is not accepted by the resource server", resource_metadata="`+quoteParam(metadata)+`"`,
 		"the bearer token was not accepted (expired, revoked or unknown): refresh it or authorize again",
 		map[string]string{"reason": "invalid_token", "resource_metadata": metadata})
+}
+
+// Unauthorized answers 401 the way the bearer middleware does, for a server
+// that checks a bearer of its own in front of the /mcp handler: challenge
+// as the WWW-Authenticate header and a JSON-RPC error body with id null,
+// code -32001, message and data {"reason": reason}.
+func Unauthorized(w http.ResponseWriter, challenge, message, reason string) {
+	writeUnauthorized(w, nil, challenge, message, map[string]string{"reason": reason})
+}
+
+// writeUnauthorized answers 401 with challenge and a JSON-RPC error body
+// (code -32001) for request id.
+func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, message string, data any) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeRPCError(w, http.StatusUnauthorized, id, codeUnauthorized, message, data)
 }
 
 // rejectSignal is set when the RS answers 401 during a request whose bearer

@@ -139,6 +139,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/handles", "FuzzParseID"},
 	{"./internal/handles", "FuzzParseRecordURI"},
 	{"./internal/handles", "FuzzDecodeCursor"},
+	{"./internal/handles", "FuzzDecodeBase64URL"},
 	{"./internal/query", "FuzzEncodeFilter"},
 	{"./internal/query", "FuzzEncodeExpandLimit"},
 	{"./internal/credentials", "FuzzLoad"},
