@@ -36,7 +36,9 @@ func TestRSErrorsPreserved(t *testing.T) {
 	}{
 		{name: "401 bad token", token: tokBad, tool: "search", args: map[string]any{"q": "needle5"},
 			status: http.StatusUnauthorized, code: "context.active_false"},
-		{name: "401 bad token on fetch", token: tokBad, tool: "fetch", args: map[string]any{"id": connMain + "/transcripts:tr-5"},
+		// Another unknown token: tokBad's 401 is now remembered for
+		// tokencheck.RejectedTTL, so it would not reach the RS again.
+		{name: "401 bad token on fetch", token: tokBad + "_2", tool: "fetch", args: map[string]any{"id": connMain + "/transcripts:tr-5"},
 			status: http.StatusUnauthorized, code: "context.active_false"},
 		{name: "401 stream outside the narrow grant", token: tokNarrow, tool: "query_records", args: map[string]any{"stream": "videos", "limit": 1},
 			status: http.StatusUnauthorized, code: "context.stream_not_allowed"},

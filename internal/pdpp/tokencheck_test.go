@@ -217,3 +217,23 @@ func TestTokenCheckClientFallbackAndEviction(t *testing.T) {
 		}
 	})
 }
+
+// TestRejectedTokensAreRemembered: a token the RS answers 401 is refused
+// again, with the same RS envelope, without another RS read for
+// tokencheck.RejectedTTL, so a client retrying a revoked token does not
+// cost the RS one read per call; a good token is unaffected.
+func TestRejectedTokensAreRemembered(t *testing.T) {
+	h := newDemoHarness(t, tokBad+"_remembered")
+	tr5 := connMain + "/transcripts:tr-5"
+	for i := range 5 {
+		r := h.call(t, "fetch", map[string]any{"id": tr5})
+		if !r.Res.IsError || r.errorCode() != "context.active_false" {
+			t.Fatalf("call %d: want the RS's context.active_false, got:\n%s", i, r.Text)
+		}
+	}
+	if reqs := h.log.requests(); len(reqs) != 1 || !strings.HasPrefix(reqs[0], "GET /v1/schema") {
+		t.Fatalf("five calls with a rejected token made these RS requests: %v", reqs)
+	}
+	h.token.Store(tokClient)
+	h.mustOK(t, "fetch", map[string]any{"id": tr5})
+}

@@ -43,3 +43,20 @@ func TestCacheBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectedVerdictsLiveApart: rejected verdicts have their own bounded
+// cache, so a flood of made-up tokens cannot evict a client's verdict.
+func TestRejectedVerdictsLiveApart(t *testing.T) {
+	c := New(nil, nil, Options{})
+	good := Key("good")
+	c.cache.put(good, Result{Verdict: Client})
+	for i := range 3 * MaxRejectedEntries {
+		c.rejected.put(Key(fmt.Sprint("made-up-", i)), Result{Verdict: Rejected})
+	}
+	if c.rejected.len() > MaxRejectedEntries {
+		t.Fatalf("%d rejected verdicts kept, bound %d", c.rejected.len(), MaxRejectedEntries)
+	}
+	if r, ok := c.cache.get(good); !ok || r.Verdict != Client {
+		t.Fatal("the client verdict was evicted by rejected ones")
+	}
+}

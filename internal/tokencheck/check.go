@@ -74,6 +74,15 @@ const (
 	// DefaultMaxInFlight bounds the distinct tokens being checked at once;
 	// beyond it a new token's check is unavailable (retry).
 	DefaultMaxInFlight = 256
+	// RejectedTTL is how long a token the RS answered 401 stays refused
+	// without asking the RS again, so a client that keeps retrying an
+	// expired or revoked token costs the RS one read per RejectedTTL, not
+	// one per request. Short, for a token is rarely rejected by mistake.
+	RejectedTTL = 30 * time.Second
+	// MaxRejectedEntries bounds the rejected verdicts kept. They live apart
+	// from client and owner verdicts, so a flood of made-up tokens can
+	// evict only other rejected ones.
+	MaxRejectedEntries = 1024
 )
 
 // Options tune a Checker; zero values take the defaults.
@@ -88,11 +97,12 @@ type Options struct {
 
 // Checker establishes and caches verdicts. It is safe for concurrent use.
 type Checker struct {
-	rs      *rs.Client
-	token   rs.TokenSource
-	timeout time.Duration
-	cache   *cache
-	flights *flights
+	rs       *rs.Client
+	token    rs.TokenSource
+	timeout  time.Duration
+	cache    *cache
+	rejected *cache // Rejected verdicts, RejectedTTL and MaxRejectedEntries
+	flights  *flights
 }
 
 // New returns a Checker reading through client; token yields the bearer of
@@ -112,8 +122,9 @@ func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 	}
 	return &Checker{
 		rs: client, token: token, timeout: opt.Timeout,
-		cache:   newCache(opt.TTL, opt.MaxEntries),
-		flights: newFlights(opt.MaxInFlight),
+		cache:    newCache(opt.TTL, opt.MaxEntries),
+		rejected: newCache(RejectedTTL, MaxRejectedEntries),
+		flights:  newFlights(opt.MaxInFlight),
 	}
 }
 
@@ -132,6 +143,9 @@ func (c *Checker) Check(ctx context.Context) Result {
 	if r, ok := c.cache.get(key); ok {
 		return r
 	}
+	if r, ok := c.rejected.get(key); ok {
+		return r
+	}
 	f, leader, ok := c.flights.join(key)
 	if !ok {
 		return unavailable("too many new tokens are being checked at once")
@@ -144,8 +158,11 @@ func (c *Checker) Check(ctx context.Context) Result {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 			defer cancel()
 			r := c.read(rctx)
-			if r.Verdict == Client || r.Verdict == Owner {
+			switch r.Verdict {
+			case Client, Owner:
 				c.cache.put(key, r)
+			case Rejected:
+				c.rejected.put(key, r)
 			}
 			c.flights.finish(key, f, r)
 		}()
