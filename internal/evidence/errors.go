@@ -91,10 +91,12 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	if len(obj) <= room {
 		return obj
 	}
-	out := map[string]any{"truncated": true, "error_bytes": len(obj)}
+	out := map[string]any{}
 	for k, v := range SmallMembers(obj, errorSmallMember) {
 		out[k] = v
 	}
+	// Set after the RS's own members, so an envelope cannot hide the cut.
+	out["truncated"], out["error_bytes"] = true, len(obj)
 	var e ErrorBody
 	_ = json.Unmarshal(obj, &e)
 	if e.Message != "" {
