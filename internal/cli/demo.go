@@ -55,7 +55,7 @@ func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
 	f.Str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "`address` of the demo RS")
 	f.Str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache `directory` to write the demo client credential into")
-	f.Str(&grant, "grant", "", "client", "demo `grant` to hand out: client (all streams, two connections) or narrow (one stream, some fields)")
+	f.Str(&grant, "grant", "", "client", "demo `grant` to hand out: client (every stream of all three connections) or narrow (one stream, some fields)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
