@@ -201,6 +201,10 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	if resp, _ := postRPC(t, mcpURL, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no bearer: %s", resp.Status)
 	}
+	if resp, _ := postRPC(t, mcpURL, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		map[string]string{"Authorization": "Bearer " + fixedTokens["owner"], "MCP-Protocol-Version": "2025-11-25"}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("owner token: %s", resp.Status)
+	}
 	if resp, body := postRPC(t, mcpURL, `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
 		map[string]string{"Authorization": "Bearer " + fixedTokens["client"], "MCP-Protocol-Version": "2025-03-26"}); resp.StatusCode != http.StatusOK {
 		t.Fatalf("batch: %s %s", resp.Status, body)
@@ -219,6 +223,7 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 		{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "200"}, 5},
 		{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "401"}, 1},
 		{metrics.NameAuthRefusals, map[string]string{"reason": "missing_token"}, 1},
+		{metrics.NameAuthRefusals, map[string]string{"reason": "owner_token_refused"}, 1},
 		{metrics.NameRSRequests, map[string]string{"method": "GET", "route": "/v1/streams/{stream}/records/{id}", "status": "200"}, 1},
 		{metrics.NameRSRequests, map[string]string{"method": "GET", "status": "400"}, 1},
 		{metrics.NameRSDuration, map[string]string{"method": "GET"}, 3},

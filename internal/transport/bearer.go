@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,9 +165,13 @@ func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict
 	case AuthInvalidToken:
 		st.refuseInvalidToken(w, r)
 	case AuthForbidden:
+		// A 403 carries no challenge for the access log's observer to read
+		// a reason from, so it is counted here.
+		st.Metrics.AuthRefused(cmp.Or(v.Reason, "forbidden"))
 		writeRPCError(w, http.StatusForbidden, requestID(r), codeUnauthorized, v.Message,
 			map[string]string{"reason": v.Reason})
 	default:
+		st.Metrics.AuthRefused(cmp.Or(v.Reason, "token_check_unavailable"))
 		w.Header().Set("Retry-After", authRetryAfter)
 		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeUnavailable, v.Message,
 			map[string]string{"reason": v.Reason})
