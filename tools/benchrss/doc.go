@@ -3,7 +3,10 @@
 // and drives the binary as a subprocess over stdio and over HTTP, reporting
 // cold start, the child's resident memory (VmRSS from /proc) as calls
 // accumulate, latency percentiles and throughput, and the same RS requests
-// made directly in the same run, as one markdown table on stdout.
+// made directly in the same run, as one markdown table on stdout. Over stdio
+// a second child of the same binary is driven by a bare JSON-RPC client that
+// decodes only id, error and isError (the raw path, -stdio-raw), reported
+// next to the mcp-go client's figure.
 //
 //	go run ./tools/benchrss                  default run (about a minute)
 //	go run ./tools/benchrss -calls 10000     longer stdio growth check

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +37,7 @@ type options struct {
 	flood     floodOptions  // -flood: only the batch flood check
 	floodOnly bool
 	only      string // comma-separated workload call names; empty: all
+	stdioRaw  bool   // also time the calls through a bare stdio client
 }
 
 func main() {
@@ -48,6 +50,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole run")
 	flag.DurationVar(&o.callLimit, "call-timeout", 30*time.Second, "bound on one call")
 	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
+	flag.BoolVar(&o.stdioRaw, "stdio-raw", true, "also make every stdio call through a second child driven by a bare JSON-RPC client that decodes only id, error and isError (the raw path)")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
 	flag.BoolVar(&o.floodOnly, "flood", false, "run only the batch flood check: concurrent oversized JSON-RPC batches over HTTP; exits 1 when a bound is broken")
 	flag.IntVar(&o.flood.clients, "flood-clients", 10, "concurrent batches of the flood check")
@@ -176,16 +179,18 @@ type meter struct {
 	direct *rsclient.ClientWithResponses
 }
 
-// latencies holds per-tool adapter and direct call times.
+// latencies holds per-tool adapter and direct call times, and over stdio the
+// bare client's (raw) times.
 type latencies struct {
-	adapter, direct map[string][]time.Duration
+	adapter, direct, raw map[string][]time.Duration
 }
 
 func newLatencies() latencies {
-	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}}
+	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}, raw: map[string][]time.Duration{}}
 }
 
 type stdioResult struct {
+	protocol   string // revision the mcp-go client negotiated
 	coldStart  time.Duration
 	childCPU   map[string]time.Duration // child CPU time spent per tool
 	idle       memory
@@ -240,43 +245,83 @@ func (m *meter) callDirect(ctx context.Context, c *rsclient.ClientWithResponses,
 	return time.Since(start), nil
 }
 
+// callRaw makes call through the bare stdio client; params is the call's
+// encoded tools/call params.
+func (m *meter) callRaw(ctx context.Context, c *rawChild, call benchmarks.Call, params []byte) (time.Duration, error) {
+	ctx, cancel := m.callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	if err := c.callTool(ctx, params); err != nil {
+		return 0, fmt.Errorf("%s raw: %w", call.Name, c.wrap(err))
+	}
+	return time.Since(start), nil
+}
+
 // pair makes call through the adapter and directly, alternating which goes
 // first, and records both times.
 func (m *meter) pair(ctx context.Context, c *client.Client, call benchmarks.Call, i int, into latencies) error {
-	steps := []func() error{
-		func() error {
-			d, err := m.callAdapter(ctx, c, call)
-			into.adapter[call.Name] = append(into.adapter[call.Name], d)
-			return err
-		},
-		func() error {
-			d, err := m.callDirect(ctx, m.direct, call)
-			into.direct[call.Name] = append(into.direct[call.Name], d)
-			return err
-		},
-	}
-	if (i/len(m.work))%2 == 1 {
-		steps[0], steps[1] = steps[1], steps[0]
-	}
-	for _, s := range steps {
-		if err := s(); err != nil {
+	return m.interleave(i, m.adapterStep(ctx, c, call, into), m.directStep(ctx, call, into))
+}
+
+// interleave runs steps, rotated by one place every len(m.work) calls so each
+// takes each position in turn (with two steps: alternating which goes first).
+func (m *meter) interleave(i int, steps ...func() error) error {
+	k := (i / len(m.work)) % len(steps)
+	for j := range steps { // bounded by len(steps)
+		if err := steps[(j+k)%len(steps)](); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func initialize(ctx context.Context, c *client.Client) error {
+// adapterStep times call through the mcp-go client c into into.adapter.
+func (m *meter) adapterStep(ctx context.Context, c *client.Client, call benchmarks.Call, into latencies) func() error {
+	return func() error {
+		d, err := m.callAdapter(ctx, c, call)
+		into.adapter[call.Name] = append(into.adapter[call.Name], d)
+		return err
+	}
+}
+
+// directStep times the direct RS request of call into into.direct.
+func (m *meter) directStep(ctx context.Context, call benchmarks.Call, into latencies) func() error {
+	return func() error {
+		d, err := m.callDirect(ctx, m.direct, call)
+		into.direct[call.Name] = append(into.direct[call.Name], d)
+		return err
+	}
+}
+
+// rawStep times call through the bare stdio client into into.raw.
+func (m *meter) rawStep(ctx context.Context, c *rawChild, call benchmarks.Call, params []byte, into latencies) func() error {
+	return func() error {
+		d, err := m.callRaw(ctx, c, call, params)
+		into.raw[call.Name] = append(into.raw[call.Name], d)
+		return err
+	}
+}
+
+// initialize makes the mcp-go client's handshake and returns the protocol
+// revision it settled on.
+func initialize(ctx context.Context, c *client.Client) (string, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "benchrss", Version: "0"}
-	_, err := c.Initialize(ctx, req)
-	return err
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return res.ProtocolVersion, nil
 }
 
 // stdio spawns the server over stdio, times spawn to the initialize reply,
-// then makes the calls, reading the child's memory at each quarter.
+// then makes the calls, reading the child's memory at each quarter. With
+// -stdio-raw a second child of the same binary, with the same arguments and
+// environment, takes each call through the bare client, interleaved with the
+// adapter and direct calls.
 func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
+	args := []string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot}
 	var cmd *exec.Cmd
 	spawn := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 		cmd = exec.CommandContext(ctx, command, args...)
@@ -284,15 +329,14 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		return cmd, nil
 	}
 	start := time.Now()
-	c, err := client.NewStdioMCPClientWithOptions(bin, nil,
-		[]string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot},
+	c, err := client.NewStdioMCPClientWithOptions(bin, nil, args,
 		mcptransport.WithCommandFunc(spawn))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ictx, cancel := m.callCtx(ctx)
-	err = initialize(ictx, c)
+	out.protocol, err = initialize(ictx, c)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("initialize: %w", err)
@@ -301,6 +345,16 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	pid := cmd.Process.Pid
 	if out.idle, err = readMemory(pid); err != nil {
 		return err
+	}
+	// The raw child starts after the first child's cold start and idle
+	// memory are read, so it disturbs neither.
+	var raw *rawChild
+	var params [][]byte // encoded tools/call params, by workload index
+	if m.opt.stdioRaw {
+		if raw, params, err = m.startRaw(ctx, bin, args); err != nil {
+			return err
+		}
+		defer raw.close()
 	}
 	out.lat = newLatencies()
 	out.childCPU = map[string]time.Duration{}
@@ -320,7 +374,11 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 			return fmt.Errorf("stopped after %d calls: %w", i, err)
 		}
 		call := m.work[i%len(m.work)]
-		if err := m.pair(ctx, c, call, i, out.lat); err != nil {
+		steps := []func() error{m.adapterStep(ctx, c, call, out.lat), m.directStep(ctx, call, out.lat)}
+		if raw != nil {
+			steps = append(steps, m.rawStep(ctx, raw, call, params[i%len(m.work)], out.lat))
+		}
+		if err := m.interleave(i, steps...); err != nil {
 			return err
 		}
 		now, err := readCPU(pid)
@@ -339,6 +397,31 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		}
 	}
 	return nil
+}
+
+// startRaw starts the raw child with args, makes its handshake and encodes
+// the tools/call params of each workload call.
+func (m *meter) startRaw(ctx context.Context, bin string, args []string) (*rawChild, [][]byte, error) {
+	params := make([][]byte, len(m.work))
+	for i, call := range m.work {
+		b, err := json.Marshal(map[string]any{"name": call.Tool, "arguments": call.Args})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", call.Name, err)
+		}
+		params[i] = b
+	}
+	raw, err := startRawChild(ctx, bin, nil, args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("raw stdio child: %w", err)
+	}
+	ictx, cancel := m.callCtx(ctx)
+	defer cancel()
+	if err := raw.initialize(ictx); err != nil {
+		err = raw.wrap(err)
+		raw.close()
+		return nil, nil, fmt.Errorf("raw stdio child: %w", err)
+	}
+	return raw, params, nil
 }
 
 // http starts the server in HTTP mode, times it to its listen log line and
@@ -473,7 +556,7 @@ func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, 
 	if err := c.Start(ictx); err != nil {
 		return nil, err
 	}
-	if err := initialize(ictx, c); err != nil {
+	if _, err := initialize(ictx, c); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+const (
+	// rawReplyLimit bounds one line the bare stdio client reads; a longer
+	// reply ends the run (the workload's replies are tens of KB).
+	rawReplyLimit = 4 << 20
+	// rawReadBuffer is the size of the bare client's line reader; longer
+	// lines are assembled in its reused line buffer, up to rawReplyLimit.
+	rawReadBuffer = 64 << 10
+	// rawSkipLimit bounds the lines without an id (notifications, blank
+	// lines) skipped while waiting for one reply.
+	rawSkipLimit = 100
+	// rawProtocol is the revision the bare client asks for: the newest one
+	// with the initialize handshake, so requests need no per-request _meta.
+	rawProtocol = mcp.ProtocolVersion20251125
+	// stderrTail is how much of the raw child's stderr is kept for error
+	// messages.
+	stderrTail = 4 << 10
+)
+
+// rawClient is a bare MCP client of a stdio server: newline-delimited
+// JSON-RPC, one request line with an increasing id, then one reply line read
+// for it, of which only id, error and result.isError are decoded. Reading and
+// writing honour the call context's deadline when the pipes support one
+// (os.Pipe files do). After any error the client is unusable: a reply may be
+// half read.
+type rawClient struct {
+	w      io.Writer
+	src    io.Reader // under r, for its read deadline
+	r      *bufio.Reader
+	req    []byte // request line, reused
+	line   []byte // reply line assembled from several reads, reused; at most rawReplyLimit
+	idText []byte // the current id as JSON, reused
+	nextID int64
+}
+
+func newRawClient(r io.Reader, w io.Writer) *rawClient {
+	return &rawClient{w: w, src: r, r: bufio.NewReaderSize(r, rawReadBuffer), nextID: 1}
+}
+
+// rawReply is the part of a reply the bare client decodes.
+type rawReply struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Result *struct {
+		IsError bool `json:"isError"`
+	} `json:"result"`
+}
+
+// errReplyTooLong is returned for a reply line over rawReplyLimit.
+var errReplyTooLong = fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
+
+// initialize makes the initialize handshake: the request, its reply, then
+// notifications/initialized.
+func (c *rawClient) initialize(ctx context.Context) error {
+	params := `{"protocolVersion":"` + rawProtocol + `","capabilities":{},"clientInfo":{"name":"benchrss-raw","version":"0"}}`
+	if err := c.roundTrip(ctx, "initialize", []byte(params)); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	if err := setWriteDeadline(ctx, c.w); err != nil {
+		return err
+	}
+	_, err := io.WriteString(c.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return err
+}
+
+// callTool sends tools/call with params (the encoded {"name","arguments"}
+// object) and fails unless the reply is a result with isError false.
+func (c *rawClient) callTool(ctx context.Context, params []byte) error {
+	return c.roundTrip(ctx, "tools/call", params)
+}
+
+// roundTrip writes one request line and reads lines until its reply,
+// skipping at most rawSkipLimit lines without an id. method must need no
+// JSON escaping.
+func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte) error {
+	id := c.nextID
+	c.nextID++
+	c.idText = strconv.AppendInt(c.idText[:0], id, 10)
+	c.req = append(c.req[:0], `{"jsonrpc":"2.0","id":`...)
+	c.req = append(c.req, c.idText...)
+	c.req = append(c.req, `,"method":"`...)
+	c.req = append(c.req, method...)
+	c.req = append(c.req, `","params":`...)
+	c.req = append(c.req, params...)
+	c.req = append(c.req, "}\n"...)
+	if err := setWriteDeadline(ctx, c.w); err != nil {
+		return err
+	}
+	if err := setReadDeadline(ctx, c.src); err != nil {
+		return err
+	}
+	if _, err := c.w.Write(c.req); err != nil {
+		return fmt.Errorf("request %d: writing: %w", id, err)
+	}
+	for skipped := 0; ; skipped++ { // bounded by rawSkipLimit
+		line, err := c.readLine()
+		if err != nil {
+			return fmt.Errorf("request %d: reading the reply: %w", id, err)
+		}
+		done, err := c.check(line, id)
+		if done || err != nil {
+			return err
+		}
+		if skipped >= rawSkipLimit {
+			return fmt.Errorf("request %d: no reply within %d lines", id, rawSkipLimit)
+		}
+	}
+}
+
+// check decodes one line read while waiting for request id: done is true
+// when it is that request's successful reply; false with no error when the
+// line carries no id (a notification or a blank line) and may be skipped.
+func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
+	if len(line) == 0 {
+		return false, nil
+	}
+	var r rawReply
+	if err := json.Unmarshal(line, &r); err != nil {
+		return false, fmt.Errorf("request %d: reply is not a JSON-RPC message: %w: %.200s", id, err, line)
+	}
+	noID := len(r.ID) == 0 || string(r.ID) == "null"
+	switch {
+	case noID && r.Method != "":
+		return false, nil
+	case r.Method != "":
+		return false, fmt.Errorf("request %d: the server sent request %s (%s), which the bare client does not answer", id, r.ID, r.Method)
+	case !bytes.Equal(r.ID, c.idText):
+		return false, fmt.Errorf("request %d: reply has id %s", id, r.ID)
+	case r.Error != nil:
+		return false, fmt.Errorf("request %d: JSON-RPC error %d: %s", id, r.Error.Code, r.Error.Message)
+	case r.Result == nil:
+		return false, fmt.Errorf("request %d: reply has no result: %.200s", id, line)
+	case r.Result.IsError:
+		return false, fmt.Errorf("request %d: tool error: %.200s", id, line)
+	}
+	return true, nil
+}
+
+// readLine returns the next line without its line ending. The slice is valid
+// until the next read.
+func (c *rawClient) readLine() ([]byte, error) {
+	c.line = c.line[:0]
+	for { // bounded: each pass adds to a line of at most rawReplyLimit bytes
+		frag, err := c.r.ReadSlice('\n')
+		if len(c.line)+len(frag) > rawReplyLimit+2 {
+			return nil, errReplyTooLong
+		}
+		switch {
+		case err == nil && len(c.line) == 0:
+			return trimEOL(frag), nil
+		case err == nil:
+			c.line = append(c.line, frag...)
+			return trimEOL(c.line), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			c.line = append(c.line, frag...)
+		case errors.Is(err, io.EOF) && len(c.line)+len(frag) > 0:
+			return nil, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// trimEOL drops a trailing "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}
+
+// deadline is the deadline of ctx, or the zero time (none).
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// setWriteDeadline gives w the deadline of ctx, when w can take one.
+func setWriteDeadline(ctx context.Context, w io.Writer) error {
+	if f, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		return f.SetWriteDeadline(deadline(ctx))
+	}
+	return nil
+}
+
+// setReadDeadline gives r the deadline of ctx, when r can take one.
+func setReadDeadline(ctx context.Context, r io.Reader) error {
+	if f, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return f.SetReadDeadline(deadline(ctx))
+	}
+	return nil
+}
+
+// rawChild is the server binary run over stdio for the bare client.
+type rawChild struct {
+	*rawClient
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *tailBuffer
+	exited chan error // receives the result of cmd.Wait
+}
+
+// startRawChild runs bin with args and env (added to this process's
+// environment, as the mcp-go stdio client does) and makes the handshake.
+func startRawChild(ctx context.Context, bin string, env, args []string) (*rawChild, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	tail := &tailBuffer{}
+	cmd.Stderr = tail
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stdin: stdin, stderr: tail, exited: make(chan error, 1)}
+	go func() { c.exited <- cmd.Wait() }()
+	return c, nil
+}
+
+// close ends the child: EOF on its stdin, then stopChild.
+func (c *rawChild) close() {
+	_ = c.stdin.Close()
+	stopChild(c.cmd, c.exited)
+}
+
+// wrap adds the end of the child's stderr to err.
+func (c *rawChild) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (raw stdio child's stderr ends: %q)", err, c.stderr.String())
+}
+
+// tailBuffer keeps the last stderrTail bytes written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte // at most 2*stderrTail bytes between trims
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if n > stderrTail {
+		p = p[n-stderrTail:]
+	}
+	t.b = append(t.b, p...)
+	if k := len(t.b); k > stderrTail {
+		t.b = t.b[:copy(t.b, t.b[k-stderrTail:])]
+	}
+	return n, nil
+}
+
+// String returns the bytes kept.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
