@@ -105,7 +105,7 @@ func New() *Metrics {
 			Name: NameBatchSize, Help: "Messages per JSON-RPC batch (protocol 2025-03-26 only).", Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
 		rsRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameRSRequests, Help: "Requests to the resource server, by method, route template and status (a code, or timeout, unreachable, cancelled, error).",
+			Name: NameRSRequests, Help: "Requests to the resource server, by method, route template and status (a code, or timeout, unreachable, cancelled).",
 		}, []string{"method", "route", "status"}),
 		rsDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: NameRSDuration, Help: "Resource server request latency in seconds, by method and route template.", Buckets: latencyBuckets,

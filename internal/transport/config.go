@@ -113,15 +113,15 @@ type HTTPConfig struct {
 	// DefaultReadyTimeout deadline.
 	ReadyCheck func(ctx context.Context) error
 	// ProtocolVersions are the MCP revisions accepted in the
-	// MCP-Protocol-Version header and negotiated in initialize (flag
-	// --protocol-versions). Default DefaultProtocolVersions().
+	// MCP-Protocol-Version header and negotiated in initialize (no flag).
+	// Default DefaultProtocolVersions().
 	ProtocolVersions []string
 	// Logger receives access logs and diagnostics; it must write to stderr
 	// (or elsewhere), never stdout. Default slog.Default().
 	Logger *slog.Logger
 
-	// Server timeouts (flags --read-header-timeout, --read-timeout,
-	// --write-timeout, --idle-timeout, --shutdown-timeout). WriteTimeout
+	// Server timeouts (flags --write-timeout and --shutdown-timeout; the
+	// others keep their defaults from the command line). WriteTimeout
 	// defaults to RequestTimeout plus 10s and ShutdownTimeout to
 	// WriteTimeout plus 5s, so an in-flight call always gets its answer
 	// written before the connection or the process is cut; ServeHTTP warns
