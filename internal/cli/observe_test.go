@@ -71,39 +71,6 @@ func postRPC(t *testing.T, url, body string, headers map[string]string) (*http.R
 	return testkit.Do(t, http.MethodPost, url, body, headers)
 }
 
-// sample returns the value of the series of family name whose labels
-// include want, summed over the matching series (and whether any matched).
-func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-	var sum float64
-	found := false
-next:
-	for _, m := range f.GetMetric() {
-		got := map[string]string{}
-		for _, l := range m.GetLabel() {
-			got[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if got[k] != v {
-				continue next
-			}
-		}
-		found = true
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum, found
-}
-
 func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	const (
 		traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -237,7 +204,7 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	testkit.Eventually(testkit.Patience, func() bool {
 		fams = testkit.Scrape(t, metricsURL)
 		for _, tc := range wantSeries {
-			if got, ok := sample(fams, tc.name, tc.labels); !ok || got < tc.min {
+			if got, ok := testkit.Sample(fams, tc.name, tc.labels); !ok || got < tc.min {
 				return false
 			}
 		}
@@ -254,12 +221,12 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 	})
 	t.Run("series", func(t *testing.T) {
 		for _, tc := range wantSeries {
-			got, ok := sample(fams, tc.name, tc.labels)
+			got, ok := testkit.Sample(fams, tc.name, tc.labels)
 			if !ok || got < tc.min {
 				t.Errorf("%s%v = %v (found %v), want at least %v", tc.name, tc.labels, got, ok, tc.min)
 			}
 		}
-		if got, _ := sample(fams, metrics.NameToolsInFlight, nil); got != 0 {
+		if got, _ := testkit.Sample(fams, metrics.NameToolsInFlight, nil); got != 0 {
 			t.Errorf("%d calls still in flight", int(got))
 		}
 		if h := fams[metrics.NameBatchSize].GetMetric()[0].GetHistogram(); h.GetSampleSum() != 2 {

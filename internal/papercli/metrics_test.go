@@ -54,14 +54,14 @@ func TestMetricsEndpoint(t *testing.T) {
 	testkit.Eventually(testkit.Patience, func() bool {
 		fams = testkit.Scrape(t, "http://"+metricsAddr+"/metrics")
 		for _, tc := range tests {
-			if !hasSeries(fams, tc.name, tc.labels) {
+			if _, ok := testkit.Sample(fams, tc.name, tc.labels); !ok {
 				return false
 			}
 		}
 		return true
 	})
 	for _, tc := range tests {
-		if !hasSeries(fams, tc.name, tc.labels) {
+		if _, ok := testkit.Sample(fams, tc.name, tc.labels); !ok {
 			t.Errorf("no series %s%v", tc.name, tc.labels)
 		}
 	}
@@ -74,23 +74,4 @@ func TestMetricsEndpoint(t *testing.T) {
 			}
 		}
 	}
-}
-
-// hasSeries reports whether family name has a series whose labels include
-// want.
-func hasSeries(fams map[string]*dto.MetricFamily, name string, want map[string]string) bool {
-next:
-	for _, m := range fams[name].GetMetric() {
-		got := map[string]string{}
-		for _, l := range m.GetLabel() {
-			got[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if got[k] != v {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
 }

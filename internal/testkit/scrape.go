@@ -29,3 +29,33 @@ func Scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 	}
 	return fams
 }
+
+// Sample sums the series of family name whose labels include want (counter
+// and gauge values, histogram sample counts) and reports whether any series
+// matched.
+func Sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	var sum float64
+	found := false
+next:
+	for _, m := range fams[name].GetMetric() {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum, found
+}
