@@ -29,6 +29,11 @@ import (
 //	         typed result, as a client that decodes each reply once (the
 //	         official Go SDK client, a bare JSON-RPC client) would; an extra
 //	         path next to adapter, never instead of it
+//	floor    (in-process only) the same mcp-go client calling a pass-through
+//	         tool (NewFloorServer) that makes the direct request and returns
+//	         the RS body verbatim: the least any adapter costs through this
+//	         client, since its framing and decoding are paid whatever the
+//	         server does
 //	raw      (HTTP only) the tools/call posted by a bare HTTP client that
 //	         reads the reply and decodes only isError
 //	ratio    all of the above interleaved in one loop, rotating which goes
@@ -73,6 +78,7 @@ func benchInProcess(b *testing.B, name string) {
 	rsURL := startRS(b, nil)
 	direct := directClient(b, rsURL)
 	mcpc, srv := inProcess(b, rsURL)
+	floor := floorClient(b, rsURL)
 	msg := toolCallMessage(b, call)
 	body, wire := 0, 0
 	benchPaths(b, []path{
@@ -88,6 +94,7 @@ func benchInProcess(b *testing.B, name string) {
 			return err
 		}},
 		{"once", func() error { return callOnce(srv, msg) }},
+		{"floor", func() error { _, err := callTool(floor, Call{Name: call.Name, Tool: FloorTool(call)}); return err }},
 	}, map[string]func(*testing.B){
 		"direct": func(b *testing.B) { b.ReportMetric(float64(body), "body-bytes") },
 		"server": func(b *testing.B) { b.ReportMetric(float64(wire), "wire-bytes") },
@@ -177,6 +184,9 @@ func benchRatio(b *testing.B, paths []path) {
 		b.ReportMetric(mean(lat[i])/direct, p.name+"/direct")
 		if p.name == "adapter" {
 			b.ReportMetric(float64(Percentile(lat[i], 50))/float64(Percentile(lat[0], 50)), "adapter-p50/direct")
+		}
+		if p.name == "floor" {
+			b.ReportMetric(mean(lat[1])/mean(lat[i]), "adapter/floor")
 		}
 	}
 }

@@ -3,5 +3,7 @@
 // request made directly, on the demo RS over loopback, and reported as a
 // ratio measured in the same run. The benchmarks live in the _test files;
 // the package exports only what tools/benchrss shares with them: the
-// workload, the direct RS client and a percentile helper.
+// workload, the direct RS client, the floor (a pass-through MCP server that
+// returns the RS body verbatim, the least any adapter can cost through a
+// given client) and a percentile helper.
 package benchmarks

@@ -125,6 +125,19 @@ func inProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) 
 	return c, s
 }
 
+// floorClient is an initialized mcp-go in-process client of the floor server
+// (NewFloorServer) over the RS at rsURL, with its own connection pool.
+func floorClient(tb testing.TB, rsURL string) *client.Client {
+	tb.Helper()
+	c, err := client.NewInProcessClient(NewFloorServer(directClient(tb, rsURL)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	initialize(tb, c)
+	return c
+}
+
 // toolCallMessage is the JSON-RPC tools/call request for call.
 func toolCallMessage(tb testing.TB, call Call) json.RawMessage {
 	tb.Helper()

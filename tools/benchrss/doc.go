@@ -6,7 +6,11 @@
 // made directly in the same run, as one markdown table on stdout. Over stdio
 // a second child of the same binary is driven by a bare JSON-RPC client that
 // decodes only id, error and isError (the raw path, -stdio-raw), reported
-// next to the mcp-go client's figure.
+// next to the mcp-go client's figure. Each stdio call is also made through
+// the floor (-floor): benchrss itself, run again as a pass-through MCP server
+// that returns the RS body verbatim, driven by the same clients, so the
+// report shows what the client and the stdio hop cost whatever the server
+// does (floor/direct) and what the adapter adds to that (adapter/floor).
 //
 //	go run ./tools/benchrss                  default run (about a minute)
 //	go run ./tools/benchrss -calls 10000     longer stdio growth check

@@ -38,6 +38,7 @@ type options struct {
 	floodOnly bool
 	only      string // comma-separated workload call names; empty: all
 	stdioRaw  bool   // also time the calls through a bare stdio client
+	floor     bool   // also time the calls' pass-through floor over stdio
 }
 
 func main() {
@@ -51,6 +52,9 @@ func main() {
 	flag.DurationVar(&o.callLimit, "call-timeout", 30*time.Second, "bound on one call")
 	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
 	flag.BoolVar(&o.stdioRaw, "stdio-raw", true, "also make every stdio call through a second child driven by a bare JSON-RPC client that decodes only id, error and isError (the raw path)")
+	flag.BoolVar(&o.floor, "floor", true, "also make every stdio call's RS request through the floor: a pass-through MCP server (this program run again) that returns the RS body verbatim, driven by the same client(s) as the adapter")
+	var floorRS string
+	flag.StringVar(&floorRS, floorChildFlag, "", "internal: serve the floor over stdio against this RS URL, then exit")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
 	flag.BoolVar(&o.floodOnly, "flood", false, "run only the batch flood check: concurrent oversized JSON-RPC batches over HTTP; exits 1 when a bound is broken")
 	flag.IntVar(&o.flood.clients, "flood-clients", 10, "concurrent batches of the flood check")
@@ -58,6 +62,13 @@ func main() {
 	var maxMB int64
 	flag.Int64Var(&maxMB, "flood-max-rss-mb", 100, "the server's peak RSS must stay below this many MB in the flood check")
 	flag.Parse()
+	if floorRS != "" {
+		if err := serveFloor(context.Background(), floorRS); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: floor: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.flood.maxRSS = maxMB * 1e6
 	if o.calls < 4 || o.pairs < 4 || o.clients < 1 || o.rounds < 1 || o.perClient < o.rounds {
 		fmt.Fprintln(os.Stderr, "benchrss: -calls and -pairs must be at least 4, -clients and -rounds at least 1, -per-client at least -rounds")
@@ -180,13 +191,14 @@ type meter struct {
 }
 
 // latencies holds per-tool adapter and direct call times, and over stdio the
-// bare client's (raw) times.
+// bare client's (raw) times and the floor's through each client.
 type latencies struct {
-	adapter, direct, raw map[string][]time.Duration
+	adapter, direct, raw, floor, rawFloor map[string][]time.Duration
 }
 
 func newLatencies() latencies {
-	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}, raw: map[string][]time.Duration{}}
+	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}, raw: map[string][]time.Duration{},
+		floor: map[string][]time.Duration{}, rawFloor: map[string][]time.Duration{}}
 }
 
 type stdioResult struct {
@@ -356,6 +368,13 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		}
 		defer raw.close()
 	}
+	var floors *floorChildren
+	if m.opt.floor {
+		if floors, err = m.startFloors(ctx); err != nil {
+			return err
+		}
+		defer floors.close()
+	}
 	out.lat = newLatencies()
 	out.childCPU = map[string]time.Duration{}
 	n := m.opt.calls
@@ -377,6 +396,9 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		steps := []func() error{m.adapterStep(ctx, c, call, out.lat), m.directStep(ctx, call, out.lat)}
 		if raw != nil {
 			steps = append(steps, m.rawStep(ctx, raw, call, params[i%len(m.work)], out.lat))
+		}
+		if floors != nil {
+			steps = append(steps, floors.steps(ctx, m, i, out.lat)...)
 		}
 		if err := m.interleave(i, steps...); err != nil {
 			return err

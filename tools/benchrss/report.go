@@ -110,6 +110,10 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintf(w, "\n(Stdio raw is the adapter's own stdio cost with a client that decodes each reply once, lightly: a second child of the same binary, same arguments and environment, driven by a bare newline-delimited JSON-RPC client (protocol %s) that decodes only id, error and result.isError. Its calls are interleaved with the adapter and direct calls, rotating which goes first; raw/direct uses the same direct calls. It is shown next to the mcp-go client's figure, not instead of it.)\n", rawProtocol)
 	}
 
+	if r.opt.floor {
+		r.writeFloor(w)
+	}
+
 	l := h.load
 	fmt.Fprintf(w, "\n### %d concurrent HTTP clients × %d calls per path (mixed workload, %d alternating rounds)\n\n", r.opt.clients, r.opt.perClient, r.opt.rounds)
 	fmt.Fprintf(w, "| path | calls | calls/s | p50 | p99 |\n|---|---|---|---|---|\n")
@@ -124,4 +128,31 @@ func (r *report) write(w io.Writer) {
 		p50, httpRatioTarget, verdict(p50 <= httpRatioTarget),
 		(float64(len(l.adapter))/l.adapterElapsed.Seconds())/(float64(len(l.direct))/l.directElapsed.Seconds()),
 		ms(h.loadCPU/time.Duration(max(1, len(l.adapter)))))
+}
+
+// writeFloor prints the stdio calls set against the floor: the pass-through
+// server that makes the same RS request and returns its body verbatim, driven
+// by the same client. floor/direct is what the client and the stdio hop cost
+// whatever the server does; adapter/floor is what the adapter adds to that.
+func (r *report) writeFloor(w io.Writer) {
+	s := r.stdio
+	fmt.Fprintf(w, "\n### Stdio against the floor (p50)\n\n")
+	rawHead, rawRule := "", ""
+	if r.opt.stdioRaw {
+		rawHead, rawRule = " raw floor | raw floor/direct | raw/raw floor |", "---|---|---|"
+	}
+	fmt.Fprintf(w, "| call | direct | floor | floor/direct | adapter/floor |%s\n|---|---|---|---|---|%s\n", rawHead, rawRule)
+	for _, c := range r.work {
+		d := benchmarks.Percentile(s.lat.direct[c.Name], 50)
+		a := benchmarks.Percentile(s.lat.adapter[c.Name], 50)
+		f := benchmarks.Percentile(s.lat.floor[c.Name], 50)
+		rawCols := ""
+		if r.opt.stdioRaw {
+			ra := benchmarks.Percentile(s.lat.raw[c.Name], 50)
+			rf := benchmarks.Percentile(s.lat.rawFloor[c.Name], 50)
+			rawCols = fmt.Sprintf(" %s | %.2f | %.2f |", ms(rf), ratio(rf, d), ratio(ra, rf))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.2f |%s\n", c.Name, ms(d), ms(f), ratio(f, d), ratio(a, f), rawCols)
+	}
+	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Its calls are interleaved with the others. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
 }
