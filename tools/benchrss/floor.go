@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -34,7 +38,8 @@ func serveFloor(ctx context.Context, rsURL string) error {
 type floorChildren struct {
 	mcp    *client.Client
 	raw    *rawChild
-	params [][]byte // encoded tools/call params of each workload call's floor tool
+	bare   *rawChild // the bare floor, driven by the bare client
+	params [][]byte  // encoded tools/call params of each workload call's floor tool
 }
 
 // startFloors starts the floor children: this executable with
@@ -70,6 +75,15 @@ func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
 			f.close()
 			return nil, fmt.Errorf("raw floor child: %w", err)
 		}
+		if f.bare, err = startRawChild(ctx, self, nil, []string{"-" + bareFloorChildFlag, m.rsURL}); err != nil {
+			f.close()
+			return nil, fmt.Errorf("bare floor child: %w", err)
+		}
+		if err := f.bare.initialize(ictx); err != nil {
+			err = f.bare.wrap(err)
+			f.close()
+			return nil, fmt.Errorf("bare floor child: %w", err)
+		}
 	}
 	return f, nil
 }
@@ -81,10 +95,14 @@ func (f *floorChildren) close() {
 	if f.raw != nil {
 		f.raw.close()
 	}
+	if f.bare != nil {
+		f.bare.close()
+	}
 }
 
 // steps returns the floor steps of workload call i: the mcp-go floor call
-// into into.floor and, with a raw floor, the bare one into into.rawFloor.
+// into into.floor and, with -stdio-raw, the bare client's calls of the floor
+// into into.rawFloor and of the bare floor into into.bareFloor.
 func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latencies) []func() error {
 	call := m.work[i%len(m.work)]
 	floorCall := benchmarks.Call{Name: call.Name, Tool: benchmarks.FloorTool(call)}
@@ -96,17 +114,104 @@ func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latenci
 		}
 		return nil
 	}}
-	if f.raw != nil {
-		steps = append(steps, func() error {
+	bareStep := func(c *rawChild, name string, into map[string][]time.Duration) func() error {
+		return func() error {
 			cctx, cancel := m.callCtx(ctx)
 			defer cancel()
 			start := time.Now()
-			if err := f.raw.callTool(cctx, f.params[i%len(m.work)]); err != nil {
-				return fmt.Errorf("%s raw floor: %w", call.Name, f.raw.wrap(err))
+			if err := c.callTool(cctx, f.params[i%len(m.work)]); err != nil {
+				return fmt.Errorf("%s %s: %w", call.Name, name, c.wrap(err))
 			}
-			into.rawFloor[call.Name] = append(into.rawFloor[call.Name], time.Since(start))
+			into[call.Name] = append(into[call.Name], time.Since(start))
 			return nil
-		})
+		}
+	}
+	if f.raw != nil {
+		steps = append(steps, bareStep(f.raw, "raw floor", into.rawFloor))
+	}
+	if f.bare != nil {
+		steps = append(steps, bareStep(f.bare, "bare floor", into.bareFloor))
 	}
 	return steps
+}
+
+// bareFloorChildFlag makes benchrss serve the bare floor over stdio against
+// the RS URL it names: the floor's work without any MCP library.
+const bareFloorChildFlag = "bare-floor-child"
+
+// bareLineLimit bounds one request line the bare floor reads (the bare
+// client's requests are a few hundred bytes).
+const bareLineLimit = 64 << 10
+
+// serveBareFloor answers newline-delimited JSON-RPC on in/out with no MCP
+// library and no JSON encoder: each request line is decoded only for id,
+// method and the tool name; initialize gets a fixed result, notifications
+// nothing, and tools/call of a floor tool makes that call's direct RS request
+// (as the floor does) and writes the reply by concatenating bytes around the
+// RS body. It is the least a stdio server can do to hand a model the RS's
+// answer: what remains of floor/direct here is the stdio hop and the
+// client's own reading. One request at a time, lines of at most
+// bareLineLimit bytes.
+func serveBareFloor(ctx context.Context, rsURL string, in io.Reader, out io.Writer) error {
+	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
+	if err != nil {
+		return err
+	}
+	calls := map[string]benchmarks.Call{}
+	for _, c := range benchmarks.Workload() {
+		calls[benchmarks.FloorTool(c)] = c
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 4096), bareLineLimit)
+	w := bufio.NewWriterSize(out, 64<<10)
+	var reply []byte
+	for sc.Scan() { // one pass per request line, until EOF
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return fmt.Errorf("bare floor: request line: %w", err)
+		}
+		if len(req.ID) == 0 {
+			continue // a notification
+		}
+		reply = append(reply[:0], `{"jsonrpc":"2.0","id":`...)
+		reply = append(reply, req.ID...)
+		switch req.Method {
+		case "initialize":
+			reply = append(reply, `,"result":{"protocolVersion":"`+rawProtocol+`","capabilities":{"tools":{}},"serverInfo":{"name":"pdpp-bare-floor","version":"0"}}}`...)
+		case "tools/call":
+			c, ok := calls[req.Params.Name]
+			if !ok {
+				return fmt.Errorf("bare floor: no tool %q", req.Params.Name)
+			}
+			_, body, err := c.Direct(ctx, direct)
+			if err != nil {
+				return fmt.Errorf("bare floor: %s: %w", c.Name, err)
+			}
+			body = bytes.TrimSpace(body)
+			if bytes.ContainsAny(body, "\r\n") {
+				return fmt.Errorf("bare floor: %s: the RS body is not on one line", c.Name)
+			}
+			reply = append(reply, `,"result":{"content":[{"type":"text","text":"RS body, `...)
+			reply = strconv.AppendInt(reply, int64(len(body)), 10)
+			reply = append(reply, ` bytes, in structuredContent.data"}],"structuredContent":{"data":`...)
+			reply = append(reply, body...)
+			reply = append(reply, `}}}`...)
+		default:
+			return fmt.Errorf("bare floor: method %q", req.Method)
+		}
+		reply = append(reply, '\n')
+		if _, err := w.Write(reply); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }

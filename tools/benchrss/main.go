@@ -53,8 +53,9 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
 	flag.BoolVar(&o.stdioRaw, "stdio-raw", true, "also make every stdio call through a second child driven by a bare JSON-RPC client that decodes only id, error and isError (the raw path)")
 	flag.BoolVar(&o.floor, "floor", true, "also make every stdio call's RS request through the floor: a pass-through MCP server (this program run again) that returns the RS body verbatim, driven by the same client(s) as the adapter")
-	var floorRS string
+	var floorRS, bareFloorRS string
 	flag.StringVar(&floorRS, floorChildFlag, "", "internal: serve the floor over stdio against this RS URL, then exit")
+	flag.StringVar(&bareFloorRS, bareFloorChildFlag, "", "internal: serve the bare floor (no MCP library) over stdio against this RS URL, then exit")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
 	flag.BoolVar(&o.floodOnly, "flood", false, "run only the batch flood check: concurrent oversized JSON-RPC batches over HTTP; exits 1 when a bound is broken")
 	flag.IntVar(&o.flood.clients, "flood-clients", 10, "concurrent batches of the flood check")
@@ -62,6 +63,13 @@ func main() {
 	var maxMB int64
 	flag.Int64Var(&maxMB, "flood-max-rss-mb", 100, "the server's peak RSS must stay below this many MB in the flood check")
 	flag.Parse()
+	if bareFloorRS != "" {
+		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if floorRS != "" {
 		if err := serveFloor(context.Background(), floorRS); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: floor: %v\n", err)
@@ -193,12 +201,12 @@ type meter struct {
 // latencies holds per-tool adapter and direct call times, and over stdio the
 // bare client's (raw) times and the floor's through each client.
 type latencies struct {
-	adapter, direct, raw, floor, rawFloor map[string][]time.Duration
+	adapter, direct, raw, floor, rawFloor, bareFloor map[string][]time.Duration
 }
 
 func newLatencies() latencies {
 	return latencies{adapter: map[string][]time.Duration{}, direct: map[string][]time.Duration{}, raw: map[string][]time.Duration{},
-		floor: map[string][]time.Duration{}, rawFloor: map[string][]time.Duration{}}
+		floor: map[string][]time.Duration{}, rawFloor: map[string][]time.Duration{}, bareFloor: map[string][]time.Duration{}}
 }
 
 type stdioResult struct {

@@ -139,7 +139,7 @@ func (r *report) writeFloor(w io.Writer) {
 	fmt.Fprintf(w, "\n### Stdio against the floor (p50)\n\n")
 	rawHead, rawRule := "", ""
 	if r.opt.stdioRaw {
-		rawHead, rawRule = " raw floor | raw floor/direct | raw/raw floor |", "---|---|---|"
+		rawHead, rawRule = " raw floor | raw floor/direct | raw/raw floor | bare floor | bare floor/direct | raw/bare floor |", "---|---|---|---|---|---|"
 	}
 	fmt.Fprintf(w, "| call | direct | floor | floor/direct | adapter/floor |%s\n|---|---|---|---|---|%s\n", rawHead, rawRule)
 	for _, c := range r.work {
@@ -150,9 +150,10 @@ func (r *report) writeFloor(w io.Writer) {
 		if r.opt.stdioRaw {
 			ra := benchmarks.Percentile(s.lat.raw[c.Name], 50)
 			rf := benchmarks.Percentile(s.lat.rawFloor[c.Name], 50)
-			rawCols = fmt.Sprintf(" %s | %.2f | %.2f |", ms(rf), ratio(rf, d), ratio(ra, rf))
+			bf := benchmarks.Percentile(s.lat.bareFloor[c.Name], 50)
+			rawCols = fmt.Sprintf(" %s | %.2f | %.2f | %s | %.2f | %.2f |", ms(rf), ratio(rf, d), ratio(ra, rf), ms(bf), ratio(bf, d), ratio(ra, bf))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.2f |%s\n", c.Name, ms(d), ms(f), ratio(f, d), ratio(a, f), rawCols)
 	}
-	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Its calls are interleaved with the others. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
+	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Bare floor is the same work with no MCP library at all (benchrss -bare-floor-child: the request line decoded for id, method and tool name only, the reply concatenated around the RS body), driven by the bare client: the least any stdio server can cost. All calls are interleaved. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
 }
