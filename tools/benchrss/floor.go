@@ -66,23 +66,26 @@ func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
 		return nil, fmt.Errorf("floor child: initialize: %w", err)
 	}
 	if m.opt.stdioRaw {
-		if f.raw, err = startRawChild(ctx, self, nil, args); err != nil {
-			f.close()
-			return nil, fmt.Errorf("raw floor child: %w", err)
-		}
-		if err := f.raw.initialize(ictx); err != nil {
-			err = f.raw.wrap(err)
-			f.close()
-			return nil, fmt.Errorf("raw floor child: %w", err)
-		}
-		if f.bare, err = startRawChild(ctx, self, nil, []string{"-" + bareFloorChildFlag, m.rsURL}); err != nil {
-			f.close()
-			return nil, fmt.Errorf("bare floor child: %w", err)
-		}
-		if err := f.bare.initialize(ictx); err != nil {
-			err = f.bare.wrap(err)
-			f.close()
-			return nil, fmt.Errorf("bare floor child: %w", err)
+		// Both are driven by the bare client, each through its handshake.
+		for _, child := range []struct {
+			name string
+			into **rawChild
+			args []string
+		}{
+			{"raw floor child", &f.raw, args},
+			{"bare floor child", &f.bare, []string{"-" + bareFloorChildFlag, m.rsURL}},
+		} {
+			c, err := startRawChild(ctx, self, nil, child.args)
+			if err != nil {
+				f.close()
+				return nil, fmt.Errorf("%s: %w", child.name, err)
+			}
+			*child.into = c
+			if err := c.initialize(ictx); err != nil {
+				err = c.wrap(err)
+				f.close()
+				return nil, fmt.Errorf("%s: %w", child.name, err)
+			}
 		}
 	}
 	return f, nil

@@ -42,15 +42,10 @@ func TestMain(m *testing.M) {
 // again, over stdio, against a demo RS) and makes every workload call through
 // each: each call is timed into its own path.
 func TestFloorChildren(t *testing.T) {
-	d, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.Close(); _ = d.Close() }()
+	rsURL := startDemoRS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	m := &meter{opt: options{stdioRaw: true, callLimit: 30 * time.Second}, work: benchmarks.Workload(), rsURL: srv.URL}
+	m := &meter{opt: options{stdioRaw: true, callLimit: 30 * time.Second}, work: benchmarks.Workload(), rsURL: rsURL}
 	f, err := m.startFloors(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -78,13 +73,8 @@ func TestFloorChildren(t *testing.T) {
 // result, nothing for a notification, and for each floor tool a valid reply
 // whose structuredContent.data is the RS body; an unknown tool ends it.
 func TestBareFloorReplies(t *testing.T) {
-	d, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.Close(); _ = d.Close() }()
-	direct, err := benchmarks.NewDirectClient(srv.URL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
+	rsURL := startDemoRS(t)
+	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +86,7 @@ func TestBareFloorReplies(t *testing.T) {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`+"\n", i+1, benchmarks.FloorTool(c))
 	}
 	var out bytes.Buffer
-	if err := serveBareFloor(t.Context(), srv.URL, strings.NewReader(in.String()), &out); err != nil {
+	if err := serveBareFloor(t.Context(), rsURL, strings.NewReader(in.String()), &out); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -136,8 +126,21 @@ func TestBareFloorReplies(t *testing.T) {
 				c.Name, r.ID, len(r.Result.Content), len(r.Result.StructuredContent.Data), i+1, len(bytes.TrimSpace(body)))
 		}
 	}
-	err = serveBareFloor(t.Context(), srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search"}}`+"\n"), io.Discard)
+	err = serveBareFloor(t.Context(), rsURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search"}}`+"\n"), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `no tool "search"`) {
 		t.Errorf("unknown tool: %v", err)
 	}
+}
+
+// startDemoRS serves a demo RS with the fixed client token on a loopback
+// port until the test ends, and returns its URL.
+func startDemoRS(t *testing.T) string {
+	t.Helper()
+	d, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() { srv.Close(); _ = d.Close() })
+	return srv.URL
 }

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
@@ -121,14 +119,9 @@ func TestRawClientDeadline(t *testing.T) {
 // against the demo RS) with the bare client: every workload call succeeds,
 // and a call the server refuses fails.
 func TestRawClientAgainstServer(t *testing.T) {
-	d, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(d.Handler())
-	defer func() { srv.Close(); _ = d.Close() }()
+	rsURL := startDemoRS(t)
 	token := func(context.Context) (string, error) { return benchmarks.ClientToken, nil }
-	rc, err := rs.New(srv.URL, token, rs.Options{})
+	rc, err := rs.New(rsURL, token, rs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
