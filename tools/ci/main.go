@@ -1,11 +1,14 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: generated code is current, go.mod and go.sum are tidy, gofmt and go
 // vet are clean, the discovery footprint is within budget, and
-// `go test -race ./...` passes (with short fuzz smoke runs). It needs nothing
-// but the Go toolchain.
+// `go test -race ./...` passes, with short smoke runs of the fuzz targets,
+// of every benchmark (one iteration each) and of the process meter
+// tools/benchrss (a few calls per path, and a small batch flood checked
+// against its bounds). It needs nothing but the Go toolchain.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
+//	go run ./tools/ci -skip-bench without the benchmark and benchrss smoke runs
 package main
 
 import (
@@ -26,6 +29,7 @@ func main() {
 	fuzzTime := flag.String("fuzztime", "20000x", "per fuzz target: a count of inputs (20000x) or a duration (60s); a count keeps the smoke run free of time-limit flakes on a loaded machine")
 	onlyGenerated := flag.Bool("only-generated", false, "only check that generated code is current")
 	onlyFuzz := flag.Bool("only-fuzz", false, "only run the fuzz targets, each for -fuzztime")
+	skipBench := flag.Bool("skip-bench", false, "leave out the benchmark and benchrss smoke runs")
 	flag.Parse()
 	if *onlyFuzz {
 		if err := fuzzSmoke(*fuzzTime); err != nil {
@@ -58,6 +62,12 @@ func main() {
 			return run("go", append(args, "./...")...)
 		}},
 		{"fuzz smoke", func() error { return fuzzSmoke(*fuzzTime) }},
+		{"benchmark smoke", func() error {
+			if *skipBench {
+				return nil
+			}
+			return benchSmoke()
+		}},
 	}
 	for _, s := range steps {
 		t0 := time.Now()
@@ -155,6 +165,24 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/transport", "FuzzMCPBody"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
+}
+
+// benchSmoke runs every benchmark once and the process meter briefly, so
+// neither rots between the runs that measure with them (make bench,
+// make bench-bounds): a benchmark or a benchrss path that errors fails the
+// check. The figures of these runs mean nothing; only success is checked.
+// benchrss's flood check still fails when a bound is broken.
+func benchSmoke() error {
+	if err := run("go", "test", "-run=^$", "-bench=.", "-benchtime=1x", "./..."); err != nil {
+		return fmt.Errorf("benchmarks: %w", err)
+	}
+	if err := run("go", "run", "./tools/benchrss", "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
+		return fmt.Errorf("benchrss: %w", err)
+	}
+	if err := run("go", "run", "./tools/benchrss", "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
+		return fmt.Errorf("benchrss -flood: %w", err)
+	}
+	return nil
 }
 
 func fuzzSmoke(budget string) error {
