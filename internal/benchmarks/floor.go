@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,7 +36,7 @@ func NewFloorServer(rs *rsclient.ClientWithResponses) *server.MCPServer {
 			raw := make([]byte, 0, len(body)+len(`{"data":}`))
 			raw = append(append(append(raw, `{"data":`...), body...), '}')
 			return &mcp.CallToolResult{
-				Content:              []mcp.Content{mcp.NewTextContent(fmt.Sprintf("RS body, %s bytes, in structuredContent.data", strconv.Itoa(len(body))))},
+				Content:              []mcp.Content{mcp.NewTextContent(fmt.Sprintf("RS body, %d bytes, in structuredContent.data", len(body)))},
 				RawStructuredContent: raw,
 			}, nil
 		})

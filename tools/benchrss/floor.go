@@ -117,7 +117,7 @@ func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latenci
 		}
 		return nil
 	}}
-	bareStep := func(c *rawChild, name string, into map[string][]time.Duration) func() error {
+	rawClientStep := func(c *rawChild, name string, into map[string][]time.Duration) func() error {
 		return func() error {
 			cctx, cancel := m.callCtx(ctx)
 			defer cancel()
@@ -130,10 +130,10 @@ func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latenci
 		}
 	}
 	if f.raw != nil {
-		steps = append(steps, bareStep(f.raw, "raw floor", into.rawFloor))
+		steps = append(steps, rawClientStep(f.raw, "raw floor", into.rawFloor))
 	}
 	if f.bare != nil {
-		steps = append(steps, bareStep(f.bare, "bare floor", into.bareFloor))
+		steps = append(steps, rawClientStep(f.bare, "bare floor", into.bareFloor))
 	}
 	return steps
 }
@@ -196,8 +196,10 @@ func serveBareFloor(ctx context.Context, rsURL string, in io.Reader, out io.Writ
 			if err != nil {
 				return fmt.Errorf("bare floor: %s: %w", c.Name, err)
 			}
+			// A newline can only stand between tokens; one would break the
+			// reply line, so the body must have none but its trailing one.
 			body = bytes.TrimSpace(body)
-			if bytes.ContainsAny(body, "\r\n") {
+			if bytes.IndexByte(body, '\n') >= 0 {
 				return fmt.Errorf("bare floor: %s: the RS body is not on one line", c.Name)
 			}
 			reply = append(reply, `,"result":{"content":[{"type":"text","text":"RS body, `...)
