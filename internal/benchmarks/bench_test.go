@@ -34,6 +34,9 @@ import (
 //	         the RS body verbatim: the least any adapter costs through this
 //	         client, since its framing and decoding are paid whatever the
 //	         server does
+//	floor-once (in-process only) the floor's server half followed by one
+//	         decode of its reply, as once is for the adapter: the least any
+//	         adapter costs through a client that decodes each reply once
 //	raw      (HTTP only) the tools/call posted by a bare HTTP client that
 //	         reads the reply and decodes only isError
 //	ratio    all of the above interleaved in one loop, rotating which goes
@@ -41,7 +44,8 @@ import (
 //	         allocs/op are for the whole set; the metrics are per call:
 //	         adapter/direct (mean time ratio, the target), adapter-p50/direct
 //	         (ratio of medians), server/direct, once/direct or raw/direct, and each
-//	         path's mean in *-ns
+//	         path's mean in *-ns; in process also floor/direct,
+//	         floor-once/direct, adapter/floor and once/floor-once
 //
 // B/op and allocs/op include the demo RS's own work, which runs in the same
 // process.
@@ -78,8 +82,10 @@ func benchInProcess(b *testing.B, name string) {
 	rsURL := startRS(b, nil)
 	direct := directClient(b, rsURL)
 	mcpc, srv := inProcess(b, rsURL)
-	floor := floorClient(b, rsURL)
+	floor, floorSrv := floorInProcess(b, rsURL)
 	msg := toolCallMessage(b, call)
+	floorCall := Call{Name: call.Name, Tool: FloorTool(call)}
+	floorMsg := toolCallMessage(b, floorCall)
 	body, wire := 0, 0
 	benchPaths(b, []path{
 		{"direct", func() error {
@@ -94,7 +100,8 @@ func benchInProcess(b *testing.B, name string) {
 			return err
 		}},
 		{"once", func() error { return callOnce(srv, msg) }},
-		{"floor", func() error { _, err := callTool(floor, Call{Name: call.Name, Tool: FloorTool(call)}); return err }},
+		{"floor", func() error { _, err := callTool(floor, floorCall); return err }},
+		{"floor-once", func() error { return callOnce(floorSrv, floorMsg) }},
 	}, map[string]func(*testing.B){
 		"direct": func(b *testing.B) { b.ReportMetric(float64(body), "body-bytes") },
 		"server": func(b *testing.B) { b.ReportMetric(float64(wire), "wire-bytes") },
@@ -185,8 +192,18 @@ func benchRatio(b *testing.B, paths []path) {
 		if p.name == "adapter" {
 			b.ReportMetric(float64(Percentile(lat[i], 50))/float64(Percentile(lat[0], 50)), "adapter-p50/direct")
 		}
-		if p.name == "floor" {
-			b.ReportMetric(mean(lat[1])/mean(lat[i]), "adapter/floor")
+	}
+	// Each path set against its floor through the same client, when both
+	// were measured.
+	means := map[string]float64{}
+	for i, p := range paths {
+		means[p.name] = mean(lat[i])
+	}
+	for _, pair := range [][2]string{{"adapter", "floor"}, {"once", "floor-once"}} {
+		if a, ok := means[pair[0]]; ok {
+			if f, ok := means[pair[1]]; ok {
+				b.ReportMetric(a/f, pair[0]+"/"+pair[1])
+			}
 		}
 	}
 }

@@ -15,7 +15,7 @@ func TestFloorPassesTheRSBodyThrough(t *testing.T) {
 	var rec recorder
 	rsURL := startRS(t, rec.wrap)
 	direct := directClient(t, rsURL)
-	floor := floorClient(t, rsURL)
+	floor, _ := floorInProcess(t, rsURL)
 	for _, call := range Workload() {
 		t.Run(call.Name, func(t *testing.T) {
 			rec.take()

@@ -125,17 +125,19 @@ func inProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) 
 	return c, s
 }
 
-// floorClient is an initialized mcp-go in-process client of the floor server
-// (NewFloorServer) over the RS at rsURL, with its own connection pool.
-func floorClient(tb testing.TB, rsURL string) *client.Client {
+// floorInProcess returns an initialized mcp-go in-process client of the
+// floor server (NewFloorServer) over the RS at rsURL, with its own
+// connection pool, together with that server.
+func floorInProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) {
 	tb.Helper()
-	c, err := client.NewInProcessClient(NewFloorServer(directClient(tb, rsURL)))
+	s := NewFloorServer(directClient(tb, rsURL))
+	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = c.Close() })
 	initialize(tb, c)
-	return c
+	return c, s
 }
 
 // toolCallMessage is the JSON-RPC tools/call request for call.
