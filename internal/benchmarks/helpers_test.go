@@ -115,14 +115,7 @@ func inProcessClient(tb testing.TB, rsURL string) *client.Client {
 // inProcess returns the in-process client together with the server it talks to.
 func inProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) {
 	tb.Helper()
-	s := newMCPServer(tb, rsURL, fixedToken)
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	initialize(tb, c)
-	return c, s
+	return connectInProcess(tb, newMCPServer(tb, rsURL, fixedToken))
 }
 
 // floorInProcess returns an initialized mcp-go in-process client of the
@@ -130,7 +123,13 @@ func inProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) 
 // connection pool, together with that server.
 func floorInProcess(tb testing.TB, rsURL string) (*client.Client, *server.MCPServer) {
 	tb.Helper()
-	s := NewFloorServer(directClient(tb, rsURL))
+	return connectInProcess(tb, NewFloorServer(directClient(tb, rsURL)))
+}
+
+// connectInProcess returns an initialized mcp-go in-process client of s,
+// closed when the test ends, together with s.
+func connectInProcess(tb testing.TB, s *server.MCPServer) (*client.Client, *server.MCPServer) {
+	tb.Helper()
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		tb.Fatal(err)
