@@ -13,7 +13,7 @@ COPY . .
 ARG VERSION=dev
 ENV CGO_ENABLED=0
 # The build flags below are read by a test (so it cannot drift from this file).
-RUN go build -trimpath -ldflags "-s -w -X github.com/pdpp-mcp/pdpp-mcp/internal/cli.Version=${VERSION} -X github.com/pdpp-mcp/pdpp-mcp/internal/papercli.Version=${VERSION}" -o /out/ ./cmd/pdpp-mcp-server ./cmd/paper-mcp-server
+RUN go build -trimpath -ldflags "-s -w -X github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/cli.Version=${VERSION} -X github.com/pdpp-mcp/pdpp-mcp/internal/papers/cli.Version=${VERSION}" -o /out/ ./cmd/pdpp-mcp-server ./cmd/paper-mcp-server
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/pdpp-mcp-server /out/paper-mcp-server /usr/local/bin/

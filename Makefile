@@ -42,7 +42,7 @@ profile:
 	mkdir -p $(PROFILE_DIR)
 	$(GO) test -run '^$$' -bench 'BenchmarkServerCalls' -benchmem -benchtime 3s \
 		-cpuprofile $(PROFILE_DIR)/cpu.out -memprofile $(PROFILE_DIR)/mem.out \
-		-o $(PROFILE_DIR)/benchmarks.test ./internal/benchmarks
+		-o $(PROFILE_DIR)/benchmarks.test ./internal/testsupport/benchmarks
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)

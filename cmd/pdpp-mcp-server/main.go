@@ -1,11 +1,11 @@
 // Command pdpp-mcp-server serves a PDPP resource server to MCP clients through
-// a grant-scoped client token. See internal/cli for the commands.
+// a grant-scoped client token. See internal/pdpp/cli for the commands.
 package main
 
 import (
 	"os"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/cli"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/cli"
 )
 
 func main() {

@@ -5,7 +5,7 @@ package mcptools
 import (
 	"encoding/json"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 )
 
 // Argument formats declared in the catalog. Validate checks every argument

@@ -3,7 +3,7 @@
 package papertools
 
 import (
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 )
 
 // Argument formats declared in the catalog. Validate checks every argument

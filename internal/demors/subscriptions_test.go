@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // receiver is a webhook endpoint that records deliveries and echoes verification challenges.

@@ -22,11 +22,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // testRoot holds the snapshots built once per test binary run.

@@ -2,7 +2,7 @@ package papers
 
 // One test per scenario of seed 002 that concerns tools and resources;
 // the transport scenarios (initialize, GET, protocol version, origin) are
-// in internal/papercli, served by the command line. Each runs through
+// in internal/papers/cli, served by the command line. Each runs through
 // real MCP clients over stdio and over HTTP.
 
 import (

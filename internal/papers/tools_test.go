@@ -13,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	paperstransport "github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
-	paperstransport "github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
 func TestAssetParseFailed(t *testing.T) {

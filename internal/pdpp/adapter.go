@@ -8,9 +8,9 @@ import (
 	"net/url"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
 )
 
 // Adapter implements mcptools.Handlers and mcptools.ResourceHandlers.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
 // handle is one visible handle and the continuation that serves it.

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
 // structuredWindowText returns a read_record_field window's text as a

@@ -16,8 +16,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
 // jsonEqual reports whether two JSON documents hold the same value.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
 // rsErrorObject returns the `error` member of an RS error body.

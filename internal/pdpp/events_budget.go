@@ -7,7 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
 // The events tools render objects the RS provides (subscriptions, its

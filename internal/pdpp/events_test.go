@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // hookDelivery is one POST the webhook receiver got.

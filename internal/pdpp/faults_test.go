@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
 )
 
 // faultyRS answers the token check normally and every data request with the

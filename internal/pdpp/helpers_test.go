@@ -21,9 +21,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 // Fixed demo tokens, so rendered output is the same on every run.

@@ -11,10 +11,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 // resourceFailure is the error of a failed resources/read: the typed error

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
 // samplesDir holds the real reference RS answers, beside the checkout.

@@ -14,7 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 // TestOfficialSDKClientReadsBothDetails drives the real server over stdio

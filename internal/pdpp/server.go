@@ -10,8 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 // ServerOptions select what the built server exposes.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // schemaFaultRS serves the demo RS, except that GET /v1/schema answers as

@@ -13,10 +13,10 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/handles"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/query"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/query"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 func ptr[T any](v T) *T { return &v }

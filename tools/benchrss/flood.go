@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 // floodOptions describe the batch flood: clients concurrent POSTs, each one

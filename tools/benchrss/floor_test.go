@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 // TestMain lets the test binary stand in for benchrss as a floor child:

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 // TestRawClientLines feeds the bare client canned server output for request

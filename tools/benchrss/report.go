@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 // Targets from the performance issues.

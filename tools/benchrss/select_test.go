@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 func TestSelectWork(t *testing.T) {

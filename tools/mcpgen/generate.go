@@ -15,7 +15,7 @@ import (
 )
 
 // defaultKitImport is the runtime package generated code calls.
-const defaultKitImport = "github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+const defaultKitImport = "github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 
 // options are the generator inputs.
 type options struct {

@@ -342,7 +342,7 @@ func TestGeneratedPackageBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("generate: %v", err)
 			}
-			// Inside the module, so the generated code may import internal/mcpkit;
+			// Inside the module, so the generated code may import internal/mcpserver/mcpkit;
 			// the leading underscore keeps ./... patterns away from it.
 			dir, err := os.MkdirTemp("testdata", "_gen_"+cc.name+"_")
 			if err != nil {

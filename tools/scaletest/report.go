@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
 // maxSamples bounds the failure messages kept for the report.

@@ -1,0 +1,184 @@
+package cmdkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+)
+
+func envWith(vars map[string]string, args ...string) (Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return Env{Args: args, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string { return vars[k] }}, &out, &errb
+}
+
+func TestFlagDefaultsFromEnvironment(t *testing.T) {
+	cases := []struct {
+		name    string
+		vars    map[string]string
+		args    []string
+		want    string
+		wantDur time.Duration
+		wantN   int64
+		wantB   bool
+		err     string
+	}{
+		{"defaults", nil, nil, "def", time.Second, 7, false, ""},
+		{"from env", map[string]string{"X_S": "env", "X_D": "3s", "X_N": "9", "X_B": "TRUE"}, nil, "env", 3 * time.Second, 9, true, ""},
+		{"flag beats env", map[string]string{"X_S": "env"}, []string{"--s", "flag"}, "flag", time.Second, 7, false, ""},
+		{"bad duration", map[string]string{"X_D": "soon"}, nil, "", 0, 0, false, "X_D"},
+		{"bad integer", map[string]string{"X_N": "many"}, nil, "", 0, 0, false, "X_N"},
+		{"bad flag", nil, []string{"--nope"}, "", 0, 0, false, "nope"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := envWith(tc.vars)
+			f := NewFlagSet(env, "prog", "cmd", "cmd [flags]")
+			var s string
+			var d time.Duration
+			var n int64
+			var b bool
+			f.Str(&s, "s", "X_S", "def", "a string")
+			f.Bool(&b, "b", "X_B", "a switch")
+			err := errors.Join(f.Dur(&d, "d", "X_D", time.Second, "a duration"), f.Int64(&n, "n", "X_N", 7, "a number"))
+			if err == nil {
+				err = f.Parse(tc.args)
+			}
+			if tc.err != "" {
+				var ee *ExitError
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ee) || ee.Code != ExitUsage {
+					t.Fatalf("want usage error naming %q, got %v", tc.err, err)
+				}
+				return
+			}
+			if err != nil || s != tc.want || d != tc.wantDur || n != tc.wantN || b != tc.wantB {
+				t.Fatalf("got %q %v %d %v err=%v", s, d, n, b, err)
+			}
+		})
+	}
+}
+
+func TestProgramExitCodes(t *testing.T) {
+	p := Program{
+		Name: "prog", Usage: "usage text\n", Version: func() string { return "v9" }, Default: "run",
+		Commands: map[string]Command{
+			"run": func(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+				f := NewFlagSet(env, "prog", "run", "run")
+				return f.ParseNoArgs(args)
+			},
+			"conf": func(context.Context, Env, *slog.Logger, []string) error {
+				return Fail(ExitConfig, "no config")
+			},
+			"boom": func(context.Context, Env, *slog.Logger, []string) error { return errors.New("plain") },
+		},
+	}
+	cases := []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{nil, ExitOK, "", ""},
+		{[]string{"--help"}, ExitOK, "usage text", ""},
+		{[]string{"version"}, ExitOK, "v9", ""},
+		{[]string{"run", "--help"}, ExitOK, "", "Usage: prog run"},
+		{[]string{"run", "extra"}, ExitUsage, "", "unexpected arguments"},
+		{[]string{"conf"}, ExitConfig, "", "prog: no config"},
+		{[]string{"boom"}, ExitFailure, "", "prog: plain"},
+		{[]string{"nope"}, ExitUsage, "", `unknown command "nope"`},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			env, out, errb := envWith(nil, tc.args...)
+			if code := p.MainContext(context.Background(), env); code != tc.code {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.code, errb.String())
+			}
+			if !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.errs) {
+				t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+			}
+		})
+	}
+}
+
+func TestHTTPFlagsConfig(t *testing.T) {
+	env, _, _ := envWith(map[string]string{"P_ALLOWED_ORIGINS": "https://a.example, ,https://b.example", "P_CORS": "true"})
+	f := NewFlagSet(env, "prog", "http", "http")
+	var h HTTPFlags
+	if err := h.Register(f, "P_", "127.0.0.1:9"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Parse([]string{"--max-body-bytes", "2048"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.Config(nil)
+	if cfg.Listen != "127.0.0.1:9" || !cfg.CORS || cfg.MaxBodyBytes != 2048 || strings.Join(cfg.AllowedOrigins, "|") != "https://a.example|https://b.example" {
+		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// TestMaxConcurrentRequestsFlag: the concurrent request cap comes from the
+// flag, else the environment, else the transport default; a negative value
+// is refused when the configuration is settled.
+func TestMaxConcurrentRequestsFlag(t *testing.T) {
+	cases := []struct {
+		name    string
+		vars    map[string]string
+		args    []string
+		want    int // in the Config the flags build
+		wantEff int // after the transport's defaults
+		wantErr string
+	}{
+		{"default", nil, nil, transport.DefaultMaxConcurrentRequests, transport.DefaultMaxConcurrentRequests, ""},
+		{"from env", map[string]string{"P_MAX_CONCURRENT_REQUESTS": "32"}, nil, 32, 32, ""},
+		{"flag beats env", map[string]string{"P_MAX_CONCURRENT_REQUESTS": "32"}, []string{"--max-concurrent-requests", "2"}, 2, 2, ""},
+		{"zero means the default", nil, []string{"--max-concurrent-requests", "0"}, 0, transport.DefaultMaxConcurrentRequests, ""},
+		{"negative refused", nil, []string{"--max-concurrent-requests", "-1"}, -1, 0, "max concurrent requests"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := envWith(tc.vars)
+			f := NewFlagSet(env, "prog", "http", "http")
+			var h HTTPFlags
+			if err := h.Register(f, "P_", "127.0.0.1:9"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg := h.Config(nil)
+			if cfg.MaxConcurrentRequests != tc.want {
+				t.Fatalf("MaxConcurrentRequests %d, want %d", cfg.MaxConcurrentRequests, tc.want)
+			}
+			eff, err := cfg.Effective()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Effective: %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || eff.MaxConcurrentRequests != tc.wantEff {
+				t.Fatalf("effective cap %d (%v), want %d", eff.MaxConcurrentRequests, err, tc.wantEff)
+			}
+		})
+	}
+}
+
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	err = Serve(context.Background(), http.NotFoundHandler(), transport.HTTPConfig{Listen: ln.Addr().String(), Logger: slog.New(slog.DiscardHandler)})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUnavailable || !strings.Contains(err.Error(), "--listen") {
+		t.Fatalf("want an unavailable exit naming --listen, got %v", err)
+	}
+}

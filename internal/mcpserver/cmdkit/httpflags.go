@@ -1,0 +1,157 @@
+package cmdkit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+)
+
+// HTTPFlags are the hosted-transport flags every server shares; each program
+// names their environment variables with its own prefix.
+type HTTPFlags struct {
+	Listen, Origins, PublicBase string
+	Hosts                       string
+	MaxBody                     int64
+	CORS                        bool
+	WriteTimeout                time.Duration
+
+	// Bounds of one request and of shutdown.
+	MaxBatchItems   int64
+	MaxReplyBytes   int64
+	MaxConcurrent   int64
+	RequestTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
+
+	// MetricsListen is the address of the Prometheus listener (flag
+	// --metrics-listen); empty turns metrics off.
+	MetricsListen string
+	metrics       *metrics.Metrics
+
+	// RequestTimeoutDefault says in --help what --request-timeout 0 means,
+	// since each server derives its own default (e.g. "--rs-timeout + 5s").
+	// Set it before Register.
+	RequestTimeoutDefault string
+}
+
+// Register defines --listen, --allowed-origins, --allowed-hosts,
+// --public-base-url, --cors, --max-body-bytes, --max-batch-items,
+// --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
+// --shutdown-timeout and --metrics-listen, read from <envPrefix>LISTEN and so on.
+func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
+	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
+	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
+	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
+	f.Str(&h.Hosts, "allowed-hosts", envPrefix+"ALLOWED_HOSTS", "", "comma-separated Host values served (host or host:port; * for any); default: localhost, 127.0.0.1, ::1 and the listen host; the --public-base-url host is always served")
+	f.Bool(&h.CORS, "cors", envPrefix+"CORS", "answer CORS preflight for the allowed origins")
+	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "address of a separate Prometheus listener serving /metrics, e.g. 127.0.0.1:9464 (off when empty)")
+	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxBatchItems, "max-batch-items", envPrefix+"MAX_BATCH_ITEMS", transport.DefaultMaxBatchItems, "most messages in one JSON-RPC batch; a longer batch is refused whole"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxReplyBytes, "max-reply-bytes", envPrefix+"MAX_REPLY_BYTES", transport.DefaultMaxReplyBytes, "largest reply body; a larger reply becomes a JSON-RPC error"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
+		return err
+	}
+	def := h.RequestTimeoutDefault
+	if def == "" {
+		def = "the server's default"
+	}
+	if err := f.Dur(&h.RequestTimeout, "request-timeout", envPrefix+"REQUEST_TIMEOUT", 0, "deadline of one whole /mcp request, batch included (0: "+def+")"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request; keep it above --request-timeout (0: request timeout + 10s)"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.DrainDelay, "drain-delay", envPrefix+"DRAIN_DELAY", 0, "on SIGTERM, keep serving this long with /readyz answering 503 before closing the listener"); err != nil {
+		return err
+	}
+	return f.Dur(&h.ShutdownTimeout, "shutdown-timeout", envPrefix+"SHUTDOWN_TIMEOUT", 0, "longest wait for in-flight requests on SIGTERM; keep it above --write-timeout (0: write timeout + 5s)")
+}
+
+// Config is the transport configuration these flags describe.
+func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
+	return transport.HTTPConfig{
+		Listen:                h.Listen,
+		PublicBaseURL:         h.PublicBase,
+		AllowedOrigins:        SplitList(h.Origins),
+		AllowedHosts:          SplitList(h.Hosts),
+		CORS:                  h.CORS,
+		MaxBodyBytes:          h.MaxBody,
+		MaxBatchItems:         int(h.MaxBatchItems),
+		MaxReplyBytes:         h.MaxReplyBytes,
+		RequestTimeout:        h.RequestTimeout,
+		MaxConcurrentRequests: int(h.MaxConcurrent),
+		WriteTimeout:          h.WriteTimeout,
+		ShutdownTimeout:       h.ShutdownTimeout,
+		DrainDelay:            h.DrainDelay,
+		Logger:                log,
+		Metrics:               h.Metrics(),
+	}
+}
+
+// Metrics returns this server's instruments (one private registry per
+// HTTPFlags), or nil when --metrics-listen is empty.
+func (h *HTTPFlags) Metrics() *metrics.Metrics {
+	if h.MetricsListen == "" {
+		return nil
+	}
+	if h.metrics == nil {
+		h.metrics = metrics.New()
+	}
+	return h.metrics
+}
+
+// startMetrics binds --metrics-listen and serves /metrics until ctx ends or
+// stop is called; with metrics off it does nothing. onListen, when set,
+// receives the bound address.
+func (h *HTTPFlags) startMetrics(ctx context.Context, log *slog.Logger, onListen func(net.Addr)) (stop func(), err error) {
+	m := h.Metrics()
+	if m == nil {
+		return func() {}, nil
+	}
+	addr, stop, err := metrics.Serve(ctx, h.MetricsListen, m, log)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, Fail(ExitUnavailable, "metrics listener: %v (pick another address with --metrics-listen, e.g. 127.0.0.1:0)", err)
+	}
+	if err != nil {
+		return nil, Fail(ExitUsage, "metrics listener: %v", err)
+	}
+	if onListen != nil {
+		onListen(addr)
+	}
+	return stop, nil
+}
+
+// ServeWithMetrics starts the metrics listener (see startMetrics; onMetrics
+// receives its address) and then serves handler with cfg until ctx ends (see
+// Serve); the metrics listener stops with it. Every hosted command ends here.
+func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, handler http.Handler, cfg transport.HTTPConfig, onMetrics func(net.Addr)) error {
+	stop, err := h.startMetrics(ctx, log, onMetrics)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return Serve(ctx, handler, cfg)
+}
+
+// Serve runs handler with cfg until ctx ends; an address already in use is an
+// "unavailable" exit with the fix named.
+func Serve(ctx context.Context, handler http.Handler, cfg transport.HTTPConfig) error {
+	err := transport.ServeHTTP(ctx, handler, cfg)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return Fail(ExitUnavailable, "%v (pick another address with --listen, e.g. 127.0.0.1:0)", err)
+	}
+	return err
+}

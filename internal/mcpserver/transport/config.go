@@ -1,0 +1,421 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+)
+
+// Defaults applied by HTTPConfig when a field is left at its zero value.
+const (
+	DefaultListen            = "127.0.0.1:8787"
+	DefaultMaxBodyBytes      = int64(1 << 20)
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultReadyTimeout      = 5 * time.Second
+)
+
+// Defaults of the per-request bounds; see HTTPConfig.MaxBatchItems and the
+// fields after it.
+const (
+	DefaultMaxBatchItems  = 16
+	DefaultMaxReplyBytes  = int64(16 << 20)
+	DefaultRequestTimeout = 60 * time.Second
+	// DefaultMaxConcurrentRequests caps the /mcp requests one server serves
+	// at once. The load test in docs/deploy.md runs 50 concurrent clients
+	// (against three replicas): even all 50 on one replica stay far below
+	// 256, while a burst of thousands of POSTs holds at most 256 request
+	// bodies (up to MaxBodyBytes each), replies (up to MaxReplyBytes) and
+	// call goroutines in memory at once.
+	DefaultMaxConcurrentRequests = 256
+	// requestSlack is what the derived request deadline adds to the call
+	// budget, writeSlack what the derived write timeout adds to the request
+	// deadline, and shutdownSlack what the derived shutdown grace adds to
+	// the write timeout: each stage outlives the one inside it, so a call
+	// that runs out of time is still answered with a typed error.
+	requestSlack  = 5 * time.Second
+	writeSlack    = 10 * time.Second
+	shutdownSlack = 5 * time.Second
+)
+
+// firstStreamableVersion is the revision that introduced Streamable HTTP; the
+// transport assumes it when a POST carries no MCP-Protocol-Version header.
+const firstStreamableVersion = mcp.ProtocolVersion20250326
+
+// DefaultProtocolVersions returns the MCP revisions served over HTTP when
+// HTTPConfig.ProtocolVersions is empty, newest first. 2026-07-28 is included
+// because mcp-go serves that stateless revision without any session state.
+func DefaultProtocolVersions() []string {
+	return []string{
+		mcp.ProtocolVersion20260728,
+		mcp.ProtocolVersion20251125,
+		mcp.ProtocolVersion20250618,
+		mcp.ProtocolVersion20250326,
+	}
+}
+
+// HTTPConfig configures the hosted Streamable HTTP server. Each field maps to
+// one command-line flag; the zero value of every field means its default.
+type HTTPConfig struct {
+	// Listen is the TCP address to bind (flag --listen). Default
+	// 127.0.0.1:8787. ":0" picks a free port; see OnListen.
+	Listen string
+	// PublicBaseURL is the externally visible origin (and optional path
+	// prefix) of this server, for deployments behind a proxy (flag
+	// --public-base-url), e.g. https://mcp.example.com. The resource
+	// identifier becomes PublicBaseURL+"/mcp". When empty it is derived from
+	// each request's Host.
+	PublicBaseURL string
+	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
+	// may call /mcp (flag --allowed-origins, comma separated). A request
+	// whose Origin header is present and not listed gets 403; a request
+	// without Origin is allowed.
+	AllowedOrigins []string
+	// CORS answers preflight OPTIONS requests and adds CORS response headers
+	// for the allowed origins (flag --cors). It requires AllowedOrigins.
+	CORS bool
+	// MaxBodyBytes bounds a request body (flag --max-body-bytes); larger
+	// bodies get 413. Default 1 MiB.
+	MaxBodyBytes int64
+	// RequireBearer makes every /mcp POST carry "Authorization: Bearer
+	// <token>" and enables the protected-resource metadata routes.
+	RequireBearer bool
+	// AuthorizationServers are the issuer URLs published in the protected
+	// resource metadata (flag --authorization-servers). When empty,
+	// AuthorizationServersFunc is asked instead.
+	AuthorizationServers []string
+	// AuthorizationServersFunc supplies the issuer URLs lazily, e.g. from
+	// the provider's own metadata (see ProviderAuthorizationServers).
+	AuthorizationServersFunc func(ctx context.Context) ([]string, error)
+	// Authenticate, when set, decides the bearer of every /mcp POST after
+	// RequireBearer's syntax check and before any JSON-RPC message (or batch
+	// item) is dispatched; see AuthVerdict for the answers it leads to.
+	Authenticate func(ctx context.Context, token string) AuthVerdict
+	// AllowedHosts lists the Host header values served on /mcp and the
+	// metadata routes (flag --allowed-hosts, comma separated): "host" (any
+	// port) or "host:port"; "*" serves any Host. Others get 421. Default:
+	// localhost, 127.0.0.1, ::1 and the listen host when it names one. The
+	// PublicBaseURL host is always served. /healthz and /readyz are not
+	// checked.
+	AllowedHosts []string
+	// ReadyCheck backs /readyz; nil means always ready. It is called with a
+	// DefaultReadyTimeout deadline.
+	ReadyCheck func(ctx context.Context) error
+	// ProtocolVersions are the MCP revisions accepted in the
+	// MCP-Protocol-Version header and negotiated in initialize (no flag).
+	// Default DefaultProtocolVersions().
+	ProtocolVersions []string
+	// Logger receives access logs and diagnostics; it must write to stderr
+	// (or elsewhere), never stdout. Default slog.Default().
+	Logger *slog.Logger
+
+	// Server timeouts (flags --write-timeout and --shutdown-timeout; the
+	// others keep their defaults from the command line). WriteTimeout
+	// defaults to RequestTimeout plus 10s and ShutdownTimeout to
+	// WriteTimeout plus 5s, so an in-flight call always gets its answer
+	// written before the connection or the process is cut; ServeHTTP warns
+	// when explicit values break that order.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+
+	// Bounds of the work one /mcp request may cause.
+	//
+	// MaxBatchItems caps the messages of a JSON-RPC batch (flag
+	// --max-batch-items, default 16): a longer batch is refused as a whole
+	// with a JSON-RPC error and none of its items runs.
+	MaxBatchItems int
+	// MaxReplyBytes caps the body of one reply, batch or not (flag
+	// --max-reply-bytes, default 16 MiB). A reply that would be larger is
+	// replaced by a JSON-RPC error; a batch stops running items once its
+	// reply has reached the cap.
+	MaxReplyBytes int64
+	// MaxConcurrentRequests caps the /mcp requests served at once (flag
+	// --max-concurrent-requests, default 256). A request beyond the cap is
+	// not queued: it is answered at once with 503, Retry-After: 1 and a
+	// JSON-RPC error (reason server_busy), before its body is read or its
+	// bearer checked. The probes and the metadata routes are never capped.
+	MaxConcurrentRequests int
+	// RequestTimeout is the deadline of one whole /mcp request (flag
+	// --request-timeout): when it passes, the calls still running are
+	// cancelled (with their RS requests) and the batch items not run yet
+	// are answered with an error. Default CallTimeout plus 5s, or 60s
+	// when CallTimeout is not set.
+	RequestTimeout time.Duration
+	// DrainDelay is how long ServeHTTP keeps serving after ctx ends, with
+	// /readyz answering 503, before it closes the listener and drains (flag
+	// --drain-delay, default 0): time for a load balancer to see the probe
+	// fail and stop routing here.
+	DrainDelay time.Duration
+	// CallTimeout is the budget of one tool call or resource read, applied
+	// by the MCP server's own handler middleware (for the PDPP server,
+	// --rs-timeout). The transport only derives its deadlines from it.
+	CallTimeout time.Duration
+
+	// Metrics, when set, receives the counts of HTTP requests, tool calls,
+	// batches and authentication refusals (see Observe); the program serves
+	// it on its own listener (flag --metrics-listen).
+	Metrics *metrics.Metrics
+
+	// OnListen, when set, is called by ServeHTTP with the bound address
+	// before serving starts (useful with Listen ":0").
+	OnListen func(addr net.Addr)
+}
+
+// settings is an HTTPConfig after defaults and validation, with the parsed
+// forms the middlewares need.
+type settings struct {
+	HTTPConfig
+	origins    map[string]bool // canonical scheme://host:port
+	publicBase *url.URL        // nil: derive from the request
+	hosts      hostSet         // Host values served (see AllowedHosts)
+	versions   []string
+	logger     *slog.Logger
+}
+
+// Validate reports the first configuration error, if any.
+func (c HTTPConfig) Validate() error {
+	_, err := c.settle()
+	return err
+}
+
+// Effective returns c with every default applied and every derived timeout
+// filled in (request deadline, write timeout, shutdown grace), as the
+// server will use it, or the first configuration error.
+func (c HTTPConfig) Effective() (HTTPConfig, error) {
+	st, err := c.settle()
+	if err != nil {
+		return HTTPConfig{}, err
+	}
+	return st.HTTPConfig, nil
+}
+
+func (c HTTPConfig) settle() (*settings, error) {
+	st := &settings{HTTPConfig: c}
+	if st.Listen == "" {
+		st.Listen = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(st.Listen); err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", st.Listen, err)
+	}
+	if st.MaxBodyBytes == 0 {
+		st.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if st.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("max body bytes must be positive, got %d", st.MaxBodyBytes)
+	}
+	st.ReadHeaderTimeout = orDefault(st.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	st.ReadTimeout = orDefault(st.ReadTimeout, DefaultReadTimeout)
+	st.IdleTimeout = orDefault(st.IdleTimeout, DefaultIdleTimeout)
+	if err := st.settleBounds(); err != nil {
+		return nil, err
+	}
+
+	st.logger = c.Logger
+	if st.logger == nil {
+		st.logger = slog.Default()
+	}
+
+	st.origins = make(map[string]bool, len(c.AllowedOrigins))
+	for _, o := range c.AllowedOrigins {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		canon, err := canonicalOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("allowed origin %q: %w", o, err)
+		}
+		st.origins[canon] = true
+	}
+	if c.CORS && len(st.origins) == 0 {
+		return nil, errors.New("CORS needs at least one allowed origin")
+	}
+
+	if c.PublicBaseURL != "" {
+		u, err := parsePublicBase(c.PublicBaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("public base URL %q: %w", c.PublicBaseURL, err)
+		}
+		st.publicBase = u
+	}
+
+	hosts, err := c.hostSet(st.publicBase)
+	if err != nil {
+		return nil, err
+	}
+	st.hosts = hosts
+
+	st.versions = slices.Clone(c.ProtocolVersions)
+	if len(st.versions) == 0 {
+		st.versions = DefaultProtocolVersions()
+	}
+	for _, v := range st.versions {
+		if !mcp.IsValidProtocolVersion(v) || v < firstStreamableVersion {
+			return nil, fmt.Errorf("protocol version %q is not served over Streamable HTTP by this transport", v)
+		}
+	}
+	// Newest first, so negotiation picks the highest shared revision.
+	slices.SortFunc(st.versions, func(a, b string) int { return strings.Compare(b, a) })
+	st.versions = slices.Compact(st.versions)
+
+	for _, as := range c.AuthorizationServers {
+		if err := checkAbsoluteHTTPURL(as); err != nil {
+			return nil, fmt.Errorf("authorization server %q: %w", as, err)
+		}
+	}
+	return st, nil
+}
+
+// settleBounds applies the defaults of the per-request bounds and derives
+// the request deadline, write timeout and shutdown grace from the call
+// budget, each outliving the one inside it.
+func (st *settings) settleBounds() error {
+	if st.MaxBatchItems == 0 {
+		st.MaxBatchItems = DefaultMaxBatchItems
+	}
+	if st.MaxBatchItems < 0 {
+		return fmt.Errorf("max batch items must be positive, got %d", st.MaxBatchItems)
+	}
+	if st.MaxConcurrentRequests == 0 {
+		st.MaxConcurrentRequests = DefaultMaxConcurrentRequests
+	}
+	if st.MaxConcurrentRequests < 0 {
+		return fmt.Errorf("max concurrent requests must be positive, got %d", st.MaxConcurrentRequests)
+	}
+	if st.MaxReplyBytes == 0 {
+		st.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if st.MaxReplyBytes < 1024 {
+		return fmt.Errorf("max reply bytes must be at least 1024, got %d", st.MaxReplyBytes)
+	}
+	if st.CallTimeout < 0 || st.RequestTimeout < 0 || st.WriteTimeout < 0 || st.ShutdownTimeout < 0 || st.DrainDelay < 0 {
+		return errors.New("timeouts must not be negative")
+	}
+	if st.RequestTimeout == 0 {
+		st.RequestTimeout = DefaultRequestTimeout
+		if st.CallTimeout > 0 {
+			st.RequestTimeout = st.CallTimeout + requestSlack
+		}
+	}
+	if st.CallTimeout > 0 && st.RequestTimeout <= st.CallTimeout {
+		return fmt.Errorf("request timeout %v must be longer than the call budget %v, or a slow call is cut before it can report rs_timeout", st.RequestTimeout, st.CallTimeout)
+	}
+	st.WriteTimeout = orDefault(st.WriteTimeout, st.RequestTimeout+writeSlack)
+	st.ShutdownTimeout = orDefault(st.ShutdownTimeout, st.WriteTimeout+shutdownSlack)
+	return nil
+}
+
+// boundWarnings lists explicit timeouts that break the order call budget <
+// request deadline < write timeout < shutdown grace.
+func (st *settings) boundWarnings() []string {
+	var out []string
+	if st.WriteTimeout <= st.RequestTimeout {
+		out = append(out, fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
+	}
+	if st.ShutdownTimeout <= st.WriteTimeout {
+		out = append(out, fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
+	}
+	return out
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// supports reports whether v is one of the configured protocol versions.
+func (st *settings) supports(v string) bool { return slices.Contains(st.versions, v) }
+
+// newestLegacy is the highest configured revision that still uses the
+// initialize handshake, or "" if none is configured.
+func (st *settings) newestLegacy() string {
+	for _, v := range st.versions {
+		if !mcp.IsModernProtocol(v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// canonicalOrigin turns an origin into scheme://host:port with a lower-case
+// scheme and host and an explicit port, so that https://a.example and
+// https://a.example:443 compare equal and nothing else does.
+func canonicalOrigin(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", errors.New("scheme must be http or https")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") || u.Opaque != "" {
+		return "", errors.New("an origin is scheme://host[:port] only")
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", errors.New("missing host")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+func parsePublicBase(s string) (*url.URL, error) {
+	if err := checkAbsoluteHTTPURL(s); err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(s)
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, errors.New("must not carry user info, query or fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+func checkAbsoluteHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http(s) URL")
+	}
+	return nil
+}
+
+// isLoopbackListen reports whether a listen address only accepts loopback
+// connections. An empty host or an unspecified address binds every interface.
+func isLoopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

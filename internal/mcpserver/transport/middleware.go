@@ -1,0 +1,270 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
+)
+
+// exchange is the per-request state the /mcp middlewares share: the body
+// read once by the limit stage, the effective protocol version, the
+// JSON-RPC method for the access log, and the size of a batch the
+// dispatcher parsed (for Observe). One goroutine runs the whole chain, so
+// it needs no locking.
+type exchange struct {
+	body       []byte
+	bodyRead   bool
+	env        envelope // id and method when body is a single message
+	version    string
+	rpcMethod  string
+	batchItems int  // messages of the batch, when batchSeen
+	batchSeen  bool // the dispatcher parsed the body as a JSON-RPC batch
+}
+
+type exchangeKey struct{}
+
+// withExchange returns r with an exchange in its context, reusing one that a
+// previous stage attached.
+func withExchange(r *http.Request) (*http.Request, *exchange) {
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		return r, x
+	}
+	x := &exchange{}
+	return r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)), x
+}
+
+// requestID returns the JSON-RPC id found by the body-limit stage, if any.
+func requestID(r *http.Request) json.RawMessage {
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		return x.env.ID
+	}
+	return nil
+}
+
+// statusRecorder notes the status and size of a reply for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.bytes += n
+	return n, err
+}
+
+// logAccess writes the one structured line of a request Observe saw answered
+// (rec) since start. It records method, path, status, size, duration, remote
+// address, request id, protocol version and JSON-RPC method; never headers,
+// tokens or bodies. Health probes log at debug level.
+func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecorder, start time.Time) {
+	level := slog.LevelInfo
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		level = slog.LevelDebug
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status),
+		slog.Int("bytes", rec.bytes),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		slog.String("remote", r.RemoteAddr),
+		slog.String("request_id", reqid.ID(r.Context())),
+	}
+	if x.version != "" {
+		attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))
+	}
+	if x.rpcMethod != "" {
+		attrs = append(attrs, slog.String("rpc_method", truncateField(x.rpcMethod)))
+	}
+	log.LogAttrs(r.Context(), level, "http request", attrs...)
+}
+
+// maxLogField bounds a log field built from client input (the JSON-RPC
+// method, the protocol version header): longer values are cut and marked, so
+// a request cannot grow the log by more than a few hundred bytes.
+const maxLogField = 128
+
+// truncateField cuts s to maxLogField bytes (on a rune boundary) and says
+// how long it was.
+func truncateField(s string) string {
+	if len(s) <= maxLogField {
+		return s
+	}
+	cut := maxLogField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// allowHeader is the Allow value for /mcp.
+func (st *settings) allowHeader() string {
+	if st.CORS {
+		return "POST, OPTIONS"
+	}
+	return "POST"
+}
+
+// methodMiddleware admits POST, and OPTIONS only when CORS is configured;
+// anything else gets 405 with an Allow header.
+func (st *settings) methodMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost || (r.Method == http.MethodOptions && st.CORS) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", st.allowHeader())
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
+			"method "+r.Method+" is not allowed on this endpoint: send JSON-RPC messages with POST (no SSE streams are offered)", nil)
+	})
+}
+
+// corsRequestHeaders are the request headers a browser client may send.
+var corsRequestHeaders = map[string]bool{
+	"authorization":        true,
+	"content-type":         true,
+	"accept":               true,
+	"mcp-protocol-version": true,
+	"mcp-method":           true,
+	"mcp-name":             true,
+}
+
+// originMiddleware rejects a request whose Origin header is present and not
+// in the allowlist (403); the comparison is on canonical
+// scheme://host:port. With CORS it also decorates allowed replies and
+// answers preflight OPTIONS requests itself.
+func (st *settings) originMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origins := r.Header.Values("Origin")
+		if len(origins) > 1 {
+			writeRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST, "more than one Origin header", nil)
+			return
+		}
+		origin := ""
+		if len(origins) == 1 {
+			origin = origins[0]
+			canon, err := canonicalOrigin(origin)
+			if err != nil || !st.origins[canon] {
+				writeRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST,
+					"origin not allowed: add it to the allowed origins of this server", nil)
+				return
+			}
+		}
+		h := w.Header()
+		if st.CORS && origin != "" {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Protocol-Version")
+		}
+		if r.Method == http.MethodOptions {
+			h.Set("Allow", st.allowHeader())
+			if origin != "" {
+				h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+				if allowed := allowedRequestHeaders(r.Header.Get("Access-Control-Request-Headers")); allowed != "" {
+					h.Set("Access-Control-Allow-Headers", allowed)
+				}
+				h.Set("Access-Control-Max-Age", "600")
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowedRequestHeaders filters a preflight's requested headers down to the
+// ones this endpoint reads (including Mcp-Param-* tool parameters).
+func allowedRequestHeaders(requested string) string {
+	var out []string
+	for _, name := range strings.Split(requested, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if corsRequestHeaders[name] || strings.HasPrefix(name, "mcp-param-") {
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// bodyLimitMiddleware reads the whole body once, refusing more than
+// MaxBodyBytes with 413, and keeps it for the later stages.
+func (st *settings) bodyLimitMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, x := withExchange(r)
+		tooLarge := func() {
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST,
+				"request body is larger than the server limit", map[string]int64{"max_body_bytes": st.MaxBodyBytes})
+		}
+		if r.ContentLength > st.MaxBodyBytes {
+			tooLarge()
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, st.MaxBodyBytes+1))
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "could not read the request body", nil)
+			return
+		}
+		if int64(len(body)) > st.MaxBodyBytes {
+			tooLarge()
+			return
+		}
+		x.body, x.bodyRead = body, true
+		x.env = peekEnvelope(body)
+		x.rpcMethod = x.env.Method
+		next.ServeHTTP(w, r)
+	})
+}
+
+// protocolVersionMiddleware checks MCP-Protocol-Version on every POST,
+// initialize included. An absent header means 2025-03-26; more than one
+// header gets 400; a version not configured gets 400 with a JSON-RPC error
+// that lists the supported ones, which lets clients that probe a newer
+// revision fall back.
+func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, x := withExchange(r)
+		values := r.Header.Values(mcp.HeaderProtocolVersion)
+		if len(values) > 1 {
+			writeRPCError(w, http.StatusBadRequest, x.env.ID, mcp.INVALID_REQUEST,
+				"more than one MCP-Protocol-Version header: send exactly one", map[string]int{"headers": len(values)})
+			return
+		}
+		v := ""
+		if len(values) == 1 {
+			v = values[0]
+		}
+		if v == "" {
+			v = firstStreamableVersion
+		}
+		x.version = v
+		if !st.supports(v) {
+			e := mcp.UnsupportedProtocolVersionError{Version: v, Supported: st.versions}
+			writeRPCError(w, http.StatusBadRequest, x.env.ID, mcp.UNSUPPORTED_PROTOCOL_VERSION,
+				e.Error(), mcp.UnsupportedProtocolVersionData{Supported: st.versions, Requested: v})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

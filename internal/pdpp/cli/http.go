@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
+)
+
+// httpFlags are the flags of the hosted server.
+type httpFlags struct {
+	common
+	cmdkit.HTTPFlags
+	authServers string
+}
+
+func (h *httpFlags) register(f *cmdkit.FlagSet) error {
+	if err := h.common.register(f); err != nil {
+		return err
+	}
+	f.Str(&h.authServers, "authorization-servers", "PDPP_MCP_AUTHORIZATION_SERVERS", "", "comma-separated issuer URLs for the protected-resource metadata (default: taken from the provider's own metadata)")
+	return h.registerHosted(f)
+}
+
+// registerHosted defines the shared hosted-transport flags (see
+// cmdkit.HTTPFlags) with this server's environment prefix and defaults; the
+// http and demo commands both serve with them.
+func (h *httpFlags) registerHosted(f *cmdkit.FlagSet) error {
+	h.RequestTimeoutDefault = "--rs-timeout + 5s" // what --request-timeout 0 means here, for --help
+	return h.HTTPFlags.Register(f, "PDPP_MCP_", "127.0.0.1:8787")
+}
+
+// config builds the transport config; the bearer of each request is the token.
+func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
+	cfg := h.HTTPFlags.Config(log)
+	// --rs-timeout is the budget of one whole call; the transport derives
+	// the request deadline, write timeout and shutdown grace from it.
+	cfg.CallTimeout = h.rsTimeout
+	cfg.RequireBearer = true
+	cfg.AuthorizationServers = cmdkit.SplitList(h.authServers)
+	client := &http.Client{Timeout: 5 * time.Second}
+	if len(cfg.AuthorizationServers) == 0 {
+		fn, err := transport.ProviderAuthorizationServers(client, h.providerURL, 10*time.Minute)
+		if err != nil {
+			return cfg, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
+		}
+		cfg.AuthorizationServersFunc = fn
+	}
+	cfg.ReadyCheck = transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/")
+	return cfg, nil
+}
+
+// authenticate answers the transport with the bearer's verdict: client
+// tokens are served, tokens the RS rejects get 401, owner tokens 403, and a
+// check that cannot complete 503 (never a silent pass).
+func authenticate(check *tokencheck.Checker) func(context.Context, string) transport.AuthVerdict {
+	return func(ctx context.Context, token string) transport.AuthVerdict {
+		res := check.Check(transport.WithBearer(ctx, token))
+		switch res.Verdict {
+		case tokencheck.Client:
+			return transport.AuthVerdict{Outcome: transport.AuthAccept}
+		case tokencheck.Rejected:
+			return transport.AuthVerdict{Outcome: transport.AuthInvalidToken}
+		case tokencheck.Owner:
+			return transport.AuthVerdict{Outcome: transport.AuthForbidden, Reason: tokencheck.CodeOwnerRefused,
+				Message: "owner token refused: " + tokencheck.OwnerMessage}
+		}
+		msg := "the token could not be checked with the resource server; retry shortly"
+		if res.Err != nil {
+			var m struct{ Message string }
+			if json.Unmarshal(res.Err.Object(), &m) == nil && m.Message != "" {
+				msg = m.Message
+			}
+		}
+		return transport.AuthVerdict{Outcome: transport.AuthUnavailable, Reason: tokencheck.CodeUnavailable, Message: msg}
+	}
+}
+
+// bearerToken is the token source of the hosted server: the bearer of the
+// current request, never cached.
+func bearerToken(ctx context.Context) (string, error) {
+	tok, ok := transport.BearerFromContext(ctx)
+	if !ok || tok == "" {
+		return "", errors.New("no bearer token on this request")
+	}
+	return tok, nil
+}
+
+func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var h httpFlags
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "http", "http --provider-url URL [--listen 127.0.0.1:8787] [--allowed-origins LIST] [flags]")
+	if err := h.register(f); err != nil {
+		return err
+	}
+	if err := f.ParseNoArgs(args); err != nil {
+		return err
+	}
+	if err := h.requireProvider(); err != nil {
+		return err
+	}
+	return serveHTTP(ctx, log, &h, nil, nil)
+}
+
+// serveHTTP builds and serves the hosted server; onListen reports the address
+// (and onMetrics that of the metrics listener, when one is configured).
+func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
+	if m := h.Metrics(); m != nil {
+		h.rsObserve = m.RSRequest
+	}
+	var check *tokencheck.Checker
+	s, _, err := h.buildServer(log, bearerToken, func(c *pdpp.Config) {
+		// One checker for the transport and the adapter: a request's bearer
+		// is read from the RS once, and an RS 401 during a call both evicts
+		// its verdict and turns the HTTP reply into 401.
+		check = c.Checker
+		c.OnRejected = transport.MarkTokenRejected
+	})
+	if err != nil {
+		return err
+	}
+	cfg, err := h.config(log)
+	if err != nil {
+		return err
+	}
+	cfg.Authenticate = authenticate(check)
+	cfg.OnListen = onListen
+	handler, err := transport.NewHTTPHandler(s, cfg)
+	if err != nil {
+		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
+	}
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
+}

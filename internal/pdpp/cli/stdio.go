@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
+)
+
+// localFlags are the flags of commands that read the local credential cache.
+type localFlags struct {
+	common
+	cacheRoot string
+}
+
+func (l *localFlags) register(f *cmdkit.FlagSet) error {
+	l.registerCacheRoot(f)
+	return l.common.register(f)
+}
+
+// registerTerminal defines the flags of the terminal commands (search,
+// read-field): they serve no MCP client, so --server-name and --toolsets
+// do not apply; they use the read toolset under the catalog's name.
+func (l *localFlags) registerTerminal(f *cmdkit.FlagSet) error {
+	l.serverName, l.toolsets = mcptools.ServerName, "read"
+	l.registerCacheRoot(f)
+	l.registerProvider(f)
+	return l.registerTimeout(f)
+}
+
+func (l *localFlags) registerCacheRoot(f *cmdkit.FlagSet) {
+	f.Str(&l.cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "`directory` of the PDPP credential cache written by \"pdpp connect\"")
+}
+
+// tokenSource loads the client credential for the provider from the cache and
+// returns a source that refuses it once it expires. PDPP_OWNER_TOKEN is never
+// read.
+func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
+	tok, err := credentials.Load(l.cacheRoot, l.providerURL, time.Now())
+	if err != nil {
+		var ce *credentials.Error
+		if errors.As(err, &ce) {
+			return nil, cmdkit.WithCode(ce.ExitCode(), err)
+		}
+		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
+	}
+	if tok.Warning != "" {
+		log.Warn("credential file permissions", "warning", tok.Warning)
+	}
+	log.Info("using client credential", "provider", tok.ProviderURL, "grant", tok.GrantID, "path", tok.Path)
+	expires := tok.ExpiresAt
+	access := tok.AccessToken
+	provider := l.providerURL
+	return func(context.Context) (string, error) {
+		if !expires.IsZero() && time.Now().After(expires) {
+			return "", fmt.Errorf("the client credential expired at %s; run `pdpp connect %s` again", expires.Format(time.RFC3339), provider)
+		}
+		return access, nil
+	}, nil
+}
+
+func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
+	var l localFlags
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "stdio", "[stdio] --provider-url URL [flags]")
+	if err := l.register(f); err != nil {
+		return err
+	}
+	if err := f.ParseNoArgs(args); err != nil {
+		return err
+	}
+	if err := l.requireProvider(); err != nil {
+		return err
+	}
+	token, err := l.tokenSource(log)
+	if err != nil {
+		return err
+	}
+	s, _, err := l.buildServer(log, token)
+	if err != nil {
+		return err
+	}
+	log.Info("serving MCP over stdio", "provider", l.providerURL)
+	return transport.ServeStdio(ctx, s, env.Stdin, env.Stdout, log)
+}

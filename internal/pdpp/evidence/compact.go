@@ -1,0 +1,398 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+)
+
+// Result detail levels, the values of the data tools' `detail` argument.
+const (
+	DetailCompact = "compact"
+	DetailFull    = "full"
+)
+
+// Preview stands in, in compact structured output, for a value that would
+// break the reply budget: its kind, its total size, the shown part (text
+// and JSON only; never binary), a truncation flag and the exact call that
+// reads the rest.
+type Preview struct {
+	Truncated bool         `json:"truncated"`
+	Kind      string       `json:"kind"` // text, binary or json
+	Preview   string       `json:"preview,omitempty"`
+	Chars     int          `json:"chars,omitempty"`
+	Bytes     int          `json:"bytes,omitempty"`
+	MediaType string       `json:"media_type,omitempty"`
+	Next      Continuation `json:"next"`
+}
+
+// CompactValue returns raw itself when it is small enough to keep, else a
+// Preview of it. id and field name the record field raw is, for the
+// continuation: a read_record_field window for text and binary-like text, a
+// full-detail fetch of the field for large JSON. Blob references are small
+// objects and stay as they are: they never carry the bytes.
+func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.RawMessage, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return raw, false
+	}
+	switch raw[0] {
+	case '"':
+		// A string of at most maxChars characters needs no decoding to keep.
+		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
+			return raw, false
+		}
+		s, err := decodeString(raw)
+		if err != nil {
+			return raw, false
+		}
+		if IsBinaryLike(s) {
+			return mustMarshal(Preview{
+				Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s),
+				MediaType: dataURIMediaType(s), Next: ReadFieldCall(id, field, 0, 0, ""),
+			}), true
+		}
+		shown, cut := Cut(s, maxChars)
+		if !cut {
+			return raw, false
+		}
+		return mustMarshal(Preview{
+			Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s),
+			Next: ReadFieldCall(id, field, CountChars(shown), 0, ""),
+		}), true
+	case '{', '[':
+		if len(raw) <= InlineJSONBytes {
+			return raw, false
+		}
+		if raw[0] == '{' {
+			if _, ok := blobRef(raw); ok {
+				return raw, false
+			}
+		}
+		return jsonPreview(raw, maxChars, fetchFieldFullCall(id, field)), true
+	}
+	return raw, false
+}
+
+// jsonPreview is the Preview of the large JSON value raw: its size, its
+// first maxChars bytes and next, the call that reads it whole.
+func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
+	return mustMarshal(Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw), Next: next})
+}
+
+// StringPreview is the Preview standing in for the long string s, whose
+// whole value next shows: binary-like text (a data: URI or a long run of
+// base64 alphabet) keeps only its size and media type, never a piece of
+// the encoding; other text keeps its first maxChars characters.
+func StringPreview(s string, maxChars int, next Continuation) Preview {
+	if IsBinaryLike(s) {
+		return Preview{Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s), MediaType: dataURIMediaType(s), Next: next}
+	}
+	shown, _ := Cut(s, maxChars)
+	return Preview{Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s), Next: next}
+}
+
+// looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or
+// a long run with no space is decoded and classified; other text is not.
+func looksBinaryRaw(raw []byte) bool {
+	return bytes.HasPrefix(raw, []byte(`"data:`)) ||
+		(len(raw) >= BinaryLikeMinChars && bytes.IndexByte(raw, ' ') < 0)
+}
+
+// clipBytes cuts s to at most n bytes on a character boundary.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cutBytes(s, n) + Ellipsis
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+// objectWriter builds a JSON object member by member into one buffer.
+type objectWriter struct {
+	buf bytes.Buffer
+	n   int
+}
+
+func (w *objectWriter) member(key string, val []byte) {
+	if w.n == 0 {
+		w.buf.WriteByte('{')
+	} else {
+		w.buf.WriteByte(',')
+	}
+	w.n++
+	if JSONStringLen(key) == len(key)+2 {
+		// Nothing to escape: the key is written as it is, quoted.
+		w.buf.WriteByte('"')
+		w.buf.WriteString(key)
+		w.buf.WriteByte('"')
+	} else {
+		kb, _ := json.Marshal(key)
+		w.buf.Write(kb)
+	}
+	w.buf.WriteByte(':')
+	w.buf.Write(val)
+}
+
+func (w *objectWriter) bytes() []byte {
+	if w.n == 0 {
+		return []byte("{}")
+	}
+	w.buf.WriteByte('}')
+	return w.buf.Bytes()
+}
+
+// joinArray encodes already-encoded JSON values as one array.
+func joinArray(items [][]byte) []byte {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '[')
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	return append(out, ']')
+}
+
+func boolJSON(b bool) []byte {
+	if b {
+		return []byte("true")
+	}
+	return []byte("false")
+}
+
+// errNotObject is returned when a body that must be a JSON object is not.
+var errNotObject = errors.New("not a JSON object")
+
+// requireObject refuses an RS body that is not a JSON object: `null`, an
+// empty body, a bare value or a list.
+func requireObject(body []byte, what string) error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return fmt.Errorf("%s response is not a JSON object (%s)", what, clipBytes(string(body), 40))
+	}
+	return nil
+}
+
+// eachMember calls fn with every member of the JSON object raw, in order,
+// each value still raw. raw must be valid JSON; the walk is bounded by the
+// size of raw.
+func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
+	return splitMembers(raw, func(key string, val []byte) error { return fn(key, val) })
+}
+
+// CompactRecord rewrites one RS record object, valid JSON, for compact
+// output: every member kept in order, each value of `data` kept or replaced
+// by a Preview. It returns the record, its self-contained id and how many
+// values it cut.
+func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, error) {
+	rec, err := decodeValidRecord(raw)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	ref := recordRef(rec, stream, connectionID)
+	id := ref.ID()
+	cut := 0
+	var w objectWriter
+	err = eachMember(raw, func(key string, val json.RawMessage) error {
+		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
+			if len(val) > InlineJSONBytes {
+				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
+				cut++
+			}
+			w.member(key, val)
+			return nil
+		}
+		var dw objectWriter
+		for _, name := range rec.fieldNames() {
+			v, c := CompactValue(id, name, rec.Data[name], maxChars)
+			if c {
+				cut++
+			}
+			dw.member(name, v)
+		}
+		w.member(key, dw.bytes())
+		return nil
+	})
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("not a record: %w", err)
+	}
+	return w.bytes(), id, cut, nil
+}
+
+// JSONStringLen is the length of s encoded as a JSON string the way
+// encoding/json writes it (HTML-escaped), quotes included.
+func JSONStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n += int(asciiJSONLen[c])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // written as \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// asciiJSONLen is the encoded length of each ASCII byte in a JSON string
+// as encoding/json writes it: two for the short escapes, six for \u00XX
+// (other control bytes and the HTML-escaped <, >, &), one otherwise.
+var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			t[c] = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 6
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// CapText bounds a content[] text block to max bytes, saying so when it cuts.
+func CapText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	note := fmt.Sprintf("\n[output cut at %d bytes to fit the reply budget; page or narrow the request, or pass detail \"full\"]", max)
+	return cutBytes(s, max-len(note)) + note
+}
+
+// recordRef is the identity of a listed record, with the stream and
+// connection of the request filling in what the RS leaves out.
+func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
+	ref := handles.RecordRef{ConnectionID: rec.ConnectionID, Stream: rec.Stream, RecordID: rec.ID}
+	if ref.Stream == "" {
+		ref.Stream = stream
+	}
+	if ref.ConnectionID == "" {
+		ref.ConnectionID = connectionID
+	}
+	return ref
+}
+
+// CompactPage is an RS list envelope rewritten to fit a byte budget.
+type CompactPage struct {
+	// Envelope is the RS envelope with every member kept, `data` holding
+	// the first Shown records as compact records.
+	Envelope json.RawMessage
+	// Shown is how many records of the page Envelope carries.
+	Shown int
+	// CutValues counts the values replaced by a Preview.
+	CutValues int
+}
+
+// compactListWith rewrites an RS records page to at most budget bytes:
+// members other than `data` as they are (a large one becomes a Preview),
+// then the page's records in order, compact, while they fit. cache, when not
+// nil, is the same page already validated and split (by RenderList), and
+// keeps each record's compact form for the next call on the page.
+func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
+	var out CompactPage
+	var w objectWriter
+	keep := func(key string, val []byte) {
+		if len(val) > InlineJSONBytes {
+			val = jsonPreview(val, FieldValueChars, full)
+			out.CutValues++
+		}
+		w.member(key, val)
+	}
+	if cache == nil {
+		cache = &listCache{}
+		if !validJSON(body) {
+			return out, errBadJSON
+		}
+		err := eachMember(body, func(key string, val json.RawMessage) error {
+			if key == "data" {
+				if err := splitElements(val, func(rec []byte) error { cache.records = append(cache.records, rec); return nil }); err != nil {
+					return fmt.Errorf("data is not a list: %w", err)
+				}
+				return nil
+			}
+			keep(key, val)
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	} else {
+		for _, m := range cache.members {
+			keep(m.key, m.val)
+		}
+	}
+	records := cache.records
+	// Records go in while the envelope stays within budget; the bound of
+	// this loop is the page's length.
+	used := w.buf.Len() + len(`,"data":[]}`)
+	var list bytes.Buffer
+	list.WriteByte('[')
+	for i, raw := range records {
+		if i == len(cache.compact) {
+			rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
+			if err != nil {
+				return out, err
+			}
+			cache.compact = append(cache.compact, compactRecord{rec, cut})
+		}
+		rec, cut := cache.compact[i].raw, cache.compact[i].cut
+		if used+list.Len()+len(rec)+1 > budget {
+			break
+		}
+		if out.Shown > 0 {
+			list.WriteByte(',')
+		}
+		list.Write(rec)
+		out.Shown++
+		out.CutValues += cut
+	}
+	list.WriteByte(']')
+	w.member("data", list.Bytes())
+	out.Envelope = w.bytes()
+	return out, nil
+}
+
+// SmallMembers returns the members of the JSON object raw whose encoded
+// value is at most max bytes (cursors, flags, counts), for a truncation
+// report that keeps them; nil when raw is not a valid object.
+func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
+	if !validJSON(raw) {
+		return nil
+	}
+	out := map[string]json.RawMessage{}
+	_ = eachMember(raw, func(key string, val json.RawMessage) error {
+		if len(val) <= max {
+			out[key] = val
+		}
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,201 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+)
+
+// Document is fetch's structured output: {id, title, text, url, metadata}.
+type Document struct {
+	ID       string         `json:"id"`
+	Title    string         `json:"title"`
+	Text     string         `json:"text"`
+	URL      string         `json:"url,omitempty"`
+	Metadata map[string]any `json:"metadata"`
+	// Detail is the detail level the document was rendered at.
+	Detail string `json:"detail,omitempty"`
+	// Truncated says a field of the structured text was cut or left out
+	// (binary, blob); metadata.fields names each with its continuation.
+	Truncated bool `json:"truncated"`
+	// Full is the same fetch with detail "full", when something was cut.
+	Full *Continuation `json:"full,omitempty"`
+	// Rendered is the bounded content[] text.
+	Rendered string `json:"-"`
+	// textBytes caches the encoded size of Text once measured.
+	textBytes int
+}
+
+// documentOverhead is what a fetch result adds around the document's
+// strings and metadata: keys, the id, title and url members, the envelope.
+const documentOverhead = 512
+
+// RenderDocumentWithin renders one RS record as a fetch document. ref is the
+// record the caller asked for (its connection fills in when the RS names
+// one). With full, every field is whole (large JSON values too). Otherwise
+// the structured text cuts each field at StructuredTextChars and, with a
+// budget above 0, the whole result (content[] text, structured text and
+// metadata) is kept within budget bytes: the per-field cut shrinks until it
+// fits, each cut field keeping its descriptor and read_record_field
+// continuation in metadata.fields.
+func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int, full bool) (Document, error) {
+	if err := requireObject(body, "record"); err != nil {
+		return Document{}, err
+	}
+	rec, err := DecodeRecord(body)
+	if err != nil {
+		return Document{}, err
+	}
+	if rec.ID == "" && len(rec.Data) == 0 {
+		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
+	}
+	if full {
+		return renderDocument(rec, ref, providerBase, roles, math.MaxInt32, true), nil
+	}
+	chars := StructuredTextChars
+	doc := renderDocument(rec, ref, providerBase, roles, chars, false)
+	// Each pass shrinks the per-field cut in proportion to the excess; at
+	// most 12 passes, and never below FieldValueChars.
+	for pass := 0; pass < 12 && budget > 0; pass++ {
+		doc.textBytes = JSONStringLen(doc.Text)
+		size := documentSize(doc)
+		if size <= budget || chars <= FieldValueChars {
+			break
+		}
+		chars = max(FieldValueChars, chars*budget/size*9/10)
+		doc = renderDocument(rec, ref, providerBase, roles, chars, false)
+	}
+	return doc, nil
+}
+
+// documentSize estimates, from above, the serialized fetch result of doc.
+func documentSize(doc Document) int {
+	return JSONStringLen(doc.Rendered) + DocumentStructuredBytes(doc)
+}
+
+// DocumentStructuredBytes estimates, from above, doc encoded as
+// structuredContent: its strings as JSON encodes them, its metadata, and
+// documentOverhead for keys, flags and the full-detail call.
+func DocumentStructuredBytes(doc Document) int {
+	meta := len(mustMarshal(doc.Metadata))
+	text := doc.textBytes
+	if text == 0 {
+		text = JSONStringLen(doc.Text)
+	}
+	n := documentOverhead + text + meta +
+		JSONStringLen(doc.Title) + JSONStringLen(doc.URL) + JSONStringLen(doc.ID)
+	if doc.Full != nil {
+		n += JSONStringLen(doc.ID) // the full call names the id again
+	}
+	return n
+}
+
+// renderDocument renders rec with each field's structured text cut at
+// fieldChars; with full, large JSON values are kept whole too.
+func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int, full bool) Document {
+	if rec.ConnectionID != "" {
+		ref.ConnectionID = rec.ConnectionID
+	}
+	if rec.ID != "" {
+		ref.RecordID = rec.ID
+	}
+	if rec.Stream != "" {
+		ref.Stream = rec.Stream
+	}
+	id := ref.ID()
+	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
+	if tf := roles.titleField(); tf != "" {
+		var s string
+		if raw, ok := rec.Data[tf]; ok && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
+			doc.Title = Clip(oneLine(s), FieldValueChars)
+		}
+	}
+
+	names := orderByRole(rec.fieldNames(), roles)
+	fields := map[string]any{}
+	var text, shown strings.Builder
+	fmt.Fprintf(&shown, "id=%s title=%q\n", id, doc.Title)
+	cutFields := 0
+	for i, name := range names {
+		raw := rec.Data[name]
+		whole := DescribeField(id, name, raw, fieldChars)
+		if full && whole.Kind == "json" && !whole.Complete {
+			line := compactJSON(raw)
+			whole.Value, whole.Complete, whole.Next, whole.Line = json.RawMessage(line), true, nil, line
+		}
+		// Written piece by piece: the line can be a whole long text, which
+		// fmt would copy through its own buffer first.
+		text.WriteString(name)
+		text.WriteString(": ")
+		text.WriteString(whole.Line)
+		text.WriteByte('\n')
+		if !whole.Complete || whole.Kind == "blob" || whole.Kind == "binary" {
+			fields[name] = whole
+		}
+		if i < FieldsPerRecordShown {
+			brief := whole.Within(id, raw, FetchTextChars/4)
+			fmt.Fprintf(&shown, "%s: %s\n", name, brief.Line)
+			if !brief.Complete {
+				cutFields++
+			}
+		}
+	}
+	if len(names) > FieldsPerRecordShown {
+		fmt.Fprintf(&shown, "(%d more fields in structured text; narrow with fetch {\"id\":%q,\"fields\":[...]})\n",
+			len(names)-FieldsPerRecordShown, id)
+	}
+	if cutFields == 0 && len(names) <= FieldsPerRecordShown {
+		shown.WriteString("(whole record shown)\n")
+	}
+	doc.Text = text.String()
+	doc.Metadata = map[string]any{
+		"stream":    ref.Stream,
+		"record_id": ref.RecordID,
+	}
+	if ref.ConnectionID != "" {
+		doc.Metadata["connection_id"] = ref.ConnectionID
+	}
+	if rec.ConnectorKey != "" {
+		doc.Metadata["connector_key"] = rec.ConnectorKey
+	}
+	if rec.EmittedAt != "" {
+		doc.Metadata["emitted_at"] = rec.EmittedAt
+	}
+	if rec.RecordJSONBytes > 0 {
+		doc.Metadata["record_json_bytes"] = rec.RecordJSONBytes
+	}
+	if len(fields) > 0 {
+		doc.Metadata["fields"] = fields
+		doc.Truncated = true
+	}
+	doc.Rendered = capBytes(shown.String())
+	return doc
+}
+
+// orderByRole puts declared title and body fields first; other fields keep the
+// RS order. Undeclared fields are never promoted.
+func orderByRole(names []string, roles Roles) []string {
+	if len(roles) == 0 {
+		return names
+	}
+	rank := func(n string) int {
+		switch {
+		case titleRoles[roles[n]]:
+			return 0
+		case roles[n] == "secondary":
+			return 1
+		}
+		return 2
+	}
+	out := append([]string(nil), names...)
+	// stable insertion sort on rank
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && rank(out[j]) < rank(out[j-1]); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

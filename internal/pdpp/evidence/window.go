@@ -1,0 +1,301 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+)
+
+// FieldWindow is the RS `field_window` body.
+type FieldWindow struct {
+	Object       string `json:"object"`
+	RecordID     string `json:"record_id"`
+	ConnectionID string `json:"connection_id"`
+	Stream       string `json:"stream"`
+	Field        struct {
+		Path string `json:"path"`
+		Type string `json:"type"`
+	} `json:"field"`
+	// Window is nil when the RS body has no window member.
+	Window *WindowBody `json:"window"`
+}
+
+// WindowBody is the `window` member of an RS field window.
+type WindowBody struct {
+	Text                string `json:"text"`
+	StartChars          int    `json:"start_chars"`
+	EndChars            int    `json:"end_chars"`
+	TotalChars          int    `json:"total_chars"`
+	LimitChars          int    `json:"limit_chars"`
+	Complete            bool   `json:"complete"`
+	HasMore             bool   `json:"has_more"`
+	NextOffsetChars     *int   `json:"next_offset_chars"`
+	PreviousOffsetChars *int   `json:"previous_offset_chars"`
+	MatchStartChars     *int   `json:"match_start_chars"`
+	MatchEndChars       *int   `json:"match_end_chars"`
+}
+
+var (
+	fieldWindowKeys = []string{"object", "record_id", "connection_id", "stream", "field", "window"}
+	windowBodyKeys  = []string{"text", "start_chars", "end_chars", "total_chars", "limit_chars", "complete", "has_more",
+		"next_offset_chars", "previous_offset_chars", "match_start_chars", "match_end_chars"}
+)
+
+// decodeFieldWindow reads a field-window body as json.Unmarshal into
+// FieldWindow does, in one validating scan plus one walk, decoding the
+// window text once. It returns false, for the caller to use encoding/json
+// (its result and its errors), on invalid JSON, a repeated or case-variant
+// key, or a member of an unexpected type.
+func decodeFieldWindow(body []byte) (FieldWindow, bool) {
+	var fw FieldWindow
+	if !validJSON(body) {
+		return fw, false
+	}
+	err := splitKnown(body, fieldWindowKeys, func(key string, val []byte) error {
+		switch key {
+		case "object":
+			return stringInto(&fw.Object, val)
+		case "record_id":
+			return stringInto(&fw.RecordID, val)
+		case "connection_id":
+			return stringInto(&fw.ConnectionID, val)
+		case "stream":
+			return stringInto(&fw.Stream, val)
+		case "field":
+			return json.Unmarshal(val, &fw.Field)
+		case "window":
+			if val[0] != '{' {
+				return json.Unmarshal(val, &fw.Window)
+			}
+			w := &WindowBody{}
+			fw.Window = w
+			return splitKnown(val, windowBodyKeys, func(k string, v []byte) error {
+				switch k {
+				case "text":
+					return stringInto(&w.Text, v)
+				case "start_chars":
+					return intInto(&w.StartChars, v)
+				case "end_chars":
+					return intInto(&w.EndChars, v)
+				case "total_chars":
+					return intInto(&w.TotalChars, v)
+				case "limit_chars":
+					return intInto(&w.LimitChars, v)
+				case "complete":
+					return boolInto(&w.Complete, v)
+				case "has_more":
+					return boolInto(&w.HasMore, v)
+				case "next_offset_chars":
+					return optIntInto(&w.NextOffsetChars, v)
+				case "previous_offset_chars":
+					return optIntInto(&w.PreviousOffsetChars, v)
+				case "match_start_chars":
+					return optIntInto(&w.MatchStartChars, v)
+				case "match_end_chars":
+					return optIntInto(&w.MatchEndChars, v)
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return fw, err == nil
+}
+
+// WindowView is a rendered field window.
+type WindowView struct {
+	ID         string        `json:"id"`
+	FieldPath  string        `json:"field_path"`
+	Text       string        `json:"text,omitempty"`
+	Window     WindowState   `json:"window"`
+	Next       *Continuation `json:"next,omitempty"`
+	Previous   *Continuation `json:"previous,omitempty"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+	// Detail, TextAt and Full are set by compact results, whose window
+	// text lives once, in content[]: TextAt locates it there and Full is
+	// the same window with detail "full", which carries it here too.
+	Detail string        `json:"detail,omitempty"`
+	TextAt *TextSpan     `json:"text_at,omitempty"`
+	Full   *Continuation `json:"full,omitempty"`
+	// RSBodyBytes is the size of the RS body the view renders.
+	RSBodyBytes int `json:"-"`
+	// Rendered is the content[] text; it is not part of structured output.
+	Rendered string `json:"-"`
+}
+
+// TextSpan locates a text inside content[]: block Content, bytes
+// [StartByte, EndByte) of its text, Chars characters.
+type TextSpan struct {
+	Content   int `json:"content"`
+	StartByte int `json:"start_byte"`
+	EndByte   int `json:"end_byte"`
+	Chars     int `json:"chars"`
+}
+
+// CompactText moves the window text out of structured output, leaving a
+// pointer to it in content[0] and the full-detail call of the same window.
+func (v *WindowView) CompactText(full Continuation) {
+	start := strings.Index(v.Rendered, windowRule)
+	if start < 0 {
+		return
+	}
+	start += len(windowRule)
+	v.TextAt = &TextSpan{StartByte: start, EndByte: start + len(v.Text), Chars: CountChars(v.Text)}
+	v.Text = ""
+	v.Detail = DetailCompact
+	v.Full = &full
+}
+
+// windowRule delimits the window text in content[].
+const windowRule = "\n---\n"
+
+// WindowState is the served range and completeness of a window.
+type WindowState struct {
+	StartChars      int  `json:"start_chars"`
+	EndChars        int  `json:"end_chars"`
+	TotalChars      int  `json:"total_chars"`
+	Complete        bool `json:"complete"`
+	HasMore         bool `json:"has_more"`
+	MatchStartChars *int `json:"match_start_chars,omitempty"`
+	MatchEndChars   *int `json:"match_end_chars,omitempty"`
+}
+
+// RenderWindow renders an RS field window of the record ref (whose connection
+// is taken from the RS answer when the caller named none). limit is the window
+// size the caller asked for (0 = RS default); it is carried into next/previous
+// so paging keeps the same size. cursorFor, when set, encodes the next window as
+// an opaque cursor for structured output.
+func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
+	if err := requireObject(body, "field-window"); err != nil {
+		return WindowView{}, err
+	}
+	fw, ok := decodeFieldWindow(body)
+	if !ok {
+		fw = FieldWindow{}
+		if err := json.Unmarshal(body, &fw); err != nil {
+			return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
+		}
+	}
+	if fw.Window == nil {
+		return WindowView{}, fmt.Errorf("field-window response has no window")
+	}
+	if fw.Field.Path == "" {
+		return WindowView{}, fmt.Errorf("field-window response names no field")
+	}
+	if ref.ConnectionID == "" {
+		ref.ConnectionID = fw.ConnectionID
+	}
+	id := ref.ID()
+	w := *fw.Window
+	if err := checkWindow(&w, limit); err != nil {
+		return WindowView{}, err
+	}
+	if limit <= 0 {
+		limit = w.LimitChars
+	}
+	pageLimit := limit
+	if w.MatchStartChars != nil || pageLimit == DefaultWindowChars {
+		// A q window's size came from before/after: page on with the default
+		// size, which needs no argument.
+		pageLimit = 0
+	}
+	v := WindowView{
+		ID:        id,
+		FieldPath: fw.Field.Path,
+		Text:      w.Text,
+		Window: WindowState{
+			StartChars: w.StartChars, EndChars: w.EndChars, TotalChars: w.TotalChars,
+			Complete: w.Complete, HasMore: w.HasMore,
+			MatchStartChars: w.MatchStartChars, MatchEndChars: w.MatchEndChars,
+		},
+	}
+	if w.HasMore && w.NextOffsetChars != nil {
+		c := ReadFieldCall(id, fw.Field.Path, *w.NextOffsetChars, pageLimit, "")
+		v.Next = &c
+		if cursorFor != nil {
+			v.NextCursor = cursorFor(*w.NextOffsetChars, pageLimit)
+		}
+	}
+	if w.StartChars > 0 {
+		// The previous window ends exactly where this one starts.
+		size := pageLimit
+		if size <= 0 {
+			size = DefaultWindowChars
+		}
+		offset := max(0, w.StartChars-size)
+		limit := 0
+		if w.StartChars-offset != DefaultWindowChars {
+			limit = w.StartChars - offset
+		}
+		c := ReadFieldCall(id, fw.Field.Path, offset, limit, "")
+		c.Arguments["offset_chars"] = offset
+		v.Previous = &c
+	}
+	v.Rendered = windowText(v)
+	v.RSBodyBytes = len(body)
+	return v, nil
+}
+
+func windowText(v WindowView) string {
+	var b strings.Builder
+	state := "partial"
+	if v.Window.Complete {
+		state = "complete: whole field shown"
+	}
+	fmt.Fprintf(&b, "id=%s field=%s chars %d-%d of %d (%s)", v.ID, v.FieldPath,
+		v.Window.StartChars, v.Window.EndChars, v.Window.TotalChars, state)
+	if v.Window.MatchStartChars != nil && v.Window.MatchEndChars != nil {
+		fmt.Fprintf(&b, "; match at %d-%d", *v.Window.MatchStartChars, *v.Window.MatchEndChars)
+	}
+	b.WriteString(windowRule)
+	b.WriteString(v.Text)
+	b.WriteString(windowRule)
+	if v.Next != nil {
+		fmt.Fprintf(&b, "next: %s\n", v.Next.Call())
+	}
+	if v.Previous != nil {
+		fmt.Fprintf(&b, "previous: %s\n", v.Previous.Call())
+	}
+	if v.Next == nil && !v.Window.Complete {
+		b.WriteString("end of field reached\n")
+	}
+	return b.String()
+}
+
+// checkWindow refuses a window whose offsets cannot be true (negative,
+// inverted, past the field's end) and clamps one longer than asked: limit
+// is the window size requested (0: the RS default, DefaultWindowChars); a
+// q window, sized by before/after, is held to MaxWindowChars. A clamped
+// window is partial, its next read starting where the kept text ends.
+func checkWindow(w *WindowBody, limit int) error {
+	switch {
+	case w.StartChars < 0 || w.EndChars < 0 || w.TotalChars < 0:
+		return fmt.Errorf("field window has a negative offset (%d-%d of %d)", w.StartChars, w.EndChars, w.TotalChars)
+	case w.EndChars < w.StartChars:
+		return fmt.Errorf("field window offsets are inverted (%d-%d)", w.StartChars, w.EndChars)
+	case w.EndChars > w.TotalChars:
+		return fmt.Errorf("field window ends at %d, past the field's %d characters", w.EndChars, w.TotalChars)
+	case w.MatchStartChars != nil && w.MatchEndChars != nil && (*w.MatchStartChars < 0 || *w.MatchEndChars < *w.MatchStartChars):
+		return fmt.Errorf("field window match offsets are invalid")
+	}
+	switch {
+	case w.MatchStartChars != nil:
+		limit = MaxWindowChars
+	case limit <= 0:
+		limit = DefaultWindowChars
+	}
+	limit = min(limit, MaxWindowChars)
+	kept, cut := Cut(w.Text, limit)
+	if !cut {
+		return nil
+	}
+	w.Text = kept
+	w.EndChars = w.StartChars + limit
+	w.Complete = false
+	w.HasMore = true
+	next := w.EndChars
+	w.NextOffsetChars = &next
+	return nil
+}
