@@ -22,8 +22,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // outOfScope is a read the demo client grant refuses: it names the notes
