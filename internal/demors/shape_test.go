@@ -2,6 +2,7 @@ package demors_test
 
 import (
 	"encoding/json"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,7 +66,7 @@ var enumeratedKeys = map[string]bool{
 
 func TestResponseShapesMatchSamples(t *testing.T) {
 	if _, err := os.Stat(samplesDir); err != nil {
-		t.Skipf("reference samples not found at %s (the checkout is expected beside shared/): %v", samplesDir, err)
+		testkit.MissingShared(t, "reference samples not found at %s (the checkout is expected beside shared/): %v", samplesDir, err)
 	}
 	raw, err := os.ReadFile(filepath.Join("testdata", "shape_cases.json"))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,7 +37,7 @@ func loadSamples(t testing.TB) map[string]sample {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "_index.json"))
 	if os.IsNotExist(err) {
-		t.Skipf("RS samples not found at %s (they sit beside the checkout in shared/pdpp-samples); skipping the replay tests", samplesDir)
+		testkit.MissingShared(t, "RS samples not found at %s (they sit beside the checkout in shared/pdpp-samples); skipping the replay tests", samplesDir)
 	}
 	if err != nil {
 		t.Fatal(err)

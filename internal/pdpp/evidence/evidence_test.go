@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func sample(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(samplesDir, name))
 	if err != nil {
-		t.Skipf("RS samples not available (%v); the synthetic tests still run", err)
+		testkit.MissingShared(t, "RS samples not available (%v); the synthetic tests still run", err)
 	}
 	return b
 }

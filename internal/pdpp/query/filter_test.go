@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/json"
 	"errors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -240,7 +241,7 @@ func TestFilterMatchesRealRequests(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "..", "shared", "pdpp-samples")
 	data, err := os.ReadFile(filepath.Join(dir, "_index.json"))
 	if err != nil {
-		t.Skipf("shared RS samples not available (%v); they sit beside the checkout in shared/pdpp-samples", err)
+		testkit.MissingShared(t, "shared RS samples not available (%v); they sit beside the checkout in shared/pdpp-samples", err)
 	}
 	var index map[string]struct {
 		Request string `json:"request"`

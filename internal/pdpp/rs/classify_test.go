@@ -3,6 +3,7 @@ package rs
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,7 +110,7 @@ func TestCodeListsDisjoint(t *testing.T) {
 func TestClassifySamples(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "_index.json"))
 	if os.IsNotExist(err) {
-		t.Skipf("RS samples not found at %s", samplesDir)
+		testkit.MissingShared(t, "RS samples not found at %s", samplesDir)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"io"
 	"io/fs"
 	"net/http"
@@ -43,7 +44,7 @@ func loadIndex(t *testing.T) map[string]indexEntry {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "_index.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("RS samples not found at %s (the shared/ folder beside the checkout); skipping", samplesDir)
+		testkit.MissingShared(t, "RS samples not found at %s (the shared/ folder beside the checkout); skipping", samplesDir)
 	}
 	if err != nil {
 		t.Fatal(err)

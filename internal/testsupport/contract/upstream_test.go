@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"io/fs"
 	"os"
 	"slices"
@@ -87,7 +88,7 @@ func loadUpstream(t *testing.T) map[string]upstreamOperation {
 	t.Helper()
 	raw, err := os.ReadFile(upstreamSpec)
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("upstream OpenAPI not found at %s (the shared/ folder beside the checkout); skipping", upstreamSpec)
+		testkit.MissingShared(t, "upstream OpenAPI not found at %s (the shared/ folder beside the checkout); skipping", upstreamSpec)
 	}
 	if err != nil {
 		t.Fatal(err)
