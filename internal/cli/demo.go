@@ -39,9 +39,9 @@ func (o *demoOAuth) config() (*demors.OAuthConfig, error) {
 // consentNote says how the demo authorization server asks for consent.
 func (o *demoOAuth) consentNote() string {
 	if o.autoConsent {
-		return "approved at once (--auto-consent)"
+		return "given at once (--auto-consent)"
 	}
-	return "a consent page in the browser"
+	return "a page in the browser"
 }
 
 // demoSource is the source the demo's facade asks grants for by default.
@@ -239,13 +239,12 @@ names no source gets a package token, which the demo RS refuses on /v1.
 		return
 	}
 	fmt.Fprintf(w, `MCP Inspector through OAuth, no token pasted: in the web UI, transport
-"Streamable HTTP", URL %s, no Authorization header, then Connect.
-Inspector finds the authorization server in this server's metadata, registers
-itself at the demo authorization server (%s) and is asked to consent
-(%s) to a client grant over one source, %q;
-access tokens live %v and are refreshed with rotating refresh tokens.
+"Streamable HTTP", URL %s, no Authorization header, then Connect. It
+finds the authorization server in this server's metadata, registers at the
+demo authorization server (%s) and gets a client grant over one source
+(%q) after consent: %s. Access tokens live %v; refresh tokens rotate.
 
-`, mcpURL, rsURL, o.consentNote(), source, o.tokenTTL)
+`, mcpURL, rsURL, source, o.consentNote(), o.tokenTTL)
 }
 
 // printMetricsURL names the demo's metrics endpoint (the listener is bound
