@@ -97,8 +97,9 @@ func (h *httpFlags) facade(cfg *transport.HTTPConfig, client *http.Client, log *
 }
 
 // authenticate answers the transport with the bearer's verdict: client
-// tokens are served, tokens the RS rejects get 401, owner tokens 403, and a
-// check that cannot complete 503 (never a silent pass).
+// tokens are served, tokens the RS rejects (a token-level code) get 401,
+// owner tokens and tokens unusable here an explained 403, and a check that
+// RS trouble kept from completing 503 (never a silent pass).
 func authenticate(check *tokencheck.Checker) func(context.Context, string) transport.AuthVerdict {
 	return func(ctx context.Context, token string) transport.AuthVerdict {
 		res := check.Check(transport.WithBearer(ctx, token))
@@ -110,6 +111,20 @@ func authenticate(check *tokencheck.Checker) func(context.Context, string) trans
 		case tokencheck.Owner:
 			return transport.AuthVerdict{Outcome: transport.AuthForbidden, Reason: tokencheck.CodeOwnerRefused,
 				Message: "owner token refused: " + tokencheck.OwnerMessage}
+		case tokencheck.Unusable:
+			// The RS's status and code say which refusal it was.
+			var m struct {
+				Message  string `json:"message"`
+				RSStatus int    `json:"rs_status"`
+				RSCode   string `json:"rs_code"`
+			}
+			_ = json.Unmarshal(res.Err.Object(), &m)
+			data := map[string]any{"rs_status": m.RSStatus}
+			if m.RSCode != "" {
+				data["rs_code"] = m.RSCode
+			}
+			return transport.AuthVerdict{Outcome: transport.AuthForbidden, Reason: tokencheck.CodeClientGrantRequired,
+				Message: m.Message, Data: data}
 		}
 		msg := "the token could not be checked with the resource server; retry shortly"
 		if res.Err != nil {
@@ -156,8 +171,8 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, on
 	var check *tokencheck.Checker
 	s, _, err := h.buildServer(log, bearerToken, func(c *pdpp.Config) {
 		// One checker for the transport and the adapter: a request's bearer
-		// is read from the RS once, and an RS 401 during a call both evicts
-		// its verdict and turns the HTTP reply into 401.
+		// is read from the RS once, and a token-level refusal during a call
+		// both evicts its verdicts and turns the HTTP reply into 401.
 		check = c.Checker
 		c.OnRejected = transport.MarkTokenRejected
 	})

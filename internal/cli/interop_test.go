@@ -30,9 +30,15 @@ var interopVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-0
 // connects the official Go SDK client to it at version.
 func connectStdio(t *testing.T, ctx context.Context, provider, version string) *sdk.ClientSession {
 	t.Helper()
+	return connectStdioAs(t, ctx, provider, version, fixedTokens["client"])
+}
+
+// connectStdioAs is connectStdio with the cached credential's token.
+func connectStdioAs(t *testing.T, ctx context.Context, provider, version, bearer string) *sdk.ClientSession {
+	t.Helper()
 	c := common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	token := func(context.Context) (string, error) { return fixedTokens["client"], nil }
+	token := func(context.Context) (string, error) { return bearer, nil }
 	s, _, err := c.buildServer(log, token)
 	if err != nil {
 		t.Fatal(err)

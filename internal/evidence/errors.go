@@ -24,10 +24,6 @@ type ErrorBody struct {
 // maxConnectionLines bounds the available connections an error text lists.
 const maxConnectionLines = 20
 
-// CodeTokenInactive is the RS error code for a token that is no longer
-// active (a stale credential).
-const CodeTokenInactive = "context.active_false"
-
 // ErrorText renders a short, actionable text for an error object (RS envelope
 // member `error` or an adapter error of the same shape). tool and args, when
 // given, let the text show the exact retry call for ambiguous_connection.
@@ -65,9 +61,6 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 			retry["connection_id"] = e.AvailableConnections[0].ConnectionID
 			fmt.Fprintf(&b, "retry with one of them, e.g. %s\n", Continuation{Tool: tool, Arguments: retry}.Call())
 		}
-	}
-	if code == CodeTokenInactive {
-		b.WriteString("fix: the client token is no longer active (expired, revoked or unknown); run \"pdpp connect <provider-url>\" again for a new one, then retry\n")
 	}
 	if e.NextStep != "" {
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))

@@ -2,7 +2,6 @@ package pdpp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -36,7 +35,10 @@ type Config struct {
 	// Token. Share one with the HTTP transport so a request is checked once.
 	Checker *tokencheck.Checker
 	// OnRejected, when set, is called with the call's context whenever the
-	// RS answers 401 (the hosted transport turns the reply into HTTP 401).
+	// RS says the bearer itself is no good (rs.ClassToken: inactive,
+	// expired, revoked), at the token check or on any call; the hosted
+	// transport turns the reply into HTTP 401. Scope refusals never call
+	// it: they are the call's own error.
 	OnRejected func(context.Context)
 }
 
@@ -62,11 +64,19 @@ func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.R
 		return nil, err
 	}
 	resp, err := a.rs.Do(ctx, req)
-	var re *rs.Error
-	if errors.As(err, &re) && re.Status == http.StatusUnauthorized {
-		a.rejected(ctx)
+	if err != nil {
+		a.observe(ctx, err)
 	}
 	return resp, err
+}
+
+// observe hands a failed RS request to the token check, which evicts the
+// token's verdicts on a token-level refusal (see tokencheck.Observe); the
+// transport, when it listens, is told of that refusal too.
+func (a *Adapter) observe(ctx context.Context, err error) {
+	if a.check.Observe(ctx, err) == rs.ClassToken && a.onRejected != nil {
+		a.onRejected(ctx)
+	}
 }
 
 // withQuery adds pre-encoded parameters (typed filters, expand limits) to req.
@@ -94,26 +104,18 @@ func withQuery(req *http.Request, extra ...url.Values) *http.Request {
 // refuseOwner fails closed: a call goes on only when the bearer is known
 // to be a grant-scoped client token (see internal/tokencheck). An owner
 // token is owner_token_refused, a token the RS rejects fails with the RS's
-// 401, and a check that cannot complete is token_check_unavailable; in each
-// case no data request is made.
+// own refusal (and the transport is told), a token unusable here is
+// client_grant_required, and a check that cannot complete is
+// token_check_unavailable; in each case no data request is made.
 func (a *Adapter) refuseOwner(ctx context.Context) error {
 	res := a.check.Check(ctx)
 	if res.Verdict == tokencheck.Client {
 		return nil
 	}
-	if res.Verdict == tokencheck.Rejected {
-		a.rejected(ctx)
-	}
-	return res.Err
-}
-
-// rejected handles an RS 401: the token's verdict is forgotten and the
-// transport (when it listens) is told, so the HTTP reply becomes a 401.
-func (a *Adapter) rejected(ctx context.Context) {
-	a.check.Forget(ctx)
-	if a.onRejected != nil {
+	if res.Verdict == tokencheck.Rejected && a.onRejected != nil {
 		a.onRejected(ctx)
 	}
+	return res.Err
 }
 
 // declaredRoles returns the display roles the grant's schema declared for

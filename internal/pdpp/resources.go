@@ -19,8 +19,9 @@ import (
 
 // resourceFailure is the error of a failed resources/read: the typed error
 // object (RS or adapter) travels as the JSON-RPC error's data, with -32002
-// when the RS says the resource does not exist (HTTP 404), -32602 when the
-// adapter refused part of the URI, and -32603 otherwise.
+// when the RS says the resource does not exist (HTTP 404) or is outside the
+// grant (a scope refusal, rs.ClassScope), -32602 when the adapter refused
+// part of the URI, and -32603 otherwise.
 //
 // The object is held to resourceErrorBytes like a tool's error result (see
 // evidence.FitError), whatever the RS put in its envelope.
@@ -28,7 +29,7 @@ func resourceFailure(ctx context.Context, err error) error {
 	e := asRSError(err)
 	obj := evidence.FitError(e.Object(), resourceErrorBytes)
 	switch {
-	case e.Status == http.StatusNotFound || e.Code() == "not_found":
+	case e.Status == http.StatusNotFound || e.Code() == "not_found", rs.ClassOf(e) == rs.ClassScope:
 		return transport.ResourceNotFound(ctx, obj)
 	case e.Status == 0 && strings.HasPrefix(e.Code(), "invalid_"):
 		// The adapter refused a part of the URI before any RS request.

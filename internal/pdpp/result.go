@@ -167,7 +167,7 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 	if limit <= 0 {
 		limit = errorReplyBytes
 	}
-	text := compactText(evidence.ErrorText(obj, tool, args), limit)
+	text := compactText(evidence.ErrorText(obj, tool, args)+refusalAdvice(e, args), limit)
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(text)},

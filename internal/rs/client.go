@@ -255,7 +255,7 @@ func statusError(resp *http.Response, body []byte) *Error {
 	code := "rs_http_" + fmt.Sprint(resp.StatusCode)
 	msg := fmt.Sprintf("the RS answered HTTP %d without a JSON error envelope", resp.StatusCode)
 	if resp.StatusCode == http.StatusUnauthorized {
-		code = "invalid_token"
+		code = CodeInvalidToken
 		msg = "the RS refused the token (HTTP 401)"
 	}
 	return &Error{Status: resp.StatusCode, Envelope: adapterEnvelope(code, msg, "")}
@@ -265,11 +265,11 @@ func transportError(ctx context.Context, err error) *Error {
 	var ne net.Error
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return &Error{Envelope: adapterEnvelope("rs_timeout", "the RS did not answer in time; retry, or ask for less", "")}
+		return &Error{Envelope: adapterEnvelope(CodeTimeout, "the RS did not answer in time; retry, or ask for less", "")}
 	case errors.Is(err, context.Canceled):
 		return &Error{Envelope: adapterEnvelope("cancelled", "the call was cancelled", "")}
 	}
-	return &Error{Envelope: adapterEnvelope("rs_unreachable", "the RS could not be reached: "+scrub(err.Error()), "")}
+	return &Error{Envelope: adapterEnvelope(CodeUnreachable, "the RS could not be reached: "+scrub(err.Error()), "")}
 }
 
 // scrub keeps transport error text short; it never contains the token, which

@@ -3,5 +3,8 @@
 // response bodies, and turns every failure into one error shape — the RS's own
 // error envelope, kept verbatim, or an adapter error of the same form when the RS
 // could not be reached or answered something unreadable. It never retries with
-// other credentials and never logs tokens.
+// other credentials and never logs tokens. It also holds the one list of what RS
+// error codes mean for the bearer (Class: the token is no good, one read is out
+// of scope, the token is unusable here, the RS is unavailable), which every
+// refusal decision of the server follows.
 package rs

@@ -5,13 +5,14 @@ import (
 	"time"
 )
 
-// cache keeps client and owner verdicts by token hash. Size: at most max
-// entries; age: at most ttl. When full, expired entries go first, then the
-// entry closest to expiry (one O(max) scan per insertion into a full cache).
+// cache keeps verdicts by token hash. Size: at most max entries; age: at
+// most the lifetime each entry was put with. When full, expired entries go
+// first, then the entry closest to expiry (one O(max) scan per insertion
+// into a full cache).
 type cache struct {
 	mu    sync.Mutex
-	ttl   time.Duration
 	max   int
+	now   func() time.Time
 	items map[[32]byte]entry
 }
 
@@ -20,8 +21,8 @@ type entry struct {
 	expires time.Time
 }
 
-func newCache(ttl time.Duration, max int) *cache {
-	return &cache{ttl: ttl, max: max, items: map[[32]byte]entry{}}
+func newCache(max int, now func() time.Time) *cache {
+	return &cache{max: max, now: now, items: map[[32]byte]entry{}}
 }
 
 func (c *cache) get(k [32]byte) (Result, bool) {
@@ -31,18 +32,19 @@ func (c *cache) get(k [32]byte) (Result, bool) {
 	if !ok {
 		return Result{}, false
 	}
-	if time.Now().After(e.expires) {
+	if c.now().After(e.expires) {
 		delete(c.items, k)
 		return Result{}, false
 	}
 	return e.res, true
 }
 
-func (c *cache) put(k [32]byte, r Result) {
+// put keeps r under k for ttl.
+func (c *cache) put(k [32]byte, r Result, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.now()
 	if _, ok := c.items[k]; !ok && len(c.items) >= c.max {
-		now := time.Now()
 		var oldest [32]byte
 		var oldestAt time.Time
 		for key, e := range c.items {
@@ -58,7 +60,7 @@ func (c *cache) put(k [32]byte, r Result) {
 			delete(c.items, oldest)
 		}
 	}
-	c.items[k] = entry{res: r, expires: time.Now().Add(c.ttl)}
+	c.items[k] = entry{res: r, expires: now.Add(ttl)}
 }
 
 func (c *cache) remove(k [32]byte) {

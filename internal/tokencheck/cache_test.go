@@ -21,9 +21,9 @@ func TestCacheBounds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCache(tc.ttl, tc.max)
+			c := newCache(tc.max, time.Now)
 			for i := range tc.puts {
-				c.put(Key(fmt.Sprint("tok", i)), Result{Verdict: Client})
+				c.put(Key(fmt.Sprint("tok", i)), Result{Verdict: Client}, tc.ttl)
 			}
 			time.Sleep(time.Millisecond)
 			served := 0
@@ -49,9 +49,9 @@ func TestCacheBounds(t *testing.T) {
 func TestRejectedVerdictsLiveApart(t *testing.T) {
 	c := New(nil, nil, Options{})
 	good := Key("good")
-	c.cache.put(good, Result{Verdict: Client})
+	c.cache.put(good, Result{Verdict: Client}, DefaultTTL)
 	for i := range 3 * MaxRejectedEntries {
-		c.rejected.put(Key(fmt.Sprint("made-up-", i)), Result{Verdict: Rejected})
+		c.rejected.put(Key(fmt.Sprint("made-up-", i)), Result{Verdict: Rejected}, RejectedTTL)
 	}
 	if c.rejected.len() > MaxRejectedEntries {
 		t.Fatalf("%d rejected verdicts kept, bound %d", c.rejected.len(), MaxRejectedEntries)

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
@@ -26,8 +28,13 @@ const (
 	Client
 	// Owner: an owner token, which this server refuses.
 	Owner
-	// Rejected: the RS answered 401 to the token.
+	// Rejected: the RS says the token itself is no good (a token-level
+	// code, see rs.ClassToken: inactive, unknown, expired, revoked).
 	Rejected
+	// Unusable: the RS refuses the token its own schema for another reason
+	// (a package token's 404 "Unknown source", a 403): it will never read
+	// through this server, which needs a single-source client grant.
+	Unusable
 )
 
 func (v Verdict) String() string {
@@ -38,6 +45,8 @@ func (v Verdict) String() string {
 		return "owner"
 	case Rejected:
 		return "rejected"
+	case Unusable:
+		return "unusable"
 	}
 	return "unavailable"
 }
@@ -46,8 +55,9 @@ func (v Verdict) String() string {
 type Result struct {
 	Verdict Verdict
 	// Err is the typed error a call made with this token fails with: the
-	// RS's own 401 envelope (Rejected), owner_token_refused (Owner) or
-	// token_check_unavailable (Unavailable); nil for Client.
+	// RS's own envelope (Rejected), owner_token_refused (Owner),
+	// client_grant_required (Unusable) or token_check_unavailable
+	// (Unavailable); nil for Client.
 	Err *rs.Error
 	// roles are the display roles the grant's schema declares, by stream.
 	roles map[string]evidence.Roles
@@ -55,18 +65,23 @@ type Result struct {
 
 // Codes of the errors this package makes.
 const (
-	CodeOwnerRefused = "owner_token_refused"
-	CodeUnavailable  = "token_check_unavailable"
+	CodeOwnerRefused        = "owner_token_refused"
+	CodeClientGrantRequired = "client_grant_required"
+	CodeUnavailable         = "token_check_unavailable"
 )
 
 // OwnerMessage says why an owner token is refused and what to do instead.
 const OwnerMessage = "this server reads only through grant-scoped client tokens and refuses owner tokens; run `pdpp connect <provider-url>` to obtain a client grant"
 
+// GrantMessage says what grant this server needs, for an Unusable token.
+const GrantMessage = "this server reads through a single-source client grant (a token bound to one grant_id, from an authorization that names one connector with connector_id or PDPP authorization_details); " +
+	"a multi-source package token works only at the provider's own hosted /mcp. Authorize again for one source, or run `pdpp connect <provider-url>`"
+
 // Defaults of Options.
 const (
 	// DefaultTTL is how long a client or owner verdict is trusted. A token
-	// revoked meanwhile is caught by the RS's 401 on the next data call,
-	// which evicts the entry.
+	// revoked meanwhile is caught by the RS's token-level refusal of the
+	// next data call, which evicts the entry.
 	DefaultTTL = 10 * time.Minute
 	// DefaultMaxEntries bounds the cache (32-byte key plus the declared
 	// roles of one grant per entry).
@@ -74,11 +89,19 @@ const (
 	// DefaultMaxInFlight bounds the distinct tokens being checked at once;
 	// beyond it a new token's check is unavailable (retry).
 	DefaultMaxInFlight = 256
-	// RejectedTTL is how long a token the RS answered 401 stays refused
-	// without asking the RS again, so a client that keeps retrying an
-	// expired or revoked token costs the RS one read per RejectedTTL, not
-	// one per request. Short, for a token is rarely rejected by mistake.
+	// RejectedTTL is how long a token the RS rejected with a listed
+	// token-level code (rs.TokenCode) stays refused without asking the RS
+	// again, so a client that keeps retrying an expired or revoked token
+	// costs the RS one read per RejectedTTL, not one per request. Short,
+	// for a token is rarely rejected by mistake.
 	RejectedTTL = 30 * time.Second
+	// SuspectRejectedTTL replaces RejectedTTL for a rejection read within
+	// TroubleWindow of RS trouble (an error, a timeout): a spurious
+	// rejection while the RS recovers keeps a good token out for at most
+	// this long.
+	SuspectRejectedTTL = 5 * time.Second
+	// TroubleWindow is how long after RS trouble a rejection is suspect.
+	TroubleWindow = 30 * time.Second
 	// MaxRejectedEntries bounds the rejected verdicts kept. They live apart
 	// from client and owner verdicts, so a flood of made-up tokens can
 	// evict only other rejected ones.
@@ -100,9 +123,14 @@ type Checker struct {
 	rs       *rs.Client
 	token    rs.TokenSource
 	timeout  time.Duration
+	ttl      time.Duration
 	cache    *cache
 	rejected *cache // Rejected verdicts, RejectedTTL and MaxRejectedEntries
 	flights  *flights
+	// trouble is when (unix nanoseconds) an RS request made for a check or
+	// a call last ended in RS trouble (rs.ClassUnavailable); 0 for never.
+	trouble atomic.Int64
+	now     func() time.Time
 }
 
 // New returns a Checker reading through client; token yields the bearer of
@@ -120,13 +148,18 @@ func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 	if opt.Timeout <= 0 {
 		opt.Timeout = rs.DefaultTimeout
 	}
-	return &Checker{
-		rs: client, token: token, timeout: opt.Timeout,
-		cache:    newCache(opt.TTL, opt.MaxEntries),
-		rejected: newCache(RejectedTTL, MaxRejectedEntries),
-		flights:  newFlights(opt.MaxInFlight),
+	c := &Checker{
+		rs: client, token: token, timeout: opt.Timeout, ttl: opt.TTL,
+		flights: newFlights(opt.MaxInFlight),
+		now:     time.Now,
 	}
+	c.cache = newCache(opt.MaxEntries, c.clock)
+	c.rejected = newCache(MaxRejectedEntries, c.clock)
+	return c
 }
+
+// clock reads c.now, which tests may replace before first use.
+func (c *Checker) clock() time.Time { return c.now() }
 
 // Key is the cache key of a token: its SHA-256, so no token is kept.
 func Key(token string) [32]byte { return sha256.Sum256([]byte(token)) }
@@ -158,12 +191,7 @@ func (c *Checker) Check(ctx context.Context) Result {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 			defer cancel()
 			r := c.read(rctx)
-			switch r.Verdict {
-			case Client, Owner:
-				c.cache.put(key, r)
-			case Rejected:
-				c.rejected.put(key, r)
-			}
+			c.keep(key, r)
 			c.flights.finish(key, f, r)
 		}()
 	}
@@ -175,12 +203,65 @@ func (c *Checker) Check(ctx context.Context) Result {
 	}
 }
 
-// Forget evicts the verdict of the bearer of ctx, after the RS answered 401
-// to it.
+// keep caches a verdict for as long as it may be trusted: client and owner
+// verdicts for the TTL; a rejection only when its code is a listed
+// token-level one, for RejectedTTL, or SuspectRejectedTTL right after RS
+// trouble; Unusable and Unavailable verdicts not at all.
+func (c *Checker) keep(key [32]byte, r Result) {
+	switch r.Verdict {
+	case Client, Owner:
+		c.cache.put(key, r, c.ttl)
+	case Rejected:
+		if r.Err == nil || !rs.TokenCode(r.Err.Code()) {
+			return
+		}
+		ttl := RejectedTTL
+		if c.troubleSince(TroubleWindow) {
+			ttl = SuspectRejectedTTL
+		}
+		c.rejected.put(key, r, ttl)
+	}
+}
+
+// noteTrouble records that an RS request just ended in RS trouble.
+func (c *Checker) noteTrouble() { c.trouble.Store(c.now().UnixNano()) }
+
+// troubleSince reports whether RS trouble was seen within the last d.
+func (c *Checker) troubleSince(d time.Duration) bool {
+	at := c.trouble.Load()
+	return at != 0 && c.now().UnixNano()-at < int64(d)
+}
+
+// Forget evicts every cached verdict of the bearer of ctx (client, owner or
+// rejected), so its next request asks the RS again.
 func (c *Checker) Forget(ctx context.Context) {
 	if tok, err := c.token(ctx); err == nil {
-		c.cache.remove(Key(tok))
+		k := Key(tok)
+		c.cache.remove(k)
+		c.rejected.remove(k)
 	}
+}
+
+// Observe takes note of a failed RS request made with the bearer of ctx
+// after its verdict (a tool call or resource read) and returns its class
+// (see rs.ClassOf). A token-level refusal evicts every cached verdict of the
+// token, and so does a 401 whose code no list names (it stays the call's
+// error, but the next request asks the RS again); RS trouble is recorded,
+// so a rejection read right after it is kept only SuspectRejectedTTL. err
+// values that are not *rs.Error are ClassRequest.
+func (c *Checker) Observe(ctx context.Context, err error) rs.Class {
+	var re *rs.Error
+	if !errors.As(err, &re) {
+		return rs.ClassRequest
+	}
+	class := rs.ClassOf(re)
+	switch {
+	case class == rs.ClassToken, class == rs.ClassRequest && re.Status == http.StatusUnauthorized:
+		c.Forget(ctx)
+	case class == rs.ClassUnavailable:
+		c.noteTrouble()
+	}
+	return class
 }
 
 // Roles returns the display roles the bearer's grant declares for stream,
@@ -206,26 +287,49 @@ func (c *Checker) read(ctx context.Context) Result {
 		body, err = c.get(ctx, &rsclient.GetSchemaParams{})
 	}
 	if err != nil {
-		if errors.As(err, &re) && re.Status == http.StatusUnauthorized {
+		if !errors.As(err, &re) {
+			return c.troubled("the RS schema read failed (rs_error)")
+		}
+		switch rs.CheckClassOf(re) {
+		case rs.ClassToken:
 			return Result{Verdict: Rejected, Err: re}
+		case rs.ClassUnusable:
+			return Result{Verdict: Unusable, Err: UnusableError(re.Status, re.Code(), messageOf(re))}
 		}
-		code := "rs_error"
-		if errors.As(err, &re) {
-			code = re.Code()
-		}
-		return unavailable("the RS schema read failed (" + code + ")")
+		return c.troubled("the RS schema read failed (" + re.Code() + ")")
 	}
 	kind, ok := tokenKind(body)
 	switch {
 	case !ok:
-		return unavailable("the RS schema answer is not a JSON document")
+		return c.troubled("the RS schema answer is not a JSON document")
 	case kind == "owner":
 		return Result{Verdict: Owner, Err: rs.AdapterError(CodeOwnerRefused, OwnerMessage, "")}
 	case kind == "client":
 		return Result{Verdict: Client, roles: evidence.AllRoles(body)}
+	case kind != "":
+		// The RS names a kind of token this server does not read with
+		// (e.g. a multi-source package token).
+		return Result{Verdict: Unusable, Err: UnusableError(http.StatusOK, "", fmt.Sprintf("the schema names the bearer a %q token", evidence.Clip(kind, 64)))}
 	}
-	return unavailable("the RS schema answer does not state a known token kind for this bearer")
+	return c.troubled("the RS schema answer does not state a known token kind for this bearer")
 }
+
+// troubled is an Unavailable verdict caused by the RS, which is recorded as
+// RS trouble.
+func (c *Checker) troubled(why string) Result {
+	c.noteTrouble()
+	return unavailable(why)
+}
+
+// messageOf is the message member of an RS error, clipped.
+func messageOf(e *rs.Error) string {
+	var m struct{ Message string }
+	_ = json.Unmarshal(e.Object(), &m)
+	return evidence.Clip(m.Message, maxRSMessage)
+}
+
+// maxRSMessage bounds the RS message an Unusable error repeats.
+const maxRSMessage = 200
 
 func (c *Checker) get(ctx context.Context, p *rsclient.GetSchemaParams) ([]byte, error) {
 	req, err := rsclient.NewGetSchemaRequest(c.rs.BaseURL(), p)
@@ -279,6 +383,24 @@ func tokenKind(body []byte) (kind string, ok bool) {
 		return "client", true
 	}
 	return "", true
+}
+
+// UnusableError is the typed error of an Unusable token: what the RS
+// answered to its schema read (status, code, message) and what grant this
+// server needs instead. Not retryable.
+func UnusableError(status int, code, message string) *rs.Error {
+	answer := fmt.Sprintf("HTTP %d", status)
+	obj := map[string]any{"type": "adapter_error", "code": CodeClientGrantRequired, "rs_status": status}
+	if code != "" {
+		answer += " " + code
+		obj["rs_code"] = code
+	}
+	if message != "" {
+		answer += ": " + message
+	}
+	obj["message"] = "the resource server's answer to this token's schema read (" + answer + ") says it can never read through this server; " + GrantMessage
+	b, _ := json.Marshal(map[string]any{"error": obj})
+	return &rs.Error{Envelope: b}
 }
 
 func unavailable(why string) Result {

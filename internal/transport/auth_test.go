@@ -107,23 +107,33 @@ func TestAuthenticateVerdicts(t *testing.T) {
 	}
 }
 
-// TestRejectedMidCall: a bearer the hook accepted but the RS answers 401
-// during a tool call turns the whole HTTP reply into 401 invalid_token.
+// TestRejectedMidCall: a bearer the hook accepted but that the RS refuses
+// during a tool call turns the HTTP reply into 401 invalid_token, unless a
+// batch already answered an item: a batch answers every item it ran, the
+// refused item is its own error, and the items after it are answered, not
+// run.
 func TestRejectedMidCall(t *testing.T) {
 	rs := newTestRS(t, "good")
 	var calls atomic.Int64
 	srv := newStack(t, HTTPConfig{RequireBearer: true, Authenticate: verdictHook(map[string]AuthVerdict{
 		"good": {Outcome: AuthAccept}, "revoked": {Outcome: AuthAccept},
 	}, &calls)}, testTools{rsURL: rs.URL})
+	echo := func(id int) string { return callBody(id, "echo", map[string]any{"text": "x"}) }
 	cases := []struct {
 		name, token, body string
 		version           string
 		status            int
+		// items: for a 200 batch, what each answer is, in order:
+		// "ok", "tool error" or "not run".
+		items []string
 	}{
-		{"call, RS accepts", "good", callBody(1, "rs_call", nil), "2025-06-18", http.StatusOK},
-		{"call, RS rejects", "revoked", callBody(2, "rs_call", nil), "2025-06-18", http.StatusUnauthorized},
-		{"batch item, RS rejects", "revoked", `[` + callBody(3, "echo", map[string]any{"text": "x"}) + `,` + callBody(4, "rs_call", nil) + `]`, "", http.StatusUnauthorized},
-		{"no RS call", "revoked", callBody(5, "echo", map[string]any{"text": "x"}), "2025-06-18", http.StatusOK},
+		{"call, RS accepts", "good", callBody(1, "rs_call", nil), "2025-06-18", http.StatusOK, nil},
+		{"call, RS rejects", "revoked", callBody(2, "rs_call", nil), "2025-06-18", http.StatusUnauthorized, nil},
+		{"batch, first item rejected", "revoked", `[` + callBody(3, "rs_call", nil) + `,` + echo(4) + `]`, "", http.StatusUnauthorized, nil},
+		{"batch, a notification then the rejected item", "revoked", `[{"jsonrpc":"2.0","method":"notifications/initialized"},` + callBody(5, "rs_call", nil) + `]`, "", http.StatusUnauthorized, nil},
+		{"batch, rejected after an answer", "revoked", `[` + echo(6) + `,` + callBody(7, "rs_call", nil) + `,` + echo(8) + `]`, "", http.StatusOK,
+			[]string{"ok", "tool error", "not run"}},
+		{"no RS call", "revoked", echo(9), "2025-06-18", http.StatusOK, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +147,30 @@ func TestRejectedMidCall(t *testing.T) {
 			}
 			if tc.status == http.StatusUnauthorized && !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 				t.Errorf("challenge: %q", resp.Header.Get("WWW-Authenticate"))
+			}
+			if tc.items == nil {
+				return
+			}
+			var replies []json.RawMessage
+			if err := json.Unmarshal([]byte(b), &replies); err != nil || len(replies) != len(tc.items) {
+				t.Fatalf("want %d answers: %s", len(tc.items), b)
+			}
+			for i, raw := range replies {
+				r := decodeReply(t, raw)
+				got := "ok"
+				switch {
+				case r.Error != nil && r.Error.Code == codeUnauthorized && strings.Contains(string(r.Error.Data), `"invalid_token"`):
+					got = "not run"
+				case r.Error != nil:
+					got = "error " + r.Error.Message
+				default:
+					if _, isErr := toolText(t, r.Result); isErr {
+						got = "tool error"
+					}
+				}
+				if got != tc.items[i] {
+					t.Errorf("answer %d: %s, want %s (%s)", i, got, tc.items[i], raw)
+				}
 			}
 		})
 	}

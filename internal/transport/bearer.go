@@ -137,8 +137,9 @@ const (
 	// token is not (or no longer) accepted; the client must refresh or
 	// re-authorize.
 	AuthInvalidToken
-	// AuthForbidden answers 403 with Message: the token is valid but this
-	// server refuses it (an owner token).
+	// AuthForbidden answers 403 with Message: this server refuses the
+	// token for good (an owner token, or one the RS will never let read
+	// here, such as a multi-source package token).
 	AuthForbidden
 	// AuthUnavailable answers 503 with Retry-After: the token could not be
 	// checked now.
@@ -152,6 +153,19 @@ type AuthVerdict struct {
 	// owner_token_refused); Message is the error message shown to the
 	// client. Both are for AuthForbidden and AuthUnavailable.
 	Reason, Message string
+	// Data are further members of the error's data beside reason (e.g.
+	// the RS status and code behind a refusal); optional, small.
+	Data map[string]any
+}
+
+// data is the error data of a refusal: Data with reason set to Reason.
+func (v AuthVerdict) data() map[string]any {
+	out := make(map[string]any, len(v.Data)+1)
+	for k, val := range v.Data {
+		out[k] = val
+	}
+	out["reason"] = v.Reason
+	return out
 }
 
 // authRetryAfter is the Retry-After of a 503 for an unavailable token check.
@@ -168,13 +182,11 @@ func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict
 		// A 403 carries no challenge for the access log's observer to read
 		// a reason from, so it is counted here.
 		st.Metrics.AuthRefused(cmp.Or(v.Reason, "forbidden"))
-		writeRPCError(w, http.StatusForbidden, requestID(r), codeUnauthorized, v.Message,
-			map[string]string{"reason": v.Reason})
+		writeRPCError(w, http.StatusForbidden, requestID(r), codeUnauthorized, v.Message, v.data())
 	default:
 		st.Metrics.AuthRefused(cmp.Or(v.Reason, "token_check_unavailable"))
 		w.Header().Set("Retry-After", authRetryAfter)
-		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeUnavailable, v.Message,
-			map[string]string{"reason": v.Reason})
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeUnavailable, v.Message, v.data())
 	}
 }
 
@@ -203,16 +215,19 @@ func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, mes
 	writeRPCError(w, http.StatusUnauthorized, id, codeUnauthorized, message, data)
 }
 
-// rejectSignal is set when the RS answers 401 during a request whose bearer
-// had been accepted; the dispatcher then answers 401 instead of its reply.
+// rejectSignal is set when the RS refuses the bearer itself during a
+// request whose bearer had been accepted; the dispatcher then answers 401
+// instead of its reply (a batch that already answered an item keeps its
+// answers: see serveBatch).
 type rejectSignal struct{ set atomic.Bool }
 
 type rejectKey struct{}
 
 // MarkTokenRejected records that the RS refused the bearer of the hosted
-// request ctx belongs to (an RS 401 met during a call). The reply to that
-// request becomes HTTP 401 with an invalid_token challenge. Outside a hosted
-// request with an Authenticate hook it does nothing.
+// request ctx belongs to (a token-level refusal met during a call: the
+// token is inactive, expired or revoked; never a scope refusal). The reply
+// to that request becomes HTTP 401 with an invalid_token challenge. Outside
+// a hosted request with an Authenticate hook it does nothing.
 func MarkTokenRejected(ctx context.Context) {
 	if s, ok := ctx.Value(rejectKey{}).(*rejectSignal); ok {
 		s.set.Store(true)

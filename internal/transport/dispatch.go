@@ -84,6 +84,9 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
+	// keep: the reply carries answers of batch items that ran, which a
+	// token rejection met later in the batch must not replace.
+	keep bool
 }
 
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
@@ -154,8 +157,9 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = rpcErrorReply(http.StatusBadRequest, nil, mcp.PARSE_ERROR, "request body is not valid JSON")
 		}
 	}
-	if tokenRejected(r) {
-		// The RS answered 401 during a call: the client must re-authorize.
+	if tokenRejected(r) && !out.keep {
+		// The RS refused the bearer itself during a call: the client must
+		// refresh it or authorize again.
 		d.st.refuseInvalidToken(w, r)
 		return
 	}
@@ -314,6 +318,15 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 // Items run one after another under the request's deadline; the reply stops
 // growing (and no further item runs) once it would pass MaxReplyBytes. The
 // size of a parsed batch is left in x for Observe.
+//
+// A batch answers every item it ran. When the RS refuses the bearer itself
+// (MarkTokenRejected) during the first item that is answered, nothing is
+// lost by answering the whole request 401, which ServeHTTP does. When it
+// happens later, the items already answered keep their answers (a created
+// subscription's secret is shown only once), the refused item is its own
+// error, and the items not run yet are answered with a -32001 invalid_token
+// error; the bearer's verdict has been evicted, so its next request gets
+// the 401 challenge.
 func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange) reply {
 	version := x.version
 	if version != mcp.ProtocolVersion20250326 {
@@ -351,6 +364,15 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange
 		return true
 	}
 	for i, item := range items {
+		if tokenRejected(r) {
+			// An earlier item met the refusal after others were answered.
+			for _, rest := range items[i:] {
+				if env := peekEnvelope(rest); len(env.ID) > 0 && !add(d.notRunRejected(r, env.ID)) {
+					return d.replyTooLarge(nil)
+				}
+			}
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				return reply{} // the client went away
@@ -370,6 +392,9 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange
 		} else {
 			part = bytes.TrimSpace(d.serveOne(r, header, item, env, version).body)
 		}
+		if answered == 0 && tokenRejected(r) {
+			return reply{} // nothing answered yet: ServeHTTP answers 401
+		}
 		if len(part) > 0 && !add(part) {
 			d.st.logger.Warn("batch reply over the reply size limit replaced by an error",
 				"items", len(items), "answered", answered, "max_reply_bytes", d.st.MaxReplyBytes)
@@ -380,5 +405,13 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange
 		return reply{status: http.StatusAccepted}
 	}
 	out.WriteByte(']')
-	return reply{status: http.StatusOK, header: http.Header{}, body: out.Bytes()}
+	return reply{status: http.StatusOK, header: http.Header{}, body: out.Bytes(), keep: true}
+}
+
+// notRunRejected answers a batch item not run because the RS refused the
+// bearer itself during an earlier item.
+func (d *dispatcher) notRunRejected(r *http.Request, id json.RawMessage) []byte {
+	return marshalRPCError(id, codeUnauthorized,
+		"not run: the resource server no longer accepts the bearer token (expired, revoked or unknown); refresh it or authorize again, then send this message again",
+		map[string]string{"reason": "invalid_token", "resource_metadata": d.st.metadataURL(r)})
 }
