@@ -17,8 +17,9 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
 	)).write(w)
 }
 
-// serveProtectedResource answers the RFC 9728 protected-resource metadata. The demo issues
-// its tokens at startup, so the authorization server it names is its own origin.
+// serveProtectedResource answers the RFC 9728 protected-resource metadata. The
+// authorization server it names is its own origin: the demo's fixed tokens are issued at
+// startup, and with Config.OAuth the demo authorization server is served there.
 func (s *Server) serveProtectedResource(w http.ResponseWriter, r *http.Request) {
 	rc := reqCtxFrom(r.Context())
 	_ = jsonReply(http.StatusOK, obj(

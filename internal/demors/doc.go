@@ -8,4 +8,10 @@
 // connections; "narrow" reads only stream transcripts of cin_demo_loom_main, fields id,
 // language, text and created_at; "owner" is an owner token (GET /v1/schema reports
 // bearer.token_kind "owner") that the RS answers but the adapter must refuse.
+//
+// With Config.OAuth the same handler also serves the demo authorization server (package
+// demoas), which its protected-resource metadata names, and the RS accepts the tokens it
+// issues with the reference RS's answers: a client grant reads its one source, a package
+// token gets 404 "Unknown source: unknown" on every /v1 route, and an expired or revoked
+// grant gets 403 grant_expired or grant_revoked.
 package demors

@@ -50,7 +50,7 @@ func (e *apiError) reply(rc *reqCtx) *reply {
 }
 
 const authNextStep = "Fetch error.resource_metadata, then request a scoped client grant for this resource; " +
-	"this demo resource server issues its tokens at startup and never accepts owner tokens for grant-scoped tools."
+	"this demo resource server's grants come from its startup tokens or its own authorization server, and owner tokens are never accepted for grant-scoped tools."
 
 const authFailedMessage = "Token introspection failed closed"
 

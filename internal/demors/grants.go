@@ -2,7 +2,9 @@ package demors
 
 import (
 	"slices"
+	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
@@ -103,4 +105,47 @@ func (g *grant) grantedFields(st *store.Stream, connectionID string) []string {
 		}
 	}
 	return out
+}
+
+// GrantOAuth names, in logs, a grant the demo authorization server issued.
+const GrantOAuth = "oauth"
+
+// issuedGrant answers a token the demo authorization server may have issued, as the
+// reference RS does: an unknown token is inactive (401), a package token is refused on
+// every /v1 route (404 "Unknown source: unknown": package tokens work only at the
+// provider's own hosted MCP endpoint), an expired or revoked grant is 403 grant_expired
+// or grant_revoked, and a live client grant reads every stream of every connection of
+// its one source.
+func (s *Server) issuedGrant(token string) (*grant, *apiError) {
+	g, state, ok := s.as.Lookup(token)
+	switch {
+	case !ok:
+		return nil, errInactiveToken()
+	case state == demoas.Revoked:
+		return nil, errForbidden("grant_revoked", "The grant has been revoked")
+	case state == demoas.Expired:
+		return nil, errForbidden("grant_expired", "The grant has expired")
+	case g.Kind == demoas.KindPackage:
+		return nil, errNotFound("Unknown source: unknown")
+	}
+	access := map[string]map[string][]string{}
+	for _, conn := range s.cat.Connections {
+		if !slices.Contains(g.Sources, conn.ConnectorID) {
+			continue
+		}
+		ctr, _ := s.cat.Connector(conn.ConnectorID)
+		access[conn.ID] = map[string][]string{}
+		for _, st := range ctr.Streams {
+			access[conn.ID][st.Name] = nil
+		}
+	}
+	return &grant{name: GrantOAuth, grantID: g.ID, clientID: g.ClientID, access: access}, nil
+}
+
+// connectorName is how the consent page names a connector: its id, capitalised.
+func connectorName(id string) string {
+	if id == "" {
+		return id
+	}
+	return strings.ToUpper(id[:1]) + id[1:]
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
@@ -26,6 +27,18 @@ type Config struct {
 	Tokens map[string]string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// OAuth, when set, serves the demo authorization server (package demoas) on the
+	// same handler, with the demo's connectors as the sources a grant can cover, and
+	// accepts the access tokens it issues beside the fixed ones.
+	OAuth *OAuthConfig
+}
+
+// OAuthConfig configures the demo authorization server; see demoas.Config.
+type OAuthConfig struct {
+	// AccessTokenTTL is the life of an access token (default 600 s).
+	AccessTokenTTL time.Duration
+	// AutoConsent approves every authorization at once, without a consent page.
+	AutoConsent bool
 }
 
 // Server is one demo resource server with its own seeded database and tokens.
@@ -36,6 +49,7 @@ type Server struct {
 	grants  map[string]*grant // by grant name
 	tokens  map[string]string // grant name -> token
 	handler http.Handler
+	as      *demoas.Server // nil without Config.OAuth
 
 	deliveries *deliverer
 	done       chan struct{} // closed by Close
@@ -89,13 +103,26 @@ func New(cfg Config) (*Server, error) {
 		done:   make(chan struct{}),
 	}
 	s.grants = demoGrants(s.cat)
+	if cfg.OAuth != nil {
+		var sources []demoas.Source
+		for _, ctr := range s.cat.Connectors {
+			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: connectorName(ctr.ID)})
+		}
+		s.as, err = demoas.New(demoas.Config{Sources: sources, AccessTokenTTL: cfg.OAuth.AccessTokenTTL,
+			AutoConsent: cfg.OAuth.AutoConsent, Logger: log})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
 	s.deliveries = newDeliverer(log)
 	s.handler = s.buildHandler()
 	return s, nil
 }
 
 // Handler returns the HTTP handler of the whole server: the discovery index at /, the
-// protected-resource metadata, and the /v1 API.
+// protected-resource metadata, the /v1 API and, with Config.OAuth, the authorization
+// server.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Token returns the bearer token of a grant ("client", "narrow" or "owner"), or "" for an
@@ -187,6 +214,9 @@ func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
 			found = s.grants[name]
 		}
 	}
+	if found == nil && s.as != nil {
+		return s.issuedGrant(tok)
+	}
 	if found == nil {
 		return nil, errInactiveToken()
 	}
@@ -197,6 +227,9 @@ func (s *Server) buildHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.serveDiscovery)
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource", s.serveProtectedResource)
+	if s.as != nil {
+		s.as.Register(mux)
+	}
 	strict := rsserver.NewStrictHandlerWithOptions(&api{s: s}, nil, rsserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			rc := reqCtxFrom(r.Context())

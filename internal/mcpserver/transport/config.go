@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -98,6 +99,12 @@ type HTTPConfig struct {
 	// AuthorizationServersFunc supplies the issuer URLs lazily, e.g. from
 	// the provider's own metadata (see ProviderAuthorizationServers).
 	AuthorizationServersFunc func(ctx context.Context) ([]string, error)
+	// ExtraRoutes are more routes of the hosted mux (ServeMux patterns), served
+	// beside /mcp behind the Host check and the observation, never capped and
+	// without a bearer: for example an OAuth authorization facade. Each handler
+	// finds this server's public base with PublicBaseURL. A pattern may not
+	// take a route the transport serves itself.
+	ExtraRoutes map[string]http.Handler
 	// Authenticate, when set, decides the bearer of every /mcp POST after
 	// RequireBearer's syntax check and before any JSON-RPC message (or batch
 	// item) is dispatched; see AuthVerdict for the answers it leads to.
@@ -275,6 +282,11 @@ func (c HTTPConfig) settle() (*settings, error) {
 	for _, as := range c.AuthorizationServers {
 		if err := checkAbsoluteHTTPURL(as); err != nil {
 			return nil, fmt.Errorf("authorization server %q: %w", as, err)
+		}
+	}
+	for pattern, h := range c.ExtraRoutes {
+		if h == nil || slices.Contains(ownRoutes, pattern) {
+			return nil, fmt.Errorf("extra route %q: nil, or a route the transport serves itself", pattern)
 		}
 	}
 	return st, nil

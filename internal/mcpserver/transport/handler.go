@@ -20,6 +20,7 @@ import (
 //	/healthz                                   liveness, no upstream call
 //	/readyz                                    HTTPConfig.ReadyCheck
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
+//	HTTPConfig.ExtraRoutes                     as configured
 //
 // Every request is observed (request id, trace context, access log,
 // metrics; see Observe), and s gets a tool middleware that counts its calls
@@ -57,9 +58,12 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	mux.HandleFunc("/healthz", healthz)
 	mux.HandleFunc("/readyz", st.readyz)
 	if st.RequireBearer {
-		prm := st.metadataHandler()
+		prm := st.withBase(st.metadataHandler())
 		mux.Handle(wellKnownPRM, prm)
 		mux.Handle(wellKnownPRM+"/mcp", prm)
+	}
+	for pattern, h := range st.ExtraRoutes {
+		mux.Handle(pattern, st.withBase(h))
 	}
 	st.warnHosts()
 	return observe(st.Metrics, st.logger, st.hostMiddleware(mux)), nil

@@ -38,6 +38,32 @@ func (st *settings) baseURL(r *http.Request) url.URL {
 	return u
 }
 
+// ownRoutes are the mux patterns the transport serves itself.
+var ownRoutes = []string{"/mcp", "/healthz", "/readyz", wellKnownPRM, wellKnownPRM + "/mcp"}
+
+type baseKey struct{}
+
+// withBase puts this server's public base for r into r's context (see
+// PublicBaseURL).
+func (st *settings) withBase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := st.baseURL(r)
+		base := b.Scheme + "://" + b.Host + b.Path
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseKey{}, base)))
+	})
+}
+
+// PublicBaseURL returns the public origin (and path prefix) of this server,
+// without a trailing slash, for a request served by an HTTPConfig.ExtraRoutes
+// handler or by the protected-resource metadata (so also inside
+// AuthorizationServersFunc): HTTPConfig.PublicBaseURL when set, otherwise
+// derived from the request's Host, which the Host check has let through.
+// Outside those it returns "".
+func PublicBaseURL(ctx context.Context) string {
+	b, _ := ctx.Value(baseKey{}).(string)
+	return b
+}
+
 // resourceURL is the public URL of /mcp, the resource identifier.
 func (st *settings) resourceURL(r *http.Request) string {
 	b := st.baseURL(r)

@@ -312,7 +312,8 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>"} {
+	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
+("loom")`} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}

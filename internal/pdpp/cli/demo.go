@@ -12,14 +12,49 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
 )
 
-// startDemoRS starts the embedded demo RS on addr and returns it with its URL
-// (no trailing slash).
-func startDemoRS(ctx context.Context, log *slog.Logger, addr string) (*demors.Server, string, error) {
-	rs, err := demors.New(demors.Config{Logger: log})
+// demoOAuth are the flags of the demo authorization server, served beside the
+// demo RS by demo and demo-rs (never by the adapter's own commands).
+type demoOAuth struct {
+	autoConsent bool
+	tokenTTL    time.Duration
+}
+
+func (o *demoOAuth) register(f *cmdkit.FlagSet) error {
+	f.BoolVar(&o.autoConsent, "auto-consent", false, "demo authorization server: approve every authorization at once and redirect straight back to the client (no consent page)")
+	return f.Dur(&o.tokenTTL, "access-token-ttl", "PDPP_DEMO_ACCESS_TOKEN_TTL", demoas.DefaultAccessTokenTTL, "demo authorization server: lifetime of an access token")
+}
+
+func (o *demoOAuth) config() (*demors.OAuthConfig, error) {
+	if o.tokenTTL < time.Second {
+		return nil, cmdkit.Fail(cmdkit.ExitUsage, "--access-token-ttl must be at least 1s, not %v", o.tokenTTL)
+	}
+	return &demors.OAuthConfig{AccessTokenTTL: o.tokenTTL, AutoConsent: o.autoConsent}, nil
+}
+
+// consentNote says how the demo authorization server asks for consent.
+func (o *demoOAuth) consentNote() string {
+	if o.autoConsent {
+		return "given at once (--auto-consent)"
+	}
+	return "a page in the browser"
+}
+
+// demoSource is the source the demo's facade asks grants for by default.
+const demoSource = "loom"
+
+// startDemoRS starts the embedded demo RS, with its authorization server, on
+// addr and returns it with its URL (no trailing slash).
+func startDemoRS(ctx context.Context, log *slog.Logger, addr string, o demoOAuth) (*demors.Server, string, error) {
+	oauth, err := o.config()
+	if err != nil {
+		return nil, "", err
+	}
+	rs, err := demors.New(demors.Config{Logger: log, OAuth: oauth})
 	if err != nil {
 		return nil, "", cmdkit.Fail(cmdkit.ExitFailure, "demo RS: %v", err)
 	}
@@ -52,17 +87,21 @@ func writeDemoCredential(cacheRoot, providerURL, grant, token string) (string, e
 
 func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var listen, cacheRoot, grant string
-	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow]")
+	var o demoOAuth
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo-rs", "demo-rs [--listen 127.0.0.1:7663] [--cache-root DIR] [--grant client|narrow] [--auto-consent]")
 	f.Str(&listen, "listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:7663", "`address` of the demo RS")
 	f.Str(&cacheRoot, "cache-root", "PDPP_CACHE_ROOT", credentials.DefaultCacheRoot, "credential cache `directory` to write the demo client credential into")
 	f.Str(&grant, "grant", "", "client", "demo `grant` to hand out: client (every stream of all three connections) or narrow (one stream, some fields)")
+	if err := o.register(f); err != nil {
+		return err
+	}
 	if err := f.Parse(args); err != nil {
 		return err
 	}
 	if grant != "client" && grant != "narrow" {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--grant must be client or narrow, not %q", grant)
 	}
-	rs, url, err := startDemoRS(ctx, log, listen)
+	rs, url, err := startDemoRS(ctx, log, listen, o)
 	if err != nil {
 		return err
 	}
@@ -71,8 +110,19 @@ func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "demo RS listening on %s\nclient credential (%s grant) written to %s\n\nIn another terminal:\n  pdpp-mcp-server --provider-url %s --cache-root %s\n\nCtrl-C stops the demo RS.\n",
-		url, grant, path, url, cacheRoot)
+	fmt.Fprintf(env.Stdout, `demo RS listening on %s
+client credential (%s grant) written to %s
+
+In another terminal:
+  pdpp-mcp-server --provider-url %s --cache-root %s
+
+OAuth clients: the demo authorization server is served at the same address
+(consent: %s; access tokens live %v). Serve MCP with
+  pdpp-mcp-server http --provider-url %s --oauth-source %s
+and give the client only http://127.0.0.1:8787/mcp, no token.
+
+Ctrl-C stops the demo RS.
+`, url, grant, path, url, cacheRoot, o.consentNote(), o.tokenTTL, url, demoSource)
 	<-ctx.Done()
 	return nil
 }
@@ -81,7 +131,8 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var h httpFlags
 	var rsListen string
 	var once bool
-	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--once]")
+	var o demoOAuth
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--auto-consent] [--once]")
 	// The demo serves its own embedded RS, so --provider-url (and the
 	// provider's authorization servers) do not apply.
 	h.registerServer(f)
@@ -93,12 +144,16 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	}
 	f.Str(&rsListen, "rs-listen", "PDPP_DEMO_RS_LISTEN", "127.0.0.1:0", "`address` of the embedded demo RS")
 	f.BoolVar(&once, "once", false, "run the sample journey and exit instead of serving until Ctrl-C")
+	h.registerOAuthSource(f, demoSource)
+	if err := o.register(f); err != nil {
+		return err
+	}
 	if err := f.Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rs, rsURL, err := startDemoRS(ctx, log, rsListen)
+	rs, rsURL, err := startDemoRS(ctx, log, rsListen, o)
 	if err != nil {
 		return err
 	}
@@ -133,6 +188,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	mcpURL := "http://" + addr.String() + "/mcp"
 	token := rs.Token("client")
 	printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
+	printDemoOAuth(env.Stdout, rsURL, mcpURL, h.oauthSource, o)
 	printMetricsURL(env.Stdout, metricsAt)
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
@@ -171,6 +227,24 @@ configuration that lasts, run "pdpp-mcp-server demo-rs --cache-root <dir>" (fixe
 port 7663) and point clients at it as that command prints.
 
 `, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
+}
+
+// printDemoOAuth says how an OAuth client connects with the URL alone.
+func printDemoOAuth(w io.Writer, rsURL, mcpURL, source string, o demoOAuth) {
+	if source == "" {
+		fmt.Fprintf(w, `OAuth: the facade is off (--oauth-source is empty), so an OAuth client that
+names no source gets a package token, which the demo RS refuses on /v1.
+
+`)
+		return
+	}
+	fmt.Fprintf(w, `MCP Inspector through OAuth, no token pasted: in the web UI, transport
+"Streamable HTTP", URL %s, no Authorization header, then Connect. It
+finds the authorization server in this server's metadata, registers at the
+demo authorization server (%s) and gets a client grant over one source
+(%q) after consent: %s. Access tokens live %v; refresh tokens rotate.
+
+`, mcpURL, rsURL, source, o.consentNote(), o.tokenTTL)
 }
 
 // printMetricsURL names the demo's metrics endpoint (the listener is bound

@@ -13,6 +13,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/oauthfacade"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
 )
 
@@ -21,14 +22,21 @@ type httpFlags struct {
 	common
 	cmdkit.HTTPFlags
 	authServers string
+	oauthSource string
 }
 
 func (h *httpFlags) register(f *cmdkit.FlagSet) error {
 	if err := h.common.register(f); err != nil {
 		return err
 	}
-	f.Str(&h.authServers, "authorization-servers", "PDPP_MCP_AUTHORIZATION_SERVERS", "", "comma-separated issuer URLs for the protected-resource metadata (default: taken from the provider's own metadata)")
+	f.Str(&h.authServers, "authorization-servers", "PDPP_MCP_AUTHORIZATION_SERVERS", "", "comma-separated issuer URLs for the protected-resource metadata (default: taken from the provider's own metadata); with --oauth-source, the first is the provider's authorization server")
+	h.registerOAuthSource(f, "")
 	return h.registerHosted(f)
+}
+
+// registerOAuthSource defines --oauth-source with a default.
+func (h *httpFlags) registerOAuthSource(f *cmdkit.FlagSet, def string) {
+	f.Str(&h.oauthSource, "oauth-source", "PDPP_MCP_OAUTH_SOURCE", def, "`connector` id or URL: serve an authorization facade that asks the provider for a client grant over this one source (connector_id) when an OAuth client names none; off when empty")
 }
 
 // registerHosted defines the shared hosted-transport flags (see
@@ -55,8 +63,37 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 		}
 		cfg.AuthorizationServersFunc = fn
 	}
+	if h.oauthSource != "" {
+		if err := h.facade(&cfg, client, log); err != nil {
+			return cfg, err
+		}
+	}
 	cfg.ReadyCheck = transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/")
 	return cfg, nil
+}
+
+// facade turns on the authorization facade (--oauth-source): the provider's
+// authorization server is the first of --authorization-servers or of the
+// provider's own metadata, and this server is named in its place.
+func (h *httpFlags) facade(cfg *transport.HTTPConfig, client *http.Client, log *slog.Logger) error {
+	upstream, listed := cfg.AuthorizationServersFunc, cfg.AuthorizationServers
+	issuer := func(ctx context.Context) (string, error) {
+		if len(listed) > 0 {
+			return listed[0], nil
+		}
+		list, err := upstream(ctx)
+		if err != nil {
+			return "", err
+		}
+		return list[0], nil // ProviderAuthorizationServers never returns an empty list
+	}
+	f, err := oauthfacade.New(oauthfacade.Config{Source: h.oauthSource, Issuer: issuer, Client: client, Logger: log})
+	if err != nil {
+		return cmdkit.Fail(cmdkit.ExitUsage, "--oauth-source: %v", err)
+	}
+	cfg.AuthorizationServers, cfg.AuthorizationServersFunc = nil, f.AuthorizationServers
+	cfg.ExtraRoutes = f.Routes()
+	return nil
 }
 
 // authenticate answers the transport with the bearer's verdict: client
@@ -112,7 +149,7 @@ func bearerToken(ctx context.Context) (string, error) {
 
 func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var h httpFlags
-	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "http", "http --provider-url URL [--listen 127.0.0.1:8787] [--allowed-origins LIST] [flags]")
+	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "http", "http --provider-url URL [--listen 127.0.0.1:8787] [--allowed-origins LIST] [--oauth-source CONNECTOR] [flags]")
 	if err := h.register(f); err != nil {
 		return err
 	}

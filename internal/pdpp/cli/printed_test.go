@@ -81,10 +81,10 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout"}, nil},
-		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen"}, []string{"-cache-root", "or 60s"}},
-		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
-		{"demo-rs", []string{"-listen address", "-cache-root directory", "-grant grant"}, []string{"-provider-url", "-server-name", "-toolsets"}},
+		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout"}, []string{"-auto-consent", "-oauth-source"}},
+		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen", "-oauth-source connector"}, []string{"-cache-root", "or 60s", "-auto-consent", "-access-token-ttl"}},
+		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once", "-oauth-source connector", "-auto-consent", "-access-token-ttl duration"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
+		{"demo-rs", []string{"-listen address", "-cache-root directory", "-grant grant", "-auto-consent", "-access-token-ttl duration"}, []string{"-provider-url", "-server-name", "-toolsets", "-oauth-source"}},
 		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets"}},
 		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)"}},
 	}

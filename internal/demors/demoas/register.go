@@ -1,0 +1,166 @@
+package demoas
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// refusedMembers are RFC 7591 members the reference authorization server refuses.
+var refusedMembers = []string{"scope", "software_id"}
+
+// registration is what a client may register.
+type registration struct {
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+// serveRegister answers dynamic client registration (RFC 7591) for public clients.
+func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, http.MethodPost)
+		return
+	}
+	raw, err := readBody(w, r)
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
+		return
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object")
+		return
+	}
+	for _, m := range refusedMembers {
+		if _, ok := members[m]; ok {
+			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", m+" is not supported; register without it")
+			return
+		}
+	}
+	var reg registration
+	if err := json.Unmarshal(raw, &reg); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "a member has the wrong type: "+err.Error())
+		return
+	}
+	if code, msg := reg.check(); code != "" {
+		oauthError(w, http.StatusBadRequest, code, msg)
+		return
+	}
+	c := &client{id: newID("cli_"), name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}
+	s.mu.Lock()
+	// A registration never expires by itself; when the table is full the oldest goes.
+	s.clients.put(c.id, c, c.issuedAt.Add(RefreshTokenTTL), s.now())
+	s.mu.Unlock()
+	s.log.Debug("demo AS registered a client", "client_id", c.id, "client_name", c.name)
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  c.id,
+		"client_id_issued_at":        c.issuedAt.Unix(),
+		"client_name":                c.name,
+		"redirect_uris":              c.redirectURIs,
+		"token_endpoint_auth_method": "none",
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+	})
+}
+
+// check validates a registration; it returns an RFC 7591 error code and message.
+func (reg *registration) check() (code, msg string) {
+	switch reg.TokenEndpointAuthMethod {
+	case "", "none":
+	default:
+		return "invalid_client_metadata", fmt.Sprintf("token_endpoint_auth_method %q is not supported; this server registers public clients only (\"none\", with PKCE)", reg.TokenEndpointAuthMethod)
+	}
+	if len(reg.RedirectURIs) == 0 {
+		return "invalid_redirect_uri", "redirect_uris is required"
+	}
+	if len(reg.RedirectURIs) > maxRedirectURIs {
+		return "invalid_redirect_uri", fmt.Sprintf("at most %d redirect_uris", maxRedirectURIs)
+	}
+	for _, u := range reg.RedirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			return "invalid_redirect_uri", fmt.Sprintf("redirect URI %q: %v", clip(u), err)
+		}
+	}
+	if len(reg.ClientName) > maxNameBytes || !utf8.ValidString(reg.ClientName) {
+		return "invalid_client_metadata", fmt.Sprintf("client_name must be valid UTF-8 of at most %d bytes", maxNameBytes)
+	}
+	for _, g := range reg.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return "invalid_client_metadata", fmt.Sprintf("grant type %q is not supported (authorization_code, refresh_token)", clip(g))
+		}
+	}
+	for _, rt := range reg.ResponseTypes {
+		if rt != "code" {
+			return "invalid_client_metadata", fmt.Sprintf("response type %q is not supported (code)", clip(rt))
+		}
+	}
+	return "", ""
+}
+
+// unsafeSchemes can never be redirect targets.
+var unsafeSchemes = []string{"javascript", "data", "file", "vbscript", "about", "blob"}
+
+// checkRedirectURI accepts an absolute URI without fragment: https, http on a loopback
+// host, or a private-use scheme of a native app.
+func checkRedirectURI(s string) error {
+	if len(s) > maxURIBytes {
+		return fmt.Errorf("longer than %d bytes", maxURIBytes)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URI")
+	}
+	switch {
+	case u.Scheme == "":
+		return errors.New("not absolute")
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return errors.New("must not carry a fragment")
+	case slices.Contains(unsafeSchemes, strings.ToLower(u.Scheme)):
+		return errors.New("scheme not allowed")
+	case u.Scheme == "https":
+		if u.Host == "" {
+			return errors.New("no host")
+		}
+	case u.Scheme == "http":
+		if !isLoopback(u.Hostname()) {
+			return errors.New("http is allowed only on a loopback host; use https")
+		}
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readBody reads a request body up to maxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("the body is larger than %d bytes", maxBodyBytes)
+	}
+	return b, err
+}
+
+// clip shortens a value quoted back in an error message.
+func clip(s string) string {
+	const max = 100
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}

@@ -1,0 +1,319 @@
+package demoas
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultAccessTokenTTL is how long an access token lives, as at the reference
+// authorization server.
+const DefaultAccessTokenTTL = 600 * time.Second
+
+// Bounds of what the server holds and reads. Each table drops its entries past their
+// time first and then its oldest entry when full (see table), so a flood of
+// registrations or authorizations costs memory up to these bounds only.
+const (
+	// MaxClients bounds registered clients; the oldest registration goes first.
+	MaxClients = 1024
+	// MaxPending bounds authorization requests waiting on the consent page; each
+	// waits at most PendingTTL.
+	MaxPending = 1024
+	// MaxCodes bounds authorization codes held (unused ones for CodeTTL, used ones as
+	// long as to detect a replay within that time).
+	MaxCodes = 1024
+	// MaxGrants bounds the grants (token families) known; a grant dropped for room
+	// makes its tokens unknown to the resource server (401).
+	MaxGrants = 4096
+	// MaxAccessTokens bounds access tokens held. Expired ones are kept until room is
+	// needed, so the resource server can still say grant_expired rather than "unknown".
+	MaxAccessTokens = 8192
+	// MaxRefreshTokens bounds refresh tokens held, used ones included (a used one is
+	// what reveals a replay).
+	MaxRefreshTokens = 8192
+
+	// PendingTTL is how long a consent page stays answerable.
+	PendingTTL = 10 * time.Minute
+	// CodeTTL is how long an authorization code can be exchanged.
+	CodeTTL = 60 * time.Second
+	// RefreshTokenTTL is how long a refresh token can be used.
+	RefreshTokenTTL = 24 * time.Hour
+
+	// maxBodyBytes bounds a registration, token or consent request body: the largest
+	// legitimate one (a registration with maxRedirectURIs URIs of maxURIBytes) is
+	// under 17 KiB.
+	maxBodyBytes = 32 << 10
+	// maxQueryBytes bounds the query of an authorization request (authorization_details
+	// included).
+	maxQueryBytes = 8 << 10
+	// maxRedirectURIs and maxURIBytes bound one client's redirect URIs.
+	maxRedirectURIs = 8
+	maxURIBytes     = 2048
+	// maxNameBytes bounds a client_name.
+	maxNameBytes = 200
+)
+
+// DataAccessType is the PDPP authorization_details type.
+const DataAccessType = "https://pdpp.dev/data-access"
+
+// Source is one data source a person can share: a connector.
+type Source struct {
+	// ID is the connector id (for example "loom"); URL its registry URL (for example
+	// "https://registry.pdpp.dev/connectors/loom"). Either names it in connector_id or
+	// in authorization_details.
+	ID, URL string
+	// Name is shown on the consent page.
+	Name string
+}
+
+// Config configures an authorization server.
+type Config struct {
+	// Sources are what a grant can cover; at least one.
+	Sources []Source
+	// AccessTokenTTL is the life of an access token; default DefaultAccessTokenTTL,
+	// at least one second.
+	AccessTokenTTL time.Duration
+	// AutoConsent approves every valid authorization request at once and redirects
+	// straight back to the client with the code, with no consent page: for automated
+	// runs only.
+	AutoConsent bool
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Kind is what a grant is.
+type Kind int
+
+const (
+	// KindClient is a grant over one source (grant_id).
+	KindClient Kind = iota
+	// KindPackage is a grant over the sources the person picked (grant_package_id).
+	KindPackage
+)
+
+// State is what an access token is worth now.
+type State int
+
+const (
+	// Active: the token may be used.
+	Active State = iota
+	// Expired: the token outlived AccessTokenTTL.
+	Expired
+	// Revoked: its grant was revoked (a refresh token or code was replayed).
+	Revoked
+)
+
+// Grant is what an access token stands for.
+type Grant struct {
+	// ID is the grant_id (client grant) or grant_package_id (package grant).
+	ID string
+	// ClientID is the registered client the grant was issued to.
+	ClientID string
+	Kind     Kind
+	// Sources are the ids of the sources covered: exactly one for a client grant.
+	Sources []string
+}
+
+// Server is one authorization server. It is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	sources []Source
+	now     func() time.Time
+
+	mu      sync.Mutex
+	clients *table[string, *client]
+	pending *table[string, *pending]
+	codes   *table[[32]byte, *code]
+	grants  *table[string, *grantRec]
+	access  *table[[32]byte, *accessRec]
+	refresh *table[[32]byte, *refreshRec]
+}
+
+type client struct {
+	id           string
+	name         string
+	redirectURIs []string
+	issuedAt     time.Time
+}
+
+// grantRec is a grant and its family state.
+type grantRec struct {
+	Grant
+	revoked bool
+}
+
+type accessRec struct {
+	grantID string
+	expires time.Time
+}
+
+type refreshRec struct {
+	grantID  string
+	clientID string
+	expires  time.Time
+	used     bool
+}
+
+// New builds a server.
+func New(cfg Config) (*Server, error) {
+	if len(cfg.Sources) == 0 {
+		return nil, errors.New("demoas: no sources")
+	}
+	for _, src := range cfg.Sources {
+		if src.ID == "" {
+			return nil, errors.New("demoas: a source has no id")
+		}
+	}
+	if cfg.AccessTokenTTL == 0 {
+		cfg.AccessTokenTTL = DefaultAccessTokenTTL
+	}
+	if cfg.AccessTokenTTL < time.Second {
+		return nil, fmt.Errorf("demoas: access token lifetime %v is under one second", cfg.AccessTokenTTL)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{
+		cfg:     cfg,
+		log:     log,
+		sources: cfg.Sources,
+		now:     time.Now,
+		clients: newTable[string, *client](MaxClients),
+		pending: newTable[string, *pending](MaxPending),
+		codes:   newTable[[32]byte, *code](MaxCodes),
+		grants:  newTable[string, *grantRec](MaxGrants),
+		access:  newTable[[32]byte, *accessRec](MaxAccessTokens),
+		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
+	}, nil
+}
+
+// Paths are the routes Register mounts.
+var Paths = []string{
+	"/.well-known/oauth-authorization-server",
+	"/oauth/register",
+	"/oauth/authorize",
+	"/oauth/consent",
+	"/oauth/token",
+}
+
+// Register mounts the server's routes on mux (see Paths).
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.Handle(Paths[0], cors(http.HandlerFunc(s.serveMetadata)))
+	mux.Handle(Paths[1], cors(http.HandlerFunc(s.serveRegister)))
+	mux.HandleFunc(Paths[2], s.serveAuthorize)
+	mux.HandleFunc(Paths[3], s.serveConsent)
+	mux.Handle(Paths[4], cors(http.HandlerFunc(s.serveToken)))
+}
+
+// Lookup resolves an access token to its grant and the token's state; ok is false for
+// a token this server never issued (or no longer holds).
+func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.access.get(hash(token))
+	if !ok {
+		return Grant{}, 0, false
+	}
+	rec, ok := s.grants.get(a.grantID)
+	if !ok {
+		return Grant{}, 0, false
+	}
+	g = rec.Grant
+	g.Sources = append([]string(nil), rec.Sources...)
+	switch {
+	case rec.revoked:
+		return g, Revoked, true
+	case s.now().After(a.expires):
+		return g, Expired, true
+	}
+	return g, Active, true
+}
+
+// source finds a source by id or registry URL.
+func (s *Server) source(ref string) (Source, bool) {
+	for _, src := range s.sources {
+		if ref == src.ID || (src.URL != "" && ref == src.URL) {
+			return src, true
+		}
+	}
+	return Source{}, false
+}
+
+// issuer is this server's issuer identifier, derived from the request like the demo
+// resource server's own base URL.
+func issuer(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// secret returns a random token with a readable prefix: 32 bytes from crypto/rand.
+func secret(prefix string) string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// newID returns a random identifier (not a secret): 12 bytes from crypto/rand.
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// hash is how tokens, codes and refresh tokens are kept: only their SHA-256.
+func hash(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// writeJSON answers with a JSON body that is never cached.
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"server_error"}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// oauthError answers an RFC 6749 error body.
+func oauthError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
+
+// cors lets browser-based clients (MCP Inspector's web UI) read the metadata, register
+// and exchange codes: the answers carry no cookie-bound state, so any origin may read
+// them.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// methodNotAllowed answers 405 naming the allowed methods.
+func methodNotAllowed(w http.ResponseWriter, allow ...string) {
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	oauthError(w, http.StatusMethodNotAllowed, "invalid_request", "method not allowed; use "+strings.Join(allow, " or "))
+}

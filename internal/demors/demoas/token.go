@@ -1,0 +1,159 @@
+package demoas
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// serveToken answers the token endpoint for public clients: the client is identified
+// by client_id in the form (or HTTP Basic with an empty password) and proves the code
+// with its PKCE verifier.
+func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, http.MethodPost)
+		return
+	}
+	raw, err := readBody(w, r)
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	form, err := url.ParseQuery(string(raw))
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return
+	}
+	for name, vs := range form {
+		if len(vs) > 1 {
+			oauthError(w, http.StatusBadRequest, "invalid_request", "the parameter "+clip(name)+" is repeated")
+			return
+		}
+	}
+	clientID := form.Get("client_id")
+	if user, pass, ok := r.BasicAuth(); ok {
+		if pass != "" || (clientID != "" && clientID != user) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="pdpp-demo"`)
+			oauthError(w, http.StatusUnauthorized, "invalid_client", "this server issues no client secrets; send client_id without one")
+			return
+		}
+		clientID, _ = url.QueryUnescape(user)
+	}
+	s.mu.Lock()
+	_, known := s.clients.get(clientID)
+	s.mu.Unlock()
+	if !known {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client_id")
+		return
+	}
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		s.exchangeCode(w, form, clientID)
+	case "refresh_token":
+		s.exchangeRefresh(w, form, clientID)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+	}
+}
+
+// exchangeCode turns a code into a new grant with its first tokens. A code presented
+// twice revokes the grant it produced.
+func (s *Server) exchangeCode(w http.ResponseWriter, form url.Values, clientID string) {
+	verifier := form.Get("code_verifier")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	c, ok := s.codes.get(hash(form.Get("code")))
+	switch {
+	case !ok || now.After(c.expires):
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the code is unknown or expired")
+		return
+	case c.grantID != "":
+		if g, ok := s.grants.get(c.grantID); ok {
+			g.revoked = true
+		}
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the code was already used; the grant it produced is revoked")
+		return
+	case c.clientID != clientID:
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the code was issued to another client")
+		return
+	case (c.redirectGiven || form.Has("redirect_uri")) && form.Get("redirect_uri") != c.redirectURI:
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri does not match the authorization request")
+		return
+	case !isVerifierSyntax(verifier):
+		oauthError(w, http.StatusBadRequest, "invalid_request", "code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~")
+		return
+	case !s256Matches(verifier, c.challenge):
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
+		return
+	}
+	prefix := "grt_"
+	if c.kind == KindPackage {
+		prefix = "gpk_"
+	}
+	g := &grantRec{Grant: Grant{ID: newID(prefix), ClientID: clientID, Kind: c.kind, Sources: c.sources}}
+	c.grantID = g.ID
+	s.grants.put(g.ID, g, now.Add(RefreshTokenTTL), now)
+	s.writeTokens(w, g, now)
+}
+
+// exchangeRefresh rotates a refresh token. A used one presented again revokes its
+// whole grant: every access and refresh token of the family stops working.
+func (s *Server) exchangeRefresh(w http.ResponseWriter, form url.Values, clientID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	rt, ok := s.refresh.get(hash(form.Get("refresh_token")))
+	if !ok || rt.clientID != clientID {
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown")
+		return
+	}
+	g, ok := s.grants.get(rt.grantID)
+	switch {
+	case !ok || g.revoked:
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the grant is revoked; authorize again")
+		return
+	case rt.used:
+		g.revoked = true
+		s.log.Info("demo AS revoked a grant: a used refresh token was presented again", "grant_id", g.ID)
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token was already used; the grant is revoked, authorize again")
+		return
+	case now.After(rt.expires):
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token has expired; authorize again")
+		return
+	}
+	rt.used = true
+	s.grants.put(g.ID, g, now.Add(RefreshTokenTTL), now) // the family lives on
+	s.writeTokens(w, g, now)
+}
+
+// writeTokens issues a new access and refresh token for g and answers with them. The
+// caller holds s.mu.
+func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) {
+	access, refresh := secret("pdppas_at_"), secret("pdppas_rt_")
+	ttl := s.cfg.AccessTokenTTL
+	// Expired access tokens stay until room is needed (see MaxAccessTokens).
+	s.access.put(hash(access), &accessRec{grantID: g.ID, expires: now.Add(ttl)}, now.Add(ttl), now)
+	s.refresh.put(hash(refresh), &refreshRec{grantID: g.ID, clientID: g.ClientID, expires: now.Add(RefreshTokenTTL)}, now.Add(RefreshTokenTTL), now)
+	body := map[string]any{
+		"access_token":  access,
+		"token_type":    "Bearer",
+		"expires_in":    int64(ttl.Seconds()),
+		"refresh_token": refresh,
+	}
+	if g.Kind == KindPackage {
+		body["grant_package_id"] = g.ID
+	} else {
+		body["grant_id"] = g.ID
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// s256Matches reports whether BASE64URL(SHA256(verifier)) equals challenge.
+func s256Matches(verifier, challenge string) bool {
+	sum := sha256.Sum256([]byte(verifier))
+	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
+}

@@ -1,0 +1,361 @@
+package oauthfacade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+)
+
+// Routes served by the facade.
+const (
+	PathMetadata  = "/.well-known/oauth-authorization-server"
+	PathOpenID    = "/.well-known/openid-configuration"
+	PathAuthorize = "/oauth/authorize"
+)
+
+// Bounds and lifetimes.
+const (
+	// DefaultTTL is how long the provider's metadata is served from the cache.
+	DefaultTTL = 10 * time.Minute
+	// DefaultTimeout bounds one fetch of the provider's metadata (every candidate
+	// well-known URL together).
+	DefaultTimeout = 5 * time.Second
+	// failMemo is how long a failed fetch answers for itself when nothing is cached,
+	// so a provider that is down costs one fetch per failMemo, not one per request.
+	failMemo = 5 * time.Second
+	// maxMetadataBytes bounds the provider's metadata document.
+	maxMetadataBytes = 256 << 10
+	// MaxQueryBytes bounds the query of an authorization request passed on; an
+	// authorization_details array for one source is well under 1 KiB.
+	MaxQueryBytes = 8 << 10
+	// maxSourceBytes bounds --oauth-source.
+	maxSourceBytes = 512
+)
+
+// Config configures a facade.
+type Config struct {
+	// Source is the connector id or connector URL added as connector_id.
+	Source string
+	// Issuer returns the provider authorization server's issuer identifier: the one
+	// given with --authorization-servers, or the first the provider's own
+	// protected-resource metadata names.
+	Issuer func(ctx context.Context) (string, error)
+	// Client fetches the provider's metadata; no credentials are ever sent. Default:
+	// a client with DefaultTimeout.
+	Client *http.Client
+	// TTL is the cache lifetime of the provider's metadata; default DefaultTTL.
+	TTL time.Duration
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Facade serves the facade's routes. It is safe for concurrent use.
+type Facade struct {
+	source string
+	issuer func(context.Context) (string, error)
+	client *http.Client
+	ttl    time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+
+	// One cache entry: the provider's metadata. Fetches run one at a time under mu,
+	// each within DefaultTimeout.
+	mu       sync.Mutex
+	doc      map[string]json.RawMessage
+	endpoint *url.URL // the provider's authorization_endpoint
+	fetched  time.Time
+	failed   time.Time
+	failErr  error
+}
+
+// New checks cfg and returns a facade.
+func New(cfg Config) (*Facade, error) {
+	if err := CheckSource(cfg.Source); err != nil {
+		return nil, err
+	}
+	if cfg.Issuer == nil {
+		return nil, errors.New("oauth facade: no provider issuer")
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: DefaultTimeout}
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, ttl: cfg.TTL, log: cfg.Logger, now: time.Now}, nil
+}
+
+// CheckSource validates --oauth-source: an absolute http(s) URL without user
+// information or fragment, or a connector id of letters, digits and . _ : -.
+func CheckSource(s string) error {
+	switch {
+	case s == "":
+		return errors.New("oauth source is empty")
+	case len(s) > maxSourceBytes:
+		return fmt.Errorf("oauth source is longer than %d bytes", maxSourceBytes)
+	case strings.Contains(s, "://"):
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+			return fmt.Errorf("oauth source %q: a connector URL must be an absolute http(s) URL without user information or fragment", s)
+		}
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("oauth source %q: a connector id holds only letters, digits and . _ : -", s)
+	}
+	return nil
+}
+
+// Routes returns the facade's handlers by path, for transport.HTTPConfig.ExtraRoutes.
+func (f *Facade) Routes() map[string]http.Handler {
+	meta := http.HandlerFunc(f.serveMetadata)
+	return map[string]http.Handler{
+		PathMetadata:  meta,
+		PathOpenID:    meta,
+		PathAuthorize: http.HandlerFunc(f.serveAuthorize),
+	}
+}
+
+// AuthorizationServers names this server's public base as the only authorization
+// server, for transport.HTTPConfig.AuthorizationServersFunc.
+func (f *Facade) AuthorizationServers(ctx context.Context) ([]string, error) {
+	base := transport.PublicBaseURL(ctx)
+	if base == "" {
+		return nil, errors.New("oauth facade: no public base URL for this request")
+	}
+	return []string{base}, nil
+}
+
+// provider returns the provider's metadata and authorization endpoint: from the
+// cache while it is younger than the TTL, otherwise fetched again. When a fetch
+// fails, the previous document (if any) goes on being served, and for failMemo no
+// new fetch is tried: a provider that is down costs one fetch per failMemo, and
+// requests wait at most one fetch's DefaultTimeout.
+func (f *Facade) provider(ctx context.Context) (map[string]json.RawMessage, *url.URL, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	if f.doc != nil && now.Sub(f.fetched) < f.ttl {
+		return f.doc, f.endpoint, nil
+	}
+	if !f.failed.IsZero() && now.Sub(f.failed) < failMemo {
+		if f.doc != nil {
+			return f.doc, f.endpoint, nil
+		}
+		return nil, nil, f.failErr
+	}
+	// The fetch serves every waiting request, so one that gives up does not end it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
+	defer cancel()
+	doc, endpoint, err := f.fetch(ctx)
+	if err != nil {
+		f.log.Warn("oauth facade: provider authorization server metadata unavailable", "err", err)
+		f.failed, f.failErr = now, err
+		if f.doc != nil {
+			return f.doc, f.endpoint, nil
+		}
+		return nil, nil, err
+	}
+	f.doc, f.endpoint, f.fetched, f.failed = doc, endpoint, now, time.Time{}
+	return doc, endpoint, nil
+}
+
+// fetch reads the provider's metadata from the well-known URLs of its issuer, in
+// the order clients try them (RFC 8414 first, then OpenID Connect discovery), and
+// checks it as a client would: the issuer it states is the one asked for, and its
+// authorization endpoint is an absolute http(s) URL.
+func (f *Facade) fetch(ctx context.Context) (map[string]json.RawMessage, *url.URL, error) {
+	iss, err := f.issuer(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("provider issuer: %w", err)
+	}
+	candidates, err := metadataURLs(iss)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, target := range candidates {
+		doc, found, err := f.get(ctx, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			continue
+		}
+		var stated string
+		if json.Unmarshal(doc["issuer"], &stated) != nil || strings.TrimRight(stated, "/") != strings.TrimRight(iss, "/") {
+			return nil, nil, fmt.Errorf("%s states issuer %q, not %q", target, stated, iss)
+		}
+		var ep string
+		_ = json.Unmarshal(doc["authorization_endpoint"], &ep)
+		u, err := url.Parse(ep)
+		if ep == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+			return nil, nil, fmt.Errorf("%s: authorization_endpoint %q is not an absolute http(s) URL", target, ep)
+		}
+		return doc, u, nil
+	}
+	return nil, nil, fmt.Errorf("no authorization server metadata at %s", strings.Join(candidates, ", "))
+}
+
+// metadataURLs are the well-known URLs of an issuer: RFC 8414 section 3.1 (path
+// inserted), then OpenID Connect discovery (path inserted, then appended).
+func metadataURLs(issuer string) ([]string, error) {
+	u, err := url.Parse(issuer)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("provider issuer %q is not an absolute http(s) URL", issuer)
+	}
+	origin, path := u.Scheme+"://"+u.Host, strings.TrimRight(u.Path, "/")
+	out := []string{origin + PathMetadata + path, origin + PathOpenID + path}
+	if path != "" {
+		out = append(out, origin+path+PathOpenID)
+	}
+	return out, nil
+}
+
+// get fetches one metadata URL; found is false on a 4xx (try the next one).
+func (f *Facade) get(ctx context.Context, target string) (doc map[string]json.RawMessage, found bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, false, fmt.Errorf("provider metadata: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	switch {
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		return nil, false, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, false, fmt.Errorf("provider metadata: %s answered %d", target, resp.StatusCode)
+	case err != nil:
+		return nil, false, fmt.Errorf("provider metadata: %w", err)
+	case len(raw) > maxMetadataBytes:
+		return nil, false, fmt.Errorf("provider metadata: %s is larger than %d bytes", target, maxMetadataBytes)
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return nil, false, fmt.Errorf("provider metadata: %s is not a JSON object", target)
+	}
+	return doc, true, nil
+}
+
+// serveMetadata answers the provider's metadata with this server as issuer and
+// authorization endpoint.
+func (f *Facade) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"})
+		return
+	}
+	doc, _, err := f.provider(r.Context())
+	if err != nil {
+		unavailable(w)
+		return
+	}
+	base := transport.PublicBaseURL(r.Context())
+	out := maps.Clone(doc)
+	out["issuer"], _ = json.Marshal(base)
+	out["authorization_endpoint"], _ = json.Marshal(base + PathAuthorize)
+	// An RFC 9207 iss in the provider's authorization response names the provider,
+	// not this issuer: advertising it would make clients that check it require a
+	// value they can never get.
+	delete(out, "authorization_response_iss_parameter_supported")
+	writeJSON(w, http.StatusOK, out)
+}
+
+// serveAuthorize redirects the browser to the provider's authorization endpoint with
+// the same query, plus connector_id when the client named no source.
+func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeText(w, http.StatusMethodNotAllowed, "method not allowed: the authorization endpoint takes GET")
+		return
+	}
+	raw := r.URL.RawQuery
+	if len(raw) > MaxQueryBytes {
+		writeText(w, http.StatusRequestURITooLong, fmt.Sprintf("the authorization request is longer than %d bytes", MaxQueryBytes))
+		return
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, "the authorization request's query is malformed")
+		return
+	}
+	_, endpoint, err := f.provider(r.Context())
+	if err != nil {
+		unavailable(w)
+		return
+	}
+	if !q.Has("connector_id") && !q.Has("authorization_details") && !q.Has("request_uri") {
+		raw = join(raw, "connector_id="+url.QueryEscape(f.source))
+	}
+	target := *endpoint
+	target.RawQuery = join(endpoint.RawQuery, raw)
+	h := w.Header()
+	h.Set("Location", target.String())
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(http.StatusFound)
+}
+
+// join joins two raw queries.
+func join(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "&" + b
+}
+
+func unavailable(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "30")
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{
+		"error":             "temporarily_unavailable",
+		"error_description": "the provider's authorization server metadata could not be loaded; retry later",
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n")
+}
