@@ -5,7 +5,8 @@
 // `go test -race ./...` passes, with short smoke runs of the fuzz targets,
 // of every benchmark (one iteration each) and of the process meter
 // tools/benchrss (a few calls per path, and a small batch flood checked
-// against its bounds). It needs nothing but the Go toolchain.
+// against its bounds). It needs the Go toolchain and, for the tracked-files
+// check, git.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
