@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -64,9 +67,10 @@ func applyImages(ref string, images []kustomizeImage) (out string, matched bool)
 	return ref, false
 }
 
-// documentedOverlay returns the overlay kustomization docs/deploy.md shows:
-// the YAML block that starts with the comment naming its file.
-func documentedOverlay(t *testing.T) (kustomizeFile, string) {
+// documentedOverlay returns the overlay kustomization docs/deploy.md shows
+// (the YAML block that starts with the comment naming its file), parsed and
+// as text, and the whole page.
+func documentedOverlay(t *testing.T) (k kustomizeFile, text, page string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "docs", "deploy.md"))
 	if err != nil {
@@ -76,11 +80,10 @@ func documentedOverlay(t *testing.T) (kustomizeFile, string) {
 	if m == nil {
 		t.Fatal("docs/deploy.md shows no overlay kustomization (a yaml block starting with # overlays/…/kustomization.yaml)")
 	}
-	var k kustomizeFile
 	if err := yaml.Unmarshal(m[1], &k); err != nil {
 		t.Fatalf("the documented %s: %v", m[2], err)
 	}
-	return k, string(raw)
+	return k, string(m[1]), string(raw)
 }
 
 // TestDocumentedOverlayRetargetsTheBase: the overlay docs/deploy.md tells
@@ -89,7 +92,7 @@ func documentedOverlay(t *testing.T) (kustomizeFile, string) {
 // rename), replaces the base's ConfigMap rather than clashing with it, and
 // the page names the Kubernetes version the manifests need.
 func TestDocumentedOverlayRetargetsTheBase(t *testing.T) {
-	overlay, page := documentedOverlay(t)
+	overlay, overlayText, page := documentedOverlay(t)
 	var base kustomizeFile
 	raw, err := os.ReadFile(filepath.Join(kubeDir, "kustomization.yaml"))
 	if err != nil {
@@ -119,6 +122,38 @@ func TestDocumentedOverlayRetargetsTheBase(t *testing.T) {
 			}
 			if final == rendered {
 				t.Errorf("the overlay leaves container %s at the base's image %s", c.Name, rendered)
+			}
+		}
+	})
+
+	// Where kubectl is installed, its kustomize renders the documented
+	// overlay over a copy of the base and must agree with applyImages.
+	t.Run("kubectl kustomize", func(t *testing.T) {
+		kubectl, err := exec.LookPath("kubectl")
+		if err != nil {
+			t.Skip("kubectl is not installed; the image subtest checks the same by itself")
+		}
+		dir := t.TempDir()
+		if err := os.CopyFS(filepath.Join(dir, "base"), os.DirFS(kubeDir)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "overlays", "prod"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "overlays", "prod", "kustomization.yaml"), []byte(overlayText), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(dir, "overlays", "prod")).Output()
+		if err != nil {
+			t.Fatalf("kubectl kustomize: %v", err)
+		}
+		for _, c := range containers {
+			rendered, _ := applyImages(c.Image, base.Images)
+			want, _ := applyImages(rendered, overlay.Images)
+			if !strings.Contains(string(out), "image: "+want+"\n") {
+				t.Errorf("kubectl kustomize does not render image %s:\n%s", want, out)
 			}
 		}
 	})
