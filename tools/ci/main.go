@@ -1,7 +1,9 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: no tracked file is a compiled binary or over 1 MiB (outside one
-// allow-list), generated code is current, go.mod and go.sum are tidy, gofmt
-// and go vet are clean, the discovery footprint is within budget, and
+// allow-list), the README and docs/benchmarks.md are within 300 lines and the
+// docs' relative links resolve, generated code is current, go.mod and go.sum
+// are tidy, gofmt and go vet are clean, the discovery footprint is within
+// budget, and
 // `go test -race ./...` passes, with short smoke runs of the fuzz targets,
 // of every benchmark (one iteration each) and of the process meter
 // tools/benchrss (a few calls per path, and a small batch flood checked
@@ -63,6 +65,7 @@ func main() {
 			}
 			return checkTracked(".", largeFixtures)
 		}},
+		{"docs: line budgets and relative links", func() error { return checkDocs(".") }},
 		{"generated code is current and within its footprint budgets", checkGenerated},
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
