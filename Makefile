@@ -1,6 +1,7 @@
-# Every target but scale-test needs only the Go toolchain; `go run ./tools/ci`
-# is the README's test command and what CI runs. scale-test also needs HAProxy
-# (apt-get install haproxy) and is not part of the default test command.
+# Every target but scale-test needs only the Go toolchain (ci also git, to list
+# the tracked files); `go run ./tools/ci` is the README's test command and what
+# CI runs. scale-test also needs HAProxy (apt-get install haproxy) and is not
+# part of the default test command.
 GO ?= go
 FUZZTIME ?= 60s
 SCALEFLAGS ?=

@@ -1,14 +1,22 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
-// in CI: generated code is current, go.mod and go.sum are tidy, gofmt and go
-// vet are clean, the discovery footprint is within budget, and
+// in CI: no tracked file is a compiled binary or over 1 MiB (outside one
+// allow-list), the README and docs/benchmarks.md are within 300 lines and the
+// docs' relative links resolve, generated code is current, go.mod and go.sum
+// are tidy, gofmt and go vet are clean, the discovery footprint is within
+// budget, and
 // `go test -race ./...` passes, with short smoke runs of the fuzz targets,
 // of every benchmark (one iteration each) and of the process meter
 // tools/benchrss (a few calls per path, and a small batch flood checked
-// against its bounds). It needs nothing but the Go toolchain.
+// against its bounds). It needs the Go toolchain and, for the tracked-files
+// check, git.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
 //	go run ./tools/ci -skip-bench without the benchmark and benchrss smoke runs
+//
+// The tracked-files check needs a git work tree (it asks git ls-files); in a
+// source archive without .git it fails and says so, and -skip-tracked leaves
+// it out there.
 package main
 
 import (
@@ -30,6 +38,7 @@ func main() {
 	onlyGenerated := flag.Bool("only-generated", false, "only check that generated code is current")
 	onlyFuzz := flag.Bool("only-fuzz", false, "only run the fuzz targets, each for -fuzztime")
 	skipBench := flag.Bool("skip-bench", false, "leave out the benchmark and benchrss smoke runs")
+	skipTracked := flag.Bool("skip-tracked", false, "leave out the tracked-files check (for a source tree that is not a git work tree)")
 	flag.Parse()
 	if *onlyFuzz {
 		if err := fuzzSmoke(*fuzzTime); err != nil {
@@ -50,6 +59,13 @@ func main() {
 		name string
 		run  func() error
 	}{
+		{"tracked files: no compiled binary, nothing over 1 MiB", func() error {
+			if *skipTracked {
+				return nil
+			}
+			return checkTracked(".", largeFixtures)
+		}},
+		{"docs: line budgets and relative links", func() error { return checkDocs(".") }},
 		{"generated code is current and within its footprint budgets", checkGenerated},
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -248,13 +249,46 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 		return err
 	}
 	var out struct {
-		Next *evidence.Continuation `json:"next"`
+		Next     *evidence.Continuation `json:"next"`
+		Previous *evidence.Continuation `json:"previous"`
+		Window   evidence.WindowState   `json:"window"`
 	}
 	_ = remarshal(res.StructuredContent, &out)
-	if out.Next != nil && !asJSON {
-		fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(*out.Next))
+	if asJSON {
+		return nil
+	}
+	next, previous := keepWindowSize(out.Next, out.Previous, out.Window.StartChars, limitChars)
+	if next != nil {
+		fmt.Fprintf(env.Stdout, "\nnext command: %s\n", l.readFieldCommand(*next))
+	}
+	if previous != nil {
+		fmt.Fprintf(env.Stdout, "previous command: %s\n", l.readFieldCommand(*previous))
 	}
 	return nil
+}
+
+// keepWindowSize carries an explicit --limit-chars into the next and
+// previous reads: the tool pages on from a window read around a match with
+// its default size, but a terminal user who chose a size keeps it. The next
+// read starts where this window ends; the previous one ends where this
+// window starts (start), so the windows still tile the field. limit 0 (no
+// --limit-chars) leaves both as the tool gave them.
+func keepWindowSize(next, previous *evidence.Continuation, start, limit int) (*evidence.Continuation, *evidence.Continuation) {
+	if limit <= 0 {
+		return next, previous
+	}
+	if next != nil {
+		c := evidence.Continuation{Tool: next.Tool, Arguments: maps.Clone(next.Arguments)}
+		c.Arguments["limit_chars"] = limit
+		next = &c
+	}
+	if previous != nil && start > 0 {
+		c := evidence.Continuation{Tool: previous.Tool, Arguments: maps.Clone(previous.Arguments)}
+		offset := max(0, start-limit)
+		c.Arguments["offset_chars"], c.Arguments["limit_chars"] = offset, start-offset
+		previous = &c
+	}
+	return next, previous
 }
 
 func call(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {

@@ -8,11 +8,11 @@ import (
 )
 
 // printedCommands returns every command line the output offers after
-// "next command: " or "next page command: ".
+// "next command: ", "previous command: " or "next page command: ".
 func printedCommands(out string) []string {
 	var cmds []string
 	for _, line := range strings.Split(out, "\n") {
-		for _, p := range []string{"next command: ", "next page command: "} {
+		for _, p := range []string{"next command: ", "previous command: ", "next page command: "} {
 			if rest, ok := strings.CutPrefix(line, p); ok {
 				cmds = append(cmds, strings.TrimSpace(rest))
 			}

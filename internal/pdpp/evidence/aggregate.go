@@ -51,7 +51,7 @@ func RenderAggregate(body []byte) (string, error) {
 		fmt.Fprintf(&b, " over %s%s", *a.GroupByTime, g)
 	}
 	if a.FilteredRecordCount != nil {
-		fmt.Fprintf(&b, " (%d records matched)", *a.FilteredRecordCount)
+		fmt.Fprintf(&b, " (%d %s matched)", *a.FilteredRecordCount, noun(*a.FilteredRecordCount, "record", "records"))
 	}
 	b.WriteString("\n")
 	if len(a.Groups) == 0 {
@@ -64,7 +64,7 @@ func RenderAggregate(body []byte) (string, error) {
 	}
 	for i, g := range a.Groups {
 		if i == AggregateGroupsShown {
-			fmt.Fprintf(&b, "(%d more buckets in structured data)\n", len(a.Groups)-i)
+			fmt.Fprintf(&b, "(%d more %s in structured data)\n", len(a.Groups)-i, noun(len(a.Groups)-i, "bucket", "buckets"))
 			break
 		}
 		val := scalarOf(g.Value)

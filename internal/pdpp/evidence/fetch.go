@@ -144,8 +144,8 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		}
 	}
 	if len(names) > FieldsPerRecordShown {
-		fmt.Fprintf(&shown, "(%d more fields in structured text; narrow with fetch {\"id\":%q,\"fields\":[...]})\n",
-			len(names)-FieldsPerRecordShown, id)
+		fmt.Fprintf(&shown, "(%d more %s in structured text; narrow with fetch {\"id\":%q,\"fields\":[...]})\n",
+			len(names)-FieldsPerRecordShown, noun(len(names)-FieldsPerRecordShown, "field", "fields"), id)
 	}
 	if cutFields == 0 && len(names) <= FieldsPerRecordShown {
 		shown.WriteString("(whole record shown)\n")

@@ -139,7 +139,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 			fmt.Fprintf(&b, "[%d] id=%s\n", i+1, id)
 			for j, name := range rec.fieldNames() {
 				if j == FieldsPerRecordShown {
-					fmt.Fprintf(&b, "    (%d more fields; fetch the id or narrow with fields)\n", len(rec.Data)-j)
+					fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", len(rec.Data)-j, noun(len(rec.Data)-j, "field", "fields"))
 					break
 				}
 				fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
@@ -148,9 +148,9 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		}
 	}
 	if len(page.Data) > RecordsPreviewed {
-		fmt.Fprintf(&b, "(%d more records on this page: ids in structured records[]; fetch one by id)\n", len(page.Data)-RecordsPreviewed)
+		fmt.Fprintf(&b, "(%d more %s on this page: ids in structured records[]; fetch one by id)\n", len(page.Data)-RecordsPreviewed, noun(len(page.Data)-RecordsPreviewed, "record", "records"))
 	}
-	fmt.Fprintf(&b, "query_records stream=%s: %d records on this page", stream, len(page.Data))
+	fmt.Fprintf(&b, "query_records stream=%s: %d %s on this page", stream, len(page.Data), noun(len(page.Data), "record", "records"))
 	page.Meta.writeTotalAndWarnings(&b)
 	if v.NextCursor != "" {
 		args := map[string]any{}
@@ -233,11 +233,13 @@ func (v ListView) CompactStructured(body []byte, stream, connectionID string, bu
 	return mustMarshal(out), out.Truncation, nil
 }
 
-// TruncationLine is the content[] sentence that reports a compact cut.
+// TruncationLine is the content[] sentence that reports a compact cut; what
+// names the items in the plural ("records"), a regular one: its trailing s
+// is dropped for a single item.
 func (t Truncation) TruncationLine(what string) string {
 	if !t.Truncated || t.Full == nil {
 		return ""
 	}
-	return fmt.Sprintf("structured output is compact: %d of %d %s in full shape, %d values previewed; everything: %s\n",
-		t.Shown, t.Total, what, t.ValuesCut, t.Full.Call())
+	return fmt.Sprintf("structured output is compact: %d of %d %s in full shape, %d %s previewed; everything: %s\n",
+		t.Shown, t.Total, noun(t.Total, strings.TrimSuffix(what, "s"), what), t.ValuesCut, noun(t.ValuesCut, "value", "values"), t.Full.Call())
 }

@@ -58,7 +58,7 @@ func RenderSchema(body []byte) (string, error) {
 	for _, c := range doc.Connectors {
 		streams += len(c.Streams)
 	}
-	fmt.Fprintf(&b, "schema: %d connectors, %d streams", len(doc.Connectors), streams)
+	fmt.Fprintf(&b, "schema: %d %s, %d %s", len(doc.Connectors), noun(len(doc.Connectors), "connector", "connectors"), streams, noun(streams, "stream", "streams"))
 	if doc.Bearer.TokenKind != "" {
 		fmt.Fprintf(&b, " (token: %s)", doc.Bearer.TokenKind)
 	}
@@ -83,7 +83,7 @@ func RenderSchema(body []byte) (string, error) {
 		b.WriteString("\n")
 		for _, s := range c.Streams {
 			if shown == schemaStreamsShown {
-				fmt.Fprintf(&b, "(%d more streams in structured data)\n", streams-shown)
+				fmt.Fprintf(&b, "(%d more %s in structured data)\n", streams-shown, noun(streams-shown, "stream", "streams"))
 				break
 			}
 			shown++

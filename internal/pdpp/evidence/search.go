@@ -311,9 +311,9 @@ func searchText(v SearchView, inStructured int) string {
 		if i == SearchCardsShown {
 			more := len(v.Results) - SearchCardsShown
 			if listed := inStructured - SearchCardsShown; listed < more {
-				fmt.Fprintf(&b, "(%d more hits on this page: %d in structured results[], the rest with detail \"full\")\n", more, max(0, listed))
+				fmt.Fprintf(&b, "(%d more %s on this page: %d in structured results[], the rest with detail \"full\")\n", more, noun(more, "hit", "hits"), max(0, listed))
 			} else {
-				fmt.Fprintf(&b, "(%d more hits on this page are in structured results[])\n", more)
+				fmt.Fprintf(&b, "(%d more %s on this page %s in structured results[])\n", more, noun(more, "hit", "hits"), noun(more, "is", "are"))
 			}
 			break
 		}
@@ -323,7 +323,7 @@ func searchText(v SearchView, inStructured int) string {
 	if mode == "" {
 		mode = "lexical"
 	}
-	fmt.Fprintf(&b, "search %q (%s): %d hits on this page", req.Q, mode, len(v.Results))
+	fmt.Fprintf(&b, "search %q (%s): %d %s on this page", req.Q, mode, len(v.Results), noun(len(v.Results), "hit", "hits"))
 	v.meta.writeTotalAndWarnings(&b)
 	if v.NextPage != nil {
 		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
