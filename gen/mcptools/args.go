@@ -23,6 +23,10 @@ var (
 	// not starting with "." or "-", at most 128 bytes, e.g. "transcripts" or
 	// "cin_3325c963".
 	FormatName = mcpkit.NewFormat("name", "letters, digits, \"_\", \".\" and \"-\", not starting with \".\" or \"-\", at most 128 bytes, e.g. \"transcripts\" or \"cin_3325c963\"", `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`, 128, true)
+	// FormatPageCursor is the catalog format "page_cursor": a cursor as a previous
+	// reply gave it (next.arguments.cursor or next_cursor), at most 4096 bytes, no
+	// control characters.
+	FormatPageCursor = mcpkit.NewFormat("page_cursor", "a cursor as a previous reply gave it (next.arguments.cursor or next_cursor), at most 4096 bytes, no control characters", ``, 4096, false)
 	// FormatRecordHandle is the catalog format "record_handle": a result id such
 	// as "cin_x/transcripts:tr-5" or a pdpp://record/ URI, at most 4096 bytes, no
 	// control characters.
@@ -122,7 +126,7 @@ func (a *QueryRecordsArgs) Validate() error {
 		return mcpkit.Errorf("query_records", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
 	}
 	if a.Cursor != "" {
-		if err := mcpkit.CheckMaxBytes("query_records", "cursor", a.Cursor, 4096); err != nil {
+		if err := mcpkit.CheckFormat("query_records", "cursor", a.Cursor, FormatPageCursor); err != nil {
 			return err
 		}
 	}
@@ -323,7 +327,7 @@ func (a *SearchArgs) Validate() error {
 		return mcpkit.Errorf("search", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
 	}
 	if a.Cursor != "" {
-		if err := mcpkit.CheckMaxBytes("search", "cursor", a.Cursor, 4096); err != nil {
+		if err := mcpkit.CheckFormat("search", "cursor", a.Cursor, FormatPageCursor); err != nil {
 			return err
 		}
 	}
