@@ -79,7 +79,7 @@ type QueryRecordsArgs struct {
 	Stream string `json:"stream"`
 	// Records per page.
 	Limit *int `json:"limit,omitempty"`
-	// next_cursor of the previous page.
+	// From a reply's next.
 	Cursor string `json:"cursor,omitempty"`
 	// Sort direction.
 	Order string `json:"order,omitempty"`
@@ -283,7 +283,7 @@ type SearchArgs struct {
 	Streams []string `json:"streams,omitempty"`
 	// Hits per page.
 	Limit *int `json:"limit,omitempty"`
-	// next_cursor of the previous page.
+	// From a reply's next.
 	Cursor string `json:"cursor,omitempty"`
 	// Search route.
 	Mode string `json:"mode,omitempty"`
@@ -572,6 +572,8 @@ func (a *CreateEventSubscriptionArgs) Validate() error {
 
 // ListEventSubscriptionsArgs are the arguments of tool list_event_subscriptions.
 type ListEventSubscriptionsArgs struct {
+	// From a reply's next.
+	Cursor string `json:"cursor,omitempty"`
 	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
@@ -587,6 +589,11 @@ func (a *ListEventSubscriptionsArgs) ApplyDefaults() {
 // enums, formats, bounds and lengths, and the catalog-wide bounds on
 // argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *ListEventSubscriptionsArgs) Validate() error {
+	if a.Cursor != "" {
+		if err := mcpkit.CheckFormat("list_event_subscriptions", "cursor", a.Cursor, FormatPageCursor); err != nil {
+			return err
+		}
+	}
 	if a.Detail != "" {
 		if err := mcpkit.CheckEnum("list_event_subscriptions", "detail", a.Detail, []string{"compact", "full"}); err != nil {
 			return err

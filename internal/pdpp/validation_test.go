@@ -45,6 +45,7 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 		{"search cursor 5000 bytes", "search", map[string]any{"q": "x", "cursor": long}, "invalid_format", "cursor"},
 		{"query cursor 5000 bytes", "query_records", map[string]any{"stream": "transcripts", "cursor": long}, "invalid_format", "cursor"},
 		{"query cursor NUL", "query_records", map[string]any{"stream": "transcripts", "cursor": "c\x00"}, "invalid_format", "cursor"},
+		{"list subscriptions cursor 5000 bytes", "list_event_subscriptions", map[string]any{"cursor": long}, "invalid_format", "cursor"},
 		{"read stream dot-dot", "read_record_field", map[string]any{"stream": "..", "record_id": "tr-5", "field_path": "text"}, "invalid_format", "stream"},
 		{"read record_id dot-dot", "read_record_field", map[string]any{"stream": "transcripts", "record_id": "..", "field_path": "text"}, "invalid_format", "record_id"},
 		{"read record_id slash", "read_record_field", map[string]any{"stream": "transcripts", "record_id": "tr-5/field-window", "field_path": "text"}, "invalid_format", "record_id"},
