@@ -252,7 +252,7 @@ func TestBoundedOutput(t *testing.T) {
 			if strings.Contains(r.Text, "(whole record shown)") {
 				t.Errorf("a cut record claims to be whole")
 			}
-			if !strings.Contains(r.Text, "chars in all") || !strings.Contains(r.Text, `read_record_field {"id":"`+connMain+`/transcripts:tr-5","field_path":"text"}`) {
+			if !strings.Contains(r.Text, "chars in all") || !strings.Contains(r.Text, `read_record_field {"id":"`+connMain+`/transcripts:tr-5","field_path":"text","offset_chars":`) {
 				t.Errorf("cut text field does not state its size and the read continuation:\n%s", r.Text)
 			}
 			if len(r.Text) > 2*evidence.FetchTextChars {

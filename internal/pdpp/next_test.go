@@ -499,3 +499,61 @@ func TestNextRefusesContradictingArguments(t *testing.T) {
 		}
 	})
 }
+
+// readOnRE finds a cut text value in content[] text: its field, the part
+// shown, and the read_record_field call that reads on.
+var readOnRE = regexp.MustCompile(`(?m)^\s*(\w+): (.*)… \[(\d+) chars in all; read on: (read_record_field \{[^\n]*\})\]$`)
+
+// TestReadOnStartsWherePreviewStops: every "read on" continuation that a
+// cut text value shows (fetch's text, query_records' cards) starts at the
+// character where its preview stopped, and the window it reads is the
+// field's text from there.
+func TestReadOnStartsWherePreviewStops(t *testing.T) {
+	h := newDemoHarness(t, tokClient)
+	id := connMain + "/transcripts:tr-5"
+	ref, _ := handles.ParseID(id)
+	field := h.fullField(t, ref.ConnectionID, ref.Stream, ref.RecordID, "text")
+	check := func(t *testing.T, shown string, args map[string]any) {
+		t.Helper()
+		offset, _ := args["offset_chars"].(float64)
+		runes := []rune(field)
+		if int(offset) <= 0 || int(offset) >= len(runes) {
+			t.Fatalf("read on starts at %v of %d chars", args["offset_chars"], len(runes))
+		}
+		if got, want := strings.Fields(shown), strings.Fields(string(runes[:int(offset)])); mustJSON(got) != mustJSON(want) {
+			t.Errorf("the preview is not the field's first %v chars", offset)
+		}
+		w := h.mustOK(t, "read_record_field", args)
+		win := mapOf(w.Structured["window"])
+		text := structuredWindowText(t, w)
+		if win["start_chars"] != offset || !strings.HasPrefix(string(runes[int(offset):]), text) || text == "" {
+			t.Errorf("the window starts at %v, not where the preview stopped (%v), or is not the field's text from there", win["start_chars"], offset)
+		}
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fetch", map[string]any{"id": id}},
+		{"query_records", map[string]any{"stream": "transcripts", "connection_id": connMain, "limit": 1, "filter": map[string]any{"id": "tr-5"}}},
+	} {
+		t.Run(c.tool+" text", func(t *testing.T) {
+			r := h.mustOK(t, c.tool, c.args)
+			found := 0
+			for _, m := range readOnRE.FindAllStringSubmatch(r.Text, -1) {
+				if m[1] != "text" {
+					continue
+				}
+				found++
+				call, ok := callAfter(m[4], "")
+				if !ok || call.Args["id"] != id || call.Args["field_path"] != "text" {
+					t.Fatalf("read on is not a read of %s text: %s", id, m[4])
+				}
+				check(t, m[2], call.Args)
+			}
+			if found == 0 {
+				t.Fatalf("no cut text value in:\n%s", r.Text)
+			}
+		})
+	}
+}
