@@ -278,12 +278,14 @@ var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// CapText bounds a content[] text block to max bytes, saying so when it cuts.
+// CapText bounds a content[] text block to max bytes, saying so when it
+// cuts, on a line of its own: what a caller appends starts a new line. The
+// note promises no paging, which not every tool has.
 func CapText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	note := fmt.Sprintf("\n[output cut at %d bytes to fit the reply budget; page or narrow the request, or pass detail \"full\"]", max)
+	note := fmt.Sprintf("\n[text cut at %d bytes to fit the reply budget; structured output carries the rest or names the call that reads it]\n", max)
 	return cutBytes(s, max-len(note)) + note
 }
 

@@ -448,3 +448,13 @@ func TestCutBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestCapTextEndsItsNote: the note of a cut text is a line of its own, so
+// what a caller appends after it starts a new line, and it offers no
+// paging (not every tool pages).
+func TestCapTextEndsItsNote(t *testing.T) {
+	got := CapText(strings.Repeat("x", 5000), 1000) + "next line"
+	if len(got) > 1000+len("next line") || !strings.Contains(got, "]\nnext line") || strings.Contains(got, "page") {
+		t.Errorf("cut text %q", got[len(got)-200:])
+	}
+}
