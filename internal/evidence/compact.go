@@ -351,7 +351,8 @@ func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
 }
 
 // Member returns the value of member key of the JSON object raw, still
-// encoded, and whether raw is a valid object that has it.
+// encoded, and whether raw is a valid object that has it. The walk is
+// bounded by the size of raw.
 func Member(raw []byte, key string) (json.RawMessage, bool) {
 	if !validJSON(raw) {
 		return nil, false

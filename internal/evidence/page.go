@@ -66,6 +66,7 @@ const fullBytesWidth = 1 << 30
 // is serialized with encoding/json's defaults: <, > and & inside strings
 // become \u003c, \u003e and \u0026, and U+2028 and U+2029 become \u2028
 // and \u2029. b must be valid JSON, whose only <, > and & are in strings.
+// It makes one pass over b.
 func WireLen(b []byte) int {
 	n := len(b)
 	for i := 0; i < len(b); i++ {

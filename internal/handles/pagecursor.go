@@ -71,7 +71,8 @@ type pageHeader struct {
 
 // Digest is a short fingerprint of parts, in order: the unpadded base64url
 // of the first digestBytes bytes of SHA-256 over each part prefixed by its
-// length, so no two different lists of parts share an input.
+// length, so no two different lists of parts share an input. It makes one
+// pass over the parts (a page's ids: bounded by the page).
 func Digest(parts ...string) string {
 	h := sha256.New()
 	var n [8]byte
