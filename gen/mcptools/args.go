@@ -23,6 +23,10 @@ var (
 	// not starting with "." or "-", at most 128 bytes, e.g. "transcripts" or
 	// "cin_3325c963".
 	FormatName = mcpkit.NewFormat("name", "letters, digits, \"_\", \".\" and \"-\", not starting with \".\" or \"-\", at most 128 bytes, e.g. \"transcripts\" or \"cin_3325c963\"", `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`, 128, true)
+	// FormatPageCursor is the catalog format "page_cursor": a cursor as a previous
+	// reply gave it (next.arguments.cursor or next_cursor), at most 4096 bytes, no
+	// control characters.
+	FormatPageCursor = mcpkit.NewFormat("page_cursor", "a cursor as a previous reply gave it (next.arguments.cursor or next_cursor), at most 4096 bytes, no control characters", ``, 4096, false)
 	// FormatRecordHandle is the catalog format "record_handle": a result id such
 	// as "cin_x/transcripts:tr-5" or a pdpp://record/ URI, at most 4096 bytes, no
 	// control characters.
@@ -75,7 +79,7 @@ type QueryRecordsArgs struct {
 	Stream string `json:"stream"`
 	// Records per page.
 	Limit *int `json:"limit,omitempty"`
-	// next_cursor of the previous page.
+	// From a reply's next.
 	Cursor string `json:"cursor,omitempty"`
 	// Sort direction.
 	Order string `json:"order,omitempty"`
@@ -122,7 +126,7 @@ func (a *QueryRecordsArgs) Validate() error {
 		return mcpkit.Errorf("query_records", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
 	}
 	if a.Cursor != "" {
-		if err := mcpkit.CheckMaxBytes("query_records", "cursor", a.Cursor, 4096); err != nil {
+		if err := mcpkit.CheckFormat("query_records", "cursor", a.Cursor, FormatPageCursor); err != nil {
 			return err
 		}
 	}
@@ -279,7 +283,7 @@ type SearchArgs struct {
 	Streams []string `json:"streams,omitempty"`
 	// Hits per page.
 	Limit *int `json:"limit,omitempty"`
-	// next_cursor of the previous page.
+	// From a reply's next.
 	Cursor string `json:"cursor,omitempty"`
 	// Search route.
 	Mode string `json:"mode,omitempty"`
@@ -323,7 +327,7 @@ func (a *SearchArgs) Validate() error {
 		return mcpkit.Errorf("search", "limit", mcpkit.CodeOutOfRange, "limit must be between 1 and 100; got %d", *a.Limit)
 	}
 	if a.Cursor != "" {
-		if err := mcpkit.CheckMaxBytes("search", "cursor", a.Cursor, 4096); err != nil {
+		if err := mcpkit.CheckFormat("search", "cursor", a.Cursor, FormatPageCursor); err != nil {
 			return err
 		}
 	}
@@ -568,6 +572,8 @@ func (a *CreateEventSubscriptionArgs) Validate() error {
 
 // ListEventSubscriptionsArgs are the arguments of tool list_event_subscriptions.
 type ListEventSubscriptionsArgs struct {
+	// From a reply's next.
+	Cursor string `json:"cursor,omitempty"`
 	// full: the RS data verbatim, unbudgeted.
 	Detail string `json:"detail,omitempty"`
 }
@@ -583,6 +589,11 @@ func (a *ListEventSubscriptionsArgs) ApplyDefaults() {
 // enums, formats, bounds and lengths, and the catalog-wide bounds on
 // argument bytes and array items. It returns a *mcpkit.ArgError.
 func (a *ListEventSubscriptionsArgs) Validate() error {
+	if a.Cursor != "" {
+		if err := mcpkit.CheckFormat("list_event_subscriptions", "cursor", a.Cursor, FormatPageCursor); err != nil {
+			return err
+		}
+	}
 	if a.Detail != "" {
 		if err := mcpkit.CheckEnum("list_event_subscriptions", "detail", a.Detail, []string{"compact", "full"}); err != nil {
 			return err

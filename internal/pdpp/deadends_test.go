@@ -231,18 +231,20 @@ func TestBoundedOutput(t *testing.T) {
 			if n := len(r.Structured["records"].([]any)); n < 40 {
 				t.Errorf("records = %d, want the whole page", n)
 			}
-			if !strings.Contains(r.Text, "more records on this page") {
-				t.Errorf("text does not say more records exist on the page")
+			if !strings.Contains(r.Text, "of 40 on this page shown with previews") || !strings.Contains(r.Text, "\nnext: query_records {") {
+				t.Errorf("text does not say more records exist on the page and how to read on:\n%.300s", r.Text)
 			}
 		}},
 		{"query_records 100 across connections", "query_records", map[string]any{"stream": "transcripts", "limit": 100}, nil},
 		{"search 100 hits", "search", map[string]any{"q": "zephyrmarker", "limit": 100}, func(t *testing.T, r callResult) {
 			// Compact: the hits that fit the budget, and the text says the
-			// rest are one full-detail call away.
-			if r.Structured["truncated"] != true || r.Structured["full"] == nil {
-				t.Errorf("a cut page does not say so: truncated=%v full=%v", r.Structured["truncated"], r.Structured["full"])
+			// rest are one next call away (and the whole page one full call,
+			// of the size it states).
+			if r.Structured["truncated"] != true || r.Structured["full"] == nil || r.Structured["next"] == nil {
+				t.Errorf("a cut page does not say so: truncated=%v full=%v next=%v", r.Structured["truncated"], r.Structured["full"], r.Structured["next"])
 			}
-			if !strings.Contains(r.Text, "more hits on this page") || !strings.Contains(r.Text, `"detail":"full"`) {
+			if !strings.Contains(r.Text, "on this page shown with previews") || !strings.Contains(r.Text, "\nnext: search {") ||
+				!regexp.MustCompile(`whole page at once \(\d+ bytes\): search \{[^\n]*"detail":"full"`).MatchString(r.Text) {
 				t.Errorf("text does not say more hits exist and how to read them:\n%.300s", r.Text)
 			}
 		}},
@@ -250,7 +252,7 @@ func TestBoundedOutput(t *testing.T) {
 			if strings.Contains(r.Text, "(whole record shown)") {
 				t.Errorf("a cut record claims to be whole")
 			}
-			if !strings.Contains(r.Text, "chars in all") || !strings.Contains(r.Text, `read_record_field {"id":"`+connMain+`/transcripts:tr-5","field_path":"text"}`) {
+			if !strings.Contains(r.Text, "chars in all") || !strings.Contains(r.Text, `read_record_field {"id":"`+connMain+`/transcripts:tr-5","field_path":"text","offset_chars":`) {
 				t.Errorf("cut text field does not state its size and the read continuation:\n%s", r.Text)
 			}
 			if len(r.Text) > 2*evidence.FetchTextChars {

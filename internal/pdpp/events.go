@@ -600,12 +600,19 @@ func subscriptionText(sub map[string]any) string {
 
 // ListEventSubscriptions serves list_event_subscriptions:
 // GET /v1/event-subscriptions. The RS route has no paging, so the list
-// grows with the grant's subscriptions: compact detail keeps the whole
-// subscriptions that fit the reply budget and names the full call; full
-// detail carries the RS envelope verbatim in data.
+// grows with the grant's subscriptions: compact detail shows the whole
+// subscriptions that fit the reply budget, keeps the ids of the others and
+// names next, the same call with a cursor that resumes after the last one
+// shown (the adapter's own: the RS list is read again and checked against
+// what the cursor saw); full detail carries the RS envelope verbatim in
+// data.
 func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolListEventSubscriptions
 	shown := argsMap(args)
+	page, err := resolvePage(tool, args.Cursor, args, false)
+	if err != nil {
+		return errorResult(err, tool, shown), nil
+	}
 	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
@@ -618,56 +625,66 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 		return errorResult(rs.AdapterError(codeBadResponse, "the list answer is not JSON: "+err.Error(), ""), tool, shown), nil
 	}
 	subs := withoutSecrets(doc.Data).([]any)
-	fullCall := fullDetailCall(tool, nil)
-	full := args.Detail == evidence.DetailFull
-	text := listText(subs, full, fullCall)
-	if full {
-		return okResult(text, map[string]any{"data": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+	fullCall := page.full()
+	fullText := listText(subs, fullCall)
+	if args.Detail == evidence.DetailFull {
+		return okResult(fullText, map[string]any{"data": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
 	}
-	limit := replyBudget(tool, 0)
-	text = compactText(text, limit)
-	list := &subscriptionList{subs: subs, full: fullCall}
-	structured, cut, _ := fitStructured(limit, func() string { return text }, list.build)
-	return compactResult(limit, text+cut.TruncationLine("subscriptions"), structured, len(structured), &fullCall), nil
+	limit, room := stepBudget(tool, 0)
+	ids := make([]string, len(subs))
+	for i, s := range subs {
+		m, _ := s.(map[string]any)
+		ids[i], _ = m["subscription_id"].(string)
+	}
+	st := page.step(ids, func() int { return evidence.JSONStringLen(fullText) + evidence.WireLen(verbatimBody(resp.Body)) + 64 })
+	st.List = "list"
+	text, structured, cut := subscriptionStep(subs, ids, st, room)
+	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
-// listText renders a subscription list: one line per subscription (at most
-// maxListedLines), RS strings clipped; a clipped line names the call that
-// shows its subscription whole.
-func listText(subs []any, full bool, fullCall evidence.Continuation) string {
-	var b strings.Builder
-	switch len(subs) {
+// listHead is the first line of a subscription list's text.
+func listHead(n int) string {
+	switch n {
 	case 0:
-		fmt.Fprintf(&b, "No event subscriptions for this grant. Create one with %s after reading %s.\n",
+		return fmt.Sprintf("No event subscriptions for this grant. Create one with %s after reading %s.\n",
 			mcptools.ToolCreateEventSubscription, mcptools.ToolDiscoverEventSubscriptionCapabilities)
 	case 1:
-		b.WriteString("1 event subscription:\n")
-	default:
-		fmt.Fprintf(&b, "%d event subscriptions:\n", len(subs))
+		return "1 event subscription:\n"
 	}
+	return fmt.Sprintf("%d event subscriptions:\n", n)
+}
+
+// subscriptionLine is one subscription's line in a list's text, RS strings
+// clipped; a clipped line names the call that shows it whole (fullCall
+// when it has no usable id).
+func subscriptionLine(s any, fullCall evidence.Continuation) string {
+	m, _ := s.(map[string]any)
+	id, _ := m["subscription_id"].(string)
+	status, _ := m["status"].(string)
+	cb, _ := m["callback_url"].(string)
+	line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
+	if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
+		line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
+	}
+	return line + "\n"
+}
+
+// listText renders a subscription list at detail "full": one line per
+// subscription (at most maxListedLines; structured output has them all).
+func listText(subs []any, fullCall evidence.Continuation) string {
+	var b strings.Builder
+	b.WriteString(listHead(len(subs)))
 	for i, s := range subs {
 		if i == maxListedLines {
-			if full {
-				fmt.Fprintf(&b, "- ... %d more in structured output (data)\n", len(subs)-i)
-			} else {
-				fmt.Fprintf(&b, "- ... %d more; every one: %s\n", len(subs)-i, fullCall.Call())
-			}
+			fmt.Fprintf(&b, "- ... %d more in structured output (data)\n", len(subs)-i)
 			break
 		}
-		m, _ := s.(map[string]any)
-		id, _ := m["subscription_id"].(string)
-		status, _ := m["status"].(string)
-		cb, _ := m["callback_url"].(string)
-		line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
-		if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
-			line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
-		}
-		b.WriteString(line + "\n")
+		b.WriteString(subscriptionLine(s, fullCall))
 	}
 	if len(subs) > 0 {
 		first, _ := subs[0].(map[string]any)
 		if id, _ := first["subscription_id"].(string); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
-			fmt.Fprintf(&b, "next: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
+			fmt.Fprintf(&b, "read one whole: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
 		}
 	}
 	return b.String()

@@ -1,8 +1,10 @@
 package pdpp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -124,51 +126,76 @@ func compactSubscription(sub any, fallback evidence.Continuation) (json.RawMessa
 	return raw, cut + 1
 }
 
-// compactSubscriptions is list_event_subscriptions' compact
-// structuredContent: the subscriptions that fit, in the RS's order, and the
-// truncation report (items_shown of items_total, values previewed, and the
-// full call).
-type compactSubscriptions struct {
-	Subscriptions []json.RawMessage `json:"subscriptions"`
-	Detail        string            `json:"detail"`
-	evidence.Truncation
-}
-
-// subscriptionList builds list_event_subscriptions' compact structured
-// output within a budget, keeping each subscription's compact form for
-// the next build of the same list.
-type subscriptionList struct {
-	subs    []any
-	full    evidence.Continuation
-	compact []json.RawMessage // compact form of subs[i], built on first use
-	cut     []int
-}
-
-// build keeps whole subscriptions, in order, while the output stays within
-// budget bytes. The loop is bounded by the number of subscriptions.
-func (l *subscriptionList) build(budget int) (json.RawMessage, evidence.Truncation, error) {
-	out := compactSubscriptions{Subscriptions: []json.RawMessage{}, Detail: evidence.DetailCompact}
-	out.Total = len(l.subs)
-	// The fixed members and the truncation report, full call included.
-	used := len(mustMarshalJSON(out)) + 200 + len(mustMarshalJSON(l.full))
-	for i, s := range l.subs {
-		if i == len(l.compact) {
-			raw, n := compactSubscription(s, l.full)
-			l.compact, l.cut = append(l.compact, raw), append(l.cut, n)
-		}
-		if used+len(l.compact[i])+1 > budget {
-			break
-		}
-		used += len(l.compact[i]) + 1
-		out.Subscriptions = append(out.Subscriptions, l.compact[i])
-		out.Shown++
-		out.ValuesCut += l.cut[i]
+// subscriptionStep builds list_event_subscriptions' compact reply, text
+// and structured output together within budget bytes, as one step along
+// the list (see evidence.Step): the subscriptions from st.Pos whole (long
+// values as previews) while they fit, each with its line in the text;
+// subscription_ids, the ids of those and of the ones after them; and next.
+// ids are the subscriptions' ids ("" for one without), in the RS's order.
+// The loops are bounded by the number of subscriptions.
+func subscriptionStep(subs []any, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
+	total := len(subs)
+	pos := min(st.Pos, total)
+	tr := evidence.Truncation{Total: total}
+	type item struct {
+		line, whole []byte
+		cut         int
 	}
-	out.Truncated = out.Shown < out.Total || out.ValuesCut > 0
-	if out.Truncated {
-		out.Full = &l.full
+	items := make([]item, total-pos)
+	built := make([]bool, total-pos)
+	at := func(i int) item {
+		if !built[i] {
+			whole, cut := compactSubscription(subs[pos+i], st.Full)
+			items[i], built[i] = item{line: []byte(subscriptionLine(subs[pos+i], st.Full)), whole: whole, cut: cut}, true
+		}
+		return items[i]
 	}
-	return mustMarshalJSON(out), out.Truncation, nil
+	head := listHead(total)
+	tail := ""
+	if pos < total && ids[pos] != "" && subscriptionFull(ids[pos], st.Full).Tool == mcptools.ToolGetEventSubscription {
+		tail = "read one whole: " + subscriptionCall(mcptools.ToolGetEventSubscription, ids[pos]).Call() + "\n"
+	}
+	idCost := make([]int, total-pos)
+	for i := range idCost {
+		idCost[i] = evidence.WireLen(mustMarshalJSON(ids[pos+i])) + 1
+	}
+	base := evidence.JSONStringLen(head+tail) + evidence.StepBase("subscriptions", "subscription_ids[]", st, total) +
+		len(`{"subscriptions":[],"subscription_ids":[],"next":}`)
+	k, listed := evidence.FitItems(budget, base, idCost, func(i int) int {
+		it := at(i)
+		return evidence.JSONStringLen(string(it.line)) - 2 + evidence.WireLen(it.whole) + 1 + idCost[i]
+	})
+	tr.Shown = k
+	for i := 0; i < k; i++ {
+		tr.ValuesCut += items[i].cut
+	}
+	next := evidence.StepNext(st, k, total, nil)
+	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
+
+	var text strings.Builder
+	text.WriteString(head)
+	shown := make([]json.RawMessage, 0, k)
+	for i := 0; i < k; i++ {
+		text.Write(items[i].line)
+		shown = append(shown, items[i].whole)
+	}
+	text.WriteString(tail)
+	text.WriteString(evidence.StepLines("subscriptions", "subscription_ids[]", st, k, total, listed, next, tr.ValuesCut))
+	var b bytes.Buffer
+	b.WriteString(`{"subscriptions":`)
+	b.Write(mustMarshalJSON(shown))
+	if tr.Truncated {
+		b.WriteString(`,"subscription_ids":`)
+		b.Write(mustMarshalJSON(ids[pos : pos+k+listed]))
+	}
+	if next != nil {
+		b.WriteString(`,"next":`)
+		b.Write(mustMarshalJSON(next))
+	}
+	report := evidence.StepReport(st, &tr)
+	b.WriteByte(',')
+	b.Write(report[1:])
+	return text.String(), b.Bytes(), tr
 }
 
 // subscriptionResult is the compact result of a tool that shows one

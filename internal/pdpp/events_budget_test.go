@@ -150,8 +150,18 @@ func TestEventRepliesFitBudgets(t *testing.T) {
 		if len(shown) == 0 || len(shown) >= 500 || r.Structured["items_shown"] != float64(len(shown)) {
 			t.Fatalf("compact list shows %d subscriptions, says %v", len(shown), r.Structured["items_shown"])
 		}
-		if !strings.Contains(r.Text, fmt.Sprintf("%d of 500 subscriptions", len(shown))) {
+		if !strings.Contains(r.Text, fmt.Sprintf("subscriptions 1-%d of 500 in the list shown with previews", len(shown))) {
 			t.Errorf("text does not say how many were left out:\n%.600s", r.Text)
+		}
+		// The text says what the list offers: no paging or narrowing the
+		// route lacks, and each line ends where the next begins.
+		if strings.Contains(r.Text, "page or narrow") || strings.Contains(r.Text, "]structured") {
+			t.Errorf("text runs lines together or offers what the route lacks:\n%s", r.Text)
+		}
+		// Every subscription keeps its id, shown or not.
+		ids, _ := r.Structured["subscription_ids"].([]any)
+		if len(ids) != 500 || ids[0] != "sub_0000" || ids[499] != "sub_0499" {
+			t.Errorf("subscription_ids lists %d ids, want all 500 in order", len(ids))
 		}
 		fullCall := checkSaysCut(t, r, "list_event_subscriptions")
 		full := h.mustOK(t, fullCall.Tool, fullCall.Args)
@@ -168,11 +178,41 @@ func TestEventRepliesFitBudgets(t *testing.T) {
 				t.Errorf("get %v differs from the listed subscription", m["subscription_id"])
 			}
 		}
-		next, ok := callAfterOf(r.Text, "next: ")
-		if !ok || next.Tool != "get_event_subscription" {
-			t.Fatalf("no next get call in the text:\n%.400s", r.Text)
+		one, ok := callAfterOf(r.Text, "read one whole: ")
+		if !ok || one.Tool != "get_event_subscription" {
+			t.Fatalf("no get call in the text:\n%.400s", r.Text)
 		}
-		h.mustOK(t, next.Tool, next.Args)
+		h.mustOK(t, one.Tool, one.Args)
+
+		// Walking next from the text visits every subscription once, in
+		// the RS's order, each step within the budget.
+		var walked []any
+		for steps := 0; ; steps++ {
+			if steps == 100 {
+				t.Fatal("next does not reach the end of the list in 100 steps")
+			}
+			page, _ := r.Structured["subscriptions"].([]any)
+			walked = append(walked, page...)
+			next, ok := callAfterOf(r.Text, "next: ")
+			if !ok {
+				if r.Structured["next"] != nil {
+					t.Errorf("structured next without a next line in the text")
+				}
+				break
+			}
+			if next.Tool != "list_event_subscriptions" {
+				t.Fatalf("next names %s", next.Tool)
+			}
+			r = budgetedCall(t, h, next.Tool, next.Args)
+		}
+		if len(walked) != 500 {
+			t.Fatalf("walking next visited %d subscriptions, want 500", len(walked))
+		}
+		for i, s := range walked {
+			if !jsonEqual(t, mustRaw(s), subs[i]) {
+				t.Fatalf("step item %d is not subscription %d whole: %.200s", i, i, mustJSON(s))
+			}
+		}
 	})
 
 	t.Run("huge callback and member", func(t *testing.T) {

@@ -95,6 +95,11 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 			for k, v := range evidence.SmallMembers(raw, smallMemberBytes) {
 				report[k] = v
 			}
+			// next, the call that resumes a cut list, is kept whatever
+			// its size: without it the items left out are out of reach.
+			if next, ok := evidence.Member(raw, "next"); ok {
+				report["next"] = next
+			}
 		}
 		report["detail"], report["truncated"], report["structured_bytes"] = evidence.DetailCompact, true, size
 		if full != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -106,11 +105,15 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if err != nil {
 		return fail(err)
 	}
+	page, err := resolvePage(evidence.ToolQuery, args.Cursor, args, true)
+	if err != nil {
+		return fail(err)
+	}
 	if err := a.checkExpand(ctx, args.Stream, args.ConnectionID, args.Expand, len(expandLimit) > 0); err != nil {
 		return fail(err)
 	}
 	p := &rsclient.ListRecordsParams{
-		Limit: args.Limit, Cursor: optString(args.Cursor), Sort: optString(args.Sort),
+		Limit: args.Limit, Cursor: optString(page.rsCursor), Sort: optString(args.Sort),
 		Fields: optString(fields), View: optString(args.View), ChangesSince: optString(args.ChangesSince),
 		ConnectionId: optString(args.ConnectionID),
 	}
@@ -128,11 +131,8 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if err != nil {
 		return fail(err)
 	}
-	same := argsMap(args)
 	full := args.Detail == evidence.DetailFull
-	next := maps.Clone(same)
-	delete(next, "cursor")
-	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, next)
+	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, page.sameArgs(""))
 	if rerr != nil {
 		return fail(badResponse(rerr))
 	}
@@ -141,18 +141,22 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		if view.NextCursor != "" {
 			out["next_cursor"] = view.NextCursor
 		}
+		if view.NextPage != nil {
+			out["next"] = view.NextPage
+		}
 		return okResult(view.Rendered, out), nil
 	}
-	limit := replyBudget(mcptools.ToolQueryRecords, len(resp.Body))
-	text := compactText(view.Rendered, limit)
-	fullCall := fullDetailCall(evidence.ToolQuery, same)
-	structured, cut, cerr := fitStructured(limit, func() string { return text }, func(budget int) (json.RawMessage, evidence.Truncation, error) {
-		return view.CompactStructured(resp.Body, args.Stream, args.ConnectionID, budget, fullCall)
-	})
+	limit, room := stepBudget(mcptools.ToolQueryRecords, len(resp.Body))
+	ids := make([]string, len(view.Records))
+	for i, r := range view.Records {
+		ids[i] = r.ID
+	}
+	st := page.step(ids, func() int { return view.FullBytes(resp.Body) })
+	text, structured, cut, cerr := view.CompactStep(resp.Body, st, room)
 	if cerr != nil {
 		return fail(badResponse(cerr))
 	}
-	return compactResult(limit, text+cut.TruncationLine("records"), structured, len(structured), &fullCall), nil
+	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
 // Aggregate serves `aggregate`: GET /v1/streams/{stream}/aggregate.
@@ -199,6 +203,11 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	if err != nil {
 		return fail(err)
 	}
+	page, err := resolvePage(evidence.ToolSearch, args.Cursor, args, true)
+	if err != nil {
+		return fail(err)
+	}
+	cursor := optString(page.rsCursor)
 	var streams *rsclient.SearchStreams
 	if len(args.Streams) > 0 {
 		s := rsclient.SearchStreams(args.Streams)
@@ -210,16 +219,16 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	switch args.Mode {
 	case "semantic":
 		req, berr = rsclient.NewSearchRecordsSemanticRequest(base, &rsclient.SearchRecordsSemanticParams{
-			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: optString(args.Cursor), ConnectionId: optString(args.ConnectionID)})
+			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: cursor, ConnectionId: optString(args.ConnectionID)})
 	case "hybrid":
-		if args.Cursor != "" {
+		if page.rsCursor != "" {
 			return fail(rs.AdapterError("invalid_argument", "hybrid search returns one ranked page and takes no cursor; raise limit (up to 100) or use mode lexical to page", "cursor"))
 		}
 		req, berr = rsclient.NewSearchRecordsHybridRequest(base, &rsclient.SearchRecordsHybridParams{
 			Q: args.Q, Streams: streams, Limit: args.Limit, ConnectionId: optString(args.ConnectionID)})
 	default:
 		req, berr = rsclient.NewSearchRecordsLexicalRequest(base, &rsclient.SearchRecordsLexicalParams{
-			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: optString(args.Cursor), ConnectionId: optString(args.ConnectionID)})
+			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: cursor, ConnectionId: optString(args.ConnectionID)})
 	}
 	resp, err := a.do(ctx, withQuery(req, filter), berr)
 	if err != nil {
@@ -239,20 +248,19 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	if args.Detail == evidence.DetailFull {
 		out := view.Structured()
 		out["detail"] = evidence.DetailFull
+		if view.NextPage != nil {
+			out["next"] = view.NextPage
+		}
 		return okResult(view.Text, out), nil
 	}
-	budget := replyBudget(mcptools.ToolSearch, len(resp.Body))
-	same := sreq.Args()
-	if args.Cursor != "" {
-		same["cursor"] = args.Cursor
+	budget, room := stepBudget(mcptools.ToolSearch, len(resp.Body))
+	ids := make([]string, len(view.Results))
+	for i, r := range view.Results {
+		ids[i] = r.ID
 	}
-	fullCall := fullDetailCall(evidence.ToolSearch, same)
-	text := func() string { return compactText(view.Text, budget) }
-	structured, cut, _ := fitStructured(budget, text, func(b int) (json.RawMessage, evidence.Truncation, error) {
-		s, c := view.CompactStructured(b, fullCall)
-		return s, c, nil
-	})
-	return compactResult(budget, text()+cut.TruncationLine("hits"), structured, len(structured), &fullCall), nil
+	st := page.step(ids, view.FullBytes)
+	text, structured, cut := view.CompactStep(st, room)
+	return compactResult(budget, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
 // Fetch serves `fetch`: GET /v1/streams/{stream}/records/{id}.

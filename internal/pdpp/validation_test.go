@@ -40,6 +40,12 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 		{"search connection_id NUL", "search", map[string]any{"q": "x", "connection_id": "\x00"}, "invalid_format", "connection_id"},
 		{"fetch id NUL", "fetch", map[string]any{"id": tr + "\x00"}, "invalid_format", "id"},
 		{"fetch id 5000 bytes", "fetch", map[string]any{"id": "transcripts:" + long}, "invalid_format", "id"},
+		// A list tool's cursor (an RS cursor or a page cursor) has the
+		// catalog format page_cursor.
+		{"search cursor 5000 bytes", "search", map[string]any{"q": "x", "cursor": long}, "invalid_format", "cursor"},
+		{"query cursor 5000 bytes", "query_records", map[string]any{"stream": "transcripts", "cursor": long}, "invalid_format", "cursor"},
+		{"query cursor NUL", "query_records", map[string]any{"stream": "transcripts", "cursor": "c\x00"}, "invalid_format", "cursor"},
+		{"list subscriptions cursor 5000 bytes", "list_event_subscriptions", map[string]any{"cursor": long}, "invalid_format", "cursor"},
 		{"read stream dot-dot", "read_record_field", map[string]any{"stream": "..", "record_id": "tr-5", "field_path": "text"}, "invalid_format", "stream"},
 		{"read record_id dot-dot", "read_record_field", map[string]any{"stream": "transcripts", "record_id": "..", "field_path": "text"}, "invalid_format", "record_id"},
 		{"read record_id slash", "read_record_field", map[string]any{"stream": "transcripts", "record_id": "tr-5/field-window", "field_path": "text"}, "invalid_format", "record_id"},
@@ -54,8 +60,6 @@ func TestFormatRefusalsMakeNoRSRequest(t *testing.T) {
 		// The catalog-wide bounds (max_argument_bytes, max_argument_items)
 		// on arguments that declare no bound of their own.
 		{"search q over 4096 bytes", "search", map[string]any{"q": long}, "too_long", "q"},
-		{"search cursor over 4096 bytes", "search", map[string]any{"q": "x", "cursor": long}, "too_long", "cursor"},
-		{"query cursor over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "cursor": long}, "too_long", "cursor"},
 		{"query sort over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "sort": long}, "too_long", "sort"},
 		{"query changes_since over 4096 bytes", "query_records", map[string]any{"stream": "transcripts", "changes_since": long}, "too_long", "changes_since"},
 		{"aggregate time_zone over 4096 bytes", "aggregate", map[string]any{"stream": "videos", "metric": "count", "time_zone": long}, "too_long", "time_zone"},

@@ -151,9 +151,17 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 			ID            string                `json:"id"`
 			MatchedFields []string              `json:"matched_fields"`
 		} `json:"results"`
-		NextCursor string `json:"next_cursor"`
+		NextCursor string                 `json:"next_cursor"`
+		Next       *evidence.Continuation `json:"next"`
 	}
 	_ = remarshal(res.StructuredContent, &out)
+	// next resumes after the last hit shown (the rest of this page, then
+	// the next page); next_cursor is the RS's next page.
+	if out.Next != nil && out.Next.Tool == evidence.ToolSearch {
+		if c, ok := out.Next.Arguments["cursor"].(string); ok {
+			out.NextCursor = c
+		}
+	}
 	if out.NextCursor != "" && !asJSON {
 		parts := []string{"pdpp-mcp-server", "search", shellQuote(f.Arg(0))}
 		if stream != "" {

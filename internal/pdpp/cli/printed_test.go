@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
 // printedCommands returns every command line the output offers after
@@ -30,6 +31,8 @@ func TestPrintedCommandsRun(t *testing.T) {
 	starts := [][]string{
 		{"search", "zephyrmarker", "--limit", "1", "--provider-url", url, "--cache-root", root},
 		{"search", "weekly sync", "--mode", "semantic", "--limit", "2", "--provider-url", url, "--cache-root", root},
+		// A page larger than one reply: the printed command resumes it.
+		{"search", "launch", "--limit", "100", "--provider-url", url, "--cache-root", root},
 		{"read-field", "cin_demo_loom_main/transcripts:tr-5", "text", "--limit-chars", "3000", "--provider-url", url, "--cache-root", root},
 	}
 	for _, start := range starts {
@@ -59,11 +62,14 @@ func TestPrintedCommandsRun(t *testing.T) {
 						if !strings.Contains(line, "--cursor ") {
 							t.Errorf("next page command lacks --cursor: %s", line)
 						}
+						if start[1] == "launch" && n == 0 && !strings.Contains(line, handles.PageCursorPrefix) {
+							t.Errorf("the first reply of a page larger than one reply does not resume it: %s", line)
+						}
 					}
 					queue = append(queue, words[1:])
 				}
 			}
-			if start[0] == "search" && start[1] == "zephyrmarker" && !sawPage {
+			if start[0] == "search" && (start[1] == "zephyrmarker" || start[1] == "launch") && !sawPage {
 				t.Errorf("a one-hit page of a many-hit search printed no next page command")
 			}
 			if len(seen) == 0 {

@@ -278,12 +278,14 @@ var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// CapText bounds a content[] text block to max bytes, saying so when it cuts.
+// CapText bounds a content[] text block to max bytes, saying so when it
+// cuts, on a line of its own: what a caller appends starts a new line. The
+// note promises no paging, which not every tool has.
 func CapText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	note := fmt.Sprintf("\n[output cut at %d bytes to fit the reply budget; page or narrow the request, or pass detail \"full\"]", max)
+	note := fmt.Sprintf("\n[text cut at %d bytes to fit the reply budget; structured output carries the rest or names the call that reads it]\n", max)
 	return cutBytes(s, max-len(note)) + note
 }
 
@@ -300,84 +302,35 @@ func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
 	return ref
 }
 
-// CompactPage is an RS list envelope rewritten to fit a byte budget.
-type CompactPage struct {
-	// Envelope is the RS envelope with every member kept, `data` holding
-	// the first Shown records as compact records.
-	Envelope json.RawMessage
-	// Shown is how many records of the page Envelope carries.
-	Shown int
-	// CutValues counts the values replaced by a Preview.
-	CutValues int
-}
-
-// compactListWith rewrites an RS records page to at most budget bytes:
-// members other than `data` as they are (a large one becomes a Preview),
-// then the page's records in order, compact, while they fit. cache, when not
-// nil, is the same page already validated and split (by RenderList), and
-// keeps each record's compact form for the next call on the page.
-func compactListWith(body []byte, stream, connectionID string, budget int, full Continuation, cache *listCache) (CompactPage, error) {
-	var out CompactPage
-	var w objectWriter
+// envelopeMembers returns the members of the records page body other than
+// data, in order, each kept as it is or, when over InlineJSONBytes, as a
+// Preview naming full; cut counts the previews. cache, when not nil, is the
+// same page already validated and split by RenderList. The walk is bounded
+// by the size of body.
+func envelopeMembers(body []byte, cache *listCache, full Continuation) (members []member, cut int, err error) {
 	keep := func(key string, val []byte) {
 		if len(val) > InlineJSONBytes {
 			val = jsonPreview(val, FieldValueChars, full)
-			out.CutValues++
+			cut++
 		}
-		w.member(key, val)
+		members = append(members, member{key, val})
 	}
-	if cache == nil {
-		cache = &listCache{}
-		if !validJSON(body) {
-			return out, errBadJSON
-		}
-		err := eachMember(body, func(key string, val json.RawMessage) error {
-			if key == "data" {
-				if err := splitElements(val, func(rec []byte) error { cache.records = append(cache.records, rec); return nil }); err != nil {
-					return fmt.Errorf("data is not a list: %w", err)
-				}
-				return nil
-			}
-			keep(key, val)
-			return nil
-		})
-		if err != nil {
-			return out, err
-		}
-	} else {
+	if cache != nil {
 		for _, m := range cache.members {
 			keep(m.key, m.val)
 		}
+		return members, cut, nil
 	}
-	records := cache.records
-	// Records go in while the envelope stays within budget; the bound of
-	// this loop is the page's length.
-	used := w.buf.Len() + len(`,"data":[]}`)
-	var list bytes.Buffer
-	list.WriteByte('[')
-	for i, raw := range records {
-		if i == len(cache.compact) {
-			rec, _, cut, err := CompactRecord(raw, stream, connectionID, FieldValueChars)
-			if err != nil {
-				return out, err
-			}
-			cache.compact = append(cache.compact, compactRecord{rec, cut})
-		}
-		rec, cut := cache.compact[i].raw, cache.compact[i].cut
-		if used+list.Len()+len(rec)+1 > budget {
-			break
-		}
-		if out.Shown > 0 {
-			list.WriteByte(',')
-		}
-		list.Write(rec)
-		out.Shown++
-		out.CutValues += cut
+	if !validJSON(body) {
+		return nil, 0, errBadJSON
 	}
-	list.WriteByte(']')
-	w.member("data", list.Bytes())
-	out.Envelope = w.bytes()
-	return out, nil
+	err = eachMember(body, func(key string, val json.RawMessage) error {
+		if key != "data" {
+			keep(key, val)
+		}
+		return nil
+	})
+	return members, cut, err
 }
 
 // SmallMembers returns the members of the JSON object raw whose encoded
@@ -395,4 +348,21 @@ func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
 		return nil
 	})
 	return out
+}
+
+// Member returns the value of member key of the JSON object raw, still
+// encoded, and whether raw is a valid object that has it. The walk is
+// bounded by the size of raw.
+func Member(raw []byte, key string) (json.RawMessage, bool) {
+	if !validJSON(raw) {
+		return nil, false
+	}
+	var out json.RawMessage
+	_ = eachMember(raw, func(k string, val json.RawMessage) error {
+		if k == key && out == nil {
+			out = val
+		}
+		return nil
+	})
+	return out, out != nil
 }

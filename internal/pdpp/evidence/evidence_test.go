@@ -160,11 +160,35 @@ func TestDocumentFromRealSample(t *testing.T) {
 	if len(doc.Rendered) > 4000 {
 		t.Fatalf("content text not bounded: %d bytes", len(doc.Rendered))
 	}
-	if !strings.Contains(doc.Rendered, `read on: read_record_field {"id":"cin_3325c9636dab3a5344743485/transcripts:tr-5","field_path":"text"}`) {
-		t.Fatalf("long field needs a read continuation:\n%s", doc.Rendered)
+	// The text shows the field's first FetchTextChars/4 characters; reading
+	// on starts right after them.
+	want := fmt.Sprintf(`read on: read_record_field {"id":"cin_3325c9636dab3a5344743485/transcripts:tr-5","field_path":"text","offset_chars":%d}`, FetchTextChars/4)
+	if !strings.Contains(doc.Rendered, want) {
+		t.Fatalf("long field needs a read continuation from where its preview stops (%s):\n%s", want, doc.Rendered)
 	}
 	if doc.Title != "transcripts tr-5" {
 		t.Fatalf("title must stay neutral without declared roles: %q", doc.Title)
+	}
+}
+
+// TestStructuredFieldReadsOnWhereItStops: a text field cut in fetch's
+// structured text is described in metadata.fields with the part kept and
+// a read_record_field call from the character after it.
+func TestStructuredFieldReadsOnWhereItStops(t *testing.T) {
+	text := strings.Repeat("wörd ", 20000)
+	body := []byte(`{"object":"record","id":"r1","stream":"notes","connection_id":"c","data":{"body":"` + text + `"}}`)
+	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "notes", RecordID: "r1"}, "", nil, 32768, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _ := doc.Metadata["fields"].(map[string]any)
+	fv, ok := fields["body"].(FieldView)
+	if !ok || fv.Next == nil || fv.Complete {
+		t.Fatalf("cut field has no descriptor: %#v", fields["body"])
+	}
+	value, _ := fv.Value.(string)
+	if n := CountChars(value); n == 0 || fv.Next.Arguments["offset_chars"] != n || !strings.HasPrefix(text, value) {
+		t.Errorf("descriptor keeps %d chars but reads on at %v", n, fv.Next.Arguments["offset_chars"])
 	}
 }
 
@@ -423,5 +447,15 @@ func TestCutBytes(t *testing.T) {
 				t.Fatalf("cutBytes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCapTextEndsItsNote: the note of a cut text is a line of its own, so
+// what a caller appends after it starts a new line, and it offers no
+// paging (not every tool pages).
+func TestCapTextEndsItsNote(t *testing.T) {
+	got := CapText(strings.Repeat("x", 5000), 1000) + "next line"
+	if len(got) > 1000+len("next line") || !strings.Contains(got, "]\nnext line") || strings.Contains(got, "page") {
+		t.Errorf("cut text %q", got[len(got)-200:])
 	}
 }

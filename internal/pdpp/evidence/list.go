@@ -27,31 +27,27 @@ type ListView struct {
 	HasMore    bool
 	NextPage   *Continuation
 	Rendered   string
-	// page keeps the split page for CompactStructured, so the body is
-	// validated and its records compacted once per call.
-	page *listCache
+	// raws are the page's records, the one of Records[i] at raws[i].
+	raws [][]byte
+	// page keeps the split page for CompactStep, so the body is validated
+	// once per call.
+	page                 *listCache
+	stream, connectionID string
+	meta                 PageMeta
 }
 
 // listCache is a records page as RenderList split it: the body it came
-// from, its members other than data and its records, slices of the body,
-// and the compact form of each record once built. Its size is bounded by the
-// page's.
+// from and its members other than data, slices of the body. Its size is
+// bounded by the page's.
 type listCache struct {
 	body                 []byte
 	stream, connectionID string
 	members              []member
-	records              [][]byte
-	compact              []compactRecord
 }
 
 type member struct {
 	key string
 	val []byte
-}
-
-type compactRecord struct {
-	raw json.RawMessage
-	cut int
 }
 
 // sameBody reports whether c was split from exactly body.
@@ -85,7 +81,6 @@ func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 			page.Data = []json.RawMessage{}
 			return splitElements(val, func(rec []byte) error {
 				page.Data = append(page.Data, rec)
-				c.records = append(c.records, rec)
 				return nil
 			})
 		case "has_more":
@@ -106,7 +101,8 @@ func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 }
 
 // RenderList renders an RS records list. nextArgs are the caller's arguments
-// minus the cursor; the next page call is those plus next_cursor.
+// minus the cursor; the next page call is those plus next_cursor. Its text
+// is the one of detail "full"; CompactStep renders a compact step.
 func RenderList(body []byte, stream, connectionID string, nextArgs map[string]any) (ListView, error) {
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
@@ -123,35 +119,27 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if page.Data == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
-	v := ListView{HasMore: page.HasMore, page: cache}
+	v := ListView{HasMore: page.HasMore, page: cache, stream: stream, connectionID: connectionID, meta: page.Meta}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
 	var b strings.Builder
-	for i, raw := range page.Data {
+	for _, raw := range page.Data {
 		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
 		if err != nil {
 			continue
 		}
 		id := recordRef(rec, stream, connectionID).ID()
-		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
-		if i < RecordsPreviewed {
-			fmt.Fprintf(&b, "[%d] id=%s\n", i+1, id)
-			for j, name := range rec.fieldNames() {
-				if j == FieldsPerRecordShown {
-					fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", len(rec.Data)-j, noun(len(rec.Data)-j, "field", "fields"))
-					break
-				}
-				fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
-				fmt.Fprintf(&b, "    %s: %s\n", name, fv.Line)
-			}
+		if len(v.Records) < RecordsPreviewed {
+			b.WriteString(recordCard(len(v.Records)+1, id, rec))
 		}
+		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
+		v.raws = append(v.raws, raw)
 	}
-	if len(page.Data) > RecordsPreviewed {
-		fmt.Fprintf(&b, "(%d more %s on this page: ids in structured records[]; fetch one by id)\n", len(page.Data)-RecordsPreviewed, noun(len(page.Data)-RecordsPreviewed, "record", "records"))
+	if len(v.Records) > RecordsPreviewed {
+		more := len(v.Records) - RecordsPreviewed
+		fmt.Fprintf(&b, "(%d more %s on this page: ids in structured records[]; fetch one by id)\n", more, noun(more, "record", "records"))
 	}
-	fmt.Fprintf(&b, "query_records stream=%s: %d %s on this page", stream, len(page.Data), noun(len(page.Data), "record", "records"))
-	page.Meta.writeTotalAndWarnings(&b)
 	if v.NextCursor != "" {
 		args := map[string]any{}
 		for k, val := range nextArgs {
@@ -160,22 +148,38 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		args["cursor"] = v.NextCursor
 		c := Continuation{Tool: ToolQuery, Arguments: args}
 		v.NextPage = &c
-		fmt.Fprintf(&b, "next page: %s\n", c.Call())
+	}
+	b.WriteString(v.summary())
+	if v.NextPage != nil {
+		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
 	}
 	v.Rendered = capBytes(b.String())
 	return v, nil
 }
 
-// compactList is query_records' compact structuredContent: the canonical
-// keys of the full form, `data` holding the RS envelope with as many
-// compact records as fit, and the truncation report.
-type compactList struct {
-	Data       json.RawMessage `json:"data"`
-	Records    []recordID      `json:"records"`
-	HasMore    bool            `json:"has_more"`
-	NextCursor string          `json:"next_cursor,omitempty"`
-	Detail     string          `json:"detail"`
-	Truncation
+// summary is the line that counts the page's records, with the RS's
+// warnings.
+func (v ListView) summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "query_records stream=%s: %d %s on this page", v.stream, len(v.Records), noun(len(v.Records), "record", "records"))
+	v.meta.writeTotalAndWarnings(&b)
+	return b.String()
+}
+
+// recordCard is the content[] preview of record rec, the n-th of its page:
+// its id and its first FieldsPerRecordShown fields, each bounded.
+func recordCard(n int, id string, rec Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d] id=%s\n", n, id)
+	for j, name := range rec.fieldNames() {
+		if j == FieldsPerRecordShown {
+			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", len(rec.Data)-j, noun(len(rec.Data)-j, "field", "fields"))
+			break
+		}
+		fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
+		fmt.Fprintf(&b, "    %s: %s\n", name, fv.Line)
+	}
+	return b.String()
 }
 
 type recordID struct {
@@ -195,51 +199,151 @@ type Truncation struct {
 	Full      *Continuation `json:"full,omitempty"`
 }
 
-// CompactStructured builds the compact structuredContent of a records page
-// within budget bytes. full is the same call with detail "full".
-func (v ListView) CompactStructured(body []byte, stream, connectionID string, budget int, full Continuation) (json.RawMessage, Truncation, error) {
-	out := compactList{HasMore: v.HasMore, NextCursor: v.NextCursor, Detail: DetailCompact}
-	out.Total = len(v.Records)
-	// Ids first: every record of the page stays addressable while the
-	// ids take at most a third of the budget. The loop is bounded by the
-	// page length.
-	idBytes := 0
-	for _, r := range v.Records {
-		idBytes += JSONStringLen(r.ID) + len(`{"id":},`)
-		if idBytes > budget/3 {
-			break
-		}
-		out.Records = append(out.Records, recordID{ID: r.ID})
-	}
-	if out.Records == nil {
-		out.Records = []recordID{}
-	}
-	fixed := len(mustMarshal(out)) + 400 // the truncation members
-	cache := v.page
-	if !cache.sameBody(body, stream, connectionID) {
-		cache = nil
-	}
-	page, err := compactListWith(body, stream, connectionID, budget-fixed, full, cache)
-	if err != nil {
-		return nil, Truncation{}, err
-	}
-	out.Data = page.Envelope
-	out.Shown = page.Shown
-	out.ValuesCut = page.CutValues
-	out.Truncated = page.Shown < out.Total || len(out.Records) < out.Total || page.CutValues > 0
-	if out.Truncated {
-		out.Full = &full
-	}
-	return mustMarshal(out), out.Truncation, nil
+// listItem is one record encoded for a compact step: its card in
+// content[] text, its compact form in data and its entry in records[].
+type listItem struct {
+	card, record, id []byte
+	cut              int
 }
 
-// TruncationLine is the content[] sentence that reports a compact cut; what
-// names the items in the plural ("records"), a regular one: its trailing s
-// is dropped for a single item.
-func (t Truncation) TruncationLine(what string) string {
-	if !t.Truncated || t.Full == nil {
-		return ""
+// CompactStep builds query_records' compact reply, content[] text and
+// structuredContent together within budget bytes (the result less its
+// envelope), as one step along the page (see Step): the records from
+// st.Pos, compact (long values as previews), while they fit, with `data`
+// the RS envelope holding them; records[] the ids of those and of the
+// records after them; and next. body is the page RenderList read.
+func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.RawMessage, Truncation, error) {
+	total := len(v.Records)
+	pos := min(st.Pos, total)
+	tr := Truncation{Total: total}
+	cache := v.page
+	if !cache.sameBody(body, v.stream, v.connectionID) {
+		cache = nil
 	}
-	return fmt.Sprintf("structured output is compact: %d of %d %s in full shape, %d %s previewed; everything: %s\n",
-		t.Shown, t.Total, noun(t.Total, strings.TrimSuffix(what, "s"), what), t.ValuesCut, noun(t.ValuesCut, "value", "values"), t.Full.Call())
+	members, membersCut, err := envelopeMembers(body, cache, st.Full)
+	if err != nil {
+		return "", nil, tr, err
+	}
+	// Each record is compacted once, on first use; the loops below are
+	// bounded by the page length.
+	items := make([]listItem, total-pos)
+	built := make([]bool, total-pos)
+	var itemErr error
+	item := func(i int) listItem {
+		if !built[i] {
+			e := v.Records[pos+i]
+			rec, _ := decodeValidRecord(v.raws[pos+i])
+			compact, _, cut, err := CompactRecord(v.raws[pos+i], v.stream, v.connectionID, FieldValueChars)
+			if err != nil && itemErr == nil {
+				itemErr = err
+			}
+			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: mustMarshal(recordID{ID: e.ID}), cut: cut}
+			built[i] = true
+		}
+		return items[i]
+	}
+	var envelope objectWriter
+	for _, m := range members {
+		envelope.member(m.key, m.val)
+	}
+	summary := v.summary()
+	fullJSON := mustMarshal(st.Full)
+	var nextPage []byte
+	if v.NextPage != nil {
+		nextPage = mustMarshal(v.NextPage)
+	}
+	base := func() int {
+		n := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`)
+		var resume Continuation
+		if st.Resume != nil && total-pos > 1 {
+			resume, _ = st.Resume(pos + 1)
+		}
+		n += textCost(stepLines("records", "records[]", st, 1, total, total-pos, &resume, 1, fullBytesWidth)) + resumeSlack
+		n += WireLen(mustMarshal(resume)) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
+		if v.NextPage != nil {
+			// next once the page is shown to its end, and the text line
+			// that names it.
+			n += WireLen(nextPage) + textCost("next page: "+v.NextPage.Call())
+		}
+		return n
+	}()
+	ids := make([]int, total-pos)
+	for i := range ids {
+		ids[i] = WireLen(mustMarshal(v.Records[pos+i].ID)) + len(`{"id":},`)
+	}
+	k, listed := fitItems(budget, base, ids, func(i int) int {
+		it := item(i)
+		return textCost(string(it.card)) + WireLen(it.record) + WireLen(it.id) + 2
+	})
+	if itemErr != nil {
+		return "", nil, tr, itemErr
+	}
+	tr.Shown = k
+	tr.ValuesCut = membersCut
+	for i := 0; i < k; i++ {
+		tr.ValuesCut += items[i].cut
+	}
+	var next *Continuation
+	if pos+k < total {
+		if st.Resume != nil {
+			if c, ok := st.Resume(pos + k); ok {
+				next = &c
+			}
+		}
+	} else if v.NextPage != nil {
+		next = v.NextPage
+	}
+	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
+
+	var text strings.Builder
+	records := make([][]byte, 0, k)
+	entries := make([][]byte, 0, k+listed)
+	for i := 0; i < k; i++ {
+		text.Write(items[i].card)
+		records = append(records, items[i].record)
+		entries = append(entries, items[i].id)
+	}
+	for i := k; i < k+listed; i++ {
+		entries = append(entries, mustMarshal(recordID{ID: v.Records[pos+i].ID}))
+	}
+	text.WriteString(summary)
+	fullBytes := 0
+	if tr.Truncated {
+		fullBytes = st.fullBytes()
+	}
+	text.WriteString(stepLines("records", "records[]", st, k, total, listed, next, tr.ValuesCut, fullBytes))
+	if pos+k == total && v.NextPage != nil {
+		fmt.Fprintf(&text, "next page: %s\n", v.NextPage.Call())
+	}
+
+	envelope.member("data", joinArray(records))
+	var w objectWriter
+	w.member("data", envelope.bytes())
+	w.member("records", joinArray(entries))
+	w.member("has_more", boolJSON(v.HasMore))
+	if v.NextCursor != "" {
+		w.member("next_cursor", mustMarshal(v.NextCursor))
+	}
+	if next != nil {
+		w.member("next", mustMarshal(next))
+	}
+	writeStep(&w, st, tr, fullJSON, fullBytes)
+	if tr.Truncated {
+		tr.Full = &st.Full
+	}
+	return text.String(), w.bytes(), tr, nil
+}
+
+// FullBytes estimates the serialized reply of the same page at detail
+// "full": its text, the RS body verbatim and the records' ids with their
+// fetch calls, as encoding/json writes them.
+func (v ListView) FullBytes(body []byte) int {
+	n := JSONStringLen(v.Rendered) + WireLen(body) + 256
+	for _, r := range v.Records {
+		n += WireLen(mustMarshal(r)) + 1
+	}
+	if v.NextPage != nil {
+		n += WireLen(mustMarshal(v.NextPage))
+	}
+	return n
 }

@@ -155,6 +155,8 @@ type FieldView struct {
 	BlobRead *BlobRead `json:"blob_read,omitempty"`
 	// Line is the one-line visible rendering.
 	Line string `json:"-"`
+	// whole is the decoded text of a text field, for Within.
+	whole string
 }
 
 // BlobRead is the explicit continuation for stored blob bytes.
@@ -188,8 +190,9 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			fv.Line = fmt.Sprintf("[binary-like text, %d chars, not shown; read in bounded chunks: %s]", fv.Chars, c.Call())
 			return fv
 		}
+		fv.whole = s
 		shown, cut := Cut(s, max)
-		fv.setText(id, oneLine(shown), cut)
+		fv.setText(id, oneLine(shown), cut, max)
 	case trimmed[0] == '{' || trimmed[0] == '[':
 		fv.Bytes = len(trimmed)
 		if blob, ok := blobRef(raw); ok {
@@ -239,8 +242,9 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 }
 
 // setText fills a text field's view from its shown part; cut says whether
-// the field continues past it.
-func (fv *FieldView) setText(id, shown string, cut bool) {
+// the field continues past it, at character offset end of the field,
+// where the read-on continuation starts.
+func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 	fv.Kind = "text"
 	fv.Value = shown
 	fv.Complete = !cut
@@ -249,7 +253,7 @@ func (fv *FieldView) setText(id, shown string, cut bool) {
 		fv.Line = shown
 		return
 	}
-	c := ReadFieldCall(id, fv.Name, 0, 0, "")
+	c := ReadFieldCall(id, fv.Name, end, 0, "")
 	fv.Next = &c
 	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
 }
@@ -260,10 +264,9 @@ func (fv FieldView) Within(id string, raw json.RawMessage, max int) FieldView {
 	if fv.Kind != "text" {
 		return DescribeField(id, fv.Name, raw, max)
 	}
-	s, _ := fv.Value.(string)
-	shown, cut := Cut(s, max)
+	shown, cut := Cut(fv.whole, max)
 	out := fv
-	out.setText(id, shown, cut || !fv.Complete)
+	out.setText(id, oneLine(shown), cut, max)
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -301,40 +300,46 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 
 // searchText renders the cards of v, for its request and page meta;
 // inStructured is how many hits of the page structured results[] carries.
+// It is the text of detail "full", whose structured output lists every hit.
 func searchText(v SearchView, inStructured int) string {
-	req := v.req
 	var b strings.Builder
 	if len(v.Results) > 0 {
 		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
-			more := len(v.Results) - SearchCardsShown
-			if listed := inStructured - SearchCardsShown; listed < more {
-				fmt.Fprintf(&b, "(%d more %s on this page: %d in structured results[], the rest with detail \"full\")\n", more, noun(more, "hit", "hits"), max(0, listed))
-			} else {
-				fmt.Fprintf(&b, "(%d more %s on this page %s in structured results[])\n", more, noun(more, "hit", "hits"), noun(more, "is", "are"))
-			}
+			more := min(len(v.Results), inStructured) - SearchCardsShown
+			fmt.Fprintf(&b, "(%d more %s on this page %s in structured results[])\n", more, noun(more, "hit", "hits"), noun(more, "is", "are"))
 			break
 		}
 		writeCard(&b, i+1, r)
 	}
+	b.WriteString(searchSummary(v))
+	if v.NextPage != nil {
+		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
+	}
+	return capBytes(b.String())
+}
+
+// searchSummary is the line that counts the page's hits, the RS's
+// warnings, and the advice a page without hits gets.
+func searchSummary(v SearchView) string {
+	req := v.req
+	var b strings.Builder
 	mode := req.Mode
 	if mode == "" {
 		mode = "lexical"
 	}
 	fmt.Fprintf(&b, "search %q (%s): %d %s on this page", req.Q, mode, len(v.Results), noun(len(v.Results), "hit", "hits"))
 	v.meta.writeTotalAndWarnings(&b)
-	if v.NextPage != nil {
-		fmt.Fprintf(&b, "next page: %s\n", v.NextPage.Call())
-	} else if len(v.Results) == 0 {
+	if len(v.Results) == 0 && v.NextPage == nil {
 		other := "semantic"
 		if mode != "lexical" {
 			other = "lexical"
 		}
 		fmt.Fprintf(&b, "no hits; try other words, mode %q, or check streams with schema\n", other)
 	}
-	return capBytes(b.String())
+	return b.String()
 }
 
 func writeCard(b *strings.Builder, n int, r SearchResult) {
@@ -408,97 +413,214 @@ type compactLadderRecord struct {
 	Fetch Continuation `json:"fetch"`
 }
 
-// CompactPreviewChars bounds a hit's evidence preview in compact structured
-// output; the content[] card shows up to PreviewChars.
+// ladderID is the content_ladder entry of a hit not shown: its id alone.
+type ladderID struct {
+	ID string `json:"id"`
+}
+
+// CompactPreviewChars bounds a hit's evidence preview in compact output
+// once the page does not fit with the previews as the RS gave them.
 const CompactPreviewChars = 200
 
-// CompactStructured builds search's compact structuredContent within
-// budget bytes: the canonical keys, hits in rank order while they fit (the
-// first SearchCardsShown with their preview, later ones with their next
-// read only), and the truncation report. full is the same call with detail
-// "full".
-func (v *SearchView) CompactStructured(budget int, full Continuation) (json.RawMessage, Truncation) {
-	tr := Truncation{Total: len(v.Results)}
-	// Each hit and its ladder entry are encoded once; the reply is
-	// assembled from those bytes.
-	results := make([][]byte, len(v.Results))
-	ladder := make([][]byte, len(v.Results))
-	cut := make([]bool, len(v.Results))
+// searchItem is one hit encoded for a compact step: its card in content[]
+// text, its results[] entry and its content_ladder entries.
+type searchItem struct {
+	card, result, ladder, id []byte
+	cut                      bool
+}
+
+// encodeHit encodes hit r for a compact step; with shorten, its evidence
+// preview is cut to CompactPreviewChars in the card and in results[].
+func encodeHit(r SearchResult, n int, shorten bool) searchItem {
+	var it searchItem
+	if shorten && r.EvidencePreview != "" {
+		if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
+			complete := false
+			r.EvidencePreview, r.EvidenceComplete, it.cut = shorter, &complete, true
+			if r.Evidence != nil {
+				ev := *r.Evidence
+				ev.Preview, ev.Complete = shorter, false
+				r.Evidence = &ev
+			}
+		}
+	}
+	var b strings.Builder
+	writeCard(&b, n, r)
+	it.card = []byte(b.String())
+	it.result = mustMarshal(r)
+	it.ladder = mustMarshal(compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
+	it.id = mustMarshal(ladderID{ID: r.ID})
+	return it
+}
+
+// CompactStep builds search's compact reply, content[] text and
+// structuredContent together within budget bytes (the result less its
+// envelope), as one step along the page (see Step): the hits from st.Pos
+// with their previews while they fit (previews shortened first when the
+// rest of the page does not fit whole), then the ids of the hits after
+// them in content_ladder.records[], and next.
+func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, Truncation) {
+	total := len(v.Results)
+	pos := min(st.Pos, total)
+	rest := v.Results[pos:]
+	tr := Truncation{Total: total}
+	// Each hit is encoded once per form, on first use; the loops below are
+	// bounded by the page length.
+	items := make([]searchItem, len(rest))
+	built := make([]bool, len(rest))
+	shorten := false
+	item := func(i int) searchItem {
+		if !built[i] {
+			items[i], built[i] = encodeHit(rest[i], pos+i+1, shorten), true
+		}
+		return items[i]
+	}
 	var nextPage []byte
 	if v.NextPage != nil {
 		nextPage = mustMarshal(v.NextPage)
 	}
-	used := 256 + len(nextPage) + len(v.NextCursor) // keys, flags, cursor
-	// First every hit as it is; only when the page does not fit are the
-	// previews shortened (the cards' hits) or left out (the rest).
-	encode := func(shorten bool) int {
-		total := used
-		for i, r := range v.Results {
-			cut[i] = false
-			switch {
-			case !shorten || r.EvidencePreview == "":
-			case i >= SearchCardsShown:
-				// Beyond the cards: the hit and its next read, no preview.
-				r.EvidencePreview, cut[i] = "", true
-			default:
-				if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
-					complete := false
-					r.EvidencePreview, r.EvidenceComplete, cut[i] = shorter, &complete, true
-				}
-			}
-			results[i] = mustMarshal(r)
-			if ladder[i] == nil {
-				ladder[i] = mustMarshal(compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
-			}
-			total += len(results[i]) + len(ladder[i]) + 2
+	summary := searchSummary(*v)
+	fullJSON := mustMarshal(st.Full)
+	// What a step costs besides its items: the summary, the lines that
+	// report the step, and the structured members around the lists, with
+	// the call that resumes one hit in as the estimate of next.
+	base := func() int {
+		n := textCost(summary) + len("first_fetch_id=\n")
+		if len(rest) > 0 {
+			n += textCost(rest[0].ID)
 		}
-		return total
-	}
-	all := encode(false)
-	if all > budget {
-		all = encode(true)
-	}
-	fullJSON := mustMarshal(full)
-	if all > budget || slices.Contains(cut, true) {
-		used += len(fullJSON) // the truncation members
-	}
-	// Hits go in while they fit; the loop is bounded by the page length.
-	for i := range v.Results {
-		size := len(results[i]) + len(ladder[i]) + 2
-		if used+size > budget {
-			break
+		var resume Continuation
+		if st.Resume != nil && len(rest) > 1 {
+			resume, _ = st.Resume(pos + 1)
 		}
-		used += size
-		tr.Shown++
-		if cut[i] {
+		n += textCost(stepLines("hits", "content_ladder.records[]", st, 1, total, len(rest), &resume, 1, fullBytesWidth)) + resumeSlack
+		n += WireLen(mustMarshal(resume)) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
+		if v.NextPage != nil {
+			// content_ladder.next_page, next once the page is shown to
+			// its end, and the text line that names it.
+			n += 2*WireLen(nextPage) + textCost("next page: "+v.NextPage.Call())
+		}
+		return n
+	}()
+	ids := make([]int, len(rest))
+	for i, r := range rest {
+		ids[i] = WireLen(mustMarshal(r.ID)) + len(`{"id":},`)
+	}
+	cost := func(i int) int {
+		it := item(i)
+		return textCost(string(it.card)) + WireLen(it.result) + WireLen(it.ladder) + 2
+	}
+	k, listed := fitItems(budget, base, ids, cost)
+	if k < len(rest) {
+		// The rest of the page does not fit whole: previews shrink first.
+		shorten = true
+		clear(built)
+		k, listed = fitItems(budget, base, ids, cost)
+	}
+	tr.Shown = k
+	for i := 0; i < k; i++ {
+		if items[i].cut {
 			tr.ValuesCut++
 		}
 	}
-	if tr.Shown < tr.Total {
-		v.Text = searchText(*v, tr.Shown)
+	var next *Continuation
+	if pos+k < total {
+		if st.Resume != nil {
+			if c, ok := st.Resume(pos + k); ok {
+				next = &c
+			}
+		}
+	} else if v.NextPage != nil {
+		next = v.NextPage
 	}
-	tr.Truncated = tr.Shown < tr.Total || tr.ValuesCut > 0
+	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
+
+	var text strings.Builder
+	if k > 0 {
+		fmt.Fprintf(&text, "first_fetch_id=%s\n", rest[0].ID)
+	}
+	results := make([][]byte, 0, k)
+	ladder := make([][]byte, 0, k+listed)
+	for i := 0; i < k; i++ {
+		text.Write(items[i].card)
+		results = append(results, items[i].result)
+		ladder = append(ladder, items[i].ladder)
+	}
+	for i := k; i < k+listed; i++ {
+		ladder = append(ladder, mustMarshal(ladderID{ID: rest[i].ID}))
+	}
+	text.WriteString(summary)
+	fullBytes := 0
+	if tr.Truncated {
+		fullBytes = st.fullBytes()
+	}
+	text.WriteString(stepLines("hits", "content_ladder.records[]", st, k, total, listed, next, tr.ValuesCut, fullBytes))
+	if pos+k == total && v.NextPage != nil {
+		fmt.Fprintf(&text, "next page: %s\n", v.NextPage.Call())
+	}
+
 	var w, lw objectWriter
-	w.member("results", joinArray(results[:tr.Shown]))
-	if nextPage != nil {
+	w.member("results", joinArray(results))
+	if nextPage != nil && pos+k < total {
+		// Once the page is shown to its end, next is this call: it is
+		// not said twice.
 		lw.member("next_page", nextPage)
 	}
-	lw.member("records", joinArray(ladder[:tr.Shown]))
+	lw.member("records", joinArray(ladder))
 	w.member("content_ladder", lw.bytes())
 	w.member("has_more", boolJSON(v.HasMore))
 	if v.NextCursor != "" {
 		w.member("next_cursor", mustMarshal(v.NextCursor))
 	}
+	if next != nil {
+		w.member("next", mustMarshal(next))
+	}
+	writeStep(&w, st, tr, fullJSON, fullBytes)
+	if tr.Truncated {
+		tr.Full = &st.Full
+	}
+	return text.String(), w.bytes(), tr
+}
+
+// writeStep writes the members that report a compact step: detail, the
+// truncation flag, the items shown of the page's total, where the step
+// started in the page (after its first step) and, when something was left
+// out or cut, a restart, the values cut, and the full call with its size.
+func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullBytes int) {
 	w.member("detail", []byte(`"`+DetailCompact+`"`))
 	w.member("truncated", boolJSON(tr.Truncated))
-	if tr.Truncated {
-		tr.Full = &full
-		w.member("items_shown", []byte(strconv.Itoa(tr.Shown)))
-		w.member("items_total", []byte(strconv.Itoa(tr.Total)))
-		if tr.ValuesCut > 0 {
-			w.member("values_cut", []byte(strconv.Itoa(tr.ValuesCut)))
-		}
-		w.member("full", fullJSON)
+	w.member("items_shown", []byte(strconv.Itoa(tr.Shown)))
+	w.member("items_total", []byte(strconv.Itoa(tr.Total)))
+	if st.Pos > 0 {
+		w.member("page_position", []byte(strconv.Itoa(st.Pos)))
 	}
-	return w.bytes(), tr
+	if !tr.Truncated {
+		return
+	}
+	if st.Restarted {
+		w.member("page_changed", []byte("true"))
+	}
+	if tr.ValuesCut > 0 {
+		w.member("values_cut", []byte(strconv.Itoa(tr.ValuesCut)))
+	}
+	w.member("full", fullJSON)
+	w.member("full_bytes", []byte(strconv.Itoa(fullBytes)))
+}
+
+// FullBytes estimates the serialized reply of the same search at detail
+// "full": its text and every hit with its ladder entry, as encoding/json
+// writes them. It encodes each hit once and keeps nothing.
+func (v SearchView) FullBytes() int {
+	n := JSONStringLen(v.Text) + 256
+	for _, r := range v.Results {
+		n += WireLen(mustMarshal(r)) + 1
+		n += WireLen(mustMarshal(LadderRecord{
+			ID: r.ID, EvidenceField: r.EvidenceField, EvidencePreview: r.EvidencePreview,
+			EvidenceComplete: r.EvidenceComplete, Next: r.Next, Fetch: FetchCall(r.ID),
+		})) + 1
+	}
+	if v.NextPage != nil {
+		n += 2 * WireLen(mustMarshal(v.NextPage))
+	}
+	return n
 }

@@ -162,9 +162,10 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 			bare := v
 			bare.page = nil
 			for _, budget := range []int{100000, 3000, 600, 3000} {
-				got, gcut, gerr := v.CompactStructured([]byte(body), "s", "c", budget, full)
-				exp, ecut, eerr := bare.CompactStructured([]byte(body), "s", "c", budget, full)
-				if string(got) != string(exp) || !reflect.DeepEqual(gcut, ecut) || (gerr == nil) != (eerr == nil) {
+				st := Step{Full: full}
+				gtext, got, gcut, gerr := v.CompactStep([]byte(body), st, budget)
+				etext, exp, ecut, eerr := bare.CompactStep([]byte(body), st, budget)
+				if gtext != etext || string(got) != string(exp) || !reflect.DeepEqual(gcut, ecut) || (gerr == nil) != (eerr == nil) {
 					t.Fatalf("budget %d: with the split page %s %v, from the body %s %v", budget, got, gerr, exp, eerr)
 				}
 			}

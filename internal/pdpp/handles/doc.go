@@ -6,6 +6,8 @@
 // "pdpp://record/{escaped id}". A bounded field window is named by an
 // opaque, versioned cursor ("fw1." + base64url JSON) and by the resource
 // URI "pdpp://field-window/{cursor}". Streams are "pdpp://stream/{name}".
+// A compact list reply resumes after its last item shown with a page
+// cursor ("pc1~" + base64url JSON + "~" + the RS cursor it wraps).
 // Every base64url payload (cursors, the reference adapter's field-window
 // handle, encoded record references) goes through one decoder that bounds
 // its size and alphabet before decoding.

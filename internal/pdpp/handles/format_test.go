@@ -24,6 +24,7 @@ func TestLimitsAgreeWithCatalogFormats(t *testing.T) {
 		{"MaxFieldPathBytes / field", MaxFieldPathBytes, mcptools.FormatField},
 		{"MaxInputBytes / record_handle", MaxInputBytes, mcptools.FormatRecordHandle},
 		{"MaxQueryTextBytes / match_text", MaxQueryTextBytes, mcptools.FormatMatchText},
+		{"MaxPageCursorBytes / page_cursor", MaxPageCursorBytes, mcptools.FormatPageCursor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

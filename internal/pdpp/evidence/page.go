@@ -1,0 +1,235 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A compact reply of a list is one step along its RS page. It keeps the
+// identity of every item of the page it has not yet shown, in the RS's
+// order; shows whole items with previews from Step.Pos while they fit the
+// reply budget; and names next, the call that resumes right after the
+// last item shown (a page cursor, made by Step.Resume) or, once the page
+// is exhausted, the RS's own next page. Walking next therefore visits the
+// items of the page that detail "full" returns, in the same order, each
+// step within the budget.
+
+// Step says where a compact reply starts in its RS page and how it
+// continues; the tool handler fills it in.
+type Step struct {
+	// Pos is the index in the page of the first item to show (0 on a
+	// call without a page cursor).
+	Pos int
+	// Restarted says the call carried a page cursor but the page no
+	// longer holds what it held before that cursor's position: the reply
+	// shows the page again from its first item (Pos is 0).
+	Restarted bool
+	// ResumedAt is the position the page cursor named, for the sentence
+	// that reports a restart.
+	ResumedAt int
+	// Resume returns the call that resumes the page at index end, or
+	// false when no such call can be made (the reply then says how to read
+	// the rest with detail "full").
+	Resume func(end int) (Continuation, bool)
+	// List names what the items are part of in the text: "page" (an RS
+	// page, the default) or "list" (a list the RS returns whole).
+	List string
+	// Full is the same request at detail "full", and FullBytes about how
+	// many bytes its reply takes, asked only when the reply names Full.
+	Full      Continuation
+	FullBytes func() int
+}
+
+// list is st.List, "page" when not set.
+func (st Step) list() string {
+	if st.List == "" {
+		return "page"
+	}
+	return st.List
+}
+
+// fullBytes asks st.FullBytes, 0 when it is not set.
+func (st Step) fullBytes() int {
+	if st.FullBytes == nil {
+		return 0
+	}
+	return st.FullBytes()
+}
+
+// fullBytesWidth stands in for the size of the full reply while a step is
+// measured, before it is known: ten digits.
+const fullBytesWidth = 1 << 30
+
+// WireLen is the length of the encoded JSON b once a result carrying it
+// is serialized with encoding/json's defaults: <, > and & inside strings
+// become \u003c, \u003e and \u0026, and U+2028 and U+2029 become \u2028
+// and \u2029. b must be valid JSON, whose only <, > and & are in strings.
+// It makes one pass over b.
+func WireLen(b []byte) int {
+	n := len(b)
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '<', '>', '&':
+			n += 5
+		case 0xE2:
+			if i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
+				n += 3
+			}
+		}
+	}
+	return n
+}
+
+// resumeSlack covers the few bytes a page cursor's position may add to the
+// estimate the fit makes with the call that resumes one item later.
+const resumeSlack = 16
+
+// idsShare bounds the identity list of one reply to this fraction of its
+// budget, so a page of very many or very long ids still leaves room for
+// items with previews; the ids left out are reached by next.
+const idsShare = 2
+
+// fitItems returns how many items a compact reply shows whole, and how
+// many ids of the items after those it lists. shown(i) is what item i adds
+// when shown whole with its preview (content[] and structured output),
+// ids[i] what it adds as an id alone; base is everything else. The result
+// is the largest k with base + shown(0..k-1) + the ids listed within
+// budget, never below 1 while there is an item (every step moves on); the
+// ids listed are the leading ones after item k-1 within budget/idsShare.
+// shown is asked lazily, in order, and not past the first item that does
+// not fit, so a caller may build each item only when asked. The loop runs
+// at most len(ids) times, each with a binary search over the prefix sums.
+func fitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
+	n := len(ids)
+	if n == 0 {
+		return 0, 0
+	}
+	prefix := make([]int, n+1)
+	for i, c := range ids {
+		prefix[i+1] = prefix[i] + c
+	}
+	// listed returns how many ids from index from fit the ids share, and
+	// their bytes.
+	listed := func(from int) (int, int) {
+		m := sort.Search(n-from, func(m int) bool { return prefix[from+m+1]-prefix[from] > budget/idsShare })
+		return m, prefix[from+m] - prefix[from]
+	}
+	used := base
+	for k < n {
+		next := used + shown(k)
+		_, rest := listed(k + 1)
+		if k > 0 && next+rest > budget {
+			break
+		}
+		used = next
+		k++
+	}
+	idsListed, _ = listed(k)
+	return k, idsListed
+}
+
+// textCost is what the string s adds to a result's text, JSON-encoded
+// within the text member's quotes.
+func textCost(s string) int { return JSONStringLen(s) - 2 }
+
+// stepLines are the content[] lines of a compact step after its items:
+// the restart notice, next (named first), and what was shown with
+// previews and how to see the rest. what names the items ("hits",
+// "records", "subscriptions"); where says where the ids of the others are
+// listed in structured output. next is nil when the page was shown to its
+// end; cut counts the values previewed in the items shown; fullBytes is
+// the size of the full reply.
+func stepLines(what, where string, st Step, shown, total, idsListed int, next *Continuation, cut, fullBytes int) string {
+	var b strings.Builder
+	if st.Restarted {
+		fmt.Fprintf(&b, "the %s changed since that cursor was made (its first %d %s differ now), so it is shown again from its start\n", st.list(), st.ResumedAt, what)
+	}
+	rest := total - st.Pos - shown
+	if next != nil && rest > 0 {
+		fmt.Fprintf(&b, "next: %s\n", next.Call())
+	}
+	switch {
+	case rest > 0:
+		in := "on this page"
+		if st.list() != "page" {
+			in = "in the " + st.list()
+		}
+		fmt.Fprintf(&b, "%s %d-%d of %d %s shown with previews; ", what, st.Pos+1, st.Pos+shown, total, in)
+		if idsListed == rest {
+			fmt.Fprintf(&b, "ids of the other %d in structured %s; ", rest, where)
+		} else {
+			fmt.Fprintf(&b, "ids of the next %d of the other %d in structured %s; ", idsListed, rest, where)
+		}
+		if next == nil {
+			fmt.Fprintf(&b, "the rest only with the whole %s at once (%d bytes): %s\n", st.list(), fullBytes, st.Full.Call())
+		} else {
+			fmt.Fprintf(&b, "or the whole %s at once (%d bytes): %s\n", st.list(), fullBytes, st.Full.Call())
+		}
+	case cut > 0:
+		fmt.Fprintf(&b, "%d %s previewed in structured output, each naming its own read; the whole %s at once (%d bytes): %s\n", cut, noun(cut, "value", "values"), st.list(), fullBytes, st.Full.Call())
+	}
+	return b.String()
+}
+
+// The pieces of a compact step, for a list rendered outside this package
+// (the event subscriptions): the same fit, lines and report as search and
+// query_records use.
+
+// FitItems is fitItems: how many items a step shows whole within budget,
+// and how many ids of the items after them it lists.
+func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
+	return fitItems(budget, base, ids, shown)
+}
+
+// StepLines is stepLines with the size of the full reply asked of st when
+// the lines name it.
+func StepLines(what, where string, st Step, shown, total, idsListed int, next *Continuation, cut int) string {
+	fb := 0
+	if st.Pos+shown < total || cut > 0 || st.Restarted {
+		fb = st.fullBytes()
+	}
+	return stepLines(what, where, st, shown, total, idsListed, next, cut, fb)
+}
+
+// StepBase is what StepLines and StepReport take at most besides the items,
+// for a step of a list of total items from st.Pos: the lines, the report
+// members, and the call that resumes (estimated one item in).
+func StepBase(what, where string, st Step, total int) int {
+	var resume Continuation
+	if st.Resume != nil && total-st.Pos > 1 {
+		resume, _ = st.Resume(st.Pos + 1)
+	}
+	return textCost(stepLines(what, where, st, 1, total, total-st.Pos, &resume, 1, fullBytesWidth)) + resumeSlack +
+		WireLen(mustMarshal(resume)) + WireLen(mustMarshal(st.Full)) + 320
+}
+
+// StepNext is the call that follows a step that showed shown items from
+// st.Pos of a page of total: the resume call while items are left, else
+// nextPage (nil at the end of the RS's pages).
+func StepNext(st Step, shown, total int, nextPage *Continuation) *Continuation {
+	if st.Pos+shown < total {
+		if st.Resume != nil {
+			if c, ok := st.Resume(st.Pos + shown); ok {
+				return &c
+			}
+		}
+		return nil
+	}
+	return nextPage
+}
+
+// StepReport is the JSON object of the members that report a step (see
+// writeStep), for a caller to merge into its structured output; tr.Full is
+// set when the step cut anything.
+func StepReport(st Step, tr *Truncation) json.RawMessage {
+	var w objectWriter
+	fb := 0
+	if tr.Truncated {
+		fb = st.fullBytes()
+		tr.Full = &st.Full
+	}
+	writeStep(&w, st, *tr, mustMarshal(st.Full), fb)
+	return w.bytes()
+}
