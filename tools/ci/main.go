@@ -166,6 +166,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/handles", "FuzzParseRecordURI"},
 	{"./internal/pdpp/handles", "FuzzDecodeCursor"},
 	{"./internal/pdpp/handles", "FuzzDecodeBase64URL"},
+	{"./internal/pdpp/handles", "FuzzDecodePageCursor"},
 	{"./internal/pdpp/query", "FuzzEncodeFilter"},
 	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
 	{"./internal/pdpp/credentials", "FuzzLoad"},
