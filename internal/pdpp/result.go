@@ -27,8 +27,27 @@ func okResult(text string, structured any) *mcp.CallToolResult {
 }
 
 // resultOverhead is what a result adds around its text and structured
-// content: {"content":[{"type":"text","text":…}],"structuredContent":…}.
-const resultOverhead = 64
+// content at every protocol revision:
+// {"content":[{"type":"text","text":…}],"structuredContent":…,"isError":true}.
+const resultOverhead = len(`{"content":[{"type":"text","text":`) + len(`}],"structuredContent":`) + len(`,"isError":true}`)
+
+// newestRevisionBytes is what the newest protocol revision (2026-07-28)
+// adds to every result as mcp-go sends it: "resultType":"complete" and the
+// server's name and version in _meta, which NewServer holds to the
+// catalog's bounds. Every reply budget keeps this room (see replyBudget),
+// so one rendering fits its budget at every revision.
+const newestRevisionBytes = len(`,"resultType":"`+string(mcp.ResultTypeComplete)+`"`) +
+	len(`,"_meta":{"`+mcp.MetaKeyServerInfo+`":{"name":"","version":""}}`) +
+	mcptools.MaxServerInfoNameBytes + mcptools.MaxServerInfoVersionBytes
+
+// requestIDStampBytes is what the hosted transport adds to an adapter
+// error: its request id, of at most maxRequestIDBytes (the bound of
+// reqid.SaneID), as "request_id".
+const requestIDStampBytes = len(`,"request_id":""`) + maxRequestIDBytes
+
+// maxRequestIDBytes is the longest request id the hosted transport takes
+// from a client (reqid.SaneID) or makes itself.
+const maxRequestIDBytes = 128
 
 // smallMemberBytes is the largest member a truncation report keeps.
 const smallMemberBytes = 256
@@ -36,15 +55,21 @@ const smallMemberBytes = 256
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
 
-// replyBudget returns the compact reply ceiling the catalog declares for
-// tool, for a result rendering an RS body of rsBodyBytes (0: none).
+// replyBudget returns the room a compact result of tool has, rendering an
+// RS body of rsBodyBytes: the ceiling its catalog declares (0: none), less
+// what the newest protocol revision adds to every result, so the result
+// holds to its budget on the wire at every revision.
 func replyBudget(tool string, rsBodyBytes int) int {
 	b, ok := mcptools.ResultBudgetOf(tool)
 	if !ok {
 		return 0
 	}
-	return b.Limit(rsBodyBytes)
+	return max(0, b.Limit(rsBodyBytes)-newestRevisionBytes)
 }
+
+// declaredBudget is the catalog's reply budget whose room (replyBudget) is
+// limit, as a text states it.
+func declaredBudget(limit int) int { return limit + newestRevisionBytes }
 
 // compactText bounds a compact result's text to half its budget.
 func compactText(text string, limit int) string {
@@ -104,9 +129,9 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		structured = json.RawMessage(encoded)
 		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
 		if full != nil {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, limit, full.Call())
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, declaredBudget(limit), full.Call())
 		} else {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, limit)
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, declaredBudget(limit))
 		}
 	}
 	return &mcp.CallToolResult{
@@ -165,8 +190,10 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 	obj := e.Object()
 	limit := replyBudget(tool, 0)
 	if limit <= 0 {
-		limit = errorReplyBytes
+		limit = errorReplyBytes - newestRevisionBytes
 	}
+	// Over HTTP an adapter error also carries its request id.
+	limit -= requestIDStampBytes
 	text := compactText(evidence.ErrorText(obj, tool, args), limit)
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
 	return &mcp.CallToolResult{
