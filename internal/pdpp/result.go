@@ -111,13 +111,17 @@ func fitStructured(limit int, text func() string, build func(budget int) (json.R
 // structuredContent by a truncation report that names the full call, so no
 // reply ever leaves its budget.
 func compactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult {
+	if raw, ok := structured.(json.RawMessage); ok {
+		// Measured as the reply will carry it (HTML-safe escapes included).
+		structuredBytes = max(structuredBytes, evidence.WireLen(raw))
+	}
 	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+structuredBytes > limit {
 		size := structuredBytes
 		report := map[string]any{}
 		if raw, ok := structured.(json.RawMessage); ok {
 			// Keep what stays small (cursors, flags, ids), so paging and
 			// identity survive the cut.
-			for k, v := range evidence.SmallMembers(raw, smallMemberBytes) {
+			for k, v := range evidence.SmallMembers(raw, smallMemberBytes, limit/4) {
 				report[k] = v
 			}
 		}

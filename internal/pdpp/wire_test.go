@@ -417,6 +417,50 @@ func budgetBreakingRS() http.Handler {
 	})
 }
 
+// htmlDenseRS answers every route with bodies dense with <, > and &,
+// which a reply escapes to six bytes each, a little under and over the
+// reply budgets: 100 records, hits and groups, a schema, subscriptions.
+func htmlDenseRS(n int) http.Handler {
+	dense := strings.Repeat("<a&b>", n)
+	var recs, hits, groups, subs []string
+	for i := range 100 {
+		recs = append(recs, fmt.Sprintf(`{"object":"record","id":"n%d","stream":"notes","connection_id":"cin_a","data":{"title":%q,"body":%q}}`, i, dense[:min(len(dense), 150)], dense))
+		hits = append(hits, fmt.Sprintf(`{"object":"search_result","record_key":"n%d","stream":"notes","connection_id":"cin_a","matched_fields":["body"],"snippet":{"field":"body","text":%q},"evidence_excerpts":[{"field_path":"body","preview_text":%q,"truncated":true}]}`, i, dense, dense))
+		groups = append(groups, fmt.Sprintf(`{"key":%q,"count":%d}`, dense, i))
+		subs = append(subs, fmt.Sprintf(`{"object":"event_subscription","subscription_id":"sub_%04d","status":"active","callback_url":"https://hooks.example.com/%s","scope":{"streams":[{"name":"notes","connection_id":"cin_a"}]},"note":%q}`, i, strings.Repeat("a", 20), dense))
+	}
+	schema := `{"object":"schema","bearer":{"token_kind":"client"},"streams":[{"name":"notes","description":` + mustJSON(strings.Repeat(dense, 10)) + `}]}`
+	bodies := map[string]string{
+		"records":   `{"object":"list","data":[` + strings.Join(recs, ",") + `],"has_more":false}`,
+		"search":    `{"object":"list","data":[` + strings.Join(hits, ",") + `],"has_more":false}`,
+		"aggregate": `{"object":"aggregation","stream":"notes","metric":"count","group_by":"body","groups":[` + strings.Join(groups, ",") + `],"other_count":0}`,
+		"subs":      `{"object":"list","data":[` + strings.Join(subs, ",") + `]}`,
+		"sub":       subs[1],
+		"record":    recs[1],
+		"schema":    schema,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		p := r.URL.Path
+		key := "record"
+		switch {
+		case p == "/v1/schema":
+			key = "schema"
+		case strings.HasPrefix(p, "/v1/search"):
+			key = "search"
+		case strings.HasSuffix(p, "/aggregate"):
+			key = "aggregate"
+		case strings.HasSuffix(p, "/records"):
+			key = "records"
+		case p == "/v1/event-subscriptions":
+			key = "subs"
+		case strings.HasPrefix(p, "/v1/event-subscriptions/"):
+			key = "sub"
+		}
+		_, _ = io.WriteString(w, bodies[key])
+	})
+}
+
 // hugeErrorRS answers the token check and then every request with an RS
 // 400 whose envelope is built to break every budget: a 200 KB message,
 // 5,000 available connections and a 300 KB extra member.
@@ -458,6 +502,22 @@ func TestRepliesFitBudgetsOnTheWire(t *testing.T) {
 		{"delete_event_subscription", map[string]any{"subscription_id": "sub_0001"}},
 		{"create_event_subscription", map[string]any{"callback_url": "https://hooks.example.com/pdpp"}},
 	}
+	readWireCalls := []wireCall{
+		{"search", map[string]any{"q": "needle"}},
+		{"query_records", map[string]any{"stream": "notes"}},
+		{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
+		{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
+		{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
+	}
+	htmlCalls := []wireCall{
+		{"schema", nil},
+		{"search", map[string]any{"q": "needle", "limit": 100}},
+		{"query_records", map[string]any{"stream": "notes", "limit": 100}},
+		{"aggregate", map[string]any{"stream": "notes", "metric": "count", "group_by": "body", "limit": 100}},
+		{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
+		{"list_event_subscriptions", nil},
+		{"get_event_subscription", map[string]any{"subscription_id": "sub_0001"}},
+	}
 	cases := []struct {
 		name    string
 		rs      http.Handler
@@ -485,13 +545,10 @@ func TestRepliesFitBudgetsOnTheWire(t *testing.T) {
 			{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body", "limit_chars": 16384}},
 			{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body", "limit_chars": 1}},
 		}, events...), false},
-		{"huge RS error", hugeErrorRS(), append([]wireCall{
-			{"search", map[string]any{"q": "needle"}},
-			{"query_records", map[string]any{"stream": "notes"}},
-			{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
-			{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
-			{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
-		}, events[1:]...), true},
+		{"HTML-dense RS, short values", htmlDenseRS(6), htmlCalls, false},
+		{"HTML-dense RS, long values", htmlDenseRS(80), htmlCalls, false},
+		{"RS error of 400,000 members", errorMembersRS(strings.Repeat(`,"m":0`, 400_000)), readWireCalls, true},
+		{"huge RS error", hugeErrorRS(), append(readWireCalls, events[1:]...), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
