@@ -94,15 +94,34 @@ func structuredBudget(limit int, text string, cut bool) int {
 // a result of limit bytes leaves beside the text that text returns; when
 // that build cut something, it builds once more, paying for the line that
 // reports the cut. text is read before each build, for a build may change
-// it (search's cards say how many hits structured output carries). At most
-// two builds.
+// it (search's cards say how many hits structured output carries). A build
+// counts its bytes raw, while the reply escapes <, > and & (see
+// evidence.WireLen): while the structured output is larger than its room
+// on the wire, it is built again in a budget smaller by the excess. At most
+// 2 + maxEscapeRefits builds.
 func fitStructured(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error) {
-	structured, cut, err := build(structuredBudget(limit, text(), false))
+	budget := structuredBudget(limit, text(), false)
+	structured, cut, err := build(budget)
 	if err == nil && cut.Truncated {
-		structured, cut, err = build(structuredBudget(limit, text(), true))
+		budget = structuredBudget(limit, text(), true)
+		structured, cut, err = build(budget)
+	}
+	for range maxEscapeRefits {
+		if err != nil {
+			break
+		}
+		excess := evidence.WireLen(structured) - structuredBudget(limit, text(), cut.Truncated)
+		if excess <= 0 || budget-excess <= 0 {
+			break
+		}
+		budget -= excess
+		structured, cut, err = build(budget)
 	}
 	return structured, cut, err
 }
+
+// maxEscapeRefits bounds the builds fitStructured adds for escapes.
+const maxEscapeRefits = 3
 
 // compactResult is a successful compact result whose structuredContent
 // encodes to structuredBytes bytes (an upper estimate when it is not
