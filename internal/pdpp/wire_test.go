@@ -478,6 +478,10 @@ func hugeErrorRS() http.Handler {
 	})
 }
 
+// listMember names the structured output member that lists each list
+// tool's items.
+var listMember = map[string]string{"search": "results", "query_records": "records", "list_event_subscriptions": "subscriptions"}
+
 // TestRepliesFitBudgetsOnTheWire measures every tool's default reply as
 // each client receives it, over stdio and HTTP at every protocol revision
 // we serve, through the official Go SDK client, against each tool's
@@ -557,6 +561,13 @@ func TestRepliesFitBudgetsOnTheWire(t *testing.T) {
 					_, res := checkReplyOnTheWire(t, w, log, version, c)
 					if res.IsError != tc.wantErr {
 						t.Errorf("%s %s: isError %v, want %v", c.tool, mustJSON(c.args), res.IsError, tc.wantErr)
+					}
+					// A list keeps its items' identities in structured
+					// output, whatever the reply escapes.
+					if member := listMember[c.tool]; member != "" && !tc.wantErr {
+						if sc, _ := res.StructuredContent.(map[string]any); sc[member] == nil {
+							t.Errorf("%s %s: structured output lost %s: %.300s", c.tool, mustJSON(c.args), member, mustJSON(sc))
+						}
 					}
 				}
 			})
