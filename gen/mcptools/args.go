@@ -486,8 +486,8 @@ func (a *ReadRecordFieldArgs) Validate() error {
 			return err
 		}
 	}
-	if a.OffsetChars != nil && *a.OffsetChars < 0 {
-		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be at least 0; got %d", *a.OffsetChars)
+	if a.OffsetChars != nil && (*a.OffsetChars < 0 || *a.OffsetChars > 1000000000) {
+		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be between 0 and 1000000000; got %d", *a.OffsetChars)
 	}
 	if a.LimitChars != nil && (*a.LimitChars < 1 || *a.LimitChars > 16384) {
 		return mcpkit.Errorf("read_record_field", "limit_chars", mcpkit.CodeOutOfRange, "limit_chars must be between 1 and 16384; got %d", *a.LimitChars)

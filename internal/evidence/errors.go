@@ -23,6 +23,10 @@ type ErrorBody struct {
 		ConnectionID string `json:"connection_id"`
 		DisplayName  string `json:"display_name"`
 	} `json:"available_connections"`
+	// Next is the call that reads what the failed one meant to (an
+	// adapter error's own continuation, e.g. the last window of a field
+	// read past its end).
+	Next *Continuation `json:"next"`
 }
 
 // maxConnectionLines bounds the available connections an error text lists.
@@ -76,6 +80,9 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	if e.NextStep != "" {
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))
 	}
+	if e.Next != nil && e.Next.Tool != "" && e.Next.Arguments != nil {
+		fmt.Fprintf(&b, "next: %s\n", e.Next.Call())
+	}
 	return b.String()
 }
 
@@ -90,7 +97,7 @@ const ErrorMembers = 24
 
 // errorFirstKeys are the members a cut error object keeps first, in this
 // order, when they are small: what identifies the error and what to do.
-var errorFirstKeys = []string{"type", "code", "param", "retry_with", "request_id", "resource_metadata"}
+var errorFirstKeys = []string{"type", "code", "param", "next", "total_chars", "retry_with", "request_id", "resource_metadata"}
 
 // errorOwnKeys are the members FitError writes itself on a cut; the RS's
 // members of these names are not kept, so an envelope cannot hide the cut.
