@@ -123,7 +123,8 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if page.Data == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
-	v := ListView{HasMore: page.HasMore, page: cache}
+	// Never nil: an empty page lists no records ([]), as the outputSchema says.
+	v := ListView{HasMore: page.HasMore, page: cache, Records: make([]RecordEntry, 0, len(page.Data))}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}

@@ -257,3 +257,50 @@ func TestFieldWindowsPastTheEndAreClamped(t *testing.T) {
 		})
 	}
 }
+
+// TestListBodiesWithoutDataAreBadResponses answers every list route (search,
+// records, event subscriptions) 200 with a body that has no data list and
+// checks each list tool, at each detail, reports rs_bad_response rather
+// than an empty list; an empty data list is a success with no items.
+func TestListBodiesWithoutDataAreBadResponses(t *testing.T) {
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search", map[string]any{"q": "needle"}},
+		{"search", map[string]any{"q": "needle", "detail": "full"}},
+		{"query_records", map[string]any{"stream": "notes"}},
+		{"query_records", map[string]any{"stream": "notes", "detail": "full"}},
+		{"list_event_subscriptions", nil},
+		{"list_event_subscriptions", map[string]any{"detail": "full"}},
+	}
+	for _, tc := range []struct {
+		body   string
+		wantOK bool
+	}{
+		{`null`, false},
+		{`{}`, false},
+		{`{"data":null}`, false},
+		{`{"object":"list","data":null,"has_more":false}`, false},
+		{`{"object":"list","has_more":false}`, false},
+		{`{"object":"list","data":{}}`, false},
+		{`[]`, false},
+		{`{"object":"list","data":[],"has_more":false}`, true},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			h := newHarness(t, jsonRS(func(string) string { return tc.body }), tokClient)
+			for _, c := range calls {
+				r := h.call(t, c.tool, c.args)
+				if tc.wantOK {
+					if r.Res.IsError {
+						t.Errorf("%s %v on an empty list: %s", c.tool, c.args, r.Text)
+					}
+					continue
+				}
+				if !r.Res.IsError || r.errorCode() != "rs_bad_response" {
+					t.Errorf("%s %v: want rs_bad_response, got isError=%v code=%q:\n%.300s", c.tool, c.args, r.Res.IsError, r.errorCode(), r.Text)
+				}
+			}
+		})
+	}
+}
