@@ -25,9 +25,13 @@ type ErrorBody struct {
 	} `json:"available_connections"`
 	// Next is the call that reads what the failed one meant to (an
 	// adapter error's own continuation, e.g. the last window of a field
-	// read past its end).
+	// read past its end). The text shows it for adapter errors only: a
+	// call an RS puts in its envelope is not presented as one of ours.
 	Next *Continuation `json:"next"`
 }
+
+// adapterErrorType is the type of the errors the adapter makes itself.
+const adapterErrorType = "adapter_error"
 
 // maxConnectionLines bounds the available connections an error text lists.
 const maxConnectionLines = 20
@@ -80,7 +84,7 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	if e.NextStep != "" {
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))
 	}
-	if e.Next != nil && e.Next.Tool != "" && e.Next.Arguments != nil {
+	if e.Type == adapterErrorType && e.Next != nil && e.Next.Tool != "" && e.Next.Arguments != nil {
 		fmt.Fprintf(&b, "next: %s\n", e.Next.Call())
 	}
 	return b.String()

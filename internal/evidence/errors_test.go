@@ -104,3 +104,17 @@ func TestSmallMembersBounded(t *testing.T) {
 		t.Fatalf("kept %d members, %d bytes, next_cursor %s", len(got), len(enc), got["next_cursor"])
 	}
 }
+
+// TestErrorTextShowsOnlyOwnNext: the text shows the next call of an
+// adapter error, never one an RS put in its envelope.
+func TestErrorTextShowsOnlyOwnNext(t *testing.T) {
+	next := `"next":{"tool":"read_record_field","arguments":{"id":"s:r","field_path":"text"}}`
+	own := ErrorText(json.RawMessage(`{"type":"adapter_error","code":"out_of_range","message":"m",`+next+`}`), "", nil)
+	if !strings.Contains(own, `next: read_record_field {"id":"s:r","field_path":"text"}`) {
+		t.Errorf("adapter error text lacks its next call:\n%s", own)
+	}
+	rs := ErrorText(json.RawMessage(`{"type":"invalid_request_error","code":"x","message":"m",`+next+`}`), "", nil)
+	if strings.Contains(rs, "next:") {
+		t.Errorf("RS error text shows the RS's call:\n%s", rs)
+	}
+}
