@@ -43,11 +43,11 @@ var (
 
 // SchemaArgs are the arguments of tool schema.
 type SchemaArgs struct {
-	// Narrow the graph to this stream.
+	// Stream to describe.
 	Stream string `json:"stream,omitempty"`
 	// Connection to describe.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// full: complete field schemas; needs stream.
+	// full: field schemas; needs stream.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -75,7 +75,7 @@ func (a *SchemaArgs) Validate() error {
 
 // QueryRecordsArgs are the arguments of tool query_records.
 type QueryRecordsArgs struct {
-	// Stream name from schema.
+	// Stream, from schema.
 	Stream string `json:"stream"`
 	// Records per page.
 	Limit *int `json:"limit,omitempty"`
@@ -83,25 +83,25 @@ type QueryRecordsArgs struct {
 	Cursor string `json:"cursor,omitempty"`
 	// Sort direction.
 	Order string `json:"order,omitempty"`
-	// Field to sort by, if allowed.
+	// Sort field.
 	Sort string `json:"sort,omitempty"`
 	// Total-count mode.
 	Count string `json:"count,omitempty"`
-	// Top-level fields to return.
+	// Fields to return.
 	Fields []string `json:"fields,omitempty"`
-	// Named projection of the stream.
+	// Named projection.
 	View string `json:"view,omitempty"`
-	// Relations to embed, from expand_capabilities.
+	// Relations from expand_capabilities.
 	Expand []string `json:"expand,omitempty"`
-	// Children per relation: {"relation": n}.
+	// {"relation": max children}.
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
-	// beginning, or a next_changes_since token.
+	// beginning or next_changes_since.
 	ChangesSince string `json:"changes_since,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// Typed filter: {"field": v} or {"field": {"gte": v}}.
+	// {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -196,23 +196,23 @@ func (a *QueryRecordsArgs) Validate() error {
 
 // AggregateArgs are the arguments of tool aggregate.
 type AggregateArgs struct {
-	// Stream name from schema.
+	// Stream, from schema.
 	Stream string `json:"stream"`
-	// Aggregate to compute.
+	// What to compute.
 	Metric string `json:"metric"`
-	// Field the metric reads (not for count).
+	// Field to aggregate (not for count).
 	Field string `json:"field,omitempty"`
-	// Field to group by; excludes group_by_time.
+	// Group field; not with group_by_time.
 	GroupBy string `json:"group_by,omitempty"`
-	// Date field to bucket by; needs granularity.
+	// Date field to bucket; needs granularity.
 	GroupByTime string `json:"group_by_time,omitempty"`
-	// Bucket size for group_by_time.
+	// Bucket size.
 	Granularity string `json:"granularity,omitempty"`
-	// IANA zone for time buckets; default UTC.
+	// IANA zone of buckets (default UTC).
 	TimeZone string `json:"time_zone,omitempty"`
-	// Maximum groups returned.
+	// Max groups.
 	Limit *int `json:"limit,omitempty"`
-	// Typed filter: {"field": v} or {"field": {"gte": v}}.
+	// {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
@@ -279,7 +279,7 @@ func (a *AggregateArgs) Validate() error {
 type SearchArgs struct {
 	// Search text.
 	Q string `json:"q"`
-	// Streams to search; all granted when omitted.
+	// Streams to search (default all).
 	Streams []string `json:"streams,omitempty"`
 	// Hits per page.
 	Limit *int `json:"limit,omitempty"`
@@ -287,11 +287,11 @@ type SearchArgs struct {
 	Cursor string `json:"cursor,omitempty"`
 	// Search route.
 	Mode string `json:"mode,omitempty"`
-	// Typed filter; needs exactly one stream in streams.
+	// Typed filter; needs one stream.
 	Filter json.RawMessage `json:"filter,omitempty"`
 	// Connection to search.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -356,18 +356,17 @@ func (a *SearchArgs) Validate() error {
 
 // FetchArgs are the arguments of tool fetch.
 type FetchArgs struct {
-	// Result id {connection_id}/{stream}:{record_id}, stream:record_id, or a
-	// pdpp://record/ URI.
+	// Result id or pdpp://record/ URI.
 	ID string `json:"id"`
-	// Top-level fields to return.
+	// Fields to return.
 	Fields []string `json:"fields,omitempty"`
-	// Relations to embed, from expand_capabilities.
+	// Relations from expand_capabilities.
 	Expand []string `json:"expand,omitempty"`
-	// Children per relation: {"relation": n}.
+	// {"relation": max children}.
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -424,7 +423,7 @@ func (a *FetchArgs) Validate() error {
 
 // ReadRecordFieldArgs are the arguments of tool read_record_field.
 type ReadRecordFieldArgs struct {
-	// Result id or pdpp://record/ URI; or give stream and record_id.
+	// Result id or pdpp://record/ URI.
 	ID string `json:"id,omitempty"`
 	// Connection to read.
 	ConnectionID string `json:"connection_id,omitempty"`
@@ -432,21 +431,21 @@ type ReadRecordFieldArgs struct {
 	Stream string `json:"stream,omitempty"`
 	// Record id within stream.
 	RecordID string `json:"record_id,omitempty"`
-	// Top-level text field to read; a cursor implies it.
+	// Text field; a cursor implies it.
 	FieldPath string `json:"field_path,omitempty"`
-	// Continuation from a previous window.
+	// Cursor from a previous window.
 	Cursor string `json:"cursor,omitempty"`
-	// Start offset in characters.
+	// Start, in characters.
 	OffsetChars *int `json:"offset_chars,omitempty"`
-	// Window size in characters (default 4096).
+	// Window chars (default 4096).
 	LimitChars *int `json:"limit_chars,omitempty"`
-	// Centre the window on its first match.
+	// Text to centre on (first match).
 	Q string `json:"q,omitempty"`
-	// With q, characters before the match.
+	// With q, chars before the match.
 	BeforeChars *int `json:"before_chars,omitempty"`
-	// With q, characters after the match.
+	// With q, chars after the match.
 	AfterChars *int `json:"after_chars,omitempty"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -491,8 +490,8 @@ func (a *ReadRecordFieldArgs) Validate() error {
 			return err
 		}
 	}
-	if a.OffsetChars != nil && *a.OffsetChars < 0 {
-		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be at least 0; got %d", *a.OffsetChars)
+	if a.OffsetChars != nil && (*a.OffsetChars < 0 || *a.OffsetChars > 1000000000) {
+		return mcpkit.Errorf("read_record_field", "offset_chars", mcpkit.CodeOutOfRange, "offset_chars must be between 0 and 1000000000; got %d", *a.OffsetChars)
 	}
 	if a.LimitChars != nil && (*a.LimitChars < 1 || *a.LimitChars > 16384) {
 		return mcpkit.Errorf("read_record_field", "limit_chars", mcpkit.CodeOutOfRange, "limit_chars must be between 1 and 16384; got %d", *a.LimitChars)
@@ -518,7 +517,7 @@ func (a *ReadRecordFieldArgs) Validate() error {
 
 // DiscoverEventSubscriptionCapabilitiesArgs are the arguments of tool discover_event_subscription_capabilities.
 type DiscoverEventSubscriptionCapabilitiesArgs struct {
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -543,9 +542,9 @@ func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
 
 // CreateEventSubscriptionArgs are the arguments of tool create_event_subscription.
 type CreateEventSubscriptionArgs struct {
-	// https URL (http only on a loopback host).
+	// https URL (http only for loopback).
 	CallbackURL string `json:"callback_url"`
-	// Granted streams to cover; omit for all.
+	// Streams to cover (default all).
 	Streams []string `json:"streams,omitempty"`
 }
 
@@ -574,7 +573,7 @@ func (a *CreateEventSubscriptionArgs) Validate() error {
 type ListEventSubscriptionsArgs struct {
 	// From a reply's next.
 	Cursor string `json:"cursor,omitempty"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -604,9 +603,9 @@ func (a *ListEventSubscriptionsArgs) Validate() error {
 
 // GetEventSubscriptionArgs are the arguments of tool get_event_subscription.
 type GetEventSubscriptionArgs struct {
-	// Id from create or list.
+	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
-	// full: the RS data verbatim, unbudgeted.
+	// full: RS data verbatim.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -637,9 +636,9 @@ func (a *GetEventSubscriptionArgs) Validate() error {
 
 // UpdateEventSubscriptionArgs are the arguments of tool update_event_subscription.
 type UpdateEventSubscriptionArgs struct {
-	// Id from create or list.
+	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
-	// false stops delivery; true resumes it.
+	// false stops delivery, true resumes it.
 	Enabled bool `json:"enabled"`
 }
 
@@ -658,7 +657,7 @@ func (a *UpdateEventSubscriptionArgs) Validate() error {
 
 // DeleteEventSubscriptionArgs are the arguments of tool delete_event_subscription.
 type DeleteEventSubscriptionArgs struct {
-	// Id from create or list.
+	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
 }
 
@@ -677,7 +676,7 @@ func (a *DeleteEventSubscriptionArgs) Validate() error {
 
 // SendTestEventArgs are the arguments of tool send_test_event.
 type SendTestEventArgs struct {
-	// Id from create or list.
+	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
 }
 

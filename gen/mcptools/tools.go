@@ -30,17 +30,41 @@ const Instructions = "Grant-scoped access to a person's PDPP data via your clien
 
 // MaxToolsListBytes is the catalog's budget for the compact tools/list
 // result with every tool registered (0: not budgeted).
-const MaxToolsListBytes = 16384
+const MaxToolsListBytes = 15232
 
 // ToolsetListBudget returns the catalog's budget for the compact tools/list
 // result of a server exposing only the named toolset, or 0 when it sets none.
 func ToolsetListBudget(toolset string) int {
 	switch toolset {
 	case "read":
-		return 11264
+		return 10112
 	}
 	return 0
 }
+
+// MaxToolsListBytesNewest is MaxToolsListBytes at the newest protocol
+// revision (2026-07-28), whose results add resultType, cache hints
+// and the server's identity (0: not budgeted).
+const MaxToolsListBytesNewest = 16384
+
+// ToolsetListBudgetNewest is ToolsetListBudget at the newest protocol
+// revision (2026-07-28), or 0 when the catalog sets none.
+func ToolsetListBudgetNewest(toolset string) int {
+	switch toolset {
+	case "read":
+		return 10240
+	}
+	return 0
+}
+
+// MaxServerInfoNameBytes and MaxServerInfoVersionBytes bound the server's
+// name and version as JSON strings encode them (quotes left out); the
+// newest protocol revision repeats both in the _meta of every result (0:
+// not bounded).
+const (
+	MaxServerInfoNameBytes    = 64
+	MaxServerInfoVersionBytes = 64
+)
 
 // InstructionsHeadChars is how many leading characters of Instructions must
 // stand alone.
@@ -182,9 +206,9 @@ func toolSchema() mcp.Tool {
 	return mcp.Tool{
 		Name:            "schema",
 		Title:           "Discover granted data",
-		Description:     "Read the capability graph of the grant: streams, fields with their filter, search and aggregate support, expand relations, and granted connections. Read-only; GET /v1/schema (compact view). Pass stream to narrow it; detail=full with a stream returns the full field schemas. How to use the graph: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Narrow the graph to this stream."},"connection_id":{"type":"string","description":"Connection to describe."},"detail":{"type":"string","enum":["full"],"description":"full: complete field schemas; needs stream."}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"Schema document from the RS."}},"type":"object"}`),
+		Description:     "Read the grant's capability graph: streams, fields and their filter/search/aggregate support, expand relations, connections. Read-only; GET /v1/schema. Narrow with stream; detail full adds field schemas. Usage: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream to describe."},"connection_id":{"type":"string","description":"Connection to describe."},"detail":{"type":"string","enum":["full"],"description":"full: field schemas; needs stream."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS schema document."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -199,9 +223,9 @@ func toolQueryRecords() mcp.Tool {
 	return mcp.Tool{
 		Name:            "query_records",
 		Title:           "List records",
-		Description:     "List the records of one stream, a page at a time. Read-only; GET /v1/streams/{stream}/records. Returns a bounded summary plus structured output. Project with fields, narrow with filter, continue with next; for totals or text matches use aggregate or search. Filter and paging rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"From a reply's next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Field to sort by, if allowed."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"view":{"type":"string","description":"Named projection of the stream."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"changes_since":{"type":"string","description":"beginning, or a next_changes_since token."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["stream"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page envelope; verbatim with detail full."},"has_more":{"type":"boolean","description":"Another RS page exists."},"records":{"type":"array","description":"Ids of the page's records."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Bounded summary plus structured output. Project with fields, narrow with filter, continue with next; for totals or text matches use aggregate or search. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"From a reply's next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Sort field."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"view":{"type":"string","description":"Named projection."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations from expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"changes_since":{"type":"string","description":"beginning or next_changes_since."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["stream"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page envelope."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids of the page."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -216,9 +240,9 @@ func toolAggregate() mcp.Tool {
 	return mcp.Tool{
 		Name:            "aggregate",
 		Title:           "Aggregate a stream",
-		Description:     "Count, sum, min, max or count distinct over one stream, optionally grouped by a field or by calendar time. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many or how much without listing records; grouped results report other_count for the groups beyond limit. Aggregatable fields: schema. Filter rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream name from schema."},"metric":{"type":"string","enum":["count","sum","min","max","count_distinct"],"description":"Aggregate to compute."},"field":{"type":"string","description":"Field the metric reads (not for count)."},"group_by":{"type":"string","description":"Field to group by; excludes group_by_time."},"group_by_time":{"type":"string","description":"Date field to bucket by; needs granularity."},"granularity":{"type":"string","enum":["minute","hour","day","week","month","quarter","year"],"description":"Bucket size for group_by_time."},"time_zone":{"type":"string","description":"IANA zone for time buckets; default UTC."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Maximum groups returned."},"filter":{"type":"object","description":"Typed filter: {\"field\": v} or {\"field\": {\"gte\": v}}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["stream","metric"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"Aggregation result from the RS."}},"type":"object"}`),
+		Description:     "Count, sum, min, max or count_distinct over one stream, by a field or time bucket if asked. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many/much without listing records; groups past limit count in other_count. Fields: schema; filters: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"metric":{"type":"string","enum":["count","sum","min","max","count_distinct"],"description":"What to compute."},"field":{"type":"string","description":"Field to aggregate (not for count)."},"group_by":{"type":"string","description":"Group field; not with group_by_time."},"group_by_time":{"type":"string","description":"Date field to bucket; needs granularity."},"granularity":{"type":"string","enum":["minute","hour","day","week","month","quarter","year"],"description":"Bucket size."},"time_zone":{"type":"string","description":"IANA zone of buckets (default UTC)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Max groups."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["stream","metric"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS aggregation result."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -233,9 +257,9 @@ func toolSearch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "search",
 		Title:           "Search records",
-		Description:     "Find records by text across the granted streams. Read-only; GET /v1/search (mode semantic: /v1/search/semantic, hybrid: /v1/search/hybrid). Each hit shows its result id and, when the match is proven, a bounded preview with the field path for read_record_field. Structured output lists the hits; continue with next. Evidence rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search; all granted when omitted."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From a reply's next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs exactly one stream in streams."},"connection_id":{"type":"string","description":"Connection to search."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["q"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits shown with previews."},"content_ladder":{"type":"object","description":"Evidence ladder, one per hit."},"has_more":{"type":"boolean","description":"Another RS page exists."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (or /v1/search/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field. Structured output lists the hits; continue with next. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search (default all)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From a reply's next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs one stream."},"connection_id":{"type":"string","description":"Connection to search."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["q"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits shown with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -250,9 +274,9 @@ func toolFetch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "fetch",
 		Title:           "Fetch a record",
-		Description:     "Fetch one whole record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary fields come back as bounded previews with a read_record_field or blob continuation. Use fields to project; to read part of one long field, read_record_field is cheaper. Id forms: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id {connection_id}/{stream}:{record_id}, stream:record_id, or a pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Top-level fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations to embed, from expand_capabilities."},"expand_limit":{"type":"object","description":"Children per relation: {\"relation\": n}."},"connection_id":{"type":"string","description":"Connection to read."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"title":{"type":"string","description":"Display title, if declared."},"text":{"type":"string","description":"The record rendered as bounded text."},"url":{"type":"string","description":"Source URL; absent when unknown."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
+		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary values come as bounded previews with a continuation. Project with fields; for part of a long field use read_record_field. Id forms: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations from expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"connection_id":{"type":"string","description":"Connection to read."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Title, if declared."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL, if known."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -268,9 +292,9 @@ func toolReadRecordField() mcp.Tool {
 	return mcp.Tool{
 		Name:            "read_record_field",
 		Title:           "Read a field window",
-		Description:     "Read one bounded window of one top-level text field of a record. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream and record_id) and field_path; move with offset_chars or the returned next/previous arguments, or centre on the first match of q. Returns the text inline with total size, served range and completeness. Continuation rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI; or give stream and record_id."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Top-level text field to read; a cursor implies it."},"cursor":{"type":"string","description":"Continuation from a previous window."},"offset_chars":{"type":"integer","minimum":0,"description":"Start offset in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window size in characters (default 4096)."},"q":{"type":"string","description":"Centre the window on its first match."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters before the match."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, characters after the match."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Self-contained result id."},"field_path":{"type":"string","description":"Field the window was read from."},"text":{"type":"string","description":"Window text with detail full; else in content[] at text_at."},"window":{"type":"object","description":"Offsets, total size, completeness, match."},"next":{"type":"object","description":"Call for the next window; absent at the end."},"previous":{"type":"object","description":"Call for the previous window; absent at 0."}},"type":"object"}`),
+		Description:     "Read a bounded window of one top-level text field. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream, record_id) and field_path; page with offset_chars or the returned next/previous, or centre on q. Text comes inline, with size, range, completeness. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Text field; a cursor implies it."},"cursor":{"type":"string","description":"Cursor from a previous window."},"offset_chars":{"type":"integer","maximum":1000000000,"minimum":0,"description":"Start, in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window chars (default 4096)."},"q":{"type":"string","description":"Text to centre on (first match)."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars before the match."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars after the match."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"field_path":{"type":"string","description":"Field read."},"text":{"type":"string","description":"Window text (full); else content[] at text_at."},"window":{"type":"object","description":"Offsets, size, completeness, match."},"next":{"type":"object","description":"Call for the next window."},"previous":{"type":"object","description":"Call for the previous window."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -286,9 +310,9 @@ func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
 	return mcp.Tool{
 		Name:            "discover_event_subscription_capabilities",
 		Title:           "Event subscription rules",
-		Description:     "Call before creating a subscription. Read-only; GET /.well-known/oauth-protected-resource and GET /v1/schema. Returns event types, streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery and retries, the verify challenge and preflight steps.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"Whether the RS offers subscriptions."},"event_types":{"type":"array","description":"Event types and meanings."},"scope":{"type":"array","description":"Granted streams and connections in scope."},"signing":{"type":"object","description":"Signing scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification, callback rules."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps before and after create."}},"type":"object"}`),
+		Description:     "Call before creating a subscription. Read-only; GET /.well-known/oauth-protected-resource, /v1/schema. Returns event types, streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery, retries, the verify challenge and preflight steps.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"RS offers subscriptions."},"event_types":{"type":"array","description":"Types and meanings."},"scope":{"type":"array","description":"Streams, connections in scope."},"signing":{"type":"object","description":"Scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps around create."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -303,10 +327,10 @@ func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
 func toolCreateEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "create_event_subscription",
-		Title:           "Create an event subscription",
-		Description:     "Register a webhook for this grant's streams. Mutating; POST /v1/event-subscriptions. Open world: the RS then calls callback_url. The signing secret is returned once, in structured output. Rules first: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only on a loopback host)."},"streams":{"items":{"type":"string"},"type":"array","description":"Granted streams to cover; omit for all."}},"type":"object","required":["callback_url"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Id, status, callback_url, created_at."},"secret":{"type":"string","description":"Signing secret; shown this once only."}},"type":"object"}`),
+		Title:           "Create a subscription",
+		Description:     "Register a webhook for the grant's streams. Mutating, open world (the RS calls callback_url); POST /v1/event-subscriptions. The signing secret comes once, in structured output. Rules: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only for loopback)."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to cover (default all)."}},"type":"object","required":["callback_url"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Id, status, callback_url, created_at."},"secret":{"type":"string","description":"Signing secret, shown once."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -321,10 +345,10 @@ func toolCreateEventSubscription() mcp.Tool {
 func toolListEventSubscriptions() mcp.Tool {
 	return mcp.Tool{
 		Name:            "list_event_subscriptions",
-		Title:           "List event subscriptions",
+		Title:           "List subscriptions",
 		Description:     "List this grant's event subscriptions. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"cursor":{"type":"string","description":"From a reply's next."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact detail)."},"data":{"type":"object","description":"RS envelope (detail full)."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"cursor":{"type":"string","description":"From a reply's next."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact)."},"data":{"type":"object","description":"RS envelope (full)."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -339,10 +363,10 @@ func toolListEventSubscriptions() mcp.Tool {
 func toolGetEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "get_event_subscription",
-		Title:           "Get an event subscription",
-		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Status meanings: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: the RS data verbatim, unbudgeted.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The subscription, without its secret."}},"type":"object"}`),
+		Title:           "Get a subscription",
+		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Statuses: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Subscription, without secret."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -357,10 +381,10 @@ func toolGetEventSubscription() mcp.Tool {
 func toolUpdateEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "update_event_subscription",
-		Title:           "Enable or disable a subscription",
-		Description:     "Turn delivery of one subscription off or back on. Mutating, idempotent; PATCH /v1/event-subscriptions/{subscription_id}. Open world: re-enabling resumes delivery. Lifecycle: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."},"enabled":{"type":"boolean","description":"false stops delivery; true resumes it."}},"type":"object","required":["subscription_id","enabled"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"The updated subscription."}},"type":"object"}`),
+		Title:           "Toggle a subscription",
+		Description:     "Turn one subscription's delivery off or on. Mutating; PATCH /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"enabled":{"type":"boolean","description":"false stops delivery, true resumes it."}},"type":"object","required":["subscription_id","enabled"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Updated subscription."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -375,10 +399,10 @@ func toolUpdateEventSubscription() mcp.Tool {
 func toolDeleteEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "delete_event_subscription",
-		Title:           "Delete an event subscription",
-		Description:     "Delete one subscription and drop its undelivered events. Mutating, destructive, idempotent; DELETE /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"The deleted subscription."},"deleted":{"type":"boolean","description":"True once the RS confirmed."}},"type":"object"}`),
+		Title:           "Delete a subscription",
+		Description:     "Delete one subscription and its undelivered events. Mutating, destructive; DELETE /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Deleted subscription."},"deleted":{"type":"boolean","description":"RS confirmed it."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(true),
@@ -393,9 +417,9 @@ func toolSendTestEvent() mcp.Tool {
 	return mcp.Tool{
 		Name:            "send_test_event",
 		Title:           "Send a test event",
-		Description:     "Queue one pdpp.subscription.test event to the callback. Mutating, not idempotent, open world; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Id from create or list."}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the queued event."},"subscription_id":{"type":"string","description":"Subscription it was sent to."}},"type":"object"}`),
+		Description:     "Queue a pdpp.subscription.test event to the callback. Mutating; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."}},"type":"object","required":["subscription_id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the queued event."},"subscription_id":{"type":"string","description":"Target subscription."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(false),

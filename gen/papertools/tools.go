@@ -37,6 +37,28 @@ func ToolsetListBudget(toolset string) int {
 	return 0
 }
 
+// MaxToolsListBytesNewest is MaxToolsListBytes at the newest protocol
+// revision (2026-07-28), whose results add resultType, cache hints
+// and the server's identity (0: not budgeted).
+const MaxToolsListBytesNewest = 0
+
+// ToolsetListBudgetNewest is ToolsetListBudget at the newest protocol
+// revision (2026-07-28), or 0 when the catalog sets none.
+func ToolsetListBudgetNewest(toolset string) int {
+	switch toolset {
+	}
+	return 0
+}
+
+// MaxServerInfoNameBytes and MaxServerInfoVersionBytes bound the server's
+// name and version as JSON strings encode them (quotes left out); the
+// newest protocol revision repeats both in the _meta of every result (0:
+// not bounded).
+const (
+	MaxServerInfoNameBytes    = 0
+	MaxServerInfoVersionBytes = 0
+)
+
 // InstructionsHeadChars is how many leading characters of Instructions must
 // stand alone.
 const InstructionsHeadChars = 512

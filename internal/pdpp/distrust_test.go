@@ -59,7 +59,8 @@ func fieldWindowBody(window string) string {
 
 // TestFieldWindowsAreChecked distrusts the RS's field windows: a window
 // longer than asked is clamped to the request, with the next read where
-// the kept text ends; impossible offsets and a missing window are
+// the kept text ends; impossible offsets (a start past the field's end or
+// past the largest offset a read can name) and a missing window are
 // rs_bad_response.
 func TestFieldWindowsAreChecked(t *testing.T) {
 	huge := strings.Repeat("a", 3_000_000)
@@ -91,7 +92,9 @@ func TestFieldWindowsAreChecked(t *testing.T) {
 		{"negative start", fieldWindowBody(`{"text":"abc","start_chars":-3,"end_chars":0,"total_chars":10}`)},
 		{"negative total", fieldWindowBody(`{"text":"abc","start_chars":0,"end_chars":3,"total_chars":-1}`)},
 		{"inverted", fieldWindowBody(`{"text":"abc","start_chars":7,"end_chars":4,"total_chars":10}`)},
-		{"past the end", fieldWindowBody(`{"text":"abc","start_chars":8,"end_chars":11,"total_chars":10}`)},
+		{"starts past the end", fieldWindowBody(`{"text":"","start_chars":11,"end_chars":11,"total_chars":10}`)},
+		{"starts past the largest offset", fieldWindowBody(`{"text":"abc","start_chars":1000000001,"end_chars":1000000004,"total_chars":2000000000}`)},
+		{"match past the end", fieldWindowBody(`{"text":"abc","start_chars":0,"end_chars":3,"total_chars":3,"match_start_chars":2,"match_end_chars":4}`)},
 		{"inverted match", fieldWindowBody(`{"text":"abc","start_chars":0,"end_chars":3,"total_chars":3,"match_start_chars":2,"match_end_chars":1}`)},
 	}
 	for _, tc := range bad {

@@ -618,13 +618,11 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
-	var doc struct {
-		Data []any `json:"data"`
+	data, err := listData(resp.Body, "subscription list")
+	if err != nil {
+		return errorResult(err, tool, shown), nil
 	}
-	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return errorResult(rs.AdapterError(codeBadResponse, "the list answer is not JSON: "+err.Error(), ""), tool, shown), nil
-	}
-	subs := withoutSecrets(doc.Data).([]any)
+	subs := withoutSecrets(data).([]any)
 	fullCall := page.full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {

@@ -28,10 +28,14 @@ import (
 const journeyReport = "../../docs/footprint-journey.md"
 
 // The ceilings: the budgets in spec/tools.yaml may be lower, never
-// higher.
+// higher. The first two hold at every revision up to 2025-11-25, the
+// others at 2026-07-28, which adds resultType, cache hints and the server's
+// identity to tools/list.
 const (
-	ceilingAllTools = 16 << 10
-	ceilingReadOnly = 11 << 10
+	ceilingAllTools       = 15232
+	ceilingReadOnly       = 10112
+	ceilingAllToolsNewest = 16 << 10
+	ceilingReadOnlyNewest = 10 << 10
 )
 
 // readTools are the six grant-scoped read tools, the --toolsets read surface.

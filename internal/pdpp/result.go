@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,27 @@ func okResult(text string, structured any) *mcp.CallToolResult {
 }
 
 // resultOverhead is what a result adds around its text and structured
-// content: {"content":[{"type":"text","text":…}],"structuredContent":…}.
-const resultOverhead = 64
+// content at every protocol revision:
+// {"content":[{"type":"text","text":…}],"structuredContent":…,"isError":true}.
+const resultOverhead = len(`{"content":[{"type":"text","text":`) + len(`}],"structuredContent":`) + len(`,"isError":true}`)
+
+// newestRevisionBytes is what the newest protocol revision (2026-07-28)
+// adds to every result as mcp-go sends it: "resultType":"complete" and the
+// server's name and version in _meta, which NewServer holds to the
+// catalog's bounds. Every reply budget keeps this room (see replyBudget),
+// so one rendering fits its budget at every revision.
+const newestRevisionBytes = len(`,"resultType":"`+string(mcp.ResultTypeComplete)+`"`) +
+	len(`,"_meta":{"`+mcp.MetaKeyServerInfo+`":{"name":"","version":""}}`) +
+	mcptools.MaxServerInfoNameBytes + mcptools.MaxServerInfoVersionBytes
+
+// requestIDStampBytes is what the hosted transport adds to an adapter
+// error: its request id, of at most maxRequestIDBytes (the bound of
+// reqid.SaneID), as "request_id".
+const requestIDStampBytes = len(`,"request_id":""`) + maxRequestIDBytes
+
+// maxRequestIDBytes is the longest request id the hosted transport takes
+// from a client (reqid.SaneID) or makes itself.
+const maxRequestIDBytes = 128
 
 // smallMemberBytes is the largest member a truncation report keeps.
 const smallMemberBytes = 256
@@ -36,15 +56,21 @@ const smallMemberBytes = 256
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
 
-// replyBudget returns the compact reply ceiling the catalog declares for
-// tool, for a result rendering an RS body of rsBodyBytes (0: none).
+// replyBudget returns the room a compact result of tool has, rendering an
+// RS body of rsBodyBytes: the ceiling its catalog declares (0: none), less
+// what the newest protocol revision adds to every result, so the result
+// holds to its budget on the wire at every revision.
 func replyBudget(tool string, rsBodyBytes int) int {
 	b, ok := mcptools.ResultBudgetOf(tool)
 	if !ok {
 		return 0
 	}
-	return b.Limit(rsBodyBytes)
+	return max(0, b.Limit(rsBodyBytes)-newestRevisionBytes)
 }
+
+// declaredBudget is the catalog's reply budget whose room (replyBudget) is
+// limit, as a text states it.
+func declaredBudget(limit int) int { return limit + newestRevisionBytes }
 
 // compactText bounds a compact result's text to half its budget.
 func compactText(text string, limit int) string {
@@ -69,15 +95,34 @@ func structuredBudget(limit int, text string, cut bool) int {
 // a result of limit bytes leaves beside the text that text returns; when
 // that build cut something, it builds once more, paying for the line that
 // reports the cut. text is read before each build, for a build may change
-// it (search's cards say how many hits structured output carries). At most
-// two builds.
+// it (search's cards say how many hits structured output carries). A build
+// counts its bytes raw, while the reply escapes <, > and & (see
+// evidence.WireLen): while the structured output is larger than its room
+// on the wire, it is built again in a budget smaller by the excess. At most
+// 2 + maxEscapeRefits builds.
 func fitStructured(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error) {
-	structured, cut, err := build(structuredBudget(limit, text(), false))
+	budget := structuredBudget(limit, text(), false)
+	structured, cut, err := build(budget)
 	if err == nil && cut.Truncated {
-		structured, cut, err = build(structuredBudget(limit, text(), true))
+		budget = structuredBudget(limit, text(), true)
+		structured, cut, err = build(budget)
+	}
+	for range maxEscapeRefits {
+		if err != nil {
+			break
+		}
+		excess := evidence.WireLen(structured) - structuredBudget(limit, text(), cut.Truncated)
+		if excess <= 0 || budget-excess <= 0 {
+			break
+		}
+		budget -= excess
+		structured, cut, err = build(budget)
 	}
 	return structured, cut, err
 }
+
+// maxEscapeRefits bounds the builds fitStructured adds for escapes.
+const maxEscapeRefits = 3
 
 // compactResult is a successful compact result whose structuredContent
 // encodes to structuredBytes bytes (an upper estimate when it is not
@@ -86,13 +131,17 @@ func fitStructured(limit int, text func() string, build func(budget int) (json.R
 // structuredContent by a truncation report that names the full call, so no
 // reply ever leaves its budget.
 func compactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult {
+	if raw, ok := structured.(json.RawMessage); ok {
+		// Measured as the reply will carry it (HTML-safe escapes included).
+		structuredBytes = max(structuredBytes, evidence.WireLen(raw))
+	}
 	if limit > 0 && resultOverhead+evidence.JSONStringLen(text)+structuredBytes > limit {
 		size := structuredBytes
 		report := map[string]any{}
 		if raw, ok := structured.(json.RawMessage); ok {
 			// Keep what stays small (cursors, flags, ids), so paging and
 			// identity survive the cut.
-			for k, v := range evidence.SmallMembers(raw, smallMemberBytes) {
+			for k, v := range evidence.SmallMembers(raw, smallMemberBytes, limit/4) {
 				report[k] = v
 			}
 			// next, the call that resumes a cut list, is kept whatever
@@ -109,9 +158,9 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		structured = json.RawMessage(encoded)
 		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
 		if full != nil {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, limit, full.Call())
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, declaredBudget(limit), full.Call())
 		} else {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, limit)
+			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, declaredBudget(limit))
 		}
 	}
 	return &mcp.CallToolResult{
@@ -156,6 +205,27 @@ func badResponse(err error) *rs.Error {
 	return rs.AdapterError(codeBadResponse, err.Error(), "")
 }
 
+// listData returns the items of an RS list envelope (what names the list
+// in errors): a JSON object whose data member is an array, [] when the
+// list is empty. Anything else (null, {}, {"data":null}, a data member that
+// is not an array) is rs_bad_response, never an empty list.
+func listData(body []byte, what string) ([]any, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
+	}
+	var doc struct {
+		Data *[]any `json:"data"`
+	}
+	if err := json.Unmarshal(trimmed, &doc); err != nil {
+		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
+	}
+	if doc.Data == nil {
+		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
+	}
+	return *doc.Data, nil
+}
+
 // errorResult renders any failure as an isError result whose structuredContent
 // is {"error": {...}}: the RS envelope's error object verbatim for RS errors,
 // an adapter_error object otherwise. tool and args let the text show a retry.
@@ -170,8 +240,10 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 	obj := e.Object()
 	limit := replyBudget(tool, 0)
 	if limit <= 0 {
-		limit = errorReplyBytes
+		limit = errorReplyBytes - newestRevisionBytes
 	}
+	// Over HTTP an adapter error also carries its request id.
+	limit -= requestIDStampBytes
 	text := compactText(evidence.ErrorText(obj, tool, args)+refusalAdvice(e, args), limit)
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
 	return &mcp.CallToolResult{

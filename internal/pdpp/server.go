@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
@@ -34,6 +36,10 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	if name == "" {
 		name = mcptools.ServerName
 	}
+	// The newest revision repeats both in every result; the reply budgets
+	// keep room for them at these bounds.
+	name = clipJSONString(name, mcptools.MaxServerInfoNameBytes)
+	version := clipJSONString(opt.Version, mcptools.MaxServerInfoVersionBytes)
 	budget := opt.CallTimeout
 	if budget <= 0 && a.rs != nil {
 		budget = a.rs.Timeout()
@@ -41,7 +47,7 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	if budget <= 0 {
 		budget = rs.DefaultTimeout
 	}
-	s := server.NewMCPServer(name, opt.Version,
+	s := server.NewMCPServer(name, version,
 		server.WithInstructions(mcptools.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
@@ -51,6 +57,27 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		server.WithResourceHandlerMiddleware(resourceBudget(budget)),
 	)
 	mcptools.Register(s, a, a, mcpkit.RegisterOptions{Toolsets: opt.Toolsets, ArgErrorResult: argErrorResult})
+	return s
+}
+
+// clipJSONString cuts s, on a character boundary, to the longest prefix
+// whose JSON string encoding takes at most n bytes besides its quotes (n
+// <= 0: no bound).
+func clipJSONString(s string, n int) string {
+	if n <= 0 {
+		return s
+	}
+	used := 0
+	// One step per character of s, stopping at the first that does not fit.
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		w := evidence.JSONStringLen(s[i:i+size]) - 2
+		if used+w > n {
+			return s[:i]
+		}
+		used += w
+		i += size
+	}
 	return s
 }
 

@@ -3,6 +3,7 @@ package pdpp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -533,11 +534,15 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 	if err != nil {
 		return evidence.WindowView{}, err
 	}
-	view, rerr := evidence.RenderWindow(resp.Body, w.Record, w.Limit, func(offset, limit int) string {
+	view, rerr := evidence.RenderWindowFrom(resp.Body, w.Record, w.Offset, w.Limit, func(offset, limit int) string {
 		next := w
 		next.Offset, next.Limit, next.Q, next.Before, next.After = offset, limit, "", 0, 0
 		return handles.EncodeCursor(next)
 	})
+	var past *evidence.PastEndError
+	if errors.As(rerr, &past) {
+		return evidence.WindowView{}, offsetPastEnd(w, past)
+	}
 	if rerr != nil {
 		return evidence.WindowView{}, badResponse(rerr)
 	}

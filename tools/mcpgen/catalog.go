@@ -41,12 +41,27 @@ type Budgets struct {
 	MaxToolsListBytes        int `yaml:"max_tools_list_bytes"`
 	// MaxToolsetListBytes bounds the tools/list result of a server that
 	// exposes only the named toolset.
-	MaxToolsetListBytes     map[string]int `yaml:"max_toolset_list_bytes"`
-	MaxInstructionsBytes    int            `yaml:"max_instructions_bytes"`
-	MinInstructionsChars    int            `yaml:"min_instructions_chars"`
-	InstructionsHeadChars   int            `yaml:"instructions_head_chars"`
-	InstructionsMustMention []string       `yaml:"instructions_must_mention"`
-	LongSentenceChars       int            `yaml:"long_sentence_chars"`
+	MaxToolsetListBytes map[string]int `yaml:"max_toolset_list_bytes"`
+	// MaxToolsListBytesNewest and MaxToolsetListBytesNewest are the same
+	// budgets at the newest protocol revision mcp-go serves
+	// (mcp.LATEST_PROTOCOL_VERSION), whose tools/list result adds
+	// resultType, the cache hints and _meta serverInfo; the two budgets
+	// above hold for every earlier revision. Measured with the server's
+	// name and version at their largest (below).
+	MaxToolsListBytesNewest   int            `yaml:"max_tools_list_bytes_newest"`
+	MaxToolsetListBytesNewest map[string]int `yaml:"max_toolset_list_bytes_newest"`
+	// MaxServerNameBytes and MaxServerVersionBytes bound the server's name
+	// and version as a JSON string encodes them (quotes left out): the
+	// newest revision repeats both in every result's _meta, so the server
+	// cuts longer ones and its reply budgets reserve room for them. Zero:
+	// not bounded, and the newest revision is not measured.
+	MaxServerNameBytes      int      `yaml:"max_server_name_bytes"`
+	MaxServerVersionBytes   int      `yaml:"max_server_version_bytes"`
+	MaxInstructionsBytes    int      `yaml:"max_instructions_bytes"`
+	MinInstructionsChars    int      `yaml:"min_instructions_chars"`
+	InstructionsHeadChars   int      `yaml:"instructions_head_chars"`
+	InstructionsMustMention []string `yaml:"instructions_must_mention"`
+	LongSentenceChars       int      `yaml:"long_sentence_chars"`
 	// ResultBudgetToolsets lists the toolsets whose every tool must declare
 	// a result_budget.
 	ResultBudgetToolsets []string `yaml:"result_budget_toolsets"`

@@ -83,12 +83,25 @@ func TestRealCatalogRules(t *testing.T) {
 	}
 	b := c.catalog.Budgets
 	t.Run("budgets", func(t *testing.T) {
-		const allCeiling, readCeiling = 16 << 10, 11 << 10
-		if b.MaxToolsListBytes <= 0 || b.MaxToolsListBytes > allCeiling {
-			t.Errorf("max_tools_list_bytes = %d, want a budget of at most %d", b.MaxToolsListBytes, allCeiling)
+		// The ceilings: up to 2025-11-25, and at 2026-07-28 (which
+		// adds resultType, cache hints and the server's identity).
+		const allCeiling, readCeiling = 15232, 10112
+		const allNewest, readNewest = 16 << 10, 10 << 10
+		for _, c := range []struct {
+			name         string
+			got, ceiling int
+		}{
+			{"max_tools_list_bytes", b.MaxToolsListBytes, allCeiling},
+			{"max_toolset_list_bytes.read", b.MaxToolsetListBytes["read"], readCeiling},
+			{"max_tools_list_bytes_newest", b.MaxToolsListBytesNewest, allNewest},
+			{"max_toolset_list_bytes_newest.read", b.MaxToolsetListBytesNewest["read"], readNewest},
+		} {
+			if c.got <= 0 || c.got > c.ceiling {
+				t.Errorf("%s = %d, want a budget of at most %d", c.name, c.got, c.ceiling)
+			}
 		}
-		if got := b.MaxToolsetListBytes["read"]; got <= 0 || got > readCeiling {
-			t.Errorf("max_toolset_list_bytes.read = %d, want a budget of at most %d", got, readCeiling)
+		if c.footprint.NewestToolsListBytes <= c.footprint.ToolsListBytes || c.footprint.NewestToolsListBytes > b.MaxToolsListBytesNewest {
+			t.Errorf("tools/list at the newest revision is %d bytes (budget %d), up to 2025-11-25 %d", c.footprint.NewestToolsListBytes, b.MaxToolsListBytesNewest, c.footprint.ToolsListBytes)
 		}
 		if c.footprint.ToolsListBytes > b.MaxToolsListBytes {
 			t.Errorf("tools/list %d bytes over budget %d", c.footprint.ToolsListBytes, b.MaxToolsListBytes)

@@ -144,19 +144,34 @@ func lintCatalog(c *Catalog, instructions string) []string {
 }
 
 // lintToolsetBudgets checks that every per-toolset budget names a toolset
-// of the catalog and is positive.
+// of the catalog and is positive, and that budgets at the newest revision
+// come with the server identity bounds they are measured with.
 func lintToolsetBudgets(p *problems, c *Catalog) {
 	sets := map[string]bool{}
 	for _, t := range c.Tools {
 		sets[t.Toolset] = true
 	}
-	for _, name := range sortedKeys(c.Budgets.MaxToolsetListBytes) {
-		if !sets[name] {
-			p.addf("max_toolset_list_bytes: toolset %q has no tools", name)
+	b := c.Budgets
+	for _, kb := range []struct {
+		key     string
+		budgets map[string]int
+	}{{"max_toolset_list_bytes", b.MaxToolsetListBytes}, {"max_toolset_list_bytes_newest", b.MaxToolsetListBytesNewest}} {
+		key, budgets := kb.key, kb.budgets
+		for _, name := range sortedKeys(budgets) {
+			if !sets[name] {
+				p.addf("%s: toolset %q has no tools", key, name)
+			}
+			if budgets[name] <= 0 {
+				p.addf("%s: budget of toolset %q must be positive", key, name)
+			}
 		}
-		if c.Budgets.MaxToolsetListBytes[name] <= 0 {
-			p.addf("max_toolset_list_bytes: budget of toolset %q must be positive", name)
-		}
+	}
+	newest := b.MaxToolsListBytesNewest > 0 || len(b.MaxToolsetListBytesNewest) > 0
+	if newest && (b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0) {
+		p.addf("budgets at the newest revision need max_server_name_bytes and max_server_version_bytes: that revision repeats the server's name and version in every result")
+	}
+	if b.MaxServerNameBytes < 0 || b.MaxServerVersionBytes < 0 {
+		p.addf("max_server_name_bytes and max_server_version_bytes must not be negative")
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/pdpp-mcp/pdpp-mcp/templates"
 )
 
@@ -34,7 +36,11 @@ type fileData struct {
 	MustMentionLit   string // Go []string literal
 	GuidanceRows     []guidanceRow
 	Formats          []formatData // catalog formats, by name
-	ResultBudgets    []resultBudgetRow
+	// LegacyRevision and NewestRevision name the revisions the tools/list
+	// budgets hold at: the last one with an initialize handshake (and every
+	// earlier one), and the newest.
+	LegacyRevision, NewestRevision string
+	ResultBudgets                  []resultBudgetRow
 }
 
 // toolsetRow is one toolset's measured tools/list size and budget.
@@ -42,6 +48,9 @@ type toolsetRow struct {
 	Name         string
 	Tools, Bytes int
 	Budget       int // 0: none
+	// NewestBytes and NewestBudget are the same at the newest revision (0:
+	// not measured, none).
+	NewestBytes, NewestBudget int
 }
 
 type guidanceRow struct{ Phrase, Home string }
@@ -191,11 +200,14 @@ func templateData(c *compiled) (*fileData, error) {
 		LongSentence:     cat.Budgets.longSentenceChars(),
 		FP:               c.footprint,
 		MustMentionLit:   stringsLiteral(cat.Budgets.InstructionsMustMention),
+		LegacyRevision:   mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		NewestRevision:   mcp.LATEST_PROTOCOL_VERSION,
 	}
 	for _, ts := range c.footprint.Toolsets {
 		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
 			Name: ts.Name, Tools: ts.Tools, Bytes: ts.ToolsListBytes,
-			Budget: cat.Budgets.MaxToolsetListBytes[ts.Name],
+			Budget:      cat.Budgets.MaxToolsetListBytes[ts.Name],
+			NewestBytes: ts.NewestToolsListBytes, NewestBudget: cat.Budgets.MaxToolsetListBytesNewest[ts.Name],
 		})
 	}
 	for _, phrase := range sortedKeys(cat.GuidanceHomes) {

@@ -22,6 +22,12 @@ const (
 	DefaultWindowChars = 4096
 	// MaxWindowChars is the largest field window one call may serve.
 	MaxWindowChars = 16384
+	// MaxOffsetChars is the largest offset_chars read_record_field takes
+	// (its maximum in spec/tools.yaml, which the generated Validate
+	// enforces; a test keeps the two equal): far past any text field an
+	// RS holds. A window the RS places beyond it is refused, so no
+	// continuation ever names an offset the tool would refuse.
+	MaxOffsetChars = 1_000_000_000
 	// MatchBeforeChars and MatchAfterChars are the context a q window keeps
 	// around the match when the caller names none.
 	MatchBeforeChars = 400

@@ -247,16 +247,60 @@ func JSONStringLen(s string) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6 // written as \ufffd
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
+		w, size := encodedCharLen(s, i)
+		n += w
 		i += size
+	}
+	return n
+}
+
+// encodedCharLen returns how many bytes encoding/json writes for the
+// character of s at byte i, and how many bytes of s it takes.
+func encodedCharLen(s string, i int) (w, size int) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		return int(asciiJSONLen[c]), 1
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return 6, 1 // written as \ufffd
+	case r == '\u2028' || r == '\u2029':
+		return 6, size
+	}
+	return size, size
+}
+
+// cutEncoded returns the longest prefix of s, ending on a character
+// boundary, whose JSON string encoding takes at most n bytes besides its
+// quotes.
+func cutEncoded(s string, n int) string {
+	used := 0
+	for i := 0; i < len(s); {
+		w, size := encodedCharLen(s, i)
+		if used+w > n {
+			return s[:i]
+		}
+		used += w
+		i += size
+	}
+	return s
+}
+
+// WireLen is the length of the JSON text raw once encoding/json writes it
+// inside a reply, as mcp-go does for structuredContent: it compacts a
+// json.RawMessage with HTML-safe escaping, so each <, > and & (found only
+// in strings) becomes six bytes and each raw U+2028 or U+2029 six instead
+// of three. raw is assumed compact.
+func WireLen(raw []byte) int {
+	n := len(raw)
+	for i, c := range raw {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			n += 5
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			n += 3
+		}
 	}
 	return n
 }
@@ -278,15 +322,16 @@ var asciiJSONLen = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
-// CapText bounds a content[] text block to max bytes, saying so when it
-// cuts, on a line of its own: what a caller appends starts a new line. The
-// note promises no paging, which not every tool has.
+// CapText bounds a content[] text block to max bytes as a reply carries
+// it (JSON string escapes, HTML-safe ones included, quotes left out),
+// saying so when it cuts, on a line of its own: what a caller appends
+// starts a new line. The note promises no paging, which not every tool has.
 func CapText(s string, max int) string {
-	if len(s) <= max {
+	if JSONStringLen(s)-2 <= max {
 		return s
 	}
 	note := fmt.Sprintf("\n[text cut at %d bytes to fit the reply budget; structured output carries the rest or names the call that reads it]\n", max)
-	return cutBytes(s, max-len(note)) + note
+	return cutEncoded(s, max-(JSONStringLen(note)-2)) + note
 }
 
 // recordRef is the identity of a listed record, with the stream and
@@ -333,18 +378,27 @@ func envelopeMembers(body []byte, cache *listCache, full Continuation) (members 
 	return members, cut, err
 }
 
-// SmallMembers returns the members of the JSON object raw whose encoded
-// value is at most max bytes (cursors, flags, counts), for a truncation
-// report that keeps them; nil when raw is not a valid object.
-func SmallMembers(raw []byte, max int) map[string]json.RawMessage {
+// SmallMembers returns the leading members of the JSON object raw whose
+// encoded value is at most max bytes (cursors, flags, counts), for a
+// truncation report that keeps them, as long as they take at most total
+// bytes together (keys included); nil when raw is not a valid object. The
+// first member of each key is kept.
+func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
 	if !validJSON(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
+	used := 0
 	_ = eachMember(raw, func(key string, val json.RawMessage) error {
-		if len(val) <= max {
-			out[key] = val
+		if _, seen := out[key]; seen || len(val) > max {
+			return nil
 		}
+		n := memberBytes(key, val)
+		if used+n > total {
+			return errStop
+		}
+		used += n
+		out[key] = val
 		return nil
 	})
 	return out

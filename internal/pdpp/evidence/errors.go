@@ -1,8 +1,12 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -19,7 +23,15 @@ type ErrorBody struct {
 		ConnectionID string `json:"connection_id"`
 		DisplayName  string `json:"display_name"`
 	} `json:"available_connections"`
+	// Next is the call that reads what the failed one meant to (an
+	// adapter error's own continuation, e.g. the last window of a field
+	// read past its end). The text shows it for adapter errors only: a
+	// call an RS puts in its envelope is not presented as one of ours.
+	Next *Continuation `json:"next"`
 }
+
+// adapterErrorType is the type of the errors the adapter makes itself.
+const adapterErrorType = "adapter_error"
 
 // maxConnectionLines bounds the available connections an error text lists.
 const maxConnectionLines = 20
@@ -65,6 +77,9 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	if e.NextStep != "" {
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))
 	}
+	if e.Type == adapterErrorType && e.Next != nil && e.Next.Tool != "" && e.Next.Arguments != nil {
+		fmt.Fprintf(&b, "next: %s\n", e.Next.Call())
+	}
 	return b.String()
 }
 
@@ -72,55 +87,192 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 // FitError keeps verbatim.
 const errorSmallMember = 256
 
+// ErrorMembers bounds the members an error result keeps from an RS error
+// object: one with more (or larger than its room) is cut to at most this
+// many of its own members, besides the ones the cut adds.
+const ErrorMembers = 24
+
+// errorFirstKeys are the members a cut error object keeps first, in this
+// order, when they are small: what identifies the error and what to do.
+var errorFirstKeys = []string{"type", "code", "param", "next", "total_chars", "retry_with", "request_id", "resource_metadata"}
+
+// errorOwnKeys are the members FitError writes itself on a cut; the RS's
+// members of these names are not kept, so an envelope cannot hide the cut.
+var errorOwnKeys = map[string]bool{
+	"truncated": true, "error_bytes": true, "message": true, "next_step": true,
+	"available_connections": true, "available_connections_total": true,
+}
+
 // FitError returns the error object obj (the `error` member of an RS
-// envelope) as it is when it encodes to at most room bytes. Otherwise it
-// keeps the members whose encoded value is at most errorSmallMember bytes,
-// message and next_step clipped to 600 and 400 characters, and the leading
-// available_connections that still fit, and adds truncated, error_bytes (the
-// object's full size) and, when connections were dropped,
-// available_connections_total. The result may exceed room only by those few
-// members when room is smaller than they are.
+// envelope) as it is when it takes at most room bytes on the wire (see
+// WireLen) and has at most
+// ErrorMembers members. Otherwise it keeps, in this order and while they
+// fit in room: type and code (always), truncated and error_bytes (the
+// object's full size, always), message and next_step clipped to 600 and
+// 400 characters, the other identifying members (errorFirstKeys) of at
+// most errorSmallMember bytes, the leading available_connections (with
+// available_connections_total), and then the RS's other small members in
+// order, ErrorMembers of the RS's members in all. The object is read in
+// one pass over its bytes, never decoded into a map, so an envelope of
+// hundreds of thousands of members costs no more than its size. The result
+// may exceed room only by type, code, truncated and error_bytes when room
+// is smaller than they are.
 func FitError(obj json.RawMessage, room int) json.RawMessage {
-	if len(obj) <= room {
+	if WireLen(obj) <= room && !moreMembersThan(obj, ErrorMembers) {
 		return obj
 	}
-	out := map[string]any{}
-	for k, v := range SmallMembers(obj, errorSmallMember) {
-		out[k] = v
-	}
-	// Set after the RS's own members, so an envelope cannot hide the cut.
-	out["truncated"], out["error_bytes"] = true, len(obj)
 	var e ErrorBody
 	_ = json.Unmarshal(obj, &e)
+	small := map[string]json.RawMessage{}
+	var others []string // small members not in errorFirstKeys, RS order
+	if validJSON(obj) {
+		// One pass over obj; it keeps at most len(errorFirstKeys) plus
+		// ErrorMembers small members.
+		_ = splitMembers(obj, func(key string, val []byte) error {
+			if _, seen := small[key]; seen || errorOwnKeys[key] || len(val) > errorSmallMember {
+				return nil
+			}
+			if !slices.Contains(errorFirstKeys, key) {
+				if len(others) >= ErrorMembers {
+					return nil
+				}
+				others = append(others, key)
+			}
+			small[key] = val
+			return nil
+		})
+	}
+	var w errorWriter
+	kept := 0
+	for _, k := range []string{"type", "code"} {
+		if v, ok := small[k]; ok {
+			w.member(k, v)
+			kept++
+		}
+	}
+	w.member("truncated", json.RawMessage("true"))
+	w.member("error_bytes", json.RawMessage(strconv.Itoa(len(obj))))
+	add := func(key string, val []byte) {
+		if kept < ErrorMembers && w.fits(key, val, room) {
+			w.member(key, val)
+			kept++
+		}
+	}
 	if e.Message != "" {
-		out["message"] = Clip(oneLine(e.Message), 600)
+		add("message", mustMarshal(Clip(oneLine(e.Message), 600)))
 	}
 	if e.NextStep != "" {
-		out["next_step"] = Clip(oneLine(e.NextStep), 400)
+		add("next_step", mustMarshal(Clip(oneLine(e.NextStep), 400)))
 	}
-	base, _ := json.Marshal(out)
-	if n := len(e.AvailableConnections); n > 0 {
-		out["available_connections_total"] = n
-		used := len(base) + len(`,"available_connections_total":,"available_connections":[]`) + 12
-		var kept []any
-		// At most n iterations; stops at the first connection that does not fit.
+	for _, k := range errorFirstKeys[2:] {
+		if v, ok := small[k]; ok {
+			add(k, v)
+		}
+	}
+	if n := len(e.AvailableConnections); n > 0 && kept < ErrorMembers {
+		total := json.RawMessage(strconv.Itoa(n))
+		members := memberBytes("available_connections_total", total) + memberBytes("available_connections", nil)
+		var list objectList
+		// At most n iterations; stops at the first connection that does
+		// not fit.
 		for _, c := range e.AvailableConnections {
 			item := map[string]string{"connection_id": Clip(c.ConnectionID, 200)}
 			if c.DisplayName != "" {
 				item["display_name"] = Clip(c.DisplayName, 200)
 			}
-			enc, _ := json.Marshal(item)
-			if used+len(enc)+1 > room {
+			enc := mustMarshal(item)
+			if !w.fitsWith(room, members+list.sizeWith(enc)) {
 				break
 			}
-			used += len(enc) + 1
-			kept = append(kept, item)
+			list.add(enc)
 		}
-		out["available_connections"] = kept
-		if kept == nil {
-			out["available_connections"] = []any{}
-		}
+		w.member("available_connections", list.bytes())
+		w.member("available_connections_total", total)
+		kept++
 	}
-	b, _ := json.Marshal(out)
-	return b
+	for _, k := range others {
+		add(k, small[k])
+	}
+	return w.bytes()
+}
+
+// moreMembersThan reports whether the JSON object obj has more than n
+// members; it stops counting at n+1.
+func moreMembersThan(obj []byte, n int) bool {
+	if !validJSON(obj) {
+		return false
+	}
+	count := 0
+	_ = splitMembers(obj, func(string, []byte) error {
+		count++
+		if count > n {
+			return errStop
+		}
+		return nil
+	})
+	return count > n
+}
+
+// errStop ends a walk early.
+var errStop = errors.New("stop")
+
+// errorWriter writes a cut error object, keeping its encoded size.
+type errorWriter struct {
+	w    objectWriter
+	size int // bytes written, closing brace included
+}
+
+func (e *errorWriter) member(key string, val []byte) {
+	e.size += memberBytes(key, val)
+	e.w.member(key, val)
+}
+
+// fits reports whether one more member keeps the object within room.
+func (e *errorWriter) fits(key string, val []byte, room int) bool {
+	return e.fitsWith(room, memberBytes(key, val))
+}
+
+// fitsWith reports whether n more bytes keep the object within room.
+func (e *errorWriter) fitsWith(room, n int) bool { return e.closed()+n <= room }
+
+// closed is the object's size once closed.
+func (e *errorWriter) closed() int { return max(2, e.size+1) }
+
+func (e *errorWriter) bytes() []byte { return e.w.bytes() }
+
+// memberBytes is what one member adds to an object on the wire: its
+// separator ({ or ,), key, colon and value (see WireLen).
+func memberBytes(key string, val []byte) int {
+	return 1 + JSONStringLen(key) + 1 + WireLen(val)
+}
+
+// objectList is a JSON array of encoded items.
+type objectList struct {
+	buf  bytes.Buffer
+	n    int
+	size int // bytes on the wire of the items and commas
+}
+
+func (l *objectList) add(item []byte) {
+	if l.n > 0 {
+		l.buf.WriteByte(',')
+		l.size++
+	}
+	l.buf.Write(item)
+	l.size += WireLen(item)
+	l.n++
+}
+
+// sizeWith is the array's size on the wire (see WireLen), closed, once
+// item is added.
+func (l *objectList) sizeWith(item []byte) int {
+	n := l.size + WireLen(item) + 2
+	if l.n > 0 {
+		n++
+	}
+	return n
+}
+
+func (l *objectList) bytes() []byte {
+	return append(append([]byte{'['}, l.buf.Bytes()...), ']')
 }

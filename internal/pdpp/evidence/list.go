@@ -119,7 +119,8 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if page.Data == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
-	v := ListView{HasMore: page.HasMore, page: cache, stream: stream, connectionID: connectionID, meta: page.Meta}
+	// Never nil: an empty page lists no records ([]), as the outputSchema says.
+	v := ListView{HasMore: page.HasMore, page: cache, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data))}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
@@ -206,6 +207,27 @@ type listItem struct {
 	cut              int
 }
 
+// itemCost is what one record shown in a step adds to the reply: its card
+// in content[], its compact form in data and its id in records[].
+func itemCost(it listItem) int {
+	return textCost(string(it.card)) + WireLen(it.record) + WireLen(it.id) + 2
+}
+
+// oversizedRecord is a record whose compact form does not fit a step even
+// alone: its card and its entry in data say so and name fetch, which reads
+// it (with fields to narrow); fields counts its values, all of them cut.
+func oversizedRecord(n int, id string, fields int) listItem {
+	call := FetchCall(id)
+	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, id, fields, noun(fields, "field", "fields"), call.Call())
+	rec := mustMarshal(struct {
+		ID        string       `json:"id"`
+		Truncated bool         `json:"truncated"`
+		Fields    int          `json:"fields"`
+		Next      Continuation `json:"next"`
+	}{id, true, fields, call})
+	return listItem{card: []byte(card), record: rec, id: mustMarshal(recordID{ID: id}), cut: fields}
+}
+
 // CompactStep builds query_records' compact reply, content[] text and
 // structuredContent together within budget bytes (the result less its
 // envelope), as one step along the page (see Step): the records from
@@ -229,6 +251,9 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	items := make([]listItem, total-pos)
 	built := make([]bool, total-pos)
 	var itemErr error
+	// alone is the room one record may take in a step, set once the
+	// step's fixed part is known: a record over it is shown by id only.
+	alone := 0
 	item := func(i int) listItem {
 		if !built[i] {
 			e := v.Records[pos+i]
@@ -238,6 +263,12 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 				itemErr = err
 			}
 			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: mustMarshal(recordID{ID: e.ID}), cut: cut}
+			if alone > 0 && itemCost(items[i]) > alone {
+				// Too large for a step even on its own (many long fields):
+				// shown by id with its fetch call, so the walk still moves
+				// on by one item and the step keeps its budget.
+				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data))
+			}
 			built[i] = true
 		}
 		return items[i]
@@ -271,10 +302,8 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	for i := range ids {
 		ids[i] = WireLen(mustMarshal(v.Records[pos+i].ID)) + len(`{"id":},`)
 	}
-	k, listed := fitItems(budget, base, ids, func(i int) int {
-		it := item(i)
-		return textCost(string(it.card)) + WireLen(it.record) + WireLen(it.id) + 2
-	})
+	alone = max(1, budget-base-budget/idsShare)
+	k, listed := fitItems(budget, base, ids, func(i int) int { return itemCost(item(i)) })
 	if itemErr != nil {
 		return "", nil, tr, itemErr
 	}

@@ -62,26 +62,6 @@ func (st Step) fullBytes() int {
 // measured, before it is known: ten digits.
 const fullBytesWidth = 1 << 30
 
-// WireLen is the length of the encoded JSON b once a result carrying it
-// is serialized with encoding/json's defaults: <, > and & inside strings
-// become \u003c, \u003e and \u0026, and U+2028 and U+2029 become \u2028
-// and \u2029. b must be valid JSON, whose only <, > and & are in strings.
-// It makes one pass over b.
-func WireLen(b []byte) int {
-	n := len(b)
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '<', '>', '&':
-			n += 5
-		case 0xE2:
-			if i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
-				n += 3
-			}
-		}
-	}
-	return n
-}
-
 // resumeSlack covers the few bytes a page cursor's position may add to the
 // estimate the fit makes with the call that resumes one item later.
 const resumeSlack = 16

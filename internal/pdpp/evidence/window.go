@@ -162,12 +162,29 @@ type WindowState struct {
 	MatchEndChars   *int `json:"match_end_chars,omitempty"`
 }
 
+// PastEndError is a window read whose offset lies past the end of its
+// field: the caller's mistake, not the RS's.
+type PastEndError struct {
+	Offset, Total int
+}
+
+func (e *PastEndError) Error() string {
+	return fmt.Sprintf("offset_chars %d is past the end of the field, which has %d characters", e.Offset, e.Total)
+}
+
 // RenderWindow renders an RS field window of the record ref (whose connection
 // is taken from the RS answer when the caller named none). limit is the window
 // size the caller asked for (0 = RS default); it is carried into next/previous
 // so paging keeps the same size. cursorFor, when set, encodes the next window as
 // an opaque cursor for structured output.
 func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
+	return RenderWindowFrom(body, ref, 0, limit, cursorFor)
+}
+
+// RenderWindowFrom is RenderWindow for a read asked at offset: when the
+// field turns out shorter than offset, it returns a *PastEndError naming
+// the field's size instead of a window.
+func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
 	if err := requireObject(body, "field-window"); err != nil {
 		return WindowView{}, err
 	}
@@ -189,6 +206,9 @@ func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(
 	}
 	id := ref.ID()
 	w := *fw.Window
+	if offset > 0 && w.TotalChars >= 0 && offset > w.TotalChars {
+		return WindowView{}, &PastEndError{Offset: offset, Total: w.TotalChars}
+	}
 	if err := checkWindow(&w, limit); err != nil {
 		return WindowView{}, err
 	}
@@ -265,20 +285,32 @@ func windowText(v WindowView) string {
 }
 
 // checkWindow refuses a window whose offsets cannot be true (negative,
-// inverted, past the field's end) and clamps one longer than asked: limit
-// is the window size requested (0: the RS default, DefaultWindowChars); a
-// q window, sized by before/after, is held to MaxWindowChars. A clamped
-// window is partial, its next read starting where the kept text ends.
+// inverted, starting past the field's end, or beyond MaxOffsetChars),
+// clamps one that ends past the field's end to it, and clamps one longer
+// than asked: limit is the window size requested (0: the RS default,
+// DefaultWindowChars); a q window, sized by before/after, is held to
+// MaxWindowChars. A clamped window is partial, its next read starting where
+// the kept text ends. The next read is where the window ends, or none once
+// it reaches the field's end, whatever next offset the RS gave: no
+// continuation names an offset past the field's end.
 func checkWindow(w *WindowBody, limit int) error {
 	switch {
 	case w.StartChars < 0 || w.EndChars < 0 || w.TotalChars < 0:
 		return fmt.Errorf("field window has a negative offset (%d-%d of %d)", w.StartChars, w.EndChars, w.TotalChars)
 	case w.EndChars < w.StartChars:
 		return fmt.Errorf("field window offsets are inverted (%d-%d)", w.StartChars, w.EndChars)
-	case w.EndChars > w.TotalChars:
-		return fmt.Errorf("field window ends at %d, past the field's %d characters", w.EndChars, w.TotalChars)
-	case w.MatchStartChars != nil && w.MatchEndChars != nil && (*w.MatchStartChars < 0 || *w.MatchEndChars < *w.MatchStartChars):
+	case w.StartChars > w.TotalChars:
+		return fmt.Errorf("field window starts at %d, past the field's %d characters", w.StartChars, w.TotalChars)
+	case w.StartChars > MaxOffsetChars:
+		return fmt.Errorf("field window starts at %d, past the largest offset a read can name (%d)", w.StartChars, MaxOffsetChars)
+	case w.MatchStartChars != nil && w.MatchEndChars != nil &&
+		(*w.MatchStartChars < 0 || *w.MatchEndChars < *w.MatchStartChars || *w.MatchEndChars > w.TotalChars):
 		return fmt.Errorf("field window match offsets are invalid")
+	}
+	if w.EndChars > w.TotalChars {
+		// The window cannot hold more than the field has left.
+		w.Text, _ = Cut(w.Text, w.TotalChars-w.StartChars)
+		w.EndChars = w.TotalChars
 	}
 	switch {
 	case w.MatchStartChars != nil:
@@ -287,15 +319,18 @@ func checkWindow(w *WindowBody, limit int) error {
 		limit = DefaultWindowChars
 	}
 	limit = min(limit, MaxWindowChars)
-	kept, cut := Cut(w.Text, limit)
-	if !cut {
-		return nil
+	if kept, cut := Cut(w.Text, limit); cut {
+		w.Text = kept
+		w.EndChars = w.StartChars + limit
 	}
-	w.Text = kept
-	w.EndChars = w.StartChars + limit
-	w.Complete = false
-	w.HasMore = true
-	next := w.EndChars
-	w.NextOffsetChars = &next
+	// The next read starts where this window ends; there is none at the
+	// field's end, nor past the largest offset a read can name.
+	if w.EndChars < w.TotalChars && w.EndChars <= MaxOffsetChars {
+		next := w.EndChars
+		w.NextOffsetChars, w.HasMore = &next, true
+	} else {
+		w.NextOffsetChars, w.HasMore = nil, false
+	}
+	w.Complete = w.StartChars == 0 && w.EndChars == w.TotalChars
 	return nil
 }

@@ -169,15 +169,23 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Response, error) {
 	}
 	status = strconv.Itoa(resp.StatusCode)
 	defer resp.Body.Close()
-	body, err := readBody(resp.Body, resp.ContentLength, c.maxBody)
+	failed := resp.StatusCode < 200 || resp.StatusCode > 299
+	limit := c.maxBody
+	if failed {
+		limit = min(limit, MaxErrorBodySize)
+	}
+	body, err := readBody(resp.Body, resp.ContentLength, limit)
 	if err != nil {
 		return nil, transportError(ctx, err)
 	}
-	if int64(len(body)) > c.maxBody {
+	if int64(len(body)) > limit {
+		if failed {
+			return nil, cutStatusError(resp, body[:limit])
+		}
 		return nil, &Error{Status: resp.StatusCode, Envelope: adapterEnvelope("rs_response_too_large",
 			fmt.Sprintf("the RS answer is larger than %d bytes; ask for less (smaller limit, fields projection, or a field window)", c.maxBody), "")}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if failed {
 		return nil, statusError(resp, body)
 	}
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
@@ -259,6 +267,75 @@ func statusError(resp *http.Response, body []byte) *Error {
 		msg = "the RS refused the token (HTTP 401)"
 	}
 	return &Error{Status: resp.StatusCode, Envelope: adapterEnvelope(code, msg, "")}
+}
+
+// MaxErrorBodySize bounds the body of an RS error answer read into memory:
+// an error envelope is a few hundred bytes, so a longer body is cut (see
+// cutStatusError) rather than read up to the data body bound.
+const MaxErrorBodySize = 1 << 20
+
+// maxCutMembers bounds the members of the error object kept from the
+// first MaxErrorBodySize bytes of an error body too long to read whole.
+const maxCutMembers = 32
+
+// cutStatusError is the error of a failed RS answer whose body is longer
+// than MaxErrorBodySize, from its first bytes: the envelope's error object
+// reduced to its leading members complete within them (at most
+// maxCutMembers), with truncated and error_body_cut_at added; when those
+// hold neither its code nor its type, an adapter error naming the status.
+func cutStatusError(resp *http.Response, prefix []byte) *Error {
+	if obj, ok := leadingErrorMembers(prefix); ok && (obj["code"] != nil || obj["type"] != nil) {
+		obj["truncated"] = json.RawMessage("true")
+		obj["error_body_cut_at"] = json.RawMessage(strconv.Itoa(len(prefix)))
+		b, err := json.Marshal(map[string]map[string]json.RawMessage{"error": obj})
+		if err == nil {
+			return &Error{Status: resp.StatusCode, Envelope: b}
+		}
+	}
+	return &Error{Status: resp.StatusCode, Envelope: adapterEnvelope("rs_http_"+strconv.Itoa(resp.StatusCode),
+		fmt.Sprintf("the RS answered HTTP %d with an error body longer than %d bytes and no readable error envelope in them", resp.StatusCode, len(prefix)), "")}
+}
+
+// leadingErrorMembers reads, from the first bytes of an RS error body, the
+// members of its `error` object that are complete within them: at most
+// maxCutMembers, the first of each key. The read stops at the first member
+// cut off, so it is bounded by len(prefix).
+func leadingErrorMembers(prefix []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		if key != "error" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, false
+		}
+		obj := map[string]json.RawMessage{}
+		for len(obj) < maxCutMembers && dec.More() {
+			t, err := dec.Token()
+			k, ok := t.(string)
+			var v json.RawMessage
+			if err != nil || !ok || dec.Decode(&v) != nil {
+				break
+			}
+			if _, dup := obj[k]; !dup {
+				obj[k] = v
+			}
+		}
+		return obj, len(obj) > 0
+	}
+	return nil, false
 }
 
 func transportError(ctx context.Context, err error) *Error {

@@ -3,6 +3,7 @@ package rs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -223,4 +224,75 @@ func TestConnectionCapPerRSHost(t *testing.T) {
 			t.Fatalf("held call: %v", err)
 		}
 	}
+}
+
+// TestErrorBodyIsBounded: an RS error answer is read up to
+// MaxErrorBodySize whatever the data body bound. A longer one keeps the
+// leading members of its error object that its first bytes hold whole (at
+// most maxCutMembers, the RS's code among them) and says it was cut; one
+// whose first bytes hold no member is an adapter error naming the status.
+func TestErrorBodyIsBounded(t *testing.T) {
+	var many strings.Builder
+	for i := range 400_000 {
+		fmt.Fprintf(&many, `,"m%06d":%d`, i, i)
+	}
+	tests := []struct {
+		name      string
+		body      string
+		wantCode  string
+		wantCut   bool
+		wantWhole bool // the envelope is the RS's own bytes
+	}{
+		{"small envelope", `{"error":{"type":"invalid_request_error","code":"bad","message":"m"}}`, "bad", false, true},
+		{"400,000 members", `{"error":{"type":"invalid_request_error","code":"bad","message":"m"` + many.String() + `}}`, "bad", true, false},
+		{"members before the envelope", `{"pad":` + strconvQuote(strings.Repeat("p", 5000)) + `,"error":{"code":"bad"` + many.String() + `}}`, "bad", true, false},
+		{"no code in the first bytes", `{"error":{"m":0` + many.String() + `,"code":"bad"}}`, "rs_http_400", false, false},
+		{"one huge member first", `{"error":{"debug":` + strconvQuote(strings.Repeat("d", 2<<20)) + `,"code":"bad"}}`, "rs_http_400", false, false},
+		{"not JSON", strings.Repeat("<html>", 400_000), "rs_http_400", false, false},
+		{"just under the bound", `{"error":{"code":"bad","debug":` + strconvQuote(strings.Repeat("d", MaxErrorBodySize-64)) + `}}`, "bad", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL, staticToken("tok-1"), Options{Timeout: 10 * time.Second, MaxBodySize: 64 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Get(context.Background(), "/v1/streams", nil)
+			rerr, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("want *Error, got %T %v", err, err)
+			}
+			if rerr.Code() != tc.wantCode || rerr.Status != http.StatusBadRequest {
+				t.Fatalf("code %q status %d, want %q 400: %.300s", rerr.Code(), rerr.Status, tc.wantCode, rerr.Envelope)
+			}
+			if whole := string(rerr.Envelope) == tc.body; whole != tc.wantWhole {
+				t.Fatalf("envelope kept whole: %v, want %v", whole, tc.wantWhole)
+			}
+			if len(rerr.Envelope) > MaxErrorBodySize {
+				t.Fatalf("envelope is %d bytes, bound %d", len(rerr.Envelope), MaxErrorBodySize)
+			}
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(rerr.Object(), &obj); err != nil {
+				t.Fatalf("error object: %v", err)
+			}
+			if cut := string(obj["truncated"]) == "true"; cut != tc.wantCut {
+				t.Fatalf("truncated %v, want %v: %.300s", cut, tc.wantCut, rerr.Envelope)
+			}
+			if tc.wantCut {
+				if len(obj) > maxCutMembers+2 || string(obj["error_body_cut_at"]) != fmt.Sprint(MaxErrorBodySize) {
+					t.Fatalf("cut object keeps %d members, cut at %s", len(obj), obj["error_body_cut_at"])
+				}
+			}
+		})
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
