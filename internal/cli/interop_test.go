@@ -30,7 +30,8 @@ var interopVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-0
 // connects the official Go SDK client to it at version.
 func connectStdio(t *testing.T, ctx context.Context, provider, version string) *sdk.ClientSession {
 	t.Helper()
-	c := common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second}
+	c := common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second,
+		allowPrivateWebhooks: true} // the test's webhook receiver is on loopback
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	token := func(context.Context) (string, error) { return fixedTokens["client"], nil }
 	s, _, err := c.buildServer(log, token)
@@ -62,7 +63,9 @@ func connectStdio(t *testing.T, ctx context.Context, provider, version string) *
 func connectHTTP(t *testing.T, ctx context.Context, provider, version string) *sdk.ClientSession {
 	t.Helper()
 	h := httpFlags{
-		common:    common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second},
+		// The test's webhook receiver is on loopback, as in the demo.
+		common: common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second,
+			allowPrivateWebhooks: true},
 		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20},
 	}
 	mcpURL := startHTTPWith(t, &h)

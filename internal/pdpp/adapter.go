@@ -20,6 +20,9 @@ type Adapter struct {
 	log        *slog.Logger
 	check      *tokencheck.Checker
 	onRejected func(context.Context)
+	// allowPrivateWebhooks lets callback URLs name loopback, private and
+	// metadata hosts (Config.AllowPrivateWebhooks).
+	allowPrivateWebhooks bool
 }
 
 var (
@@ -38,6 +41,11 @@ type Config struct {
 	// OnRejected, when set, is called with the call's context whenever the
 	// RS answers 401 (the hosted transport turns the reply into HTTP 401).
 	OnRejected func(context.Context)
+	// AllowPrivateWebhooks accepts webhook callback URLs whose host is a
+	// loopback, private, link-local or metadata address or name (and http
+	// on loopback), for local development (flag --allow-private-webhooks,
+	// on in demo). Off, only https to a public host reaches the RS.
+	AllowPrivateWebhooks bool
 }
 
 // New returns an Adapter over cfg.RS.
@@ -50,7 +58,8 @@ func New(cfg Config) *Adapter {
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
 	}
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected}
+	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected,
+		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }
 
 // do sends a request built by a generated builder, after the owner-token check.

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/webhookurl"
 )
 
 // The events toolset manages the webhook subscriptions of the bearer's own
@@ -83,7 +82,7 @@ func profileDelivery() map[string]any {
 			"answer": `HTTP 2xx with the JSON body {"challenge": "<data.challenge>"}`,
 			"until":  "the subscription stays pending_verification",
 		},
-		"callback_url": "https; http only on a loopback host (localhost, 127.0.0.0/8, ::1) for local testing; at most 2048 characters",
+		"callback_url": "https to a public host, at most 2048 characters; loopback, private and metadata addresses are refused unless the server allows them for local development",
 		"statuses": map[string]any{
 			"pending_verification": "waiting for the verify answer",
 			"active":               "delivering",
@@ -97,7 +96,7 @@ func profileDelivery() map[string]any {
 
 // preflightSteps are the steps before and after creating a subscription.
 var preflightSteps = []string{
-	"Run a receiver the RS can reach at an https callback_url (http only on localhost, 127.0.0.0/8 or ::1).",
+	"Run a receiver the RS can reach at a public https callback_url.",
 	`Make it answer pdpp.subscription.verify with HTTP 2xx and {"challenge": "<data.challenge>"}; until then the subscription stays pending_verification.`,
 	"create_event_subscription returns the whsec_ signing secret once, in structured output only: hand it to the receiver at once; no later result shows it.",
 	"The receiver checks webhook-signature over {webhook-id}.{webhook-timestamp}.{raw body} before trusting a delivery, and ignores a webhook-id it has seen.",
@@ -387,7 +386,7 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	const tool = mcptools.ToolCreateEventSubscription
 	shown := argsMap(args)
 	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, tool, shown), nil }
-	if err := checkCallbackURL(args.CallbackURL); err != nil {
+	if err := a.checkCallbackURL(args.CallbackURL); err != nil {
 		return fail(err)
 	}
 	if err := checkStreams(args.Streams); err != nil {
@@ -443,45 +442,15 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	return subscriptionResult(tool, b.String(), sub, out, full), nil
 }
 
-// checkCallbackURL accepts an absolute https URL without credentials, or an
-// http URL whose host is loopback (localhost, 127.0.0.0/8, ::1). It returns
-// a typed adapter error naming callback_url otherwise.
-func checkCallbackURL(raw string) error {
-	bad := func(msg string) error { return rs.AdapterError(codeInvalidCallbackURL, msg, "callback_url") }
-	if raw != strings.TrimSpace(raw) || raw == "" {
-		return bad("callback_url must be a URL without surrounding white space")
+// checkCallbackURL refuses, before any RS request, a callback URL the RS
+// should not be asked to call (see package webhookurl): anything but https
+// to a public host, unless the operator allows private callbacks for local
+// development. It returns a typed adapter error naming callback_url.
+func (a *Adapter) checkCallbackURL(raw string) error {
+	if err := webhookurl.Check(raw, a.allowPrivateWebhooks); err != nil {
+		return rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url")
 	}
-	if len(raw) > 2048 {
-		return bad("callback_url is longer than 2048 characters")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
-		return bad("callback_url must be an absolute URL such as https://hooks.example.com/pdpp")
-	}
-	if u.User != nil {
-		return bad("callback_url must not carry user credentials")
-	}
-	if u.Fragment != "" {
-		return bad("callback_url must not have a #fragment")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return nil
-	case "http":
-		if isLoopbackHost(u.Hostname()) {
-			return nil
-		}
-		return bad(fmt.Sprintf("callback_url must use https; http is accepted only on a loopback host (localhost, 127.0.0.0/8, ::1), not %q", u.Hostname()))
-	}
-	return bad(fmt.Sprintf("callback_url must use https, not %q", u.Scheme))
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return nil
 }
 
 // checkStreams refuses an explicit empty list and repeats; nil (omitted)
