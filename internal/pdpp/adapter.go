@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/tokencheck"
 )
@@ -62,8 +63,21 @@ func New(cfg Config) *Adapter {
 		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }
 
-// do sends a request built by a generated builder, after the owner-token check.
+// do sends a request built by a generated builder, after the owner-token
+// check, and returns the answer without its secret-like members (see
+// package redact; RS errors lose theirs in asRSError, on their way to a
+// client).
 func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
+	resp, err := a.doKeepingSecrets(ctx, req, build)
+	if resp != nil {
+		resp.Body = redact.JSON(resp.Body)
+	}
+	return resp, err
+}
+
+// doKeepingSecrets is do with the body as the RS sent it: only the create
+// call uses it, to show the signing secret once.
+func (a *Adapter) doKeepingSecrets(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
 	if build != nil {
 		return nil, rs.AdapterError("invalid_request", build.Error(), "")
 	}

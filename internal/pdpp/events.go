@@ -14,6 +14,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/webhookurl"
 )
@@ -64,8 +65,8 @@ func profileSigning() map[string]any {
 		"signature_header":   "webhook-signature",
 		"signed_payload":     "{webhook-id}.{webhook-timestamp}.{body}",
 		"signature_encoding": "v1,<base64>",
-		"secret_prefix":      "whsec_",
-		"key":                "the base64-decoded part of the secret after whsec_",
+		"key_prefix":         "whsec_",
+		"key":                "the base64-decoded part of the signing secret after whsec_",
 		"check":              "compute the HMAC over the raw body, compare in constant time with each space-separated v1 signature, and refuse stale webhook-timestamp values",
 	}
 }
@@ -166,7 +167,8 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 	if !ok || json.Unmarshal(raw, &adv) != nil || adv == nil {
 		return map[string]any{}, false
 	}
-	return adv, true
+	// Read without do, so its secret-like members are taken out here.
+	return withoutSecrets(adv).(map[string]any), true
 }
 
 // grantScope lists the granted streams and their connections from the
@@ -398,7 +400,9 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 		body.Filters = &rsclient.EventSubscriptionFilters{Streams: &streams}
 	}
 	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
-	resp, err := a.do(ctx, req, berr)
+	// The one answer whose secret reaches the client: read it whole, take
+	// the signing secret, and take every secret-like member out of the rest.
+	resp, err := a.doKeepingSecrets(ctx, req, berr)
 	if err != nil {
 		return fail(err)
 	}
@@ -481,28 +485,10 @@ func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
 	return evidence.Continuation{Tool: tool, Arguments: args}
 }
 
-// withoutSecrets returns a copy of a decoded JSON value with every member
-// named "secret" removed, so no result after create can show a secret.
-func withoutSecrets(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			if k == "secret" {
-				continue
-			}
-			out[k] = withoutSecrets(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = withoutSecrets(val)
-		}
-		return out
-	}
-	return v
-}
+// withoutSecrets returns a decoded JSON value without its secret-like
+// members (see package redact), so no result after create can show a
+// secret.
+func withoutSecrets(v any) any { return redact.Value(v) }
 
 // decodeSubscription reads one subscription object from an RS body, without
 // secrets.

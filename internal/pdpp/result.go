@@ -11,6 +11,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
 )
 
@@ -187,6 +188,10 @@ const errorReplyBytes = 4096
 func asRSError(err error) *rs.Error {
 	var re *rs.Error
 	if errors.As(err, &re) {
+		// No secret-like member of an RS envelope reaches a client.
+		if env, changed := redact.Strip(re.Envelope); changed {
+			return &rs.Error{Status: re.Status, Envelope: env}
+		}
 		return re
 	}
 	var ae *mcpkit.ArgError
