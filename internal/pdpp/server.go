@@ -12,6 +12,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
 // ServerOptions select what the built server exposes.
@@ -49,6 +50,10 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(toolBudget(budget)),
 		server.WithResourceHandlerMiddleware(resourceBudget(budget)),
+		// A resource URI or tool name over its catalog bound is refused
+		// before mcp-go matches or looks it up.
+		transport.RequestGuard(transport.RequestBounds{
+			ResourceURIBytes: mcptools.MaxResourceURIBytes, ToolNameBytes: mcptools.MaxToolNameBytes}),
 	)
 	mcptools.Register(s, a, a, mcpkit.RegisterOptions{Toolsets: opt.Toolsets, ArgErrorResult: argErrorResult})
 	return s

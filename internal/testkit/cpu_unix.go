@@ -1,0 +1,18 @@
+//go:build unix
+
+package testkit
+
+import (
+	"syscall"
+	"time"
+)
+
+// ProcessCPU returns the CPU time (user and system) this process has used
+// so far, and false where the platform cannot tell.
+func ProcessCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
