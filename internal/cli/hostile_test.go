@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -9,7 +14,9 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/transport"
 )
 
 // TestLongURIsCostNoMatching sends resource URIs and a tool name of 1 MiB
@@ -86,4 +93,129 @@ func TestLongURIsCostNoMatching(t *testing.T) {
 			t.Fatalf("a URI within the bound did not reach the stream handler's own check: %.300s", reply)
 		}
 	})
+}
+
+// slowPeer is one connection that sent its request headers and the first
+// byte of a body it declared longer, and holds the rest back.
+type slowPeer struct {
+	conn   net.Conn
+	status chan int // the status of the answer, once one came (0: none, connection closed)
+}
+
+// openSlowPeers opens n such connections to addr from the default local
+// address, each declaring a body of declared bytes, and reads each one's
+// answer in the background.
+func openSlowPeers(t *testing.T, addr string, n, declared int) []*slowPeer {
+	t.Helper()
+	peers := make([]*slowPeer, 0, n)
+	for range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		_, err = fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n{",
+			addr, fixedTokens["client"], declared)
+		if err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		p := &slowPeer{conn: conn, status: make(chan int, 1)}
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				p.status <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			p.status <- resp.StatusCode
+		}()
+		peers = append(peers, p)
+	}
+	return peers
+}
+
+// answered waits, for at most within, until wantAnswered of peers have an
+// answer, and returns the statuses counted and the peers still waiting.
+func answered(peers []*slowPeer, wantAnswered int, within time.Duration) (map[int]int, []*slowPeer) {
+	got := map[int]int{}
+	pending := append([]*slowPeer(nil), peers...)
+	deadline := time.Now().Add(within)
+	for len(peers)-len(pending) < wantAnswered && time.Now().Before(deadline) {
+		still := pending[:0]
+		for _, p := range pending {
+			select {
+			case s := <-p.status:
+				got[s]++
+			default:
+				still = append(still, p)
+			}
+		}
+		pending = still
+		time.Sleep(10 * time.Millisecond)
+	}
+	return got, pending
+}
+
+// TestHalfSentBodiesDoNotStarve replays the starvation attack over real
+// loopback HTTP against the hosted server with its default bounds: 256
+// connections, all from one address, send their headers and one byte of a
+// 100,000-byte body, then 256 more do the same with a body small enough for
+// the prompt path. None of them takes a request slot: all but the
+// per-address reading places (16) are refused at once with 503, an
+// authenticated call from that same address still succeeds within 5 s,
+// /readyz answers 200 (the server can serve), and the held bodies run out of
+// time with 408. Refusals and timeouts are counted in the metrics.
+func TestHalfSentBodiesDoNotStarve(t *testing.T) {
+	h := httpFlagsFor(demoRS(t))
+	h.BodyReadTimeout = 3 * time.Second
+	h.MetricsListen = "127.0.0.1:0"
+	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
+	mcpURL, readyURL := "http://"+addr.String()+"/mcp", "http://"+addr.String()+"/readyz"
+	perClient := int(h.Config(nil).MaxBodyReadersPerClient)
+	if perClient == 0 {
+		perClient = transport.DefaultMaxBodyReadersPerClient
+	}
+
+	for _, declared := range []int{100_000, 1000} {
+		t.Run(fmt.Sprintf("bodies of %d bytes", declared), func(t *testing.T) {
+			start := time.Now()
+			peers := openSlowPeers(t, addr.String(), 256, declared)
+			got, waiting := answered(peers, 256-perClient, 5*time.Second)
+			if got[http.StatusServiceUnavailable] != 256-perClient || len(waiting) != perClient {
+				t.Fatalf("answers %v with %d still waiting, want %d refused with 503 and %d reading", got, len(waiting), 256-perClient, perClient)
+			}
+
+			// An authenticated call from the same address, with its body
+			// sent whole, is served while the slow peers hold their places.
+			callStart := time.Now()
+			resp, body := postRPC(t, mcpURL, toolCall(1, "search", map[string]any{"q": "zephyrmarker", "limit": 1}),
+				map[string]string{"Authorization": "Bearer " + fixedTokens["client"], "MCP-Protocol-Version": "2025-11-25"})
+			if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"isError":true`) || time.Since(callStart) > 5*time.Second {
+				t.Fatalf("authenticated call: %s after %v: %.300s", resp.Status, time.Since(callStart), body)
+			}
+			if resp, body := testkit.Do(t, http.MethodGet, readyURL, "", nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("/readyz while slow peers wait outside the slots: %s %s", resp.Status, body)
+			}
+
+			// The held bodies run out of time.
+			got, waiting = answered(waiting, perClient, 10*time.Second)
+			if got[http.StatusRequestTimeout] != perClient || len(waiting) != 0 {
+				t.Fatalf("after the body read timeout: %v, %d waiting; want %d answered 408", got, len(waiting), perClient)
+			}
+			if elapsed := time.Since(start); elapsed < h.BodyReadTimeout {
+				t.Fatalf("the held bodies were refused after %v, before the %v body read timeout", elapsed, h.BodyReadTimeout)
+			}
+		})
+	}
+
+	fams := testkit.Scrape(t, "http://"+metricsAddr.String()+"/metrics")
+	if n, _ := testkit.Sample(fams, metrics.NameShed, map[string]string{"reason": "client_body_readers_busy"}); n != float64(2*(256-perClient)) {
+		t.Errorf("%s{client_body_readers_busy} = %v, want %d", metrics.NameShed, n, 2*(256-perClient))
+	}
+	if n, _ := testkit.Sample(fams, metrics.NameShed, map[string]string{"reason": "server_busy"}); n != 0 {
+		t.Errorf("%s{server_busy} = %v: a slow peer took a request slot", metrics.NameShed, n)
+	}
+	if n, _ := testkit.Sample(fams, metrics.NameBodyTimeouts, nil); n != float64(2*perClient) {
+		t.Errorf("%s = %v, want %d", metrics.NameBodyTimeouts, n, 2*perClient)
+	}
 }
