@@ -1,7 +1,10 @@
 package papercli
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -78,4 +81,65 @@ func TestLongURIsCostNoMatching(t *testing.T) {
 		}
 		check(t, body, "name", papertools.MaxToolNameBytes)
 	})
+}
+
+// TestHalfSentBodiesDoNotStarve: the paper server, open without a bearer as
+// by default, shares the transport's body phase: 256 connections from one
+// address that send headers and one byte of a 100,000-byte body hold no
+// request slot (all but 16 are refused at once), and a search from the same
+// address is served within 5 s while /readyz answers 200.
+func TestHalfSentBodiesDoNotStarve(t *testing.T) {
+	h := httpFlags{}
+	h.BodyReadTimeout = 2 * time.Second
+	url := startHTTP(t, h)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	statuses := make(chan int, 256)
+	for range 256 {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", addr)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			_ = resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	refused := 0
+	for refused < 256-16 {
+		select {
+		case s := <-statuses:
+			if s != http.StatusServiceUnavailable {
+				t.Fatalf("a slow peer got %d before the body read timeout", s)
+			}
+			refused++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d slow peers refused, want %d", refused, 256-16)
+		}
+	}
+	start := time.Now()
+	resp, body := do(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_papers","arguments":{"query":"vision"}}}`,
+		map[string]string{"MCP-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`) || time.Since(start) > 5*time.Second {
+		t.Fatalf("search beside 256 slow peers: %d after %v: %.300s", resp.StatusCode, time.Since(start), body)
+	}
+	if resp, body := do(t, http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/readyz", "", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz: %d %s", resp.StatusCode, body)
+	}
+	for range 16 {
+		select {
+		case s := <-statuses:
+			if s != http.StatusRequestTimeout {
+				t.Fatalf("a held body ended with %d, want 408", s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a held body was never answered")
+		}
+	}
 }
