@@ -201,7 +201,6 @@ func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "could not read the request body", nil)
 			return
 		case int64(len(body)) > st.MaxBodyBytes:
-			abandonBody(w)
 			st.bodyTooLarge(w)
 			return
 		}
@@ -232,8 +231,9 @@ func (st *settings) refuseReader(w http.ResponseWriter, reason string) {
 	st.Metrics.Shed(reason)
 }
 
+// bodyTooLarge answers 413 and leaves the rest of the body unread.
 func (st *settings) bodyTooLarge(w http.ResponseWriter) {
-	w.Header().Set("Connection", "close")
+	abandonBody(w)
 	writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST,
 		"request body is larger than the server limit", map[string]int64{"max_body_bytes": st.MaxBodyBytes})
 }
