@@ -32,6 +32,16 @@ const Instructions = "Grant-scoped access to a person's PDPP data via your clien
 // result with every tool registered (0: not budgeted).
 const MaxToolsListBytes = 15232
 
+// MaxResourceURIBytes bounds the URI of a resources/read (catalog budget
+// max_resource_uri_bytes): a longer URI names no resource and is refused
+// before any template is matched against it.
+const MaxResourceURIBytes = 4096
+
+// MaxToolNameBytes is the length of the catalog's longest tool name: a
+// tools/call naming a longer tool names none and is refused before any
+// lookup.
+const MaxToolNameBytes = 40
+
 // ToolsetListBudget returns the catalog's budget for the compact tools/list
 // result of a server exposing only the named toolset, or 0 when it sets none.
 func ToolsetListBudget(toolset string) int {

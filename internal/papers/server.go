@@ -8,6 +8,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
 )
@@ -63,6 +64,10 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
+		// A resource URI or tool name over its catalog bound is refused
+		// before mcp-go matches or looks it up.
+		transport.RequestGuard(transport.RequestBounds{
+			ResourceURIBytes: papertools.MaxResourceURIBytes, ToolNameBytes: papertools.MaxToolNameBytes}),
 	)
 	papertools.Register(s, h, h, mcpkit.RegisterOptions{ArgErrorResult: ArgErrorResult})
 	return s

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
 )
@@ -19,6 +20,9 @@ type Adapter struct {
 	log        *slog.Logger
 	check      *tokencheck.Checker
 	onRejected func(context.Context)
+	// allowPrivateWebhooks lets callback URLs name loopback, private and
+	// metadata hosts (Config.AllowPrivateWebhooks).
+	allowPrivateWebhooks bool
 }
 
 var (
@@ -40,6 +44,11 @@ type Config struct {
 	// transport turns the reply into HTTP 401. Scope refusals never call
 	// it: they are the call's own error.
 	OnRejected func(context.Context)
+	// AllowPrivateWebhooks accepts webhook callback URLs whose host is a
+	// loopback, private, link-local or metadata address or name (and http
+	// on loopback), for local development (flag --allow-private-webhooks,
+	// on in demo). Off, only https to a public host reaches the RS.
+	AllowPrivateWebhooks bool
 }
 
 // New returns an Adapter over cfg.RS.
@@ -52,11 +61,25 @@ func New(cfg Config) *Adapter {
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
 	}
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected}
+	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected,
+		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }
 
-// do sends a request built by a generated builder, after the owner-token check.
+// do sends a request built by a generated builder, after the owner-token
+// check, and returns the answer without its secret-like members (see
+// package redact; RS errors lose theirs in asRSError, on their way to a
+// client).
 func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
+	resp, err := a.doKeepingSecrets(ctx, req, build)
+	if resp != nil {
+		resp.Body = redact.JSON(resp.Body)
+	}
+	return resp, err
+}
+
+// doKeepingSecrets is do with the body as the RS sent it: only the create
+// call uses it, to show the signing secret once.
+func (a *Adapter) doKeepingSecrets(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
 	if build != nil {
 		return nil, rs.AdapterError("invalid_request", build.Error(), "")
 	}

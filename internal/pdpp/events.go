@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -16,7 +14,9 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/webhookurl"
 )
 
 // The events toolset manages the webhook subscriptions of the bearer's own
@@ -65,8 +65,8 @@ func profileSigning() map[string]any {
 		"signature_header":   "webhook-signature",
 		"signed_payload":     "{webhook-id}.{webhook-timestamp}.{body}",
 		"signature_encoding": "v1,<base64>",
-		"secret_prefix":      "whsec_",
-		"key":                "the base64-decoded part of the secret after whsec_",
+		"key_prefix":         "whsec_",
+		"key":                "the base64-decoded part of the signing secret after whsec_",
 		"check":              "compute the HMAC over the raw body, compare in constant time with each space-separated v1 signature, and refuse stale webhook-timestamp values",
 	}
 }
@@ -83,7 +83,7 @@ func profileDelivery() map[string]any {
 			"answer": `HTTP 2xx with the JSON body {"challenge": "<data.challenge>"}`,
 			"until":  "the subscription stays pending_verification",
 		},
-		"callback_url": "https; http only on a loopback host (localhost, 127.0.0.0/8, ::1) for local testing; at most 2048 characters",
+		"callback_url": "https to a public host, at most 2048 characters; loopback, private and metadata addresses are refused unless the server allows them for local development",
 		"statuses": map[string]any{
 			"pending_verification": "waiting for the verify answer",
 			"active":               "delivering",
@@ -97,7 +97,7 @@ func profileDelivery() map[string]any {
 
 // preflightSteps are the steps before and after creating a subscription.
 var preflightSteps = []string{
-	"Run a receiver the RS can reach at an https callback_url (http only on localhost, 127.0.0.0/8 or ::1).",
+	"Run a receiver the RS can reach at a public https callback_url.",
 	`Make it answer pdpp.subscription.verify with HTTP 2xx and {"challenge": "<data.challenge>"}; until then the subscription stays pending_verification.`,
 	"create_event_subscription returns the whsec_ signing secret once, in structured output only: hand it to the receiver at once; no later result shows it.",
 	"The receiver checks webhook-signature over {webhook-id}.{webhook-timestamp}.{raw body} before trusting a delivery, and ignores a webhook-id it has seen.",
@@ -167,7 +167,8 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 	if !ok || json.Unmarshal(raw, &adv) != nil || adv == nil {
 		return map[string]any{}, false
 	}
-	return adv, true
+	// Read without do, so its secret-like members are taken out here.
+	return withoutSecrets(adv).(map[string]any), true
 }
 
 // grantScope lists the granted streams and their connections from the
@@ -387,7 +388,7 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	const tool = mcptools.ToolCreateEventSubscription
 	shown := argsMap(args)
 	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, tool, shown), nil }
-	if err := checkCallbackURL(args.CallbackURL); err != nil {
+	if err := a.checkCallbackURL(args.CallbackURL); err != nil {
 		return fail(err)
 	}
 	if err := checkStreams(args.Streams); err != nil {
@@ -399,7 +400,9 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 		body.Filters = &rsclient.EventSubscriptionFilters{Streams: &streams}
 	}
 	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
-	resp, err := a.do(ctx, req, berr)
+	// The one answer whose secret reaches the client: read it whole, take
+	// the signing secret, and take every secret-like member out of the rest.
+	resp, err := a.doKeepingSecrets(ctx, req, berr)
 	if err != nil {
 		return fail(err)
 	}
@@ -443,45 +446,15 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	return subscriptionResult(tool, b.String(), sub, out, full), nil
 }
 
-// checkCallbackURL accepts an absolute https URL without credentials, or an
-// http URL whose host is loopback (localhost, 127.0.0.0/8, ::1). It returns
-// a typed adapter error naming callback_url otherwise.
-func checkCallbackURL(raw string) error {
-	bad := func(msg string) error { return rs.AdapterError(codeInvalidCallbackURL, msg, "callback_url") }
-	if raw != strings.TrimSpace(raw) || raw == "" {
-		return bad("callback_url must be a URL without surrounding white space")
+// checkCallbackURL refuses, before any RS request, a callback URL the RS
+// should not be asked to call (see package webhookurl): anything but https
+// to a public host, unless the operator allows private callbacks for local
+// development. It returns a typed adapter error naming callback_url.
+func (a *Adapter) checkCallbackURL(raw string) error {
+	if err := webhookurl.Check(raw, a.allowPrivateWebhooks); err != nil {
+		return rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url")
 	}
-	if len(raw) > 2048 {
-		return bad("callback_url is longer than 2048 characters")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" {
-		return bad("callback_url must be an absolute URL such as https://hooks.example.com/pdpp")
-	}
-	if u.User != nil {
-		return bad("callback_url must not carry user credentials")
-	}
-	if u.Fragment != "" {
-		return bad("callback_url must not have a #fragment")
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return nil
-	case "http":
-		if isLoopbackHost(u.Hostname()) {
-			return nil
-		}
-		return bad(fmt.Sprintf("callback_url must use https; http is accepted only on a loopback host (localhost, 127.0.0.0/8, ::1), not %q", u.Hostname()))
-	}
-	return bad(fmt.Sprintf("callback_url must use https, not %q", u.Scheme))
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return nil
 }
 
 // checkStreams refuses an explicit empty list and repeats; nil (omitted)
@@ -512,28 +485,10 @@ func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
 	return evidence.Continuation{Tool: tool, Arguments: args}
 }
 
-// withoutSecrets returns a copy of a decoded JSON value with every member
-// named "secret" removed, so no result after create can show a secret.
-func withoutSecrets(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			if k == "secret" {
-				continue
-			}
-			out[k] = withoutSecrets(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = withoutSecrets(val)
-		}
-		return out
-	}
-	return v
-}
+// withoutSecrets returns a decoded JSON value without its secret-like
+// members (see package redact), so no result after create can show a
+// secret.
+func withoutSecrets(v any) any { return redact.Value(v) }
 
 // decodeSubscription reads one subscription object from an RS body, without
 // secrets.

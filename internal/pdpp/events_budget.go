@@ -10,6 +10,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 )
 
 // The events tools render objects the RS provides (subscriptions, its
@@ -215,36 +216,11 @@ func subscriptionResult(tool, text string, sub map[string]any, out map[string]an
 	return compactResult(limit, text, raw, len(raw), &full)
 }
 
-// verbatimBody is an RS body for detail "full": its bytes as they are,
-// unless a member named "secret" must be taken out (no result after create
-// shows a secret), in which case the body re-encoded without it. body must
-// be valid JSON.
+// verbatimBody is an RS body for detail "full": its bytes as they are, or,
+// should a secret-like member be in it (do has already taken them out of
+// every body it returns; see package redact), re-encoded without it.
 func verbatimBody(body []byte) json.RawMessage {
-	var v any
-	if json.Unmarshal(body, &v) != nil || !hasSecret(v) {
-		return json.RawMessage(body)
-	}
-	return mustMarshalJSON(withoutSecrets(v))
-}
-
-// hasSecret reports whether a decoded JSON value has a member named
-// "secret" at any depth; the walk is bounded by the value's size.
-func hasSecret(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, val := range t {
-			if k == "secret" || hasSecret(val) {
-				return true
-			}
-		}
-	case []any:
-		for _, val := range t {
-			if hasSecret(val) {
-				return true
-			}
-		}
-	}
-	return false
+	return json.RawMessage(redact.JSON(body))
 }
 
 // mustMarshalJSON encodes v, which holds only decoded JSON and plain

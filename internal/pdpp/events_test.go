@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -367,6 +368,65 @@ func TestEventSubscriptionRefusals(t *testing.T) {
 		r := h.call(t, "get_event_subscription", map[string]any{"subscription_id": "sub_000000000000000000000000"})
 		if !r.Res.IsError || r.errorCode() != "not_found" {
 			t.Errorf("isError %v code %q, want not_found", r.Res.IsError, r.errorCode())
+		}
+	})
+}
+
+// TestHostedCallbacksRefuseInternalAddresses runs the adapter as a hosted
+// server does (private callbacks not allowed) over the demo RS: a callback
+// URL naming a loopback, private, link-local, unique-local, unspecified or
+// metadata host, in any spelling, is a typed error naming callback_url and
+// no subscription request reaches the RS, while a public https URL does.
+func TestHostedCallbacksRefuseInternalAddresses(t *testing.T) {
+	demo, err := demors.New(demors.Config{Tokens: demoTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = demo.Close() })
+	h := newHarnessWith(t, demo.Handler(), tokClient, func(c *pdpp.Config) { c.AllowPrivateWebhooks = false })
+	isSubs := func(p string) bool { return strings.HasPrefix(p, "/v1/event-subscriptions") }
+	internal := []string{
+		"https://169.254.169.254/latest/meta-data/",
+		"https://10.0.0.1/hook",
+		"https://192.168.0.10/hook",
+		"https://metadata.google.internal/computeMetadata/v1/",
+		"https://metadata/computeMetadata/v1/",
+		"https://instance-data/latest/",
+		"http://127.0.0.1:8080/hook",
+		"https://127.0.0.1:8443/hook",
+		"https://localhost/hook",
+		"http://localhost:9000/hook",
+		"https://[::1]/hook",
+		"https://[::ffff:127.0.0.1]/hook",
+		"https://[fd12:3456::1]/hook",
+		"https://[fe80::1%25eth0]/hook",
+		"https://0.0.0.0/hook",
+		"https://0x7f.1/hook",
+		"https://2130706433/hook",
+	}
+	for _, cb := range internal {
+		t.Run("refused/"+cb, func(t *testing.T) {
+			h.log.reset()
+			r := h.call(t, "create_event_subscription", map[string]any{"callback_url": cb})
+			if !r.Res.IsError || r.errorCode() != "invalid_callback_url" {
+				t.Fatalf("isError %v code %q, want invalid_callback_url:\n%s", r.Res.IsError, r.errorCode(), r.Text)
+			}
+			if p, _ := r.errorObject()["param"].(string); p != "callback_url" {
+				t.Errorf("param %q, want callback_url", p)
+			}
+			if reqs := h.log.matching(isSubs); len(reqs) != 0 {
+				t.Errorf("an internal callback reached the RS: %v", reqs)
+			}
+		})
+	}
+	t.Run("public https reaches the RS", func(t *testing.T) {
+		h.log.reset()
+		r := h.mustOK(t, "create_event_subscription", map[string]any{"callback_url": "https://hooks.example.com/pdpp"})
+		if got := h.log.matching(isSubs); len(got) != 1 || got[0] != "POST /v1/event-subscriptions" {
+			t.Errorf("RS requests = %v, want one create", got)
+		}
+		if cb := structuredString(r.Structured, "subscription", "callback_url"); cb != "https://hooks.example.com/pdpp" {
+			t.Errorf("created callback_url = %q", cb)
 		}
 	})
 }

@@ -215,7 +215,9 @@ func newHarnessWith(t testing.TB, handler http.Handler, tok string, wire func(*p
 	if err != nil {
 		t.Fatalf("rs.New: %v", err)
 	}
-	cfg := pdpp.Config{RS: rsClient, Token: source}
+	// The tests' webhook receivers listen on loopback, as in the demo, so
+	// private callbacks are allowed unless wire says otherwise.
+	cfg := pdpp.Config{RS: rsClient, Token: source, AllowPrivateWebhooks: true}
 	if wire != nil {
 		wire(&cfg)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
@@ -264,6 +265,10 @@ const errorReplyBytes = 4096
 func asRSError(err error) *rs.Error {
 	var re *rs.Error
 	if errors.As(err, &re) {
+		// No secret-like member of an RS envelope reaches a client.
+		if env, changed := redact.Strip(re.Envelope); changed {
+			return &rs.Error{Status: re.Status, Envelope: env}
+		}
 		return re
 	}
 	var ae *mcpkit.ArgError

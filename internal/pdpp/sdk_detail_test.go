@@ -33,7 +33,8 @@ func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdio := server.NewStdioServer(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source}), pdpp.ServerOptions{}))
+	// Its webhook receiver is on loopback, as in the demo.
+	stdio := server.NewStdioServer(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source, AllowPrivateWebhooks: true}), pdpp.ServerOptions{}))
 	stdio.SetErrorLogger(log.New(io.Discard, "", 0))
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()

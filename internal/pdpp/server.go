@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -55,6 +56,10 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(toolBudget(budget)),
 		server.WithResourceHandlerMiddleware(resourceBudget(budget)),
+		// A resource URI or tool name over its catalog bound is refused
+		// before mcp-go matches or looks it up.
+		transport.RequestGuard(transport.RequestBounds{
+			ResourceURIBytes: mcptools.MaxResourceURIBytes, ToolNameBytes: mcptools.MaxToolNameBytes}),
 	)
 	mcptools.Register(s, a, a, mcpkit.RegisterOptions{Toolsets: opt.Toolsets, ArgErrorResult: argErrorResult})
 	return s

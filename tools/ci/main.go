@@ -167,6 +167,8 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/handles", "FuzzDecodeCursor"},
 	{"./internal/pdpp/handles", "FuzzDecodeBase64URL"},
 	{"./internal/pdpp/handles", "FuzzDecodePageCursor"},
+	{"./internal/pdpp/redact", "FuzzJSON"},
+	{"./internal/pdpp/webhookurl", "FuzzCheck"},
 	{"./internal/pdpp/query", "FuzzEncodeFilter"},
 	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
 	{"./internal/pdpp/credentials", "FuzzLoad"},

@@ -73,12 +73,18 @@ type Budgets struct {
 	// tools/list pays for. Zero: not checked.
 	MaxArgumentBytes int `yaml:"max_argument_bytes"`
 	MaxArgumentItems int `yaml:"max_argument_items"`
+	// MaxResourceURIBytes bounds the URI of a resources/read: a longer one
+	// is refused before any resource template is matched against it (the
+	// generated MaxResourceURIBytes, which the serving transport checks on
+	// every request). Zero: defaultResourceURIBytes.
+	MaxResourceURIBytes int `yaml:"max_resource_uri_bytes"`
 }
 
-// Default text limits used when the catalog leaves them at zero.
+// Default limits used when the catalog leaves them at zero.
 const (
 	defaultHeadChars         = 512
 	defaultLongSentenceChars = 60
+	defaultResourceURIBytes  = 4096
 )
 
 // Tool is one catalog tool.
@@ -240,6 +246,14 @@ func (b Budgets) headChars() int {
 		return b.InstructionsHeadChars
 	}
 	return defaultHeadChars
+}
+
+// resourceURIBytes is the bound of a resources/read URI.
+func (b Budgets) resourceURIBytes() int {
+	if b.MaxResourceURIBytes > 0 {
+		return b.MaxResourceURIBytes
+	}
+	return defaultResourceURIBytes
 }
 
 func (b Budgets) longSentenceChars() int {

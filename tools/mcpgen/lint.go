@@ -136,6 +136,14 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		}
 	}
 
+	if c.Budgets.MaxResourceURIBytes < 0 {
+		p.addf("budgets: max_resource_uri_bytes must not be negative")
+	}
+	for _, r := range c.Resources {
+		if prefix, _, _ := strings.Cut(r.URITemplate, "{"); len(prefix) >= c.Budgets.resourceURIBytes() {
+			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
+		}
+	}
 	lintToolsetBudgets(&p, c)
 	lintFormats(&p, c)
 	lintGuidanceHomes(&p, c, instructions)

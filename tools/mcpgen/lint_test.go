@@ -39,6 +39,7 @@ func TestLintRules(t *testing.T) {
 		{"default_outside_enum.yaml", `default "sideways" is not in the enum`},
 		{"missing_output.yaml", "output must declare at least one structuredContent property"},
 		{"bad_uri_template.yaml", "is not a valid URI template"},
+		{"resource_uri_budget.yaml", `resource "item": its fixed part alone reaches max_resource_uri_bytes (16)`},
 		{"toolset_budget.yaml", `tools/list of toolset "health" alone is`},
 		{"toolset_budget_unknown.yaml", `max_toolset_list_bytes: toolset "admin" has no tools`},
 		{"tools_list_budget_newest.yaml", "tools/list at 2026-07-28 is 946 bytes, budget 900"},

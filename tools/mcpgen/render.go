@@ -29,6 +29,8 @@ type fileData struct {
 	NeedJSON         bool // an Args struct holds json.RawMessage
 	NeedKit          bool // a Validate method calls mcpkit
 	Budgets          Budgets
+	ResourceURIBytes int // bound of a resources/read URI
+	ToolNameBytes    int // longest tool name
 	HeadChars        int
 	LongSentence     int
 	FP               footprint
@@ -196,6 +198,7 @@ func templateData(c *compiled) (*fileData, error) {
 		PackageDoc:       "Package " + cat.Package + " " + doc,
 		InstructionsExpr: multilineLiteral(c.instructions),
 		Budgets:          cat.Budgets,
+		ResourceURIBytes: cat.Budgets.resourceURIBytes(),
 		HeadChars:        cat.Budgets.headChars(),
 		LongSentence:     cat.Budgets.longSentenceChars(),
 		FP:               c.footprint,
@@ -217,6 +220,7 @@ func templateData(c *compiled) (*fileData, error) {
 	d.NeedKit = len(d.Formats) > 0
 	seenSet := map[string]bool{}
 	for _, t := range cat.Tools {
+		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
 		if !seenSet[t.Toolset] {
 			seenSet[t.Toolset] = true
 			d.Toolsets = append(d.Toolsets, t.Toolset)

@@ -170,6 +170,51 @@ func TestMaxConcurrentRequestsFlag(t *testing.T) {
 	}
 }
 
+// TestBodyReadingFlags: the bounds of the body-reading phase come from the
+// flags, else the environment, else the transport defaults; a per-client
+// cap above the whole cap counts as the whole, and a negative bound is
+// refused when the configuration is settled.
+func TestBodyReadingFlags(t *testing.T) {
+	cases := []struct {
+		name               string
+		vars               map[string]string
+		args               []string
+		timeout            time.Duration
+		readers, perClient int
+		wantErr            string
+	}{
+		{"defaults", nil, nil, transport.DefaultBodyReadTimeout, transport.DefaultMaxBodyReaders, transport.DefaultMaxBodyReadersPerClient, ""},
+		{"from env", map[string]string{"P_BODY_READ_TIMEOUT": "2s", "P_MAX_BODY_READERS": "40", "P_MAX_BODY_READERS_PER_CLIENT": "40"}, nil, 2 * time.Second, 40, 40, ""},
+		{"flags beat env", map[string]string{"P_MAX_BODY_READERS": "40"}, []string{"--max-body-readers", "64", "--body-read-timeout", "5s"}, 5 * time.Second, 64, transport.DefaultMaxBodyReadersPerClient, ""},
+		{"per client at most the whole", nil, []string{"--max-body-readers", "8"}, transport.DefaultBodyReadTimeout, 8, 8, ""},
+		{"negative refused", nil, []string{"--max-body-readers", "-1"}, 0, 0, 0, "max body readers"},
+		{"negative timeout refused", nil, []string{"--body-read-timeout", "-1s"}, 0, 0, 0, "negative"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, _, _ := envWith(tc.vars)
+			f := NewFlagSet(env, "prog", "http", "http")
+			var h HTTPFlags
+			if err := h.Register(f, "P_", "127.0.0.1:9"); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			eff, err := h.Config(nil).Effective()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Effective: %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || eff.BodyReadTimeout != tc.timeout || eff.MaxBodyReaders != tc.readers || eff.MaxBodyReadersPerClient != tc.perClient {
+				t.Fatalf("effective %v %d %d (%v), want %v %d %d", eff.BodyReadTimeout, eff.MaxBodyReaders, eff.MaxBodyReadersPerClient, err, tc.timeout, tc.readers, tc.perClient)
+			}
+		})
+	}
+}
+
 func TestServeAddressInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

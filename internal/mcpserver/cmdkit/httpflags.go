@@ -30,6 +30,12 @@ type HTTPFlags struct {
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
 
+	// Bounds of the body-reading phase, before a request may take one of
+	// the MaxConcurrent slots.
+	BodyReadTimeout         time.Duration
+	MaxBodyReaders          int64
+	MaxBodyReadersPerClient int64
+
 	// MetricsListen is the address of the Prometheus listener (flag
 	// --metrics-listen); empty turns metrics off.
 	MetricsListen string
@@ -44,7 +50,8 @@ type HTTPFlags struct {
 // Register defines --listen, --allowed-origins, --allowed-hosts,
 // --public-base-url, --cors, --max-body-bytes, --max-batch-items,
 // --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
-// --shutdown-timeout and --metrics-listen, read from <envPrefix>LISTEN and so on.
+// --shutdown-timeout, --metrics-listen, --body-read-timeout, --max-body-readers and
+// --max-body-readers-per-client, read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
@@ -62,6 +69,15 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 		return err
 	}
 	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
+		return err
+	}
+	if err := f.Dur(&h.BodyReadTimeout, "body-read-timeout", envPrefix+"BODY_READ_TIMEOUT", transport.DefaultBodyReadTimeout, "longest time a request body may take to arrive once its reading starts; a slower one is answered 408 without holding a request slot"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxBodyReaders, "max-body-readers", envPrefix+"MAX_BODY_READERS", transport.DefaultMaxBodyReaders, "most requests whose bodies are still arriving (beyond a prompt 64 KiB) read at once; one more is answered 503 at once"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxBodyReadersPerClient, "max-body-readers-per-client", envPrefix+"MAX_BODY_READERS_PER_CLIENT", transport.DefaultMaxBodyReadersPerClient, "most of those from one client address (IPv4 address or IPv6 /64); behind a proxy that does not buffer request bodies, raise it to --max-body-readers"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -98,6 +114,10 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		DrainDelay:            h.DrainDelay,
 		Logger:                log,
 		Metrics:               h.Metrics(),
+
+		BodyReadTimeout:         h.BodyReadTimeout,
+		MaxBodyReaders:          int(h.MaxBodyReaders),
+		MaxBodyReadersPerClient: int(h.MaxBodyReadersPerClient),
 	}
 }
 

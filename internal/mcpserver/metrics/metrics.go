@@ -26,6 +26,7 @@ const (
 	NameRSDuration    = "mcp_rs_request_duration_seconds"
 	NameAuthRefusals  = "mcp_auth_refusals_total"
 	NameShed          = "mcp_http_requests_shed_total"
+	NameBodyTimeouts  = "mcp_http_body_read_timeouts_total"
 )
 
 // Metrics are the instruments of one server instance. A nil *Metrics is valid
@@ -41,6 +42,7 @@ type Metrics struct {
 	rsDuration   *prometheus.HistogramVec
 	authRefusals *prometheus.CounterVec
 	shed         *prometheus.CounterVec
+	bodyTimeouts prometheus.Counter
 	errorCodes   *boundedLabel // error_code values of toolCalls
 }
 
@@ -114,15 +116,18 @@ func New() *Metrics {
 			Name: NameAuthRefusals, Help: "Requests refused for authentication or authorization, by reason.",
 		}, []string{"reason"}),
 		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameShed, Help: "Requests refused at once, before any work, to protect the server (reason server_busy: the concurrent request cap was reached).",
+			Name: NameShed, Help: "Requests refused at once, before any work, to protect the server, by reason: server_busy (the concurrent request cap was reached), body_readers_busy and client_body_readers_busy (the places for reading request bodies, in all or for one client address, were taken).",
 		}, []string{"reason"}),
+		bodyTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: NameBodyTimeouts, Help: "Requests refused because their body did not arrive within the body read timeout.",
+		}),
 		errorCodes: newBoundedLabel(maxErrorCodes),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.toolCalls, m.toolDuration, m.inFlight, m.batchSize,
-		m.rsRequests, m.rsDuration, m.authRefusals, m.shed,
+		m.rsRequests, m.rsDuration, m.authRefusals, m.shed, m.bodyTimeouts,
 	)
 	return m
 }
@@ -195,6 +200,14 @@ func (m *Metrics) Shed(reason string) {
 		return
 	}
 	m.shed.WithLabelValues(Label(reason)).Inc()
+}
+
+// BodyReadTimeout counts one request whose body did not arrive in time.
+func (m *Metrics) BodyReadTimeout() {
+	if m == nil {
+		return
+	}
+	m.bodyTimeouts.Inc()
 }
 
 // maxLabelLen bounds a label value; longer values become "other".

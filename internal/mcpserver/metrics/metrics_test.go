@@ -39,9 +39,11 @@ func TestNilAndPrivate(t *testing.T) {
 	off.RSRequest("GET", "/v1/search", "200", time.Millisecond)
 	off.AuthRefused("missing_token")
 	off.Shed("server_busy")
+	off.BodyReadTimeout()
 
 	a, b := New(), New()
 	a.Shed("server_busy")
+	a.BodyReadTimeout()
 	a.AuthRefused("missing_token")
 	scrape := func(m *Metrics) string {
 		rec := httptest.NewRecorder()
@@ -54,6 +56,9 @@ func TestNilAndPrivate(t *testing.T) {
 	}
 	if !strings.Contains(scrape(a), `mcp_http_requests_shed_total{reason="server_busy"} 1`) {
 		t.Error("the shed request is missing from its own registry")
+	}
+	if !strings.Contains(scrape(a), "mcp_http_body_read_timeouts_total 1") || !strings.Contains(scrape(b), "mcp_http_body_read_timeouts_total 0") {
+		t.Error("the body read timeout is not counted in its own registry only")
 	}
 	if strings.Contains(scrape(b), `mcp_auth_refusals_total{reason="missing_token"}`) {
 		t.Error("a second instance sees the first one's series")

@@ -23,14 +23,26 @@ func FuzzFromRequest(f *testing.F) {
 		if !SaneID(info.ID) {
 			t.Fatalf("id %q is not sane", info.ID)
 		}
-		if info.TraceParent != "" && !ValidTraceParent(info.TraceParent) {
-			t.Fatalf("traceparent %q kept although invalid", info.TraceParent)
+		if info.TraceParent != "" && (!ValidTraceParent(info.TraceParent) || len(info.TraceParent) != 55 || info.TraceParent[:3] != "00-") {
+			t.Fatalf("traceparent %q kept, not a valid version-00 one", info.TraceParent)
+		}
+		if info.TraceParent != "" && !strings.Contains(traceparent, info.TraceParent[3:35]) {
+			t.Fatalf("traceparent %q does not carry the trace id of %q", info.TraceParent, traceparent)
 		}
 		if info.TraceParent == "" && info.TraceState != "" {
 			t.Fatalf("tracestate %q kept without a traceparent", info.TraceState)
 		}
-		if len(info.TraceState) > maxTraceStateLen || !printableASCII(info.TraceState) {
+		if _, ok := cleanTraceState([]string{info.TraceState}); !ok || len(info.TraceState) > maxTraceStateLen || !printableASCII(info.TraceState) {
 			t.Fatalf("tracestate %q is not bounded printable ASCII", info.TraceState)
 		}
 	})
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

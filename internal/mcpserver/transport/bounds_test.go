@@ -558,7 +558,9 @@ func TestConcurrentRequestCap(t *testing.T) {
 			} `json:"data"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(body, &refusal); err != nil || string(refusal.ID) != "null" || refusal.Error.Code != codeServerLimit ||
+	// The body has been read before the slot was asked for, so the refusal
+	// answers the request's own id.
+	if err := json.Unmarshal(body, &refusal); err != nil || string(refusal.ID) != "3" || refusal.Error.Code != codeServerLimit ||
 		refusal.Error.Data.Reason != "server_busy" || refusal.Error.Data.MaxConcurrentRequests != 2 {
 		t.Fatalf("refusal body: %s", body)
 	}

@@ -40,6 +40,18 @@ const (
 	// bodies (up to MaxBodyBytes each), replies (up to MaxReplyBytes) and
 	// call goroutines in memory at once.
 	DefaultMaxConcurrentRequests = 256
+	// DefaultBodyReadTimeout is how long a request body may take to arrive
+	// once its headers have: a JSON-RPC body is at most MaxBodyBytes (1 MiB
+	// by default), which 10 s carries over a link of 1 Mbit/s.
+	DefaultBodyReadTimeout = 10 * time.Second
+	// DefaultMaxBodyReaders caps the requests reading their bodies at once,
+	// and DefaultMaxBodyReadersPerClient those of one client address. A
+	// reader holds what its peer sent so far (at most MaxBodyBytes), so 128
+	// readers hold at most 128 MiB at the default body bound, and only when
+	// 128 peers each send nearly 1 MiB and then stall; 16 per address leave
+	// the other 112 places to everyone else.
+	DefaultMaxBodyReaders          = 128
+	DefaultMaxBodyReadersPerClient = 16
 	// requestSlack is what the derived request deadline adds to the call
 	// budget, writeSlack what the derived write timeout adds to the request
 	// deadline, and shutdownSlack what the derived shutdown grace adds to
@@ -151,11 +163,29 @@ type HTTPConfig struct {
 	// reply has reached the cap.
 	MaxReplyBytes int64
 	// MaxConcurrentRequests caps the /mcp requests served at once (flag
-	// --max-concurrent-requests, default 256). A request beyond the cap is
-	// not queued: it is answered at once with 503, Retry-After: 1 and a
-	// JSON-RPC error (reason server_busy), before its body is read or its
-	// bearer checked. The probes and the metadata routes are never capped.
+	// --max-concurrent-requests, default 256). Only a request whose whole
+	// body has arrived takes a slot. A request beyond the cap is not
+	// queued: it is answered at once with 503, Retry-After: 1 and a
+	// JSON-RPC error (reason server_busy), before its bearer is checked.
+	// While every slot has been taken for more than a few seconds, /readyz
+	// answers 503. The probes and the metadata routes are never capped.
 	MaxConcurrentRequests int
+	// BodyReadTimeout bounds the time a request body may take to arrive,
+	// counted from when its reading starts (flag --body-read-timeout,
+	// default 10s). A slower body gets 408 and its connection is closed;
+	// no concurrency slot is held meanwhile.
+	BodyReadTimeout time.Duration
+	// MaxBodyReaders caps the /mcp requests reading their bodies at once
+	// (flag --max-body-readers, default 128), and MaxBodyReadersPerClient
+	// those from one client address, an IPv4 address or an IPv6 /64 (flag
+	// --max-body-readers-per-client, default 16; more than MaxBodyReaders
+	// counts as MaxBodyReaders).
+	// A request over either cap gets 503 with Retry-After at once, before
+	// its body is read, and its connection is closed. Behind a proxy every
+	// request comes from the proxy's address: let the proxy buffer request
+	// bodies, or raise the per-client cap to MaxBodyReaders.
+	MaxBodyReaders          int
+	MaxBodyReadersPerClient int
 	// RequestTimeout is the deadline of one whole /mcp request (flag
 	// --request-timeout): when it passes, the calls still running are
 	// cancelled (with their RS requests) and the batch items not run yet
@@ -308,6 +338,21 @@ func (st *settings) settleBounds() error {
 	if st.MaxConcurrentRequests < 0 {
 		return fmt.Errorf("max concurrent requests must be positive, got %d", st.MaxConcurrentRequests)
 	}
+	if st.MaxBodyReaders == 0 {
+		st.MaxBodyReaders = DefaultMaxBodyReaders
+	}
+	if st.MaxBodyReadersPerClient == 0 {
+		st.MaxBodyReadersPerClient = min(DefaultMaxBodyReadersPerClient, st.MaxBodyReaders)
+	}
+	if st.MaxBodyReaders < 0 || st.MaxBodyReadersPerClient < 0 {
+		return fmt.Errorf("max body readers must be positive, got %d and %d per client", st.MaxBodyReaders, st.MaxBodyReadersPerClient)
+	}
+	// One client can never hold more than every place.
+	st.MaxBodyReadersPerClient = min(st.MaxBodyReadersPerClient, st.MaxBodyReaders)
+	if st.BodyReadTimeout < 0 {
+		return errors.New("timeouts must not be negative")
+	}
+	st.BodyReadTimeout = orDefault(st.BodyReadTimeout, DefaultBodyReadTimeout)
 	if st.MaxReplyBytes == 0 {
 		st.MaxReplyBytes = DefaultMaxReplyBytes
 	}

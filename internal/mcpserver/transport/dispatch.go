@@ -246,7 +246,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		return reply{status: http.StatusOK, body: d.requestTimedOut(env.ID)}
 	}
 	rp := d.normalize(buf, env.ID)
-	if env.Method == string(mcp.MethodResourcesRead) {
+	if env.Method == string(mcp.MethodResourcesRead) || env.Method == string(mcp.MethodToolsCall) {
 		rp.body = rewriteResourceError(rp.body)
 	}
 	return rp

@@ -4,8 +4,9 @@
 // The HTTP side is a chain of small middlewares in front of mcp-go, one rule
 // each, in this order: observation (request id and trace context, access
 // log, metrics; see Observe), allowed Host, then for /mcp method, Origin
-// allowlist (and CORS), body limit, MCP-Protocol-Version, bearer token, and
-// a JSON-only dispatcher that
+// allowlist (and CORS), body read (under its own deadline and reading
+// places, before any request slot; see bodyread.go), the concurrent request
+// cap, MCP-Protocol-Version, bearer token, and a JSON-only dispatcher that
 // hands each JSON-RPC message to mcp-go with a response writer that cannot
 // stream, so every reply is a single application/json body and no
 // Mcp-Session-Id is ever issued. The same mux serves /healthz, /readyz and the
@@ -16,6 +17,9 @@
 // request that cancels the calls still running. ServeHTTP derives its write
 // timeout and shutdown grace from that deadline, so calls in flight are
 // answered before a connection or the process is cut.
+//
+// RequestGuard, a server option, refuses over-long resource URIs and tool
+// names before mcp-go does any work on them, over both transports.
 //
 // Nothing here knows which product it serves: tools, resources and
 // instructions come from the *server.MCPServer handed in.

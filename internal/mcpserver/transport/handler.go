@@ -27,7 +27,9 @@ import (
 // and stamps request ids into adapter errors, so build one handler per
 // server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
 // get 421, except the two probes. At most HTTPConfig.MaxConcurrentRequests
-// /mcp requests are served at once; the other routes are not capped. s must advertise only tools and resources
+// /mcp requests whose body has arrived are served at once, and bodies are
+// read under bounds of their own (HTTPConfig.MaxBodyReaders and after); the
+// other routes are not capped. s must advertise only tools and resources
 // (without listChanged or subscribe) and carry instructions; see
 // VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
@@ -43,20 +45,22 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	}
 
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
+	slots := &slotGate{max: st.MaxConcurrentRequests}
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
-	mcpHandler = st.bodyLimitMiddleware(mcpHandler)
-	// The cap sits after the cheap method and origin checks and before
-	// anything that reads the body or the RS (see concurrencyMiddleware).
-	mcpHandler = st.concurrencyMiddleware(mcpHandler)
+	// The cap sits after the body has arrived and before anything that
+	// reads the RS (see concurrencyMiddleware); the body is read in a phase
+	// of its own, with its own bounds (see bodyReadMiddleware).
+	mcpHandler = st.concurrencyMiddleware(slots, mcpHandler)
+	mcpHandler = st.bodyReadMiddleware(mcpHandler)
 	mcpHandler = st.originMiddleware(mcpHandler)
 	mcpHandler = st.methodMiddleware(mcpHandler)
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("/healthz", healthz)
-	mux.HandleFunc("/readyz", st.readyz)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { st.readyz(w, r, slots) })
 	if st.RequireBearer {
 		prm := st.withBase(st.metadataHandler())
 		mux.Handle(wellKnownPRM, prm)
@@ -86,15 +90,23 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readyz runs ReadyCheck with a deadline: 200 when it passes, 503 otherwise.
-// The probe is unauthenticated, so the 503 body says only that the server is
-// not ready; the cause (which may name the provider URL or a dial error) goes
-// to the log at warn level.
-func (st *settings) readyz(w http.ResponseWriter, r *http.Request) {
+// readyz answers 503 ("busy") while every request slot has been taken for
+// longer than busyNotReadyAfter, so a load balancer sends new work to other
+// replicas; otherwise it runs ReadyCheck with a deadline: 200 when it passes,
+// 503 otherwise. The probe is unauthenticated, so the 503 body says only
+// that the server is not ready; the cause (which may name the provider URL
+// or a dial error) goes to the log at warn level.
+func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if full := slots.fullFor(); full > busyNotReadyAfter {
+		st.logger.Warn("not ready: every request slot has been taken", "for", full.Round(time.Millisecond).String(),
+			"max_concurrent_requests", st.MaxConcurrentRequests)
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
+		return
+	}
 	if st.ReadyCheck != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), DefaultReadyTimeout)
 		err := st.ReadyCheck(ctx)

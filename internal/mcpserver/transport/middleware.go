@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -17,7 +16,7 @@ import (
 )
 
 // exchange is the per-request state the /mcp middlewares share: the body
-// read once by the limit stage, the effective protocol version, the
+// read once by the body-read stage, the effective protocol version, the
 // JSON-RPC method for the access log, and the size of a batch the
 // dispatcher parsed (for Observe). One goroutine runs the whole chain, so
 // it needs no locking.
@@ -64,6 +63,10 @@ func (s *statusRecorder) WriteHeader(code int) {
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (to set the
+// body's read deadline).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) Write(p []byte) (int, error) {
 	if s.status == 0 {
@@ -205,36 +208,6 @@ func allowedRequestHeaders(requested string) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-// bodyLimitMiddleware reads the whole body once, refusing more than
-// MaxBodyBytes with 413, and keeps it for the later stages.
-func (st *settings) bodyLimitMiddleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r, x := withExchange(r)
-		tooLarge := func() {
-			w.Header().Set("Connection", "close")
-			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, mcp.INVALID_REQUEST,
-				"request body is larger than the server limit", map[string]int64{"max_body_bytes": st.MaxBodyBytes})
-		}
-		if r.ContentLength > st.MaxBodyBytes {
-			tooLarge()
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, st.MaxBodyBytes+1))
-		if err != nil {
-			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "could not read the request body", nil)
-			return
-		}
-		if int64(len(body)) > st.MaxBodyBytes {
-			tooLarge()
-			return
-		}
-		x.body, x.bodyRead = body, true
-		x.env = peekEnvelope(body)
-		x.rpcMethod = x.env.Method
-		next.ServeHTTP(w, r)
-	})
 }
 
 // protocolVersionMiddleware checks MCP-Protocol-Version on every POST,

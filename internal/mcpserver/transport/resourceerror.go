@@ -75,7 +75,10 @@ func rewriteResourceError(msg []byte) []byte {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil || reply.Error.Code != mcp.INTERNAL_ERROR {
+	// mcp-go answers a handler's error with -32603 and a hook's refusal
+	// (see RequestGuard) with -32600.
+	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil ||
+		(reply.Error.Code != mcp.INTERNAL_ERROR && reply.Error.Code != mcp.INVALID_REQUEST) {
 		return msg
 	}
 	var doc map[string]resourceErrorDoc

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -356,6 +357,45 @@ func TestDemoAllowsInspectorOrigin(t *testing.T) {
 			}
 			if tc.want != http.StatusForbidden && resp.Header.Get("Access-Control-Allow-Origin") != tc.origin {
 				t.Fatalf("no CORS allow header for %s", tc.origin)
+			}
+		})
+	}
+}
+
+// TestAllowPrivateWebhooksFlag checks where private webhook callbacks are
+// allowed: off for the serving commands unless the flag or its environment
+// variable says so, on in the demo unless turned off.
+func TestAllowPrivateWebhooksFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		demo bool
+		env  string
+		args []string
+		want bool
+	}{
+		{"serving default", false, "", nil, false},
+		{"serving flag", false, "", []string{"--allow-private-webhooks"}, true},
+		{"serving environment", false, "true", nil, true},
+		{"demo default", true, "", nil, true},
+		{"demo environment off", true, "false", nil, false},
+		{"demo flag off", true, "", []string{"--allow-private-webhooks=false"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := Env{Stderr: io.Discard, Getenv: func(k string) string {
+				if k == "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS" {
+					return tc.env
+				}
+				return ""
+			}}
+			var c common
+			f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "test", "")
+			c.registerServer(f, tc.demo)
+			if err := f.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if c.allowPrivateWebhooks != tc.want {
+				t.Errorf("allowPrivateWebhooks = %v, want %v", c.allowPrivateWebhooks, tc.want)
 			}
 		})
 	}

@@ -134,8 +134,9 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var o demoOAuth
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "demo", "demo [--listen 127.0.0.1:8787] [--rs-listen 127.0.0.1:0] [--auto-consent] [--once]")
 	// The demo serves its own embedded RS, so --provider-url (and the
-	// provider's authorization servers) do not apply.
-	h.registerServer(f)
+	// provider's authorization servers) do not apply. Its webhook receivers
+	// run on this machine, so private callbacks are allowed by default.
+	h.registerServer(f, true)
 	if err := h.registerTimeout(f); err != nil {
 		return err
 	}

@@ -21,12 +21,15 @@ type common struct {
 	toolsets    string
 	rsTimeout   time.Duration
 	rsObserve   func(method, route, status string, d time.Duration) // RS metrics hook, nil when off
+	// allowPrivateWebhooks lets webhook callbacks name internal hosts
+	// (--allow-private-webhooks; see pdpp.Config.AllowPrivateWebhooks).
+	allowPrivateWebhooks bool
 }
 
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
-	c.registerServer(f)
+	c.registerServer(f, false)
 	return c.registerTimeout(f)
 }
 
@@ -36,10 +39,19 @@ func (c *common) registerProvider(f *cmdkit.FlagSet) {
 }
 
 // registerServer defines the flags of an MCP server offered to clients:
-// --server-name and --toolsets.
-func (c *common) registerServer(f *cmdkit.FlagSet) {
+// --server-name, --toolsets and --allow-private-webhooks (default
+// privateWebhooks, which only the demo turns on).
+func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) {
 	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
 	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
+	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
+	if !privateWebhooks {
+		f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", usage)
+		return
+	}
+	// On unless the environment turns it off.
+	def := !strings.EqualFold(f.Getenv("PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS"), "false")
+	f.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", def, usage+" [PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS]")
 }
 
 // registerTimeout defines --rs-timeout.
@@ -93,7 +105,8 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
 	cfg := pdpp.Config{RS: client, Token: token, Logger: log,
-		Checker: tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout})}
+		Checker:              tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout}),
+		AllowPrivateWebhooks: c.allowPrivateWebhooks}
 	for _, w := range wire {
 		w(&cfg)
 	}

@@ -36,7 +36,8 @@ func connectStdio(t *testing.T, ctx context.Context, provider, version string) *
 // connectStdioAs is connectStdio with the cached credential's token.
 func connectStdioAs(t *testing.T, ctx context.Context, provider, version, bearer string) *sdk.ClientSession {
 	t.Helper()
-	c := common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second}
+	c := common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second,
+		allowPrivateWebhooks: true} // the test's webhook receiver is on loopback
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	token := func(context.Context) (string, error) { return bearer, nil }
 	s, _, err := c.buildServer(log, token)
@@ -68,7 +69,9 @@ func connectStdioAs(t *testing.T, ctx context.Context, provider, version, bearer
 func connectHTTP(t *testing.T, ctx context.Context, provider, version string) *sdk.ClientSession {
 	t.Helper()
 	h := httpFlags{
-		common:    common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second},
+		// The test's webhook receiver is on loopback, as in the demo.
+		common: common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second,
+			allowPrivateWebhooks: true},
 		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20},
 	}
 	mcpURL := startHTTPWith(t, &h)

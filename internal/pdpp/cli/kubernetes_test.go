@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -106,7 +107,24 @@ type (
 			} `yaml:"metrics"`
 			// PodDisruptionBudget
 			MinAvailable yaml.Node `yaml:"minAvailable"`
+			// NetworkPolicy
+			PodSelector k8sSelector `yaml:"podSelector"`
+			PolicyTypes []string    `yaml:"policyTypes"`
+			Ingress     []struct {
+				From []struct {
+					NamespaceSelector *k8sSelector `yaml:"namespaceSelector"`
+					PodSelector       *k8sSelector `yaml:"podSelector"`
+					IPBlock           yaml.Node    `yaml:"ipBlock"`
+				} `yaml:"from"`
+				Ports []struct {
+					Port     yaml.Node `yaml:"port"`
+					Protocol string    `yaml:"protocol"`
+				} `yaml:"ports"`
+			} `yaml:"ingress"`
 		} `yaml:"spec"`
+	}
+	k8sSelector struct {
+		MatchLabels map[string]string `yaml:"matchLabels"`
 	}
 	kustomization struct {
 		Resources          []string `yaml:"resources"`
@@ -194,7 +212,7 @@ func listenPort(t *testing.T, addr string) int {
 
 func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	k, objs := readKustomize(t)
-	for _, kind := range []string{"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"} {
+	for _, kind := range []string{"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget", "NetworkPolicy"} {
 		if _, ok := objs[kind]; !ok {
 			t.Fatalf("the kustomize base has no %s", kind)
 		}
@@ -338,6 +356,45 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 		}
 		if n, err := strconv.Atoi(pdb.Spec.MinAvailable.Value); err == nil && n >= *dep.Spec.Replicas {
 			t.Errorf("minAvailable %d blocks every voluntary eviction of %d replicas", n, *dep.Spec.Replicas)
+		}
+	})
+
+	// Only the ingress namespace reaches /mcp, and only a labelled
+	// monitoring namespace reaches /metrics, which has no authentication.
+	t.Run("network policy", func(t *testing.T) {
+		np := objs["NetworkPolicy"]
+		for k, v := range np.Spec.PodSelector.MatchLabels {
+			if dep.Spec.Template.Metadata.Labels[k] != v {
+				t.Errorf("the policy selects %s=%s, which the server's pods do not carry", k, v)
+			}
+		}
+		if len(np.Spec.PodSelector.MatchLabels) == 0 || !slices.Contains(np.Spec.PolicyTypes, "Ingress") {
+			t.Fatalf("the policy does not restrict ingress to the server's pods: %+v", np.Spec)
+		}
+		admits := map[int]map[string]string{} // port -> the namespace labels admitted to it
+		for i, rule := range np.Spec.Ingress {
+			if len(rule.From) != 1 || rule.From[0].NamespaceSelector == nil || len(rule.From[0].NamespaceSelector.MatchLabels) == 0 ||
+				rule.From[0].PodSelector != nil || !rule.From[0].IPBlock.IsZero() {
+				t.Fatalf("rule %d admits more than one labelled namespace: %+v", i, rule.From)
+			}
+			if len(rule.Ports) != 1 || rule.Ports[0].Protocol != "TCP" {
+				t.Fatalf("rule %d admits %d ports, want one TCP port", i, len(rule.Ports))
+			}
+			port := portOf(t, c, rule.Ports[0].Port)
+			if admits[port] != nil {
+				t.Fatalf("port %d admitted by two rules", port)
+			}
+			admits[port] = rule.From[0].NamespaceSelector.MatchLabels
+		}
+		mcpFrom, metricsFrom := admits[listenPort(t, h.Listen)], admits[listenPort(t, h.MetricsListen)]
+		if len(admits) != 2 || mcpFrom == nil || metricsFrom == nil {
+			t.Fatalf("the policy admits ports %v, want exactly /mcp (%d) and /metrics (%d)", admits, listenPort(t, h.Listen), listenPort(t, h.MetricsListen))
+		}
+		if mcpFrom["kubernetes.io/metadata.name"] == "" {
+			t.Errorf("/mcp is admitted from %v, not from a named ingress namespace", mcpFrom)
+		}
+		if fmt.Sprint(metricsFrom) == fmt.Sprint(mcpFrom) {
+			t.Errorf("/metrics is admitted from the ingress namespace %v", mcpFrom)
 		}
 	})
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -254,4 +255,60 @@ func TestHTTPMetricsAndCorrelation(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHostileTraceContextIsReencoded sends trace contexts a client could
+// forge to the hosted server and checks what every RS request of the call
+// (the token check included) carries: only a version-00 traceparent rebuilt
+// from the parsed fields, and a tracestate only when it is valid.
+func TestHostileTraceContextIsReencoded(t *testing.T) {
+	const (
+		trace  = "4bf92f3577b34da6a3ce929d0e0e4736"
+		parent = "00f067aa0ba902b7"
+		v00    = "00-" + trace + "-" + parent + "-01"
+	)
+	provider, rsRequests := recordingRS(t)
+	mcpURL, _ := startObservedHTTP(t, provider, slog.New(slog.NewTextHandler(&testkit.Buffer{}, nil)))
+	tests := []struct {
+		name                  string
+		traceparent           string
+		tracestate            string
+		wantParent, wantState string
+	}{
+		{"future version with a script tail", "01-" + trace + "-" + parent + `-01-<script>"x`, "vendor=1", v00, "vendor=1"},
+		{"future version with unknown flags", "7f-" + trace + "-" + parent + "-ff-0000", "", "00-" + trace + "-" + parent + "-03", ""},
+		{"version 00 with a tail", v00 + "-x", "vendor=1", "", ""},
+		{"valid traceparent, tracestate over 512 bytes", v00, "a=" + strings.Repeat("b", 600), v00, ""},
+		{"valid traceparent, tracestate with an invalid member", v00, "good=1,BAD KEY=2", v00, ""},
+		{"valid traceparent, tracestate with a quote", v00, `ok=1,v="x`, v00, `ok=1,v="x`},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			callID := fmt.Sprintf("trace-case-%d", i)
+			headers := map[string]string{
+				"Authorization": "Bearer " + fixedTokens["client"], "MCP-Protocol-Version": "2025-11-25",
+				"X-Request-Id": callID, "Traceparent": tc.traceparent,
+			}
+			if tc.tracestate != "" {
+				headers["Tracestate"] = tc.tracestate
+			}
+			resp, body := postRPC(t, mcpURL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"zephyrmarker","limit":1}}}`, headers)
+			if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `"isError":true`) {
+				t.Fatalf("search: %s %s", resp.Status, body)
+			}
+			seen := 0
+			for _, r := range rsRequests() {
+				if r.requestID != callID {
+					continue
+				}
+				seen++
+				if r.traceparent != tc.wantParent || r.tracestate != tc.wantState {
+					t.Errorf("RS request %s: trace context %q %q, want %q %q", r.path, r.traceparent, r.tracestate, tc.wantParent, tc.wantState)
+				}
+			}
+			if seen == 0 {
+				t.Fatal("no RS request carried the call's request id")
+			}
+		})
+	}
 }

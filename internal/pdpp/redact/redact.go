@@ -1,0 +1,306 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// word is what a secret-like member name holds, compared after folding.
+const word = "secret"
+
+// IsSecretName reports whether a member name holds "secret" in any case:
+// each letter is compared by its Unicode case folding, so ſ (long s) counts
+// as s.
+func IsSecretName(name string) bool {
+	if len(name) < len(word) {
+		return false
+	}
+	return strings.Contains(fold(name), word)
+}
+
+// fold maps each rune of s to the ASCII lower-case letter of its case-folding
+// orbit when it has one (S, s and ſ all become s), and to its lower case
+// otherwise.
+func fold(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		b.WriteRune(foldRune(r))
+	}
+	return b.String()
+}
+
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		return unicode.ToLower(r)
+	}
+	// Orbits are at most a few runes long (unicode.SimpleFold cycles back).
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < utf8.RuneSelf {
+			return unicode.ToLower(f)
+		}
+	}
+	return unicode.ToLower(r)
+}
+
+// mayMention is a cheap scan that is true whenever body could hold a
+// secret-like member name: the letters of "secret" in any ASCII case, a
+// long s (ſ, the one non-ASCII letter that folds to one of them), or a \u
+// escape of an ASCII letter or of ſ (which no usual encoder writes). False
+// means none can be there, so most bodies pass without being decoded.
+func mayMention(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case 's', 'S':
+			if i+len(word) <= len(body) && bytes.EqualFold(body[i:i+len(word)], []byte(word)) {
+				return true
+			}
+		case 0xC5: // ſ is C5 BF in UTF-8
+			if i+1 < len(body) && body[i+1] == 0xBF {
+				return true
+			}
+		case '\\':
+			if i+5 < len(body) && body[i+1] == 'u' {
+				if v, ok := hex4(body[i+2 : i+6]); ok && (v < utf8.RuneSelf && unicode.IsLetter(rune(v)) || v == 'ſ') {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hex4 decodes four hexadecimal digits.
+func hex4(b []byte) (rune, bool) {
+	var v rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// Value returns v, a decoded JSON value, without secret-like members: a
+// map or slice that holds one (at any depth) is copied without it,
+// everything else is returned as it is.
+func Value(v any) any {
+	out, _ := strip(v)
+	return out
+}
+
+// Has reports whether a decoded JSON value holds a secret-like member at any
+// depth.
+func Has(v any) bool {
+	_, changed := strip(v)
+	return changed
+}
+
+// strip is Value that also says whether anything was removed. Its recursion
+// follows the value's nesting, which encoding/json bounds when decoding.
+func strip(v any) (any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		var out map[string]any
+		for k, val := range t {
+			nv, changed := strip(val)
+			drop := IsSecretName(k)
+			if !drop && !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(t))
+				for k2, v2 := range t {
+					out[k2] = v2
+				}
+			}
+			if drop {
+				delete(out, k)
+			} else {
+				out[k] = nv
+			}
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, val := range t {
+			nv, changed := strip(val)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = append([]any(nil), t...)
+			}
+			out[i] = nv
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	}
+	return v, false
+}
+
+// JSON returns body without secret-like members, or body itself when it
+// holds none or is not one JSON value (see Strip).
+func JSON(body []byte) []byte {
+	out, _ := Strip(body)
+	return out
+}
+
+// Strip is JSON that also reports whether a member was taken out. Only a
+// body that may name one (see mayMention) is decoded; one that does is
+// re-encoded token by token, so member order and numbers stay as the RS
+// wrote them.
+func Strip(body []byte) ([]byte, bool) {
+	if !mayMention(body) {
+		return body, false
+	}
+	out, changed, err := filter(body)
+	if err != nil || !changed {
+		return body, false
+	}
+	return out, true
+}
+
+// errNotOneValue is filter's error for input that is not exactly one JSON
+// value.
+var errNotOneValue = errors.New("redact: not one JSON value")
+
+// frame is one open container of filter's walk.
+type frame struct {
+	object  bool
+	wantKey bool // object: the next token is a member name (or its end)
+	n       int  // members or items written
+}
+
+// filter copies the JSON value in body token by token, leaving out every
+// member whose name is secret-like. Its stack holds one frame per open
+// container, so it is bounded by the body's nesting, never by recursion.
+func filter(body []byte) ([]byte, bool, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var out bytes.Buffer
+	out.Grow(len(body))
+	var stack []frame
+	changed, skipDepth, skipping, done := false, 0, false, false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || done {
+			return nil, false, errNotOneValue
+		}
+		if skipping {
+			// The value of a dropped member: scalars end at once,
+			// containers at their matching close.
+			switch tok {
+			case json.Delim('{'), json.Delim('['):
+				skipDepth++
+			case json.Delim('}'), json.Delim(']'):
+				skipDepth--
+			}
+			if skipDepth == 0 {
+				skipping = false
+				if len(stack) == 0 {
+					done = true
+				}
+			}
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.wantKey {
+			if tok == json.Delim('}') {
+				out.WriteByte('}')
+				stack = stack[:len(stack)-1]
+				done = endValue(stack)
+				continue
+			}
+			key, _ := tok.(string)
+			if IsSecretName(key) {
+				changed, skipping = true, true
+				continue
+			}
+			if top.n > 0 {
+				out.WriteByte(',')
+			}
+			top.n++
+			writeString(&out, key)
+			out.WriteByte(':')
+			top.wantKey = false
+			continue
+		}
+		if top != nil && !top.object {
+			if tok == json.Delim(']') {
+				out.WriteByte(']')
+				stack = stack[:len(stack)-1]
+				done = endValue(stack)
+				continue
+			}
+			if top.n > 0 {
+				out.WriteByte(',')
+			}
+			top.n++
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(t))
+			stack = append(stack, frame{object: t == '{', wantKey: t == '{'})
+			continue
+		case string:
+			writeString(&out, t)
+		case json.Number:
+			out.WriteString(string(t))
+		case bool:
+			out.WriteString(strconv.FormatBool(t))
+		case nil:
+			out.WriteString("null")
+		}
+		done = endValue(stack)
+	}
+	if !done {
+		return nil, false, errNotOneValue
+	}
+	return out.Bytes(), changed, nil
+}
+
+// endValue marks the innermost open object as waiting for its next member
+// name after one of its values ended; it reports whether the whole document
+// ended (no container open).
+func endValue(stack []frame) bool {
+	if len(stack) == 0 {
+		return true
+	}
+	if top := &stack[len(stack)-1]; top.object {
+		top.wantKey = true
+	}
+	return false
+}
+
+// writeString writes s as a JSON string without HTML escaping.
+func writeString(out *bytes.Buffer, s string) {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	out.Truncate(out.Len() - 1) // Encode's newline
+}

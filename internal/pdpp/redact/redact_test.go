@@ -1,0 +1,100 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestIsSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"secret": true, "Secret": true, "SECRET": true, "signing_secret": true, "secrets": true,
+		"clientSecretHash": true, "ſecret": true, "SEcRET_key": true,
+		"secre": false, "sec_ret": false, "token": false, "": false, "secretariat": true,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"no secret passes unchanged", `{"b":1, "a":[1,2]}`, `{"b":1, "a":[1,2]}`},
+		{"the word in a value only", `{"note":"my secret plan"}`, `{"note":"my secret plan"}`},
+		{"exact name", `{"id":"x","secret":"whsec_1"}`, `{"id":"x"}`},
+		{"cases", `{"Secret":1,"SECRET":2,"sEcReT":3,"keep":4}`, `{"keep":4}`},
+		{"substring", `{"signing_secret":"s","clientSecret":"c","z":0}`, `{"z":0}`},
+		{"array of them", `{"secrets":["a","b"],"x":[{"secret":1,"y":2},{"y":3}]}`, `{"x":[{"y":2},{"y":3}]}`},
+		{"nested objects", `{"a":{"b":{"c":{"my_secret":{"deep":[1,{"secret":2}]},"d":null}}}}`, `{"a":{"b":{"c":{"d":null}}}}`},
+		{"escaped name", `{"s\u0065cret":"x","k":true}`, `{"k":true}`},
+		{"long s", `{"ſecret":"x","k":false}`, `{"k":false}`},
+		{"escaped long s", `{"\u017fecret":"x","k":1}`, `{"k":1}`},
+		{"order and numbers kept", `{"z":1.50,"secret":1,"a":12345678901234567890,"m":"<b>"}`, `{"z":1.50,"a":12345678901234567890,"m":"<b>"}`},
+		{"only member", `{"secret":{"a":[1,[2]]}}`, `{}`},
+		{"top-level array", `[{"secret":1},{"a":"secret"}]`, `[{},{"a":"secret"}]`},
+		{"secret first then more", `{"secret":[1,2],"a":{"secret":"x"},"b":2}`, `{"a":{},"b":2}`},
+		{"not JSON stays", `secret: yes`, `secret: yes`},
+		{"trailing data stays", `{"secret":1} {"secret":2}`, `{"secret":1} {"secret":2}`},
+		{"truncated stays", `{"secret":1,"a":`, `{"secret":1,"a":`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := string(JSON([]byte(tc.in)))
+			if got != tc.want {
+				t.Fatalf("JSON(%s) = %s, want %s", tc.in, got, tc.want)
+			}
+			if json.Valid([]byte(tc.in)) && !json.Valid([]byte(got)) {
+				t.Fatalf("output %s is not valid JSON", got)
+			}
+		})
+	}
+}
+
+func TestValue(t *testing.T) {
+	var in any
+	if err := json.Unmarshal([]byte(`{"a":[{"Secret":1,"b":2}],"signing_secret":"x","c":{"d":1}}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := json.Marshal(in)
+	if !Has(in) {
+		t.Fatal("Has = false")
+	}
+	out, _ := json.Marshal(Value(in))
+	if string(out) != `{"a":[{"b":2}],"c":{"d":1}}` {
+		t.Errorf("Value = %s", out)
+	}
+	if after, _ := json.Marshal(in); string(after) != string(before) {
+		t.Errorf("Value changed its input: %s", after)
+	}
+	clean := map[string]any{"a": []any{1.0, "secret"}}
+	if Has(clean) || Value(clean).(map[string]any)["a"] == nil {
+		t.Error("a value without secret-like members was changed")
+	}
+}
+
+// FuzzJSON: whatever the body, the output holds no secret-like member name
+// and is valid JSON whenever the input was one JSON value.
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{`{"secret":1}`, `[{"a":{"SECRET":[1]}}]`, `{"s\u0065cret":2}`, `"secret"`, `{"a":1}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := JSON([]byte(in))
+		var v any
+		if json.Unmarshal([]byte(in), &v) != nil {
+			return
+		}
+		if json.Unmarshal(out, &v) != nil {
+			t.Fatalf("output %q of valid %q is not JSON", out, in)
+		}
+		if Has(v) {
+			t.Fatalf("output %q of %q keeps a secret-like member", out, in)
+		}
+		if !strings.Contains(strings.ToLower(in), "secret") && !strings.ContainsAny(in, "\\ſ") && string(out) != in {
+			t.Fatalf("%q changed without any secret-like name", in)
+		}
+	})
+}
