@@ -17,6 +17,10 @@
 // timeout and shutdown grace from that deadline, so calls in flight are
 // answered before a connection or the process is cut.
 //
+// Every reply, over HTTP and stdio, is written with the values its calls
+// returned by reference (package splice) in place: a large pass-through
+// JSON value is held once and never re-encoded by the MCP library.
+//
 // Nothing here knows which product it serves: tools, resources and
 // instructions come from the *server.MCPServer handed in.
 package transport
