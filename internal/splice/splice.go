@@ -31,7 +31,8 @@ type Store struct {
 	seq     uint64
 	closed  bool
 	entries map[uint64]entry
-	pending atomic.Int64 // len(entries), read without the lock
+	taken   map[uint64]func() // taken by Take, released by its done or by Close
+	pending atomic.Int64      // len(entries), read without the lock
 }
 
 type entry struct {
@@ -45,7 +46,7 @@ type entry struct {
 func NewStore() *Store {
 	var n [16]byte
 	_, _ = rand.Read(n[:])
-	return &Store{prefix: []byte(`"splice:` + hex.EncodeToString(n[:]) + `:`), entries: map[uint64]entry{}}
+	return &Store{prefix: []byte(`"splice:` + hex.EncodeToString(n[:]) + `:`), entries: map[uint64]entry{}, taken: map[uint64]func(){}}
 }
 
 type storeKey struct{}
@@ -76,6 +77,7 @@ func Value(ctx context.Context, raw []byte, release func()) any {
 	if release == nil {
 		release = func() {}
 	}
+	release = onceFunc(release)
 	raw = bytes.TrimSpace(raw)
 	s := FromContext(ctx)
 	if s == nil || !utf8.Valid(raw) {
@@ -125,8 +127,8 @@ func (s *Store) Pending() bool { return s != nil && s.pending.Load() > 0 }
 
 // Take splits the encoded reply b at each placeholder of this store:
 // parts alternate between slices of b (even indexes) and the stored values
-// (odd indexes), in order, and size is their total length. The values are
-// taken out of the store; call done once they are written (or dropped).
+// (odd indexes), in order, and size is their total length. Call done once
+// the values are written (or dropped); Close does it for any that are not.
 // Bytes that only look like a placeholder of an unknown id stay as they
 // are. b without any placeholder gives parts = [b].
 func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
@@ -134,7 +136,7 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 	if !s.Pending() {
 		return [][]byte{b}, int64(len(b)), done
 	}
-	var releases []func()
+	var taken []uint64
 	rest := b
 	var lit []byte // the literal run being gathered, a slice of b
 	start := 0     // where lit starts in b
@@ -151,8 +153,10 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 		ok := end > 0 && err == nil
 		if ok {
 			s.mu.Lock()
-			e, ok = s.entries[id]
-			delete(s.entries, id)
+			if e, ok = s.entries[id]; ok {
+				delete(s.entries, id)
+				s.taken[id] = e.release
+			}
 			s.pending.Store(int64(len(s.entries)))
 			s.mu.Unlock()
 		}
@@ -163,21 +167,27 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 		lit = b[start:at]
 		parts = append(parts, lit, e.raw)
 		size += int64(len(lit) + len(e.raw))
-		releases = append(releases, e.release)
+		taken = append(taken, id)
 		start = at + len(s.prefix) + end + 1
 		rest = b[start:]
 	}
 	parts = append(parts, b[start:])
 	size += int64(len(b) - start)
-	if len(releases) > 0 {
-		var once sync.Once
-		done = func() {
-			once.Do(func() {
-				for _, r := range releases {
-					r()
+	if len(taken) > 0 {
+		done = onceFunc(func() {
+			s.mu.Lock()
+			var rel []func()
+			for _, id := range taken {
+				if r, ok := s.taken[id]; ok {
+					rel = append(rel, r)
+					delete(s.taken, id)
 				}
-			})
-		}
+			}
+			s.mu.Unlock()
+			for _, r := range rel {
+				r()
+			}
+		})
 	}
 	return parts, size, done
 }
@@ -198,19 +208,29 @@ func (s *Store) Expand(w io.Writer, b []byte) error {
 	return nil
 }
 
-// Close drops every value not written yet (calling its release); values
-// added afterwards are not stored.
+// Close releases every value not released yet, taken or not; values
+// added afterwards are not stored. A transport closes the store of a
+// request once its reply is written.
 func (s *Store) Close() {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	s.closed = true
-	entries := s.entries
-	s.entries = map[uint64]entry{}
+	entries, taken := s.entries, s.taken
+	s.entries, s.taken = map[uint64]entry{}, map[uint64]func(){}
 	s.pending.Store(0)
 	s.mu.Unlock()
 	for _, e := range entries {
 		e.release()
 	}
+	for _, r := range taken {
+		r()
+	}
+}
+
+// onceFunc wraps f so that only its first call runs it.
+func onceFunc(f func()) func() {
+	var once sync.Once
+	return func() { once.Do(f) }
 }

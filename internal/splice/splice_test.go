@@ -190,3 +190,19 @@ type countingWriter struct {
 }
 
 func (w *countingWriter) Write(p []byte) (int, error) { w.writes++; return w.buf.Write(p) }
+
+func TestCloseReleasesTakenValues(t *testing.T) {
+	s := NewStore()
+	ctx := WithStore(context.Background(), s)
+	released := 0
+	v := Value(ctx, []byte(`"x"`), func() { released++ })
+	_, _, done := s.Take(encodeReply(t, v))
+	if released != 0 {
+		t.Fatal("Take released the value before it was written")
+	}
+	s.Close()
+	done()
+	if released != 1 {
+		t.Fatalf("released %d times, want once", released)
+	}
+}
