@@ -20,6 +20,7 @@ type Adapter struct {
 	log        *slog.Logger
 	check      *tokencheck.Checker
 	onRejected func(context.Context)
+	fullMax    int64 // ceiling of one detail "full" reply, in bytes
 }
 
 var (
@@ -38,6 +39,11 @@ type Config struct {
 	// OnRejected, when set, is called with the call's context whenever the
 	// RS answers 401 (the hosted transport turns the reply into HTTP 401).
 	OnRejected func(context.Context)
+	// FullMaxBytes is the ceiling of one detail "full" reply (0:
+	// DefaultFullMaxBytes, at least MinFullMaxBytes). A full call stops
+	// reading its RS body just past it and is refused with full_too_large,
+	// naming the bounded reads of the same data.
+	FullMaxBytes int64
 }
 
 // New returns an Adapter over cfg.RS.
@@ -50,7 +56,12 @@ func New(cfg Config) *Adapter {
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
 	}
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected}
+	fullMax := cfg.FullMaxBytes
+	if fullMax <= 0 {
+		fullMax = DefaultFullMaxBytes
+	}
+	fullMax = max(fullMax, MinFullMaxBytes)
+	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax}
 }
 
 // do sends a request built by a generated builder, after the owner-token check.

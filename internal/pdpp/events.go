@@ -138,7 +138,7 @@ func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, arg
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
 		out["detail"] = evidence.DetailFull
-		return okResult(caps.text(full), out), nil
+		return a.fullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
 	}
 	limit := replyBudget(tool, 0)
 	text := compactText(caps.text(full), limit)
@@ -622,7 +622,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	full := args.Detail == evidence.DetailFull
 	text := listText(subs, full, fullCall)
 	if full {
-		return okResult(text, map[string]any{"data": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "data", verbatimBody(resp.Body)), nil
 	}
 	limit := replyBudget(tool, 0)
 	text = compactText(text, limit)
@@ -699,7 +699,7 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return okResult(text, map[string]any{"subscription": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", verbatimBody(resp.Body)), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return subscriptionResult(tool, text, sub, out, fullDetailCall(tool, shown)), nil

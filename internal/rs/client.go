@@ -145,7 +145,13 @@ func noCrossOriginRedirect(req *http.Request, via []*http.Request) error {
 func (c *Client) Timeout() time.Duration { return c.timeout }
 
 // InFlight is the limiter of bytes in flight the client reads bodies under.
-func (c *Client) InFlight() *inflight.Limiter { return c.inflight }
+// A nil Client has none.
+func (c *Client) InFlight() *inflight.Limiter {
+	if c == nil {
+		return nil
+	}
+	return c.inflight
+}
 
 // MaxBodySize is the largest RS body the client reads, unless a call's
 // context sets its own limit (WithBodyLimit).
