@@ -85,6 +85,9 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	// The demo serves its own embedded RS, so --provider-url (and the
 	// provider's authorization servers) do not apply.
 	h.registerServer(f)
+	if err := h.registerMemory(f); err != nil {
+		return err
+	}
 	if err := h.registerTimeout(f); err != nil {
 		return err
 	}

@@ -81,12 +81,12 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout"}, nil},
-		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen"}, []string{"-cache-root", "or 60s"}},
-		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
+		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout", "-full-max-bytes", "-max-inflight-bytes"}, nil},
+		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen", "-full-max-bytes", "-max-inflight-bytes"}, []string{"-cache-root", "or 60s"}},
+		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once", "-full-max-bytes"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
 		{"demo-rs", []string{"-listen address", "-cache-root directory", "-grant grant"}, []string{"-provider-url", "-server-name", "-toolsets"}},
-		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets"}},
-		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)"}},
+		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets", "-full-max-bytes"}},
+		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)", "-full-max-bytes"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {

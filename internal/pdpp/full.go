@@ -26,10 +26,10 @@ const DefaultFullMaxBytes = 4 << 20
 // than compact.
 const MinFullMaxBytes = 64 << 10
 
-// fullBodyMargin is what an RS body may pass the full ceiling by before its
+// FullBodyMargin is what an RS body may pass the full ceiling by before its
 // read stops: the envelope members a full reply does not repeat (links,
 // meta) are allowed for; a body that long cannot fit a reply anyway.
-const fullBodyMargin = 64 << 10
+const FullBodyMargin = 64 << 10
 
 // CodeFullTooLarge is the code of a detail "full" call whose reply would
 // pass the operator's ceiling.

@@ -72,7 +72,7 @@ func budgetSpent(ctx, parent context.Context) bool {
 // its RS requests, and one account of bytes in flight (package inflight),
 // which every RS body of the call and a full reply's members are reserved
 // under until the call and its reply are done. A call at detail "full"
-// reads its RS bodies only up to the full ceiling (plus fullBodyMargin):
+// reads its RS bodies only up to the full ceiling (plus FullBodyMargin):
 // a longer one is refused with full_too_large without being read further.
 // A call that fails once the budget is spent is answered with a typed
 // rs_timeout error, whatever step it was at, unless it failed for want of
@@ -87,7 +87,7 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 			ctx = inflight.WithAccount(ctx, acct)
 			if args := req.GetArguments(); isFull(args) {
 				tool := req.Params.Name
-				ctx = rs.WithBodyLimit(ctx, a.fullMax+fullBodyMargin, func(int64) *rs.Error {
+				ctx = rs.WithBodyLimit(ctx, a.fullMax+FullBodyMargin, func(int64) *rs.Error {
 					return fullTooLarge(tool, args, a.fullMax, 0)
 				})
 			}
