@@ -89,10 +89,10 @@ func isFull(args map[string]any) bool {
 // members and body as the transports send them) is checked against the
 // ceiling before anything is handed on; past it the call is refused with
 // full_too_large. The members are encoded here once, without HTML
-// escaping, and reserved as bytes in flight; the body, already reserved by
-// its read, is passed by reference (package splice) so it is neither
-// copied nor re-encoded, and stays reserved until the reply carrying it is
-// written.
+// escaping, and reserved as bytes in flight (see below); the body, already
+// reserved by its read, is passed by reference (package splice) so it is
+// neither copied nor re-encoded, and stays reserved until the reply
+// carrying it is written.
 func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
 	members, err := marshalNoEscape(head)
 	if err != nil || len(members) < 2 || members[0] != '{' {
@@ -106,12 +106,23 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		return errorResult(fullTooLarge(tool, args, a.fullMax, size), tool, args)
 	}
 	acct := inflight.FromContext(ctx)
-	if err := acct.Reserve(ctx, int64(len(members)+len(text))); err != nil {
-		return errorResult(busyError(err), tool, args)
-	}
+	built := int64(len(members) + len(text))
 	if body == nil {
+		// The reply is built from the RS body, not carried with it: what
+		// the call read is no longer needed, so its reservation is given
+		// back before the members' is waited for. A call never waits while
+		// it holds bytes, so calls cannot wait on one another.
+		acct.Release(acct.Held())
+		if err := acct.Reserve(ctx, built); err != nil {
+			return errorResult(busyError(err), tool, args)
+		}
 		return okResult(text, json.RawMessage(members))
 	}
+	// The body stays (it is the reply); the members beside it are small
+	// (ids, flags, a bounded text) and are reserved only if free at once,
+	// for a call that holds its body must not wait behind calls waiting
+	// for bodies.
+	acct.TryReserve(built)
 	var value []byte
 	switch v := splice.Value(ctx, body, acct.Retain()).(type) {
 	case json.RawMessage:
