@@ -46,6 +46,16 @@ func (c *common) registerMemory(f *cmdkit.FlagSet) error {
 		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy")
 }
 
+// After the bytes in flight peaked at idleFreePeak or more, the server
+// gives freed memory back to the system once they fall to zero, at most
+// once every idleFreeEvery (see inflight.FreeWhenIdle): ordinary calls
+// never trigger it, and under sustained large calls it costs one
+// collection per window.
+const (
+	idleFreePeak  = 8 << 20
+	idleFreeEvery = 10 * time.Second
+)
+
 // memoryLimits checks --full-max-bytes and --max-inflight-bytes (zero:
 // the defaults) and returns them: the ceiling at least
 // pdpp.MinFullMaxBytes, and the bound on bytes in flight room enough for
@@ -130,7 +140,9 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: inflight.New(inFlight)})
+	lim := inflight.New(inFlight)
+	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))
+	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}

@@ -206,3 +206,39 @@ func TestConcurrentAccountsNeverPassTheLimit(t *testing.T) {
 		t.Fatalf("limit passed: %v, held at the end %d", over, l.Held())
 	}
 }
+
+func TestFreeWhenIdle(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	free := func() { mu.Lock(); at = append(at, time.Now()); mu.Unlock() }
+	runs := func() int { mu.Lock(); defer mu.Unlock(); return len(at) }
+	hook := FreeWhenIdle(1000, 200*time.Millisecond, free)
+	hook(999) // below the peak that matters
+	time.Sleep(50 * time.Millisecond)
+	if runs() != 0 {
+		t.Fatal("a small peak freed memory")
+	}
+	hook(5000)
+	deadline := time.Now().Add(5 * time.Second)
+	for runs() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if runs() != 1 {
+		t.Fatal("a large peak did not free memory")
+	}
+	// Two more idle moments within the window: one release, at its end.
+	hook(5000)
+	hook(5000)
+	for runs() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d releases, want 2", len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap < 190*time.Millisecond {
+		t.Fatalf("releases %v apart, want at least the window", gap)
+	}
+}
