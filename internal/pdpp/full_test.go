@@ -282,3 +282,31 @@ func TestFullRepliesOverHTTPCarryTheBodyAsSent(t *testing.T) {
 		}
 	})
 }
+
+// TestFullCallsTakeTurnsUnderTheBound fires more full calls at once than
+// the bound on bytes in flight holds bodies for: they wait for each other
+// in turn, and every one is answered (none waits while holding a body, so
+// none waits out its budget).
+func TestFullCallsTakeTurnsUnderTheBound(t *testing.T) {
+	const calls = 6
+	lim := inflight.New(1300 << 10) // two 600 KB pages at a time
+	h := newHarnessWith(t, pageRS(10, 60_000, benchmarks.FillLessThan), tokClient, withLimits(lim, 8*time.Second, 1<<20))
+	var wg sync.WaitGroup
+	results := make([]callResult, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = h.call(t, "query_records", map[string]any{"stream": "pages", "detail": "full"})
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.Res.IsError {
+			t.Errorf("call %d: %s", i, r.errorCode())
+		}
+	}
+	if lim.Held() != 0 {
+		t.Errorf("limiter holds %d after every call", lim.Held())
+	}
+}
