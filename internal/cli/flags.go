@@ -56,6 +56,29 @@ const (
 	idleFreeEvery = 10 * time.Second
 )
 
+// Terms of WorstCaseHeap (docs/deploy.md gives the formula): heapBase is
+// what a serving process holds with no call (runtime, token-verdict cache,
+// metrics); maxCompactReply the largest compact reply budget of the
+// catalog; MemoryHeadroom what the process holds outside the Go heap
+// (mapped binary, thread stacks, runtime metadata), to leave between
+// GOMEMLIMIT and the container's memory limit.
+const (
+	heapBase        = 10 << 20
+	maxCompactReply = 32 << 10
+	MemoryHeadroom  = 32 << 20
+)
+
+// WorstCaseHeap bounds the Go heap of a server with these flags: heapBase;
+// twice --max-inflight-bytes (the RS bodies and full-reply members the
+// limiter admits, and what rendering decodes from them); and for each of
+// --max-concurrent-requests, its request body twice (read, then parsed)
+// and a compact reply three times (the encoded result, the encoded
+// message, the transport's buffer). Set GOMEMLIMIT at or above it, and the
+// container limit MemoryHeadroom above that.
+func WorstCaseHeap(inFlight, maxConcurrent, maxBody int64) int64 {
+	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply)
+}
+
 // memoryLimits checks --full-max-bytes and --max-inflight-bytes (zero:
 // the defaults) and returns them: the ceiling at least
 // pdpp.MinFullMaxBytes, and the bound on bytes in flight room enough for
