@@ -189,7 +189,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			return fv
 		}
 		shown, cut := Cut(s, max)
-		fv.setText(id, oneLine(shown), cut)
+		fv.setText(id, shown, cut)
 	case trimmed[0] == '{' || trimmed[0] == '[':
 		fv.Bytes = len(trimmed)
 		if blob, ok := blobRef(raw); ok {
@@ -238,20 +238,23 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	return fv
 }
 
-// setText fills a text field's view from its shown part; cut says whether
-// the field continues past it.
+// setText fills a text field's view from its shown part (the value's
+// first characters, exactly); cut says whether the field continues past
+// it. The line shows the part as ShowValue does, so a value shown whole is
+// shown exactly, and a cut one is marked as a preview with its size and
+// the read that continues it.
 func (fv *FieldView) setText(id, shown string, cut bool) {
 	fv.Kind = "text"
 	fv.Value = shown
 	fv.Complete = !cut
 	fv.Next = nil
 	if !cut {
-		fv.Line = shown
+		fv.Line = ShowValue(shown)
 		return
 	}
 	c := ReadFieldCall(id, fv.Name, 0, 0, "")
 	fv.Next = &c
-	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
+	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", ShowValue(shown), Ellipsis, fv.Chars, c.Call())
 }
 
 // Within returns the view of the same field bounded to max characters,

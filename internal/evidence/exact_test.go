@@ -1,0 +1,89 @@
+package evidence
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// readBack is what a reader takes a ShowValue rendering to mean: a JSON
+// string literal decoded, anything else as it is.
+func readBack(t *testing.T, shown string) string {
+	t.Helper()
+	if !strings.HasPrefix(shown, `"`) {
+		return shown
+	}
+	var s string
+	if err := json.Unmarshal([]byte(shown), &s); err != nil {
+		t.Fatalf("quoted rendering %q is not a JSON string: %v", shown, err)
+	}
+	return s
+}
+
+func TestShowValueIsExact(t *testing.T) {
+	cases := []struct {
+		name   string
+		value  string
+		quoted bool
+	}{
+		{"plain", "Line one. Line two.", false},
+		{"inner double space", "a  b", false},
+		{"multi-byte", "naïve café — 東京 🙂", false},
+		{"html", `<p class="x">a & b</p>`, false},
+		{"crlf", "Line one.\r\nLine two.", true},
+		{"blank lines", "Para one.\n\n\nPara two.", true},
+		{"trailing spaces", "Line two ends with spaces.   ", true},
+		{"leading spaces", "  indented", true},
+		{"tabs", "\tindented tail\t", true},
+		{"inner tab", "a\tb", true},
+		{"lone space", " ", true},
+		{"empty", "", true},
+		{"no-break space at the edge", "word\u00a0", true},
+		{"line separator", "a\u2028b", true},
+		{"other control", "a\x07b", true},
+		{"leading quote", `"quoted" start`, true},
+		{"ends like a preview", "to be continued…", true},
+		{"the reference RS's record", "Line one.\r\n\r\nLine two ends with spaces.   \n\tindented tail", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			shown := ShowValue(tc.value)
+			if quoted := strings.HasPrefix(shown, `"`) && shown != tc.value; quoted != tc.quoted {
+				t.Errorf("ShowValue(%q) = %q, quoted %v, want %v", tc.value, shown, quoted, tc.quoted)
+			}
+			if got := readBack(t, shown); got != tc.value {
+				t.Errorf("ShowValue(%q) = %q reads back as %q", tc.value, shown, got)
+			}
+			if strings.ContainsAny(shown, "\r\n") {
+				t.Errorf("ShowValue(%q) = %q breaks the line", tc.value, shown)
+			}
+		})
+	}
+}
+
+func TestDescribeFieldShowsWholeValuesExactly(t *testing.T) {
+	values := []string{
+		"Line one.\r\n\r\nLine two ends with spaces.   \n\tindented tail",
+		"  edges  ", " ", "", "naïve café — 東京 🙂", "plain words",
+	}
+	for _, v := range values {
+		raw, _ := json.Marshal(v)
+		fv := DescribeField("cin_a/notes:n1", "body", raw, 200)
+		if !fv.Complete || fv.Value != v || readBack(t, fv.Line) != v {
+			t.Errorf("%q: complete %v, value %q, line %q", v, fv.Complete, fv.Value, fv.Line)
+		}
+	}
+	t.Run("a preview is the exact start, marked as cut", func(t *testing.T) {
+		v := "Line one.\r\n\r\n" + strings.Repeat("x ", 300)
+		raw, _ := json.Marshal(v)
+		fv := DescribeField("cin_a/notes:n1", "body", raw, 20)
+		want, _ := Cut(v, 20)
+		if fv.Complete || fv.Value != want {
+			t.Fatalf("preview value %q, want the exact first 20 characters %q", fv.Value, want)
+		}
+		prefix := ShowValue(want) + Ellipsis + " ["
+		if !strings.HasPrefix(fv.Line, prefix) || !strings.Contains(fv.Line, "chars in all; read on: read_record_field") {
+			t.Fatalf("preview line %q does not start with %q and name its continuation", fv.Line, prefix)
+		}
+	})
+}
