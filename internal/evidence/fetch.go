@@ -99,7 +99,7 @@ func documentSize(doc Document) int {
 // structuredContent: its strings as JSON encodes them, its metadata, and
 // documentOverhead for keys, flags and the full-detail call.
 func DocumentStructuredBytes(doc Document) int {
-	meta := len(mustMarshal(doc.Metadata))
+	meta := htmlEscapedLen(mustMarshal(doc.Metadata))
 	text := doc.textBytes
 	if text == 0 {
 		text = JSONStringLen(doc.Text)
@@ -108,6 +108,19 @@ func DocumentStructuredBytes(doc Document) int {
 		JSONStringLen(doc.Title) + JSONStringLen(doc.URL) + JSONStringLen(doc.ID)
 	if doc.Full != nil {
 		n += JSONStringLen(doc.ID) // the full call names the id again
+	}
+	return n
+}
+
+// htmlEscapedLen is the length of the JSON text b once encoding/json has
+// escaped its <, > and & as \u003c, \u003e and \u0026 (six bytes each), as
+// the MCP library's encoding of every reply does.
+func htmlEscapedLen(b []byte) int {
+	n := len(b)
+	for _, c := range b {
+		if c == '<' || c == '>' || c == '&' {
+			n += 5
+		}
 	}
 	return n
 }

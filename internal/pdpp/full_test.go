@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/benchmarks"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
@@ -66,6 +67,22 @@ func boundedRead(t *testing.T, h *harness, r callResult, ceiling int64) {
 		t.Errorf("refusal text names neither the flag nor the bounded call:\n%s", r.Text)
 	}
 	h.mustOK(t, tool, args)
+}
+
+// TestCompactFetchCountsEscapedBytes fetches records of HTML, whose <, >
+// and & the MCP library writes as six bytes each, at the default detail:
+// the reply as encoded stays within fetch's budget.
+func TestCompactFetchCountsEscapedBytes(t *testing.T) {
+	budget, _ := mcptools.ResultBudgetOf("fetch")
+	for _, fill := range []string{benchmarks.FillHTML, benchmarks.FillLessThan} {
+		h := newHarness(t, pageRS(10, 30_000, fill), tokClient)
+		for _, id := range []string{"p1", benchmarks.LargeRecordID} {
+			r := h.mustOK(t, "fetch", map[string]any{"id": "cin_pages/pages:" + id})
+			if n := len(mustJSON(r.Res)); n > budget.Limit(0) {
+				t.Errorf("fill %q, record %s: compact fetch answered %d bytes, over its budget of %d", fill, id, n, budget.Limit(0))
+			}
+		}
+	}
 }
 
 func TestFullIsCappedWhileBuilt(t *testing.T) {
