@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -86,4 +87,53 @@ func TestDescribeFieldShowsWholeValuesExactly(t *testing.T) {
 			t.Fatalf("preview line %q does not start with %q and name its continuation", fv.Line, prefix)
 		}
 	})
+}
+
+// TestSummarizeStringAgreesWithWholeDecoding checks the walk that keeps
+// only a long value's first characters against decoding it whole.
+func TestSummarizeStringAgreesWithWholeDecoding(t *testing.T) {
+	long := strings.Repeat("Line one.\r\n\r\nLine two ends with spaces.   \n\tindented tail — 東京 🙂 <p>&amp;</p> ", 40)
+	b64 := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=", 40)
+	cases := []struct {
+		name string
+		q    string // a JSON string literal
+	}{
+		{"escaped text", jsonLiteral(long)},
+		{"raw multi-byte, no escapes", `"` + strings.Repeat("naïve café 東京 ", 200) + `"`},
+		{"unicode escapes and surrogate pairs", `"` + strings.Repeat(`caf\u00e9 \ud83d\ude42 \/ \"q\" `, 200) + `"`},
+		{"lone surrogate", `"` + strings.Repeat(`a\ud800b `, 300) + `"`},
+		{"invalid UTF-8", "\"" + strings.Repeat("a\xffb ", 400) + "\""},
+		{"base64", jsonLiteral(b64)},
+		{"base64 with line breaks", jsonLiteral(strings.Repeat(b64[:76]+"\n", 30))},
+		{"data URI", jsonLiteral("data:image/png;base64," + b64)},
+	}
+	for _, tc := range cases {
+		for _, max := range []int{1, 20, 200, 5000} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, max), func(t *testing.T) {
+				s, err := decodeString([]byte(tc.q))
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown, cut := Cut(s, max)
+				want := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
+				if want.binaryLike {
+					want.mediaType = dataURIMediaType(s)
+				}
+				if got := summarizeString([]byte(tc.q), max); got != want {
+					t.Errorf("summarizeString = %+v\nwant             %+v", brief(got), brief(want))
+				}
+			})
+		}
+	}
+}
+
+func jsonLiteral(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// brief shortens a summary's prefix for a failure message.
+func brief(s stringSummary) stringSummary {
+	s.prefix, _ = Cut(s.prefix, 40)
+	return s
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,27 +172,28 @@ func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 // window for text, a full-detail fetch of the field for large JSON.
 func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	fv := FieldView{Name: name}
-	trimmed := strings.TrimSpace(string(raw))
+	// raw is sliced, never copied whole: a field can be most of the body.
+	tb := bytes.TrimSpace(raw)
 	switch {
-	case trimmed == "null" || trimmed == "":
+	case len(tb) == 0 || string(tb) == "null":
 		fv.Kind, fv.Complete = "null", true
 		fv.Line = "null"
-	case trimmed[0] == '"':
-		s, _ := decodeString(raw)
-		fv.Chars = CountChars(s)
-		if IsBinaryLike(s) {
+	case tb[0] == '"':
+		// Only the first max characters are decoded and kept.
+		sum := summarizeString(tb, max)
+		fv.Chars = sum.chars
+		if sum.binaryLike {
 			fv.Kind = "binary"
-			fv.Bytes = len(s)
-			fv.MediaType = dataURIMediaType(s)
+			fv.Bytes = sum.bytes
+			fv.MediaType = sum.mediaType
 			c := ReadFieldCall(id, name, 0, 0, "")
 			fv.Next = &c
 			fv.Line = fmt.Sprintf("[binary-like text, %d chars, not shown; read in bounded chunks: %s]", fv.Chars, c.Call())
 			return fv
 		}
-		shown, cut := Cut(s, max)
-		fv.setText(id, shown, cut)
-	case trimmed[0] == '{' || trimmed[0] == '[':
-		fv.Bytes = len(trimmed)
+		fv.setText(id, sum.prefix, sum.cut)
+	case tb[0] == '{' || tb[0] == '[':
+		fv.Bytes = len(tb)
 		if blob, ok := blobRef(raw); ok {
 			fv.Kind = "blob"
 			fv.BlobID, fv.MediaType = blob.ID, blob.MediaType
@@ -223,8 +225,9 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
-			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), c.Call())
+			jsonKind(string(tb[:1])), fv.Bytes, Clip(compact, max/2), c.Call())
 	default:
+		trimmed := string(tb)
 		fv.Complete = true
 		fv.Value = json.RawMessage(trimmed)
 		fv.Line = trimmed

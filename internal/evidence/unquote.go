@@ -208,3 +208,132 @@ func stringInto(dst *string, val []byte) error {
 	}
 	return err
 }
+
+// stringSummary is what DescribeField needs of a JSON string value: its
+// first characters, its length, and whether it looks like encoded binary.
+type stringSummary struct {
+	prefix     string // the first max characters, decoded
+	cut        bool   // the value has more than max characters
+	chars      int    // characters (code points) of the decoded value
+	bytes      int    // bytes of the decoded value
+	binaryLike bool   // as IsBinaryLike of the decoded value
+	mediaType  string // of a data: URI, as dataURIMediaType
+}
+
+// summarizeString reads the JSON string q (quotes included, from a body
+// already checked as JSON) as decodeString would decode it, but keeps only
+// its first max characters: a long value is walked once and never held
+// decoded in whole. Anything it does not expect falls back to decoding the
+// whole value. The walk is bounded by len(q).
+func summarizeString(q []byte, max int) stringSummary {
+	whole := func() stringSummary {
+		s, _ := decodeString(q)
+		shown, cut := Cut(s, max)
+		sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
+		if sum.binaryLike {
+			sum.mediaType = dataURIMediaType(s)
+		}
+		return sum
+	}
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || len(q) <= 4*max+2 {
+		return whole() // short enough to decode whole
+	}
+	inner := q[1 : len(q)-1]
+	var sum stringSummary
+	var pre []byte   // the decoded prefix, up to max characters
+	var head []byte  // the first 100 decoded bytes, for the data: URI check
+	alphabet := true // every decoded byte is in the base64-like alphabet
+	var buf [utf8.UTFMax]byte
+	emit := func(r rune) {
+		enc := buf[:utf8.EncodeRune(buf[:], r)]
+		if sum.chars < max {
+			pre = append(pre, enc...)
+		} else {
+			sum.cut = true
+		}
+		if len(head) < 100 {
+			head = append(head, enc...)
+		}
+		for _, c := range enc {
+			if !base64Like(c) {
+				alphabet = false
+			}
+		}
+		sum.chars++
+		sum.bytes += len(enc)
+	}
+	r := 0
+	for r < len(inner) {
+		c := inner[r]
+		switch {
+		case c == '\\':
+			if r+1 >= len(inner) {
+				return whole()
+			}
+			switch inner[r+1] {
+			case '"', '\\', '/':
+				emit(rune(inner[r+1]))
+			case 'b':
+				emit('\b')
+			case 'f':
+				emit('\f')
+			case 'n':
+				emit('\n')
+			case 'r':
+				emit('\r')
+			case 't':
+				emit('\t')
+			case 'u':
+				rr := hex4(inner[r+2:])
+				if rr < 0 {
+					return whole()
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					rr1 := rune(-1)
+					if r+1 < len(inner) && inner[r] == '\\' && inner[r+1] == 'u' {
+						rr1 = hex4(inner[r+2:])
+					}
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						r += 6
+						emit(dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				emit(rr)
+				continue
+			default:
+				return whole()
+			}
+			r += 2
+		case c == '"' || c < ' ':
+			return whole()
+		case c < utf8.RuneSelf:
+			emit(rune(c))
+			r++
+		default:
+			rr, size := utf8.DecodeRune(inner[r:])
+			r += size
+			emit(rr)
+		}
+	}
+	sum.prefix = string(pre)
+	hs := string(head)
+	sum.binaryLike = (strings.HasPrefix(hs, "data:") && strings.Contains(hs, ";base64,")) ||
+		(sum.bytes >= BinaryLikeMinChars && alphabet)
+	if sum.binaryLike {
+		sum.mediaType = dataURIMediaType(hs)
+	}
+	return sum
+}
+
+// base64Like reports whether c is in the alphabet IsBinaryLike accepts.
+func base64Like(c byte) bool {
+	switch {
+	case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
+		c == '+', c == '/', c == '=', c == '-', c == '_', c == '\n', c == '\r':
+		return true
+	}
+	return false
+}
