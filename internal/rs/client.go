@@ -328,7 +328,8 @@ func scrub(s string) string {
 var errTooLarge = errors.New("rs: body over the limit")
 
 // readBody reads r whole, refusing it with errTooLarge once it passes max
-// bytes (it never reads more than max+1). Its buffer is reserved from the
+// bytes (it never reads more than max+1, and nothing of a body whose
+// declared length is over max). Its buffer is reserved from the
 // call's account (see package inflight) before it is allocated: a declared
 // length of at most max sizes it once; otherwise it starts at
 // firstReadBytes and doubles up to max+1, so at most half of it is unused.
@@ -342,6 +343,11 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64)
 	if acct == nil {
 		acct = c.inflight.Open()
 		defer acct.Close()
+	}
+	if declared > max {
+		// The RS says how long the body is: too long, so none of it is
+		// read (closing it drops the connection rather than drain it).
+		return nil, errTooLarge
 	}
 	var reserved int64
 	defer func() {
@@ -363,7 +369,7 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64)
 		return nil
 	}
 	size := min(max+1, firstReadBytes)
-	if declared >= 0 && declared <= max {
+	if declared >= 0 {
 		size = declared + 1 // room to see EOF without growing
 	}
 	if err := reserve(size); err != nil {

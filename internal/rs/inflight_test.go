@@ -156,15 +156,22 @@ func TestBodyLimitOfTheCallStopsTheRead(t *testing.T) {
 	cases := []struct {
 		name     string
 		refuse   bool
+		declared bool // the body declares its length (3 MiB) instead of streaming without end
 		wantCode string
 	}{
-		{"the call's own refusal", true, "full_too_large"},
-		{"the default refusal", false, "rs_response_too_large"},
+		{"the call's own refusal", true, false, "full_too_large"},
+		{"the default refusal", false, false, "rs_response_too_large"},
+		{"a declared length over the limit is not read", true, true, "full_too_large"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := bodyServer(t, 0, false, true) // streams without end
+			srv := bodyServer(t, 0, false, true)
+			if tc.declared {
+				srv = bodyServer(t, 3<<20, true, false)
+			}
 			lim := inflight.New(8 << 20)
+			var peak int64
+			lim.OnIdle(func(p int64) { peak = max(peak, p) })
 			c, _ := New(srv.URL, staticToken("t"), Options{InFlight: lim, Timeout: 20 * time.Second})
 			var refuse func(int64) *Error
 			var saw int64
@@ -185,6 +192,9 @@ func TestBodyLimitOfTheCallStopsTheRead(t *testing.T) {
 			}
 			if lim.Held() != 0 {
 				t.Errorf("limiter holds %d bytes after a refused read", lim.Held())
+			}
+			if tc.declared && peak != 0 {
+				t.Errorf("a body declared over the limit was read: %d bytes reserved", peak)
 			}
 		})
 	}
