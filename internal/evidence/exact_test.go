@@ -137,3 +137,13 @@ func brief(s stringSummary) stringSummary {
 	s.prefix, _ = Cut(s.prefix, 40)
 	return s
 }
+
+func TestSummarizeStringLeavesNonJSONToDecodeString(t *testing.T) {
+	for _, q := range []string{"\"" + strings.Repeat("a\nb", 400) + "\"", "\"" + strings.Repeat(`a\qb`, 400) + "\""} {
+		s, _ := decodeString([]byte(q))
+		want, _ := Cut(s, 10)
+		if got := summarizeString([]byte(q), 10); got.chars != CountChars(s) || got.prefix != want {
+			t.Errorf("%.20q: summary %+v differs from decodeString's %q of %d chars", q, brief(got), want, CountChars(s))
+		}
+	}
+}
