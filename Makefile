@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 60s
 SCALEFLAGS ?=
 
-.PHONY: all generate check-generated build test ci bench bench-bounds profile fuzz demo scale-test
+.PHONY: all generate check-generated build test ci bench bench-bounds bench-memory profile fuzz demo scale-test
 
 all: ci
 
@@ -34,6 +34,15 @@ bench:
 # per batch (exits non-zero otherwise).
 bench-bounds:
 	$(GO) run ./tools/benchrss -flood
+
+# detail "full" and memory against the built server over HTTP, a scripted RS
+# serving a page of 100 records x 78,000 characters of < and of HTML: 8 full
+# plus 4 compact calls at once peak at most 160 MB RSS, RSS is back within
+# 2x idle a minute later, one full fetch of a page-sized record rises at most
+# 64 MB; at the default ceiling and at 16 MiB (exits non-zero otherwise;
+# about a minute and a half).
+bench-memory:
+	$(GO) run ./tools/benchrss -fullcap
 
 # CPU and allocation profiles of the server half of the five measured calls
 # (search, query_records, fetch, read_record_field twice) against the demo RS; read them

@@ -23,6 +23,7 @@ type Adapter struct {
 	// allowPrivateWebhooks lets callback URLs name loopback, private and
 	// metadata hosts (Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
+	fullMax              int64 // ceiling of one detail "full" reply, in bytes
 }
 
 var (
@@ -49,6 +50,11 @@ type Config struct {
 	// on loopback), for local development (flag --allow-private-webhooks,
 	// on in demo). Off, only https to a public host reaches the RS.
 	AllowPrivateWebhooks bool
+	// FullMaxBytes is the ceiling of one detail "full" reply (0:
+	// DefaultFullMaxBytes, at least MinFullMaxBytes). A full call stops
+	// reading its RS body just past it and is refused with full_too_large,
+	// naming the bounded reads of the same data.
+	FullMaxBytes int64
 }
 
 // New returns an Adapter over cfg.RS.
@@ -61,7 +67,12 @@ func New(cfg Config) *Adapter {
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
 	}
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected,
+	fullMax := cfg.FullMaxBytes
+	if fullMax <= 0 {
+		fullMax = DefaultFullMaxBytes
+	}
+	fullMax = max(fullMax, MinFullMaxBytes)
+	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax,
 		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }
 

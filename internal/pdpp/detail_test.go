@@ -292,18 +292,38 @@ func TestDetailFull(t *testing.T) {
 			t.Errorf("full search lists %d hits, RS returned %d", got, len(page.Data))
 		}
 	})
-	t.Run("fetch full keeps the whole field", func(t *testing.T) {
+	t.Run("fetch full carries the RS record verbatim in data, once", func(t *testing.T) {
 		want := h.fullField(t, top.conn, "transcripts", top.id, "text")
 		r := h.mustOK(t, "fetch", map[string]any{"id": topID, "detail": "full"})
-		if text, _ := r.Structured["text"].(string); !strings.Contains(text, want) {
-			t.Errorf("full fetch text lacks the whole field (%d chars)", len([]rune(want)))
+		ex, ok := h.log.last(isRecordsPath)
+		if !ok {
+			t.Fatal("record endpoint not called")
+		}
+		if !jsonEqual(t, mustRaw(r.Structured["data"]), ex.Body) {
+			t.Errorf("full data differs from the RS body")
+		}
+		if text, _ := r.Structured["text"].(string); strings.Contains(text, want) || strings.Contains(r.Text, want) {
+			t.Errorf("full fetch pays for the %d-char field twice (text or content[] repeats data)", len([]rune(want)))
+		}
+		if r.Structured["truncated"] != false || r.Structured["full"] != nil {
+			t.Errorf("full fetch reports a cut or a full call: truncated=%v full=%v", r.Structured["truncated"], r.Structured["full"])
 		}
 	})
-	t.Run("read_record_field full carries the text in both", func(t *testing.T) {
+	t.Run("read_record_field full carries the text once", func(t *testing.T) {
 		r := h.mustOK(t, "read_record_field", map[string]any{"id": topID, "field_path": "text", "detail": "full"})
 		text, _ := r.Structured["text"].(string)
-		if text == "" || !strings.Contains(r.Text, text) {
-			t.Errorf("full window text missing from structured output or content[]")
+		if text == "" {
+			t.Fatalf("full window has no text in structured output: %s", r.RawStruct)
+		}
+		if strings.Contains(r.Text, text) {
+			t.Errorf("full window text is paid for twice (content[] repeats it)")
+		}
+		if !strings.Contains(r.Text, "structuredContent.text") {
+			t.Errorf("content[] does not say where the window text is:\n%s", r.Text)
+		}
+		compact := h.mustOK(t, "read_record_field", map[string]any{"id": topID, "field_path": "text"})
+		if got := structuredWindowText(t, compact); got != text {
+			t.Errorf("compact and full windows differ")
 		}
 	})
 }

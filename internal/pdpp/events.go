@@ -138,7 +138,7 @@ func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, arg
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
 		out["detail"] = evidence.DetailFull
-		return okResult(caps.text(full), out), nil
+		return a.fullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
 	}
 	limit := replyBudget(tool, 0)
 	text := compactText(caps.text(full), limit)
@@ -581,7 +581,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	fullCall := page.full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
-		return okResult(fullText, map[string]any{"data": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", verbatimBody(resp.Body)), nil
 	}
 	limit, room := stepBudget(tool, 0)
 	ids := make([]string, len(subs))
@@ -669,7 +669,7 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return okResult(text, map[string]any{"subscription": verbatimBody(resp.Body), "detail": evidence.DetailFull}), nil
+		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", verbatimBody(resp.Body)), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return subscriptionResult(tool, text, sub, out, fullDetailCall(tool, shown)), nil

@@ -586,9 +586,9 @@ func renderWorst(rows []worstReply) string {
 
 Each read tool on the demo RS's longest records at its largest limit
 (` + "`read_record_field`" + ` at the largest window). The default detail is
-` + "`compact`" + `; ` + "`full`" + ` carries the RS data verbatim and is not budgeted
-(for ` + "`schema`" + `, full is ` + "`detail: \"full\"`" + ` with a stream; ` + "`aggregate`" + ` has
-one form).
+` + "`compact`" + `; ` + "`full`" + ` carries the RS data verbatim, held only to the
+operator's ceiling (` + "`--full-max-bytes`" + `, 4 MiB by default; for ` + "`schema`" + `, full
+is ` + "`detail: \"full\"`" + ` with a stream; ` + "`aggregate`" + ` has one form).
 
 | tool | call | default reply bytes | budget | ` + "`full`" + ` reply bytes |
 |---|---|---:|---:|---:|

@@ -2,6 +2,7 @@ package pdpp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
@@ -54,8 +56,8 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
-		server.WithToolHandlerMiddleware(toolBudget(budget)),
-		server.WithResourceHandlerMiddleware(resourceBudget(budget)),
+		server.WithToolHandlerMiddleware(a.toolBudget(budget)),
+		server.WithResourceHandlerMiddleware(a.resourceBudget(budget)),
 		// A resource URI or tool name over its catalog bound is refused
 		// before mcp-go matches or looks it up.
 		transport.RequestGuard(transport.RequestBounds{
@@ -99,15 +101,30 @@ func budgetSpent(ctx, parent context.Context) bool {
 }
 
 // toolBudget runs each tool call under one deadline of d, shared by all of
-// its RS requests. A call that fails once the budget is spent is answered
-// with a typed rs_timeout error, whatever step it was at.
-func toolBudget(d time.Duration) server.ToolHandlerMiddleware {
+// its RS requests, and one account of bytes in flight (package inflight),
+// which every RS body of the call and a full reply's members are reserved
+// under until the call and its reply are done. A call at detail "full"
+// reads its RS bodies only up to the full ceiling (plus FullBodyMargin):
+// a longer one is refused with full_too_large without being read further.
+// A call that fails once the budget is spent is answered with a typed
+// rs_timeout error, whatever step it was at, unless it failed for want of
+// bytes in flight (server_busy says more).
+func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(parent context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(parent, d)
 			defer cancel()
+			acct := a.rs.InFlight().Open()
+			defer acct.Close()
+			ctx = inflight.WithAccount(ctx, acct)
+			if args := req.GetArguments(); isFull(args) {
+				tool := req.Params.Name
+				ctx = rs.WithBodyLimit(ctx, a.fullMax+FullBodyMargin, func(int64) *rs.Error {
+					return fullTooLarge(tool, args, a.fullMax, 0)
+				})
+			}
 			res, err := next(ctx, req)
-			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) {
+			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) && resultCode(res) != rs.CodeServerBusy {
 				return errorResult(budgetError(d), req.Params.Name, nil), nil
 			}
 			return res, err
@@ -115,13 +132,34 @@ func toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 	}
 }
 
-// resourceBudget is toolBudget for resource reads.
-func resourceBudget(d time.Duration) server.ResourceHandlerMiddleware {
+// resultCode returns the error code of an error result built by
+// errorResult, or "".
+func resultCode(res *mcp.CallToolResult) string {
+	if res == nil || !res.IsError {
+		return ""
+	}
+	m, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		return ""
+	}
+	raw, ok := m["error"].(json.RawMessage)
+	if !ok {
+		return ""
+	}
+	var e struct{ Code string }
+	_ = json.Unmarshal(raw, &e)
+	return e.Code
+}
+
+// resourceBudget is toolBudget for resource reads (which have no detail).
+func (a *Adapter) resourceBudget(d time.Duration) server.ResourceHandlerMiddleware {
 	return func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 		return func(parent context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			ctx, cancel := context.WithTimeout(parent, d)
 			defer cancel()
-			res, err := next(ctx, req)
+			acct := a.rs.InFlight().Open()
+			defer acct.Close()
+			res, err := next(inflight.WithAccount(ctx, acct), req)
 			if err != nil && budgetSpent(ctx, parent) {
 				return nil, resourceFailure(parent, budgetError(d))
 			}

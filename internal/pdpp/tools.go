@@ -74,7 +74,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 		return errorResult(badResponse(rerr), "schema", nil), nil
 	}
 	if !compact {
-		return okResult(text, map[string]any{"data": json.RawMessage(body)}), nil
+		return a.fullReply(ctx, mcptools.ToolSchema, argsMap(args), text, struct{}{}, "data", body), nil
 	}
 	return budgetedData(mcptools.ToolSchema, text, body), nil
 }
@@ -138,14 +138,14 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		return fail(badResponse(rerr))
 	}
 	if full {
-		out := map[string]any{"data": json.RawMessage(resp.Body), "records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
+		out := map[string]any{"records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
 		if view.NextCursor != "" {
 			out["next_cursor"] = view.NextCursor
 		}
 		if view.NextPage != nil {
 			out["next"] = view.NextPage
 		}
-		return okResult(view.Rendered, out), nil
+		return a.fullReply(ctx, mcptools.ToolQueryRecords, argsMap(args), view.Rendered, out, "data", resp.Body), nil
 	}
 	limit, room := stepBudget(mcptools.ToolQueryRecords, len(resp.Body))
 	ids := make([]string, len(view.Records))
@@ -252,7 +252,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		if view.NextPage != nil {
 			out["next"] = view.NextPage
 		}
-		return okResult(view.Text, out), nil
+		return a.fullReply(ctx, mcptools.ToolSearch, argsMap(args), view.Text, out, "", nil), nil
 	}
 	budget, room := stepBudget(mcptools.ToolSearch, len(resp.Body))
 	ids := make([]string, len(view.Results))
@@ -275,13 +275,15 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 		return fail(err)
 	}
 	full := args.Detail == evidence.DetailFull
-	doc, err := a.fetchDocumentDetail(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full)
+	doc, body, err := a.fetchRecord(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full)
 	if err != nil {
 		return fail(err)
 	}
 	if full {
+		// The RS record verbatim in data, every value whole; the document
+		// beside it points at data rather than repeat it.
 		doc.Detail = evidence.DetailFull
-		return okResult(doc.Rendered, doc), nil
+		return a.fullReply(ctx, mcptools.ToolFetch, argsMap(args), doc.Rendered, doc, "data", body), nil
 	}
 	doc.Detail = evidence.DetailCompact
 	if doc.Truncated {
@@ -297,22 +299,24 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 // fetchDocument reads one record and renders it; fetch and the record resource
 // share it.
 func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
-	return a.fetchDocumentDetail(ctx, ref, fieldList, expand, expandLimitRaw, false)
+	doc, _, err := a.fetchRecord(ctx, ref, fieldList, expand, expandLimitRaw, false)
+	return doc, err
 }
 
-// fetchDocumentDetail is fetchDocument at a detail level: compact documents
-// fit fetch's reply budget, full ones keep every field whole.
-func (a *Adapter) fetchDocumentDetail(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool) (evidence.Document, error) {
+// fetchRecord reads one record and renders it within fetch's reply budget
+// (full: as evidence.RenderDocumentFull, beside the verbatim record); it
+// also returns the RS body it rendered.
+func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
-		return evidence.Document{}, err
+		return evidence.Document{}, nil, err
 	}
 	expandLimit, err := query.EncodeExpandLimit(expandLimitRaw, expand)
 	if err != nil {
-		return evidence.Document{}, err
+		return evidence.Document{}, nil, err
 	}
 	if err := a.checkExpand(ctx, ref.Stream, ref.ConnectionID, expand, len(expandLimit) > 0); err != nil {
-		return evidence.Document{}, err
+		return evidence.Document{}, nil, err
 	}
 	p := &rsclient.GetRecordParams{Fields: optString(fields), ConnectionId: optString(ref.ConnectionID)}
 	if len(expand) > 0 {
@@ -321,13 +325,19 @@ func (a *Adapter) fetchDocumentDetail(ctx context.Context, ref handles.RecordRef
 	req, berr := rsclient.NewGetRecordRequest(a.rs.BaseURL(), ref.Stream, ref.RecordID, p)
 	resp, err := a.do(ctx, withQuery(req, expandLimit), berr)
 	if err != nil {
-		return evidence.Document{}, err
+		return evidence.Document{}, nil, err
 	}
-	doc, rerr := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0), full)
+	var doc evidence.Document
+	var rerr error
+	if full {
+		doc, rerr = evidence.RenderDocumentFull(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream))
+	} else {
+		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0))
+	}
 	if rerr != nil {
-		return evidence.Document{}, badResponse(rerr)
+		return evidence.Document{}, nil, badResponse(rerr)
 	}
-	return doc, nil
+	return doc, resp.Body, nil
 }
 
 // ReadRecordField serves `read_record_field`: GET .../records/{id}/field-window.
@@ -342,8 +352,10 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 	}
 	var res *mcp.CallToolResult
 	if args.Detail == evidence.DetailFull {
-		view.Detail = evidence.DetailFull
-		res = okResult(view.Rendered, view)
+		// The window text is paid for once: it lives in structured output,
+		// and content[] says where.
+		view.FullText()
+		res = a.fullReply(ctx, mcptools.ToolReadRecordField, argsMap(args), view.Rendered, view, "", nil)
 	} else {
 		// The window text is paid for once: it lives in content[], and
 		// structured output points at it and names the full-detail call.

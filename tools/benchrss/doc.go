@@ -18,6 +18,12 @@
 //	                                         batches; fails when the server's peak
 //	                                         RSS reaches 100 MB or the RS sees more
 //	                                         than the batch cap of calls per batch
+//	go run ./tools/benchrss -fullcap         detail "full" and memory: a scripted RS
+//	                                         of 100 x 78,000-character records (< and
+//	                                         HTML); peak RSS under 8 full + 4 compact
+//	                                         calls, RSS a minute later, the rise of
+//	                                         one page-sized full fetch; fails when a
+//	                                         bound is missed
 //
 // Linux only (it reads /proc/<pid>/status). Every address is loopback.
 package main

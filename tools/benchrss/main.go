@@ -39,6 +39,8 @@ type options struct {
 	only      string // comma-separated workload call names; empty: all
 	stdioRaw  bool   // also time the calls through a bare stdio client
 	floor     bool   // also time the calls' pass-through floor over stdio
+	fullcap   fullcapOptions
+	fullOnly  bool // -fullcap: only the full-detail memory check
 }
 
 func main() {
@@ -62,6 +64,14 @@ func main() {
 	flag.IntVar(&o.flood.items, "flood-items", 5000, "read_record_field calls per batch of the flood check")
 	var maxMB int64
 	flag.Int64Var(&maxMB, "flood-max-rss-mb", 100, "the server's peak RSS must stay below this many MB in the flood check")
+	flag.BoolVar(&o.fullOnly, "fullcap", false, "run only the full-detail memory check over HTTP against a scripted RS of large pages: peak RSS under concurrent full and compact calls, RSS after settling, and the rise for one full fetch of a page-sized record; exits 1 when a bound is missed")
+	flag.IntVar(&o.fullcap.records, "fullcap-records", 100, "records on the scripted page of the full-detail check")
+	flag.IntVar(&o.fullcap.chars, "fullcap-chars", 78000, "characters of each record's text in the full-detail check")
+	flag.IntVar(&o.fullcap.fulls, "fullcap-fulls", 8, "concurrent query_records calls at detail full in the full-detail check")
+	flag.IntVar(&o.fullcap.compacts, "fullcap-compacts", 4, "concurrent compact query_records calls beside them")
+	flag.DurationVar(&o.fullcap.settle, "fullcap-settle", time.Minute, "wait after the load before reading the settled RSS")
+	flag.StringVar(&o.fullcap.ceilings, "fullcap-ceilings", "0,16777216", "comma-separated --full-max-bytes values to measure (0: the server's default)")
+	flag.StringVar(&o.fullcap.fills, "fullcap-fills", "lt,html", "comma-separated text fills to measure: lt (every character <), html")
 	flag.Parse()
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
@@ -88,12 +98,47 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
+	if o.fullOnly {
+		bin, cleanup, err := serverBinary(ctx, log, o.bin)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			os.Exit(1)
+		}
+		code := runFullcap(ctx, bin, o.fullcap)
+		cleanup()
+		os.Exit(code)
+	}
 	rep, err := run(ctx, log, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 		os.Exit(1)
 	}
 	rep.write(os.Stdout)
+}
+
+// serverBinary returns bin, or builds the server into a temporary
+// directory that cleanup removes.
+func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, func(), error) {
+	if bin != "" {
+		return bin, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "pdpp-benchrss-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	bin = filepath.Join(tmp, "pdpp-mcp-server")
+	log.Info("building the server", "module", root)
+	if err := buildServer(ctx, root, bin); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return bin, cleanup, nil
 }
 
 // runFlood builds the server (unless -bin is given), runs the flood check,

@@ -6,9 +6,9 @@
 // budget, and
 // `go test -race ./...` passes, with short smoke runs of the fuzz targets,
 // of every benchmark (one iteration each) and of the process meter
-// tools/benchrss (a few calls per path, and a small batch flood checked
-// against its bounds). It needs the Go toolchain and, for the tracked-files
-// check, git.
+// tools/benchrss (a few calls per path, a small batch flood checked
+// against its bounds, and the full-detail memory check on a small page). It
+// needs the Go toolchain and, for the tracked-files check, git.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
@@ -200,6 +200,12 @@ func benchSmoke() error {
 	}
 	if err := run("go", "run", "./tools/benchrss", "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
 		return fmt.Errorf("benchrss -flood: %w", err)
+	}
+	// A small page, with a ceiling it passes and the default it fits: the
+	// full-detail memory check's refusal and success paths, in seconds.
+	if err := run("go", "run", "./tools/benchrss", "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
+		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
+		return fmt.Errorf("benchrss -fullcap: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
 // dispatcher is the last /mcp stage. It hands each JSON-RPC message to
@@ -40,17 +42,22 @@ func newDispatcher(st *settings, s *server.MCPServer) *dispatcher {
 // bufferedReply is an mcp-go HTTPResponseWriter that keeps the whole reply
 // in memory and reports that it cannot stream. It keeps at most limit bytes:
 // a longer reply is dropped and marked overflow, so it can be answered with
-// an error instead.
+// an error instead. A value a handler put in the request's splice store
+// (see package splice) is kept by reference where its placeholder stood,
+// not copied, and counts at its own size against limit.
 type bufferedReply struct {
 	header   http.Header
 	status   int
-	body     bytes.Buffer
+	spliced  [][]byte     // the reply before body: literal runs and spliced values, in order
+	body     bytes.Buffer // the literal bytes after the last spliced value
+	size     int64        // bytes held in spliced and body
 	limit    int64
 	overflow bool
+	store    *splice.Store // nil: nothing to splice
 }
 
-func newBufferedReply(limit int64) *bufferedReply {
-	return &bufferedReply{header: make(http.Header), limit: limit}
+func newBufferedReply(limit int64, store *splice.Store) *bufferedReply {
+	return &bufferedReply{header: make(http.Header), limit: limit, store: store}
 }
 
 func (b *bufferedReply) Header() http.Header { return b.header }
@@ -65,12 +72,30 @@ func (b *bufferedReply) Write(p []byte) (int, error) {
 	if b.status == 0 {
 		b.status = http.StatusOK
 	}
-	if b.overflow || int64(b.body.Len())+int64(len(p)) > b.limit {
-		b.overflow = true
-		b.body = bytes.Buffer{}
+	if b.overflow {
 		return len(p), nil
 	}
-	return b.body.Write(p)
+	// The values taken are released when the request's store is closed,
+	// after the reply is written.
+	parts, size, _ := b.store.Take(p)
+	if b.size+size > b.limit {
+		b.overflow = true
+		b.spliced, b.body, b.size = nil, bytes.Buffer{}, 0
+		return len(p), nil
+	}
+	for i, part := range parts {
+		if i%2 == 0 {
+			b.body.Write(part) // p is the encoder's buffer: copied
+			continue
+		}
+		if b.body.Len() > 0 {
+			b.spliced = append(b.spliced, bytes.Clone(b.body.Bytes()))
+			b.body.Reset()
+		}
+		b.spliced = append(b.spliced, part)
+	}
+	b.size += size
+	return len(p), nil
 }
 
 func (b *bufferedReply) Flush() {}
@@ -79,14 +104,25 @@ func (b *bufferedReply) CanStream() bool { return false }
 
 var _ server.HTTPResponseWriter = (*bufferedReply)(nil)
 
-// reply is a finished answer to one HTTP request or one batch element.
+// reply is a finished answer to one HTTP request or one batch element:
+// the spliced parts (if any) then body.
 type reply struct {
-	status int
-	header http.Header
-	body   []byte
+	status  int
+	header  http.Header
+	spliced [][]byte
+	body    []byte
 	// keep: the reply carries answers of batch items that ran, which a
 	// token rejection met later in the batch must not replace.
 	keep bool
+}
+
+// flat returns the whole reply body in one slice (a copy when it has
+// spliced parts).
+func (rp reply) flat() []byte {
+	if len(rp.spliced) == 0 {
+		return rp.body
+	}
+	return bytes.Join(append(append([][]byte(nil), rp.spliced...), rp.body), nil)
 }
 
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
@@ -139,7 +175,11 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// further batch item starts.
 	ctx, cancel := context.WithTimeout(r.Context(), d.st.RequestTimeout)
 	defer cancel()
-	r = r.WithContext(ctx)
+	// Values the request's calls return by reference live until the reply
+	// is written (or the request ends without one).
+	store := splice.NewStore()
+	defer store.Close()
+	r = r.WithContext(splice.WithStore(ctx, store))
 
 	header := forwardedHeader(r.Header)
 	var out reply
@@ -176,11 +216,20 @@ func (rp reply) write(w http.ResponseWriter) {
 		h[k] = v
 	}
 	h.Del(server.HeaderKeySessionID)
-	if len(rp.body) > 0 {
+	size := len(rp.body)
+	for _, p := range rp.spliced {
+		size += len(p)
+	}
+	if size > 0 {
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(rp.body)))
+		h.Set("Content-Length", strconv.Itoa(size))
 	}
 	w.WriteHeader(rp.status)
+	for _, p := range rp.spliced {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
 	if len(rp.body) > 0 {
 		_, _ = w.Write(rp.body)
 	}
@@ -229,7 +278,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		}
 	}
 
-	buf := newBufferedReply(d.st.MaxReplyBytes)
+	buf := newBufferedReply(d.st.MaxReplyBytes, splice.FromContext(r.Context()))
 	d.core.Handle(buf, &server.HTTPRequest{
 		Method:  http.MethodPost,
 		URL:     r.URL,
@@ -254,9 +303,9 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 
 // normalize turns mcp-go's buffered output into a JSON-only reply.
 func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
-	rp := reply{status: buf.status, header: buf.header, body: buf.body.Bytes()}
+	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes()}
 	rp.header.Del(server.HeaderKeySessionID)
-	if len(rp.body) == 0 {
+	if buf.size == 0 {
 		return rp
 	}
 	mt, _, _ := mime.ParseMediaType(rp.header.Get("Content-Type"))
@@ -277,7 +326,7 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 			status = http.StatusInternalServerError
 			code = mcp.INTERNAL_ERROR
 		}
-		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.body)))
+		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.flat())))
 	}
 }
 
@@ -390,7 +439,7 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange
 		if env.Method == string(mcp.MethodInitialize) {
 			part = marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil)
 		} else {
-			part = bytes.TrimSpace(d.serveOne(r, header, item, env, version).body)
+			part = bytes.TrimSpace(d.serveOne(r, header, item, env, version).flat())
 		}
 		if answered == 0 && tokenRejected(r) {
 			return reply{} // nothing answered yet: ServeHTTP answers 401

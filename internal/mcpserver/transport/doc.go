@@ -20,6 +20,9 @@
 //
 // RequestGuard, a server option, refuses over-long resource URIs and tool
 // names before mcp-go does any work on them, over both transports.
+// Every reply, over HTTP and stdio, is written with the values its calls
+// returned by reference (package splice) in place: a large pass-through
+// JSON value is held once and never re-encoded by the MCP library.
 //
 // Nothing here knows which product it serves: tools, resources and
 // instructions come from the *server.MCPServer handed in.

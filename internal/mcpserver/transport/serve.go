@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
@@ -129,7 +131,12 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(slog.NewLogLogger(errLog.Handler(), slog.LevelError))
 	calls := newPendingCalls()
-	err := stdio.Listen(ctx, newDrainingReader(ctx, in, calls), newAnswerWriter(out, calls))
+	// Values the calls return by reference (package splice) are written
+	// into their reply lines by the answer writer.
+	store := splice.NewStore()
+	defer store.Close()
+	ctx = splice.WithStore(ctx, store)
+	err := stdio.Listen(ctx, newDrainingReader(ctx, in, calls), newAnswerWriter(out, calls, store))
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}

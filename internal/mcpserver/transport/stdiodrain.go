@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
 // stdioDrainTimeout bounds how long EOF on stdin waits for answers still owed
@@ -271,15 +273,18 @@ func (r *drainingReader) bound(b []byte) int {
 
 // answerWriter passes stdout through and records the answers written. mcp-go
 // writes each message as one line in one Write; a line that is a resource
-// read's error is rewritten to carry its JSON-RPC code (see ResourceError).
+// read's error is rewritten to carry its JSON-RPC code (see ResourceError),
+// and a line that carries values by reference (package splice) is written
+// with the values in place, part by part.
 type answerWriter struct {
-	dst  io.Writer
-	mu   sync.Mutex
-	scan lineScanner
+	dst   io.Writer
+	store *splice.Store
+	mu    sync.Mutex
+	scan  lineScanner
 }
 
-func newAnswerWriter(dst io.Writer, p *pendingCalls) *answerWriter {
-	w := &answerWriter{dst: dst}
+func newAnswerWriter(dst io.Writer, p *pendingCalls, store *splice.Store) *answerWriter {
+	w := &answerWriter{dst: dst, store: store}
 	w.scan.fn = p.sawOutput
 	return w
 }
@@ -288,6 +293,18 @@ func (w *answerWriter) Write(b []byte) (int, error) {
 	out := b
 	if len(b) > 0 && b[len(b)-1] == '\n' && bytes.IndexByte(b[:len(b)-1], '\n') < 0 {
 		out = rewriteResourceError(b)
+	}
+	if w.store.Pending() {
+		// The spliced values hold no line break (splice.Value compacts
+		// them), so the line stays one line; its ids are the same with or
+		// without them, so the tracking reads the line as encoded.
+		if err := w.store.Expand(w.dst, out); err != nil {
+			return 0, err
+		}
+		w.mu.Lock()
+		w.scan.feed(out)
+		w.mu.Unlock()
+		return len(b), nil
 	}
 	n, err := w.dst.Write(out)
 	w.mu.Lock()

@@ -104,6 +104,9 @@ func TestExitCodes(t *testing.T) {
 		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot}, cmdkit.ExitNoPerm, "pdpp connect " + url},
 		{"unknown toolset", []string{"http", "--provider-url", url, "--toolsets", "admin"}, cmdkit.ExitUsage, "unknown toolset"},
 		{"bad flag", []string{"stdio", "--no-such-flag"}, cmdkit.ExitUsage, "no-such-flag"},
+		{"full ceiling below compact", []string{"http", "--provider-url", url, "--full-max-bytes", "1000"}, cmdkit.ExitUsage, "--full-max-bytes must be at least"},
+		{"in-flight bound below one body", []string{"http", "--provider-url", url, "--max-inflight-bytes", "1000000"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
+		{"in-flight bound below a raised ceiling", []string{"http", "--provider-url", url, "--full-max-bytes", "67108864"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -137,6 +137,9 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	// provider's authorization servers) do not apply. Its webhook receivers
 	// run on this machine, so private callbacks are allowed by default.
 	h.registerServer(f, true)
+	if err := h.registerMemory(f); err != nil {
+		return err
+	}
 	if err := h.registerTimeout(f); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
@@ -24,13 +25,83 @@ type common struct {
 	// allowPrivateWebhooks lets webhook callbacks name internal hosts
 	// (--allow-private-webhooks; see pdpp.Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
+	fullMax              int64 // --full-max-bytes; 0 on commands without it: the default
+	inFlightMax          int64 // --max-inflight-bytes; 0 on commands without it: the default
 }
 
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
 	c.registerServer(f, false)
+	if err := c.registerMemory(f); err != nil {
+		return err
+	}
 	return c.registerTimeout(f)
+}
+
+// registerMemory defines --full-max-bytes and --max-inflight-bytes.
+func (c *common) registerMemory(f *cmdkit.FlagSet) error {
+	if err := f.Int64(&c.fullMax, "full-max-bytes", "PDPP_MCP_FULL_MAX_BYTES", pdpp.DefaultFullMaxBytes,
+		`ceiling of one detail "full" reply; past it the call is refused with full_too_large and the bounded ways to read the same data`); err != nil {
+		return err
+	}
+	return f.Int64(&c.inFlightMax, "max-inflight-bytes", "PDPP_MCP_MAX_INFLIGHT_BYTES", rs.DefaultMaxInFlightBytes,
+		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy")
+}
+
+// After the bytes in flight peaked at idleFreePeak or more, the server
+// gives freed memory back to the system once they fall to zero, at most
+// once every idleFreeEvery (see inflight.FreeWhenIdle): ordinary calls
+// never trigger it, and under sustained large calls it costs one
+// collection per window.
+const (
+	idleFreePeak  = 8 << 20
+	idleFreeEvery = 10 * time.Second
+)
+
+// Terms of WorstCaseHeap (docs/deploy.md gives the formula): heapBase is
+// what a serving process holds with no call (runtime, token-verdict cache,
+// metrics); maxCompactReply the largest compact reply budget of the
+// catalog; MemoryHeadroom what the process holds outside the Go heap
+// (mapped binary, thread stacks, runtime metadata), to leave between
+// GOMEMLIMIT and the container's memory limit.
+const (
+	heapBase        = 10 << 20
+	maxCompactReply = 32 << 10
+	MemoryHeadroom  = 32 << 20
+)
+
+// WorstCaseHeap bounds the Go heap of a server with these flags: heapBase;
+// twice --max-inflight-bytes (the RS bodies and full-reply members the
+// limiter admits, and what rendering decodes from them); and for each of
+// --max-concurrent-requests, its request body twice (read, then parsed)
+// and a compact reply three times (the encoded result, the encoded
+// message, the transport's buffer). Set GOMEMLIMIT at or above it, and the
+// container limit MemoryHeadroom above that.
+func WorstCaseHeap(inFlight, maxConcurrent, maxBody int64) int64 {
+	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply)
+}
+
+// memoryLimits checks --full-max-bytes and --max-inflight-bytes (zero:
+// the defaults) and returns them: the ceiling at least
+// pdpp.MinFullMaxBytes, and the bound on bytes in flight room enough for
+// the largest single body a call may read (an RS body of
+// rs.DefaultMaxBodySize, or a full reply's body).
+func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
+	fullMax, inFlight = c.fullMax, c.inFlightMax
+	if fullMax == 0 {
+		fullMax = pdpp.DefaultFullMaxBytes
+	}
+	if inFlight == 0 {
+		inFlight = rs.DefaultMaxInFlightBytes
+	}
+	if fullMax < pdpp.MinFullMaxBytes {
+		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--full-max-bytes must be at least %d (a full reply is never smaller than a compact one), got %d", pdpp.MinFullMaxBytes, fullMax)
+	}
+	if need := max(fullMax+pdpp.FullBodyMargin, rs.DefaultMaxBodySize) + 1; inFlight < need {
+		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must hold the largest body one call reads (%d bytes with --full-max-bytes %d), got %d", need, fullMax, inFlight)
+	}
+	return fullMax, inFlight, nil
 }
 
 // registerProvider defines --provider-url.
@@ -100,11 +171,17 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve})
+	fullMax, inFlight, err := c.memoryLimits()
+	if err != nil {
+		return nil, nil, err
+	}
+	lim := inflight.New(inFlight)
+	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))
+	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	cfg := pdpp.Config{RS: client, Token: token, Logger: log,
+	cfg := pdpp.Config{RS: client, Token: token, Logger: log, FullMaxBytes: fullMax,
 		Checker:              tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout}),
 		AllowPrivateWebhooks: c.allowPrivateWebhooks}
 	for _, w := range wire {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"debug/elf"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 )
 
 // repoRoot is the module root, relative to this package.
@@ -18,6 +21,7 @@ const repoRoot = "../../.."
 // dockerfile is the image recipe, parsed just enough to rebuild its binaries.
 type dockerfile struct {
 	env        []string // ENV lines of the build stage, KEY=VALUE
+	finalEnv   []string // ENV lines of the last stage, KEY=VALUE
 	buildArgs  []string // the words of the `go build` RUN after "go"
 	finalFrom  string
 	finalUser  string
@@ -56,11 +60,12 @@ func readDockerfile(t *testing.T) dockerfile {
 		switch strings.ToUpper(instr) {
 		case "FROM":
 			stage++
-			d.finalFrom, d.finalUser, d.exposed = strings.Fields(rest)[0], "", nil
+			d.finalFrom, d.finalUser, d.exposed, d.finalEnv = strings.Fields(rest)[0], "", nil, nil
 		case "ENV":
 			if stage == 1 {
 				d.env = append(d.env, strings.Fields(rest)...)
 			}
+			d.finalEnv = append(d.finalEnv, strings.Fields(rest)...)
 		case "RUN":
 			if words := shellWords(t, rest); len(words) > 2 && words[0] == "go" && words[1] == "build" {
 				d.buildArgs = words[1:]
@@ -160,6 +165,25 @@ func TestDockerfileBuildsStaticStampedBinaries(t *testing.T) {
 				t.Errorf("Dockerfile: %s", c.name)
 			}
 		}
+	})
+	t.Run("memory fits the Kubernetes base's limit", func(t *testing.T) {
+		env := map[string]string{}
+		for _, kv := range d.finalEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		_, objs := readKustomize(t)
+		limit := objs["Deployment"].Spec.Template.Spec.Containers[0].Resources.Limits["memory"]
+		// The image's command with its environment, as `docker run` starts it.
+		var h httpFlags
+		f := cmdkit.NewFlagSet(Env{Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}, "pdpp-mcp-server", "http", "")
+		if err := h.register(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.ParseNoArgs(nil); err != nil {
+			t.Fatal(err)
+		}
+		checkMemoryFits(t, "Dockerfile", limit, env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody)
 	})
 	if runtime.GOOS != "linux" {
 		t.Skip("the image is linux; ELF checks need a linux build")

@@ -321,6 +321,10 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 		}
 	})
 
+	t.Run("memory fits the limit", func(t *testing.T) {
+		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody)
+	})
+
 	t.Run("grace period exceeds the drain", func(t *testing.T) {
 		if pod.TerminationGracePeriodSeconds == nil {
 			t.Fatal("no terminationGracePeriodSeconds")

@@ -87,12 +87,12 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout"}, []string{"-auto-consent", "-oauth-source"}},
-		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen", "-oauth-source connector"}, []string{"-cache-root", "or 60s", "-auto-consent", "-access-token-ttl"}},
-		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once", "-oauth-source connector", "-auto-consent", "-access-token-ttl duration"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
+		{"stdio", []string{"-provider-url URL", "-cache-root directory", "-server-name name", "-toolsets list", "-rs-timeout", "-full-max-bytes", "-max-inflight-bytes"}, []string{"-auto-consent", "-oauth-source"}},
+		{"http", []string{"-provider-url URL", "-server-name name", "-toolsets list", "-listen", "-oauth-source connector", "-full-max-bytes", "-max-inflight-bytes"}, []string{"-cache-root", "or 60s", "-auto-consent", "-access-token-ttl"}},
+		{"demo", []string{"-server-name name", "-toolsets list", "-listen", "-rs-listen address", "-once", "-oauth-source connector", "-auto-consent", "-access-token-ttl duration", "-full-max-bytes"}, []string{"-provider-url", "-cache-root", "-authorization-servers", "or 60s"}},
 		{"demo-rs", []string{"-listen address", "-cache-root directory", "-grant grant", "-auto-consent", "-access-token-ttl duration"}, []string{"-provider-url", "-server-name", "-toolsets", "-oauth-source"}},
-		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets"}},
-		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)"}},
+		{"search", []string{"-provider-url URL", "-cache-root directory", "-cursor cursor", "-stream stream", "-mode mode"}, []string{"-server-name", "-toolsets", "-full-max-bytes"}},
+		{"read-field", []string{"-provider-url URL", "-cache-root directory", "-offset character", "-cursor cursor", "-limit-chars characters"}, []string{"-server-name", "-toolsets", "(default -1)", "-full-max-bytes"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {

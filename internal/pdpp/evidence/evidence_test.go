@@ -150,7 +150,7 @@ func TestShortFieldComplete(t *testing.T) {
 
 func TestDocumentFromRealSample(t *testing.T) {
 	body := sample(t, "record-transcripts-tr-5.json")
-	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "transcripts", RecordID: "tr-5"}, "http://rs", nil, 0, false)
+	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "transcripts", RecordID: "tr-5"}, "http://rs", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestDocumentFromRealSample(t *testing.T) {
 func TestStructuredFieldReadsOnWhereItStops(t *testing.T) {
 	text := strings.Repeat("wörd ", 20000)
 	body := []byte(`{"object":"record","id":"r1","stream":"notes","connection_id":"c","data":{"body":"` + text + `"}}`)
-	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "notes", RecordID: "r1"}, "", nil, 32768, false)
+	doc, err := RenderDocumentWithin(body, handles.RecordRef{Stream: "notes", RecordID: "r1"}, "", nil, 32768)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestBoundedForAnySize(t *testing.T) {
 	huge := strings.Repeat("word ", 1<<18) // ~1.3 MB
 	rec, _ := json.Marshal(map[string]any{"id": "r1", "stream": "s", "connection_id": "cin_a", "object": "record",
 		"data": map[string]any{"id": "r1", "body": huge, "blob": strings.Repeat("QUJD", 300000), "meta": map[string]any{"k": strings.Repeat("v", 5000)}}})
-	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "s", RecordID: "r1"}, "", nil, 0, false)
+	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "s", RecordID: "r1"}, "", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,14 +341,14 @@ func TestRolesAreDeclaredOnly(t *testing.T) {
 		t.Fatalf("a field named title without a declared role must not get one: %v", got)
 	}
 	rec := []byte(`{"id":"n1","stream":"notes","connection_id":"c","data":{"body":"b","title":"Shopping list"}}`)
-	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", roles, 0, false)
+	doc, err := RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", roles, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if doc.Title != "Shopping list" || !strings.HasPrefix(doc.Text, "title: ") {
 		t.Fatalf("declared title role not used: %q\n%s", doc.Title, doc.Text)
 	}
-	doc, _ = RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", nil, 0, false)
+	doc, _ = RenderDocumentWithin(rec, handles.RecordRef{Stream: "notes", RecordID: "n1"}, "", nil, 0)
 	if doc.Title != "notes n1" || !strings.HasPrefix(doc.Text, "body: ") {
 		t.Fatalf("without roles presentation must stay neutral: %q\n%s", doc.Title, doc.Text)
 	}

@@ -3,7 +3,6 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -35,13 +34,13 @@ const documentOverhead = 512
 
 // RenderDocumentWithin renders one RS record as a fetch document. ref is the
 // record the caller asked for (its connection fills in when the RS names
-// one). With full, every field is whole (large JSON values too). Otherwise
-// the structured text cuts each field at StructuredTextChars and, with a
-// budget above 0, the whole result (content[] text, structured text and
+// one). The structured text cuts each field at StructuredTextChars and, with
+// a budget above 0, the whole result (content[] text, structured text and
 // metadata) is kept within budget bytes: the per-field cut shrinks until it
 // fits, each cut field keeping its descriptor and read_record_field
-// continuation in metadata.fields.
-func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int, full bool) (Document, error) {
+// continuation in metadata.fields. (Detail "full" adds the RS record
+// verbatim beside this document rather than a longer text.)
+func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int) (Document, error) {
 	if err := requireObject(body, "record"); err != nil {
 		return Document{}, err
 	}
@@ -52,11 +51,8 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 	if rec.ID == "" && len(rec.Data) == 0 {
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
-	if full {
-		return renderDocument(rec, ref, providerBase, roles, math.MaxInt32, true), nil
-	}
 	chars := StructuredTextChars
-	doc := renderDocument(rec, ref, providerBase, roles, chars, false)
+	doc := renderDocument(rec, ref, providerBase, roles, chars)
 	// Each pass shrinks the per-field cut in proportion to the excess; at
 	// most 12 passes, and never below FieldValueChars.
 	for pass := 0; pass < 12 && budget > 0; pass++ {
@@ -66,8 +62,31 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 			break
 		}
 		chars = max(FieldValueChars, chars*budget/size*9/10)
-		doc = renderDocument(rec, ref, providerBase, roles, chars, false)
+		doc = renderDocument(rec, ref, providerBase, roles, chars)
 	}
+	return doc, nil
+}
+
+// RenderDocumentFull renders one RS record for detail "full": the id,
+// title, url, metadata and content[] preview that compact shows, and a
+// text that points at data, where the caller puts the RS record verbatim,
+// so no value is paid for twice. Nothing is cut: metadata names no cut
+// field and truncated is false.
+func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string, roles Roles) (Document, error) {
+	if err := requireObject(body, "record"); err != nil {
+		return Document{}, err
+	}
+	rec, err := DecodeRecord(body)
+	if err != nil {
+		return Document{}, err
+	}
+	if rec.ID == "" && len(rec.Data) == 0 {
+		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
+	}
+	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars)
+	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data))
+	delete(doc.Metadata, "fields")
+	doc.Truncated = false
 	return doc, nil
 }
 
@@ -80,7 +99,7 @@ func documentSize(doc Document) int {
 // structuredContent: its strings as JSON encodes them, its metadata, and
 // documentOverhead for keys, flags and the full-detail call.
 func DocumentStructuredBytes(doc Document) int {
-	meta := len(mustMarshal(doc.Metadata))
+	meta := htmlEscapedLen(mustMarshal(doc.Metadata))
 	text := doc.textBytes
 	if text == 0 {
 		text = JSONStringLen(doc.Text)
@@ -93,9 +112,22 @@ func DocumentStructuredBytes(doc Document) int {
 	return n
 }
 
+// htmlEscapedLen is the length of the JSON text b once encoding/json has
+// escaped its <, > and & as \u003c, \u003e and \u0026 (six bytes each), as
+// the MCP library's encoding of every reply does.
+func htmlEscapedLen(b []byte) int {
+	n := len(b)
+	for _, c := range b {
+		if c == '<' || c == '>' || c == '&' {
+			n += 5
+		}
+	}
+	return n
+}
+
 // renderDocument renders rec with each field's structured text cut at
-// fieldChars; with full, large JSON values are kept whole too.
-func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int, full bool) Document {
+// fieldChars.
+func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
 	if rec.ConnectionID != "" {
 		ref.ConnectionID = rec.ConnectionID
 	}
@@ -122,10 +154,6 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	for i, name := range names {
 		raw := rec.Data[name]
 		whole := DescribeField(id, name, raw, fieldChars)
-		if full && whole.Kind == "json" && !whole.Complete {
-			line := compactJSON(raw)
-			whole.Value, whole.Complete, whole.Next, whole.Line = json.RawMessage(line), true, nil, line
-		}
 		// Written piece by piece: the line can be a whole long text, which
 		// fmt would copy through its own buffer first.
 		text.WriteString(name)

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,8 +156,6 @@ type FieldView struct {
 	BlobRead *BlobRead `json:"blob_read,omitempty"`
 	// Line is the one-line visible rendering.
 	Line string `json:"-"`
-	// whole is the decoded text of a text field, for Within.
-	whole string
 }
 
 // BlobRead is the explicit continuation for stored blob bytes.
@@ -173,28 +172,28 @@ func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 // window for text, a full-detail fetch of the field for large JSON.
 func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	fv := FieldView{Name: name}
-	trimmed := strings.TrimSpace(string(raw))
+	// raw is sliced, never copied whole: a field can be most of the body.
+	tb := bytes.TrimSpace(raw)
 	switch {
-	case trimmed == "null" || trimmed == "":
+	case len(tb) == 0 || string(tb) == "null":
 		fv.Kind, fv.Complete = "null", true
 		fv.Line = "null"
-	case trimmed[0] == '"':
-		s, _ := decodeString(raw)
-		fv.Chars = CountChars(s)
-		if IsBinaryLike(s) {
+	case tb[0] == '"':
+		// Only the first max characters are decoded and kept.
+		sum := summarizeString(tb, max)
+		fv.Chars = sum.chars
+		if sum.binaryLike {
 			fv.Kind = "binary"
-			fv.Bytes = len(s)
-			fv.MediaType = dataURIMediaType(s)
+			fv.Bytes = sum.bytes
+			fv.MediaType = sum.mediaType
 			c := ReadFieldCall(id, name, 0, 0, "")
 			fv.Next = &c
 			fv.Line = fmt.Sprintf("[binary-like text, %d chars, not shown; read in bounded chunks: %s]", fv.Chars, c.Call())
 			return fv
 		}
-		fv.whole = s
-		shown, cut := Cut(s, max)
-		fv.setText(id, oneLine(shown), cut, max)
-	case trimmed[0] == '{' || trimmed[0] == '[':
-		fv.Bytes = len(trimmed)
+		fv.setText(id, sum.prefix, sum.cut, max)
+	case tb[0] == '{' || tb[0] == '[':
+		fv.Bytes = len(tb)
 		if blob, ok := blobRef(raw); ok {
 			fv.Kind = "blob"
 			fv.BlobID, fv.MediaType = blob.ID, blob.MediaType
@@ -226,8 +225,9 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
-			jsonKind(trimmed), fv.Bytes, Clip(compact, max/2), c.Call())
+			jsonKind(string(tb[:1])), fv.Bytes, Clip(compact, max/2), c.Call())
 	default:
+		trimmed := string(tb)
 		fv.Complete = true
 		fv.Value = json.RawMessage(trimmed)
 		fv.Line = trimmed
@@ -241,21 +241,24 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 	return fv
 }
 
-// setText fills a text field's view from its shown part; cut says whether
-// the field continues past it, at character offset end of the field,
-// where the read-on continuation starts.
+// setText fills a text field's view from its shown part (the value's
+// first characters, exactly); cut says whether the field continues past
+// it, at character offset end of the field, where the read-on continuation
+// starts. The line shows the part as ShowValue does, so a value shown whole
+// is shown exactly, and a cut one is marked as a preview with its size and
+// the read that continues it.
 func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 	fv.Kind = "text"
 	fv.Value = shown
 	fv.Complete = !cut
 	fv.Next = nil
 	if !cut {
-		fv.Line = shown
+		fv.Line = ShowValue(shown)
 		return
 	}
 	c := ReadFieldCall(id, fv.Name, end, 0, "")
 	fv.Next = &c
-	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", shown, Ellipsis, fv.Chars, c.Call())
+	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", ShowValue(shown), Ellipsis, fv.Chars, c.Call())
 }
 
 // Within returns the view of the same field bounded to max characters,
@@ -264,9 +267,10 @@ func (fv FieldView) Within(id string, raw json.RawMessage, max int) FieldView {
 	if fv.Kind != "text" {
 		return DescribeField(id, fv.Name, raw, max)
 	}
-	shown, cut := Cut(fv.whole, max)
+	s, _ := fv.Value.(string)
+	shown, cut := Cut(s, max)
 	out := fv
-	out.setText(id, oneLine(shown), cut, max)
+	out.setText(id, shown, cut || !fv.Complete, max)
 	return out
 }
 

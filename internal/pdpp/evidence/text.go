@@ -3,6 +3,7 @@ package evidence
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -39,6 +40,43 @@ func Clip(s string, n int) string {
 		return out + Ellipsis
 	}
 	return out
+}
+
+// ShowValue renders a text value in a line of model-visible text, exactly:
+// as it is when that reads unambiguously, else as a JSON string literal,
+// which keeps every character and shows the invisible ones. A value is
+// quoted when it is empty, holds a line break, tab or other control
+// character (or U+2028/U+2029), begins or ends with white space, begins
+// with a double quote (it would read as the start of a literal) or ends
+// with Ellipsis (it would read as a cut preview). s must be valid UTF-8,
+// as every string decoded from JSON is.
+func ShowValue(s string) string {
+	if plainValue(s) {
+		return s
+	}
+	b, err := marshalNoEscape(s)
+	if err != nil {
+		return strconv.Quote(s)
+	}
+	return string(b)
+}
+
+// plainValue reports whether ShowValue shows s as it is.
+func plainValue(s string) bool {
+	if s == "" || s[0] == '"' || strings.HasSuffix(s, Ellipsis) {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
 
 // oneLine folds whitespace runs (newlines included) into single spaces so a

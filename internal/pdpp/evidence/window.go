@@ -148,6 +148,15 @@ func (v *WindowView) CompactText(full Continuation) {
 	v.Full = &full
 }
 
+// FullText is CompactText's counterpart for detail "full": the window
+// text stays in structured output (text) and content[] keeps the range,
+// the continuations and a line saying where the text is, so it is paid for
+// once here too.
+func (v *WindowView) FullText() {
+	v.Detail = DetailFull
+	v.Rendered = renderWindow(*v, false)
+}
+
 // windowRule delimits the window text in content[].
 const windowRule = "\n---\n"
 
@@ -253,12 +262,15 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		c.Arguments["offset_chars"] = offset
 		v.Previous = &c
 	}
-	v.Rendered = windowText(v)
+	v.Rendered = renderWindow(v, true)
 	v.RSBodyBytes = len(body)
 	return v, nil
 }
 
-func windowText(v WindowView) string {
+// renderWindow is the content[] text of a window: its range, the window
+// text between rules (withText) or a line saying it is in structured
+// output, then the continuations.
+func renderWindow(v WindowView, withText bool) string {
 	var b strings.Builder
 	state := "partial"
 	if v.Window.Complete {
@@ -269,9 +281,13 @@ func windowText(v WindowView) string {
 	if v.Window.MatchStartChars != nil && v.Window.MatchEndChars != nil {
 		fmt.Fprintf(&b, "; match at %d-%d", *v.Window.MatchStartChars, *v.Window.MatchEndChars)
 	}
-	b.WriteString(windowRule)
-	b.WriteString(v.Text)
-	b.WriteString(windowRule)
+	if withText {
+		b.WriteString(windowRule)
+		b.WriteString(v.Text)
+		b.WriteString(windowRule)
+	} else {
+		fmt.Fprintf(&b, "\nthe window's %d characters are in structuredContent.text\n", CountChars(v.Text))
+	}
 	if v.Next != nil {
 		fmt.Fprintf(&b, "next: %s\n", v.Next.Call())
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
 )
 
@@ -22,7 +23,15 @@ import (
 const (
 	DefaultTimeout     = 30 * time.Second
 	DefaultMaxBodySize = 8 << 20
+	// DefaultMaxInFlightBytes bounds the bytes all calls of the process
+	// hold at once for RS bodies and the replies built from them (see
+	// package inflight); it holds several bodies of DefaultMaxBodySize.
+	DefaultMaxInFlightBytes = 48 << 20
 )
+
+// firstReadBytes is the first reservation of a body whose length the RS
+// did not declare; it doubles as the body grows, up to the read's limit.
+const firstReadBytes = 64 << 10
 
 // Connection bounds of the default RS transport. MaxConnsPerRSHost caps the
 // connections open to the RS at once, dialling included: a burst of calls
@@ -41,12 +50,13 @@ type TokenSource func(ctx context.Context) (string, error)
 
 // Client performs RS requests.
 type Client struct {
-	base    *url.URL
-	http    *http.Client
-	token   TokenSource
-	maxBody int64
-	timeout time.Duration
-	observe func(method, route, status string, d time.Duration)
+	base     *url.URL
+	http     *http.Client
+	token    TokenSource
+	maxBody  int64
+	timeout  time.Duration
+	observe  func(method, route, status string, d time.Duration)
+	inflight *inflight.Limiter
 }
 
 // Options configure a Client; zero values take the defaults.
@@ -61,6 +71,12 @@ type Options struct {
 	// method, route template (see Route), status (the HTTP code, or timeout,
 	// unreachable, cancelled) and duration. Used for metrics.
 	Observe func(method, route, status string, d time.Duration)
+	// InFlight bounds the bytes of RS bodies held at once, process-wide;
+	// nil gives the client a limiter of its own of DefaultMaxInFlightBytes.
+	// A body is read under the account of the call's context (see
+	// inflight.WithAccount), which keeps it reserved until the call is
+	// done; a read outside any call holds its bytes only while it reads.
+	InFlight *inflight.Limiter
 }
 
 // New returns a Client for the RS at providerURL.
@@ -72,7 +88,10 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if token == nil {
 		return nil, errors.New("rs: a token source is required")
 	}
-	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient, observe: opt.Observe}
+	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient, observe: opt.Observe, inflight: opt.InFlight}
+	if c.inflight == nil {
+		c.inflight = inflight.New(DefaultMaxInFlightBytes)
+	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBodySize
 	}
@@ -125,6 +144,19 @@ func noCrossOriginRedirect(req *http.Request, via []*http.Request) error {
 // servers use it as the default budget of one call.
 func (c *Client) Timeout() time.Duration { return c.timeout }
 
+// InFlight is the limiter of bytes in flight the client reads bodies under.
+// A nil Client has none.
+func (c *Client) InFlight() *inflight.Limiter {
+	if c == nil {
+		return nil
+	}
+	return c.inflight
+}
+
+// MaxBodySize is the largest RS body the client reads, unless a call's
+// context sets its own limit (WithBodyLimit).
+func (c *Client) MaxBodySize() int64 { return c.maxBody }
+
 // BaseURL is the provider URL with a trailing slash, for generated request
 // builders (which drop the base path without it).
 func (c *Client) BaseURL() string { return c.base.String() }
@@ -170,20 +202,32 @@ func (c *Client) Do(ctx context.Context, req *http.Request) (*Response, error) {
 	status = strconv.Itoa(resp.StatusCode)
 	defer resp.Body.Close()
 	failed := resp.StatusCode < 200 || resp.StatusCode > 299
-	limit := c.maxBody
+	limit, refuse := c.maxBody, (func(int64) *Error)(nil)
+	if bl, ok := ctx.Value(bodyLimitKey{}).(bodyLimit); ok && !failed {
+		limit, refuse = bl.max, bl.refuse
+	}
 	if failed {
-		limit = min(limit, MaxErrorBodySize)
+		// An error body is read up to its own bound; past it, its first
+		// bytes still say what went wrong (cutStatusError).
+		limit = min(c.maxBody, MaxErrorBodySize)
 	}
-	body, err := readBody(resp.Body, resp.ContentLength, limit)
-	if err != nil {
-		return nil, transportError(ctx, err)
-	}
-	if int64(len(body)) > limit {
-		if failed {
+	body, err := c.readBody(ctx, resp.Body, resp.ContentLength, limit, failed)
+	if errors.Is(err, errTooLarge) {
+		if failed && int64(len(body)) > limit {
 			return nil, cutStatusError(resp, body[:limit])
 		}
+		if refuse != nil {
+			return nil, refuse(limit)
+		}
 		return nil, &Error{Status: resp.StatusCode, Envelope: adapterEnvelope("rs_response_too_large",
-			fmt.Sprintf("the RS answer is larger than %d bytes; ask for less (smaller limit, fields projection, or a field window)", c.maxBody), "")}
+			fmt.Sprintf("the RS answer is larger than %d bytes; ask for less (smaller limit, fields projection, or a field window)", limit), "")}
+	}
+	var busy *inflight.BusyError
+	if errors.As(err, &busy) && !errors.Is(busy.Err, context.Canceled) {
+		return nil, BusyError(busy)
+	}
+	if err != nil {
+		return nil, transportError(ctx, err)
 	}
 	if failed {
 		return nil, statusError(resp, body)
@@ -358,15 +402,120 @@ func scrub(s string) string {
 	return s
 }
 
-// readBody reads at most max+1 bytes of r. A declared length of at most max
-// sizes the buffer once (the read still stops at max+1 whatever the RS
-// sends); otherwise the buffer grows as io.ReadAll grows it.
-func readBody(r io.Reader, declared, max int64) ([]byte, error) {
-	if declared < 0 || declared > max {
-		return io.ReadAll(io.LimitReader(r, max+1))
+// errTooLarge is a body longer than the read's limit.
+var errTooLarge = errors.New("rs: body over the limit")
+
+// readBody reads r whole, refusing it with errTooLarge once it passes max
+// bytes (it never reads more than max+1, and nothing of a body whose
+// declared length is over max). Its buffer is reserved from the
+// call's account (see package inflight) before it is allocated: a declared
+// length of at most max sizes it once; otherwise it starts at
+// firstReadBytes and doubles up to max+1, so at most half of it is unused.
+// A reservation that is not free at once gives back what this read holds
+// and then waits for the whole size within ctx, so reads never wait on one
+// another while holding bytes. The reservation stays with the account
+// until the call is done (or while the read lasts, outside any call); a
+// refused body's is given back at once. With keepPrefix, a body over max
+// is read to max+1 bytes all the same (however long it says it is) and
+// returned beside errTooLarge, for an error body whose first members still
+// tell what went wrong.
+func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64, keepPrefix bool) (body []byte, err error) {
+	acct := inflight.FromContext(ctx)
+	if acct == nil {
+		acct = c.inflight.Open()
+		defer acct.Close()
 	}
-	var b bytes.Buffer
-	b.Grow(int(declared) + bytes.MinRead)
-	_, err := b.ReadFrom(io.LimitReader(r, max+1))
-	return b.Bytes(), err
+	if declared > max && !keepPrefix {
+		// The RS says how long the body is: too long, so none of it is
+		// read (closing it drops the connection rather than drain it).
+		return nil, errTooLarge
+	}
+	var reserved int64
+	defer func() {
+		if err != nil {
+			acct.Release(reserved)
+		}
+	}()
+	reserve := func(size int64) error {
+		if acct.TryReserve(size - reserved) {
+			reserved = size
+			return nil
+		}
+		acct.Release(reserved)
+		reserved = 0
+		if err := acct.Reserve(ctx, size); err != nil {
+			return err
+		}
+		reserved = size
+		return nil
+	}
+	size := min(max+1, firstReadBytes)
+	if declared >= 0 {
+		size = min(declared, max) + 1 // room to see EOF without growing
+	}
+	if err := reserve(size); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, size)
+	tooLarge := func() ([]byte, error) {
+		if keepPrefix {
+			return buf, errTooLarge
+		}
+		return nil, errTooLarge
+	}
+	for {
+		if int64(len(buf)) > max {
+			return tooLarge()
+		}
+		if len(buf) == cap(buf) {
+			next := min(max+1, 2*int64(cap(buf)))
+			if err := reserve(next); err != nil {
+				return nil, err
+			}
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, rerr := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if rerr == io.EOF {
+			if int64(len(buf)) > max {
+				return tooLarge()
+			}
+			return buf, nil
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+}
+
+type bodyLimitKey struct{}
+
+type bodyLimit struct {
+	max    int64
+	refuse func(max int64) *Error
+}
+
+// WithBodyLimit returns ctx under which every RS body is read up to max
+// bytes instead of the client's MaxBodySize: a longer body is not read
+// further and the request fails with refuse(max), or with
+// rs_response_too_large when refuse is nil. A call at detail "full" uses it
+// to stop at its reply ceiling rather than hold a body it cannot return.
+func WithBodyLimit(ctx context.Context, max int64, refuse func(max int64) *Error) context.Context {
+	return context.WithValue(ctx, bodyLimitKey{}, bodyLimit{max: max, refuse: refuse})
+}
+
+// CodeServerBusy is the code of a call refused because the process held
+// its limit of bytes in flight for other calls until the call's deadline.
+const CodeServerBusy = "server_busy"
+
+// BusyError is the typed error of a reservation of bytes in flight that
+// could not be had.
+func BusyError(e *inflight.BusyError) *Error {
+	msg := fmt.Sprintf("the server is holding its limit of %d bytes for calls in flight and no room for %d more bytes freed up within this call's budget; retry shortly, or ask for less (compact detail, a smaller limit, a fields projection, a field window)", e.Max, e.Want)
+	if e.Err == nil {
+		msg = fmt.Sprintf("this call needs %d bytes in flight, more than the server's limit of %d; ask for less (compact detail, a smaller limit, a fields projection, a field window)", e.Want, e.Max)
+	}
+	return &Error{Envelope: adapterEnvelope(CodeServerBusy, msg, "")}
 }

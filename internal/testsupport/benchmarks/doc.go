@@ -5,5 +5,6 @@
 // the package exports only what tools/benchrss shares with them: the
 // workload, the direct RS client, the floor (a pass-through MCP server that
 // returns the RS body verbatim, the least any adapter can cost through a
-// given client) and a percentile helper.
+// given client), a percentile helper, and LargeRS, a scripted RS of large
+// values for the memory checks.
 package benchmarks
