@@ -43,9 +43,9 @@ var (
 
 // SchemaArgs are the arguments of tool schema.
 type SchemaArgs struct {
-	// Stream to describe.
+	// One stream.
 	Stream string `json:"stream,omitempty"`
-	// Connection to describe.
+	// One connection.
 	ConnectionID string `json:"connection_id,omitempty"`
 	// full: field schemas; needs stream.
 	Detail string `json:"detail,omitempty"`
@@ -77,11 +77,11 @@ func (a *SchemaArgs) Validate() error {
 type QueryRecordsArgs struct {
 	// Stream, from schema.
 	Stream string `json:"stream"`
-	// Records per page.
+	// Page size.
 	Limit *int `json:"limit,omitempty"`
-	// From a reply's next.
+	// From next.
 	Cursor string `json:"cursor,omitempty"`
-	// Sort direction.
+	// Sort order.
 	Order string `json:"order,omitempty"`
 	// Sort field.
 	Sort string `json:"sort,omitempty"`
@@ -91,17 +91,17 @@ type QueryRecordsArgs struct {
 	Fields []string `json:"fields,omitempty"`
 	// Named projection.
 	View string `json:"view,omitempty"`
-	// Relations from expand_capabilities.
+	// From expand_capabilities.
 	Expand []string `json:"expand,omitempty"`
 	// {"relation": max children}.
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
 	// beginning or next_changes_since.
 	ChangesSince string `json:"changes_since,omitempty"`
-	// Connection to read.
+	// Connection.
 	ConnectionID string `json:"connection_id,omitempty"`
 	// {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -200,21 +200,21 @@ type AggregateArgs struct {
 	Stream string `json:"stream"`
 	// What to compute.
 	Metric string `json:"metric"`
-	// Field to aggregate (not for count).
+	// Field (not for count).
 	Field string `json:"field,omitempty"`
-	// Group field; not with group_by_time.
+	// Not with group_by_time.
 	GroupBy string `json:"group_by,omitempty"`
-	// Date field to bucket; needs granularity.
+	// Date field; needs granularity.
 	GroupByTime string `json:"group_by_time,omitempty"`
 	// Bucket size.
 	Granularity string `json:"granularity,omitempty"`
-	// IANA zone of buckets (default UTC).
+	// IANA zone (default UTC).
 	TimeZone string `json:"time_zone,omitempty"`
-	// Max groups.
+	// Max groups; the rest in other_count.
 	Limit *int `json:"limit,omitempty"`
 	// {"field": v} or {"field": {"gte": v}}.
 	Filter json.RawMessage `json:"filter,omitempty"`
-	// Connection to read.
+	// Connection.
 	ConnectionID string `json:"connection_id,omitempty"`
 }
 
@@ -279,19 +279,19 @@ func (a *AggregateArgs) Validate() error {
 type SearchArgs struct {
 	// Search text.
 	Q string `json:"q"`
-	// Streams to search (default all).
+	// Streams (default all).
 	Streams []string `json:"streams,omitempty"`
 	// Hits per page.
 	Limit *int `json:"limit,omitempty"`
-	// From a reply's next.
+	// From next.
 	Cursor string `json:"cursor,omitempty"`
 	// Search route.
 	Mode string `json:"mode,omitempty"`
 	// Typed filter; needs one stream.
 	Filter json.RawMessage `json:"filter,omitempty"`
-	// Connection to search.
+	// Connection.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -360,13 +360,13 @@ type FetchArgs struct {
 	ID string `json:"id"`
 	// Fields to return.
 	Fields []string `json:"fields,omitempty"`
-	// Relations from expand_capabilities.
+	// From expand_capabilities.
 	Expand []string `json:"expand,omitempty"`
 	// {"relation": max children}.
 	ExpandLimit json.RawMessage `json:"expand_limit,omitempty"`
-	// Connection to read.
+	// Connection.
 	ConnectionID string `json:"connection_id,omitempty"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -425,27 +425,27 @@ func (a *FetchArgs) Validate() error {
 type ReadRecordFieldArgs struct {
 	// Result id or pdpp://record/ URI.
 	ID string `json:"id,omitempty"`
-	// Connection to read.
+	// Connection.
 	ConnectionID string `json:"connection_id,omitempty"`
 	// Stream of record_id, when no id.
 	Stream string `json:"stream,omitempty"`
-	// Record id within stream.
+	// Id within stream.
 	RecordID string `json:"record_id,omitempty"`
 	// Text field; a cursor implies it.
 	FieldPath string `json:"field_path,omitempty"`
-	// Cursor from a previous window.
+	// From a previous window.
 	Cursor string `json:"cursor,omitempty"`
-	// Start, in characters.
+	// Start, in chars.
 	OffsetChars *int `json:"offset_chars,omitempty"`
 	// Window chars (default 4096).
 	LimitChars *int `json:"limit_chars,omitempty"`
 	// Text to centre on (first match).
 	Q string `json:"q,omitempty"`
-	// With q, chars before the match.
+	// With q, chars before.
 	BeforeChars *int `json:"before_chars,omitempty"`
-	// With q, chars after the match.
+	// With q, chars after.
 	AfterChars *int `json:"after_chars,omitempty"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -517,7 +517,7 @@ func (a *ReadRecordFieldArgs) Validate() error {
 
 // DiscoverEventSubscriptionCapabilitiesArgs are the arguments of tool discover_event_subscription_capabilities.
 type DiscoverEventSubscriptionCapabilitiesArgs struct {
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -544,7 +544,7 @@ func (a *DiscoverEventSubscriptionCapabilitiesArgs) Validate() error {
 type CreateEventSubscriptionArgs struct {
 	// https URL (http only for loopback).
 	CallbackURL string `json:"callback_url"`
-	// Streams to cover (default all).
+	// Streams (default all).
 	Streams []string `json:"streams,omitempty"`
 }
 
@@ -571,9 +571,9 @@ func (a *CreateEventSubscriptionArgs) Validate() error {
 
 // ListEventSubscriptionsArgs are the arguments of tool list_event_subscriptions.
 type ListEventSubscriptionsArgs struct {
-	// From a reply's next.
+	// From next.
 	Cursor string `json:"cursor,omitempty"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -605,7 +605,7 @@ func (a *ListEventSubscriptionsArgs) Validate() error {
 type GetEventSubscriptionArgs struct {
 	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
-	// full: RS data verbatim.
+	// full: raw RS data.
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -638,7 +638,7 @@ func (a *GetEventSubscriptionArgs) Validate() error {
 type UpdateEventSubscriptionArgs struct {
 	// From create or list.
 	SubscriptionID string `json:"subscription_id"`
-	// false stops delivery, true resumes it.
+	// false stops delivery; true resumes.
 	Enabled bool `json:"enabled"`
 }
 

@@ -216,9 +216,9 @@ func toolSchema() mcp.Tool {
 	return mcp.Tool{
 		Name:            "schema",
 		Title:           "Discover granted data",
-		Description:     "Read the grant's capability graph: streams, fields and their filter/search/aggregate support, expand relations, connections. Read-only; GET /v1/schema. Narrow with stream; detail full adds field schemas. Usage: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream to describe."},"connection_id":{"type":"string","description":"Connection to describe."},"detail":{"type":"string","enum":["full"],"description":"full: field schemas; needs stream."}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS schema document."}},"type":"object"}`),
+		Description:     "Read the grant's capability graph: streams, fields (filter, search, aggregate support), expand relations, connections. Read-only; GET /v1/schema. Narrow with stream. Usage: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"One stream."},"connection_id":{"type":"string","description":"One connection."},"detail":{"type":"string","enum":["full"],"description":"full: field schemas; needs stream."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS schema."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -233,9 +233,9 @@ func toolQueryRecords() mcp.Tool {
 	return mcp.Tool{
 		Name:            "query_records",
 		Title:           "List records",
-		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Bounded summary plus structured output. Project with fields, narrow with filter, continue with next; for totals or text matches use aggregate or search. Rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Records per page."},"cursor":{"type":"string","description":"From a reply's next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort direction."},"sort":{"type":"string","description":"Sort field."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"view":{"type":"string","description":"Named projection."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations from expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"changes_since":{"type":"string","description":"beginning or next_changes_since."},"connection_id":{"type":"string","description":"Connection to read."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["stream"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page envelope."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids of the page."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Bounded summary plus structured output. Narrow with fields and filter, page with next; for totals or text use aggregate or search. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Page size."},"cursor":{"type":"string","description":"From next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort order."},"sort":{"type":"string","description":"Sort field."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"view":{"type":"string","description":"Named projection."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"changes_since":{"type":"string","description":"beginning or next_changes_since."},"connection_id":{"type":"string","description":"Connection."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["stream"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -250,9 +250,9 @@ func toolAggregate() mcp.Tool {
 	return mcp.Tool{
 		Name:            "aggregate",
 		Title:           "Aggregate a stream",
-		Description:     "Count, sum, min, max or count_distinct over one stream, by a field or time bucket if asked. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many/much without listing records; groups past limit count in other_count. Fields: schema; filters: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"metric":{"type":"string","enum":["count","sum","min","max","count_distinct"],"description":"What to compute."},"field":{"type":"string","description":"Field to aggregate (not for count)."},"group_by":{"type":"string","description":"Group field; not with group_by_time."},"group_by_time":{"type":"string","description":"Date field to bucket; needs granularity."},"granularity":{"type":"string","enum":["minute","hour","day","week","month","quarter","year"],"description":"Bucket size."},"time_zone":{"type":"string","description":"IANA zone of buckets (default UTC)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Max groups."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"connection_id":{"type":"string","description":"Connection to read."}},"type":"object","required":["stream","metric"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS aggregation result."}},"type":"object"}`),
+		Description:     "Compute a metric over one stream, optionally by field or time bucket. Read-only; GET /v1/streams/{stream}/aggregate. Answers how many/much without listing records. Filters: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"metric":{"type":"string","enum":["count","sum","min","max","count_distinct"],"description":"What to compute."},"field":{"type":"string","description":"Field (not for count)."},"group_by":{"type":"string","description":"Not with group_by_time."},"group_by_time":{"type":"string","description":"Date field; needs granularity."},"granularity":{"type":"string","enum":["minute","hour","day","week","month","quarter","year"],"description":"Bucket size."},"time_zone":{"type":"string","description":"IANA zone (default UTC)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Max groups; the rest in other_count."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"connection_id":{"type":"string","description":"Connection."}},"type":"object","required":["stream","metric"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS aggregation."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -267,9 +267,9 @@ func toolSearch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "search",
 		Title:           "Search records",
-		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (or /v1/search/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field. Structured output lists the hits; continue with next. Rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to search (default all)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From a reply's next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs one stream."},"connection_id":{"type":"string","description":"Connection to search."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["q"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits shown with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field. Structured output lists the hits; page with next. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams (default all)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs one stream."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["q"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -284,9 +284,9 @@ func toolFetch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "fetch",
 		Title:           "Fetch a record",
-		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long text and binary values come as bounded previews with a continuation. Project with fields; for part of a long field use read_record_field. Id forms: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"Relations from expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"connection_id":{"type":"string","description":"Connection to read."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Title, if declared."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL, if known."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
+		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long or binary values come as bounded previews with a continuation. Narrow with fields; for part of a long field use read_record_field. Id forms: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["id"]}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Declared title."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -302,8 +302,8 @@ func toolReadRecordField() mcp.Tool {
 	return mcp.Tool{
 		Name:            "read_record_field",
 		Title:           "Read a field window",
-		Description:     "Read a bounded window of one top-level text field. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream, record_id) and field_path; page with offset_chars or the returned next/previous, or centre on q. Text comes inline, with size, range, completeness. Rules: server instructions.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"connection_id":{"type":"string","description":"Connection to read."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Record id within stream."},"field_path":{"type":"string","description":"Text field; a cursor implies it."},"cursor":{"type":"string","description":"Cursor from a previous window."},"offset_chars":{"type":"integer","maximum":1000000000,"minimum":0,"description":"Start, in characters."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window chars (default 4096)."},"q":{"type":"string","description":"Text to centre on (first match)."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars before the match."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars after the match."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
+		Description:     "Read a bounded window of one top-level text field. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream, record_id) and field_path; page with next/previous, or centre on q. Rules: server instructions.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"connection_id":{"type":"string","description":"Connection."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Id within stream."},"field_path":{"type":"string","description":"Text field; a cursor implies it."},"cursor":{"type":"string","description":"From a previous window."},"offset_chars":{"type":"integer","maximum":1000000000,"minimum":0,"description":"Start, in chars."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window chars (default 4096)."},"q":{"type":"string","description":"Text to centre on (first match)."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars before."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars after."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"field_path":{"type":"string","description":"Field read."},"text":{"type":"string","description":"Window text (full); else content[] at text_at."},"window":{"type":"object","description":"Offsets, size, completeness, match."},"next":{"type":"object","description":"Call for the next window."},"previous":{"type":"object","description":"Call for the previous window."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -321,8 +321,8 @@ func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
 		Name:            "discover_event_subscription_capabilities",
 		Title:           "Event subscription rules",
 		Description:     "Call before creating a subscription. Read-only; GET /.well-known/oauth-protected-resource, /v1/schema. Returns event types, streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery, retries, the verify challenge and preflight steps.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"RS offers subscriptions."},"event_types":{"type":"array","description":"Types and meanings."},"scope":{"type":"array","description":"Streams, connections in scope."},"signing":{"type":"object","description":"Scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps around create."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"RS offers subscriptions."},"event_types":{"type":"array","description":"Types and meanings."},"scope":{"type":"array","description":"Streams, connections."},"signing":{"type":"object","description":"Scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps around create."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -338,8 +338,8 @@ func toolCreateEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "create_event_subscription",
 		Title:           "Create a subscription",
-		Description:     "Register a webhook for the grant's streams. Mutating, open world (the RS calls callback_url); POST /v1/event-subscriptions. The signing secret comes once, in structured output. Rules: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only for loopback)."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams to cover (default all)."}},"type":"object","required":["callback_url"]}`),
+		Description:     "Register a webhook the RS calls for the grant's streams. Mutating; POST /v1/event-subscriptions. The signing secret comes once, in structured output. Rules: discover_event_subscription_capabilities.",
+		RawInputSchema:  json.RawMessage(`{"properties":{"callback_url":{"type":"string","maxLength":2048,"description":"https URL (http only for loopback)."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams (default all)."}},"type":"object","required":["callback_url"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Id, status, callback_url, created_at."},"secret":{"type":"string","description":"Signing secret, shown once."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -357,8 +357,8 @@ func toolListEventSubscriptions() mcp.Tool {
 		Name:            "list_event_subscriptions",
 		Title:           "List subscriptions",
 		Description:     "List this grant's event subscriptions. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"cursor":{"type":"string","description":"From a reply's next."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact)."},"data":{"type":"object","description":"RS envelope (full)."},"next":{"type":"object","description":"Call for what follows; absent at the end."}},"type":"object"}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"cursor":{"type":"string","description":"From next."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact)."},"data":{"type":"object","description":"RS envelope (full)."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -375,7 +375,7 @@ func toolGetEventSubscription() mcp.Tool {
 		Name:            "get_event_subscription",
 		Title:           "Get a subscription",
 		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Statuses: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: RS data verbatim.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Subscription, without secret."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -393,7 +393,7 @@ func toolUpdateEventSubscription() mcp.Tool {
 		Name:            "update_event_subscription",
 		Title:           "Toggle a subscription",
 		Description:     "Turn one subscription's delivery off or on. Mutating; PATCH /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
-		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"enabled":{"type":"boolean","description":"false stops delivery, true resumes it."}},"type":"object","required":["subscription_id","enabled"]}`),
+		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"enabled":{"type":"boolean","description":"false stops delivery; true resumes."}},"type":"object","required":["subscription_id","enabled"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Updated subscription."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
@@ -412,7 +412,7 @@ func toolDeleteEventSubscription() mcp.Tool {
 		Title:           "Delete a subscription",
 		Description:     "Delete one subscription and its undelivered events. Mutating, destructive; DELETE /v1/event-subscriptions/{subscription_id}. Lifecycle: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Deleted subscription."},"deleted":{"type":"boolean","description":"RS confirmed it."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"Deleted id."},"deleted":{"type":"boolean","description":"RS confirmed it."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(true),
@@ -429,7 +429,7 @@ func toolSendTestEvent() mcp.Tool {
 		Title:           "Send a test event",
 		Description:     "Queue a pdpp.subscription.test event to the callback. Mutating; POST /v1/event-subscriptions/{subscription_id}/test-event. Needs status active or pending_verification. Receiver checks: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the queued event."},"subscription_id":{"type":"string","description":"Target subscription."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"event_id":{"type":"string","description":"webhook-id of the event."},"subscription_id":{"type":"string","description":"Target subscription."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(false),
 			DestructiveHint: mcp.ToBoolPtr(false),
