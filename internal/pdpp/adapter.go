@@ -136,7 +136,7 @@ func withQuery(req *http.Request, extra ...url.Values) *http.Request {
 }
 
 // refuseOwner fails closed: a call goes on only when the bearer is known
-// to be a grant-scoped client token (see internal/tokencheck). An owner
+// to be a grant-scoped client token (see internal/pdpp/tokencheck). An owner
 // token is owner_token_refused, a token the RS rejects fails with the RS's
 // own refusal (and the transport is told), a token unusable here is
 // client_grant_required, and a check that cannot complete is

@@ -16,7 +16,7 @@ import (
 // The benchmarks compare one tools/call of the same handler reached four
 // ways, so the transport's overhead can be read as a ratio:
 //
-//	go test -run '^$' -bench ToolCall -benchmem ./internal/transport/
+//	go test -run '^$' -bench ToolCall -benchmem ./internal/mcpserver/transport/
 
 var benchCall = callBody(1, "echo", map[string]any{"text": "benchmark"})
 

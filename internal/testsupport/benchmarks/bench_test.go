@@ -50,7 +50,7 @@ import (
 // B/op and allocs/op include the demo RS's own work, which runs in the same
 // process.
 //
-//	go test -run '^$' -bench . -benchmem -benchtime 2s ./internal/benchmarks
+//	go test -run '^$' -bench . -benchmem -benchtime 2s ./internal/testsupport/benchmarks
 
 // BenchmarkSearch: search q=zephyrmarker limit=10 through the in-process
 // mcp-go client (stdio mode) vs GET /v1/search.
