@@ -85,26 +85,38 @@ type prmDocument struct {
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 }
 
+// MetadataMethod answers what every public metadata document of the server
+// answers alike, whatever its content: any origin may read it
+// (Access-Control-Allow-Origin: *), a CORS preflight gets 204 and any method
+// but GET, HEAD and OPTIONS 405. It reports whether the request is a GET or
+// HEAD for the caller to serve.
+func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return true
+	case http.MethodOptions:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		h.Set("Allow", "GET, HEAD, OPTIONS")
+		writeJSON(w, http.StatusMethodNotAllowed, []byte(`{"error":"method_not_allowed"}`))
+	}
+	return false
+}
+
 // metadataHandler serves the RFC 9728 document for /mcp. The issuers come
 // from AuthorizationServers or, lazily, from AuthorizationServersFunc; when
 // that fails the reply is 503 so clients retry rather than cache a document
 // without issuers.
 func (st *settings) metadataHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-		case http.MethodOptions:
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		default:
-			h.Set("Allow", "GET, HEAD, OPTIONS")
-			writeJSON(w, http.StatusMethodNotAllowed, []byte(`{"error":"method_not_allowed"}`))
+		if !MetadataMethod(w, r) {
 			return
 		}
+		h := w.Header()
 		issuers := slices.Clone(st.AuthorizationServers)
 		if len(issuers) == 0 && st.AuthorizationServersFunc != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), DefaultReadyTimeout)

@@ -261,18 +261,7 @@ func (f *Facade) get(ctx context.Context, target string) (doc map[string]json.Ra
 // serveMetadata answers the provider's metadata with this server as issuer and
 // authorization endpoint.
 func (f *Facade) serveMetadata(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		h.Set("Allow", "GET, HEAD, OPTIONS")
-		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		h.Set("Allow", "GET, HEAD, OPTIONS")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"})
+	if !transport.MetadataMethod(w, r) {
 		return
 	}
 	doc, _, err := f.provider(r.Context())
