@@ -3,7 +3,8 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -30,41 +31,84 @@ func (c Continuation) Call() string {
 
 var argOrder = map[string]int{"id": 0, "stream": 1, "field_path": 2, "q": 3, "cursor": 4}
 
+// compareArgs orders argument names: those in argOrder first, by it, then
+// the rest by name.
+func compareArgs(a, b string) int {
+	oa, aok := argOrder[a]
+	ob, bok := argOrder[b]
+	switch {
+	case aok && bok:
+		return oa - ob
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// orderedJSON encodes m as one JSON object, members in compareArgs order,
+// values without HTML escaping. Names and the usual values (plain ASCII
+// strings, integers, booleans) are written directly; anything else goes
+// through encoding/json, so the bytes are what it would write.
 func orderedJSON(m map[string]any) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		oi, iok := argOrder[keys[i]]
-		oj, jok := argOrder[keys[j]]
-		switch {
-		case iok && jok:
-			return oi < oj
-		case iok:
-			return true
-		case jok:
-			return false
-		}
-		return keys[i] < keys[j]
-	})
-	var b bytes.Buffer
-	b.WriteByte('{')
+	slices.SortFunc(keys, compareArgs)
+	b := make([]byte, 0, 32*len(m)+2)
+	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := marshalNoEscape(m[k])
-		if err != nil {
-			vb = []byte("null")
+		if plainJSONString(k) {
+			b = append(append(append(b, '"'), k...), '"')
+		} else {
+			kb, _ := json.Marshal(k)
+			b = append(b, kb...)
 		}
-		b.Write(vb)
+		b = append(b, ':')
+		b = appendArg(b, m[k])
 	}
-	b.WriteByte('}')
-	return b.String()
+	b = append(b, '}')
+	return string(b)
+}
+
+// appendArg appends the JSON of one argument value, as marshalNoEscape
+// writes it.
+func appendArg(b []byte, v any) []byte {
+	switch t := v.(type) {
+	case string:
+		if plainJSONString(t) {
+			return append(append(append(b, '"'), t...), '"')
+		}
+	case int:
+		return strconv.AppendInt(b, int64(t), 10)
+	case int64:
+		return strconv.AppendInt(b, t, 10)
+	case bool:
+		return strconv.AppendBool(b, t)
+	}
+	vb, err := marshalNoEscape(v)
+	if err != nil {
+		vb = []byte("null")
+	}
+	return append(b, vb...)
+}
+
+// plainJSONString reports whether s is written as itself between quotes
+// by encoding/json with or without HTML escaping: printable ASCII other
+// than the quote, the backslash and the three HTML characters.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // marshalNoEscape encodes v as JSON without HTML escaping, so `<mark>` and `&`

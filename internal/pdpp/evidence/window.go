@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -271,33 +272,69 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 // text between rules (withText) or a line saying it is in structured
 // output, then the continuations.
 func renderWindow(v WindowView, withText bool) string {
-	var b strings.Builder
 	state := "partial"
 	if v.Window.Complete {
 		state = "complete: whole field shown"
 	}
-	fmt.Fprintf(&b, "id=%s field=%s chars %d-%d of %d (%s)", v.ID, v.FieldPath,
-		v.Window.StartChars, v.Window.EndChars, v.Window.TotalChars, state)
+	var next, previous string
+	if v.Next != nil {
+		next = v.Next.Call()
+	}
+	if v.Previous != nil {
+		previous = v.Previous.Call()
+	}
+	// The header's numbers and fixed words fit in 200 bytes; the builder
+	// is sized once.
+	var b strings.Builder
+	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
+	b.WriteString("id=")
+	b.WriteString(v.ID)
+	b.WriteString(" field=")
+	b.WriteString(v.FieldPath)
+	b.WriteString(" chars ")
+	writeInt(&b, v.Window.StartChars)
+	b.WriteByte('-')
+	writeInt(&b, v.Window.EndChars)
+	b.WriteString(" of ")
+	writeInt(&b, v.Window.TotalChars)
+	b.WriteString(" (")
+	b.WriteString(state)
+	b.WriteByte(')')
 	if v.Window.MatchStartChars != nil && v.Window.MatchEndChars != nil {
-		fmt.Fprintf(&b, "; match at %d-%d", *v.Window.MatchStartChars, *v.Window.MatchEndChars)
+		b.WriteString("; match at ")
+		writeInt(&b, *v.Window.MatchStartChars)
+		b.WriteByte('-')
+		writeInt(&b, *v.Window.MatchEndChars)
 	}
 	if withText {
 		b.WriteString(windowRule)
 		b.WriteString(v.Text)
 		b.WriteString(windowRule)
 	} else {
-		fmt.Fprintf(&b, "\nthe window's %d characters are in structuredContent.text\n", CountChars(v.Text))
+		b.WriteString("\nthe window's ")
+		writeInt(&b, CountChars(v.Text))
+		b.WriteString(" characters are in structuredContent.text\n")
 	}
 	if v.Next != nil {
-		fmt.Fprintf(&b, "next: %s\n", v.Next.Call())
+		b.WriteString("next: ")
+		b.WriteString(next)
+		b.WriteByte('\n')
 	}
 	if v.Previous != nil {
-		fmt.Fprintf(&b, "previous: %s\n", v.Previous.Call())
+		b.WriteString("previous: ")
+		b.WriteString(previous)
+		b.WriteByte('\n')
 	}
 	if v.Next == nil && !v.Window.Complete {
 		b.WriteString("end of field reached\n")
 	}
 	return b.String()
+}
+
+// writeInt writes n in decimal, as fmt's %d does.
+func writeInt(b *strings.Builder, n int) {
+	var buf [20]byte
+	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 }
 
 // checkWindow refuses a window whose offsets cannot be true (negative,

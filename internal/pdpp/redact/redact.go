@@ -54,26 +54,95 @@ func foldRune(r rune) rune {
 // long s (ſ, the one non-ASCII letter that folds to one of them), or a \u
 // escape of an ASCII letter or of ſ (which no usual encoder writes). False
 // means none can be there, so most bodies pass without being decoded.
+//
+// It never allocates: ſ and backslashes are found by byte searches (in
+// assembly), and "secret" by its rarest letter, c (see containsWordFold).
 func mayMention(body []byte) bool {
-	for i := 0; i < len(body); i++ {
-		switch c := body[i]; c {
-		case 's', 'S':
-			if i+len(word) <= len(body) && bytes.EqualFold(body[i:i+len(word)], []byte(word)) {
+	if bytes.Contains(body, longS) {
+		return true
+	}
+	for rest := body; ; { // one step per backslash
+		i := bytes.IndexByte(rest, '\\')
+		if i < 0 {
+			break
+		}
+		if i+5 < len(rest) && rest[i+1] == 'u' {
+			if v, ok := hex4(rest[i+2 : i+6]); ok && (v < utf8.RuneSelf && unicode.IsLetter(rune(v)) || v == 'ſ') {
 				return true
 			}
-		case 0xC5: // ſ is C5 BF in UTF-8
-			if i+1 < len(body) && body[i+1] == 0xBF {
+		}
+		rest = rest[i+1:]
+	}
+	return containsWordFold(body)
+}
+
+// longS is ſ in UTF-8.
+var longS = []byte("ſ")
+
+// wordSkip is the Horspool shift for each byte at the end of a window of
+// len(word) bytes: the distance from that byte's last place in word[:5] to
+// the end, in either ASCII case, or len(word) for bytes word[:5] lacks.
+var wordSkip = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = uint8(len(word))
+	}
+	for i := 0; i < len(word)-1; i++ {
+		c := word[i]
+		t[c] = uint8(len(word) - 1 - i)
+		t[c-'a'+'A'] = uint8(len(word) - 1 - i)
+	}
+	return t
+}()
+
+// containsWordFold reports whether b holds word in any ASCII letter case.
+// It looks for each c and C with a byte search (in assembly) and compares
+// the six bytes around it. A body dense in c's would make that a call per
+// byte, so after len(b)/16+8 candidates it hands over to wordFoldScan, which
+// is linear whatever the body.
+func containsWordFold(b []byte) bool {
+	const at = 2 // word[at] == 'c'
+	end := len(b) - (len(word) - 1 - at)
+	budget := len(b)/16 + 8
+	for _, c := range [2]byte{'c', 'C'} {
+		for i := at; i < end; {
+			j := bytes.IndexByte(b[i:end], c)
+			if j < 0 {
+				break
+			}
+			p := i + j
+			if asciiEqualFold(b[p-at:p-at+len(word)], word) {
 				return true
 			}
-		case '\\':
-			if i+5 < len(body) && body[i+1] == 'u' {
-				if v, ok := hex4(body[i+2 : i+6]); ok && (v < utf8.RuneSelf && unicode.IsLetter(rune(v)) || v == 'ſ') {
-					return true
-				}
+			if budget--; budget < 0 {
+				return wordFoldScan(b)
 			}
+			i = p + 1
 		}
 	}
 	return false
+}
+
+// wordFoldScan is containsWordFold as a Horspool search: each step moves
+// the window by one to six bytes, so it takes at most len(b) steps.
+func wordFoldScan(b []byte) bool {
+	const last = len(word) - 1
+	for i := last; i < len(b); i += int(wordSkip[b[i]]) {
+		if b[i]|0x20 == word[last] && asciiEqualFold(b[i-last:i+1], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold reports whether b is w (lower-case ASCII letters) in any
+// ASCII case.
+func asciiEqualFold(b []byte, w string) bool {
+	for i := 0; i < len(w); i++ {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // hex4 decodes four hexadecimal digits.

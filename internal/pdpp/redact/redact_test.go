@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestIsSecretName(t *testing.T) {
@@ -97,4 +100,98 @@ func FuzzJSON(f *testing.F) {
 			t.Fatalf("%q changed without any secret-like name", in)
 		}
 	})
+}
+
+// mayMentionByteWise is the byte-by-byte scan mayMention replaced; the tests
+// hold the two to the same answer.
+func mayMentionByteWise(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case 's', 'S':
+			if i+len(word) <= len(body) && bytes.EqualFold(body[i:i+len(word)], []byte(word)) {
+				return true
+			}
+		case 0xC5:
+			if i+1 < len(body) && body[i+1] == 0xBF {
+				return true
+			}
+		case '\\':
+			if i+5 < len(body) && body[i+1] == 'u' {
+				if v, ok := hex4(body[i+2 : i+6]); ok && (v < utf8.RuneSelf && unicode.IsLetter(rune(v)) || v == 'ſ') {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func TestMayMention(t *testing.T) {
+	long := strings.Repeat("the transcript says nothing of interest, ", 200)
+	tests := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"empty", ``, false},
+		{"shorter than the word", `secre`, false},
+		{"exact", `secret`, true},
+		{"at the end of a long body", long + `"Secret"`, true},
+		{"at the start of a long body", `SECRET` + long, true},
+		{"mixed case", `{"sEcReT":1}`, true},
+		{"split by another byte", `sec-ret secre t`, false},
+		{"overlapping prefix", `ssecret`, true},
+		{"repeated e", `seecret secrett`, true},
+		{"near misses only", `secrex secre3 ecret s ecret`, false},
+		{"long s", `ſecret`, true},
+		{"a lone long s", `ſ`, true},
+		{"C5 without BF", "\xc5\x80", false},
+		{"escaped letter", `"\u0065"`, true},
+		{"escaped upper-case letter", `"\u0045"`, true},
+		{"escaped long s", `"\u017F"`, true},
+		{"escaped digit", `"\u0031"`, false},
+		{"escaped non-letter", `"\u00e9"`, false},
+		{"short escape at the end", `"\u006`, false},
+		{"backslashes only", `\\ \n \" \t`, false},
+		{"plain long body", long, false},
+		{"non-ASCII text", `Ṡécret ＳＥＣＲＥＴ`, false},
+		{"dense in c", strings.Repeat("cC", 2000), false},
+		{"dense in c, then the word", strings.Repeat("c", 4000) + "SeCrEt", true},
+		{"dense in C, the word first", "sEcret" + strings.Repeat("C", 4000), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mayMention([]byte(tc.in)); got != tc.want {
+				t.Errorf("mayMention(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+			if ref := mayMentionByteWise([]byte(tc.in)); ref != tc.want {
+				t.Errorf("byte-wise scan of %q = %v, want %v", tc.in, ref, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzMayMention: the skipping scan answers as the byte-wise one does.
+func FuzzMayMention(f *testing.F) {
+	for _, s := range []string{`secret`, `xSECREt`, `\u0073`, `ſ`, `seecret`, `s e c r e t`, "\xc5", "cccccccccCCCCCCCCCsecret"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if got, want := mayMention(in), mayMentionByteWise(in); got != want {
+			t.Fatalf("mayMention(%q) = %v, byte-wise %v", in, got, want)
+		}
+	})
+}
+
+// BenchmarkMayMention scans a record-sized body that names no secret, the
+// common case of every RS reply.
+func BenchmarkMayMention(b *testing.B) {
+	body := []byte(`{"id":"tr-5","data":{"text":"` + strings.Repeat("So we agreed to revisit the schedule next week, and I said the numbers look correct. ", 250) + `"}}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if mayMention(body) {
+			b.Fatal("mayMention = true")
+		}
+	}
 }
