@@ -168,6 +168,8 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/handles", "FuzzDecodeBase64URL"},
 	{"./internal/pdpp/handles", "FuzzDecodePageCursor"},
 	{"./internal/pdpp/redact", "FuzzJSON"},
+	{"./internal/pdpp/redact", "FuzzMayMention"},
+	{"./internal/pdpp/evidence", "FuzzOrderedJSON"},
 	{"./internal/pdpp/webhookurl", "FuzzCheck"},
 	{"./internal/pdpp/query", "FuzzEncodeFilter"},
 	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
