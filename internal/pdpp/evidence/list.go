@@ -312,16 +312,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	for i := 0; i < k; i++ {
 		tr.ValuesCut += items[i].cut
 	}
-	var next *Continuation
-	if pos+k < total {
-		if st.Resume != nil {
-			if c, ok := st.Resume(pos + k); ok {
-				next = &c
-			}
-		}
-	} else if v.NextPage != nil {
-		next = v.NextPage
-	}
+	next := st.next(pos+k, total, v.NextPage)
 	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
 
 	var text strings.Builder

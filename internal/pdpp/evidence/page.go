@@ -42,6 +42,22 @@ type Step struct {
 	FullBytes func() int
 }
 
+// next is the continuation of a step whose items end at index end of a
+// page of total items: the call that resumes the page there while items
+// remain (nil when none can be made), else nextPage, the RS's next page
+// (nil at the end).
+func (st Step) next(end, total int, nextPage *Continuation) *Continuation {
+	if end >= total {
+		return nextPage
+	}
+	if st.Resume != nil {
+		if c, ok := st.Resume(end); ok {
+			return &c
+		}
+	}
+	return nil
+}
+
 // list is st.List, "page" when not set.
 func (st Step) list() string {
 	if st.List == "" {

@@ -523,16 +523,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 			tr.ValuesCut++
 		}
 	}
-	var next *Continuation
-	if pos+k < total {
-		if st.Resume != nil {
-			if c, ok := st.Resume(pos + k); ok {
-				next = &c
-			}
-		}
-	} else if v.NextPage != nil {
-		next = v.NextPage
-	}
+	next := st.next(pos+k, total, v.NextPage)
 	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
 
 	var text strings.Builder
