@@ -55,7 +55,8 @@ func (l *Limiter) add(n int64) {
 }
 
 func (l *Limiter) sub(n int64) {
-	l.sem.Release(n)
+	// The count goes down before the semaphore lets anyone take the bytes
+	// again, so held never shows more than max.
 	l.mu.Lock()
 	l.held -= n
 	var peak int64
@@ -64,6 +65,7 @@ func (l *Limiter) sub(n int64) {
 		peak, l.peak = l.peak, 0
 	}
 	l.mu.Unlock()
+	l.sem.Release(n)
 	if idle {
 		l.onIdle(peak)
 	}
