@@ -340,17 +340,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	var w objectWriter
 	w.member("data", envelope.bytes())
 	w.member("records", joinArray(entries))
-	w.member("has_more", boolJSON(v.HasMore))
-	if v.NextCursor != "" {
-		w.member("next_cursor", mustMarshal(v.NextCursor))
-	}
-	if next != nil {
-		w.member("next", mustMarshal(next))
-	}
-	writeStep(&w, st, tr, fullJSON, fullBytes)
-	if tr.Truncated {
-		tr.Full = &st.Full
-	}
+	writePageStep(&w, v.HasMore, v.NextCursor, next, st, &tr, fullJSON, fullBytes)
 	return text.String(), w.bytes(), tr, nil
 }
 

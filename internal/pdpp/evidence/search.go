@@ -559,18 +559,25 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	}
 	lw.member("records", joinArray(ladder))
 	w.member("content_ladder", lw.bytes())
-	w.member("has_more", boolJSON(v.HasMore))
-	if v.NextCursor != "" {
-		w.member("next_cursor", mustMarshal(v.NextCursor))
+	writePageStep(&w, v.HasMore, v.NextCursor, next, st, &tr, fullJSON, fullBytes)
+	return text.String(), w.bytes(), tr
+}
+
+// writePageStep ends the structured output of a compact step over an RS
+// page: the page's has_more and next_cursor, next, and the step's report
+// (writeStep); a truncated step names its full call in tr.
+func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Continuation, st Step, tr *Truncation, fullJSON []byte, fullBytes int) {
+	w.member("has_more", boolJSON(hasMore))
+	if nextCursor != "" {
+		w.member("next_cursor", mustMarshal(nextCursor))
 	}
 	if next != nil {
 		w.member("next", mustMarshal(next))
 	}
-	writeStep(&w, st, tr, fullJSON, fullBytes)
+	writeStep(w, st, *tr, fullJSON, fullBytes)
 	if tr.Truncated {
 		tr.Full = &st.Full
 	}
-	return text.String(), w.bytes(), tr
 }
 
 // writeStep writes the members that report a compact step: detail, the
