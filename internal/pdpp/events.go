@@ -581,7 +581,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	fullCall := page.full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", verbatimBody(resp.Body)), nil
+		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", json.RawMessage(resp.Body)), nil
 	}
 	limit, room := stepBudget(tool, 0)
 	ids := make([]string, len(subs))
@@ -589,7 +589,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 		m, _ := s.(map[string]any)
 		ids[i], _ = m["subscription_id"].(string)
 	}
-	st := page.step(ids, func() int { return evidence.JSONStringLen(fullText) + evidence.WireLen(verbatimBody(resp.Body)) + 64 })
+	st := page.step(ids, func() int { return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64 })
 	st.List = "list"
 	text, structured, cut := subscriptionStep(subs, ids, st, room)
 	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
@@ -669,7 +669,7 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", verbatimBody(resp.Body)), nil
+		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", json.RawMessage(resp.Body)), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return subscriptionResult(tool, text, sub, out, fullDetailCall(tool, shown)), nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 )
 
 // The events tools render objects the RS provides (subscriptions, its
@@ -214,13 +213,6 @@ func subscriptionResult(tool, text string, sub map[string]any, out map[string]an
 	}
 	raw := mustMarshalJSON(out)
 	return compactResult(limit, text, raw, len(raw), &full)
-}
-
-// verbatimBody is an RS body for detail "full": its bytes as they are, or,
-// should a secret-like member be in it (do has already taken them out of
-// every body it returns; see package redact), re-encoded without it.
-func verbatimBody(body []byte) json.RawMessage {
-	return json.RawMessage(redact.JSON(body))
 }
 
 // mustMarshalJSON encodes v, which holds only decoded JSON and plain
