@@ -589,7 +589,9 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 		m, _ := s.(map[string]any)
 		ids[i], _ = m["subscription_id"].(string)
 	}
-	st := page.step(ids, func() int { return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64 })
+	st := page.step(ids, func() int {
+		return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64
+	})
 	st.List = "list"
 	text, structured, cut := subscriptionStep(subs, ids, st, room)
 	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
