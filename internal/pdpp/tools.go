@@ -362,10 +362,8 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
 		call.Arguments["detail"] = evidence.DetailFull
 		view.CompactText(call)
-		structured, merr := json.Marshal(view)
-		if merr != nil {
-			return errorResult(merr, "read_record_field", argsMap(args)), nil
-		}
+		// The window's few members cost less to append than to marshal.
+		structured := view.AppendJSON(make([]byte, 0, 1024))
 		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
 	}
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})

@@ -1,0 +1,54 @@
+package evidence
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+)
+
+// TestWindowAppendJSONMatchesMarshal holds AppendJSON to the bytes
+// json.Marshal writes for the same view, over the sampled windows at both
+// details and over values that need escaping.
+func TestWindowAppendJSONMatchesMarshal(t *testing.T) {
+	refs := []handles.RecordRef{
+		{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"},
+		{Stream: "notes", RecordID: `a<b>&"c"\é` + "\u2028"},
+	}
+	cursor := func(offset, limit int) string { return "fw1.cursor-" + string(rune('a'+offset%26)) }
+	samples := []string{"field-window-q-match.json", "field-window-default.json", "field-window-offset.json", "field-window-short-field-complete.json"}
+	for _, name := range samples {
+		for _, ref := range refs {
+			for _, limit := range []int{0, 1000} {
+				v, err := RenderWindow(sample(t, name), ref, limit, cursor)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full := v
+				full.FullText()
+				compact := v
+				call := ReadFieldCall(v.ID, v.FieldPath, v.Window.StartChars, 7, "q<&>")
+				call.Arguments["detail"] = DetailFull
+				call.Arguments["fields"] = []string{"a", "<b>"}
+				compact.CompactText(call)
+				bare := v
+				bare.Next, bare.Previous, bare.NextCursor = nil, nil, ""
+				bare.Full = &Continuation{Tool: "x"}
+				for _, tc := range []struct {
+					label string
+					view  WindowView
+				}{{"rendered", v}, {"full", full}, {"compact", compact}, {"bare", bare}} {
+					t.Run(name+"/"+ref.RecordID+"/"+tc.label, func(t *testing.T) {
+						want, err := json.Marshal(tc.view)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if got := tc.view.AppendJSON(nil); string(got) != string(want) {
+							t.Errorf("AppendJSON:\n%s\njson.Marshal:\n%s", got, want)
+						}
+					})
+				}
+			}
+		}
+	}
+}
