@@ -184,6 +184,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzValidJSON"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
+	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }

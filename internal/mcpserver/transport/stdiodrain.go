@@ -59,16 +59,12 @@ func ids(line []byte) []message {
 // mcp-go's stdio server answers a batch line with one parse error whose id is
 // null, which could never be matched.
 func (p *pendingCalls) sawInput(line []byte) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' {
-		return
-	}
-	var m message
-	if json.Unmarshal(line, &m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
+	id, ok := pendingRequestID(line)
+	if !ok {
 		return
 	}
 	p.mu.Lock()
-	p.pending[string(m.ID)] = true
+	p.pending[string(id)] = true
 	p.mu.Unlock()
 }
 
