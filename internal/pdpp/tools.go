@@ -252,7 +252,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		if view.NextPage != nil {
 			out["next"] = view.NextPage
 		}
-		return a.fullReply(ctx, mcptools.ToolSearch, argsMap(args), view.Text, out, "", nil), nil
+		return a.fullReply(ctx, mcptools.ToolSearch, argsMap(args), view.FullText(), out, "", nil), nil
 	}
 	budget, room := stepBudget(mcptools.ToolSearch, len(resp.Body))
 	ids := make([]string, len(view.Results))

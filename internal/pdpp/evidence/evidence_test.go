@@ -38,19 +38,19 @@ func TestSearchEvidenceFromRealSample(t *testing.T) {
 	if first.ID != "cin_3325c9636dab3a5344743485/transcripts:tr-10" {
 		t.Fatalf("id %q", first.ID)
 	}
-	lines := strings.Split(v.Text, "\n")
+	lines := strings.Split(v.FullText(), "\n")
 	if lines[0] != "first_fetch_id="+first.ID {
 		t.Fatalf("first line %q", lines[0])
 	}
 	// Evidence comes before the generic summary line and carries the read call.
-	evIdx := strings.Index(v.Text, "evidence text")
-	sumIdx := strings.Index(v.Text, `search "zephyrmarker"`)
+	evIdx := strings.Index(v.FullText(), "evidence text")
+	sumIdx := strings.Index(v.FullText(), `search "zephyrmarker"`)
 	if evIdx < 0 || sumIdx < 0 || evIdx > sumIdx {
-		t.Fatalf("evidence must precede the summary:\n%s", v.Text)
+		t.Fatalf("evidence must precede the summary:\n%s", v.FullText())
 	}
 	wantRead := `read_record_field {"id":"cin_3325c9636dab3a5344743485/transcripts:tr-10","field_path":"text","q":"zephyrmarker"}`
-	if !strings.Contains(v.Text, wantRead) {
-		t.Fatalf("missing read call %s in\n%s", wantRead, v.Text)
+	if !strings.Contains(v.FullText(), wantRead) {
+		t.Fatalf("missing read call %s in\n%s", wantRead, v.FullText())
 	}
 	if !strings.Contains(first.EvidencePreview, "<mark>zephyrmarker</mark>") {
 		t.Fatalf("preview lost the mark: %q", first.EvidencePreview)
@@ -67,7 +67,7 @@ func TestSearchEvidenceFromRealSample(t *testing.T) {
 	if v.NextPage == nil || v.NextPage.Arguments["cursor"] != v.NextCursor {
 		t.Fatal("next page continuation missing")
 	}
-	if strings.Contains(v.Text, "pdpp://") {
+	if strings.Contains(v.FullText(), "pdpp://") {
 		t.Fatal("visible text must not carry pdpp:// URIs")
 	}
 	s, _ := json.Marshal(v.Structured())
@@ -93,15 +93,15 @@ func TestSearchWithoutProvenWindow(t *testing.T) {
 			t.Fatalf("hit without window needs a fetch continuation: %+v", r.Next)
 		}
 	}
-	if strings.Contains(v.Text, "evidence ") {
-		t.Fatalf("no evidence may be invented:\n%s", v.Text)
+	if strings.Contains(v.FullText(), "evidence ") {
+		t.Fatalf("no evidence may be invented:\n%s", v.FullText())
 	}
-	if !strings.Contains(v.Text, "no proven text window") || !strings.Contains(v.Text, `fetch {"id":"`) {
-		t.Fatalf("identity and fetch continuation must be visible:\n%s", v.Text)
+	if !strings.Contains(v.FullText(), "no proven text window") || !strings.Contains(v.FullText(), `fetch {"id":"`) {
+		t.Fatalf("identity and fetch continuation must be visible:\n%s", v.FullText())
 	}
 	// The RS's own snippet may be shown, but only on a line that says it
 	// is not a proven window; it is never promoted to evidence.
-	for _, line := range strings.Split(v.Text, "\n") {
+	for _, line := range strings.Split(v.FullText(), "\n") {
 		if strings.Contains(line, "Transcript 42") && !strings.Contains(line, "(not a proven window)") {
 			t.Fatalf("snippet text shown without its label: %q", line)
 		}
@@ -240,8 +240,8 @@ func TestBoundedForAnySize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Text) > MaxTextBytes+200 {
-		t.Fatalf("search text %d bytes", len(v.Text))
+	if len(v.FullText()) > MaxTextBytes+200 {
+		t.Fatalf("search text %d bytes", len(v.FullText()))
 	}
 	for _, r := range v.Results {
 		if CountChars(r.EvidencePreview) > PreviewChars+len("<mark></mark>")+2 {

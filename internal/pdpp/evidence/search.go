@@ -159,6 +159,7 @@ type LadderRecord struct {
 
 // SearchView is a rendered search page.
 type SearchView struct {
+	// Text is the text at detail "full", set by FullText.
 	Text       string
 	Results    []SearchResult
 	Ladder     []LadderRecord
@@ -219,8 +220,17 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 		v.NextPage = &c
 	}
 	v.req, v.meta = req, page.Meta
-	v.Text = searchText(v, len(v.Results))
 	return v, nil
+}
+
+// FullText returns the content[] text of the page at detail "full", every
+// card and the summary, rendering it on first use: a compact step writes
+// its own text and needs this one only for the size of the full reply.
+func (v *SearchView) FullText() string {
+	if v.Text == "" {
+		v.Text = searchText(*v, len(v.Results))
+	}
+	return v.Text
 }
 
 func resultFor(hit SearchHit, providerBase string) SearchResult {
@@ -342,31 +352,45 @@ func searchSummary(v SearchView) string {
 	return b.String()
 }
 
+// writeCard writes hit r, numbered n, as its lines of content[] text.
 func writeCard(b *strings.Builder, n int, r SearchResult) {
-	fmt.Fprintf(b, "[%d] id=%s\n", n, r.ID)
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString("] id=")
+	b.WriteString(r.ID)
+	b.WriteByte('\n')
 	if r.Evidence != nil {
 		state := "excerpt; field continues"
 		if r.Evidence.Complete {
 			state = "whole field"
 		}
-		fmt.Fprintf(b, "    evidence %s (%s): %s\n", r.Evidence.FieldPath, state, r.Evidence.Preview)
-		fmt.Fprintf(b, "    read: %s\n", r.Next.Call())
+		for _, s := range [...]string{"    evidence ", r.Evidence.FieldPath, " (", state, "): ", r.Evidence.Preview, "\n    read: ", r.Next.Call(), "\n"} {
+			b.WriteString(s)
+		}
 	} else {
 		if len(r.MatchedFields) > 0 {
-			fmt.Fprintf(b, "    matched %s; no proven text window\n", strings.Join(r.MatchedFields, ", "))
+			b.WriteString("    matched ")
+			b.WriteString(strings.Join(r.MatchedFields, ", "))
+			b.WriteString("; no proven text window\n")
 		} else {
 			b.WriteString("    no proven text window\n")
 		}
 		if line := snippetLine(r.snippet); line != "" {
-			fmt.Fprintf(b, "    %s\n", line)
+			b.WriteString("    ")
+			b.WriteString(line)
+			b.WriteByte('\n')
 		}
-		fmt.Fprintf(b, "    continue: %s\n", r.Next.Call())
+		b.WriteString("    continue: ")
+		b.WriteString(r.Next.Call())
+		b.WriteByte('\n')
 	}
-	fmt.Fprintf(b, "    stream=%s", r.Stream)
+	b.WriteString("    stream=")
+	b.WriteString(r.Stream)
 	if r.ConnectorID != "" {
-		fmt.Fprintf(b, " connector=%s", r.ConnectorID)
+		b.WriteString(" connector=")
+		b.WriteString(r.ConnectorID)
 	}
-	b.WriteString("\n")
+	b.WriteByte('\n')
 }
 
 // countOf reads meta.count, which the RS sends as a number or as an object with
@@ -447,9 +471,9 @@ func encodeHit(r SearchResult, n int, shorten bool) searchItem {
 	var b strings.Builder
 	writeCard(&b, n, r)
 	it.card = []byte(b.String())
-	it.result = mustMarshal(r)
-	it.ladder = mustMarshal(compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
-	it.id = mustMarshal(ladderID{ID: r.ID})
+	it.result = r.appendJSON(make([]byte, 0, 512))
+	it.ladder = appendCompactLadder(nil, r.ID)
+	it.id = appendLadderID(nil, r.ID)
 	return it
 }
 
@@ -503,8 +527,10 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 		return n
 	}()
 	ids := make([]int, len(rest))
+	var idBuf []byte // reused: one id at a time
 	for i, r := range rest {
-		ids[i] = WireLen(mustMarshal(r.ID)) + len(`{"id":},`)
+		idBuf = appendNoEscapeString(idBuf[:0], r.ID)
+		ids[i] = WireLen(idBuf) + len(`{"id":},`)
 	}
 	cost := func(i int) int {
 		it := item(i)
@@ -538,7 +564,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 		ladder = append(ladder, items[i].ladder)
 	}
 	for i := k; i < k+listed; i++ {
-		ladder = append(ladder, mustMarshal(ladderID{ID: rest[i].ID}))
+		ladder = append(ladder, appendLadderID(nil, rest[i].ID))
 	}
 	text.WriteString(summary)
 	fullBytes := 0
@@ -609,13 +635,18 @@ func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullByt
 // "full": its text and every hit with its ladder entry, as encoding/json
 // writes them. It encodes each hit once and keeps nothing.
 func (v SearchView) FullBytes() int {
-	n := JSONStringLen(v.Text) + 256
-	for _, r := range v.Results {
-		n += WireLen(mustMarshal(r)) + 1
-		n += WireLen(mustMarshal(LadderRecord{
+	n := JSONStringLen(v.FullText()) + 256
+	var buf []byte // reused: one hit's encoding at a time
+	for i := range v.Results {
+		r := &v.Results[i]
+		buf = r.appendJSON(buf[:0])
+		n += WireLen(buf) + 1
+		l := LadderRecord{
 			ID: r.ID, EvidenceField: r.EvidenceField, EvidencePreview: r.EvidencePreview,
 			EvidenceComplete: r.EvidenceComplete, Next: r.Next, Fetch: FetchCall(r.ID),
-		})) + 1
+		}
+		buf = l.appendJSON(buf[:0])
+		n += WireLen(buf) + 1
 	}
 	if v.NextPage != nil {
 		n += 2 * WireLen(mustMarshal(v.NextPage))

@@ -1,0 +1,141 @@
+package evidence
+
+import (
+	"slices"
+	"strconv"
+)
+
+// The appenders below write what mustMarshal (encoding/json without HTML
+// escaping) writes for the values of a compact search step, member for
+// member, without reflection: a step encodes every hit it weighs, twice
+// when previews must shrink, and the full-detail size estimate encodes the
+// page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
+
+// appendNoEscapeString appends s as marshalNoEscape quotes it: as itself
+// when nothing in it needs escaping, the common case.
+func appendNoEscapeString(b []byte, s string) []byte {
+	if plainJSONString(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, err := marshalNoEscape(s)
+	if err != nil { // a string always encodes
+		return append(b, `""`...)
+	}
+	return append(b, q...)
+}
+
+// appendNoEscape appends c: the tool, then the arguments with their names
+// in byte order. A continuation has a handful of arguments, sorted here in
+// a fixed-size array (a longer list grows it).
+func (c *Continuation) appendNoEscape(b []byte) []byte {
+	b = append(b, `{"tool":`...)
+	b = appendNoEscapeString(b, c.Tool)
+	if c.Arguments == nil {
+		return append(b, `,"arguments":null}`...)
+	}
+	var store [8]string
+	keys := store[:0]
+	for k := range c.Arguments {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, `,"arguments":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendNoEscapeString(b, k)
+		b = append(b, ':')
+		b = appendArg(b, c.Arguments[k])
+	}
+	return append(b, "}}"...)
+}
+
+// appendEvidence appends the optional scalar evidence members shared by
+// results[] and content_ladder entries.
+func appendEvidence(b []byte, field, preview string, complete *bool) []byte {
+	if field != "" {
+		b = append(b, `,"evidence_field":`...)
+		b = appendNoEscapeString(b, field)
+	}
+	if preview != "" {
+		b = append(b, `,"evidence_preview":`...)
+		b = appendNoEscapeString(b, preview)
+	}
+	if complete != nil {
+		b = append(b, `,"evidence_complete":`...)
+		b = strconv.AppendBool(b, *complete)
+	}
+	return b
+}
+
+// appendJSON appends r as a results[] entry.
+func (r *SearchResult) appendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendNoEscapeString(b, r.ID)
+	b = append(b, `,"title":`...)
+	b = appendNoEscapeString(b, r.Title)
+	if r.URL != "" {
+		b = append(b, `,"url":`...)
+		b = appendNoEscapeString(b, r.URL)
+	}
+	b = append(b, `,"stream":`...)
+	b = appendNoEscapeString(b, r.Stream)
+	b = append(b, `,"record_id":`...)
+	b = appendNoEscapeString(b, r.RecordID)
+	for _, m := range [...]struct{ name, val string }{
+		{`,"connection_id":`, r.ConnectionID}, {`,"connector_id":`, r.ConnectorID}, {`,"connector_key":`, r.ConnectorKey},
+	} {
+		if m.val != "" {
+			b = append(b, m.name...)
+			b = appendNoEscapeString(b, m.val)
+		}
+	}
+	if len(r.MatchedFields) > 0 {
+		b = append(b, `,"matched_fields":[`...)
+		for i, f := range r.MatchedFields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendNoEscapeString(b, f)
+		}
+		b = append(b, ']')
+	}
+	b = appendEvidence(b, r.EvidenceField, r.EvidencePreview, r.EvidenceComplete)
+	b = append(b, `,"next":`...)
+	b = r.Next.appendNoEscape(b)
+	return append(b, '}')
+}
+
+// appendJSON appends l as a content_ladder.records[] entry of detail full.
+func (l *LadderRecord) appendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendNoEscapeString(b, l.ID)
+	b = appendEvidence(b, l.EvidenceField, l.EvidencePreview, l.EvidenceComplete)
+	b = append(b, `,"next":`...)
+	b = l.Next.appendNoEscape(b)
+	b = append(b, `,"fetch":`...)
+	b = l.Fetch.appendNoEscape(b)
+	return append(b, '}')
+}
+
+// appendCompactLadder appends the compact content_ladder entry of the hit
+// id: the id and its fetch call.
+func appendCompactLadder(b []byte, id string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendNoEscapeString(b, id)
+	b = append(b, `,"fetch":{"tool":`...)
+	b = appendNoEscapeString(b, ToolFetch)
+	b = append(b, `,"arguments":{"id":`...)
+	b = appendNoEscapeString(b, id)
+	return append(b, "}}}"...)
+}
+
+// appendLadderID appends the content_ladder entry of a hit not shown.
+func appendLadderID(b []byte, id string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendNoEscapeString(b, id)
+	return append(b, '}')
+}
