@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // readBack is what a reader takes a ShowValue rendering to mean: a JSON
@@ -146,4 +148,34 @@ func TestSummarizeStringLeavesNonJSONToDecodeString(t *testing.T) {
 			t.Errorf("%.20q: summary %+v differs from decodeString's %q of %d chars", q, brief(got), want, CountChars(s))
 		}
 	}
+}
+
+// plainValueByRune is plainValue judged rune by rune, as it first was.
+func plainValueByRune(s string) bool {
+	if s == "" || s[0] == '"' || strings.HasSuffix(s, Ellipsis) {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	if unicode.IsSpace(first) || unicode.IsSpace(last) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzPlainValue: the byte-wise plainValue agrees with the rune-wise one.
+func FuzzPlainValue(f *testing.F) {
+	for _, s := range []string{"", "a", " a", "a b", "é", "\u0085x", "x\u2028", "a\x7fb", "\xff", "a\u00a0", "…", "\"x", "tab\there"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := plainValue(s), plainValueByRune(s); got != want {
+			t.Errorf("plainValue(%q) = %t, rune by rune %t", s, got, want)
+		}
+	})
 }

@@ -71,10 +71,21 @@ func plainValue(s string) bool {
 	if unicode.IsSpace(first) || unicode.IsSpace(last) {
 		return false
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
+	// ASCII, most of any text, is judged by the byte; the rest by the
+	// rune. The walk is bounded by len(s).
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r < 0xa0 || r == '\u2028' || r == '\u2029' || r == utf8.RuneError {
 			return false
 		}
+		i += n
 	}
 	return true
 }
