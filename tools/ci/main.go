@@ -186,6 +186,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
+	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }

@@ -38,6 +38,7 @@ func RequestGuard(b RequestBounds) server.ServerOption {
 }
 
 // guardedRequest is the part of a request RequestGuard looks at.
+// readGuarded fills it as json.Unmarshal does.
 type guardedRequest struct {
 	Method string `json:"method"`
 	Params struct {
@@ -51,8 +52,8 @@ func (b RequestBounds) check(_ context.Context, _ any, message any) error {
 	if !ok {
 		return nil
 	}
-	var req guardedRequest
-	if json.Unmarshal(raw, &req) != nil {
+	req, ok := readGuarded(raw)
+	if !ok {
 		return nil // mcp-go answers what it cannot parse itself
 	}
 	switch mcp.MCPMethod(req.Method) {

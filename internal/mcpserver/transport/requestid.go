@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
@@ -22,40 +23,49 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 	}
 	var method []byte
 	methodBad := false
-	i := 1
-	for {
-		i = skipWS(line, i)
-		if line[i] == '}' {
-			break
-		}
-		kEnd := stringEnd(line, i)
-		key := line[i:kEnd]
-		i = skipWS(line, kEnd) + 1 // past ':'
-		i = skipWS(line, i)
-		vEnd := valueEnd(line, i)
+	walkObject(line, func(key, val []byte) {
 		switch {
 		case memberIs(key, "id"):
-			id = line[i:vEnd]
+			id = val
 		case memberIs(key, "method"):
 			// null leaves a decoded string as it was; a value of another
 			// type fails the decode, whatever follows it.
-			switch v := line[i:vEnd]; {
-			case v[0] == '"':
-				method = v
-			case string(v) != "null":
+			switch {
+			case val[0] == '"':
+				method = val
+			case string(val) != "null":
 				methodBad = true
 			}
 		}
-		i = skipWS(line, vEnd)
-		if line[i] == ',' {
-			i++
-		}
-	}
+	})
 	// A method that is not a string fails the decode; "" is no request.
 	if methodBad || len(method) < 3 || method[0] != '"' || len(id) == 0 || string(id) == "null" {
 		return nil, false
 	}
 	return id, true
+}
+
+// walkObject calls fn with each member of obj, a valid JSON object with
+// no space around it, in order: the quoted name and the raw value. It reads
+// each byte of obj once.
+func walkObject(obj []byte, fn func(key, val []byte)) {
+	i := 1
+	for {
+		i = skipWS(obj, i)
+		if obj[i] == '}' {
+			return
+		}
+		kEnd := stringEnd(obj, i)
+		key := obj[i:kEnd]
+		i = skipWS(obj, kEnd) + 1 // past ':'
+		i = skipWS(obj, i)
+		vEnd := valueEnd(obj, i)
+		fn(key, obj[i:vEnd])
+		i = skipWS(obj, vEnd)
+		if obj[i] == ',' {
+			i++
+		}
+	}
 }
 
 // memberIs reports whether the quoted member name key decodes to name,
@@ -125,4 +135,54 @@ func valueEnd(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// readGuarded reads the members of the request raw that RequestGuard
+// checks, as json.Unmarshal into guardedRequest does; ok is false where that
+// decode fails. A valid object is walked (walkObject), which costs a small
+// part of a decode of the whole request and decodes only the strings it
+// keeps; anything else is left to encoding/json.
+func readGuarded(raw []byte) (req guardedRequest, ok bool) {
+	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
+	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
+		return req, json.Unmarshal(raw, &req) == nil
+	}
+	ok = true
+	// str decodes a string member into dst; null leaves dst as it was
+	// and any other value fails the decode.
+	str := func(dst *string, val []byte) {
+		switch {
+		case val[0] == '"':
+			inner := val[1 : len(val)-1]
+			if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				*dst = string(inner)
+			} else if json.Unmarshal(val, dst) != nil {
+				ok = false
+			}
+		case string(val) != "null":
+			ok = false
+		}
+	}
+	walkObject(obj, func(key, val []byte) {
+		switch {
+		case memberIs(key, "method"):
+			str(&req.Method, val)
+		case memberIs(key, "params"):
+			switch {
+			case val[0] == '{':
+				// A repeated params merges into the same struct.
+				walkObject(val, func(k, v []byte) {
+					switch {
+					case memberIs(k, "uri"):
+						str(&req.Params.URI, v)
+					case memberIs(k, "name"):
+						str(&req.Params.Name, v)
+					}
+				})
+			case string(val) != "null":
+				ok = false
+			}
+		}
+	})
+	return req, ok
 }

@@ -71,3 +71,53 @@ func FuzzPendingRequestID(f *testing.F) {
 		}
 	})
 }
+
+var guardedCases = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch","arguments":{"name":"x","uri":"y"}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"pdpp://record/a/b"}}`,
+	`{"Method":"tools/call","PARAMS":{"Name":"n\u00e9"}}`,
+	`{"params":{"name":"a"},"params":{"uri":"b"},"method":"x"}`,
+	`{"params":{"name":"a"},"params":null}`,
+	`{"params":5}`,
+	`{"params":{"name":5}}`,
+	`{"params":{"name":null,"uri":"u"}}`,
+	`{"method":["x"]}`,
+	`{"method":"a\"b","params":{"name":"\ud800"}}`,
+	"{\"params\":{\"name\":\"\xff\xfe\"}}",
+	`[{"method":"tools/call"}]`,
+	`"x"`,
+	`null`,
+	`{"params":{"name":"a"}`,
+	`{}`,
+}
+
+// decodedGuarded is what readGuarded stands in for.
+func decodedGuarded(raw []byte) (guardedRequest, bool) {
+	var req guardedRequest
+	return req, json.Unmarshal(raw, &req) == nil
+}
+
+func TestReadGuardedMatchesDecode(t *testing.T) {
+	for _, raw := range guardedCases {
+		t.Run(raw, func(t *testing.T) {
+			want, wantOK := decodedGuarded([]byte(raw))
+			got, ok := readGuarded([]byte(raw))
+			if ok != wantOK || (ok && got != want) {
+				t.Errorf("readGuarded = %+v, %t; decoding finds %+v, %t", got, ok, want, wantOK)
+			}
+		})
+	}
+}
+
+func FuzzReadGuarded(f *testing.F) {
+	for _, raw := range guardedCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		want, wantOK := decodedGuarded([]byte(raw))
+		got, ok := readGuarded([]byte(raw))
+		if ok != wantOK || (ok && got != want) {
+			t.Errorf("readGuarded(%q) = %+v, %t; decoding finds %+v, %t", raw, got, ok, want, wantOK)
+		}
+	})
+}
