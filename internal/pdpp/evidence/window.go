@@ -40,6 +40,7 @@ type WindowBody struct {
 
 var (
 	fieldWindowKeys = []string{"object", "record_id", "connection_id", "stream", "field", "window"}
+	fieldKeys       = []string{"path", "type"}
 	windowBodyKeys  = []string{"text", "start_chars", "end_chars", "total_chars", "limit_chars", "complete", "has_more",
 		"next_offset_chars", "previous_offset_chars", "match_start_chars", "match_end_chars"}
 )
@@ -65,7 +66,18 @@ func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 		case "stream":
 			return stringInto(&fw.Stream, val)
 		case "field":
-			return json.Unmarshal(val, &fw.Field)
+			if val[0] != '{' {
+				return json.Unmarshal(val, &fw.Field)
+			}
+			return splitKnown(val, fieldKeys, func(k string, v []byte) error {
+				switch k {
+				case "path":
+					return stringInto(&fw.Field.Path, v)
+				case "type":
+					return stringInto(&fw.Field.Type, v)
+				}
+				return nil
+			})
 		case "window":
 			if val[0] != '{' {
 				return json.Unmarshal(val, &fw.Window)
