@@ -183,6 +183,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzDecodeString"},
 	{"./internal/pdpp/evidence", "FuzzValidJSON"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
+	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/papers", "FuzzParseURI"},
