@@ -184,6 +184,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzValidJSON"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
+	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
