@@ -194,9 +194,12 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if err := requireObject(body, "search"); err != nil {
 		return SearchView{}, err
 	}
-	var page SearchPage
-	if err := json.Unmarshal(body, &page); err != nil {
-		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	page, ok := decodeSearchPage(body)
+	if !ok {
+		page = SearchPage{}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+		}
 	}
 	if page.Data == nil {
 		return SearchView{}, fmt.Errorf("search response has no data list")
