@@ -331,3 +331,28 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeCursorMatchesMarshal: the appended cursor JSON is the bytes
+// json.Marshal writes for the same cursorBody, escapes and omitted members
+// included.
+func TestEncodeCursorMatchesMarshal(t *testing.T) {
+	odd := `a<b>&"c"\é` + "\u2028\x01"
+	refs := []WindowRef{
+		{Record: RecordRef{Stream: "s", RecordID: "r"}, Field: "f"},
+		{Record: RecordRef{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"}, Field: "text", Offset: 11863, Limit: 1612},
+		{Record: RecordRef{ConnectionID: "c", Stream: "s", RecordID: "r"}, Field: "f", Q: "zephyr marker", Before: 400, After: 1200},
+		{Record: RecordRef{ConnectionID: odd, Stream: odd, RecordID: odd}, Field: odd, Offset: -1, Limit: 1 << 40, Q: odd, Before: 1, After: 2},
+		{},
+	}
+	for _, w := range refs {
+		body := cursorBody{C: w.Record.ConnectionID, S: w.Record.Stream, R: w.Record.RecordID,
+			F: w.Field, O: w.Offset, L: w.Limit, Q: w.Q, B: w.Before, A: w.After}
+		data, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := EncodeCursor(w), CursorPrefix+base64.RawURLEncoding.EncodeToString(data); got != want {
+			t.Errorf("EncodeCursor(%+v) = %s, want %s (%s)", w, got, want, data)
+		}
+	}
+}
