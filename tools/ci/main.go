@@ -177,6 +177,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/credentials", "FuzzFileName"},
 	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},
 	{"./internal/mcpserver/mcpkit", "FuzzFormat"},
+	{"./internal/mcpserver/mcpkit", "FuzzFastMatcher"},
 	{"./internal/mcpserver/reqid", "FuzzFromRequest"},
 	{"./internal/pdpp/tokencheck", "FuzzTokenKind"},
 	{"./internal/pdpp/evidence", "FuzzSplitMembers"},

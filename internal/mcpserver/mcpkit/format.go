@@ -26,6 +26,9 @@ type Format struct {
 	MaxBytes    int    // > 0
 	Segment     bool
 	pattern     *regexp.Regexp // nil: any text
+	// match is pattern.MatchString, or the same answer computed without
+	// the regexp for the shapes fastMatcher knows.
+	match func(string) bool
 }
 
 // NewFormat compiles a catalog format; pattern may be empty. It panics on
@@ -34,6 +37,10 @@ func NewFormat(name, description, pattern string, maxBytes int, segment bool) *F
 	f := &Format{Name: name, Description: description, MaxBytes: maxBytes, Segment: segment}
 	if pattern != "" {
 		f.pattern = regexp.MustCompile(pattern)
+		f.match = fastMatcher(pattern)
+		if f.match == nil {
+			f.match = f.pattern.MatchString
+		}
 	}
 	return f
 }
@@ -64,7 +71,7 @@ func (f *Format) Problem(s string) string {
 			}
 		}
 	}
-	if f.pattern != nil && !f.pattern.MatchString(s) {
+	if f.pattern != nil && !f.match(s) {
 		return "is not in the allowed form"
 	}
 	return ""

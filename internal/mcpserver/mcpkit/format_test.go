@@ -1,6 +1,7 @@
 package mcpkit
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,47 @@ func FuzzFormat(f *testing.F) {
 		}
 		if err := CheckFormat("t", "record_id", s, record); err == nil || err.Code != CodeInvalidFormat {
 			t.Fatalf("Problem %q but CheckFormat = %v", p, err)
+		}
+	})
+}
+
+// fastPatterns are the catalogs' patterns and other shapes fastMatcher
+// takes or must decline.
+var fastPatterns = []string{
+	`^[A-Za-z_][A-Za-z0-9_.-]*$`, `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`, `^[A-Za-z0-9][A-Za-z0-9_.:-]*$`,
+	noEdgeSeparatorPattern, `^a[b-d]*$`, `^[^a][a-z]*$`, `^[é][a]*$`, `^[a-z]+$`, `^(?i)[a-z][a-z]*$`, `[a-z][a-z]*`,
+}
+
+// TestFastMatcherTakesTheCatalogShapes: the patterns of the catalogs get
+// a fast matcher; a shape it does not know keeps the regexp.
+func TestFastMatcherTakesTheCatalogShapes(t *testing.T) {
+	for i, p := range fastPatterns {
+		if got := fastMatcher(p) != nil; got != (i < 5) {
+			t.Errorf("fastMatcher(%q) taken = %t, want %t", p, got, i < 5)
+		}
+	}
+}
+
+// FuzzFastMatcher: every fast matcher answers as its regexp does.
+func FuzzFastMatcher(f *testing.F) {
+	for _, s := range []string{"", "a", "tr-5", " r", "r ", "r\u00a0", "\u3000x", "a\nb", "\n", "a\n", "é", "\xff", "x\xc2", "a.b:c", "_x", "-x", "A1"} {
+		f.Add(s)
+	}
+	type pair struct {
+		fast func(string) bool
+		re   *regexp.Regexp
+	}
+	var pairs []pair
+	for _, p := range fastPatterns {
+		if m := fastMatcher(p); m != nil {
+			pairs = append(pairs, pair{m, regexp.MustCompile(p)})
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range pairs {
+			if got, want := p.fast(s), p.re.MatchString(s); got != want {
+				t.Errorf("%s on %q: fast %t, regexp %t", p.re, s, got, want)
+			}
 		}
 	})
 }
