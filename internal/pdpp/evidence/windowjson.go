@@ -1,24 +1,20 @@
 package evidence
 
-import (
-	"encoding/json"
-	"slices"
-	"strconv"
-)
+import "strconv"
 
-// AppendJSON appends v's structured output to b: the bytes json.Marshal(v)
-// writes, member for member, without reflection or a sorted copy of each
-// continuation's arguments. Every compact window reply is encoded this way,
-// so its cost is a few appends (TestWindowAppendJSONMatchesMarshal holds the
-// two encodings equal).
+// AppendJSON appends v's structured output to b, member for member, without
+// reflection: the bytes json.Marshal(v) writes but for HTML escaping, which
+// the reply's encoder adds (and WireLen counts). Every compact window reply
+// is encoded this way (TestWindowAppendJSONMatchesMarshal holds the two
+// equal once HTML-escaped).
 func (v *WindowView) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendMarshalString(b, v.ID)
+	b = appendNoEscapeString(b, v.ID)
 	b = append(b, `,"field_path":`...)
-	b = appendMarshalString(b, v.FieldPath)
+	b = appendNoEscapeString(b, v.FieldPath)
 	if v.Text != "" {
 		b = append(b, `,"text":`...)
-		b = appendMarshalString(b, v.Text)
+		b = appendNoEscapeString(b, v.Text)
 	}
 	w := &v.Window
 	b = append(b, `,"window":{"start_chars":`...)
@@ -42,19 +38,19 @@ func (v *WindowView) AppendJSON(b []byte) []byte {
 	b = append(b, '}')
 	if v.Next != nil {
 		b = append(b, `,"next":`...)
-		b = v.Next.appendJSON(b)
+		b = v.Next.appendNoEscape(b)
 	}
 	if v.Previous != nil {
 		b = append(b, `,"previous":`...)
-		b = v.Previous.appendJSON(b)
+		b = v.Previous.appendNoEscape(b)
 	}
 	if v.NextCursor != "" {
 		b = append(b, `,"next_cursor":`...)
-		b = appendMarshalString(b, v.NextCursor)
+		b = appendNoEscapeString(b, v.NextCursor)
 	}
 	if v.Detail != "" {
 		b = append(b, `,"detail":`...)
-		b = appendMarshalString(b, v.Detail)
+		b = appendNoEscapeString(b, v.Detail)
 	}
 	if t := v.TextAt; t != nil {
 		b = append(b, `,"text_at":{"content":`...)
@@ -69,65 +65,7 @@ func (v *WindowView) AppendJSON(b []byte) []byte {
 	}
 	if v.Full != nil {
 		b = append(b, `,"full":`...)
-		b = v.Full.appendJSON(b)
+		b = v.Full.appendNoEscape(b)
 	}
 	return append(b, '}')
-}
-
-// appendJSON appends c as json.Marshal writes it: the tool, then the
-// arguments with their names in byte order. A continuation has a handful of
-// arguments, sorted here in a fixed-size array.
-func (c *Continuation) appendJSON(b []byte) []byte {
-	b = append(b, `{"tool":`...)
-	b = appendMarshalString(b, c.Tool)
-	if c.Arguments == nil {
-		return append(b, `,"arguments":null}`...)
-	}
-	var store [8]string
-	keys := store[:0]
-	for k := range c.Arguments {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, `,"arguments":{`...)
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendMarshalString(b, k)
-		b = append(b, ':')
-		b = appendMarshalValue(b, c.Arguments[k])
-	}
-	return append(b, "}}"...)
-}
-
-// appendMarshalString appends s as json.Marshal quotes it (HTML characters
-// escaped): as itself when nothing in it needs escaping, the common case.
-func appendMarshalString(b []byte, s string) []byte {
-	if plainJSONString(s) {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
-}
-
-// appendMarshalValue appends one argument value as json.Marshal writes it.
-func appendMarshalValue(b []byte, v any) []byte {
-	switch t := v.(type) {
-	case string:
-		return appendMarshalString(b, t)
-	case int:
-		return strconv.AppendInt(b, int64(t), 10)
-	case int64:
-		return strconv.AppendInt(b, t, 10)
-	case bool:
-		return strconv.AppendBool(b, t)
-	}
-	vb, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return append(b, vb...)
 }

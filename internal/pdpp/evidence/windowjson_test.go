@@ -1,15 +1,17 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// TestWindowAppendJSONMatchesMarshal holds AppendJSON to the bytes
-// json.Marshal writes for the same view, over the sampled windows at both
-// details and over values that need escaping.
+// TestWindowAppendJSONMatchesMarshal holds AppendJSON, HTML-escaped as the
+// reply's encoder escapes it, to the bytes json.Marshal writes for the same
+// view, over the sampled windows at both details and over values that need
+// escaping.
 func TestWindowAppendJSONMatchesMarshal(t *testing.T) {
 	refs := []handles.RecordRef{
 		{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"},
@@ -43,8 +45,10 @@ func TestWindowAppendJSONMatchesMarshal(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if got := tc.view.AppendJSON(nil); string(got) != string(want) {
-							t.Errorf("AppendJSON:\n%s\njson.Marshal:\n%s", got, want)
+						var got bytes.Buffer
+						json.HTMLEscape(&got, tc.view.AppendJSON(nil))
+						if got.String() != string(want) {
+							t.Errorf("AppendJSON, HTML-escaped:\n%s\njson.Marshal:\n%s", got.String(), want)
 						}
 					})
 				}
