@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // DecodeArgs decodes tool arguments into dst, a pointer to an Args struct,
@@ -74,6 +76,9 @@ func DecodeArgs(args any, dst any) *ArgError {
 			continue
 		}
 		field := target.Field(f.index)
+		if setPlain(field, value) {
+			continue
+		}
 		if err := json.Unmarshal(value, field.Addr().Interface()); err != nil {
 			var syntaxErr *json.SyntaxError
 			if errors.As(err, &syntaxErr) {
@@ -203,3 +208,78 @@ func wantedKind(t reflect.Type) string {
 		return "a value of type " + t.String()
 	}
 }
+
+// setPlain stores the commonest argument values without encoding/json: a
+// string without escapes into a string field, a short integer into an int
+// or *int field, true or false into a bool field. It reports whether it
+// did; anything else (escapes, fractions, exponents, other types) is left to
+// json.Unmarshal, whose result it equals where it acts (FuzzSetPlain).
+// value is one JSON value from a document already checked as valid.
+func setPlain(field reflect.Value, value []byte) bool {
+	value = bytes.TrimSpace(value)
+	if len(value) == 0 {
+		return false
+	}
+	t := field.Type()
+	ptr := t.Kind() == reflect.Pointer
+	if ptr {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.String && !ptr && t == stringType:
+		if len(value) < 2 || value[0] != '"' {
+			return false
+		}
+		inner := value[1 : len(value)-1]
+		for _, c := range inner { // bounded by the value's length
+			if c == '\\' || c == '"' || c < 0x20 {
+				return false
+			}
+		}
+		if !utf8.Valid(inner) {
+			return false
+		}
+		field.SetString(string(inner))
+		return true
+	case t.Kind() == reflect.Int && t == intType:
+		digits := value
+		if digits[0] == '-' {
+			digits = digits[1:]
+		}
+		if len(digits) == 0 || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
+			return false
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		n, err := strconv.Atoi(string(value))
+		if err != nil {
+			return false
+		}
+		if ptr {
+			field.Set(reflect.ValueOf(&n))
+		} else {
+			field.SetInt(int64(n))
+		}
+		return true
+	case t.Kind() == reflect.Bool && !ptr && t == boolType:
+		switch string(value) {
+		case "true":
+			field.SetBool(true)
+		case "false":
+			field.SetBool(false)
+		default:
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+var (
+	stringType = reflect.TypeFor[string]()
+	intType    = reflect.TypeFor[int]()
+	boolType   = reflect.TypeFor[bool]()
+)

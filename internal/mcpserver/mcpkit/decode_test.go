@@ -3,6 +3,7 @@ package mcpkit
 import (
 	"encoding/json"
 	"strings"
+	"reflect"
 	"testing"
 )
 
@@ -150,4 +151,66 @@ func FuzzDecodeArgs(f *testing.F) {
 			t.Fatalf("invalid JSON %q accepted", data)
 		}
 	})
+}
+
+// plainTargets are the field types setPlain acts on, and one it leaves.
+type plainTargets struct {
+	S  string
+	I  int
+	P  *int
+	B  bool
+	L  []string
+	NS namedString
+}
+
+type namedString string
+
+// FuzzSetPlain: wherever setPlain stores a value, json.Unmarshal of the
+// same JSON value into the same field succeeds with the same result.
+func FuzzSetPlain(f *testing.F) {
+	for _, seed := range []string{`"a"`, `"é"`, `"a\"b"`, `"\u0041"`, "\"\xff\"", `0`, `-0`, `12`, `-12`, `1.5`, `1e3`,
+		`123456789012345678`, `1234567890123456789`, `true`, `false`, `null`, `["a"]`, ` 7 `, `{}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, value []byte) {
+		if !json.Valid(value) {
+			return
+		}
+		var got plainTargets
+		v := reflect.ValueOf(&got).Elem()
+		for i := range v.NumField() {
+			if !setPlain(v.Field(i), value) {
+				continue
+			}
+			want := reflect.New(v.Field(i).Type())
+			if err := json.Unmarshal(value, want.Interface()); err != nil {
+				t.Fatalf("field %s: setPlain took %q, json.Unmarshal refuses it: %v", v.Type().Field(i).Name, value, err)
+			}
+			if !reflect.DeepEqual(v.Field(i).Interface(), want.Elem().Interface()) {
+				t.Fatalf("field %s on %q: setPlain %#v, json.Unmarshal %#v", v.Type().Field(i).Name, value, v.Field(i).Interface(), want.Elem().Interface())
+			}
+		}
+	})
+}
+
+// TestSetPlainTakesCommonValues: the values most calls carry are stored
+// without encoding/json, and the others are left to it.
+func TestSetPlainTakesCommonValues(t *testing.T) {
+	var p plainTargets
+	v := reflect.ValueOf(&p).Elem()
+	for _, tc := range []struct {
+		field, value string
+		taken        bool
+	}{
+		{"S", `"cin_x/transcripts:tr-5"`, true}, {"S", `"a\nb"`, false}, {"S", `5`, false},
+		{"I", `4096`, true}, {"I", `1.5`, false}, {"P", `-3`, true}, {"P", `"3"`, false},
+		{"B", `true`, true}, {"B", `1`, false}, {"L", `["a"]`, false}, {"NS", `"x"`, false},
+	} {
+		if got := setPlain(v.FieldByName(tc.field), []byte(tc.value)); got != tc.taken {
+			t.Errorf("setPlain(%s, %s) = %t, want %t", tc.field, tc.value, got, tc.taken)
+		}
+	}
+	if p.S != "cin_x/transcripts:tr-5" || p.I != 4096 || p.P == nil || *p.P != -3 || !p.B {
+		t.Errorf("stored %+v", p)
+	}
 }
