@@ -2,8 +2,8 @@ package mcpkit
 
 import (
 	"encoding/json"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 )
 
