@@ -365,3 +365,83 @@ func base64Like(c byte) bool {
 	}
 	return false
 }
+
+// objectInto walks the JSON object val with splitKnown(val, known, fn), as
+// json.Unmarshal decodes an object into a struct that starts zero; null
+// leaves the struct as it is, as encoding/json does, and any other value is
+// errBadJSON (encoding/json would fail on it).
+func objectInto(val []byte, known []string, fn func(key string, val []byte) error) error {
+	switch val[0] {
+	case 'n':
+		return nil
+	case '{':
+		return splitKnown(val, known, fn)
+	}
+	return errBadJSON
+}
+
+// sliceInto decodes the JSON array val into dst as json.Unmarshal decodes
+// into a nil slice: null sets dst to nil, [] to an empty, non-nil slice,
+// and each element is decoded by elem into a zero T (so a null element
+// stays zero, as elem leaves it). Any other value is errBadJSON. Bounded by
+// the number of elements in val.
+func sliceInto[T any](dst *[]T, val []byte, elem func(*T, []byte) error) error {
+	switch val[0] {
+	case 'n':
+		*dst = nil
+		return nil
+	case '[':
+	default:
+		return errBadJSON
+	}
+	s := []T{}
+	err := splitElements(val, func(v []byte) error {
+		var zero T
+		s = append(s, zero)
+		return elem(&s[len(s)-1], v)
+	})
+	*dst = s
+	return err
+}
+
+// pointerInto decodes val into *dst as json.Unmarshal decodes into a nil
+// pointer: null sets dst to nil, an object to a new T decoded by elem.
+// Any other value is errBadJSON.
+func pointerInto[T any](dst **T, val []byte, elem func(*T, []byte) error) error {
+	switch val[0] {
+	case 'n':
+		*dst = nil
+		return nil
+	case '{':
+		p := new(T)
+		*dst = p
+		return elem(p, val)
+	}
+	return errBadJSON
+}
+
+// optStringInto decodes val into *dst as json.Unmarshal decodes into a nil
+// *string: null sets dst to nil, a string to a new string. Any other value
+// is errBadJSON.
+func optStringInto(dst **string, val []byte) error {
+	switch val[0] {
+	case 'n':
+		*dst = nil
+		return nil
+	case '"':
+		s, err := decodeString(val)
+		if err != nil {
+			return err
+		}
+		*dst = &s
+		return nil
+	}
+	return errBadJSON
+}
+
+// rawInto sets dst to a copy of val, the value's bytes without the white
+// space around it, as json.RawMessage's UnmarshalJSON does (null included:
+// a RawMessage takes the literal null).
+func rawInto(dst *json.RawMessage, val []byte) {
+	*dst = append(json.RawMessage(nil), val...)
+}

@@ -66,10 +66,7 @@ func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 		case "stream":
 			return stringInto(&fw.Stream, val)
 		case "field":
-			if val[0] != '{' {
-				return json.Unmarshal(val, &fw.Field)
-			}
-			return splitKnown(val, fieldKeys, func(k string, v []byte) error {
+			return objectInto(val, fieldKeys, func(k string, v []byte) error {
 				switch k {
 				case "path":
 					return stringInto(&fw.Field.Path, v)
@@ -79,42 +76,43 @@ func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 				return nil
 			})
 		case "window":
-			if val[0] != '{' {
-				return json.Unmarshal(val, &fw.Window)
-			}
-			w := &WindowBody{}
-			fw.Window = w
-			return splitKnown(val, windowBodyKeys, func(k string, v []byte) error {
-				switch k {
-				case "text":
-					return stringInto(&w.Text, v)
-				case "start_chars":
-					return intInto(&w.StartChars, v)
-				case "end_chars":
-					return intInto(&w.EndChars, v)
-				case "total_chars":
-					return intInto(&w.TotalChars, v)
-				case "limit_chars":
-					return intInto(&w.LimitChars, v)
-				case "complete":
-					return boolInto(&w.Complete, v)
-				case "has_more":
-					return boolInto(&w.HasMore, v)
-				case "next_offset_chars":
-					return optIntInto(&w.NextOffsetChars, v)
-				case "previous_offset_chars":
-					return optIntInto(&w.PreviousOffsetChars, v)
-				case "match_start_chars":
-					return optIntInto(&w.MatchStartChars, v)
-				case "match_end_chars":
-					return optIntInto(&w.MatchEndChars, v)
-				}
-				return nil
-			})
+			return pointerInto(&fw.Window, val, windowBodyInto)
 		}
 		return nil
 	})
 	return fw, err == nil
+}
+
+// windowBodyInto decodes the window member of a field-window body, an
+// object, into w (see pointerInto).
+func windowBodyInto(w *WindowBody, val []byte) error {
+	return splitKnown(val, windowBodyKeys, func(k string, v []byte) error {
+		switch k {
+		case "text":
+			return stringInto(&w.Text, v)
+		case "start_chars":
+			return intInto(&w.StartChars, v)
+		case "end_chars":
+			return intInto(&w.EndChars, v)
+		case "total_chars":
+			return intInto(&w.TotalChars, v)
+		case "limit_chars":
+			return intInto(&w.LimitChars, v)
+		case "complete":
+			return boolInto(&w.Complete, v)
+		case "has_more":
+			return boolInto(&w.HasMore, v)
+		case "next_offset_chars":
+			return optIntInto(&w.NextOffsetChars, v)
+		case "previous_offset_chars":
+			return optIntInto(&w.PreviousOffsetChars, v)
+		case "match_start_chars":
+			return optIntInto(&w.MatchStartChars, v)
+		case "match_end_chars":
+			return optIntInto(&w.MatchEndChars, v)
+		}
+		return nil
+	})
 }
 
 // WindowView is a rendered field window.
