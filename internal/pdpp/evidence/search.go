@@ -159,8 +159,6 @@ type LadderRecord struct {
 
 // SearchView is a rendered search page.
 type SearchView struct {
-	// Text is the text at detail "full", set by FullText.
-	Text       string
 	Results    []SearchResult
 	Ladder     []LadderRecord
 	NextCursor string
@@ -169,6 +167,8 @@ type SearchView struct {
 
 	req  SearchRequest
 	meta PageMeta
+	// fullText is the text at detail "full", rendered by FullText.
+	fullText string
 }
 
 // Structured returns the structuredContent object for a search result.
@@ -230,10 +230,10 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 // card and the summary, rendering it on first use: a compact step writes
 // its own text and needs this one only for the size of the full reply.
 func (v *SearchView) FullText() string {
-	if v.Text == "" {
-		v.Text = searchText(*v, len(v.Results))
+	if v.fullText == "" {
+		v.fullText = searchText(*v, len(v.Results))
 	}
-	return v.Text
+	return v.fullText
 }
 
 func resultFor(hit SearchHit, providerBase string) SearchResult {
@@ -639,16 +639,13 @@ func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullByt
 // writes them. It encodes each hit once and keeps nothing.
 func (v SearchView) FullBytes() int {
 	n := JSONStringLen(v.FullText()) + 256
-	var buf []byte // reused: one hit's encoding at a time
+	var buf []byte // reused: one encoding at a time
 	for i := range v.Results {
-		r := &v.Results[i]
-		buf = r.appendJSON(buf[:0])
+		buf = v.Results[i].appendJSON(buf[:0])
 		n += WireLen(buf) + 1
-		l := LadderRecord{
-			ID: r.ID, EvidenceField: r.EvidenceField, EvidencePreview: r.EvidencePreview,
-			EvidenceComplete: r.EvidenceComplete, Next: r.Next, Fetch: FetchCall(r.ID),
-		}
-		buf = l.appendJSON(buf[:0])
+	}
+	for i := range v.Ladder {
+		buf = v.Ladder[i].appendJSON(buf[:0])
 		n += WireLen(buf) + 1
 	}
 	if v.NextPage != nil {
