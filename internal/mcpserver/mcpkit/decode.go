@@ -226,7 +226,7 @@ func setPlain(field reflect.Value, value []byte) bool {
 		t = t.Elem()
 	}
 	switch {
-	case t.Kind() == reflect.String && !ptr && t == stringType:
+	case t == stringType && !ptr:
 		if len(value) < 2 || value[0] != '"' {
 			return false
 		}
@@ -241,7 +241,7 @@ func setPlain(field reflect.Value, value []byte) bool {
 		}
 		field.SetString(string(inner))
 		return true
-	case t.Kind() == reflect.Int && t == intType:
+	case t == intType:
 		digits := value
 		if digits[0] == '-' {
 			digits = digits[1:]
@@ -264,7 +264,7 @@ func setPlain(field reflect.Value, value []byte) bool {
 			field.SetInt(int64(n))
 		}
 		return true
-	case t.Kind() == reflect.Bool && !ptr && t == boolType:
+	case t == boolType && !ptr:
 		switch string(value) {
 		case "true":
 			field.SetBool(true)
