@@ -299,13 +299,8 @@ func TestStrictServerBindsQuery(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + tc.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", resp.StatusCode)
+			if status := getStatus(t, srv.URL+tc.target); status != http.StatusOK {
+				t.Fatalf("status %d", status)
 			}
 			got := rec.lastRecords(t).Params
 			if !reflect.DeepEqual(deref(got.Filter), tc.filter) {
@@ -333,13 +328,8 @@ func TestStrictServerBindsQuery(t *testing.T) {
 	}
 	for _, tc := range searchCases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + tc.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", resp.StatusCode)
+			if status := getStatus(t, srv.URL+tc.target); status != http.StatusOK {
+				t.Fatalf("status %d", status)
 			}
 			if got := deref(rec.lastSearch(t).Params.Streams); !reflect.DeepEqual(got, tc.streams) {
 				t.Errorf("Streams = %#v, want %#v", got, tc.streams)
@@ -363,15 +353,10 @@ func TestStrictServerBindErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + tc.target)
-			if err != nil {
-				t.Fatal(err)
+			if status := getStatus(t, srv.URL+tc.target); status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400 from the error handler", status)
 			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Fatalf("status %d, want 400 from the error handler", resp.StatusCode)
-			}
-			err = errs.last()
+			err := errs.last()
 			var req *rsserver.RequiredParamError
 			var format *rsserver.InvalidParamFormatError
 			switch {
@@ -460,4 +445,16 @@ func TestRequestBuildersNeedTrailingSlash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getStatus makes a GET of url and returns the answer's status, the body
+// left unread.
+func getStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
