@@ -32,17 +32,7 @@ import (
 // testRoot holds the snapshots built once per test binary run.
 var testRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "papers-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.RunInTempDir(m, "papers-test-", &testRoot) }
 
 var (
 	fixtures   = map[bool]*snapshot.Snapshot{}

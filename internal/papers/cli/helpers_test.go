@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
@@ -21,17 +19,7 @@ import (
 
 var testRoot string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "papercli-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.RunInTempDir(m, "papercli-test-", &testRoot) }
 
 var (
 	fixtureOnce sync.Once

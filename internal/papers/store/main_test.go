@@ -1,19 +1,9 @@
 package store
 
 import (
-	"fmt"
-	"os"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "paper-store-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fixtureDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.RunInTempDir(m, "paper-store-test-", &fixtureDir) }
