@@ -63,10 +63,7 @@ func TestReferenceFieldWindowHandle(t *testing.T) {
 					}
 					continue
 				}
-				var he *mcpkit.ArgError
-				if !errors.As(err, &he) || he.Code != tc.wantCode || he.Field != form.param {
-					t.Fatalf("%s: got %#v, %v; want %s for param %s", form.param, got, err, tc.wantCode, form.param)
-				}
+				he := wantArgError(t, err, tc.wantCode, form.param)
 				if !strings.Contains(he.Message, tc.wantMsg) {
 					t.Errorf("%s: message %q does not contain %q", form.param, he.Message, tc.wantMsg)
 				}
@@ -78,10 +75,7 @@ func TestReferenceFieldWindowHandle(t *testing.T) {
 				}
 				return
 			}
-			var he *mcpkit.ArgError
-			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Field != ParamID {
-				t.Fatalf("ParseID = %#v, %v; want invalid_id for param id", ref, err)
-			}
+			wantArgError(t, err, CodeInvalidID, ParamID)
 		})
 	}
 	t.Run("padding and foreign bytes", func(t *testing.T) {
@@ -236,10 +230,7 @@ func TestDecodeCursorRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("DecodeCursor(%q) = %#v, want error", tc.in, w)
 			}
-			var he *mcpkit.ArgError
-			if !errors.As(err, &he) || he.Code != CodeInvalidCursor || he.Field != ParamCursor {
-				t.Fatalf("error %v is not an invalid_cursor *mcpkit.ArgError for param cursor", err)
-			}
+			he := wantArgError(t, err, CodeInvalidCursor, ParamCursor)
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
 			}
@@ -276,10 +267,7 @@ func TestParseFieldWindowURI(t *testing.T) {
 				}
 				return
 			}
-			var he *mcpkit.ArgError
-			if !errors.As(err, &he) || he.Code != tc.wantCode || he.Field != ParamURI {
-				t.Fatalf("ParseFieldWindowURI(%q) = %#v, %v; want %s for param uri", tc.in, got, err, tc.wantCode)
-			}
+			wantArgError(t, err, tc.wantCode, ParamURI)
 		})
 	}
 }

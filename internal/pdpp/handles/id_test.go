@@ -108,13 +108,7 @@ func TestParseIDRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseID(%q) = %#v, want error", tc.in, ref)
 			}
-			var he *mcpkit.ArgError
-			if !errors.As(err, &he) {
-				t.Fatalf("error %T is not *mcpkit.ArgError", err)
-			}
-			if he.Code != CodeInvalidID || he.Field != ParamID {
-				t.Errorf("code/param = %q/%q", he.Code, he.Field)
-			}
+			he := wantArgError(t, err, CodeInvalidID, ParamID)
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
 			}
@@ -247,4 +241,15 @@ func checkRoundTrip(t *testing.T, in string, ref RecordRef) {
 	if back, err := ParseRecordURI(uri); err != nil || back != ref {
 		t.Fatalf("%q: ParseRecordURI(%q) = %#v, %v; want %#v", in, uri, back, err, ref)
 	}
+}
+
+// wantArgError fails the test unless err is a *mcpkit.ArgError with code
+// and param, and returns it.
+func wantArgError(t *testing.T, err error, code, param string) *mcpkit.ArgError {
+	t.Helper()
+	var he *mcpkit.ArgError
+	if !errors.As(err, &he) || he.Code != code || he.Field != param {
+		t.Fatalf("error %v is not a %s *mcpkit.ArgError for param %s", err, code, param)
+	}
+	return he
 }

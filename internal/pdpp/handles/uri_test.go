@@ -118,10 +118,7 @@ func TestParseRecordURIRejects(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseRecordURI(%q) = %#v, want error", tc.in, ref)
 			}
-			var he *mcpkit.ArgError
-			if !errors.As(err, &he) || he.Code != CodeInvalidID || he.Field != ParamID {
-				t.Fatalf("error %v is not an invalid_id *mcpkit.ArgError", err)
-			}
+			he := wantArgError(t, err, CodeInvalidID, ParamID)
 			if !strings.Contains(he.Message, tc.want) {
 				t.Errorf("message %q does not contain %q", he.Message, tc.want)
 			}
