@@ -94,7 +94,7 @@ func isFull(args map[string]any) bool {
 // neither copied nor re-encoded, and stays reserved until the reply
 // carrying it is written.
 func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
-	members, err := marshalNoEscape(head)
+	members, err := evidence.MarshalNoEscape(head)
 	if err != nil || len(members) < 2 || members[0] != '{' {
 		return errorResult(rs.AdapterError("internal_error", "full reply members are not an object", ""), tool, args)
 	}
@@ -151,15 +151,4 @@ func busyError(err error) error {
 		return rs.BusyError(be)
 	}
 	return err
-}
-
-// marshalNoEscape encodes v as compact JSON without HTML escaping.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

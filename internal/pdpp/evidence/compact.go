@@ -112,7 +112,7 @@ func clipBytes(s string, n int) string {
 }
 
 func mustMarshal(v any) json.RawMessage {
-	b, err := marshalNoEscape(v)
+	b, err := MarshalNoEscape(v)
 	if err != nil {
 		return json.RawMessage(`null`)
 	}

@@ -76,7 +76,7 @@ func orderedJSON(m map[string]any) string {
 	return string(b)
 }
 
-// appendArg appends the JSON of one argument value, as marshalNoEscape
+// appendArg appends the JSON of one argument value, as MarshalNoEscape
 // writes it.
 func appendArg(b []byte, v any) []byte {
 	switch t := v.(type) {
@@ -91,7 +91,7 @@ func appendArg(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, t)
 	}
-	vb, err := marshalNoEscape(v)
+	vb, err := MarshalNoEscape(v)
 	if err != nil {
 		vb = []byte("null")
 	}
@@ -111,9 +111,9 @@ func plainJSONString(s string) bool {
 	return true
 }
 
-// marshalNoEscape encodes v as JSON without HTML escaping, so `<mark>` and `&`
-// stay readable in model-visible text.
-func marshalNoEscape(v any) ([]byte, error) {
+// MarshalNoEscape encodes v as compact JSON without HTML escaping, so
+// `<mark>` and `&` stay readable in model-visible text.
+func MarshalNoEscape(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

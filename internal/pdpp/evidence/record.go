@@ -286,7 +286,7 @@ func compactJSON(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
-	b, err := marshalNoEscape(v)
+	b, err := MarshalNoEscape(v)
 	if err != nil {
 		return string(raw)
 	}

@@ -11,7 +11,7 @@ import (
 // when previews must shrink, and the full-detail size estimate encodes the
 // page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
 
-// appendNoEscapeString appends s as marshalNoEscape quotes it: as itself
+// appendNoEscapeString appends s as MarshalNoEscape quotes it: as itself
 // when nothing in it needs escaping, the common case.
 func appendNoEscapeString(b []byte, s string) []byte {
 	if plainJSONString(s) {
@@ -19,7 +19,7 @@ func appendNoEscapeString(b []byte, s string) []byte {
 		b = append(b, s...)
 		return append(b, '"')
 	}
-	q, err := marshalNoEscape(s)
+	q, err := MarshalNoEscape(s)
 	if err != nil { // a string always encodes
 		return append(b, `""`...)
 	}

@@ -54,7 +54,7 @@ func ShowValue(s string) string {
 	if plainValue(s) {
 		return s
 	}
-	b, err := marshalNoEscape(s)
+	b, err := MarshalNoEscape(s)
 	if err != nil {
 		return strconv.Quote(s)
 	}
