@@ -183,10 +183,6 @@ func recordCard(n int, id string, rec Record) string {
 	return b.String()
 }
 
-type recordID struct {
-	ID string `json:"id"`
-}
-
 // Truncation says what a compact result left out and how to read it: the
 // flag, counts, and the exact call that returns everything.
 type Truncation struct {
@@ -225,7 +221,7 @@ func oversizedRecord(n int, id string, fields int) listItem {
 		Fields    int          `json:"fields"`
 		Next      Continuation `json:"next"`
 	}{id, true, fields, call})
-	return listItem{card: []byte(card), record: rec, id: mustMarshal(recordID{ID: id}), cut: fields}
+	return listItem{card: []byte(card), record: rec, id: appendIDEntry(nil, id), cut: fields}
 }
 
 // CompactStep builds query_records' compact reply, content[] text and
@@ -262,7 +258,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}
-			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: mustMarshal(recordID{ID: e.ID}), cut: cut}
+			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
 			if alone > 0 && itemCost(items[i]) > alone {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves
@@ -324,7 +320,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		entries = append(entries, items[i].id)
 	}
 	for i := k; i < k+listed; i++ {
-		entries = append(entries, mustMarshal(recordID{ID: v.Records[pos+i].ID}))
+		entries = append(entries, appendIDEntry(nil, v.Records[pos+i].ID))
 	}
 	text.WriteString(summary)
 	fullBytes := 0

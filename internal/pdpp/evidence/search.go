@@ -440,11 +440,6 @@ type compactLadderRecord struct {
 	Fetch Continuation `json:"fetch"`
 }
 
-// ladderID is the content_ladder entry of a hit not shown: its id alone.
-type ladderID struct {
-	ID string `json:"id"`
-}
-
 // CompactPreviewChars bounds a hit's evidence preview in compact output
 // once the page does not fit with the previews as the RS gave them.
 const CompactPreviewChars = 200
@@ -476,7 +471,7 @@ func encodeHit(r SearchResult, n int, shorten bool) searchItem {
 	it.card = []byte(b.String())
 	it.result = r.appendJSON(make([]byte, 0, 512))
 	it.ladder = appendCompactLadder(nil, r.ID)
-	it.id = appendLadderID(nil, r.ID)
+	it.id = appendIDEntry(nil, r.ID)
 	return it
 }
 
@@ -567,7 +562,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 		ladder = append(ladder, items[i].ladder)
 	}
 	for i := k; i < k+listed; i++ {
-		ladder = append(ladder, appendLadderID(nil, rest[i].ID))
+		ladder = append(ladder, appendIDEntry(nil, rest[i].ID))
 	}
 	text.WriteString(summary)
 	fullBytes := 0

@@ -133,8 +133,10 @@ func appendCompactLadder(b []byte, id string) []byte {
 	return append(b, "}}}"...)
 }
 
-// appendLadderID appends the content_ladder entry of a hit not shown.
-func appendLadderID(b []byte, id string) []byte {
+// appendIDEntry appends the entry of an item listed by its id alone,
+// {"id": id}: a search hit in content_ladder.records[], a record in a
+// query step's list.
+func appendIDEntry(b []byte, id string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendNoEscapeString(b, id)
 	return append(b, '}')

@@ -43,7 +43,9 @@ func TestSearchAppendersMatchMarshal(t *testing.T) {
 				EvidenceComplete: r.EvidenceComplete, Next: r.Next, Fetch: FetchCall(r.ID)}
 			check(t, "ladder", l.appendJSON(nil), l)
 			check(t, "compact ladder", appendCompactLadder(nil, r.ID), compactLadderRecord{ID: r.ID, Fetch: FetchCall(r.ID)})
-			check(t, "ladder id", appendLadderID(nil, r.ID), ladderID{ID: r.ID})
+			check(t, "id entry", appendIDEntry(nil, r.ID), struct {
+				ID string `json:"id"`
+			}{r.ID})
 			check(t, "continuation", r.Next.appendNoEscape(nil), r.Next)
 		})
 	}
