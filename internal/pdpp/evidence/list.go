@@ -294,10 +294,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		}
 		return n
 	}()
-	ids := make([]int, total-pos)
-	for i := range ids {
-		ids[i] = WireLen(mustMarshal(v.Records[pos+i].ID)) + len(`{"id":},`)
-	}
+	ids := idEntryCosts(total-pos, func(i int) string { return v.Records[pos+i].ID })
 	alone = max(1, budget-base-budget/idsShare)
 	k, listed := fitItems(budget, base, ids, func(i int) int { return itemCost(item(i)) })
 	if itemErr != nil {

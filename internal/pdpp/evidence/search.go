@@ -524,12 +524,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 		}
 		return n
 	}()
-	ids := make([]int, len(rest))
-	var idBuf []byte // reused: one id at a time
-	for i, r := range rest {
-		idBuf = appendNoEscapeString(idBuf[:0], r.ID)
-		ids[i] = WireLen(idBuf) + len(`{"id":},`)
-	}
+	ids := idEntryCosts(len(rest), func(i int) string { return rest[i].ID })
 	cost := func(i int) int {
 		it := item(i)
 		return textCost(string(it.card)) + WireLen(it.result) + WireLen(it.ladder) + 2

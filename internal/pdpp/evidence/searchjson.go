@@ -133,6 +133,19 @@ func appendCompactLadder(b []byte, id string) []byte {
 	return append(b, "}}}"...)
 }
 
+// idEntryCosts returns what the id-only entry of each of n items adds to a
+// step on the wire, its comma included; id(i) is item i's id. One entry is
+// encoded at a time, into one buffer.
+func idEntryCosts(n int, id func(i int) string) []int {
+	costs := make([]int, n)
+	var buf []byte
+	for i := range costs {
+		buf = appendIDEntry(buf[:0], id(i))
+		costs[i] = WireLen(buf) + 1
+	}
+	return costs
+}
+
 // appendIDEntry appends the entry of an item listed by its id alone,
 // {"id": id}: a search hit in content_ladder.records[], a record in a
 // query step's list.
