@@ -18,6 +18,12 @@
 // timeout and shutdown grace from that deadline, so calls in flight are
 // answered before a connection or the process is cut.
 //
+// The stdio side reads newline-delimited JSON-RPC itself (stdio.go): each
+// line is bounded before it is held, read once to tell requests from the
+// rest, and handed to mcp-go's HandleMessage; requests run on a bounded
+// pool of goroutines that are reused most-recent-first, and EOF waits for
+// the answers owed.
+//
 // RequestGuard, a server option, refuses over-long resource URIs and tool
 // names before mcp-go does any work on them, over both transports.
 // Every reply, over HTTP and stdio, is written with the values its calls

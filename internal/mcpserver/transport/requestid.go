@@ -12,10 +12,10 @@ import (
 // regard to case, the last of a repeated member winning). ok is false for
 // anything else: a notification, an answer, a batch, invalid JSON.
 //
-// Every request line of a stdio session passes through here, so the line
-// is checked with json.Valid (no allocation) and then walked once at its
-// top level, instead of decoded: a decode costs several times as much, on
-// mcp-go's line-reading goroutine, whose small stack it grows.
+// Every line of a stdio session passes through here (it decides which lines
+// are requests, served on the call pool and owed an answer), so the line is
+// checked with json.Valid (no allocation) and then walked once at its top
+// level, instead of decoded: a decode costs several times as much.
 func pendingRequestID(line []byte) (id []byte, ok bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' || !json.Valid(line) {

@@ -6,6 +6,12 @@ import (
 	"testing"
 )
 
+// message is the part of a JSON-RPC message that tells requests from answers.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
 // decodedRequestID is what pendingRequestID stands in for: the line decoded
 // into message.
 func decodedRequestID(line []byte) ([]byte, bool) {

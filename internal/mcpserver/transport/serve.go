@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
@@ -112,36 +109,4 @@ func drainGate(h http.Handler, serving context.Context) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
-// reaches EOF or ctx is cancelled; both end it cleanly with nil. At EOF the
-// requests already read are answered before it returns (bounded by
-// stdioDrainTimeout), so a client that closes its end early loses nothing. out carries
-// nothing but MCP messages; diagnostics go to errLog (default slog.Default()).
-// mcp-go keeps one process-wide stdio session, so run one ServeStdio at a
-// time. Values in ctx (such as WithBearer) reach every handler.
-func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog *slog.Logger) error {
-	if s == nil {
-		return errors.New("transport: nil MCP server")
-	}
-	if errLog == nil {
-		errLog = slog.Default()
-	}
-	stdio := server.NewStdioServer(s)
-	stdio.SetErrorLogger(slog.NewLogLogger(errLog.Handler(), slog.LevelError))
-	calls := newPendingCalls()
-	// Values the calls return by reference (package splice) are written
-	// into their reply lines by the answer writer.
-	store := splice.NewStore()
-	defer store.Close()
-	ctx = splice.WithStore(ctx, store)
-	err := stdio.Listen(ctx, newDrainingReader(ctx, in, calls), newAnswerWriter(out, calls, store))
-	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("transport: stdio: %w", err)
-	}
-	return nil
 }

@@ -1,0 +1,374 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
+)
+
+// The stdio side reads newline-delimited JSON-RPC itself and hands each
+// message to mcp-go's transport-agnostic HandleMessage, as the HTTP side
+// hands it to mcp-go's Handle. Reading the lines here, rather than through
+// mcp-go's StdioServer, lets one walk of each line (pendingRequestID) both
+// route it and count it as owed an answer, bounds a line before it is held
+// whole, and runs each request on a goroutine that served the one before
+// (see callPool), whose stack is already grown and in cache.
+
+// Bounds of one stdio session.
+const (
+	// maxStdioLine bounds one line of stdin (one JSON-RPC message or
+	// batch); a longer line is answered with a parse error and its bytes
+	// past the bound are dropped as they arrive, never held.
+	maxStdioLine = 16 << 20
+	// maxStdioCalls bounds the requests served at once; the line reader
+	// waits for a free one before it reads on (notifications are served
+	// on the reader itself and wait too).
+	maxStdioCalls = 16
+	// stdioDrainTimeout bounds how long EOF on stdin (or a cancelled
+	// context) waits for the answers still owed.
+	stdioDrainTimeout = 30 * time.Second
+	// stdioReadBuffer is the line reader's buffer; a longer line is
+	// gathered from several reads.
+	stdioReadBuffer = 64 << 10
+)
+
+// stdioSessions numbers the sessions of this process, so ServeStdio can run
+// more than once at a time (each has its own mcp-go session).
+var stdioSessions atomic.Int64
+
+// ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
+// reaches EOF or ctx is cancelled; both end it cleanly with nil. At EOF the
+// requests already read are answered before it returns (bounded by
+// stdioDrainTimeout), so a client that closes its end early loses nothing;
+// a cancelled ctx cancels the requests in flight and waits for them within
+// the same bound. out carries nothing but MCP messages, one per line;
+// diagnostics go to errLog (default slog.Default()). Values in ctx (such as
+// WithBearer) reach every handler.
+func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog *slog.Logger) error {
+	if s == nil {
+		return errors.New("transport: nil MCP server")
+	}
+	if errLog == nil {
+		errLog = slog.Default()
+	}
+	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", stdioSessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 16)}
+	if err := s.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("transport: stdio: %w", err)
+	}
+	defer s.UnregisterSession(context.WithoutCancel(ctx), sess.id)
+	// Values the calls return by reference (package splice) are written
+	// into their reply lines by the writer.
+	store := splice.NewStore()
+	defer store.Close()
+	w := &lineWriter{dst: out, store: store, log: errLog}
+	reqCtx, cancelRequests := context.WithCancel(splice.WithStore(s.WithContext(ctx, sess), store))
+	defer cancelRequests()
+
+	go sess.forward(reqCtx, w)
+	pool := newCallPool(maxStdioCalls)
+	read := make(chan error, 1)
+	go func() { read <- serveLines(reqCtx, s, in, w, pool) }()
+	var err error
+	select {
+	case err = <-read:
+	case <-ctx.Done():
+		// The reader may stay blocked in in.Read; it serves nothing more
+		// once reqCtx ends.
+		cancelRequests()
+	}
+	pool.shut(ctx, stdioDrainTimeout, cancelRequests)
+	if err != nil {
+		return fmt.Errorf("transport: stdio: %w", err)
+	}
+	return nil
+}
+
+// serveLines reads in line by line until EOF (nil) or a read error, serving
+// each message: a request (an id and a method) on the pool, anything else
+// on this goroutine, as mcp-go serves them. It stops reading once ctx ends.
+func serveLines(ctx context.Context, s *server.MCPServer, in io.Reader, w *lineWriter, pool *callPool) error {
+	lines := lineReader{r: bufio.NewReaderSize(in, stdioReadBuffer), max: maxStdioLine}
+	for {
+		line, cut, err := lines.next()
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch {
+		case cut:
+			w.write(parseError)
+		case len(bytes.TrimSpace(line)) == 0:
+		default:
+			if id, ok := pendingRequestID(line); ok {
+				if !pool.run(ctx, func() { w.write(handle(ctx, s, line, id)) }) {
+					return nil
+				}
+				break
+			}
+			if !json.Valid(line) {
+				w.write(parseError)
+				break
+			}
+			if res := handle(ctx, s, line, nil); res != nil {
+				w.write(res)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseError answers a line that is not JSON, or is longer than
+// maxStdioLine.
+var parseError = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil),
+	Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)}
+
+// handle runs one message through mcp-go. A panic that escapes mcp-go's own
+// recovery is answered as an internal error carrying the request's id (a
+// notification's is dropped), so one message cannot end the session.
+func handle(ctx context.Context, s *server.MCPServer, line, id []byte) (res mcp.JSONRPCMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = nil
+			if id != nil {
+				var v any
+				_ = json.Unmarshal(id, &v)
+				res = mcp.NewJSONRPCError(mcp.NewRequestId(v), mcp.INTERNAL_ERROR, fmt.Sprintf("internal error: %v", r), nil)
+			}
+		}
+	}()
+	return s.HandleMessage(ctx, json.RawMessage(line))
+}
+
+// lineReader returns the lines of r one at a time, each in memory of its
+// own, holding at most max bytes of a line: a longer line is reported cut
+// and the rest of it is read and dropped.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+// next returns the next line without its newline, whether it was cut, and
+// the read error that ended it (io.EOF after a last line without newline).
+func (l *lineReader) next() (line []byte, cut bool, err error) {
+	for {
+		frag, ferr := l.r.ReadSlice('\n')
+		if ferr == nil && line == nil && !cut && len(frag)-1 <= l.max {
+			// The whole line in one read, as a client writes it.
+			return append([]byte(nil), frag[:len(frag)-1]...), false, nil
+		}
+		body := frag
+		if ferr == nil {
+			body = frag[:len(frag)-1]
+		}
+		if !cut {
+			if len(line)+len(body) > l.max {
+				cut, line = true, nil
+			} else {
+				line = append(line, body...)
+			}
+		}
+		if ferr == bufio.ErrBufferFull {
+			continue
+		}
+		return line, cut, ferr
+	}
+}
+
+// lineWriter writes each message as one line, with the values its call
+// returned by reference in place and a resource read's error carrying its
+// JSON-RPC code (see ResourceError). One line is written at a time.
+type lineWriter struct {
+	mu     sync.Mutex
+	dst    io.Writer
+	store  *splice.Store
+	log    *slog.Logger
+	failed bool // a write failed; logged once
+}
+
+func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
+	if msg == nil {
+		return
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		w.log.Error("stdio: encoding a reply", "err", err)
+		return
+	}
+	b = rewriteResourceError(append(b, '\n'))
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.store.Pending() {
+		// The spliced values hold no line break (splice.Value compacts
+		// them), so the line stays one line.
+		err = w.store.Expand(w.dst, b)
+	} else {
+		_, err = w.dst.Write(b)
+	}
+	if err != nil && !w.failed {
+		w.failed = true
+		w.log.Error("stdio: writing to stdout", "err", err)
+	}
+}
+
+// callPool runs requests on at most max goroutines. A request goes to the
+// goroutine that finished last (idle is a stack), so sequential calls keep
+// running on one goroutine whose stack has grown to what a call needs; a new
+// goroutine is started only while fewer than max exist and none is idle.
+// run waits while max requests are running.
+type callPool struct {
+	slots  chan struct{} // one per running request; capacity max
+	mu     sync.Mutex
+	idle   []chan func() // most recently idle last
+	closed bool
+	calls  sync.WaitGroup // requests started and not yet done
+}
+
+func newCallPool(max int) *callPool {
+	return &callPool{slots: make(chan struct{}, max)}
+}
+
+// run starts f on the pool, waiting for a free slot; false when ctx ended
+// first or the pool is shut.
+func (p *callPool) run(ctx context.Context, f func()) bool {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return false
+	}
+	p.calls.Add(1)
+	if n := len(p.idle); n > 0 {
+		ch := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		ch <- f
+		return true
+	}
+	p.mu.Unlock()
+	ch := make(chan func(), 1)
+	ch <- f
+	go p.work(ch)
+	return true
+}
+
+// work serves requests from ch until the pool is shut.
+func (p *callPool) work(ch chan func()) {
+	for f := range ch {
+		f()
+		p.calls.Done()
+		p.mu.Lock()
+		closed := p.closed
+		if !closed {
+			p.idle = append(p.idle, ch)
+		}
+		p.mu.Unlock()
+		// The slot is given back once this goroutine is listed idle, so
+		// the next request finds it rather than starting another.
+		<-p.slots
+		if closed {
+			return
+		}
+	}
+}
+
+// shut takes no more requests, ends the idle goroutines, and waits until
+// the requests started have finished or d has passed. When ctx ends first,
+// cancel is called (it cancels the requests' context) and the wait goes on
+// within the same d.
+func (p *callPool) shut(ctx context.Context, d time.Duration, cancel func()) {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, ch := range idle {
+		close(ch)
+	}
+	done := make(chan struct{})
+	go func() { p.calls.Wait(); close(done) }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	case <-ctx.Done():
+		cancel()
+		select {
+		case <-done:
+		case <-timer.C:
+		}
+	}
+}
+
+// stdioSession is the one client session of a stdio connection.
+type stdioSession struct {
+	id          string
+	notes       chan mcp.JSONRPCNotification
+	initialized atomic.Bool
+	mu          sync.Mutex
+	info        mcp.Implementation
+	caps        mcp.ClientCapabilities
+}
+
+func (s *stdioSession) SessionID() string                                   { return s.id }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
+func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+func (s *stdioSession) SetClientInfo(info mcp.Implementation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.info = info
+}
+
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+
+func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caps = caps
+}
+
+// forward writes the notifications mcp-go sends the session until ctx ends.
+func (s *stdioSession) forward(ctx context.Context, w *lineWriter) {
+	for {
+		select {
+		case n := <-s.notes:
+			w.write(n)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
