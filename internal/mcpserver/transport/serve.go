@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-
 )
 
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
