@@ -52,7 +52,9 @@ func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
 	args := []string{"-" + floorChildFlag, m.rsURL}
 	f := &floorChildren{params: make([][]byte, len(m.work))}
 	for i, call := range m.work {
-		if f.params[i], err = json.Marshal(map[string]any{"name": benchmarks.FloorTool(call), "arguments": map[string]any{}}); err != nil {
+		// The floor is sent the call's own arguments (its tool ignores
+		// them), so both servers decode the same request.
+		if f.params[i], err = json.Marshal(map[string]any{"name": benchmarks.FloorTool(call), "arguments": call.Args}); err != nil {
 			return nil, err
 		}
 	}

@@ -84,7 +84,9 @@ func benchInProcess(b *testing.B, name string) {
 	mcpc, srv := inProcess(b, rsURL)
 	floor, floorSrv := floorInProcess(b, rsURL)
 	msg := toolCallMessage(b, call)
-	floorCall := Call{Name: call.Name, Tool: FloorTool(call)}
+	// The floor is sent the call's own arguments (its tool ignores them),
+	// so both servers decode the same request.
+	floorCall := Call{Name: call.Name, Tool: FloorTool(call), Args: call.Args}
 	floorMsg := toolCallMessage(b, floorCall)
 	body, wire := 0, 0
 	benchPaths(b, []path{
