@@ -3,10 +3,10 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -46,7 +46,7 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		s, err := decodeString(raw)
+		s, err := jsonwalk.DecodeString(raw)
 		if err != nil {
 			return raw, false
 		}
@@ -177,9 +177,6 @@ func boolJSON(b bool) []byte {
 	return []byte("false")
 }
 
-// errNotObject is returned when a body that must be a JSON object is not.
-var errNotObject = errors.New("not a JSON object")
-
 // requireObject refuses an RS body that is not a JSON object: `null`, an
 // empty body, a bare value or a list.
 func requireObject(body []byte, what string) error {
@@ -194,7 +191,7 @@ func requireObject(body []byte, what string) error {
 // each value still raw. raw must be valid JSON; the walk is bounded by the
 // size of raw.
 func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
-	return splitMembers(raw, func(key string, val []byte) error { return fn(key, val) })
+	return jsonwalk.Members(raw, func(key string, val []byte) error { return fn(key, val) })
 }
 
 // CompactRecord rewrites one RS record object, valid JSON, for compact
@@ -366,8 +363,8 @@ func envelopeMembers(body []byte, cache *listCache, full Continuation) (members 
 		}
 		return members, cut, nil
 	}
-	if !validJSON(body) {
-		return nil, 0, errBadJSON
+	if !jsonwalk.Valid(body) {
+		return nil, 0, jsonwalk.ErrBadJSON
 	}
 	err = eachMember(body, func(key string, val json.RawMessage) error {
 		if key != "data" {
@@ -384,7 +381,7 @@ func envelopeMembers(body []byte, cache *listCache, full Continuation) (members 
 // bytes together (keys included); nil when raw is not a valid object. The
 // first member of each key is kept.
 func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
-	if !validJSON(raw) {
+	if !jsonwalk.Valid(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
@@ -408,7 +405,7 @@ func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
 // encoded, and whether raw is a valid object that has it. The walk is
 // bounded by the size of raw.
 func Member(raw []byte, key string) (json.RawMessage, bool) {
-	if !validJSON(raw) {
+	if !jsonwalk.Valid(raw) {
 		return nil, false
 	}
 	var out json.RawMessage

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // ErrorBody is the `error` object of an RS error envelope (other members kept
@@ -125,10 +127,10 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	_ = json.Unmarshal(obj, &e)
 	small := map[string]json.RawMessage{}
 	var others []string // small members not in errorFirstKeys, RS order
-	if validJSON(obj) {
+	if jsonwalk.Valid(obj) {
 		// One pass over obj; it keeps at most len(errorFirstKeys) plus
 		// ErrorMembers small members.
-		_ = splitMembers(obj, func(key string, val []byte) error {
+		_ = jsonwalk.Members(obj, func(key string, val []byte) error {
 			if _, seen := small[key]; seen || errorOwnKeys[key] || len(val) > errorSmallMember {
 				return nil
 			}
@@ -199,11 +201,11 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 // moreMembersThan reports whether the JSON object obj has more than n
 // members; it stops counting at n+1.
 func moreMembersThan(obj []byte, n int) bool {
-	if !validJSON(obj) {
+	if !jsonwalk.Valid(obj) {
 		return false
 	}
 	count := 0
-	_ = splitMembers(obj, func(string, []byte) error {
+	_ = jsonwalk.Members(obj, func(string, []byte) error {
 		count++
 		if count > n {
 			return errStop

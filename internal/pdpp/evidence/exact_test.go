@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // readBack is what a reader takes a ShowValue rendering to mean: a JSON
@@ -112,7 +114,7 @@ func TestSummarizeStringAgreesWithWholeDecoding(t *testing.T) {
 	for _, tc := range cases {
 		for _, max := range []int{1, 20, 200, 5000} {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, max), func(t *testing.T) {
-				s, err := decodeString([]byte(tc.q))
+				s, err := jsonwalk.DecodeString([]byte(tc.q))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,10 +144,10 @@ func brief(s stringSummary) stringSummary {
 
 func TestSummarizeStringLeavesNonJSONToDecodeString(t *testing.T) {
 	for _, q := range []string{"\"" + strings.Repeat("a\nb", 400) + "\"", "\"" + strings.Repeat(`a\qb`, 400) + "\""} {
-		s, _ := decodeString([]byte(q))
+		s, _ := jsonwalk.DecodeString([]byte(q))
 		want, _ := Cut(s, 10)
 		if got := summarizeString([]byte(q), 10); got.chars != CountChars(s) || got.prefix != want {
-			t.Errorf("%.20q: summary %+v differs from decodeString's %q of %d chars", q, brief(got), want, CountChars(s))
+			t.Errorf("%.20q: summary %+v differs from jsonwalk.DecodeString's %q of %d chars", q, brief(got), want, CountChars(s))
 		}
 	}
 }

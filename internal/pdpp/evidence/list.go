@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // ListPage is an RS record list envelope.
@@ -66,7 +68,7 @@ var listPageKeys = []string{"data", "has_more", "next_cursor", "meta"}
 // key (splitKnown), a member of an unexpected type.
 func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 	var page ListPage
-	if !validJSON(body) {
+	if !jsonwalk.Valid(body) {
 		return page, false
 	}
 	err := splitKnown(body, listPageKeys, func(key string, val []byte) error {
@@ -79,7 +81,7 @@ func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 				return nil
 			}
 			page.Data = []json.RawMessage{}
-			return splitElements(val, func(rec []byte) error {
+			return jsonwalk.Elements(val, func(rec []byte) error {
 				page.Data = append(page.Data, rec)
 				return nil
 			})
@@ -89,7 +91,7 @@ func splitListPage(body []byte, c *listCache) (ListPage, bool) {
 			if val[0] == 'n' {
 				return nil
 			}
-			s, err := decodeString(val)
+			s, err := jsonwalk.DecodeString(val)
 			page.NextCursor = &s
 			return err
 		case "meta":

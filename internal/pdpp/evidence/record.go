@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Record is an RS `record` object.
@@ -29,8 +31,8 @@ type Record struct {
 // body is checked once and split in one walk; the record's own members are
 // decoded, each field value stays raw (a slice of raw) until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	if !validJSON(raw) {
-		return Record{}, fmt.Errorf("not a record: %w", errBadJSON)
+	if !jsonwalk.Valid(raw) {
+		return Record{}, fmt.Errorf("not a record: %w", jsonwalk.ErrBadJSON)
 	}
 	return decodeValidRecord(raw)
 }
@@ -43,7 +45,7 @@ var recordKeys = []string{"id", "stream", "connection_id", "connector_key", "con
 // read by json.Unmarshal instead, so either way the result is encoding/json's.
 func decodeValidRecord(raw []byte) (Record, error) {
 	var r Record
-	if firstByte(raw) == 'n' {
+	if jsonwalk.FirstByte(raw) == 'n' {
 		r.Data = map[string]json.RawMessage{}
 		return r, nil // null: no record, as json.Unmarshal reads it
 	}
@@ -68,7 +70,7 @@ func decodeValidRecord(raw []byte) (Record, error) {
 		}
 		return nil
 	})
-	if errors.Is(err, errBadJSON) {
+	if errors.Is(err, jsonwalk.ErrBadJSON) {
 		r = Record{}
 		err = json.Unmarshal(raw, &r)
 	}
@@ -88,7 +90,7 @@ func (r *Record) splitData() error {
 	if len(r.RawData) == 0 || string(r.RawData) == "null" {
 		return nil
 	}
-	err := splitMembers(r.RawData, func(k string, v []byte) error {
+	err := jsonwalk.Members(r.RawData, func(k string, v []byte) error {
 		if _, dup := r.Data[k]; !dup {
 			r.Order = append(r.Order, k)
 		}

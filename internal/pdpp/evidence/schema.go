@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Schema rendering budgets.
@@ -141,7 +143,7 @@ func isFullSchema(doc schemaDoc) bool {
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
 			for _, raw := range s.FieldCapabilities {
-				return firstByte(raw) == '{'
+				return jsonwalk.FirstByte(raw) == '{'
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package evidence
 
+import "github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+
 // The json keys of the types a search body decodes into, for splitKnown.
 var (
 	searchPageKeys = []string{"data", "has_more", "next_cursor", "meta"}
@@ -21,7 +23,7 @@ var (
 // element is visited once, by the splitters.
 func decodeSearchPage(body []byte) (SearchPage, bool) {
 	var page SearchPage
-	if !validJSON(body) {
+	if !jsonwalk.Valid(body) {
 		return page, false
 	}
 	err := splitKnown(body, searchPageKeys, func(key string, val []byte) error {

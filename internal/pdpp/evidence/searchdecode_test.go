@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // searchSamples are the captured RS search bodies the fast decoder must
@@ -66,7 +68,7 @@ var searchCases = []searchCase{
 	{"count number forms", `{"meta":{"count":-0.5e+10},"data":[{"score":1E400}]}`, true},
 	{"score literals", `{"data":[{"score":true},{"score":"s"},{"score":[]},{"score":false}]}`, true},
 	{"deep score", `{"data":[{"score":` + strings.Repeat(`{"a":[`, 2000) + `1` + strings.Repeat(`]}`, 2000) + `}]}`, true},
-	{"too deep score", `{"data":[{"score":` + strings.Repeat(`[`, maxJSONDepth) + strings.Repeat(`]`, maxJSONDepth) + `}]}`, false},
+	{"too deep score", `{"data":[{"score":` + strings.Repeat(`[`, jsonwalk.MaxDepth) + strings.Repeat(`]`, jsonwalk.MaxDepth) + `}]}`, false},
 	{"numbers in strings", `{"has_more":false,"data":[{"record_key":"12","matched_fields":["1","2.5"]}],"next_cursor":"0"}`, true},
 	{"long text", `{"data":[{"snippet":{"text":"` + strings.Repeat(`word \n \"q\" `, 2000) + `"}}]}`, true},
 

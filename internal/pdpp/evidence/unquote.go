@@ -9,138 +9,29 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
-// decodeString decodes q, one JSON string value with its quotes taken from a
-// body already checked with json.Valid, exactly as json.Unmarshal into a
-// string does (escapes resolved, invalid UTF-8 and lone surrogates become
-// U+FFFD), without encoding/json's second validating scan. Anything it does
-// not expect goes to json.Unmarshal. The walk is bounded by len(q).
-func decodeString(q []byte) (string, error) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return unmarshalString(q)
-	}
-	inner := q[1 : len(q)-1]
-	if plainString(inner) {
-		return string(inner), nil
-	}
-	b := make([]byte, 0, len(inner)+2*utf8.UTFMax)
-	r := 0
-	for r < len(inner) {
-		c := inner[r]
-		switch {
-		case c == '\\':
-			if r+1 >= len(inner) {
-				return unmarshalString(q)
-			}
-			switch inner[r+1] {
-			case '"', '\\', '/':
-				b = append(b, inner[r+1])
-				r += 2
-			case 'b':
-				b, r = append(b, '\b'), r+2
-			case 'f':
-				b, r = append(b, '\f'), r+2
-			case 'n':
-				b, r = append(b, '\n'), r+2
-			case 'r':
-				b, r = append(b, '\r'), r+2
-			case 't':
-				b, r = append(b, '\t'), r+2
-			case 'u':
-				rr := hex4(inner[r+2:])
-				if rr < 0 {
-					return unmarshalString(q)
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					rr1 := rune(-1)
-					if r+1 < len(inner) && inner[r] == '\\' && inner[r+1] == 'u' {
-						rr1 = hex4(inner[r+2:])
-					}
-					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
-						r += 6
-						b = utf8.AppendRune(b, dec)
-						break
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-			default:
-				return unmarshalString(q)
-			}
-		case c == '"' || c < ' ':
-			return unmarshalString(q)
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(inner[r:])
-			r += size
-			b = utf8.AppendRune(b, rr)
-		}
-	}
-	return string(b), nil
-}
-
-// plainString reports whether s, a JSON string's content, needs no
-// decoding: no escape, quote or control byte, and valid UTF-8.
-func plainString(s []byte) bool {
-	for _, c := range s {
-		if c < ' ' || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(s)
-}
-
-// hex4 reads four hex digits as a rune, or returns -1.
-func hex4(s []byte) rune {
-	if len(s) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}
-
-func unmarshalString(q []byte) (string, error) {
-	var s string
-	err := json.Unmarshal(q, &s)
-	return s, err
-}
-
-// splitKnown is splitMembers for decoding into a struct whose json keys are
+// splitKnown is jsonwalk.Members for decoding into a struct whose json keys are
 // known: fn sees each member; a key repeated, or differing from a known one
 // only by case (which json.Unmarshal would match), ends the walk with
-// errBadJSON so the caller can leave the body to encoding/json. The known
+// jsonwalk.ErrBadJSON so the caller can leave the body to encoding/json. The known
 // keys, at most 64, must differ from each other by more than case. Bounded
 // by len(raw) and len(known) per member.
 func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
 	var seen uint64 // bit i: known[i] was read
-	return splitMembers(raw, func(key string, val []byte) error {
+	return jsonwalk.Members(raw, func(key string, val []byte) error {
 		if i := slices.Index(known, key); i >= 0 {
 			if seen&(1<<i) != 0 {
-				return errBadJSON
+				return jsonwalk.ErrBadJSON
 			}
 			seen |= 1 << i
 			return fn(key, val)
 		}
 		for _, k := range known {
 			if strings.EqualFold(key, k) {
-				return errBadJSON
+				return jsonwalk.ErrBadJSON
 			}
 		}
 		return fn(key, val)
@@ -203,7 +94,7 @@ func stringInto(dst *string, val []byte) error {
 	if val[0] == 'n' {
 		return json.Unmarshal(val, dst)
 	}
-	s, err := decodeString(val)
+	s, err := jsonwalk.DecodeString(val)
 	if err == nil {
 		*dst = s
 	}
@@ -222,7 +113,7 @@ type stringSummary struct {
 }
 
 // summarizeString reads the JSON string q (quotes included, from a body
-// already checked as JSON) as decodeString would decode it, but keeps only
+// already checked as JSON) as jsonwalk.DecodeString would decode it, but keeps only
 // its first max characters: a long value is walked once and never held
 // decoded in whole. Runs without escapes are counted in bulk; anything it
 // does not expect (invalid UTF-8, a raw quote or control byte, a bad
@@ -230,7 +121,7 @@ type stringSummary struct {
 // len(q).
 func summarizeString(q []byte, max int) stringSummary {
 	whole := func() stringSummary {
-		s, _ := decodeString(q)
+		s, _ := jsonwalk.DecodeString(q)
 		shown, cut := Cut(s, max)
 		sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
 		if sum.binaryLike {
@@ -253,7 +144,7 @@ func summarizeString(q []byte, max int) stringSummary {
 	add := func(run []byte) bool {
 		for _, c := range run {
 			if c < ' ' {
-				return false // a raw control byte: not JSON, left to decodeString
+				return false // a raw control byte: not JSON, left to jsonwalk.DecodeString
 			}
 			if alphabet && !base64Like(c) {
 				alphabet = false
@@ -308,7 +199,7 @@ func summarizeString(q []byte, max int) stringSummary {
 		case 't':
 			dec = '\t'
 		case 'u':
-			rr := hex4(inner[r+2:])
+			rr := jsonwalk.Hex4(inner[r+2:])
 			if rr < 0 {
 				return whole()
 			}
@@ -316,7 +207,7 @@ func summarizeString(q []byte, max int) stringSummary {
 			if utf16.IsSurrogate(rr) {
 				rr1 := rune(-1)
 				if r+3 < len(inner) && inner[r+2] == '\\' && inner[r+3] == 'u' {
-					rr1 = hex4(inner[r+4:])
+					rr1 = jsonwalk.Hex4(inner[r+4:])
 				}
 				if d := utf16.DecodeRune(rr, rr1); d != unicode.ReplacementChar {
 					r += 6
@@ -369,7 +260,7 @@ func base64Like(c byte) bool {
 // objectInto walks the JSON object val with splitKnown(val, known, fn), as
 // json.Unmarshal decodes an object into a struct that starts zero; null
 // leaves the struct as it is, as encoding/json does, and any other value is
-// errBadJSON (encoding/json would fail on it).
+// jsonwalk.ErrBadJSON (encoding/json would fail on it).
 func objectInto(val []byte, known []string, fn func(key string, val []byte) error) error {
 	switch val[0] {
 	case 'n':
@@ -377,13 +268,13 @@ func objectInto(val []byte, known []string, fn func(key string, val []byte) erro
 	case '{':
 		return splitKnown(val, known, fn)
 	}
-	return errBadJSON
+	return jsonwalk.ErrBadJSON
 }
 
 // sliceInto decodes the JSON array val into dst as json.Unmarshal decodes
 // into a nil slice: null sets dst to nil, [] to an empty, non-nil slice,
 // and each element is decoded by elem into a zero T (so a null element
-// stays zero, as elem leaves it). Any other value is errBadJSON. Bounded by
+// stays zero, as elem leaves it). Any other value is jsonwalk.ErrBadJSON. Bounded by
 // the number of elements in val.
 func sliceInto[T any](dst *[]T, val []byte, elem func(*T, []byte) error) error {
 	switch val[0] {
@@ -392,10 +283,10 @@ func sliceInto[T any](dst *[]T, val []byte, elem func(*T, []byte) error) error {
 		return nil
 	case '[':
 	default:
-		return errBadJSON
+		return jsonwalk.ErrBadJSON
 	}
 	s := []T{}
-	err := splitElements(val, func(v []byte) error {
+	err := jsonwalk.Elements(val, func(v []byte) error {
 		var zero T
 		s = append(s, zero)
 		return elem(&s[len(s)-1], v)
@@ -406,7 +297,7 @@ func sliceInto[T any](dst *[]T, val []byte, elem func(*T, []byte) error) error {
 
 // pointerInto decodes val into *dst as json.Unmarshal decodes into a nil
 // pointer: null sets dst to nil, an object to a new T decoded by elem.
-// Any other value is errBadJSON.
+// Any other value is jsonwalk.ErrBadJSON.
 func pointerInto[T any](dst **T, val []byte, elem func(*T, []byte) error) error {
 	switch val[0] {
 	case 'n':
@@ -417,26 +308,26 @@ func pointerInto[T any](dst **T, val []byte, elem func(*T, []byte) error) error 
 		*dst = p
 		return elem(p, val)
 	}
-	return errBadJSON
+	return jsonwalk.ErrBadJSON
 }
 
 // optStringInto decodes val into *dst as json.Unmarshal decodes into a nil
 // *string: null sets dst to nil, a string to a new string. Any other value
-// is errBadJSON.
+// is jsonwalk.ErrBadJSON.
 func optStringInto(dst **string, val []byte) error {
 	switch val[0] {
 	case 'n':
 		*dst = nil
 		return nil
 	case '"':
-		s, err := decodeString(val)
+		s, err := jsonwalk.DecodeString(val)
 		if err != nil {
 			return err
 		}
 		*dst = &s
 		return nil
 	}
-	return errBadJSON
+	return jsonwalk.ErrBadJSON
 }
 
 // rawInto sets dst to a copy of val, the value's bytes without the white

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -52,7 +53,7 @@ var (
 // key, or a member of an unexpected type.
 func decodeFieldWindow(body []byte) (FieldWindow, bool) {
 	var fw FieldWindow
-	if !validJSON(body) {
+	if !jsonwalk.Valid(body) {
 		return fw, false
 	}
 	err := splitKnown(body, fieldWindowKeys, func(key string, val []byte) error {

@@ -1,17 +1,17 @@
-package evidence
+package jsonwalk
 
-// maxJSONDepth is encoding/json's nesting limit: json.Valid refuses values
+// MaxDepth is encoding/json's nesting limit: json.Valid refuses values
 // nested deeper.
-const maxJSONDepth = 10000
+const MaxDepth = 10000
 
-// validJSON reports whether b is one valid JSON value, exactly as json.Valid
+// Valid reports whether b is one valid JSON value, exactly as json.Valid
 // does, in one pass with no per-byte state machine: strings are stepped
 // through with a table of the bytes that need a look (quote, backslash,
 // control bytes). Like json.Valid it does not check UTF-8. Bounded by
-// len(b); recursion by maxJSONDepth.
-func validJSON(b []byte) bool {
-	i, ok := validValue(b, skipSpace(b, 0), 0)
-	return ok && skipSpace(b, i) == len(b)
+// len(b); recursion by MaxDepth.
+func Valid(b []byte) bool {
+	i, ok := validValue(b, SkipSpace(b, 0), 0)
+	return ok && SkipSpace(b, i) == len(b)
 }
 
 // stringStop marks the bytes a JSON string scan must stop at.
@@ -31,10 +31,10 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	}
 	switch c := b[i]; {
 	case c == '{':
-		if depth++; depth > maxJSONDepth {
+		if depth++; depth > MaxDepth {
 			return i, false
 		}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			return i + 1, true
 		}
@@ -46,23 +46,23 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			if i, ok = validString(b, i); !ok {
 				return i, false
 			}
-			i = skipSpace(b, i)
+			i = SkipSpace(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return i, false
 			}
-			if i, ok = validValue(b, skipSpace(b, i+1), depth); !ok {
+			if i, ok = validValue(b, SkipSpace(b, i+1), depth); !ok {
 				return i, false
 			}
 			var done bool
-			if i, done, ok = afterItem(b, i, '}'); !ok || done {
+			if i, done, ok = AfterItem(b, i, '}'); !ok || done {
 				return i, ok
 			}
 		}
 	case c == '[':
-		if depth++; depth > maxJSONDepth {
+		if depth++; depth > MaxDepth {
 			return i, false
 		}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == ']' {
 			return i + 1, true
 		}
@@ -72,7 +72,7 @@ func validValue(b []byte, i, depth int) (int, bool) {
 				return i, false
 			}
 			var done bool
-			if i, done, ok = afterItem(b, i, ']'); !ok || done {
+			if i, done, ok = AfterItem(b, i, ']'); !ok || done {
 				return i, ok
 			}
 		}
@@ -119,7 +119,7 @@ func validString(b []byte, i int) (int, bool) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
 		case 'u':
-			if hex4(b[i+2:]) < 0 {
+			if Hex4(b[i+2:]) < 0 {
 				return i, false
 			}
 			i += 6

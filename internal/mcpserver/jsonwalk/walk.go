@@ -1,117 +1,120 @@
-package evidence
+package jsonwalk
 
 import (
 	"bytes"
 	"errors"
 )
 
-// errBadJSON is returned by the splitters for input that is not the JSON
+// ErrNotObject is returned when a value that must be a JSON object is not.
+var ErrNotObject = errors.New("not a JSON object")
+
+// ErrBadJSON is returned by Members and Elements for input that is not the JSON
 // they expect; callers check validity first, so it means a programming
 // error or a body that is not an object.
-var errBadJSON = errors.New("malformed JSON")
+var ErrBadJSON = errors.New("malformed JSON")
 
-// splitMembers calls fn with each member of the JSON object raw, in order:
+// Members calls fn with each member of the JSON object raw, in order:
 // the key decoded and the value as a slice of raw (not copied). raw must be
 // valid JSON (json.Valid); the walk reads each byte once, with no decoding,
 // and is bounded by len(raw).
-func splitMembers(raw []byte, fn func(key string, val []byte) error) error {
-	i := skipSpace(raw, 0)
+func Members(raw []byte, fn func(key string, val []byte) error) error {
+	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return errNotObject
+		return ErrNotObject
 	}
-	i = skipSpace(raw, i+1)
+	i = SkipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
 		return nil
 	}
 	for i < len(raw) {
 		if raw[i] != '"' {
-			return errBadJSON
+			return ErrBadJSON
 		}
-		ke := skipString(raw, i)
-		key, err := decodeString(raw[i:ke])
+		ke := SkipString(raw, i)
+		key, err := DecodeString(raw[i:ke])
 		if err != nil {
 			return err
 		}
-		i = skipSpace(raw, ke)
+		i = SkipSpace(raw, ke)
 		if i >= len(raw) || raw[i] != ':' {
-			return errBadJSON
+			return ErrBadJSON
 		}
-		vs := skipSpace(raw, i+1)
-		ve := skipValue(raw, vs)
+		vs := SkipSpace(raw, i+1)
+		ve := SkipValue(raw, vs)
 		if ve <= vs {
-			return errBadJSON
+			return ErrBadJSON
 		}
 		if err := fn(key, raw[vs:ve]); err != nil {
 			return err
 		}
 		var done, ok bool
-		if i, done, ok = afterItem(raw, ve, '}'); !ok {
-			return errBadJSON
+		if i, done, ok = AfterItem(raw, ve, '}'); !ok {
+			return ErrBadJSON
 		} else if done {
 			return nil
 		}
 	}
-	return errBadJSON
+	return ErrBadJSON
 }
 
-// splitElements calls fn with each element of the JSON array raw, in order,
-// under the same terms as splitMembers.
-func splitElements(raw []byte, fn func(val []byte) error) error {
-	i := skipSpace(raw, 0)
+// Elements calls fn with each element of the JSON array raw, in order,
+// under the same terms as Members.
+func Elements(raw []byte, fn func(val []byte) error) error {
+	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
-		return errBadJSON
+		return ErrBadJSON
 	}
-	i = skipSpace(raw, i+1)
+	i = SkipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
 		return nil
 	}
 	for i < len(raw) {
-		ve := skipValue(raw, i)
+		ve := SkipValue(raw, i)
 		if ve <= i {
-			return errBadJSON
+			return ErrBadJSON
 		}
 		if err := fn(raw[i:ve]); err != nil {
 			return err
 		}
 		var done, ok bool
-		if i, done, ok = afterItem(raw, ve, ']'); !ok {
-			return errBadJSON
+		if i, done, ok = AfterItem(raw, ve, ']'); !ok {
+			return ErrBadJSON
 		} else if done {
 			return nil
 		}
 	}
-	return errBadJSON
+	return ErrBadJSON
 }
 
-// afterItem reads what follows one member or element of a JSON object or
+// AfterItem reads what follows one member or element of a JSON object or
 // array, from b[i] on: a comma, after which the next item starts at the
 // returned index, or close, which ends the container (the returned index
 // is just past it, and done is true). Anything else is not ok.
-func afterItem(b []byte, i int, close byte) (next int, done, ok bool) {
-	i = skipSpace(b, i)
+func AfterItem(b []byte, i int, close byte) (next int, done, ok bool) {
+	i = SkipSpace(b, i)
 	if i >= len(b) {
 		return i, false, false
 	}
 	switch b[i] {
 	case ',':
-		return skipSpace(b, i+1), false, true
+		return SkipSpace(b, i+1), false, true
 	case close:
 		return i + 1, true, true
 	}
 	return i, false, false
 }
 
-// firstByte returns the first byte of b after JSON white space, or 0.
-func firstByte(b []byte) byte {
-	if i := skipSpace(b, 0); i < len(b) {
+// FirstByte returns the first byte of b after JSON white space, or 0.
+func FirstByte(b []byte) byte {
+	if i := SkipSpace(b, 0); i < len(b) {
 		return b[i]
 	}
 	return 0
 }
 
-// skipSpace returns the index of the first byte at or after i that is not
+// SkipSpace returns the index of the first byte at or after i that is not
 // JSON white space.
-func skipSpace(b []byte, i int) int {
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -123,11 +126,11 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at b[i] ('"'):
+// SkipString returns the index just past the string starting at b[i] ('"'):
 // the first quote after it preceded by an even run of backslashes. Quotes
 // are found with bytes.IndexByte, so long texts are skipped in large steps;
 // each byte is looked at a bounded number of times.
-func skipString(b []byte, i int) int {
+func SkipString(b []byte, i int) int {
 	for j := i + 1; j < len(b); {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
@@ -146,20 +149,20 @@ func skipString(b []byte, i int) int {
 	return len(b)
 }
 
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
+// SkipValue returns the index just past the value starting at b[i].
+func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i)
+				i = SkipString(b, i)
 				continue
 			case '{', '[':
 				depth++
