@@ -18,6 +18,18 @@ var ErrBadJSON = errors.New("malformed JSON")
 // valid JSON (json.Valid); the walk reads each byte once, with no decoding,
 // and is bounded by len(raw).
 func Members(raw []byte, fn func(key string, val []byte) error) error {
+	return RawMembers(raw, func(key, val []byte) error {
+		k, err := DecodeString(key)
+		if err != nil {
+			return err
+		}
+		return fn(k, val)
+	})
+}
+
+// RawMembers is Members with each key as it stands in raw, quotes and
+// escapes included, for callers that compare keys without decoding them.
+func RawMembers(raw []byte, fn func(key, val []byte) error) error {
 	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return ErrNotObject
@@ -31,10 +43,7 @@ func Members(raw []byte, fn func(key string, val []byte) error) error {
 			return ErrBadJSON
 		}
 		ke := SkipString(raw, i)
-		key, err := DecodeString(raw[i:ke])
-		if err != nil {
-			return err
-		}
+		key := raw[i:ke]
 		i = SkipSpace(raw, ke)
 		if i >= len(raw) || raw[i] != ':' {
 			return ErrBadJSON

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
@@ -183,7 +184,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	header := forwardedHeader(r.Header)
 	var out reply
-	switch firstByte(x.body) {
+	switch jsonwalk.FirstByte(x.body) {
 	case '[':
 		x.rpcMethod = "batch"
 		out = d.serveBatch(r, header, x)
@@ -249,7 +250,7 @@ func forwardedHeader(h http.Header) http.Header {
 
 // serveOne answers one JSON-RPC message whose envelope is env.
 func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, env envelope, version string) reply {
-	if firstByte(msg) != '{' {
+	if jsonwalk.FirstByte(msg) != '{' {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a JSON-RPC message must be an object")
 	}
 	switch mcp.MCPMethod(env.Method) {

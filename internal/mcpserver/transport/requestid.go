@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
@@ -45,27 +47,13 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 	return id, true
 }
 
-// walkObject calls fn with each member of obj, a valid JSON object with
-// no space around it, in order: the quoted name and the raw value. It reads
-// each byte of obj once.
+// walkObject calls fn with each member of obj, a valid JSON object, in
+// order: the quoted name and the raw value (jsonwalk.RawMembers).
 func walkObject(obj []byte, fn func(key, val []byte)) {
-	i := 1
-	for {
-		i = skipWS(obj, i)
-		if obj[i] == '}' {
-			return
-		}
-		kEnd := stringEnd(obj, i)
-		key := obj[i:kEnd]
-		i = skipWS(obj, kEnd) + 1 // past ':'
-		i = skipWS(obj, i)
-		vEnd := valueEnd(obj, i)
-		fn(key, obj[i:vEnd])
-		i = skipWS(obj, vEnd)
-		if obj[i] == ',' {
-			i++
-		}
-	}
+	_ = jsonwalk.RawMembers(obj, func(key, val []byte) error {
+		fn(key, val)
+		return nil
+	})
 }
 
 // memberIs reports whether the quoted member name key decodes to name,
@@ -80,61 +68,6 @@ func memberIs(key []byte, name string) bool {
 		k = []byte(s)
 	}
 	return bytes.EqualFold(k, []byte(name))
-}
-
-// The walkers below read valid JSON only (pendingRequestID checks it first), so
-// they look no further than the end of the value they start at.
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd returns the index just past the value that starts at b[i]. A
-// nested value is skipped by counting brackets, outside strings, so the
-// walk needs no stack of its own.
-func valueEnd(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = stringEnd(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-	}
-	return i
 }
 
 // readGuarded reads the members of the request raw that RequestGuard

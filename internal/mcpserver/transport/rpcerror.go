@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // rpcErrorBody is a JSON-RPC 2.0 error response. ID stays null when the
@@ -64,7 +66,7 @@ type envelope struct {
 // returns zero values when body is not a JSON object.
 func peekEnvelope(body []byte) envelope {
 	var e envelope
-	if len(body) == 0 || firstByte(body) != '{' {
+	if len(body) == 0 || jsonwalk.FirstByte(body) != '{' {
 		return e
 	}
 	if json.Unmarshal(body, &e) != nil {
@@ -87,13 +89,4 @@ func validID(id json.RawMessage) bool {
 	default:
 		return bytes.Equal(id, jsonNull)
 	}
-}
-
-// firstByte is the first non-whitespace byte of b, or 0.
-func firstByte(b []byte) byte {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	if len(t) == 0 {
-		return 0
-	}
-	return t[0]
 }
