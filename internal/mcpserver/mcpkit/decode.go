@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // DecodeArgs decodes tool arguments into dst, a pointer to an Args struct,
@@ -44,29 +46,27 @@ func DecodeArgs(args any, dst any) *ArgError {
 	if aerr != nil {
 		return aerr
 	}
-	var object map[string]json.RawMessage
+	// values[i] is the raw value of spec.fields[i], nil when absent.
+	var small [16]json.RawMessage
+	values := small[:]
+	if n := len(spec.fields); n <= len(small) {
+		values = small[:n]
+	} else {
+		values = make([]json.RawMessage, n)
+	}
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if trimmed[0] != '{' {
 			return &ArgError{Code: CodeInvalidJSON, Message: "arguments must be a JSON object; got " + jsonKind(trimmed)}
 		}
-		if err := json.Unmarshal(trimmed, &object); err != nil {
-			return &ArgError{Code: CodeInvalidJSON, Message: "arguments are not valid JSON: " + err.Error()}
+		if aerr := readMembers(trimmed, spec, values); aerr != nil {
+			return aerr
 		}
 	}
 
-	keys := make([]string, 0, len(object))
-	for k := range object {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if _, ok := spec.byName[k]; !ok {
-			return &ArgError{Field: k, Code: CodeUnknownArgument, Message: unknownMessage(k, spec.names)}
-		}
-	}
-	for _, f := range spec.fields {
-		value, present := object[f.name]
-		if present && bytes.Equal(bytes.TrimSpace(value), []byte("null")) {
+	for i, f := range spec.fields {
+		value := values[i]
+		present := value != nil
+		if present && bytes.Equal(value, []byte("null")) {
 			present = false
 		}
 		if !present {
@@ -88,6 +88,48 @@ func DecodeArgs(args any, dst any) *ArgError {
 			return &ArgError{Field: f.name, Code: CodeInvalidType,
 				Message: fmt.Sprintf("%s must be %s; got %s", f.name, f.want, describeValue(value))}
 		}
+	}
+	return nil
+}
+
+// readMembers puts the raw value of each member of obj, a JSON object, in
+// values at its field's index in spec, as json.Unmarshal into a
+// map[string]json.RawMessage would find them (keys decoded and matched
+// exactly, the last of a repeated key winning), in one walk of obj without
+// building the map. A key that names no field is unknown_argument (the first
+// such key in sorted order, as the map's keys would be checked); invalid
+// JSON is invalid_json with encoding/json's own account of it. Bounded by
+// len(obj).
+func readMembers(obj []byte, spec *argsSpec, values []json.RawMessage) *ArgError {
+	if !jsonwalk.Valid(obj) {
+		var object map[string]json.RawMessage
+		err := json.Unmarshal(obj, &object)
+		return &ArgError{Code: CodeInvalidJSON, Message: "arguments are not valid JSON: " + err.Error()}
+	}
+	unknown, anyUnknown := "", false
+	_ = jsonwalk.RawMembers(obj, func(key, val []byte) error {
+		var i int
+		var ok bool
+		var name string
+		if inner := key[1 : len(key)-1]; jsonwalk.PlainString(inner) {
+			i, ok = spec.byName[string(inner)] // no copy for a map lookup
+			if !ok {
+				name = string(inner)
+			}
+		} else {
+			name, _ = jsonwalk.DecodeString(key) // valid JSON: cannot fail
+			i, ok = spec.byName[name]
+		}
+		switch {
+		case ok:
+			values[i] = val
+		case !anyUnknown || name < unknown:
+			unknown, anyUnknown = name, true
+		}
+		return nil
+	})
+	if anyUnknown {
+		return &ArgError{Field: unknown, Code: CodeUnknownArgument, Message: unknownMessage(unknown, spec.names)}
 	}
 	return nil
 }

@@ -1,8 +1,12 @@
 package mcpkit
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,18 +141,89 @@ func TestDecodeArgsPanicsOnBadTarget(t *testing.T) {
 	}
 }
 
+// decodeArgsByMap is DecodeArgs as it was before it walked the arguments:
+// a decode into map[string]json.RawMessage. FuzzDecodeArgs holds the two
+// equal.
+func decodeArgsByMap(args any, dst any) *ArgError {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("mcpkit.DecodeArgs: dst must be a non-nil pointer to a struct, got %T", dst))
+	}
+	target := rv.Elem()
+	spec := specFor(target.Type())
+
+	raw, aerr := rawArgs(args)
+	if aerr != nil {
+		return aerr
+	}
+	var object map[string]json.RawMessage
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if trimmed[0] != '{' {
+			return &ArgError{Code: CodeInvalidJSON, Message: "arguments must be a JSON object; got " + jsonKind(trimmed)}
+		}
+		if err := json.Unmarshal(trimmed, &object); err != nil {
+			return &ArgError{Code: CodeInvalidJSON, Message: "arguments are not valid JSON: " + err.Error()}
+		}
+	}
+
+	keys := make([]string, 0, len(object))
+	for k := range object {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, ok := spec.byName[k]; !ok {
+			return &ArgError{Field: k, Code: CodeUnknownArgument, Message: unknownMessage(k, spec.names)}
+		}
+	}
+	for _, f := range spec.fields {
+		value, present := object[f.name]
+		if present && bytes.Equal(bytes.TrimSpace(value), []byte("null")) {
+			present = false
+		}
+		if !present {
+			if f.required {
+				return &ArgError{Field: f.name, Code: CodeMissingArgument, Message: f.name + " is required"}
+			}
+			continue
+		}
+		field := target.Field(f.index)
+		if setPlain(field, value) {
+			continue
+		}
+		if err := json.Unmarshal(value, field.Addr().Interface()); err != nil {
+			var syntaxErr *json.SyntaxError
+			if errors.As(err, &syntaxErr) {
+				return &ArgError{Field: f.name, Code: CodeInvalidJSON, Message: f.name + " is not valid JSON"}
+			}
+			field.Set(reflect.Zero(field.Type()))
+			return &ArgError{Field: f.name, Code: CodeInvalidType,
+				Message: fmt.Sprintf("%s must be %s; got %s", f.name, f.want, describeValue(value))}
+		}
+	}
+	return nil
+}
+
+// FuzzDecodeArgs: every error has a code and a message, nothing invalid is
+// accepted, and the walking decoder agrees with decodeArgsByMap in its
+// error and in what it stores.
 func FuzzDecodeArgs(f *testing.F) {
-	for _, seed := range []string{`{}`, `{"name":"n","count":1}`, `[1]`, `{"fields":["a",1]}`, `{"count":1e400}`, `null`, ` `} {
+	for _, seed := range []string{`{}`, `{"name":"n","count":1}`, `[1]`, `{"fields":["a",1]}`, `{"count":1e400}`, `null`, ` `,
+		`{"name":"a","name":"b"}`, `{"zz":1,"aa":2,"name":"x"}`, `{"n\u0061me":"x"}`, `{"Name":"x"}`, "{\"\xff\":1}", `{"name":null}`, `{"name":"x"`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var a sampleArgs
+		var a, b sampleArgs
 		err := DecodeArgs(json.RawMessage(data), &a)
 		if err != nil && (err.Code == "" || err.Message == "") {
 			t.Fatalf("error without code or message: %+v", err)
 		}
 		if err == nil && !json.Valid(data) {
 			t.Fatalf("invalid JSON %q accepted", data)
+		}
+		want := decodeArgsByMap(json.RawMessage(data), &b)
+		if !reflect.DeepEqual(err, want) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: DecodeArgs %+v %+v; by map %+v %+v", data, err, a, want, b)
 		}
 	})
 }
