@@ -206,7 +206,7 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 	if msg == nil {
 		return
 	}
-	b, err := json.Marshal(msg)
+	b, err := encodeMessage(msg)
 	if err != nil {
 		w.log.Error("stdio: encoding a reply", "err", err)
 		return
@@ -225,6 +225,44 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 		w.failed = true
 		w.log.Error("stdio: writing to stdout", "err", err)
 	}
+}
+
+// encodeMessage is json.Marshal(msg), byte for byte. A tool call's answer
+// is put together from its parts: encoding/json would check and copy the
+// result's own MarshalJSON output once more, whole, to compact it and escape
+// HTML in it, and that output (json.Marshal of a map) is already both.
+func encodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
+	r, ok := msg.(mcp.JSONRPCResponse)
+	if !ok {
+		return json.Marshal(msg)
+	}
+	var res *mcp.CallToolResult
+	switch v := r.Result.(type) {
+	case *mcp.CallToolResult:
+		res = v
+	case mcp.CallToolResult:
+		res = &v
+	}
+	if res == nil {
+		return json.Marshal(msg)
+	}
+	version, err := json.Marshal(r.JSONRPC)
+	if err != nil {
+		return nil, err
+	}
+	id, err := json.Marshal(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	result, err := res.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(`{"jsonrpc":,"id":,"result":}`)+len(version)+len(id)+len(result)+1)
+	b = append(append(b, `{"jsonrpc":`...), version...)
+	b = append(append(b, `,"id":`...), id...)
+	b = append(append(b, `,"result":`...), result...)
+	return append(b, '}'), nil
 }
 
 // callPool runs requests on at most max goroutines. A request goes to the

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -266,5 +268,34 @@ func TestServeStdioSurvivesAnOverlongLine(t *testing.T) {
 	}
 	if parseErrors != 1 || pinged != 1 {
 		t.Fatalf("parse errors %d, ping answers %d; output:\n%.2000s", parseErrors, pinged, out.String())
+	}
+}
+
+// TestEncodeMessageMatchesMarshal: the tool-call answers encodeMessage puts
+// together, and every other message it leaves to encoding/json, are the
+// bytes json.Marshal writes.
+func TestEncodeMessageMatchesMarshal(t *testing.T) {
+	text := "a <b> & \"c\" \u2028 \u2029 é \x01 \t\n end"
+	meta := mcp.NewMetaFromMap(map[string]any{"pdpp/x": "<y>", "z": 1})
+	msgs := map[string]mcp.JSONRPCMessage{
+		"text result":       mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(7)), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}),
+		"raw structured":    mcp.NewJSONRPCResultResponse(mcp.NewRequestId("s\"1"), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("t")}, RawStructuredContent: json.RawMessage(`{"a":"<&>","b":[1, 2],"c":"\u2028"}`)}),
+		"structured value":  mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1.5), &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"k": text}, Result: mcp.Result{Meta: meta}}),
+		"error result":      mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(2)), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("bad")}, IsError: true, Result: mcp.Result{ResultType: "complete"}}),
+		"result by value":   mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(3)), mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}),
+		"nil result":        mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(4)), (*mcp.CallToolResult)(nil)),
+		"other result":      mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(5)), mcp.EmptyResult{}),
+		"error":             parseError,
+		"notification":      mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: "notifications/x"}},
+		"image and content": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(int64(6)), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text), mcp.NewImageContent("aGk=", "image/png")}}),
+	}
+	for name, msg := range msgs {
+		t.Run(name, func(t *testing.T) {
+			want, werr := json.Marshal(msg)
+			got, err := encodeMessage(msg)
+			if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
+				t.Fatalf("encodeMessage:\n%s (%v)\njson.Marshal:\n%s (%v)", got, err, want, werr)
+			}
+		})
 	}
 }
