@@ -4,21 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
 // TestOfficialSDKClientReadsBothDetails drives the real server over stdio
-// (mcp-go's stdio server on pipes) with the official Go SDK client and
+// (the product's stdio transport on pipes) with the official Go SDK client and
 // checks every read tool at its largest limit, and every events tool on a
 // subscription it creates, in compact and full detail where the tool takes
 // one: a successful result whose structuredContent validates against the
@@ -34,8 +34,7 @@ func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Its webhook receiver is on loopback, as in the demo.
-	stdio := server.NewStdioServer(pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source, AllowPrivateWebhooks: true}), pdpp.ServerOptions{}))
-	stdio.SetErrorLogger(log.New(io.Discard, "", 0))
+	srv := pdpp.NewServer(pdpp.New(pdpp.Config{RS: rsClient, Token: source, AllowPrivateWebhooks: true}), pdpp.ServerOptions{})
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -43,7 +42,7 @@ func TestOfficialSDKClientReadsBothDetails(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = stdio.Listen(ctx, serverIn, serverOut)
+		_ = transport.ServeStdio(ctx, srv, serverIn, serverOut, slog.New(slog.DiscardHandler))
 	}()
 	t.Cleanup(func() {
 		cancel()
