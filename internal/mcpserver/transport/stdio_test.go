@@ -299,3 +299,50 @@ func TestEncodeMessageMatchesMarshal(t *testing.T) {
 		})
 	}
 }
+
+// TestServeStdioBoundsCallsInFlight sends three times maxStdioCalls slow
+// calls at once: at most maxStdioCalls run at a time (the reader waits for
+// a free one), and every call is answered once they are let go.
+func TestServeStdioBoundsCallsInFlight(t *testing.T) {
+	const calls = 3 * maxStdioCalls
+	started := make(chan struct{}, calls)
+	release := make(chan struct{})
+	in, feed := io.Pipe()
+	out := &testkit.Buffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStdio(context.Background(), newTestServer(testTools{slowStarted: started, slowRelease: release}), in, out, discardLogger())
+	}()
+	go func() {
+		var b strings.Builder
+		for i := range calls {
+			b.WriteString(rpc(i+1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}) + "\n")
+		}
+		_, _ = io.WriteString(feed, b.String())
+		_ = feed.Close()
+	}()
+	for range maxStdioCalls {
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the first calls did not start")
+		}
+	}
+	select {
+	case <-started:
+		t.Fatalf("more than %d calls ran at once", maxStdioCalls)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the calls were not all answered")
+	}
+	if n := strings.Count(out.String(), `"slow done"`); n != calls {
+		t.Fatalf("%d of %d calls answered", n, calls)
+	}
+}
