@@ -206,7 +206,7 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 	if msg == nil {
 		return
 	}
-	b, err := encodeMessage(msg)
+	b, err := EncodeMessage(msg)
 	if err != nil {
 		w.log.Error("stdio: encoding a reply", "err", err)
 		return
@@ -227,11 +227,13 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 	}
 }
 
-// encodeMessage is json.Marshal(msg), byte for byte. A tool call's answer
-// is put together from its parts: encoding/json would check and copy the
-// result's own MarshalJSON output once more, whole, to compact it and escape
-// HTML in it, and that output (json.Marshal of a map) is already both.
-func encodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
+// EncodeMessage is json.Marshal(msg), byte for byte, as the stdio transport
+// writes each message (the benchmarks encode the server half of a call with
+// it too). A tool call's answer is put together from its parts:
+// encoding/json would check and copy the result's own MarshalJSON output
+// once more, whole, to compact it and escape HTML in it, and that output
+// (json.Marshal of a map) is already both.
+func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
 	r, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
 		return json.Marshal(msg)

@@ -271,7 +271,7 @@ func TestServeStdioSurvivesAnOverlongLine(t *testing.T) {
 	}
 }
 
-// TestEncodeMessageMatchesMarshal: the tool-call answers encodeMessage puts
+// TestEncodeMessageMatchesMarshal: the tool-call answers EncodeMessage puts
 // together, and every other message it leaves to encoding/json, are the
 // bytes json.Marshal writes.
 func TestEncodeMessageMatchesMarshal(t *testing.T) {
@@ -292,9 +292,9 @@ func TestEncodeMessageMatchesMarshal(t *testing.T) {
 	for name, msg := range msgs {
 		t.Run(name, func(t *testing.T) {
 			want, werr := json.Marshal(msg)
-			got, err := encodeMessage(msg)
+			got, err := EncodeMessage(msg)
 			if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
-				t.Fatalf("encodeMessage:\n%s (%v)\njson.Marshal:\n%s (%v)", got, err, want, werr)
+				t.Fatalf("EncodeMessage:\n%s (%v)\njson.Marshal:\n%s (%v)", got, err, want, werr)
 			}
 		})
 	}

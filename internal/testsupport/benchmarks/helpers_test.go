@@ -156,7 +156,7 @@ func serveMessage(s *server.MCPServer, msg json.RawMessage) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	resp := s.HandleMessage(ctx, msg)
-	out, err := json.Marshal(resp)
+	out, err := transport.EncodeMessage(resp)
 	if err != nil {
 		return nil, err
 	}
