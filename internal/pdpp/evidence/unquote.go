@@ -21,21 +21,74 @@ import (
 // by len(raw) and len(known) per member.
 func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
 	var seen uint64 // bit i: known[i] was read
-	return jsonwalk.Members(raw, func(key string, val []byte) error {
-		if i := slices.Index(known, key); i >= 0 {
+	return jsonwalk.RawMembers(raw, func(rawKey, val []byte) error {
+		inner := rawKey[1 : len(rawKey)-1]
+		var key string
+		i, ascii := -1, asciiPlain(inner)
+		if ascii {
+			// The common case: the key is its own text, matched without
+			// making a string of it.
+			for j, k := range known {
+				if string(inner) == k {
+					i = j
+					break
+				}
+			}
+		} else {
+			var err error
+			if key, err = jsonwalk.DecodeString(rawKey); err != nil {
+				return err
+			}
+			i = slices.Index(known, key)
+		}
+		if i >= 0 {
 			if seen&(1<<i) != 0 {
 				return jsonwalk.ErrBadJSON
 			}
 			seen |= 1 << i
-			return fn(key, val)
+			return fn(known[i], val)
 		}
 		for _, k := range known {
-			if strings.EqualFold(key, k) {
+			if (ascii && asciiEqualFold(inner, k)) || (!ascii && strings.EqualFold(key, k)) {
 				return jsonwalk.ErrBadJSON
 			}
 		}
+		if ascii {
+			key = string(inner)
+		}
 		return fn(key, val)
 	})
+}
+
+// asciiPlain reports whether a JSON string's content is printable ASCII
+// with no escape or quote, so it decodes to itself.
+func asciiPlain(s []byte) bool {
+	for _, c := range s {
+		if c < ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiEqualFold is strings.EqualFold for an ASCII a.
+func asciiEqualFold(a []byte, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // intInto decodes the JSON number val into dst as json.Unmarshal does; a
