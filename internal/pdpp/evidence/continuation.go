@@ -26,38 +26,55 @@ type Continuation struct {
 // Call renders the continuation as `tool {"arg":...}` with arguments in a fixed
 // order (id first, then field_path, then the rest sorted), so text is stable.
 func (c Continuation) Call() string {
-	return c.Tool + " " + orderedJSON(c.Arguments)
+	b := make([]byte, 0, len(c.Tool)+1+32*len(c.Arguments)+2)
+	b = append(append(b, c.Tool...), ' ')
+	return string(appendOrderedJSON(b, c.Arguments))
 }
 
-var argOrder = map[string]int{"id": 0, "stream": 1, "field_path": 2, "q": 3, "cursor": 4}
+// argRank places the argument names that lead a call: id, stream,
+// field_path, q, cursor, in that order; -1 for any other name.
+func argRank(name string) int {
+	switch name {
+	case "id":
+		return 0
+	case "stream":
+		return 1
+	case "field_path":
+		return 2
+	case "q":
+		return 3
+	case "cursor":
+		return 4
+	}
+	return -1
+}
 
-// compareArgs orders argument names: those in argOrder first, by it, then
-// the rest by name.
+// compareArgs orders argument names: those argRank places first, by it,
+// then the rest by name.
 func compareArgs(a, b string) int {
-	oa, aok := argOrder[a]
-	ob, bok := argOrder[b]
+	oa, ob := argRank(a), argRank(b)
 	switch {
-	case aok && bok:
+	case oa >= 0 && ob >= 0:
 		return oa - ob
-	case aok:
+	case oa >= 0:
 		return -1
-	case bok:
+	case ob >= 0:
 		return 1
 	}
 	return strings.Compare(a, b)
 }
 
-// orderedJSON encodes m as one JSON object, members in compareArgs order,
-// values without HTML escaping. Names and the usual values (plain ASCII
-// strings, integers, booleans) are written directly; anything else goes
-// through encoding/json, so the bytes are what it would write.
-func orderedJSON(m map[string]any) string {
-	keys := make([]string, 0, len(m))
+// appendOrderedJSON appends m as one JSON object, members in compareArgs
+// order, values without HTML escaping. Names and the usual values (plain
+// ASCII strings, integers, booleans) are written directly; anything else
+// goes through encoding/json, so the bytes are what it would write.
+func appendOrderedJSON(b []byte, m map[string]any) []byte {
+	var room [8]string // a call's arguments, without a heap slice
+	keys := room[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareArgs)
-	b := make([]byte, 0, 32*len(m)+2)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -72,8 +89,7 @@ func orderedJSON(m map[string]any) string {
 		b = append(b, ':')
 		b = appendArg(b, m[k])
 	}
-	b = append(b, '}')
-	return string(b)
+	return append(b, '}')
 }
 
 // appendArg appends the JSON of one argument value, as MarshalNoEscape

@@ -10,6 +10,9 @@ import (
 
 // orderedJSONByEncoder is orderedJSON as encoding/json writes it, member by
 // member: the written bytes must not depend on which path wrote them.
+// orderedJSON is appendOrderedJSON into a string of its own.
+func orderedJSON(m map[string]any) string { return string(appendOrderedJSON(nil, m)) }
+
 func orderedJSONByEncoder(t *testing.T, m map[string]any) string {
 	t.Helper()
 	keys := make([]string, 0, len(m))
