@@ -186,6 +186,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/jsonwalk", "FuzzValidJSON"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
+	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},

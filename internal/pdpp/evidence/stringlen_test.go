@@ -1,0 +1,31 @@
+package evidence
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var lenSeeds = []string{
+	"", "plain ascii text that is longer than eight bytes",
+	"12345678", "1234567\"", "a<b>c&d", "\u2028\u2029 lines", "tab\tand\nnew", "café résumé 😀",
+	"\xff\xfe bad", "abcdefg&hijklmno<>", strings.Repeat("x", 7) + "\x01", strings.Repeat("y", 15) + "\\", "\xe2\x80", "ab\xe2\x80\xa8cd",
+}
+
+// FuzzJSONStringLen: the measured length of any string is what
+// encoding/json writes for it.
+func FuzzJSONStringLen(f *testing.F) {
+	for _, s := range lenSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := JSONStringLen(s); got != len(want) {
+			t.Fatalf("JSONStringLen(%q) = %d, encoding/json writes %d bytes (valid UTF-8: %t)", s, got, len(want), utf8.ValidString(s))
+		}
+	})
+}
