@@ -22,10 +22,9 @@ import (
 func splitKnown(raw []byte, known []string, fn func(key string, val []byte) error) error {
 	var seen uint64 // bit i: known[i] was read
 	return jsonwalk.RawMembers(raw, func(rawKey, val []byte) error {
-		inner := rawKey[1 : len(rawKey)-1]
 		var key string
-		i, ascii := -1, asciiPlain(inner)
-		if ascii {
+		i := -1
+		if inner := rawKey[1 : len(rawKey)-1]; jsonwalk.PlainString(inner) {
 			// The common case: the key is its own text, matched without
 			// making a string of it.
 			for j, k := range known {
@@ -33,6 +32,9 @@ func splitKnown(raw []byte, known []string, fn func(key string, val []byte) erro
 					i = j
 					break
 				}
+			}
+			if i < 0 {
+				key = string(inner)
 			}
 		} else {
 			var err error
@@ -49,46 +51,12 @@ func splitKnown(raw []byte, known []string, fn func(key string, val []byte) erro
 			return fn(known[i], val)
 		}
 		for _, k := range known {
-			if (ascii && asciiEqualFold(inner, k)) || (!ascii && strings.EqualFold(key, k)) {
+			if strings.EqualFold(key, k) {
 				return jsonwalk.ErrBadJSON
 			}
 		}
-		if ascii {
-			key = string(inner)
-		}
 		return fn(key, val)
 	})
-}
-
-// asciiPlain reports whether a JSON string's content is printable ASCII
-// with no escape or quote, so it decodes to itself.
-func asciiPlain(s []byte) bool {
-	for _, c := range s {
-		if c < ' ' || c > '~' || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// asciiEqualFold is strings.EqualFold for an ASCII a.
-func asciiEqualFold(a []byte, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // intInto decodes the JSON number val into dst as json.Unmarshal does; a
