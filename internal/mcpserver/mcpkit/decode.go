@@ -48,7 +48,7 @@ func DecodeArgs(args any, dst any) *ArgError {
 	}
 	// values[i] is the raw value of spec.fields[i], nil when absent.
 	var small [16]json.RawMessage
-	values := small[:]
+	var values []json.RawMessage
 	if n := len(spec.fields); n <= len(small) {
 		values = small[:n]
 	} else {
