@@ -15,8 +15,8 @@ var ErrBadJSON = errors.New("malformed JSON")
 
 // Members calls fn with each member of the JSON object raw, in order:
 // the key decoded and the value as a slice of raw (not copied). raw must be
-// valid JSON (json.Valid); the walk reads each byte once, with no decoding,
-// and is bounded by len(raw).
+// valid JSON (json.Valid); the walk reads each byte once, decoding only the
+// keys, and is bounded by len(raw).
 func Members(raw []byte, fn func(key string, val []byte) error) error {
 	return RawMembers(raw, func(key, val []byte) error {
 		k, err := DecodeString(key)
