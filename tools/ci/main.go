@@ -187,6 +187,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
 	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
+	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},

@@ -329,6 +329,22 @@ func TestCenterOnMark(t *testing.T) {
 	}
 }
 
+// FuzzVisibleChars holds visibleChars to what it stands for: the code
+// points left once every match marker is taken out of a line as oneLine
+// leaves it.
+func FuzzVisibleChars(f *testing.F) {
+	for _, s := range []string{"", "<mark>x</mark>", "a<mark><mark>b</mark></mark>c", "<ma<mark>rk>", "é<mark>ü</mark>\xff", "</mark<mark>>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		s = oneLine(s)
+		want := CountChars(strings.NewReplacer(markOpen, "", markClose, "").Replace(s))
+		if got := visibleChars(s); got != want {
+			t.Fatalf("visibleChars(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
 func TestRolesAreDeclaredOnly(t *testing.T) {
 	schema := []byte(`{"connectors":[{"streams":[
 		{"name":"notes","field_capabilities":{"title":"t=string,role=primary-title,eq","body":"t=string,lex","heading":{"role":"secondary"}}},

@@ -171,7 +171,7 @@ func CenterOnMark(s string, n int) (string, bool) {
 		end += start + len(markClose)
 	}
 	before, match, after := s[:start], s[start:end], s[end:]
-	matchChars := CountChars(strings.NewReplacer(markOpen, "", markClose, "").Replace(match))
+	matchChars := visibleChars(match)
 	budget := n - matchChars
 	if budget < 0 {
 		budget = 0
@@ -206,6 +206,15 @@ func CenterOnMark(s string, n int) (string, bool) {
 		b.WriteString(Ellipsis)
 	}
 	return b.String(), cutBefore || cutAfter
+}
+
+// visibleChars counts the code points of s, a valid UTF-8 string (as
+// oneLine leaves it), that are not match markers. The markers are ASCII and
+// cannot overlap one another, so taking them out takes exactly their bytes
+// from the count; no string is built (FuzzVisibleChars holds it to the
+// count after removing them).
+func visibleChars(s string) int {
+	return CountChars(s) - strings.Count(s, markOpen)*len(markOpen) - strings.Count(s, markClose)*len(markClose)
 }
 
 // tailChars returns the last n code points of s.
