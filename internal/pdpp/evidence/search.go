@@ -141,10 +141,26 @@ type SearchResult struct {
 	EvidencePreview  string          `json:"evidence_preview,omitempty"`
 	EvidenceComplete *bool           `json:"evidence_complete,omitempty"`
 	Evidence         *ProvenEvidence `json:"-"`
-	// snippet is the RS's own snippet of a hit without a proven window;
-	// the text shows it, labelled as not proven.
-	snippet *Snippet
+	// snippet is the text's line for the RS's own snippet of a hit
+	// without a proven window, labelled as not proven ("" when it has
+	// none).
+	snippet string
 	Next    Continuation `json:"next"`
+	// nextCall and nextJSON are Next as the text and structured output
+	// write it, encoded once by resultFor: a compact step writes a hit in
+	// up to three forms (as the RS gave it, shortened, and to weigh the
+	// full reply), each with the same continuation. Empty, Next is
+	// encoded where it is written.
+	nextCall string
+	nextJSON []byte
+}
+
+// call is r.Next as the text writes it.
+func (r *SearchResult) call() string {
+	if r.nextCall != "" {
+		return r.nextCall
+	}
+	return r.Next.Call()
 }
 
 // LadderRecord is one rung entry of content_ladder.records[].
@@ -271,8 +287,10 @@ func resultFor(hit SearchHit, providerBase string) SearchResult {
 		r.Next = ReadFieldCall(id, ex.FieldPath, 0, 0, firstMark(ex.PreviewText))
 	} else {
 		r.Next = FetchCall(id)
-		r.snippet = hit.Snippet
+		r.snippet = snippetLine(hit.Snippet)
 	}
+	r.nextCall = r.Next.Call()
+	r.nextJSON = r.Next.appendNoEscape(nil)
 	return r
 }
 
@@ -367,7 +385,7 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 		if r.Evidence.Complete {
 			state = "whole field"
 		}
-		for _, s := range [...]string{"    evidence ", r.Evidence.FieldPath, " (", state, "): ", r.Evidence.Preview, "\n    read: ", r.Next.Call(), "\n"} {
+		for _, s := range [...]string{"    evidence ", r.Evidence.FieldPath, " (", state, "): ", r.Evidence.Preview, "\n    read: ", r.call(), "\n"} {
 			b.WriteString(s)
 		}
 	} else {
@@ -378,13 +396,13 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 		} else {
 			b.WriteString("    no proven text window\n")
 		}
-		if line := snippetLine(r.snippet); line != "" {
+		if r.snippet != "" {
 			b.WriteString("    ")
-			b.WriteString(line)
+			b.WriteString(r.snippet)
 			b.WriteByte('\n')
 		}
 		b.WriteString("    continue: ")
-		b.WriteString(r.Next.Call())
+		b.WriteString(r.call())
 		b.WriteByte('\n')
 	}
 	b.WriteString("    stream=")

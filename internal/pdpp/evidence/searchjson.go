@@ -105,7 +105,11 @@ func (r *SearchResult) appendJSON(b []byte) []byte {
 	}
 	b = appendEvidence(b, r.EvidenceField, r.EvidencePreview, r.EvidenceComplete)
 	b = append(b, `,"next":`...)
-	b = r.Next.appendNoEscape(b)
+	if r.nextJSON != nil {
+		b = append(b, r.nextJSON...)
+	} else {
+		b = r.Next.appendNoEscape(b)
+	}
 	return append(b, '}')
 }
 
