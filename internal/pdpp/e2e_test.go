@@ -369,10 +369,15 @@ func TestToolsHappyPath(t *testing.T) {
 		}
 	})
 	t.Run("read_record_field by cursor", func(t *testing.T) {
-		first := h.mustOK(t, "read_record_field", map[string]any{"id": trMain, "field_path": "text", "limit_chars": 500})
+		// The full detail names the next window as a cursor too; a compact
+		// reply's continuations are next and previous only.
+		first := h.mustOK(t, "read_record_field", map[string]any{"id": trMain, "field_path": "text", "limit_chars": 500, "detail": "full"})
 		cursor, _ := first.Structured["next_cursor"].(string)
 		if cursor == "" {
-			t.Fatal("no next_cursor in a partial window")
+			t.Fatal("no next_cursor in a partial window at detail full")
+		}
+		if compact := h.mustOK(t, "read_record_field", map[string]any{"id": trMain, "field_path": "text", "limit_chars": 500}); compact.Structured["next_cursor"] != nil {
+			t.Errorf("a compact window repeats next as next_cursor: %v", compact.Structured["next_cursor"])
 		}
 		second := h.mustOK(t, "read_record_field", map[string]any{"cursor": cursor, "field_path": "text"})
 		full := h.fullField(t, connMain, "transcripts", "tr-5", "text")

@@ -92,7 +92,7 @@ func (a *Adapter) ReadFieldWindowResource(ctx context.Context, req mcp.ReadResou
 	if err != nil {
 		return nil, badURI(err)
 	}
-	view, err := a.readWindow(ctx, w)
+	view, err := a.readWindow(ctx, w, true)
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}

@@ -346,7 +346,9 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 	if err != nil {
 		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
-	view, err := a.readWindow(ctx, w)
+	// A compact reply's continuations are next and previous; only the full
+	// detail also names the next window as a cursor.
+	view, err := a.readWindow(ctx, w, args.Detail == evidence.DetailFull)
 	if err != nil {
 		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
@@ -528,7 +530,9 @@ func matchContext(q string, limit int, before, after *int) (int, int) {
 
 // readWindow performs the field-window call for w and renders it; the tool and
 // the field-window resource share it, so both return the same window.
-func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence.WindowView, error) {
+// withCursor adds the next window as a cursor (next_cursor) to next and
+// previous.
+func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef, withCursor bool) (evidence.WindowView, error) {
 	p := &rsclient.GetFieldWindowParams{Field: w.Field, ConnectionId: optString(w.Record.ConnectionID), Q: optString(w.Q)}
 	if w.Offset > 0 {
 		p.OffsetChars = ptr(w.Offset)
@@ -544,11 +548,15 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef) (evidence
 	if err != nil {
 		return evidence.WindowView{}, err
 	}
-	view, rerr := evidence.RenderWindowFrom(resp.Body, w.Record, w.Offset, w.Limit, func(offset, limit int) string {
-		next := w
-		next.Offset, next.Limit, next.Q, next.Before, next.After = offset, limit, "", 0, 0
-		return handles.EncodeCursor(next)
-	})
+	var cursorFor func(offset, limit int) string
+	if withCursor {
+		cursorFor = func(offset, limit int) string {
+			next := w
+			next.Offset, next.Limit, next.Q, next.Before, next.After = offset, limit, "", 0, 0
+			return handles.EncodeCursor(next)
+		}
+	}
+	view, rerr := evidence.RenderWindowFrom(resp.Body, w.Record, w.Offset, w.Limit, cursorFor)
 	var past *evidence.PastEndError
 	if errors.As(rerr, &past) {
 		return evidence.WindowView{}, offsetPastEnd(w, past)

@@ -109,10 +109,10 @@ func manyNames(n int) []string {
 // argument, with no RS request. Arguments that agree with the cursor pass.
 func TestReadFieldCursorConflicts(t *testing.T) {
 	h := newDemoHarness(t, tokClient)
-	first := h.mustOK(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5", "field_path": "text", "limit_chars": 200})
+	first := h.mustOK(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5", "field_path": "text", "limit_chars": 200, "detail": "full"})
 	cursor, _ := first.Structured["next_cursor"].(string)
 	if cursor == "" {
-		t.Fatal("no next_cursor in a partial window")
+		t.Fatal("no next_cursor in a partial window at detail full")
 	}
 	conflicts := []struct {
 		name  string
@@ -167,16 +167,16 @@ func TestReadFieldCursorConflicts(t *testing.T) {
 }
 
 // TestReadFieldCursorAlone checks that the continuations a read returns are
-// enough on their own, as a client pastes them: next_cursor, or the
-// field-window URI from _meta, given as cursor (or as id) with no
+// enough on their own, as a client pastes them: next_cursor (of the full
+// detail), or the field-window URI from _meta, given as cursor (or as id) with no
 // field_path reads the next window of the same field. Without a cursor,
 // field_path is still required, refused before any RS request.
 func TestReadFieldCursorAlone(t *testing.T) {
 	h := newDemoHarness(t, tokClient)
-	first := h.mustOK(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5", "field_path": "text", "limit_chars": 200})
+	first := h.mustOK(t, "read_record_field", map[string]any{"id": connMain + "/transcripts:tr-5", "field_path": "text", "limit_chars": 200, "detail": "full"})
 	cursor, _ := first.Structured["next_cursor"].(string)
 	if cursor == "" {
-		t.Fatal("no next_cursor in a partial window")
+		t.Fatal("no next_cursor in a partial window at detail full")
 	}
 	uri, _ := first.Res.Meta.AdditionalFields["pdpp/field_window_uri"].(string)
 	if uri == "" {
