@@ -184,6 +184,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/jsonwalk", "FuzzSplitMembers"},
 	{"./internal/mcpserver/jsonwalk", "FuzzDecodeString"},
 	{"./internal/mcpserver/jsonwalk", "FuzzValidJSON"},
+	{"./internal/mcpserver/jsonwalk", "FuzzSkipPlain"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
 	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},

@@ -67,13 +67,21 @@ func DecodeString(q []byte) (string, error) {
 			}
 		case c == '"' || c < ' ':
 			return unmarshalString(q)
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
 		default:
-			rr, size := utf8.DecodeRune(inner[r:])
-			r += size
-			b = utf8.AppendRune(b, rr)
+			// A run up to the next escape is copied whole when it is
+			// valid UTF-8, else rune by rune (invalid bytes become
+			// U+FFFD, as encoding/json writes them).
+			end := skipPlain(inner, r)
+			if run := inner[r:end]; utf8.Valid(run) {
+				b = append(b, run...)
+			} else {
+				for k := 0; k < len(run); {
+					rr, size := utf8.DecodeRune(run[k:])
+					k += size
+					b = utf8.AppendRune(b, rr)
+				}
+			}
+			r = end
 		}
 	}
 	return string(b), nil
@@ -82,12 +90,7 @@ func DecodeString(q []byte) (string, error) {
 // PlainString reports whether s, a JSON string's content, needs no
 // decoding: no escape, quote or control byte, and valid UTF-8.
 func PlainString(s []byte) bool {
-	for _, c := range s {
-		if c < ' ' || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(s)
+	return skipPlain(s, 0) == len(s) && utf8.Valid(s)
 }
 
 // Hex4 reads four hex digits as a rune, or returns -1.

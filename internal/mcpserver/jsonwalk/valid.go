@@ -6,8 +6,8 @@ const MaxDepth = 10000
 
 // Valid reports whether b is one valid JSON value, exactly as json.Valid
 // does, in one pass with no per-byte state machine: strings are stepped
-// through with a table of the bytes that need a look (quote, backslash,
-// control bytes). Like json.Valid it does not check UTF-8. Bounded by
+// through eight bytes at a time up to the next byte that needs a look
+// (quote, backslash, control byte; skipPlain). Like json.Valid it does not check UTF-8. Bounded by
 // len(b); recursion by MaxDepth.
 func Valid(b []byte) bool {
 	i, ok := validValue(b, SkipSpace(b, 0), 0)
@@ -100,11 +100,10 @@ func literal(b []byte, i int, word string) (int, bool) {
 // validString checks the string starting at b[i] ('"').
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); {
-		c := b[i]
-		if !stringStop[c] {
-			i++
-			continue
+		if i = skipPlain(b, i); i >= len(b) {
+			break
 		}
+		c := b[i]
 		switch {
 		case c == '"':
 			return i + 1, true

@@ -159,3 +159,22 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipPlain holds the eight-bytes-at-a-time scan to the byte-by-byte
+// one it stands for, from every start.
+func FuzzSkipPlain(f *testing.F) {
+	for _, s := range append(stringSeeds, "abcdefgh\"", "abcdefghijklmnop\\", "é€😀abcdefgh\x1f", "\x7f\x80\xff\x20\x21\x5b\x5d\x5c", strings.Repeat("x", 40)) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for i := 0; i <= len(b); i++ {
+			want := i
+			for want < len(b) && !stringStop[b[want]] {
+				want++
+			}
+			if got := skipPlain(b, i); got != want {
+				t.Fatalf("skipPlain(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	})
+}
