@@ -188,6 +188,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
 	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
+	{"./internal/pdpp/evidence", "FuzzAppendJSONString"},
 	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},

@@ -97,9 +97,7 @@ func appendOrderedJSON(b []byte, m map[string]any) []byte {
 func appendArg(b []byte, v any) []byte {
 	switch t := v.(type) {
 	case string:
-		if plainJSONString(t) {
-			return append(append(append(b, '"'), t...), '"')
-		}
+		return appendJSONString(b, t)
 	case int:
 		return strconv.AppendInt(b, int64(t), 10)
 	case int64:

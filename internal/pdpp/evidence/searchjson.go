@@ -11,19 +11,9 @@ import (
 // when previews must shrink, and the full-detail size estimate encodes the
 // page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
 
-// appendNoEscapeString appends s as MarshalNoEscape quotes it: as itself
-// when nothing in it needs escaping, the common case.
+// appendNoEscapeString appends s as MarshalNoEscape quotes it.
 func appendNoEscapeString(b []byte, s string) []byte {
-	if plainJSONString(s) {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	q, err := MarshalNoEscape(s)
-	if err != nil { // a string always encodes
-		return append(b, `""`...)
-	}
-	return append(b, q...)
+	return appendJSONString(b, s)
 }
 
 // appendNoEscape appends c: the tool, then the arguments with their names

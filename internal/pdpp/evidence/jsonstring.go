@@ -1,0 +1,92 @@
+package evidence
+
+import "unicode/utf8"
+
+// Byte-parallel constants: every byte 0x01, and every byte's top bit.
+const (
+	byteOnes = 0x0101010101010101
+	byteTops = 0x8080808080808080
+)
+
+// asIs reports whether all eight bytes packed in x are written as
+// themselves inside a JSON string without HTML escaping: ASCII (top bit
+// clear), not a control byte (below 0x20), not a quote, not a backslash.
+// Each test is the exact classic one (a byte of v is zero iff
+// (v-ones)&^v has its top bit; below 0x20 likewise with 0x20*ones).
+func asIs(x uint64) bool {
+	q := x ^ ('"' * byteOnes)
+	s := x ^ ('\\' * byteOnes)
+	return (x|(q-byteOnes)&^q|(s-byteOnes)&^s|(x-0x20*byteOnes)&^x)&byteTops == 0
+}
+
+// load8 packs s[i:i+8] into a word, s[i] lowest (one load once compiled).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hexDigits are the digits encoding/json writes in \u escapes.
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s quoted as encoding/json writes a string with
+// HTML escaping off (MarshalNoEscape): quote, backslash and control bytes
+// escaped (\b \f \n \r \t, else \u00xx), invalid UTF-8 as \ufffd, U+2028
+// and U+2029 as \u2028 and \u2029, everything else as itself. Runs that
+// need nothing are copied whole, found eight bytes at a time. Bounded by
+// len(s); FuzzAppendJSONString holds it to MarshalNoEscape.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		for i+8 <= len(s) && asIs(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
