@@ -190,6 +190,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
 	{"./internal/pdpp/evidence", "FuzzAppendJSONString"},
 	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
+	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},

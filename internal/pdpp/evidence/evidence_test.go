@@ -475,3 +475,16 @@ func TestCapTextEndsItsNote(t *testing.T) {
 		t.Errorf("cut text %q", got[len(got)-200:])
 	}
 }
+
+// FuzzIsOneLine holds isOneLine to what it stands for: oneLine's rebuild
+// leaves s as it is.
+func FuzzIsOneLine(f *testing.F) {
+	for _, s := range []string{"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\x7fb", "é ü", "\xff", "12345678 1234567\x1f", "abcdefgh\x7fabcdefgh"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isOneLine(s), foldLine(s) == s; got != want {
+			t.Fatalf("isOneLine(%q) = %v, but foldLine gives %q", s, got, foldLine(s))
+		}
+	})
+}

@@ -126,23 +126,35 @@ func foldLine(s string) string {
 // no control character, no white space other than single spaces between
 // words. It reads bytes; oneLine folds only ASCII white space.
 func isOneLine(s string) bool {
-	prevSpace := true // a leading space is folded away
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ':
-			if prevSpace {
-				return false
-			}
-			prevSpace = true
-		case c < 0x20 || c == 0x7f:
+	if s == "" {
+		return true
+	}
+	// A leading or trailing space is folded away, a double one folded to
+	// one; control bytes are dropped or folded.
+	if s[0] == ' ' || s[len(s)-1] == ' ' || strings.Contains(s, "  ") {
+		return false
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if x := load8(s, i); hasControl(x) {
 			return false
-		default:
-			prevSpace = false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
 		}
 	}
 	// Invalid UTF-8 is rewritten by oneLine (as U+FFFD).
-	return (!prevSpace || s == "") && utf8.ValidString(s)
+	return utf8.ValidString(s)
+}
+
+// hasControl reports whether any of the eight bytes packed in x is an
+// ASCII control byte (below 0x20, or 0x7f), by the exact classic tests
+// (see asIs).
+func hasControl(x uint64) bool {
+	d := x ^ (0x7f * byteOnes)
+	return ((x-0x20*byteOnes)&^x|(d-byteOnes)&^d)&byteTops != 0
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.
