@@ -189,6 +189,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzPlainValue"},
 	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
 	{"./internal/pdpp/evidence", "FuzzAppendJSONString"},
+	{"./internal/pdpp/evidence", "FuzzWireLen"},
 	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
 	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},

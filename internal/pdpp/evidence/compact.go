@@ -290,17 +290,18 @@ func cutEncoded(s string, n int) string {
 // in strings) becomes six bytes and each raw U+2028 or U+2029 six instead
 // of three. raw is assumed compact.
 func WireLen(raw []byte) int {
-	n := len(raw)
-	for i, c := range raw {
-		switch {
-		case c == '<' || c == '>' || c == '&':
-			n += 5
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
-			n += 3
-		}
-	}
-	return n
+	// Counted with bytes.Count, which scans many bytes at a step; the
+	// separators cannot overlap, so each occurrence is counted once.
+	return len(raw) +
+		5*(bytes.Count(raw, lessThan)+bytes.Count(raw, greaterThan)+bytes.Count(raw, ampersand)) +
+		3*(bytes.Count(raw, lineSep)+bytes.Count(raw, paraSep))
 }
+
+// The bytes WireLen counts.
+var (
+	lessThan, greaterThan, ampersand = []byte("<"), []byte(">"), []byte("&")
+	lineSep, paraSep                 = []byte("\u2028"), []byte("\u2029")
+)
 
 // asciiJSONLen is the encoded length of each ASCII byte in a JSON string
 // as encoding/json writes it: two for the short escapes, six for \u00XX

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -49,4 +50,33 @@ func TestWireLen(t *testing.T) {
 			t.Errorf("WireLen(%s) = %d, encoding/json writes %d bytes", raw, WireLen(raw), len(wire))
 		}
 	}
+}
+
+// FuzzWireLen holds WireLen to the byte-by-byte count it stands for (six
+// bytes for each <, > and &, six for each U+2028 and U+2029), and, where
+// raw is valid JSON, to what encoding/json writes for it.
+func FuzzWireLen(f *testing.F) {
+	for _, s := range []string{"", `"<mark>x</mark> & y"`, "\"line\u2028sep\u2029\"", "\xe2\x80\xe2\x80\xa8", `{"a<":["&",1]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := len(raw)
+		for i, c := range raw {
+			switch {
+			case c == '<' || c == '>' || c == '&':
+				want += 5
+			case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+				want += 3
+			}
+		}
+		if got := WireLen(raw); got != want {
+			t.Fatalf("WireLen(%q) = %d, want %d", raw, got, want)
+		}
+		var compact bytes.Buffer
+		if json.Compact(&compact, raw) == nil && compact.Len() == len(raw) {
+			if wire, err := json.Marshal(json.RawMessage(raw)); err == nil && len(wire) != want {
+				t.Fatalf("%q: encoding/json writes %d bytes, WireLen says %d", raw, len(wire), want)
+			}
+		}
+	})
 }
