@@ -238,6 +238,11 @@ func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.
 func JSONStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && asIsHTML(load8(s, i)) {
+			n += 8
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			n += int(asciiJSONLen[c])

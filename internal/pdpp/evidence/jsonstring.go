@@ -19,6 +19,17 @@ func asIs(x uint64) bool {
 	return (x|(q-byteOnes)&^q|(s-byteOnes)&^s|(x-0x20*byteOnes)&^x)&byteTops == 0
 }
 
+// asIsHTML is asIs for a string written with HTML-safe escaping: none of
+// the eight bytes is <, > or & either. Pairs of the bytes looked for that
+// differ in one bit share a test (" and & differ in 0x04, < and > in 0x02),
+// so it stays small enough to inline.
+func asIsHTML(x uint64) bool {
+	qa := (x ^ ('"' * byteOnes)) &^ (0x04 * byteOnes)
+	lg := (x ^ ('<' * byteOnes)) &^ (0x02 * byteOnes)
+	s := x ^ ('\\' * byteOnes)
+	return (x|(qa-byteOnes)&^qa|(lg-byteOnes)&^lg|(s-byteOnes)&^s|(x-0x20*byteOnes)&^x)&byteTops == 0
+}
+
 // load8 packs s[i:i+8] into a word, s[i] lowest (one load once compiled).
 func load8(s string, i int) uint64 {
 	s = s[i : i+8]
