@@ -24,8 +24,9 @@ import (
 // hands it to mcp-go's Handle. Reading the lines here, rather than through
 // mcp-go's StdioServer, lets one walk of each line (pendingRequestID) both
 // route it and count it as owed an answer, bounds a line before it is held
-// whole, and runs each request on a goroutine that served the one before
-// (see callPool), whose stack is already grown and in cache.
+// whole, and serves each request on the goroutine that read it, one that
+// served requests before (see stdioReader and callPool), whose stack is
+// already grown and in cache.
 
 // Bounds of one stdio session.
 const (
@@ -79,11 +80,13 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 
 	go sess.forward(reqCtx, w)
 	pool := newCallPool(maxStdioCalls)
-	read := make(chan error, 1)
-	go func() { read <- serveLines(reqCtx, s, in, w, pool) }()
+	r := &stdioReader{ctx: reqCtx, s: s, w: w, pool: pool,
+		lines: lineReader{r: bufio.NewReaderSize(in, stdioReadBuffer), max: maxStdioLine},
+		done:  make(chan error, 1)}
+	pool.spawn(r.read)
 	var err error
 	select {
-	case err = <-read:
+	case err = <-r.done:
 	case <-ctx.Done():
 		// The reader may stay blocked in in.Read; it serves nothing more
 		// once reqCtx ends.
@@ -96,40 +99,73 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	return nil
 }
 
-// serveLines reads in line by line until EOF (nil) or a read error, serving
-// each message: a request (an id and a method) on the pool, anything else
-// on this goroutine, as mcp-go serves them. It stops reading once ctx ends.
-func serveLines(ctx context.Context, s *server.MCPServer, in io.Reader, w *lineWriter, pool *callPool) error {
-	lines := lineReader{r: bufio.NewReaderSize(in, stdioReadBuffer), max: maxStdioLine}
+// stdioReader is the reading side of a session. One goroutine of the pool
+// reads at a time: the one that reads a request serves it itself, having
+// passed the reading on to another, so a request is served by the goroutine
+// that woke with its line in hand rather than handed to one that must be
+// woken in turn (a wake-up between threads that costs a call tens of
+// microseconds on a small machine).
+type stdioReader struct {
+	ctx   context.Context
+	s     *server.MCPServer
+	w     *lineWriter
+	pool  *callPool
+	lines lineReader
+	// done gets the reading's end once: nil at EOF, when ctx ends or the
+	// pool is shut, else the read error. Capacity 1, so it never waits.
+	done chan error
+}
+
+// read reads lines until it reads a request, serving every other message
+// on this goroutine as mcp-go serves them. A request waits for a free call
+// slot (maxStdioCalls); then the reading goes on on another goroutine of the
+// pool, and this one serves the request and reports that it held a slot
+// (the pool gives it back). At EOF or a read error the last request, if the
+// line held one, is served here before the end is reported.
+func (r *stdioReader) read() (served bool) {
 	for {
-		line, cut, err := lines.next()
-		if ctx.Err() != nil {
-			return nil
+		line, cut, err := r.lines.next()
+		if r.ctx.Err() != nil {
+			r.done <- nil
+			return served
 		}
 		switch {
 		case cut:
-			w.write(parseError)
+			r.w.write(parseError)
 		case len(bytes.TrimSpace(line)) == 0:
 		default:
 			if id, ok := pendingRequestID(line); ok {
-				if !pool.run(ctx, func() { w.write(handle(ctx, s, line, id)) }) {
-					return nil
+				if !r.pool.acquire(r.ctx) {
+					r.done <- nil
+					return false
+				}
+				handedOn := err == nil && r.pool.spawn(r.read)
+				r.w.write(handle(r.ctx, r.s, line, id))
+				if handedOn {
+					return true
+				}
+				served = true
+				if err == nil { // the pool is shut: nothing more is read
+					r.done <- nil
+					return served
 				}
 				break
 			}
 			if !json.Valid(line) {
-				w.write(parseError)
+				r.w.write(parseError)
 				break
 			}
-			if res := handle(ctx, s, line, nil); res != nil {
-				w.write(res)
+			if res := handle(r.ctx, r.s, line, nil); res != nil {
+				r.w.write(res)
 			}
 		}
 		if err == io.EOF {
-			return nil
+			r.done <- nil
+			return served
 		}
 		if err != nil {
-			return err
+			r.done <- err
+			return served
 		}
 	}
 }
@@ -267,38 +303,52 @@ func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// callPool runs requests on at most max goroutines. A request goes to the
-// goroutine that finished last (idle is a stack), so sequential calls keep
-// running on one goroutine whose stack has grown to what a call needs; a new
-// goroutine is started only while fewer than max exist and none is idle.
-// run waits while max requests are running.
+// callPool runs the session's goroutines: at most max of them serve a
+// request at once (acquire takes one of max slots, the goroutine gives it
+// back when its function reports it held one), and one more reads (see
+// stdioReader). Work goes to the goroutine that became idle last (idle is a
+// stack), so sequential calls keep running on goroutines whose stacks have
+// grown to what a call needs; a new goroutine is started only when none is
+// idle, so there are never more than max+1.
 type callPool struct {
-	slots  chan struct{} // one per running request; capacity max
+	slots  chan struct{} // one per request being served; capacity max
 	mu     sync.Mutex
-	idle   []chan func() // most recently idle last
+	idle   []chan func() bool // most recently idle last
 	closed bool
-	calls  sync.WaitGroup // requests started and not yet done
+	calls  sync.WaitGroup // requests acquired and not yet done
 }
 
 func newCallPool(max int) *callPool {
 	return &callPool{slots: make(chan struct{}, max)}
 }
 
-// run starts f on the pool, waiting for a free slot; false when ctx ended
-// first or the pool is shut.
-func (p *callPool) run(ctx context.Context, f func()) bool {
+// acquire takes a slot for one request, waiting for a free one; false when
+// ctx ended first or the pool is shut.
+func (p *callPool) acquire(ctx context.Context) bool {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
 		return false
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		<-p.slots
 		return false
 	}
 	p.calls.Add(1)
+	return true
+}
+
+// spawn runs f on an idle goroutine of the pool or a new one; f reports
+// whether it served a request acquired for it (whose slot is then given
+// back). False when the pool is shut.
+func (p *callPool) spawn(f func() bool) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return false
+	}
 	if n := len(p.idle); n > 0 {
 		ch := p.idle[n-1]
 		p.idle = p.idle[:n-1]
@@ -307,17 +357,33 @@ func (p *callPool) run(ctx context.Context, f func()) bool {
 		return true
 	}
 	p.mu.Unlock()
-	ch := make(chan func(), 1)
+	ch := make(chan func() bool, 1)
 	ch <- f
 	go p.work(ch)
 	return true
 }
 
-// work serves requests from ch until the pool is shut.
-func (p *callPool) work(ch chan func()) {
-	for f := range ch {
-		f()
+// run starts f as one request on the pool, waiting for a free slot; false
+// when ctx ended first or the pool is shut.
+func (p *callPool) run(ctx context.Context, f func()) bool {
+	if !p.acquire(ctx) {
+		return false
+	}
+	if !p.spawn(func() bool { f(); return true }) {
 		p.calls.Done()
+		<-p.slots
+		return false
+	}
+	return true
+}
+
+// work runs the functions sent on ch until the pool is shut.
+func (p *callPool) work(ch chan func() bool) {
+	for f := range ch {
+		served := f()
+		if served {
+			p.calls.Done()
+		}
 		p.mu.Lock()
 		closed := p.closed
 		if !closed {
@@ -326,7 +392,9 @@ func (p *callPool) work(ch chan func()) {
 		p.mu.Unlock()
 		// The slot is given back once this goroutine is listed idle, so
 		// the next request finds it rather than starting another.
-		<-p.slots
+		if served {
+			<-p.slots
+		}
 		if closed {
 			return
 		}

@@ -346,3 +346,71 @@ func TestServeStdioBoundsCallsInFlight(t *testing.T) {
 		t.Fatalf("%d of %d calls answered", n, calls)
 	}
 }
+
+// readerIDs records, for each read that returns bytes, the goroutine that
+// made it.
+type readerIDs struct {
+	r   io.Reader
+	ids chan uint64
+}
+
+func (r *readerIDs) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if n > 0 {
+		r.ids <- goroutineID()
+	}
+	return n, err
+}
+
+// TestServeStdioServesOnTheReader: a request is served by the goroutine that
+// read its line (the reading having passed to another), not handed to one
+// that must first be woken. A client that waits for each answer has each
+// line arrive in a read of its own, so the two ids can be matched call by
+// call.
+func TestServeStdioServesOnTheReader(t *testing.T) {
+	s := newTestServer(testTools{})
+	s.AddTool(mcp.Tool{Name: "gid", Description: "The serving goroutine.", InputSchema: mcp.ToolInputSchema{Type: "object"}},
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strconv.FormatUint(goroutineID(), 10)), nil
+		})
+	in, feed := io.Pipe()
+	outR, out := io.Pipe()
+	reads := &readerIDs{r: in, ids: make(chan uint64, 64)}
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(context.Background(), s, reads, out, discardLogger()) }()
+	replies := bufio.NewScanner(outR)
+	served := map[uint64]bool{}
+	for i := range 20 {
+		if _, err := io.WriteString(feed, rpc(i+1, "tools/call", map[string]any{"name": "gid"})+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !replies.Scan() {
+			t.Fatalf("no answer to call %d", i+1)
+		}
+		var reply struct {
+			Result struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(replies.Bytes(), &reply); err != nil || len(reply.Result.Content) != 1 {
+			t.Fatalf("answer %d: %s", i+1, replies.Bytes())
+		}
+		reader := <-reads.ids
+		if got := reply.Result.Content[0].Text; got != strconv.FormatUint(reader, 10) {
+			t.Fatalf("call %d read on goroutine %d, served on %s", i+1, reader, got)
+		}
+		served[reader] = true
+	}
+	_ = feed.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The reading passes between goroutines that are kept: two, or a third
+	// when the next line arrives before the goroutine that answered the
+	// last one is listed idle; never one per call.
+	if len(served) > 4 {
+		t.Errorf("20 sequential calls were served on %d goroutines, want a few kept ones", len(served))
+	}
+}
