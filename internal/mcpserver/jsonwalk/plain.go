@@ -2,21 +2,25 @@ package jsonwalk
 
 import "encoding/binary"
 
-// Byte-parallel constants: every byte 0x01, and every byte's top bit.
+// Ones and Tops are the byte-parallel constants: every byte 0x01, and every
+// byte's top bit. Eight bytes packed in a word are tested at once with them.
 const (
-	ones = 0x0101010101010101
-	tops = 0x8080808080808080
+	Ones = 0x0101010101010101
+	Tops = 0x8080808080808080
 )
 
+// ZeroBytes marks, in their top bits, the zero bytes of v: nonzero exactly
+// when v has one (a byte above a zero byte may be marked too).
+func ZeroBytes(v uint64) uint64 { return (v - Ones) &^ v & Tops }
+
+// BytesBelow marks, in their top bits, the bytes of x below n (n at most
+// 0x80): nonzero exactly when x has one.
+func BytesBelow(x uint64, n byte) uint64 { return (x - uint64(n)*Ones) &^ x & Tops }
+
 // stopsIn reports whether any of the eight bytes packed in x is one a
-// string scan must stop at: a quote, a backslash or a control byte
-// (below 0x20). Each test is the classic exact one: a byte of v is zero
-// iff (v-ones)&^v has its top bit, and a byte of x is below 0x20 iff
-// (x-0x20*ones)&^x has its top bit (bytes of 0x80 and above never do).
+// string scan must stop at: a quote, a backslash or a control byte.
 func stopsIn(x uint64) bool {
-	q := x ^ ('"' * ones)
-	s := x ^ ('\\' * ones)
-	return ((q-ones)&^q|(s-ones)&^s|(x-0x20*ones)&^x)&tops != 0
+	return ZeroBytes(x^('"'*Ones))|ZeroBytes(x^('\\'*Ones))|BytesBelow(x, 0x20) != 0
 }
 
 // skipPlain returns the index of the first byte of b at or after i that a

@@ -1,33 +1,25 @@
 package evidence
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
 
-// Byte-parallel constants: every byte 0x01, and every byte's top bit.
-const (
-	byteOnes = 0x0101010101010101
-	byteTops = 0x8080808080808080
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // asIs reports whether all eight bytes packed in x are written as
 // themselves inside a JSON string without HTML escaping: ASCII (top bit
-// clear), not a control byte (below 0x20), not a quote, not a backslash.
-// Each test is the exact classic one (a byte of v is zero iff
-// (v-ones)&^v has its top bit; below 0x20 likewise with 0x20*ones).
+// clear), not a control byte, not a quote, not a backslash.
 func asIs(x uint64) bool {
-	q := x ^ ('"' * byteOnes)
-	s := x ^ ('\\' * byteOnes)
-	return (x|(q-byteOnes)&^q|(s-byteOnes)&^s|(x-0x20*byteOnes)&^x)&byteTops == 0
+	return x&jsonwalk.Tops|jsonwalk.ZeroBytes(x^('"'*jsonwalk.Ones))|jsonwalk.ZeroBytes(x^('\\'*jsonwalk.Ones))|jsonwalk.BytesBelow(x, 0x20) == 0
 }
 
 // asIsHTML is asIs for a string written with HTML-safe escaping: none of
-// the eight bytes is <, > or & either. Pairs of the bytes looked for that
-// differ in one bit share a test (" and & differ in 0x04, < and > in 0x02),
-// so it stays small enough to inline.
+// the eight bytes is <, > or & either (" and & differ only in 0x04, < and >
+// in 0x02, so each pair is one test).
 func asIsHTML(x uint64) bool {
-	qa := (x ^ ('"' * byteOnes)) &^ (0x04 * byteOnes)
-	lg := (x ^ ('<' * byteOnes)) &^ (0x02 * byteOnes)
-	s := x ^ ('\\' * byteOnes)
-	return (x|(qa-byteOnes)&^qa|(lg-byteOnes)&^lg|(s-byteOnes)&^s|(x-0x20*byteOnes)&^x)&byteTops == 0
+	qa := (x ^ ('"' * jsonwalk.Ones)) &^ (0x04 * jsonwalk.Ones)
+	lg := (x ^ ('<' * jsonwalk.Ones)) &^ (0x02 * jsonwalk.Ones)
+	return x&jsonwalk.Tops|jsonwalk.ZeroBytes(qa)|jsonwalk.ZeroBytes(lg)|jsonwalk.ZeroBytes(x^('\\'*jsonwalk.Ones))|jsonwalk.BytesBelow(x, 0x20) == 0
 }
 
 // load8 packs s[i:i+8] into a word, s[i] lowest (one load once compiled).

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Ellipsis marks a cut in a preview.
@@ -150,11 +152,9 @@ func isOneLine(s string) bool {
 }
 
 // hasControl reports whether any of the eight bytes packed in x is an
-// ASCII control byte (below 0x20, or 0x7f), by the exact classic tests
-// (see asIs).
+// ASCII control byte (below 0x20, or 0x7f).
 func hasControl(x uint64) bool {
-	d := x ^ (0x7f * byteOnes)
-	return ((x-0x20*byteOnes)&^x|(d-byteOnes)&^d)&byteTops != 0
+	return jsonwalk.BytesBelow(x, 0x20)|jsonwalk.ZeroBytes(x^(0x7f*jsonwalk.Ones)) != 0
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.
