@@ -16,11 +16,12 @@ import (
 //
 // Every line of a stdio session passes through here (it decides which lines
 // are requests, served on the call pool and owed an answer), so the line is
-// checked with json.Valid (no allocation) and then walked once at its top
-// level, instead of decoded: a decode costs several times as much.
+// checked with jsonwalk.Valid (json.Valid's verdict, no allocation) and then
+// walked once at its top level, instead of decoded: a decode costs several
+// times as much.
 func pendingRequestID(line []byte) (id []byte, ok bool) {
 	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+	if len(line) == 0 || line[0] != '{' || !jsonwalk.Valid(line) {
 		return nil, false
 	}
 	var method []byte
@@ -77,7 +78,7 @@ func memberIs(key []byte, name string) bool {
 // keeps; anything else is left to encoding/json.
 func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
-	if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
+	if len(obj) == 0 || obj[0] != '{' || !jsonwalk.Valid(obj) {
 		return req, json.Unmarshal(raw, &req) == nil
 	}
 	ok = true
