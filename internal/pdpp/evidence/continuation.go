@@ -97,7 +97,7 @@ func appendOrderedJSON(b []byte, m map[string]any) []byte {
 func appendArg(b []byte, v any) []byte {
 	switch t := v.(type) {
 	case string:
-		return appendJSONString(b, t)
+		return appendNoEscapeString(b, t)
 	case int:
 		return strconv.AppendInt(b, int64(t), 10)
 	case int64:

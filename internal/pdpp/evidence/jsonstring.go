@@ -32,13 +32,13 @@ func load8(s string, i int) uint64 {
 // hexDigits are the digits encoding/json writes in \u escapes.
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s quoted as encoding/json writes a string with
-// HTML escaping off (MarshalNoEscape): quote, backslash and control bytes
+// appendNoEscapeString appends s quoted as encoding/json writes a string
+// with HTML escaping off (MarshalNoEscape): quote, backslash and control bytes
 // escaped (\b \f \n \r \t, else \u00xx), invalid UTF-8 as \ufffd, U+2028
 // and U+2029 as \u2028 and \u2029, everything else as itself. Runs that
 // need nothing are copied whole, found eight bytes at a time. Bounded by
 // len(s); FuzzAppendJSONString holds it to MarshalNoEscape.
-func appendJSONString(b []byte, s string) []byte {
+func appendNoEscapeString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

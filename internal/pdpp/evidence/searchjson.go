@@ -11,11 +11,6 @@ import (
 // when previews must shrink, and the full-detail size estimate encodes the
 // page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
 
-// appendNoEscapeString appends s as MarshalNoEscape quotes it.
-func appendNoEscapeString(b []byte, s string) []byte {
-	return appendJSONString(b, s)
-}
-
 // appendNoEscape appends c: the tool, then the arguments with their names
 // in byte order. A continuation has a handful of arguments, sorted here in
 // a fixed-size array (a longer list grows it).

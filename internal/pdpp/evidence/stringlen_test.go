@@ -30,7 +30,8 @@ func FuzzJSONStringLen(f *testing.F) {
 	})
 }
 
-// FuzzAppendJSONString holds the string encoder of the appenders to the
+// FuzzAppendJSONString holds the string encoder of the appenders
+// (appendNoEscapeString) to the
 // bytes MarshalNoEscape (encoding/json, HTML escaping off) writes for any
 // string, valid UTF-8 or not.
 func FuzzAppendJSONString(f *testing.F) {
@@ -42,7 +43,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString([]byte("x"), s); string(got) != "x"+string(want) {
+		if got := appendNoEscapeString([]byte("x"), s); string(got) != "x"+string(want) {
 			t.Fatalf("%q: appended %s, encoding/json %s", s, got[1:], want)
 		}
 	})
