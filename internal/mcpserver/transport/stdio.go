@@ -363,20 +363,6 @@ func (p *callPool) spawn(f func() bool) bool {
 	return true
 }
 
-// run starts f as one request on the pool, waiting for a free slot; false
-// when ctx ended first or the pool is shut.
-func (p *callPool) run(ctx context.Context, f func()) bool {
-	if !p.acquire(ctx) {
-		return false
-	}
-	if !p.spawn(func() bool { f(); return true }) {
-		p.calls.Done()
-		<-p.slots
-		return false
-	}
-	return true
-}
-
 // work runs the functions sent on ch until the pool is shut.
 func (p *callPool) work(ch chan func() bool) {
 	for f := range ch {

@@ -198,6 +198,21 @@ func TestCallPoolReusesAndBounds(t *testing.T) {
 	})
 }
 
+// run starts f as one request on a goroutine of the pool (acquire, then
+// spawn), so the tests can drive the pool's bound and reuse directly. It
+// waits for a free slot; false when ctx ended first or the pool is shut.
+func (p *callPool) run(ctx context.Context, f func()) bool {
+	if !p.acquire(ctx) {
+		return false
+	}
+	if !p.spawn(func() bool { f(); return true }) {
+		p.calls.Done()
+		<-p.slots
+		return false
+	}
+	return true
+}
+
 // waitIdle waits until n goroutines of p are idle.
 func waitIdle(t *testing.T, p *callPool, n int) {
 	t.Helper()
