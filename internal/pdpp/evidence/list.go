@@ -276,10 +276,10 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		envelope.member(m.key, m.val)
 	}
 	summary := v.summary()
-	fullJSON := mustMarshal(st.Full)
+	fullJSON := st.Full.encoded()
 	var nextPage []byte
 	if v.NextPage != nil {
-		nextPage = mustMarshal(v.NextPage)
+		nextPage = v.NextPage.encoded()
 	}
 	base := func() int {
 		n := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`)
@@ -288,7 +288,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			resume, _ = st.Resume(pos + 1)
 		}
 		n += textCost(stepLines("records", "records[]", st, 1, total, total-pos, &resume, 1, fullBytesWidth)) + resumeSlack
-		n += WireLen(mustMarshal(resume)) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
+		n += WireLen(resume.encoded()) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
 		if v.NextPage != nil {
 			// next once the page is shown to its end, and the text line
 			// that names it.
@@ -348,7 +348,7 @@ func (v ListView) FullBytes(body []byte) int {
 		n += WireLen(mustMarshal(r)) + 1
 	}
 	if v.NextPage != nil {
-		n += WireLen(mustMarshal(v.NextPage))
+		n += WireLen(v.NextPage.encoded())
 	}
 	return n
 }

@@ -198,7 +198,7 @@ func StepBase(what, where string, st Step, total int) int {
 		resume, _ = st.Resume(st.Pos + 1)
 	}
 	return textCost(stepLines(what, where, st, 1, total, total-st.Pos, &resume, 1, fullBytesWidth)) + resumeSlack +
-		WireLen(mustMarshal(resume)) + WireLen(mustMarshal(st.Full)) + 320
+		WireLen(resume.encoded()) + WireLen(st.Full.encoded()) + 320
 }
 
 // StepNext is the call that follows a step that showed shown items from
@@ -226,6 +226,6 @@ func StepReport(st Step, tr *Truncation) json.RawMessage {
 		fb = st.fullBytes()
 		tr.Full = &st.Full
 	}
-	writeStep(&w, st, *tr, mustMarshal(st.Full), fb)
+	writeStep(&w, st, *tr, st.Full.encoded(), fb)
 	return w.bytes()
 }

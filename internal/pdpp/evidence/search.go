@@ -517,10 +517,10 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	}
 	var nextPage []byte
 	if v.NextPage != nil {
-		nextPage = mustMarshal(v.NextPage)
+		nextPage = v.NextPage.encoded()
 	}
 	summary := searchSummary(*v)
-	fullJSON := mustMarshal(st.Full)
+	fullJSON := st.Full.encoded()
 	// What a step costs besides its items: the summary, the lines that
 	// report the step, and the structured members around the lists, with
 	// the call that resumes one hit in as the estimate of next.
@@ -534,7 +534,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 			resume, _ = st.Resume(pos + 1)
 		}
 		n += textCost(stepLines("hits", "content_ladder.records[]", st, 1, total, len(rest), &resume, 1, fullBytesWidth)) + resumeSlack
-		n += WireLen(mustMarshal(resume)) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
+		n += WireLen(resume.encoded()) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
 		if v.NextPage != nil {
 			// content_ladder.next_page, next once the page is shown to
 			// its end, and the text line that names it.
@@ -606,10 +606,10 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Continuation, st Step, tr *Truncation, fullJSON []byte, fullBytes int) {
 	w.member("has_more", boolJSON(hasMore))
 	if nextCursor != "" {
-		w.member("next_cursor", mustMarshal(nextCursor))
+		w.member("next_cursor", appendNoEscapeString(nil, nextCursor))
 	}
 	if next != nil {
-		w.member("next", mustMarshal(next))
+		w.member("next", next.encoded())
 	}
 	writeStep(w, st, *tr, fullJSON, fullBytes)
 	if tr.Truncated {
@@ -657,7 +657,7 @@ func (v SearchView) FullBytes() int {
 		n += WireLen(buf) + 1
 	}
 	if v.NextPage != nil {
-		n += 2 * WireLen(mustMarshal(v.NextPage))
+		n += 2 * WireLen(v.NextPage.encoded())
 	}
 	return n
 }

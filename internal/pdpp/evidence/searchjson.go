@@ -11,6 +11,9 @@ import (
 // when previews must shrink, and the full-detail size estimate encodes the
 // page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
 
+// encoded is c as mustMarshal writes it, built by appendNoEscape.
+func (c *Continuation) encoded() []byte { return c.appendNoEscape(nil) }
+
 // appendNoEscape appends c: the tool, then the arguments with their names
 // in byte order. A continuation has a handful of arguments, sorted here in
 // a fixed-size array (a longer list grows it).
