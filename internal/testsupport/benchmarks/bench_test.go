@@ -45,7 +45,8 @@ import (
 //	         adapter/direct (mean time ratio, the target), adapter-p50/direct
 //	         (ratio of medians), server/direct, once/direct or raw/direct, and each
 //	         path's mean in *-ns; in process also floor/direct,
-//	         floor-once/direct, adapter/floor and once/floor-once
+//	         floor-once/direct, adapter/floor and once/floor-once, each of
+//	         the last two with its standard error (-se, RatioSE)
 //
 // B/op and allocs/op include the demo RS's own work, which runs in the same
 // process.
@@ -197,14 +198,17 @@ func benchRatio(b *testing.B, paths []path) {
 	}
 	// Each path set against its floor through the same client, when both
 	// were measured.
-	means := map[string]float64{}
+	// Each round measured every path once, so the two are paired and
+	// the ratio's standard error (RatioSE) is reported beside it.
+	at := map[string]int{}
 	for i, p := range paths {
-		means[p.name] = mean(lat[i])
+		at[p.name] = i
 	}
 	for _, pair := range [][2]string{{"adapter", "floor"}, {"once", "floor-once"}} {
-		if a, ok := means[pair[0]]; ok {
-			if f, ok := means[pair[1]]; ok {
-				b.ReportMetric(a/f, pair[0]+"/"+pair[1])
+		if a, ok := at[pair[0]]; ok {
+			if f, ok := at[pair[1]]; ok {
+				b.ReportMetric(mean(lat[a])/mean(lat[f]), pair[0]+"/"+pair[1])
+				b.ReportMetric(RatioSE(lat[a], lat[f]), pair[0]+"/"+pair[1]+"-se")
 			}
 		}
 	}

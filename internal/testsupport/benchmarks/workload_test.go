@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -258,4 +259,34 @@ func seq(n int) []int {
 		out[i] = i + 1
 	}
 	return out
+}
+
+func TestRatioSE(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		a, f []time.Duration
+		want float64
+	}{
+		{"no pairs", nil, nil, 0},
+		{"one pair", ms(2), ms(1), 0},
+		{"unpaired", ms(2, 2), ms(1), 0},
+		{"a fixed multiple has no spread", ms(20, 40, 60), ms(10, 20, 30), 0},
+		// R = 1; the residuals +-1 have sd sqrt(4/3), over sqrt(4)*10.
+		{"spread around the ratio", ms(11, 9, 11, 9), ms(10, 10, 10, 10), math.Sqrt(4.0/3) / 20},
+		{"zero floor", ms(1, 2), ms(0, 0), 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RatioSE(tc.a, tc.f); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("RatioSE = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
