@@ -197,9 +197,8 @@ func benchRatio(b *testing.B, paths []path) {
 		}
 	}
 	// Each path set against its floor through the same client, when both
-	// were measured.
-	// Each round measured every path once, so the two are paired and
-	// the ratio's standard error (RatioSE) is reported beside it.
+	// were measured; each round timed every path once, so the two are
+	// paired and the ratio's standard error (RatioSE) comes beside it.
 	at := map[string]int{}
 	for i, p := range paths {
 		at[p.name] = i

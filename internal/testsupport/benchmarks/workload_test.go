@@ -216,13 +216,6 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 }
 
 func TestPercentile(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
-	}
 	tests := []struct {
 		name string
 		in   []time.Duration
@@ -230,12 +223,12 @@ func TestPercentile(t *testing.T) {
 		want time.Duration
 	}{
 		{"empty", nil, 50, 0},
-		{"single", ms(7), 99, 7 * time.Millisecond},
-		{"median of odd count, unsorted", ms(5, 1, 3), 50, 3 * time.Millisecond},
-		{"median of even count takes the lower", ms(4, 1, 3, 2), 50, 2 * time.Millisecond},
-		{"p99 of 100 values", ms(seq(100)...), 99, 99 * time.Millisecond},
-		{"p99 of 10 values is the max", ms(seq(10)...), 99, 10 * time.Millisecond},
-		{"p100", ms(2, 9, 4), 100, 9 * time.Millisecond},
+		{"single", millis(7), 99, 7 * time.Millisecond},
+		{"median of odd count, unsorted", millis(5, 1, 3), 50, 3 * time.Millisecond},
+		{"median of even count takes the lower", millis(4, 1, 3, 2), 50, 2 * time.Millisecond},
+		{"p99 of 100 values", millis(seq(100)...), 99, 99 * time.Millisecond},
+		{"p99 of 10 values is the max", millis(seq(10)...), 99, 10 * time.Millisecond},
+		{"p100", millis(2, 9, 4), 100, 9 * time.Millisecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,25 +255,18 @@ func seq(n int) []int {
 }
 
 func TestRatioSE(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
-	}
 	tests := []struct {
 		name string
 		a, f []time.Duration
 		want float64
 	}{
 		{"no pairs", nil, nil, 0},
-		{"one pair", ms(2), ms(1), 0},
-		{"unpaired", ms(2, 2), ms(1), 0},
-		{"a fixed multiple has no spread", ms(20, 40, 60), ms(10, 20, 30), 0},
+		{"one pair", millis(2), millis(1), 0},
+		{"unpaired", millis(2, 2), millis(1), 0},
+		{"a fixed multiple has no spread", millis(20, 40, 60), millis(10, 20, 30), 0},
 		// R = 1; the residuals +-1 have sd sqrt(4/3), over sqrt(4)*10.
-		{"spread around the ratio", ms(11, 9, 11, 9), ms(10, 10, 10, 10), math.Sqrt(4.0/3) / 20},
-		{"zero floor", ms(1, 2), ms(0, 0), 0},
+		{"spread around the ratio", millis(11, 9, 11, 9), millis(10, 10, 10, 10), math.Sqrt(4.0/3) / 20},
+		{"zero floor", millis(1, 2), millis(0, 0), 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -289,4 +275,13 @@ func TestRatioSE(t *testing.T) {
 			}
 		})
 	}
+}
+
+// millis is the durations of v in milliseconds.
+func millis(v ...int) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, x := range v {
+		out[i] = time.Duration(x) * time.Millisecond
+	}
+	return out
 }
