@@ -258,10 +258,54 @@ func TestFieldWindowsPastTheEndAreClamped(t *testing.T) {
 	}
 }
 
+// TestSchemaListItemsThatAreNotObjectsAreBadResponses: the lists of a
+// schema document (connectors, their streams, granted connections) refuse
+// an item that is not an object, as the RS lists do, at both details,
+// where encoding/json would read null as a nameless stream.
+func TestSchemaListItemsThatAreNotObjectsAreBadResponses(t *testing.T) {
+	const stream = `{"name":"notes","field_capabilities":{"body":"text"}}`
+	for _, tc := range []struct {
+		body, item string
+	}{
+		{`"connectors":[null]`, "item 1 of the schema's connectors list is null"},
+		{`"connectors":[{"connector_id":"c1","streams":[` + stream + `,null]}]`, "item 2 of the schema's streams list is null"},
+		{`"connectors":[{"connector_id":"c1","streams":[` + stream + `],"granted_connections":["cin_a"]}]`, "item 1 of the schema's granted_connections list is a string"},
+		{`"connectors":[{"connector_id":"c1","streams":[{"name":"notes","granted_connections":[1]}]}]`, "item 1 of the schema's granted_connections list is a number"},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			h := newHarness(t, schemaDocRS(tc.body), tokClient)
+			for _, args := range []map[string]any{nil, {"stream": "notes", "detail": "full"}} {
+				r := h.call(t, "schema", args)
+				msg, _ := r.errorObject()["message"].(string)
+				if !r.Res.IsError || r.errorCode() != "rs_bad_response" || !strings.Contains(msg, tc.item) {
+					t.Errorf("schema %v: want rs_bad_response naming %q, got isError=%v code=%q:\n%.300s", args, tc.item, r.Res.IsError, r.errorCode(), r.Text)
+				}
+			}
+		})
+	}
+	t.Run("objects pass", func(t *testing.T) {
+		h := newHarness(t, schemaDocRS(`"connectors":[{"connector_id":"c1","granted_connections":[{"connection_id":"cin_a"}],"streams":[`+stream+`]}]`), tokClient)
+		if r := h.call(t, "schema", nil); r.Res.IsError || !strings.Contains(r.Text, "stream notes") {
+			t.Errorf("a well-formed schema: %s", r.Text)
+		}
+	})
+}
+
+// schemaDocRS answers every request with a client token's schema document
+// whose other members are members.
+func schemaDocRS(members string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"schema","bearer":{"token_kind":"client"},` + members + `}`))
+	})
+}
+
 // TestListBodiesWithoutDataAreBadResponses answers every list route (search,
-// records, event subscriptions) 200 with a body that has no data list and
-// checks each list tool, at each detail, reports rs_bad_response rather
-// than an empty list; an empty data list is a success with no items.
+// records, event subscriptions) 200 with a body that has no data list, or
+// a data list with an item that is not an object, and checks each list
+// tool, at each detail, reports rs_bad_response (naming the item) rather
+// than an empty list, a nameless item or a count of non-items; an empty
+// data list is a success with no items.
 func TestListBodiesWithoutDataAreBadResponses(t *testing.T) {
 	calls := []struct {
 		tool string
@@ -277,15 +321,22 @@ func TestListBodiesWithoutDataAreBadResponses(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
 		wantOK bool
+		// item is how the error names a non-object item ("" for none).
+		item string
 	}{
-		{`null`, false},
-		{`{}`, false},
-		{`{"data":null}`, false},
-		{`{"object":"list","data":null,"has_more":false}`, false},
-		{`{"object":"list","has_more":false}`, false},
-		{`{"object":"list","data":{}}`, false},
-		{`[]`, false},
-		{`{"object":"list","data":[],"has_more":false}`, true},
+		{`{"object":"list","data":[1,"x"],"has_more":false}`, false, "item 1 of the"},
+		{`{"object":"list","data":[null],"has_more":false}`, false, "item 1 of the"},
+		{`{"data":[{"object":"record","id":"n1","subscription_id":"sub_1","record_key":"n1","stream":"notes","connection_id":"cin_a","data":{}},"x"]}`, false, "item 2 of the"},
+		{`{"data":[[],{}]}`, false, "item 1 of the"},
+		{`{"data":[true]}`, false, "item 1 of the"},
+		{`null`, false, ""},
+		{`{}`, false, ""},
+		{`{"data":null}`, false, ""},
+		{`{"object":"list","data":null,"has_more":false}`, false, ""},
+		{`{"object":"list","has_more":false}`, false, ""},
+		{`{"object":"list","data":{}}`, false, ""},
+		{`[]`, false, ""},
+		{`{"object":"list","data":[],"has_more":false}`, true, ""},
 	} {
 		t.Run(tc.body, func(t *testing.T) {
 			h := newHarness(t, jsonRS(func(string) string { return tc.body }), tokClient)
@@ -299,6 +350,9 @@ func TestListBodiesWithoutDataAreBadResponses(t *testing.T) {
 				}
 				if !r.Res.IsError || r.errorCode() != "rs_bad_response" {
 					t.Errorf("%s %v: want rs_bad_response, got isError=%v code=%q:\n%.300s", c.tool, c.args, r.Res.IsError, r.errorCode(), r.Text)
+				}
+				if msg, _ := r.errorObject()["message"].(string); tc.item != "" && !strings.Contains(msg, tc.item) {
+					t.Errorf("%s %v: the error does not name the item (%q): %q", c.tool, c.args, tc.item, msg)
 				}
 			}
 		})

@@ -127,10 +127,14 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		v.NextCursor = *page.NextCursor
 	}
 	var b strings.Builder
-	for _, raw := range page.Data {
+	for i, raw := range page.Data {
+		if !isObject(raw) {
+			return ListView{}, NotAnObject("records page", i, rawKind(raw))
+		}
 		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
 		if err != nil {
-			continue
+			// Skipped, the record would leave the page without a word.
+			return ListView{}, fmt.Errorf("item %d of the records page is not a record: %w", i+1, err)
 		}
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {

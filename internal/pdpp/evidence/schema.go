@@ -51,6 +51,9 @@ func RenderSchema(body []byte) (string, error) {
 	if err := requireObject(body, "schema"); err != nil {
 		return "", err
 	}
+	if err := schemaNonObject(body); err != nil {
+		return "", err
+	}
 	var doc schemaDoc
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return "", fmt.Errorf("schema response is not a schema document: %w", err)

@@ -212,6 +212,13 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	}
 	page, ok := decodeSearchPage(body)
 	if !ok {
+		// The fast decoder refuses an item that is not an object; this
+		// path names it (encoding/json would read null as an empty hit).
+		if data, has := Member(body, "data"); has {
+			if err := firstNonObject(data, "search page"); err != nil {
+				return SearchView{}, err
+			}
+		}
 		page = SearchPage{}
 		if err := json.Unmarshal(body, &page); err != nil {
 			return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)

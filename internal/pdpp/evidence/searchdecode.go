@@ -29,7 +29,12 @@ func decodeSearchPage(body []byte) (SearchPage, bool) {
 	err := splitKnown(body, searchPageKeys, func(key string, val []byte) error {
 		switch key {
 		case "data":
-			return sliceInto(&page.Data, val, searchHitInto)
+			return sliceInto(&page.Data, val, func(h *SearchHit, v []byte) error {
+				if !isObject(v) {
+					return jsonwalk.ErrBadJSON // named by RenderSearch
+				}
+				return searchHitInto(h, v)
+			})
 		case "has_more":
 			return boolInto(&page.HasMore, val)
 		case "next_cursor":

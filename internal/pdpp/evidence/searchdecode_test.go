@@ -47,7 +47,11 @@ var searchCases = []searchCase{
 	{"nulls", `{"data":null,"has_more":null,"next_cursor":null,"meta":null}`, true},
 	{"null members of a hit", `{"data":[{"record_key":null,"matched_fields":null,"snippet":null,"evidence_excerpts":null,"score":null}],` +
 		`"meta":{"count":null,"warnings":null}}`, true},
-	{"null elements", `{"data":[null,{"matched_fields":[null,"a",null],"evidence_excerpts":[null,{"read":null,"truncated":null}]}],` +
+	// A hit that is not an object is left to RenderSearch, which refuses
+	// the page.
+	{"a null hit", `{"data":[null,{"record_key":"a"}]}`, false},
+	{"a number hit", `{"data":[1]}`, false},
+	{"null elements", `{"data":[{"matched_fields":[null,"a",null],"evidence_excerpts":[null,{"read":null,"truncated":null}]}],` +
 		`"meta":{"warnings":[null,{"code":null}]}}`, true},
 	{"null snippet members", `{"data":[{"snippet":{"field":null,"text":null},"evidence_excerpts":[{"read":{"field":null}}]}]}`, true},
 	{"empty arrays", `{"data":[],"meta":{"warnings":[]}}`, true},
