@@ -76,21 +76,25 @@ func New(cfg Config) *Adapter {
 		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }
 
-// do sends a request built by a generated builder, after the owner-token
-// check, and returns the answer without its secret-like members (see
-// package redact; RS errors lose theirs in asRSError, on their way to a
-// client).
-func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
-	resp, err := a.doKeepingSecrets(ctx, req, build)
+// doControl sends a request of the event-subscription routes (the RS's
+// control plane, where it keeps signing secrets) and returns the answer
+// without its secret-like members (see package redact; RS errors lose
+// theirs in asRSError, on their way to a client).
+func (a *Adapter) doControl(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
+	resp, err := a.do(ctx, req, build)
 	if resp != nil {
 		resp.Body = redact.JSON(resp.Body)
 	}
 	return resp, err
 }
 
-// doKeepingSecrets is do with the body as the RS sent it: only the create
-// call uses it, to show the signing secret once.
-func (a *Adapter) doKeepingSecrets(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
+// do sends a request built by a generated builder, after the owner-token
+// check, and returns the answer as the RS sent it. Record data (records,
+// search hits, field windows, the schema that describes them) is the
+// person's own granted data and is shown as granted, whatever its member
+// names: nothing of it is withheld. The create call of an event
+// subscription uses it too, to show the signing secret once.
+func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
 	if build != nil {
 		return nil, rs.AdapterError("invalid_request", build.Error(), "")
 	}

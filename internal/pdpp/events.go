@@ -176,11 +176,11 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 func (a *Adapter) grantScope(ctx context.Context) ([]scopeStream, error) {
 	params := &rsclient.GetSchemaParams{View: ptr(rsclient.GetSchemaParamsViewCompact)}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.doControl(ctx, req, berr)
 	if err != nil && rejectsView(err) {
 		params.View = nil
 		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-		resp, err = a.do(ctx, req, berr)
+		resp, err = a.doControl(ctx, req, berr)
 	}
 	if err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
 	// The one answer whose secret reaches the client: read it whole, take
 	// the signing secret, and take every secret-like member out of the rest.
-	resp, err := a.doKeepingSecrets(ctx, req, berr)
+	resp, err := a.do(ctx, req, berr)
 	if err != nil {
 		return fail(err)
 	}
@@ -569,7 +569,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 		return errorResult(err, tool, shown), nil
 	}
 	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
@@ -654,7 +654,7 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 	const tool = mcptools.ToolGetEventSubscription
 	shown := argsMap(args)
 	req, berr := rsclient.NewGetEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
@@ -686,7 +686,7 @@ func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.Upd
 	enabled := args.Enabled
 	req, berr := rsclient.NewUpdateEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID,
 		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
@@ -709,7 +709,7 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 	const tool = mcptools.ToolDeleteEventSubscription
 	shown := argsMap(args)
 	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
-	if _, err := a.do(ctx, req, berr); err != nil {
+	if _, err := a.doControl(ctx, req, berr); err != nil {
 		var re *rs.Error
 		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
 			// The RS answers a second DELETE with 404 not_found: the
@@ -739,7 +739,7 @@ func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEvent
 	const tool = mcptools.ToolSendTestEvent
 	shown := argsMap(args)
 	req, berr := rsclient.NewSendTestEventRequest(a.rs.BaseURL(), args.SubscriptionID)
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}

@@ -80,25 +80,22 @@ func leakyRS() http.Handler {
 	})
 }
 
-// TestNoSecretLikeMemberReachesAClient calls every tool, in compact and full
-// detail, and reads every resource kind, against an RS that puts
+// TestNoSecretLikeMemberReachesAClient calls every event-subscription tool
+// (the RS's control plane, where it keeps signing secrets), in compact and
+// full detail, and a data tool the RS refuses, against an RS that puts
 // secret-like members in every answer and error: no such member, and no
 // value of one, reaches the client in content[] or structuredContent,
-// except the create reply's signing secret, shown once.
+// except the create reply's signing secret, shown once. Record data is
+// the person's granted data and is shown as granted
+// (TestRecordDataIsShownAsGranted); the full replies of the data tools
+// below carry the RS's members as it sent them.
 func TestNoSecretLikeMemberReachesAClient(t *testing.T) {
 	h := newHarness(t, leakyRS(), tokClient)
 	calls := []struct {
 		tool string
 		args map[string]any
 	}{
-		{"schema", nil},
-		{"schema", map[string]any{"stream": "notes", "detail": "full"}},
-		{"query_records", map[string]any{"stream": "notes"}},
 		{"query_records", map[string]any{"stream": "refused"}},
-		{"aggregate", map[string]any{"stream": "notes", "metric": "count"}},
-		{"search", map[string]any{"q": "needle"}},
-		{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
-		{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": "body"}},
 		{"discover_event_subscription_capabilities", nil},
 		{"list_event_subscriptions", nil},
 		{"get_event_subscription", map[string]any{"subscription_id": "sub_1"}},
@@ -167,17 +164,117 @@ func TestNoSecretLikeMemberReachesAClient(t *testing.T) {
 		delete(res.StructuredContent, "secret")
 		check(t, "create (without its signing secret)", json.RawMessage(mustJSON(res)))
 	})
-	for _, uri := range []string{"pdpp://record/cin_a/notes:n1", "pdpp://stream/notes"} {
-		t.Run("resources/read "+uri, func(t *testing.T) {
-			raw := h.rawRequest("resources/read", map[string]any{"uri": uri})
-			check(t, uri, raw)
-			var res struct {
-				Contents []struct{ Text string } `json:"contents"`
+	t.Run("record data passes as the RS sent it", func(t *testing.T) {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"query_records", map[string]any{"stream": "notes", "detail": "full"}},
+			{"fetch", map[string]any{"id": "cin_a/notes:n1", "detail": "full"}},
+			{"schema", map[string]any{"stream": "notes", "detail": "full"}},
+		} {
+			raw := string(h.rawRequest("tools/call", map[string]any{"name": c.tool, "arguments": c.args}))
+			for _, want := range []string{"LEAK-data-n1-3", "LEAK-rec-n1-9"} {
+				if c.tool == "schema" {
+					want = strings.Replace(want, "data-n1", "schema-stream", 1)
+					want = strings.Replace(want, "rec-n1", "schema", 1)
+				}
+				if !strings.Contains(raw, want) {
+					t.Errorf("%s full does not carry %s as the RS sent it: %.400s", c.tool, want, raw)
+				}
 			}
-			if json.Unmarshal(raw, &res) != nil || len(res.Contents) != 1 || res.Contents[0].Text == "" {
-				t.Fatalf("no text content: %s", raw)
+		}
+	})
+}
+
+// grantedRecordRS serves one record n1 of stream notes whose fields have
+// secret-like and credential-like names (secret_note, a nested
+// meta.api_secret, token, password, api_key, signing_key), as a records
+// page, a record, search hits whose proven excerpts are in those fields,
+// and field windows of them.
+func grantedRecordRS(values map[string]string) http.Handler {
+	data := `{"body":"plain text","secret_note":` + mustJSON(values["secret_note"]) +
+		`,"meta":{"api_secret":` + mustJSON(values["meta.api_secret"]) + `,"kind":1},"token":` + mustJSON(values["token"]) +
+		`,"password":` + mustJSON(values["password"]) + `,"api_key":` + mustJSON(values["api_key"]) + `,"signing_key":` + mustJSON(values["signing_key"]) + `}`
+	record := `{"object":"record","id":"n1","stream":"notes","connection_id":"cin_a","data":` + data + `}`
+	return faultyRS(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		p := r.URL.Path
+		switch {
+		case strings.HasPrefix(p, "/v1/search"):
+			var hits []string
+			for _, f := range []string{"secret_note", "meta.api_secret", "token", "password"} {
+				hits = append(hits, `{"object":"search_result","record_key":"n1","stream":"notes","connection_id":"cin_a","matched_fields":[`+mustJSON(f)+`],`+
+					`"evidence_excerpts":[{"field_path":`+mustJSON(f)+`,"preview_text":`+mustJSON("<mark>"+values[f]+"</mark>")+`,"truncated":false}]}`)
 			}
-			check(t, uri+" text", json.RawMessage(res.Contents[0].Text))
+			fmt.Fprintf(w, `{"object":"list","data":[%s],"has_more":false,"next_cursor":null}`, strings.Join(hits, ","))
+		case strings.HasSuffix(p, "/field-window"):
+			f := r.URL.Query().Get("field")
+			v := values[f]
+			fmt.Fprintf(w, `{"object":"field_window","record_id":"n1","connection_id":"cin_a","stream":"notes","field":{"path":%s,"type":"string"},`+
+				`"window":{"text":%s,"start_chars":0,"end_chars":%d,"total_chars":%d,"limit_chars":4096,"complete":true,"has_more":false}}`,
+				mustJSON(f), mustJSON(v), len(v), len(v))
+		case strings.HasSuffix(p, "/records"):
+			fmt.Fprintf(w, `{"object":"list","data":[%s],"has_more":false,"next_cursor":null}`, record)
+		case strings.Contains(p, "/records/"):
+			fmt.Fprint(w, record)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":{"type":"not_found_error","code":"not_found","message":"no route"}}`)
+		}
+	})
+}
+
+// TestRecordDataIsShownAsGranted: a record's fields are the person's own
+// granted data, shown as granted whatever their names. fetch,
+// query_records, search and read_record_field, compact and full, show a
+// field secret_note, a nested meta.api_secret, token and password alike
+// (fetch and query_records api_key and signing_key too), in content[]
+// text and in structuredContent; no reply withholds a field and then
+// claims the whole record was shown.
+func TestRecordDataIsShownAsGranted(t *testing.T) {
+	values := map[string]string{
+		"secret_note": "NOTE-7f3a", "meta.api_secret": "APISECRET-19c2", "token": "TOKEN-55e1",
+		"password": "PASSWORD-b804", "api_key": "APIKEY-2d6e", "signing_key": "SIGNKEY-a9f0",
+	}
+	h := newHarness(t, grantedRecordRS(values), tokClient)
+	all := []string{"secret_note", "meta.api_secret", "token", "password", "api_key", "signing_key"}
+	four := all[:4]
+	type call struct {
+		tool string
+		args map[string]any
+		// fields are the fields whose values the reply shows.
+		fields []string
+	}
+	var calls []call
+	for _, detail := range []string{"compact", "full"} {
+		calls = append(calls,
+			call{"fetch", map[string]any{"id": "cin_a/notes:n1", "detail": detail}, all},
+			call{"query_records", map[string]any{"stream": "notes", "detail": detail}, all},
+			call{"search", map[string]any{"q": "needle", "detail": detail}, four})
+		for _, f := range four {
+			calls = append(calls, call{"read_record_field", map[string]any{"id": "cin_a/notes:n1", "field_path": f, "detail": detail}, []string{f}})
+		}
+	}
+	for _, c := range calls {
+		t.Run(c.tool+" "+mustJSON(c.args), func(t *testing.T) {
+			r := h.mustOK(t, c.tool, c.args)
+			for _, f := range c.fields {
+				// read_record_field's compact window text is in content[]
+				// only (structured output points at it).
+				if !strings.Contains(r.RawStruct+r.Text, values[f]) {
+					t.Errorf("the reply does not show %s: %.600s\n%s", f, r.RawStruct, r.Text)
+				}
+				if c.args["detail"] == "compact" && !strings.Contains(r.Text, values[f]) {
+					t.Errorf("content[] text does not show %s:\n%s", f, r.Text)
+				}
+			}
+			if strings.Contains(strings.ToLower(r.Text+r.RawStruct), "withheld") {
+				t.Errorf("a field is withheld: %s", r.Text)
+			}
+			if c.tool == "fetch" && c.args["detail"] == "full" && !redact.Has(r.Structured) {
+				t.Errorf("fetch full lost the record's secret-like members: %.600s", r.RawStruct)
+			}
 		})
 	}
 }
