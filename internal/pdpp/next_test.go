@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -554,6 +555,115 @@ func TestReadOnStartsWherePreviewStops(t *testing.T) {
 			if found == 0 {
 				t.Fatalf("no cut text value in:\n%s", r.Text)
 			}
+		})
+	}
+}
+
+// TestLongIDsKeepTheirItems serves pages whose record ids are long (about
+// 1 KB, 3.9 KB, and 9 KB, past what any tool takes back) over stdio with
+// the official Go SDK client. Every compact step fits the tool's budget on
+// the wire and shows at least one item in structured output (never a
+// step without results while budget is left); walking next, through
+// structured output and through content[] text, visits every item of the
+// page in order: by its whole id, or, where an id cannot fit even alone,
+// by that id shortened (a prefix ending in an ellipsis, with id_bytes).
+func TestLongIDsKeepTheirItems(t *testing.T) {
+	cases := []struct {
+		tool   string
+		n, len int
+		args   map[string]any
+	}{
+		{"search", 100, 1000, map[string]any{"q": "needle", "limit": 100}},
+		{"query_records", 100, 1000, map[string]any{"stream": "notes", "limit": 100}},
+		{"search", 30, 3900, map[string]any{"q": "needle", "limit": 100}},
+		{"query_records", 100, 3900, map[string]any{"stream": "notes", "limit": 100}},
+		{"search", 6, 9000, map[string]any{"q": "needle", "limit": 100}},
+		{"query_records", 6, 9000, map[string]any{"stream": "notes", "limit": 100}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %d ids of %d bytes", tc.tool, tc.n, tc.len), func(t *testing.T) {
+			ids := make([]string, tc.n)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("k%03d-", i) + strings.Repeat("x", tc.len-5)
+			}
+			rsh := &pageRS{}
+			rsh.set(ids...)
+			srv := httptest.NewServer(faultyRS(rsh.ServeHTTP))
+			t.Cleanup(srv.Close)
+			s := newSDKStdio(t, srv.URL)
+			budget, _ := mcptools.ResultBudgetOf(tc.tool)
+			want := listIDs(ids)
+			// same reports whether the id a step shows stands for want.
+			same := func(shown, want string, entry map[string]any) bool {
+				if shown == want {
+					return true
+				}
+				prefix, cut := strings.CutSuffix(shown, "…")
+				n, _ := entry["id_bytes"].(float64)
+				return cut && strings.HasPrefix(want, prefix) && int(n) == len(want) && len(want) > handles.MaxInputBytes
+			}
+			kind := listKinds[tc.tool]
+			t.Run("structured only", func(t *testing.T) {
+				var walked int
+				r := s.call(t, tc.tool, tc.args)
+				for steps := 0; ; steps++ {
+					if steps > len(want) {
+						t.Fatal("next does not reach the end of the page")
+					}
+					if r.wire > budget.Bytes {
+						t.Errorf("step %d is %d bytes on the wire, budget %d", steps, r.wire, budget.Bytes)
+					}
+					if r.structured["structured_bytes"] != nil {
+						t.Fatalf("step %d left its structured output out: %.300s", steps, r.text)
+					}
+					shown := kind.shown(r.structured)
+					if len(shown) == 0 {
+						t.Fatalf("step %d shows no item in structured output: %.400s", steps, mustJSON(r.structured))
+					}
+					entries := listOf(r.structured["results"])
+					if tc.tool == "query_records" {
+						entries = listOf(mapOf(r.structured["data"])["data"])
+					}
+					for i, id := range shown {
+						if walked+i >= len(want) || !same(id, want[walked+i], mapOf(entries[i])) {
+							t.Fatalf("step %d shows %.40q… as item %d, want %.40q…", steps, id, walked+i, want[min(walked+i, len(want)-1)])
+						}
+					}
+					walked += len(shown)
+					tool, args, ok := continuation(r.structured["next"])
+					if !ok {
+						break
+					}
+					r = s.call(t, tool, args)
+				}
+				if walked != len(want) {
+					t.Errorf("walking next visited %d items, the page has %d", walked, len(want))
+				}
+			})
+			t.Run("content only", func(t *testing.T) {
+				var walked int
+				r := s.call(t, tc.tool, tc.args)
+				for steps := 0; ; steps++ {
+					if steps > len(want) {
+						t.Fatal("next does not reach the end of the page")
+					}
+					for _, m := range cardRE.FindAllStringSubmatch(r.text, -1) {
+						if m[1] != itoa(walked+1) || walked >= len(want) ||
+							(m[2] != want[walked] && !strings.HasPrefix(want[walked], strings.TrimSuffix(m[2], "…"))) {
+							t.Fatalf("card [%s] %.40q… follows %d items", m[1], m[2], walked)
+						}
+						walked++
+					}
+					next, ok := callAfter(r.text, "next: ")
+					if !ok {
+						break
+					}
+					r = s.call(t, next.Tool, next.Args)
+				}
+				if walked != len(want) {
+					t.Errorf("walking the text's next lines visited %d items, the page has %d", walked, len(want))
+				}
+			})
 		})
 	}
 }

@@ -254,8 +254,10 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	built := make([]bool, total-pos)
 	var itemErr error
 	// alone is the room one record may take in a step, set once the
-	// step's fixed part is known: a record over it is shown by id only.
-	alone := 0
+	// step's fixed part is known: a record over it is shown by id only;
+	// room is all the step has for its items (the first one shown may
+	// take it all).
+	alone, room := 0, 0
 	item := func(i int) listItem {
 		if !built[i] {
 			e := v.Records[pos+i]
@@ -270,6 +272,11 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 				// shown by id with its fetch call, so the walk still moves
 				// on by one item and the step keeps its budget.
 				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data))
+				if itemCost(items[i]) > room {
+					// An id so long that even that does not fit.
+					card, entry, id := idOnlyItem(pos+i+1, e.ID, room)
+					items[i] = listItem{card: card, record: entry, id: id, cut: len(rec.Data)}
+				}
 			}
 			built[i] = true
 		}
@@ -301,7 +308,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		return n
 	}()
 	ids := idEntryCosts(total-pos, func(i int) string { return v.Records[pos+i].ID })
-	alone = max(1, budget-base-budget/idsShare)
+	alone, room = max(1, budget-base-budget/idsShare), budget-base
 	k, listed := fitItems(budget, base, ids, func(i int) int { return itemCost(item(i)) })
 	if itemErr != nil {
 		return "", nil, tr, itemErr

@@ -93,7 +93,9 @@ const idsShare = 2
 // ids[i] what it adds as an id alone; base is everything else. The result
 // is the largest k with base + shown(0..k-1) + the ids listed within
 // budget, never below 1 while there is an item (every step moves on); the
-// ids listed are the leading ones after item k-1 within budget/idsShare.
+// ids listed are the leading ones after item k-1 within budget/idsShare and
+// within what the items shown leave of budget, so a long first item never
+// pushes the ids past it.
 // shown is asked lazily, in order, and not past the first item that does
 // not fit, so a caller may build each item only when asked. The loop runs
 // at most len(ids) times, each with a binary search over the prefix sums.
@@ -106,23 +108,23 @@ func fitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed 
 	for i, c := range ids {
 		prefix[i+1] = prefix[i] + c
 	}
-	// listed returns how many ids from index from fit the ids share, and
-	// their bytes.
-	listed := func(from int) (int, int) {
-		m := sort.Search(n-from, func(m int) bool { return prefix[from+m+1]-prefix[from] > budget/idsShare })
+	// listed returns how many ids from index from fit room, and their
+	// bytes.
+	listed := func(from, room int) (int, int) {
+		m := sort.Search(n-from, func(m int) bool { return prefix[from+m+1]-prefix[from] > room })
 		return m, prefix[from+m] - prefix[from]
 	}
 	used := base
 	for k < n {
 		next := used + shown(k)
-		_, rest := listed(k + 1)
+		_, rest := listed(k+1, budget/idsShare)
 		if k > 0 && next+rest > budget {
 			break
 		}
 		used = next
 		k++
 	}
-	idsListed, _ = listed(k)
+	idsListed, _ = listed(k, min(budget/idsShare, budget-used))
 	return k, idsListed
 }
 

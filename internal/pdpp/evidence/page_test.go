@@ -16,7 +16,8 @@ func TestFitItems(t *testing.T) {
 	}{
 		{"all fit", 1000, 10, []int{5, 5, 5}, []int{30, 30, 30}, 3, 0, 3},
 		{"ids of the rest stay", 100, 10, []int{5, 5, 5, 5}, []int{30, 30, 30, 30}, 2, 2, 3},
-		{"one item always", 100, 10, []int{5, 5}, []int{500, 30}, 1, 1, 2},
+		{"one item always", 100, 10, []int{5, 5}, []int{500, 30}, 1, 0, 2},
+		{"ids within what the items leave", 100, 10, []int{20, 20, 20, 20}, []int{60, 60, 60, 60}, 1, 1, 2},
 		{"ids over their share", 100, 0, []int{20, 20, 20, 20, 20}, []int{60, 60, 60, 60, 60}, 1, 2, 2},
 		{"no items", 100, 0, nil, nil, 0, 0, 0},
 	}

@@ -500,6 +500,11 @@ func encodeHit(r SearchResult, n int, shorten bool) searchItem {
 	return it
 }
 
+// hitCost is what hit it adds to a compact step.
+func hitCost(it searchItem) int {
+	return textCost(string(it.card)) + WireLen(it.result) + WireLen(it.ladder) + 2
+}
+
 // CompactStep builds search's compact reply, content[] text and
 // structuredContent together within budget bytes (the result less its
 // envelope), as one step along the page (see Step): the hits from st.Pos
@@ -516,9 +521,24 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	items := make([]searchItem, len(rest))
 	built := make([]bool, len(rest))
 	shorten := false
+	// alone is the room one hit may take in a step beside the ids of the
+	// others, set once the step's fixed part is known: a hit over it has
+	// its preview shortened, and one over room, all the step has for its
+	// hits, even so (a very long id) is shown by id alone.
+	alone, room := 0, 0
 	item := func(i int) searchItem {
 		if !built[i] {
-			items[i], built[i] = encodeHit(rest[i], pos+i+1, shorten), true
+			it := encodeHit(rest[i], pos+i+1, shorten)
+			if alone > 0 && hitCost(it) > alone {
+				if !shorten {
+					it = encodeHit(rest[i], pos+i+1, true)
+				}
+				if hitCost(it) > room {
+					card, entry, id := idOnlyItem(pos+i+1, rest[i].ID, room)
+					it = searchItem{card: card, result: entry, ladder: id, id: id, cut: true}
+				}
+			}
+			items[i], built[i] = it, true
 		}
 		return items[i]
 	}
@@ -531,10 +551,12 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	// What a step costs besides its items: the summary, the lines that
 	// report the step, and the structured members around the lists, with
 	// the call that resumes one hit in as the estimate of next.
+	// The first hit's id is named for fetch when fetch takes it.
+	firstFetch := len(rest) > 0 && takesBack(rest[0].ID)
 	base := func() int {
-		n := textCost(summary) + len("first_fetch_id=\n")
-		if len(rest) > 0 {
-			n += textCost(rest[0].ID)
+		n := textCost(summary)
+		if firstFetch {
+			n += len("first_fetch_id=\n") + textCost(rest[0].ID)
 		}
 		var resume Continuation
 		if st.Resume != nil && len(rest) > 1 {
@@ -550,10 +572,8 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 		return n
 	}()
 	ids := idEntryCosts(len(rest), func(i int) string { return rest[i].ID })
-	cost := func(i int) int {
-		it := item(i)
-		return textCost(string(it.card)) + WireLen(it.result) + WireLen(it.ladder) + 2
-	}
+	alone, room = max(1, budget-base-budget/idsShare), budget-base
+	cost := func(i int) int { return hitCost(item(i)) }
 	k, listed := fitItems(budget, base, ids, cost)
 	if k < len(rest) {
 		// The rest of the page does not fit whole: previews shrink first.
@@ -571,7 +591,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
 
 	var text strings.Builder
-	if k > 0 {
+	if k > 0 && firstFetch {
 		fmt.Fprintf(&text, "first_fetch_id=%s\n", rest[0].ID)
 	}
 	results := make([][]byte, 0, k)

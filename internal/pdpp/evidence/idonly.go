@@ -1,0 +1,56 @@
+package evidence
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
+)
+
+// An item of a compact step whose id is so long that even its id with a
+// fetch call does not fit beside the step's other parts is shown by id
+// alone: the id written once in its card, once in its shown entry and once
+// in the identity list, so the step still moves on by one item and walking
+// next still visits it in its place. An id too long for even that within
+// the room the step has left is shortened, saying so and how long it is.
+
+// idOnlyItem is the three parts of item n (counted from 1) shown by its id
+// alone within room bytes: its card in content[] text, its shown entry and
+// its identity entry, each as a step writes it.
+func idOnlyItem(n int, id string, room int) (card, entry, idEntry []byte) {
+	build := func(shown string) ([]byte, []byte, []byte) {
+		note := "too large to show beside this reply's other parts; read it with fetch and this id, narrowing with fields"
+		if !takesBack(id) {
+			note = "too large to show beside this reply's other parts; its id is not one fetch takes"
+		}
+		if shown != id {
+			note = fmt.Sprintf("id of %d bytes, shortened to fit the reply", len(id))
+		}
+		card = []byte("[" + strconv.Itoa(n) + "] id=" + shown + "\n    (" + note + ")\n")
+		entry = append(appendNoEscapeString(append([]byte(nil), `{"id":`...), shown), `,"truncated":true`...)
+		if shown != id {
+			entry = append(entry, `,"id_bytes":`+strconv.Itoa(len(id))...)
+		}
+		return card, append(entry, '}'), appendIDEntry(nil, shown)
+	}
+	card, entry, idEntry = build(id)
+	if idOnlyCost(card, entry, idEntry) <= room {
+		return card, entry, idEntry
+	}
+	// Each of the three places gets a third of what the parts leave; the
+	// shortened id ends with an ellipsis.
+	c0, e0, i0 := build("")
+	per := (room-idOnlyCost(c0, e0, i0))/3 - len(Ellipsis) - 24
+	return build(cutEncoded(id, max(per, 0)) + Ellipsis)
+}
+
+// takesBack reports whether id is one fetch takes back.
+func takesBack(id string) bool {
+	_, err := handles.ParseID(id)
+	return err == nil
+}
+
+// idOnlyCost is what an item shown by id alone adds to a step.
+func idOnlyCost(card, entry, idEntry []byte) int {
+	return textCost(string(card)) + WireLen(entry) + WireLen(idEntry) + 2
+}
