@@ -259,9 +259,10 @@ func TestFieldWindowsPastTheEndAreClamped(t *testing.T) {
 }
 
 // TestSchemaListItemsThatAreNotObjectsAreBadResponses: the lists of a
-// schema document (connectors, their streams, granted connections) refuse
-// an item that is not an object, as the RS lists do, at both details,
-// where encoding/json would read null as a nameless stream.
+// schema document (connectors, their streams, granted connections), at
+// both details, and an aggregation's groups refuse an item that is not an
+// object, as the RS lists do, where encoding/json would read null as a
+// nameless stream or an empty bucket.
 func TestSchemaListItemsThatAreNotObjectsAreBadResponses(t *testing.T) {
 	const stream = `{"name":"notes","field_capabilities":{"body":"text"}}`
 	for _, tc := range []struct {
@@ -283,6 +284,17 @@ func TestSchemaListItemsThatAreNotObjectsAreBadResponses(t *testing.T) {
 			}
 		})
 	}
+	t.Run("aggregate groups", func(t *testing.T) {
+		for _, groups := range []string{`[null]`, `[1,"x"]`, `[{"key":"a","count":1},null]`} {
+			h := newHarness(t, jsonRS(func(string) string {
+				return `{"object":"aggregation","stream":"notes","metric":"count","group_by":"kind","groups":` + groups + `}`
+			}), tokClient)
+			r := h.call(t, "aggregate", map[string]any{"stream": "notes", "metric": "count", "group_by": "kind"})
+			if msg, _ := r.errorObject()["message"].(string); !r.Res.IsError || r.errorCode() != "rs_bad_response" || !strings.Contains(msg, "of the aggregate's groups list is") {
+				t.Errorf("groups %s: want rs_bad_response naming the item, got isError=%v code=%q:\n%.300s", groups, r.Res.IsError, r.errorCode(), r.Text)
+			}
+		}
+	})
 	t.Run("objects pass", func(t *testing.T) {
 		h := newHarness(t, schemaDocRS(`"connectors":[{"connector_id":"c1","granted_connections":[{"connection_id":"cin_a"}],"streams":[`+stream+`]}]`), tokClient)
 		if r := h.call(t, "schema", nil); r.Res.IsError || !strings.Contains(r.Text, "stream notes") {

@@ -30,6 +30,11 @@ func RenderAggregate(body []byte) (string, error) {
 	if err := requireObject(body, "aggregate"); err != nil {
 		return "", err
 	}
+	if groups, ok := Member(body, "groups"); ok {
+		if err := firstNonObject(groups, "aggregate's groups list"); err != nil {
+			return "", err
+		}
+	}
 	var a Aggregation
 	if err := json.Unmarshal(body, &a); err != nil {
 		return "", fmt.Errorf("aggregate response is not an aggregation: %w", err)
