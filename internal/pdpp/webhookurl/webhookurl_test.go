@@ -99,7 +99,7 @@ func TestCheck(t *testing.T) {
 		"https://hooks.example.com:1/hook",
 		"https://hooks.example.com:65535/hook",
 		"https://hooks.example.com:/hook", // an empty port is the default
-		"https://1.2.3.4.nip.io/hook", // what a name resolves to is the RS's to check
+		"https://1.2.3.4.nip.io/hook",     // what a name resolves to is the RS's to check
 	}
 	for _, raw := range accepted {
 		t.Run("accepted/"+raw, func(t *testing.T) {
