@@ -57,7 +57,7 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 	cfg.AuthorizationServers = cmdkit.SplitList(h.authServers)
 	client := &http.Client{Timeout: 5 * time.Second}
 	if len(cfg.AuthorizationServers) == 0 {
-		fn, err := transport.ProviderAuthorizationServers(client, h.providerURL, 10*time.Minute)
+		fn, err := transport.ProviderAuthorizationServers(client, h.providerURL, 10*time.Minute, log)
 		if err != nil {
 			return cfg, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 		}
