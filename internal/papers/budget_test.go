@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +27,7 @@ import (
 // sourceEnv is a paper server over the fixture snapshot whose only asset is
 // the source markdown of the ViT paper, with the given text, read from a
 // local folder or over HTTP (chunked: an answer without Content-Length).
-func sourceEnv(t testing.TB, text []byte, remote bool, lim *inflight.Limiter) *env {
+func sourceEnv(t testing.TB, text []byte, remote bool, lim *inflight.Limiter, extra ...map[string][]byte) *env {
 	t.Helper()
 	snap := fixture(t, false)
 	st, err := store.Open(snap.DBPath)
@@ -40,11 +41,17 @@ func sourceEnv(t testing.TB, text []byte, remote bool, lim *inflight.Limiter) *e
 	}
 	dir := t.TempDir()
 	rel := assets.SourcePath(p.SourceHash)
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
-		t.Fatal(err)
+	files := map[string][]byte{rel: text}
+	for _, m := range extra {
+		maps.Copy(files, m)
 	}
-	if err := os.WriteFile(filepath.Join(dir, rel), text, 0o644); err != nil {
-		t.Fatal(err)
+	for rel, b := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := assets.Config{Dir: dir}
 	if remote {
@@ -170,6 +177,57 @@ func TestConcurrentLargeSource(t *testing.T) {
 			}
 			if grow > tc.maxGrow {
 				t.Fatalf("heap grew %d MiB during 16 calls, want at most %d MiB", grow>>20, tc.maxGrow>>20)
+			}
+		})
+	}
+}
+
+// TestBudgetWaitsAndRefuses: a call waits for room in the limiter and is
+// answered once room frees up; a read larger than the whole limit is
+// refused at once with server_busy, not retryable.
+func TestBudgetWaitsAndRefuses(t *testing.T) {
+	vit := id(snapshot.KeyViT)
+	bigSummary := []byte(`{"s":"` + strings.Repeat("x", 5<<20) + `"}`) // 2 x 5 MiB > 8 MiB
+	tests := []struct {
+		name      string
+		hold      bool // the limiter is full when the call starts, for 200 ms
+		tool      string
+		args      map[string]any
+		wantCode  string // "" for a result
+		retryable bool
+	}{
+		{"waits for room, then answers", true, "get_paper_source", map[string]any{"paper_id": vit, "max_chars": 100}, "", false},
+		{"whole summary over the limit", false, "get_paper_summary", map[string]any{"paper_id": vit}, CodeServerBusy, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := inflight.New(MinMaxInFlightBytes)
+			e := sourceEnv(t, []byte(strings.Repeat("y", 1000)), false, lim, map[string][]byte{assets.PreferredSummaryPath(vit): bigSummary})
+			h := e.connect(t, "inprocess")
+			start := time.Now()
+			if tc.hold {
+				hold := lim.Open()
+				if err := hold.Reserve(t.Context(), MinMaxInFlightBytes); err != nil {
+					t.Fatal(err)
+				}
+				time.AfterFunc(200*time.Millisecond, hold.Close)
+			}
+			r := h.call(tc.tool, tc.args)
+			took := time.Since(start)
+			if tc.wantCode == "" {
+				if r.IsError || num(r.Structured["total_chars"]) != 1000 {
+					t.Fatalf("%v %s", r.Structured, r.Text)
+				}
+				if tc.hold && took < 200*time.Millisecond {
+					t.Fatalf("answered after %v, before the limiter had room", took)
+				}
+				return
+			}
+			if code := errorCode(t, r); code != tc.wantCode || r.Structured["retryable"] != tc.retryable || took > time.Second {
+				t.Fatalf("%s after %v: %v", code, took, r.Structured)
+			}
+			if lim.Held() != 0 {
+				t.Fatalf("%d bytes still held after the call", lim.Held())
 			}
 		})
 	}
