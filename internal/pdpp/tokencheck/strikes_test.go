@@ -146,4 +146,3 @@ func TestChecksLimitedPerClient(t *testing.T) {
 		}
 	})
 }
-
