@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -160,8 +161,8 @@ func (h *Handlers) readWhole(ctx context.Context, rel string) ([]byte, error) {
 		if err := h.reserve(ctx, 2*wholeChunk); err != nil {
 			return nil, err
 		}
-		buf = append(buf, make([]byte, wholeChunk)...)
-		at := len(buf) - wholeChunk
+		at := len(buf)
+		buf = slices.Grow(buf, wholeChunk)[:at+wholeChunk]
 		n, err := io.ReadFull(rc, buf[at:])
 		buf = buf[:at+n]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {

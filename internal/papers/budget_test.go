@@ -274,3 +274,23 @@ func wire(s string) string {
 	_ = json.Unmarshal(b, &out)
 	return out
 }
+
+// TestChunkedSummaryReadWhole: a summary served without Content-Length is
+// read whole, reserved a piece at a time, and answered exactly.
+func TestChunkedSummaryReadWhole(t *testing.T) {
+	vit := id(snapshot.KeyViT)
+	for _, n := range []int{10, wholeChunk - 20, wholeChunk, 3*wholeChunk + 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			summary := `{"s":"` + strings.Repeat("z", n) + `"}`
+			lim := inflight.New(MinMaxInFlightBytes)
+			e := sourceEnv(t, []byte("x"), true, lim, map[string][]byte{assets.PreferredSummaryPath(vit): []byte(summary)})
+			r := e.connect(t, "inprocess").call("get_paper_summary", map[string]any{"paper_id": vit, "max_chars": 1000000})
+			if r.IsError || r.Text != summary || num(r.Structured["total_chars"]) != len(summary) {
+				t.Fatalf("%d bytes answered, want %d: %v", len(r.Text), len(summary), r.Structured)
+			}
+			if lim.Held() != 0 {
+				t.Fatalf("%d bytes still held", lim.Held())
+			}
+		})
+	}
+}
