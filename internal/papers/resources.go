@@ -142,11 +142,10 @@ func (h *Handlers) ReadPaperSourceResource(ctx context.Context, req mcp.ReadReso
 		return nil, resourceError(ctx, &toolError{Code: CodeSourceNotAvailable, PaperID: p.ID,
 			Message: fmt.Sprintf("paper %s has no source markdown in the snapshot; read paper://%s/summary instead", p.ID, p.ID)})
 	}
-	body, terr := h.source(ctx, p)
+	c, terr := h.source(ctx, p, DefaultMaxChars, resourceHint("get_paper_source"))
 	if terr != nil {
 		return nil, resourceError(ctx, terr)
 	}
-	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_source"))
 	return textContents(req, "text/markdown", c.Text), nil
 }
 
@@ -165,12 +164,10 @@ func (h *Handlers) ReadPaperTranslationResource(ctx context.Context, req mcp.Rea
 		return nil, resourceError(ctx, &toolError{Code: CodeTranslationNotAvailable, PaperID: p.ID, Lang: u.Lang,
 			Message: fmt.Sprintf("paper %s has no %q translation; available: %s", p.ID, u.Lang, avail)})
 	}
-	raw, err := h.assets.Load(ctx, assets.TranslationPath(t.Lang, t.Hash))
+	c, err := h.readText(ctx, assets.TranslationPath(t.Lang, t.Hash), DefaultMaxChars, fmt.Sprintf("Resource reads stop at %d characters.", DefaultMaxChars))
 	if err != nil {
-		h.log.Warn("translation asset", "paper_id", p.ID, "lang", t.Lang, "err", err)
-		return nil, resourceError(ctx, fetchFailed(err, t.Lang+" translation", p.ID))
+		return nil, resourceError(ctx, h.assetFailed(err, t.Lang+" translation", p.ID))
 	}
-	c := truncate(string(raw), DefaultMaxChars, fmt.Sprintf("Resource reads stop at %d characters.", DefaultMaxChars))
 	return textContents(req, "text/markdown", c.Text), nil
 }
 

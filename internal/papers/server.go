@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
@@ -18,13 +19,17 @@ type Config struct {
 	Store  *store.Store   // the snapshot database, opened read-only
 	Assets *assets.Loader // the snapshot's static assets
 	Logger *slog.Logger   // diagnostics (stderr); default slog.Default()
+	// InFlight bounds the bytes all calls hold at once for assets; default
+	// a limiter of DefaultMaxInFlightBytes.
+	InFlight *inflight.Limiter
 }
 
 // Handlers implements papertools.Handlers and papertools.ResourceHandlers.
 type Handlers struct {
-	store  *store.Store
-	assets *assets.Loader
-	log    *slog.Logger
+	store    *store.Store
+	assets   *assets.Loader
+	log      *slog.Logger
+	inflight *inflight.Limiter
 }
 
 var (
@@ -41,7 +46,11 @@ func New(cfg Config) (*Handlers, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handlers{store: cfg.Store, assets: cfg.Assets, log: log}, nil
+	lim := cfg.InFlight
+	if lim == nil {
+		lim = inflight.New(DefaultMaxInFlightBytes)
+	}
+	return &Handlers{store: cfg.Store, assets: cfg.Assets, log: log, inflight: lim}, nil
 }
 
 // ServerOptions name the MCP server.
@@ -64,6 +73,10 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
+		// Each call holds the bytes of the assets it reads in one account
+		// of the process-wide limiter until it returns.
+		server.WithToolHandlerMiddleware(h.budgetMiddleware),
+		server.WithResourceHandlerMiddleware(h.resourceBudget),
 		// A resource URI or tool name over its catalog bound is refused
 		// before mcp-go matches or looks it up.
 		transport.RequestGuard(transport.RequestBounds{

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
@@ -229,18 +230,20 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 	var raw []byte
 	var err error
 	if explicit {
-		raw, err = h.assets.Load(ctx, assets.TemplateSummaryPath(p.ID, tpl))
+		raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 	} else {
-		raw, err = h.assets.Load(ctx, assets.PreferredSummaryPath(p.ID))
+		raw, err = h.readWhole(ctx, assets.PreferredSummaryPath(p.ID))
 		var fe *assets.FetchError
 		if errors.As(err, &fe) && fe.Reason == assets.ReasonNotFound {
 			// Some exports write only the per-template files.
-			raw, err = h.assets.Load(ctx, assets.TemplateSummaryPath(p.ID, tpl))
+			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 		}
 	}
 	if err != nil {
-		h.log.Warn("summary asset", "paper_id", p.ID, "template", tpl, "err", err)
-		te := fetchFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID)
+		te := h.assetFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID)
+		if te.Code == CodeServerBusy {
+			return "", "", te
+		}
 		te.Template, te.Available = tpl, p.Templates
 		if others := without(p.Templates, tpl); len(others) > 0 {
 			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
@@ -280,25 +283,38 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
 		return mcp.NewToolResultStructured(res, text), nil
 	}
-	body, terr := h.source(ctx, p)
+	c, terr := h.source(ctx, p, maxChars(a.MaxChars), "Call get_paper_source again with a larger max_chars to read more.")
 	if terr != nil {
 		return terr.result(), nil
 	}
-	c := truncate(body, maxChars(a.MaxChars), "Call get_paper_source again with a larger max_chars to read more.")
 	yes := true
 	res := textResult{PaperID: p.ID, Available: &yes, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
 	return structuredWithText(res, c.Text), nil
 }
 
-func (h *Handlers) source(ctx context.Context, p *store.Paper) (string, *toolError) {
-	raw, err := h.assets.Load(ctx, assets.SourcePath(p.SourceHash))
+// source reads the paper's source markdown, its first max characters kept
+// (see readText).
+func (h *Handlers) source(ctx context.Context, p *store.Paper, max int, hint string) (cut, *toolError) {
+	c, err := h.readText(ctx, assets.SourcePath(p.SourceHash), max, hint)
 	if err != nil {
-		h.log.Warn("source asset", "paper_id", p.ID, "err", err)
-		te := fetchFailed(err, "source markdown", p.ID)
+		te := h.assetFailed(err, "source markdown", p.ID)
 		te.Next = "Read its summary with get_paper_summary instead."
-		return "", te
+		if te.Code == CodeServerBusy {
+			te.Next = "Retry shortly, or read it with a smaller max_chars."
+		}
+		return cut{}, te
 	}
-	return string(raw), nil
+	return c, nil
+}
+
+// assetFailed is the tool error of an asset that could not be read: no
+// room in the bytes in flight, or a failed fetch (logged).
+func (h *Handlers) assetFailed(err error, what, paperID string) *toolError {
+	if inflight.IsBusy(err) {
+		return busyError(err, paperID)
+	}
+	h.log.Warn("asset", "what", what, "paper_id", paperID, "err", err)
+	return fetchFailed(err, what, paperID)
 }
 
 // facetsResult is the structuredContent of list_top_facets.

@@ -33,6 +33,11 @@ func truncate(s string, max int, hint string) cut {
 		}
 		n++
 	}
-	marker := fmt.Sprintf("\n\n[truncated: showing the first %d of %d characters; %d characters cut. %s]", max, total, total-max, hint)
-	return cut{Text: s[:end] + marker, Total: total, Returned: max, Truncated: true}
+	return cut{Text: s[:end] + truncationMarker(max, total, hint), Total: total, Returned: max, Truncated: true}
+}
+
+// truncationMarker is the line appended to a text cut after max of its
+// total characters.
+func truncationMarker(max, total int, hint string) string {
+	return fmt.Sprintf("\n\n[truncated: showing the first %d of %d characters; %d characters cut. %s]", max, total, total-max, hint)
 }

@@ -403,6 +403,11 @@ func TestHostedCallbacksRefuseInternalAddresses(t *testing.T) {
 		"https://0.0.0.0/hook",
 		"https://0x7f.1/hook",
 		"https://2130706433/hook",
+		"https://[::ffff:0:7f00:1]/hook",
+		"https://[::ffff:0:a9fe:a9fe]/hook",
+		"https://168.63.129.16/machine?comp=goalstate",
+		"https://hooks.example.com:0/hook",
+		"https://hooks.example.com:99999/hook",
 	}
 	for _, cb := range internal {
 		t.Run("refused/"+cb, func(t *testing.T) {

@@ -220,8 +220,9 @@ func TestTokenCheckClientFallbackAndEviction(t *testing.T) {
 
 // TestRejectedTokensAreRemembered: a token the RS answers 401 is refused
 // again, with the same RS envelope, without another RS read for
-// tokencheck.RejectedTTL, so a client retrying a revoked token does not
-// cost the RS one read per call; a good token is unaffected.
+// tokencheck.FirstRejectedTTL (RejectedTTL once the RS repeats it), so a
+// client retrying a revoked token does not cost the RS one read per call; a
+// good token is unaffected.
 func TestRejectedTokensAreRemembered(t *testing.T) {
 	h := newDemoHarness(t, tokBad+"_remembered")
 	tr5 := connMain + "/transcripts:tr-5"

@@ -6,17 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 )
 
 // wellKnownPRM is the RFC 9728 well-known prefix.
@@ -123,7 +125,9 @@ func (st *settings) metadataHandler() http.Handler {
 			list, err := st.AuthorizationServersFunc(ctx)
 			cancel()
 			if err != nil {
-				st.logger.Warn("authorization servers unavailable", "err", err)
+				if !errors.Is(err, docache.ErrFetchFailed) { // a failed fetch is logged once, by its cache
+					st.logger.Warn("authorization servers unavailable", "err", err)
+				}
 				h.Set("Retry-After", "30")
 				body, _ := json.Marshal(map[string]string{
 					"error":             "temporarily_unavailable",
@@ -150,9 +154,13 @@ const maxMetadataBytes = 256 << 10
 // ProviderAuthorizationServers returns an AuthorizationServersFunc that reads
 // authorization_servers from the provider's own protected-resource metadata
 // (RFC 9728: the well-known path inserted before the provider URL's path).
-// No credentials are sent. A successful answer is cached for ttl (default
-// 10 minutes); on a failed refresh the previous answer is served.
-func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl time.Duration) (func(context.Context) ([]string, error), error) {
+// No credentials are sent. The answer is a docache.Cache: one fetch at a
+// time, a success kept for ttl (default 10 minutes), the previous answer
+// served while a refresh fails, and a failure remembered (and logged once)
+// for docache.DefaultFailMemo from when it ends, so a provider that fails
+// costs one fetch per memo period, not one per request. log receives that
+// one warning (default slog.Default()).
+func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl time.Duration, log *slog.Logger) (func(context.Context) ([]string, error), error) {
 	u, err := url.Parse(providerURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider URL %q must be an absolute http(s) URL", providerURL)
@@ -160,31 +168,17 @@ func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl t
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
-	if ttl <= 0 {
-		ttl = 10 * time.Minute
-	}
 	target := u.Scheme + "://" + u.Host + wellKnownPRM + strings.TrimRight(u.Path, "/")
-
-	var (
-		mu      sync.Mutex
-		cached  []string
-		fetched time.Time
-	)
+	cache := docache.New(docache.Config[[]string]{
+		Fetch: func(ctx context.Context) ([]string, error) { return fetchIssuers(ctx, client, target) },
+		// A fetch ends before the requests waiting for it give up
+		// (DefaultReadyTimeout), so they all get its one verdict.
+		TTL: ttl, Timeout: DefaultReadyTimeout * 4 / 5,
+		Logger: log, Name: "provider protected-resource metadata",
+	})
 	return func(ctx context.Context) ([]string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if cached != nil && time.Since(fetched) < ttl {
-			return slices.Clone(cached), nil
-		}
-		list, err := fetchIssuers(ctx, client, target)
-		if err != nil {
-			if cached != nil {
-				return slices.Clone(cached), nil
-			}
-			return nil, err
-		}
-		cached, fetched = list, time.Now()
-		return slices.Clone(list), nil
+		list, err := cache.Get(ctx)
+		return slices.Clone(list), err
 	}, nil
 }
 

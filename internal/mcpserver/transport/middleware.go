@@ -87,8 +87,8 @@ func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecord
 		level = slog.LevelDebug
 	}
 	attrs := []slog.Attr{
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path),
+		slog.String("method", truncateField(r.Method)),
+		slog.String("path", truncateField(r.URL.Path)),
 		slog.Int("status", rec.status),
 		slog.Int("bytes", rec.bytes),
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
@@ -104,8 +104,8 @@ func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecord
 	log.LogAttrs(r.Context(), level, "http request", attrs...)
 }
 
-// maxLogField bounds a log field built from client input (the JSON-RPC
-// method, the protocol version header): longer values are cut and marked, so
+// maxLogField bounds a log field built from client input (the HTTP method
+// and path, the JSON-RPC method, the protocol version header): longer values are cut and marked, so
 // a request cannot grow the log by more than a few hundred bytes.
 const maxLogField = 128
 

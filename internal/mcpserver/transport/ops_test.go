@@ -30,7 +30,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 		_, _ = io.WriteString(w, `{"resource":"http://rs.example","authorization_servers":["http://as.example:7662"],"bearer_methods_supported":["header"]}`)
 	}))
 	t.Cleanup(provider.Close)
-	fromProvider, err := ProviderAuthorizationServers(provider.Client(), provider.URL, time.Hour)
+	fromProvider, err := ProviderAuthorizationServers(provider.Client(), provider.URL, time.Hour, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +112,10 @@ func TestProviderAuthorizationServers(t *testing.T) {
 	}))
 	t.Cleanup(provider.Close)
 
-	if _, err := ProviderAuthorizationServers(nil, "not a url", 0); err == nil {
+	if _, err := ProviderAuthorizationServers(nil, "not a url", 0, nil); err == nil {
 		t.Fatal("accepted a relative provider URL")
 	}
-	get, err := ProviderAuthorizationServers(provider.Client(), provider.URL+"/rs/", time.Nanosecond)
+	get, err := ProviderAuthorizationServers(provider.Client(), provider.URL+"/rs/", time.Nanosecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestProviderAuthorizationServers(t *testing.T) {
 		})
 	}
 	t.Run("no answer yet", func(t *testing.T) {
-		fresh, _ := ProviderAuthorizationServers(provider.Client(), provider.URL+"/elsewhere", time.Hour)
+		fresh, _ := ProviderAuthorizationServers(provider.Client(), provider.URL+"/elsewhere", time.Hour, nil)
 		if _, err := fresh(context.Background()); err == nil {
 			t.Fatal("no error for a missing document")
 		}

@@ -136,57 +136,116 @@ func CheckPath(rel string) error {
 // Load returns the asset at rel: the local file when the folder has it,
 // else the body of GET <base URL>/<rel>.
 func (l *Loader) Load(ctx context.Context, rel string) ([]byte, error) {
+	rc, _, err := l.Open(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return l.readBounded(rel, rc)
+}
+
+// Open returns the asset at rel as a stream, as Load finds it, and its
+// size in bytes: the local file's, or the answer's Content-Length (-1 when
+// the answer gives none). The caller closes the stream. Reading it fails
+// with a too_large *FetchError past MaxBytes and with a timeout one when a
+// remote answer outlasts the fetch timeout; other read failures are
+// unreadable ones.
+func (l *Loader) Open(ctx context.Context, rel string) (io.ReadCloser, int64, error) {
 	if err := CheckPath(rel); err != nil {
-		return nil, &FetchError{Path: rel, Reason: ReasonInvalidPath, Err: err}
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonInvalidPath, Err: err}
 	}
 	if l.root != nil {
-		b, err := l.readLocal(rel)
+		rc, size, err := l.openLocal(rel)
 		if err == nil {
-			return b, nil
+			return rc, size, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || l.base == nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if l.base == nil {
-		return nil, &FetchError{Path: rel, Reason: ReasonNotConfigured}
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonNotConfigured}
 	}
 	return l.fetch(ctx, rel)
 }
 
-func (l *Loader) readLocal(rel string) ([]byte, error) {
+func (l *Loader) openLocal(rel string) (io.ReadCloser, int64, error) {
 	f, err := l.root.Open(rel)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &FetchError{Path: rel, Reason: ReasonNotFound, Err: err}
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonNotFound, Err: err}
 	}
 	if err != nil {
-		return nil, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, &FetchError{Path: rel, Reason: ReasonNotFound}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
+	case st.IsDir():
+		f.Close()
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonNotFound}
+	case st.Size() > l.maxBytes:
+		f.Close()
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonTooLarge}
 	}
-	return l.readBounded(rel, f)
+	return &stream{rel: rel, r: f, left: l.maxBytes, close: f.Close}, st.Size(), nil
 }
 
-func (l *Loader) readBounded(rel string, r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, l.maxBytes+1))
-	if err != nil {
+// stream reads an opened asset: at most MaxBytes (left counts down; one
+// byte more is a too_large error), read errors typed as FetchErrors.
+type stream struct {
+	rel   string
+	r     io.Reader
+	left  int64
+	close func() error
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.left < 0 {
+		return 0, &FetchError{Path: s.rel, Reason: ReasonTooLarge}
+	}
+	if int64(len(p)) > s.left+1 {
+		p = p[:s.left+1]
+	}
+	n, err := s.r.Read(p)
+	s.left -= int64(n)
+	if s.left < 0 {
+		return 0, &FetchError{Path: s.rel, Reason: ReasonTooLarge}
+	}
+	if err != nil && err != io.EOF {
 		reason := ReasonUnreadable
 		if isTimeout(err) {
 			reason = ReasonTimeout
 		}
-		return nil, &FetchError{Path: rel, Reason: reason, Err: err}
+		err = &FetchError{Path: s.rel, Reason: reason, Err: err}
 	}
-	if int64(len(b)) > l.maxBytes {
-		return nil, &FetchError{Path: rel, Reason: ReasonTooLarge}
+	return n, err
+}
+
+func (s *stream) Close() error { return s.close() }
+
+func (l *Loader) readBounded(rel string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
+		return nil, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
 	}
 	return b, nil
 }
 
-func (l *Loader) fetch(ctx context.Context, rel string) ([]byte, error) {
+// fetch opens GET <base URL>/<rel>; the fetch timeout bounds the answer and
+// the reading of its body, until the stream is closed.
+func (l *Loader) fetch(ctx context.Context, rel string) (_ io.ReadCloser, _ int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
-	defer cancel()
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+	}()
 	segs := strings.Split(rel, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
@@ -194,7 +253,7 @@ func (l *Loader) fetch(ctx context.Context, rel string) ([]byte, error) {
 	target := l.base.String() + "/" + strings.Join(segs, "/")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, &FetchError{Path: rel, Reason: ReasonUnreachable, Err: err}
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonUnreachable, Err: err}
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -202,21 +261,23 @@ func (l *Loader) fetch(ctx context.Context, rel string) ([]byte, error) {
 		if isTimeout(err) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			reason = ReasonTimeout
 		}
-		return nil, &FetchError{Path: rel, Reason: reason, Err: err}
+		return nil, 0, &FetchError{Path: rel, Reason: reason, Err: err}
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
 		reason := ReasonHTTPStatus
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone {
 			reason = ReasonNotFound
 		}
-		return nil, &FetchError{Path: rel, Reason: reason, Status: resp.StatusCode}
+		return nil, 0, &FetchError{Path: rel, Reason: reason, Status: resp.StatusCode}
 	}
 	if resp.ContentLength > l.maxBytes {
-		return nil, &FetchError{Path: rel, Reason: ReasonTooLarge}
+		resp.Body.Close()
+		return nil, 0, &FetchError{Path: rel, Reason: ReasonTooLarge}
 	}
-	return l.readBounded(rel, resp.Body)
+	closeBody := func() error { err := resp.Body.Close(); cancel(); return err }
+	return &stream{rel: rel, r: resp.Body, left: l.maxBytes, close: closeBody}, resp.ContentLength, nil
 }
 
 func isTimeout(err error) bool {

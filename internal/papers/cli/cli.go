@@ -27,6 +27,10 @@ Usage:
                                      build a 30-paper demo snapshot and serve it
   paper-mcp-server version           print the version
 
+Over HTTP (http, demo) /mcp is served WITHOUT a bearer unless --bearer-token
+(PAPER_MCP_BEARER_TOKEN) is set: anyone who reaches the address can read the
+snapshot. Set it, or keep the default loopback listen address, before exposing it.
+
 Run "paper-mcp-server <command> --help" for the flags of a command.
 Exit codes: 0 ok, 1 failure, 64 usage, 69 unavailable (address in use),
 78 configuration (the snapshot or asset folder cannot be used).

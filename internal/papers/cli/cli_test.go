@@ -237,6 +237,8 @@ func TestExitCodes(t *testing.T) {
 		{"stray argument", []string{"stdio", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "extra"}, nil, cmdkit.ExitUsage, "unexpected arguments"},
 		{"bad origin", []string{"http", "--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--allowed-origins", "ftp://x"}, nil, cmdkit.ExitUsage, "allowed origin"},
 		{"demo once with stdio", []string{"demo", "--once", "--stdio"}, nil, cmdkit.ExitUsage, "--once"},
+		{"in-flight bytes below the minimum", []string{"--snapshot", snap.DBPath, "--assets", snap.AssetsDir, "--max-inflight-bytes", "1000"}, nil, cmdkit.ExitUsage, "--max-inflight-bytes must be at least"},
+		{"in-flight bytes env not a number", []string{"demo", "--once"}, map[string]string{"PAPER_MCP_MAX_INFLIGHT_BYTES": "lots"}, cmdkit.ExitUsage, "PAPER_MCP_MAX_INFLIGHT_BYTES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,9 +272,9 @@ func TestHelpShowsOnlyUsedFlags(t *testing.T) {
 		cmd           string
 		want, wantNot []string
 	}{
-		{"stdio", []string{"-snapshot", "-assets", "-asset-timeout"}, []string{"-request-timeout"}},
-		{"http", []string{"-snapshot", "-asset-timeout", "(0: 60s)"}, []string{"--rs-timeout", "call budget"}},
-		{"demo", []string{"-dir", "-once", "(0: 60s)"}, []string{"-asset-timeout", "-assets", "  -snapshot", "--rs-timeout"}},
+		{"stdio", []string{"-snapshot", "-assets", "-asset-timeout", "-max-inflight-bytes"}, []string{"-request-timeout"}},
+		{"http", []string{"-snapshot", "-asset-timeout", "(0: 60s)", "-max-inflight-bytes", "without a bearer"}, []string{"--rs-timeout", "call budget"}},
+		{"demo", []string{"-dir", "-once", "(0: 60s)", "-max-inflight-bytes", "without a bearer"}, []string{"-asset-timeout", "-assets", "  -snapshot", "--rs-timeout"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {

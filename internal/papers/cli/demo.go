@@ -36,7 +36,9 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var dir string
 	var once, stdio bool
 	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "demo", "demo [--listen "+DefaultListen+"] [--dir DIR] [--once] [--stdio]")
-	s.registerServer(f)
+	if err := s.registerServer(f); err != nil {
+		return err
+	}
 	if err := h.register(f, DefaultListen); err != nil {
 		return err
 	}

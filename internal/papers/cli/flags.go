@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
@@ -20,13 +22,16 @@ type snapshotFlags struct {
 	assetsURL    string
 	assetTimeout time.Duration
 	serverName   string
+	inFlightMax  int64 // --max-inflight-bytes
 }
 
-// registerServer adds the flag every serving command has, the demo included
+// registerServer adds the flags every serving command has, the demo included
 // (which builds its own snapshot and local assets, so it takes no asset flags).
-func (s *snapshotFlags) registerServer(f *cmdkit.FlagSet) {
+func (s *snapshotFlags) registerServer(f *cmdkit.FlagSet) error {
 	f.Str(&s.serverName, "server-name", "PAPER_MCP_SERVER_NAME", papertools.ServerName, "server name reported to MCP clients")
 	s.assetTimeout = assets.DefaultTimeout
+	return f.Int64(&s.inFlightMax, "max-inflight-bytes", "PAPER_MCP_MAX_INFLIGHT_BYTES", papers.DefaultMaxInFlightBytes,
+		fmt.Sprintf("bytes all calls may hold at once for the assets they read (at least %d); a call that finds no room waits, then fails with server_busy", papers.MinMaxInFlightBytes))
 }
 
 // register adds the snapshot and asset location flags too.
@@ -34,7 +39,9 @@ func (s *snapshotFlags) register(f *cmdkit.FlagSet) error {
 	f.Str(&s.snapshot, "snapshot", "PAPER_MCP_SNAPSHOT", "", "snapshot database (.sqlite3), opened read-only")
 	f.Str(&s.assetsDir, "assets", "PAPER_MCP_ASSETS", "", "local folder of the snapshot's static assets (summary/, md/, md_translate/)")
 	f.Str(&s.assetsURL, "assets-base-url", "PAPER_MCP_ASSETS_BASE_URL", "", "HTTP(S) base URL of the static assets, used when --assets lacks a file")
-	s.registerServer(f)
+	if err := s.registerServer(f); err != nil {
+		return err
+	}
 	return f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url")
 }
 
@@ -48,8 +55,27 @@ func (s *snapshotFlags) check() error {
 	if s.assetTimeout <= 0 {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--asset-timeout must be positive")
 	}
+	return s.checkServer()
+}
+
+// checkServer checks the flags of registerServer.
+func (s *snapshotFlags) checkServer() error {
+	if s.inFlightMax == 0 {
+		s.inFlightMax = papers.DefaultMaxInFlightBytes
+	}
+	if s.inFlightMax < papers.MinMaxInFlightBytes {
+		return cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must be at least %d (a text at the largest max_chars), got %d", papers.MinMaxInFlightBytes, s.inFlightMax)
+	}
 	return nil
 }
+
+// After the bytes in flight peaked at idleFreePeak or more, freed memory
+// goes back to the system once they fall to zero, at most once every
+// idleFreeEvery (see inflight.FreeWhenIdle), as in the PDPP server.
+const (
+	idleFreePeak  = 8 << 20
+	idleFreeEvery = 10 * time.Second
+)
 
 // opened is a snapshot ready to serve.
 type opened struct {
@@ -77,7 +103,14 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 		st.Close()
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
 	}
-	h, err := papers.New(papers.Config{Store: st, Assets: loader, Logger: log})
+	if err := s.checkServer(); err != nil {
+		loader.Close()
+		st.Close()
+		return nil, err
+	}
+	lim := inflight.New(s.inFlightMax)
+	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))
+	h, err := papers.New(papers.Config{Store: st, Assets: loader, Logger: log, InFlight: lim})
 	if err != nil {
 		loader.Close()
 		st.Close()

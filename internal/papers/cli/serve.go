@@ -59,7 +59,7 @@ type httpFlags struct {
 }
 
 func (h *httpFlags) register(f *cmdkit.FlagSet, defListen string) error {
-	f.Str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
+	f.Str(&h.bearerToken, "bearer-token", "PAPER_MCP_BEARER_TOKEN", "", "unset (the default), /mcp answers anyone who reaches it, without a bearer; when set, every /mcp POST must carry Authorization: Bearer <this token> (prefer the environment variable)")
 	h.RequestTimeoutDefault = "60s"
 	return h.HTTPFlags.Register(f, "PAPER_MCP_", defListen)
 }

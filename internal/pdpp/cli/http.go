@@ -57,7 +57,7 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 	cfg.AuthorizationServers = cmdkit.SplitList(h.authServers)
 	client := &http.Client{Timeout: 5 * time.Second}
 	if len(cfg.AuthorizationServers) == 0 {
-		fn, err := transport.ProviderAuthorizationServers(client, h.providerURL, 10*time.Minute)
+		fn, err := transport.ProviderAuthorizationServers(client, h.providerURL, 10*time.Minute, log)
 		if err != nil {
 			return cfg, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 		}
@@ -189,5 +189,13 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, on
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
+	return h.ServeWithMetrics(ctx, log, withClientAddr(handler), cfg, onMetrics)
+}
+
+// withClientAddr names each request's client address in its context, so
+// the token check limits the RS reads of each client (tokencheck.WithClientAddr).
+func withClientAddr(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(tokencheck.WithClientAddr(r.Context(), r.RemoteAddr)))
+	})
 }

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 )
 
@@ -31,8 +31,9 @@ const (
 	// DefaultTimeout bounds one fetch of the provider's metadata (every candidate
 	// well-known URL together).
 	DefaultTimeout = 5 * time.Second
-	// failMemo is how long a failed fetch answers for itself when nothing is cached,
-	// so a provider that is down costs one fetch per failMemo, not one per request.
+	// failMemo is how long a failed fetch answers for itself, counted from when it
+	// ends, so a provider that is down or hangs costs one fetch per failMemo, not
+	// one per request.
 	failMemo = 5 * time.Second
 	// maxMetadataBytes bounds the provider's metadata document.
 	maxMetadataBytes = 256 << 10
@@ -41,6 +42,9 @@ const (
 	MaxQueryBytes = 8 << 10
 	// maxSourceBytes bounds --oauth-source.
 	maxSourceBytes = 512
+	// DefaultMaxConcurrent bounds the facade's requests in progress at once
+	// (each waits at most DefaultTimeout for the one fetch in flight).
+	DefaultMaxConcurrent = 64
 )
 
 // Config configures a facade.
@@ -58,6 +62,9 @@ type Config struct {
 	TTL time.Duration
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// MaxConcurrent bounds the facade's requests served at once; default
+	// DefaultMaxConcurrent.
+	MaxConcurrent int
 }
 
 // Facade serves the facade's routes. It is safe for concurrent use.
@@ -65,18 +72,19 @@ type Facade struct {
 	source string
 	issuer func(context.Context) (string, error)
 	client *http.Client
-	ttl    time.Duration
-	log    *slog.Logger
 	now    func() time.Time
 
-	// One cache entry: the provider's metadata. Fetches run one at a time under mu,
-	// each within DefaultTimeout.
-	mu       sync.Mutex
+	// The provider's metadata, fetched one at a time within DefaultTimeout.
+	meta *docache.Cache[metadata]
+	// slots bounds the facade's requests served at once; one more is answered
+	// 503 at once rather than queued behind a provider that hangs.
+	slots chan struct{}
+}
+
+// metadata is the cached provider document and its authorization endpoint.
+type metadata struct {
 	doc      map[string]json.RawMessage
-	endpoint *url.URL // the provider's authorization_endpoint
-	fetched  time.Time
-	failed   time.Time
-	failErr  error
+	endpoint *url.URL
 }
 
 // New checks cfg and returns a facade.
@@ -96,7 +104,21 @@ func New(cfg Config) (*Facade, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, ttl: cfg.TTL, log: cfg.Logger, now: time.Now}, nil
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, now: time.Now,
+		slots: make(chan struct{}, cfg.MaxConcurrent)}
+	f.meta = docache.New(docache.Config[metadata]{
+		Fetch: func(ctx context.Context) (metadata, error) {
+			doc, ep, err := f.fetch(ctx)
+			return metadata{doc, ep}, err
+		},
+		TTL: cfg.TTL, Timeout: DefaultTimeout, FailMemo: failMemo,
+		Now:    func() time.Time { return f.now() },
+		Logger: cfg.Logger, Name: "oauth facade: provider authorization server metadata",
+	})
+	return f, nil
 }
 
 // CheckSource validates --oauth-source: an absolute http(s) URL without user
@@ -126,12 +148,26 @@ func CheckSource(s string) error {
 
 // Routes returns the facade's handlers by path, for transport.HTTPConfig.ExtraRoutes.
 func (f *Facade) Routes() map[string]http.Handler {
-	meta := http.HandlerFunc(f.serveMetadata)
+	meta := f.bounded(f.serveMetadata)
 	return map[string]http.Handler{
 		PathMetadata:  meta,
 		PathOpenID:    meta,
-		PathAuthorize: http.HandlerFunc(f.serveAuthorize),
+		PathAuthorize: f.bounded(f.serveAuthorize),
 	}
+}
+
+// bounded serves h within the facade's slots: when all are taken the request
+// is answered 503 with Retry-After at once.
+func (f *Facade) bounded(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case f.slots <- struct{}{}:
+			defer func() { <-f.slots }()
+			h(w, r)
+		default:
+			unavailable(w, "this server is answering as many authorization requests as it serves at once; retry later")
+		}
+	})
 }
 
 // AuthorizationServers names this server's public base as the only authorization
@@ -144,38 +180,13 @@ func (f *Facade) AuthorizationServers(ctx context.Context) ([]string, error) {
 	return []string{base}, nil
 }
 
-// provider returns the provider's metadata and authorization endpoint: from the
-// cache while it is younger than the TTL, otherwise fetched again. When a fetch
-// fails, the previous document (if any) goes on being served, and for failMemo no
-// new fetch is tried: a provider that is down costs one fetch per failMemo, and
-// requests wait at most one fetch's DefaultTimeout.
+// provider returns the provider's metadata and authorization endpoint from the
+// cache (see docache): one fetch at a time within DefaultTimeout, a failure
+// remembered for failMemo from when it ends, the previous document served
+// while a refresh fails.
 func (f *Facade) provider(ctx context.Context) (map[string]json.RawMessage, *url.URL, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := f.now()
-	if f.doc != nil && now.Sub(f.fetched) < f.ttl {
-		return f.doc, f.endpoint, nil
-	}
-	if !f.failed.IsZero() && now.Sub(f.failed) < failMemo {
-		if f.doc != nil {
-			return f.doc, f.endpoint, nil
-		}
-		return nil, nil, f.failErr
-	}
-	// The fetch serves every waiting request, so one that gives up does not end it.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
-	defer cancel()
-	doc, endpoint, err := f.fetch(ctx)
-	if err != nil {
-		f.log.Warn("oauth facade: provider authorization server metadata unavailable", "err", err)
-		f.failed, f.failErr = now, err
-		if f.doc != nil {
-			return f.doc, f.endpoint, nil
-		}
-		return nil, nil, err
-	}
-	f.doc, f.endpoint, f.fetched, f.failed = doc, endpoint, now, time.Time{}
-	return doc, endpoint, nil
+	m, err := f.meta.Get(ctx)
+	return m.doc, m.endpoint, err
 }
 
 // fetch reads the provider's metadata from the well-known URLs of its issuer, in
@@ -266,7 +277,7 @@ func (f *Facade) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	}
 	doc, _, err := f.provider(r.Context())
 	if err != nil {
-		unavailable(w)
+		unavailable(w, "the provider's authorization server metadata could not be loaded; retry later")
 		return
 	}
 	base := transport.PublicBaseURL(r.Context())
@@ -300,7 +311,7 @@ func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	_, endpoint, err := f.provider(r.Context())
 	if err != nil {
-		unavailable(w)
+		unavailable(w, "the provider's authorization server metadata could not be loaded; retry later")
 		return
 	}
 	if !q.Has("connector_id") && !q.Has("authorization_details") && !q.Has("request_uri") {
@@ -326,11 +337,11 @@ func join(a, b string) string {
 	return a + "&" + b
 }
 
-func unavailable(w http.ResponseWriter) {
+func unavailable(w http.ResponseWriter, why string) {
 	w.Header().Set("Retry-After", "30")
 	writeJSON(w, http.StatusServiceUnavailable, map[string]string{
 		"error":             "temporarily_unavailable",
-		"error_description": "the provider's authorization server metadata could not be loaded; retry later",
+		"error_description": why,
 	})
 }
 

@@ -26,6 +26,7 @@ import (
 type provider struct {
 	srv     *httptest.Server
 	fetches atomic.Int64
+	hang    atomic.Bool // answer nothing until the request or the test ends
 	mu      sync.Mutex
 	status  int
 	body    func(issuer string) string
@@ -53,12 +54,20 @@ func standardDoc(iss string) string {
 func newProvider(t *testing.T) *provider {
 	t.Helper()
 	p := &provider{status: 200, body: standardDoc}
+	stop := make(chan struct{})
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != oauthfacade.PathMetadata {
 			http.NotFound(w, r)
 			return
 		}
 		p.fetches.Add(1)
+		if p.hang.Load() {
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+			return
+		}
 		p.mu.Lock()
 		status, body := p.status, p.body
 		p.mu.Unlock()
@@ -67,6 +76,7 @@ func newProvider(t *testing.T) *provider {
 		_, _ = io.WriteString(w, body(p.srv.URL))
 	}))
 	t.Cleanup(p.srv.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: a hanging answer ends before Close waits for it
 	return p
 }
 
@@ -220,6 +230,92 @@ func TestMetadataCache(t *testing.T) {
 	if n := p.fetches.Load() - before; n != 1 {
 		t.Fatalf("%d fetches for three requests while the provider fails, want 1", n)
 	}
+}
+
+// TestHangingProvider: while the provider hangs, concurrent metadata requests
+// share one fetch, which ends at the fetch timeout; its failure is remembered
+// from that moment, so the requests after it are answered at once; with a
+// document cached they are answered with it without waiting the fetch out; and
+// requests beyond the facade's slots are refused at once.
+func TestHangingProvider(t *testing.T) {
+	tests := []struct {
+		name       string
+		warm       bool
+		wantStatus int
+		within     time.Duration
+	}{
+		{"nothing cached", false, 503, 7 * time.Second},
+		{"last document cached", true, 200, 2 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProvider(t)
+			s := serve(t, oauthfacade.Config{Issuer: issuerOf(p), TTL: time.Minute, Client: &http.Client{Timeout: 30 * time.Second}}, "")
+			get := func() int { status, _ := getJSON(t, s.url+oauthfacade.PathMetadata); return status }
+			if tc.warm {
+				if get() != 200 {
+					t.Fatal("metadata not served")
+				}
+				s.advance(2 * time.Minute)
+			}
+			p.hang.Store(true)
+			before := p.fetches.Load()
+			start := time.Now()
+			statuses := make([]int, 6)
+			var wg sync.WaitGroup
+			for i := range statuses {
+				wg.Go(func() { statuses[i] = get() })
+			}
+			wg.Wait()
+			took := time.Since(start)
+			for i, st := range statuses {
+				if st != tc.wantStatus {
+					t.Fatalf("request %d: %d, want %d", i, st, tc.wantStatus)
+				}
+			}
+			if took > tc.within {
+				t.Fatalf("6 concurrent requests took %v, want within %v", took, tc.within)
+			}
+			// Six more right after: the failure (or the fetch still hanging) is
+			// not fetched again.
+			start = time.Now()
+			for range 6 {
+				if st := get(); st != tc.wantStatus {
+					t.Fatalf("a request after the failure: %d, want %d", st, tc.wantStatus)
+				}
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("6 requests after the failure took %v", d)
+			}
+			if n := p.fetches.Load() - before; n > 2 {
+				t.Fatalf("%d upstream fetches for 12 requests, want at most 2", n)
+			}
+		})
+	}
+	t.Run("requests beyond the slots are refused at once", func(t *testing.T) {
+		p := newProvider(t)
+		p.hang.Store(true)
+		s := serve(t, oauthfacade.Config{Issuer: issuerOf(p), MaxConcurrent: 2}, "")
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() { getJSON(t, s.url+oauthfacade.PathMetadata) })
+		}
+		deadline := time.Now().Add(3 * time.Second)
+		for p.fetches.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // the second request takes its slot
+		start := time.Now()
+		resp, err := http.Get(s.url + oauthfacade.PathAuthorize + "?client_id=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || time.Since(start) > time.Second {
+			t.Fatalf("third request: %d, Retry-After %q, after %v", resp.StatusCode, resp.Header.Get("Retry-After"), time.Since(start))
+		}
+		wg.Wait()
+	})
 }
 
 // TestProviderMetadataChecked: a document a client would refuse, or that

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -102,10 +103,29 @@ const (
 	SuspectRejectedTTL = 5 * time.Second
 	// TroubleWindow is how long after RS trouble a rejection is suspect.
 	TroubleWindow = 30 * time.Second
-	// MaxRejectedEntries bounds the rejected verdicts kept. They live apart
-	// from client and owner verdicts, so a flood of made-up tokens can
-	// evict only other rejected ones.
+	// FirstRejectedTTL replaces RejectedTTL for a token's first rejection
+	// whose code does not say the grant ended (grant_*): one introspection
+	// answer (context.active_false, a bare 401) justifies a short refusal,
+	// the RS repeating it on the next read a long one. So one spurious 401
+	// keeps a good token out for at most this long, and a dead token costs
+	// the RS one read more.
+	FirstRejectedTTL = 2 * time.Second
+	// StrikeMemory is how long a token's rejection is remembered as its
+	// first strike, so the next rejection within it is kept RejectedTTL.
+	StrikeMemory = 5 * time.Minute
+	// MaxRejectedEntries bounds the rejected verdicts kept, and apart the
+	// strikes remembered. They live apart from client and owner verdicts,
+	// so a flood of made-up tokens can evict only other rejected ones.
 	MaxRejectedEntries = 1024
+	// DefaultChecksPerSecond and DefaultCheckBurst are the token bucket of
+	// one client (an IPv4 address or IPv6 /64) for checks that need an RS
+	// read: a token whose verdict is cached, or whose read is already in
+	// flight, costs nothing. Made-up bearers from one client cost the RS at
+	// most this rate; beyond it the check is unavailable (retry).
+	DefaultChecksPerSecond = 5
+	DefaultCheckBurst      = 20
+	// DefaultMaxClients bounds the clients whose buckets are kept.
+	DefaultMaxClients = 4096
 )
 
 // Options tune a Checker; zero values take the defaults.
@@ -116,6 +136,12 @@ type Options struct {
 	// Timeout bounds one check's RS reads (compact view plus the plain
 	// fallback). Default rs.DefaultTimeout.
 	Timeout time.Duration
+	// ChecksPerSecond and CheckBurst: each client's rate of checks that
+	// need an RS read (see WithClientAddr); MaxClients bounds the clients
+	// kept.
+	ChecksPerSecond float64
+	CheckBurst      int
+	MaxClients      int
 }
 
 // Checker establishes and caches verdicts. It is safe for concurrent use.
@@ -126,7 +152,9 @@ type Checker struct {
 	ttl      time.Duration
 	cache    *cache
 	rejected *cache // Rejected verdicts, RejectedTTL and MaxRejectedEntries
+	strikes  *cache // tokens rejected once, StrikeMemory and MaxRejectedEntries
 	flights  *flights
+	rates    *clientRates
 	// trouble is when (unix nanoseconds) an RS request made for a check or
 	// a call last ended in RS trouble (rs.ClassUnavailable); 0 for never.
 	trouble atomic.Int64
@@ -148,13 +176,24 @@ func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 	if opt.Timeout <= 0 {
 		opt.Timeout = rs.DefaultTimeout
 	}
+	if opt.ChecksPerSecond <= 0 {
+		opt.ChecksPerSecond = DefaultChecksPerSecond
+	}
+	if opt.CheckBurst <= 0 {
+		opt.CheckBurst = DefaultCheckBurst
+	}
+	if opt.MaxClients <= 0 {
+		opt.MaxClients = DefaultMaxClients
+	}
 	c := &Checker{
 		rs: client, token: token, timeout: opt.Timeout, ttl: opt.TTL,
 		flights: newFlights(opt.MaxInFlight),
+		rates:   newClientRates(opt.ChecksPerSecond, opt.CheckBurst, opt.MaxClients),
 		now:     time.Now,
 	}
 	c.cache = newCache(opt.MaxEntries, c.clock)
 	c.rejected = newCache(MaxRejectedEntries, c.clock)
+	c.strikes = newCache(MaxRejectedEntries, c.clock)
 	return c
 }
 
@@ -183,6 +222,11 @@ func (c *Checker) Check(ctx context.Context) Result {
 	if !ok {
 		return unavailable("too many new tokens are being checked at once")
 	}
+	if leader && !c.rates.allow(ctx, c.now()) {
+		r := unavailable("this client is checking new tokens faster than the server allows; retry in a second")
+		c.flights.finish(key, f, r)
+		return r
+	}
 	if leader {
 		// The read outlives a leader that gives up, so that the callers
 		// sharing it still get an answer; it keeps ctx's values (the
@@ -205,20 +249,29 @@ func (c *Checker) Check(ctx context.Context) Result {
 
 // keep caches a verdict for as long as it may be trusted: client and owner
 // verdicts for the TTL; a rejection only when its code is a listed
-// token-level one, for RejectedTTL, or SuspectRejectedTTL right after RS
-// trouble; Unusable and Unavailable verdicts not at all.
+// token-level one: for RejectedTTL when the grant ended (grant_*) or the
+// RS rejected the token before (within StrikeMemory), for
+// FirstRejectedTTL on a first rejection otherwise, and for at most
+// SuspectRejectedTTL right after RS trouble; Unusable and Unavailable
+// verdicts not at all.
 func (c *Checker) keep(key [32]byte, r Result) {
 	switch r.Verdict {
 	case Client, Owner:
 		c.cache.put(key, r, c.ttl)
+		c.strikes.remove(key)
 	case Rejected:
 		if r.Err == nil || !rs.TokenCode(r.Err.Code()) {
 			return
 		}
+		_, repeated := c.strikes.get(key)
 		ttl := RejectedTTL
-		if c.troubleSince(TroubleWindow) {
-			ttl = SuspectRejectedTTL
+		if !repeated && !strings.HasPrefix(r.Err.Code(), "grant_") {
+			ttl = FirstRejectedTTL
 		}
+		if c.troubleSince(TroubleWindow) {
+			ttl = min(ttl, SuspectRejectedTTL)
+		}
+		c.strikes.put(key, Result{}, StrikeMemory)
 		c.rejected.put(key, r, ttl)
 	}
 }
@@ -245,7 +298,7 @@ func (c *Checker) Forget(ctx context.Context) {
 // Observe takes note of a failed RS request made with the bearer of ctx
 // after its verdict (a tool call or resource read) and returns its class
 // (see rs.ClassOf). A token-level refusal evicts every cached verdict of the
-// token, and so does a 401 whose code no list names (it stays the call's
+// token (and counts as its first strike, see FirstRejectedTTL), and so does a 401 whose code no list names (it stays the call's
 // error, but the next request asks the RS again); RS trouble is recorded,
 // so a rejection read right after it is kept only SuspectRejectedTTL. err
 // values that are not *rs.Error are ClassRequest.
@@ -256,7 +309,13 @@ func (c *Checker) Observe(ctx context.Context, err error) rs.Class {
 	}
 	class := rs.ClassOf(re)
 	switch {
-	case class == rs.ClassToken, class == rs.ClassRequest && re.Status == http.StatusUnauthorized:
+	case class == rs.ClassToken:
+		// The RS refused the token itself: a rejection read next repeats it.
+		c.Forget(ctx)
+		if tok, err := c.token(ctx); err == nil {
+			c.strikes.put(Key(tok), Result{}, StrikeMemory)
+		}
+	case class == rs.ClassRequest && re.Status == http.StatusUnauthorized:
 		c.Forget(ctx)
 	case class == rs.ClassUnavailable:
 		c.noteTrouble()

@@ -117,11 +117,11 @@ func TestVerdictsFromRSAnswers(t *testing.T) {
 		kept     time.Duration // 0: not remembered
 		inReason []string      // in the error's message
 	}{
-		{"dead token", answer{401, inactive}, Rejected, "context.active_false", RejectedTTL, nil},
+		{"dead token (first rejection)", answer{401, inactive}, Rejected, "context.active_false", FirstRejectedTTL, nil},
 		{"expired grant", answer{403, expired}, Rejected, "grant_expired", RejectedTTL, nil},
 		{"revoked grant", answer{403, revoked}, Rejected, "grant_revoked", RejectedTTL, nil},
 		{"401 with a code no list names", answer{401, unlisted401}, Rejected, "context.something_new", 0, nil},
-		{"bare 401", answer{401, "nope"}, Rejected, rs.CodeInvalidToken, RejectedTTL, nil},
+		{"bare 401 (first rejection)", answer{401, "nope"}, Rejected, rs.CodeInvalidToken, FirstRejectedTTL, nil},
 		{"package token", answer{404, unknownSrc}, Unusable, CodeClientGrantRequired, 0, []string{"HTTP 404 not_found: Unknown source: unknown", "single-source client grant"}},
 		{"schema read forbidden", answer{403, forbidden}, Unusable, CodeClientGrantRequired, 0, []string{"HTTP 403 forbidden", "pdpp connect"}},
 		{"schema refused as out of scope", answer{401, outOfScope}, Unusable, CodeClientGrantRequired, 0, []string{"context.stream_not_allowed"}},
@@ -201,7 +201,7 @@ func TestRejectionAfterTroubleIsShortLived(t *testing.T) {
 			c, srs, clk := newTestChecker(t)
 			tc.trouble(c, srs)
 			clk.advance(time.Second)
-			srs.set(answer{401, inactive})
+			srs.set(answer{403, expired}) // a grant_* code: RejectedTTL at once without trouble
 			ctx := withToken("good")
 			if r := c.Check(ctx); r.Verdict != Rejected {
 				t.Fatalf("verdict %v", r.Verdict)
@@ -218,7 +218,7 @@ func TestRejectionAfterTroubleIsShortLived(t *testing.T) {
 
 			// Long after the trouble, a rejection is kept RejectedTTL.
 			clk.advance(TroubleWindow)
-			srs.set(answer{401, inactive})
+			srs.set(answer{403, expired})
 			late := withToken("late")
 			c.Check(late)
 			srs.set(answer{200, clientSchema})

@@ -6,8 +6,10 @@
 // complete. It reads GET /v1/schema?view=compact (or the plain /v1/schema
 // when the RS refuses the compact view) and fails closed: only a "client"
 // verdict lets a call through. Verdicts are cached per sha256 of the token,
-// bounded in size and age (a rejection only for a listed token-level code,
-// and briefly right after RS trouble); concurrent first checks of one token
-// share one RS read. Observe is told of later refusals and evicts the
-// token's verdicts on a token-level one.
+// bounded in size and age (a rejection only for a listed token-level code:
+// briefly on a first one, longer once the RS repeats it or says the grant
+// ended, briefly again right after RS trouble); concurrent first checks of
+// one token share one RS read, and the checks that need an RS read are
+// limited per client address (WithClientAddr). Observe is told of later
+// refusals and evicts the token's verdicts on a token-level one.
 package tokencheck

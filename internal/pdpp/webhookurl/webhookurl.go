@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +33,9 @@ func Check(raw string, allowPrivate bool) error {
 	if u.Fragment != "" {
 		return fmt.Errorf("callback_url must not have a #fragment")
 	}
+	if why := portProblem(u.Port()); why != "" {
+		return fmt.Errorf("callback_url port %q %s; give a port from 1 to 65535, or none for the scheme's default", clip(u.Port()), why)
+	}
 	host := u.Hostname()
 	switch strings.ToLower(u.Scheme) {
 	case "https":
@@ -53,6 +57,24 @@ func Check(raw string, allowPrivate bool) error {
 		return fmt.Errorf("callback_url host %q %s; give the public https address of the receiver (this server refuses internal callback addresses unless its operator allows them for local development)", clip(host), why)
 	}
 	return nil
+}
+
+// portProblem says why port (as url.Port returns it: digits or "") cannot
+// be dialled, or returns "". url.Parse checks only that a port is digits, so
+// 0 and 99999 pass it; a leading zero is refused too, as a spelling that
+// parsers read differently.
+func portProblem(port string) string {
+	if port == "" {
+		return ""
+	}
+	if len(port) > 5 || port[0] == '0' {
+		return "is not a port number from 1 to 65535"
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "is not a port number from 1 to 65535"
+	}
+	return ""
 }
 
 // notPublic says why host (as url.Hostname returns it: no brackets, no
@@ -101,6 +123,12 @@ var metadataHosts = []string{
 	"metadata.packet.net",
 }
 
+// metadataAddrs are public IPv4 addresses at which a cloud answers the
+// machine that asks with its own configuration or credentials.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("168.63.129.16"), // Azure wire server (and its DNS and health probes)
+}
+
 // nonPublic4 are IPv4 ranges that netip's predicates do not flag but that
 // never hold a public receiver.
 var nonPublic4 = []netip.Prefix{
@@ -121,6 +149,10 @@ var nonPublic6 = []netip.Prefix{
 	netip.MustParsePrefix("100::/64"),       // discard-only
 	netip.MustParsePrefix("2001:db8::/32"),  // documentation
 	netip.MustParsePrefix("2001::/23"),      // IETF protocol assignments (Teredo and others)
+	// IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d names an IPv4 host
+	// only inside a translator, never a public receiver, and some stacks
+	// reach the embedded address (::ffff:0:7f00:1 is 127.0.0.1).
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
 }
 
 // Prefixes whose addresses embed an IPv4 address, judged by that address.
@@ -146,6 +178,11 @@ func addrProblem(ip netip.Addr) string {
 		return "is not a unicast address"
 	}
 	if ip.Is4() {
+		for _, m := range metadataAddrs {
+			if ip == m {
+				return "is a cloud metadata service"
+			}
+		}
 		for _, p := range nonPublic4 {
 			if p.Contains(ip) {
 				return "is in the non-public range " + p.String()

@@ -39,6 +39,21 @@ func TestCheck(t *testing.T) {
 		"https://0177.0.0.1/hook",
 		"https://017700000001/hook",
 		"https://%31%32%37.0.0.1/hook",
+		// IPv4-translated (::ffff:0:0:0/96), whatever it embeds.
+		"https://[::ffff:0:7f00:1]/hook",
+		"https://[::ffff:0:a9fe:a9fe]/hook",
+		"https://[::ffff:0:127.0.0.1]/hook",
+		"https://[::ffff:0:808:808]/hook",
+		// Cloud metadata services at public addresses, in any spelling.
+		"https://168.63.129.16/hook",
+		"https://[::ffff:168.63.129.16]/hook",
+		"https://[64:ff9b::a83f:8110]/hook",
+		// Ports that cannot be dialled.
+		"https://hooks.example.com:0/hook",
+		"https://hooks.example.com:99999/hook",
+		"https://hooks.example.com:65536/hook",
+		"https://hooks.example.com:00443/hook",
+		"https://8.8.8.8:0/hook",
 		// Names that reach internal hosts.
 		"https://localhost/hook",
 		"https://localhost./hook",
@@ -80,7 +95,11 @@ func TestCheck(t *testing.T) {
 		"https://8.8.8.8/hook",
 		"https://[2001:4860:4860::8888]/hook",
 		"https://[::ffff:8.8.8.8]/hook",
-		"https://1.2.3.4.nip.io/hook", // what a name resolves to is the RS's to check
+		"https://168.63.129.17/hook",
+		"https://hooks.example.com:1/hook",
+		"https://hooks.example.com:65535/hook",
+		"https://hooks.example.com:/hook", // an empty port is the default
+		"https://1.2.3.4.nip.io/hook",     // what a name resolves to is the RS's to check
 	}
 	for _, raw := range accepted {
 		t.Run("accepted/"+raw, func(t *testing.T) {
@@ -112,6 +131,9 @@ func TestCheckAllowPrivate(t *testing.T) {
 		{"https://127.0.0.1/hook#frag", false},
 		{" https://127.0.0.1/hook", false},
 		{"https://127.0.0.1/" + strings.Repeat("a", MaxBytes), false},
+		{"https://127.0.0.1:0/hook", false},
+		{"http://127.0.0.1:99999/hook", false},
+		{"https://168.63.129.16/hook", true}, // local development allows any https host
 	}
 	for _, tc := range tests {
 		t.Run(tc.raw, func(t *testing.T) {
