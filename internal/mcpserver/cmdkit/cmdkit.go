@@ -102,9 +102,31 @@ func (f *FlagSet) Str(p *string, name, envName, def, usage string) {
 	f.StringVar(p, name, def, withEnvName(usage, envName))
 }
 
-// Bool defines a boolean flag defaulting to true when $envName is "true".
-func (f *FlagSet) Bool(p *bool, name, envName string, usage string) {
-	f.BoolVar(p, name, envName != "" && strings.EqualFold(f.env.Getenv(envName), "true"), withEnvName(usage, envName))
+// Bool defines a boolean flag defaulting to $envName when set (see ParseBool),
+// else to def. A value ParseBool refuses is a usage error naming the variable,
+// never read as false.
+func (f *FlagSet) Bool(p *bool, name, envName string, def bool, usage string) error {
+	if v := f.env.Getenv(envName); envName != "" && v != "" {
+		b, err := ParseBool(v)
+		if err != nil {
+			return Fail(ExitUsage, "%s=%q: %v", envName, v, err)
+		}
+		def = b
+	}
+	f.BoolVar(p, name, def, withEnvName(usage, envName))
+	return nil
+}
+
+// ParseBool reads an environment boolean: 1, true, yes (on) or 0, false, no
+// (off), in any case, surrounding white space ignored.
+func ParseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, errors.New("not a boolean; use 1/0, true/false or yes/no")
 }
 
 // Dur defines a duration flag defaulting to $envName when set.

@@ -36,6 +36,13 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 		{"flag beats env", map[string]string{"X_S": "env"}, []string{"--s", "flag"}, "flag", time.Second, 7, false, ""},
 		{"bad duration", map[string]string{"X_D": "soon"}, nil, "", 0, 0, false, "X_D"},
 		{"bad integer", map[string]string{"X_N": "many"}, nil, "", 0, 0, false, "X_N"},
+		{"boolean 1", map[string]string{"X_B": "1"}, nil, "def", time.Second, 7, true, ""},
+		{"boolean yes", map[string]string{"X_B": " Yes "}, nil, "def", time.Second, 7, true, ""},
+		{"boolean 0", map[string]string{"X_B": "0"}, nil, "def", time.Second, 7, false, ""},
+		{"boolean No", map[string]string{"X_B": "No"}, nil, "def", time.Second, 7, false, ""},
+		{"boolean False", map[string]string{"X_B": "False"}, nil, "def", time.Second, 7, false, ""},
+		{"bad boolean", map[string]string{"X_B": "on"}, nil, "", 0, 0, false, "X_B"},
+		{"bad boolean 2", map[string]string{"X_B": "enabled"}, nil, "", 0, 0, false, "X_B"},
 		{"bad flag", nil, []string{"--nope"}, "", 0, 0, false, "nope"},
 	}
 	for _, tc := range cases {
@@ -47,8 +54,7 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 			var n int64
 			var b bool
 			f.Str(&s, "s", "X_S", "def", "a string")
-			f.Bool(&b, "b", "X_B", "a switch")
-			err := errors.Join(f.Dur(&d, "d", "X_D", time.Second, "a duration"), f.Int64(&n, "n", "X_N", 7, "a number"))
+			err := errors.Join(f.Bool(&b, "b", "X_B", false, "a switch"), f.Dur(&d, "d", "X_D", time.Second, "a duration"), f.Int64(&n, "n", "X_N", 7, "a number"))
 			if err == nil {
 				err = f.Parse(tc.args)
 			}

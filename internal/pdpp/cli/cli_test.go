@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -367,21 +369,32 @@ func TestDemoAllowsInspectorOrigin(t *testing.T) {
 
 // TestAllowPrivateWebhooksFlag checks where private webhook callbacks are
 // allowed: off for the serving commands unless the flag or its environment
-// variable says so, on in the demo unless turned off.
+// variable says so, on in the demo unless turned off; an environment value
+// that is not a boolean is a usage error naming the variable. Where it is
+// on, a loopback callback reaches the RS through create_event_subscription.
 func TestAllowPrivateWebhooksFlag(t *testing.T) {
+	provider := demoRS(t)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(hook.Close)
 	tests := []struct {
 		name string
 		demo bool
 		env  string
 		args []string
 		want bool
+		err  string
 	}{
-		{"serving default", false, "", nil, false},
-		{"serving flag", false, "", []string{"--allow-private-webhooks"}, true},
-		{"serving environment", false, "true", nil, true},
-		{"demo default", true, "", nil, true},
-		{"demo environment off", true, "false", nil, false},
-		{"demo flag off", true, "", []string{"--allow-private-webhooks=false"}, false},
+		{"serving default", false, "", nil, false, ""},
+		{"serving flag", false, "", []string{"--allow-private-webhooks"}, true, ""},
+		{"serving environment true", false, "true", nil, true, ""},
+		{"serving environment 1", false, "1", nil, true, ""},
+		{"serving environment YES", false, "YES", nil, true, ""},
+		{"serving environment 0", false, "0", nil, false, ""},
+		{"serving environment not a boolean", false, "on", nil, false, "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS"},
+		{"demo default", true, "", nil, true, ""},
+		{"demo environment off", true, "false", nil, false, ""},
+		{"demo environment no", true, "no", nil, false, ""},
+		{"demo flag off", true, "", []string{"--allow-private-webhooks=false"}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,14 +404,45 @@ func TestAllowPrivateWebhooksFlag(t *testing.T) {
 				}
 				return ""
 			}}
-			var c common
+			c := common{providerURL: provider, rsTimeout: 10 * time.Second}
 			f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "test", "")
-			c.registerServer(f, tc.demo)
+			err := c.registerServer(f, tc.demo)
+			if tc.err != "" {
+				var ee *cmdkit.ExitError
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ee) || ee.Code != cmdkit.ExitUsage {
+					t.Fatalf("want a usage error naming %s, got %v", tc.err, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := f.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
 			if c.allowPrivateWebhooks != tc.want {
-				t.Errorf("allowPrivateWebhooks = %v, want %v", c.allowPrivateWebhooks, tc.want)
+				t.Fatalf("allowPrivateWebhooks = %v, want %v", c.allowPrivateWebhooks, tc.want)
+			}
+			// What the setting does: a loopback callback is handed to the RS
+			// or refused, naming the argument.
+			s, _, err := c.buildServer(slog.New(slog.DiscardHandler), func(context.Context) (string, error) { return fixedTokens["client"], nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cl, err := client.NewInProcessClient(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			if _, err := cl.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			res := callTool(t, ctx, cl, "create_event_subscription", map[string]any{"callback_url": hook.URL + "/hook", "streams": []string{"transcripts"}})
+			b, _ := json.Marshal(res.StructuredContent)
+			if res.IsError == tc.want || (!tc.want && !strings.Contains(string(b), "callback_url")) {
+				t.Fatalf("allowed %v, create_event_subscription with a loopback callback: isError %v %s", tc.want, res.IsError, b)
 			}
 		})
 	}

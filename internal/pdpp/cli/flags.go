@@ -32,7 +32,9 @@ type common struct {
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
-	c.registerServer(f, false)
+	if err := c.registerServer(f, false); err != nil {
+		return err
+	}
 	if err := c.registerMemory(f); err != nil {
 		return err
 	}
@@ -111,18 +113,13 @@ func (c *common) registerProvider(f *cmdkit.FlagSet) {
 
 // registerServer defines the flags of an MCP server offered to clients:
 // --server-name, --toolsets and --allow-private-webhooks (default
-// privateWebhooks, which only the demo turns on).
-func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) {
+// privateWebhooks, which only the demo turns on; the environment variable
+// overrides either default).
+func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) error {
 	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
 	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
 	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
-	if !privateWebhooks {
-		f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", usage)
-		return
-	}
-	// On unless the environment turns it off.
-	def := !strings.EqualFold(f.Getenv("PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS"), "false")
-	f.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", def, usage+" [PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS]")
+	return f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage)
 }
 
 // registerTimeout defines --rs-timeout.
