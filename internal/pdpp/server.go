@@ -50,7 +50,7 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	if budget <= 0 {
 		budget = rs.DefaultTimeout
 	}
-	s := server.NewMCPServer(name, version,
+	opts := append(mcpkit.CacheHints(),
 		server.WithInstructions(mcptools.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
@@ -63,6 +63,7 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		transport.RequestGuard(transport.RequestBounds{
 			ResourceURIBytes: mcptools.MaxResourceURIBytes, ToolNameBytes: mcptools.MaxToolNameBytes}),
 	)
+	s := server.NewMCPServer(name, version, opts...)
 	mcptools.Register(s, a, a, mcpkit.RegisterOptions{Toolsets: opt.Toolsets, ArgErrorResult: argErrorResult})
 	return s
 }

@@ -54,16 +54,47 @@ func Fail(code int, format string, args ...any) error {
 // WithCode wraps err so that it exits with code.
 func WithCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
-// Version returns override when set (by -ldflags -X), else the module version
-// from the build info, else "dev".
+// Version returns override when set (by -ldflags -X), else what the build
+// info says of this build (see BuildVersion).
 func Version(override string) string {
 	if override != "" {
 		return override
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return BuildVersion(bi)
+}
+
+// BuildVersion names a build from its info: the main module's version (a
+// release tag, or the pseudo-version go build stamps from the VCS), else the
+// first 12 hex digits of the VCS revision (with "+dirty" when the tree had
+// changes), else "devel" (go run, go test, or a build without VCS stamping).
+func BuildVersion(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "devel"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
 }
 
 // FlagSet is a flag.FlagSet whose flags take their defaults from environment

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,33 @@ func TestServeAddressInUse(t *testing.T) {
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitUnavailable || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("want an unavailable exit naming --listen, got %v", err)
+	}
+}
+
+// TestBuildVersion: a build names itself by its module version, else its VCS
+// revision, else "devel"; never "dev" or "(devel)".
+func TestBuildVersion(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	cases := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "devel"},
+		{"release tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261127120000-0123456789ab+dirty"}}, "v0.0.0-20261127120000-0123456789ab+dirty"},
+		{"revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}}, "0123456789ab"},
+		{"modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}}, "0123456789ab+dirty"},
+		{"nothing stamped", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := BuildVersion(tc.bi); got != tc.want {
+				t.Fatalf("BuildVersion = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := Version("v9"); got != "v9" {
+		t.Fatalf("an -ldflags override must win: %q", got)
 	}
 }
