@@ -55,11 +55,9 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.mu.Lock()
-	c, ok := s.clients.get(q.Get("client_id"))
-	s.mu.Unlock()
-	if !ok {
-		s.errorPage(w, http.StatusBadRequest, "Unknown client_id: register the client first.")
+	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
+	if err != nil {
+		s.errorPage(w, http.StatusBadRequest, capitalize(err.Error())+".")
 		return
 	}
 	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
@@ -250,7 +248,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <style>body{font-family:sans-serif;max-width:36em;margin:3em auto;line-height:1.5}button{margin-right:1em}</style></head>
 <body><h1>PDPP demo authorization server</h1>
 {{if .Error}}<p>{{.Error}}</p>{{else}}
-<p><strong>{{if .ClientName}}{{.ClientName}}{{else}}An application{{end}}</strong> asks to read your data{{if .Source}} from <strong>{{.Source.Name}}</strong> ({{.Source.URL}}){{end}}, read-only.</p>
+<p><strong>{{if .ClientName}}{{.ClientName}}{{else}}An application{{end}}</strong>{{if .ClientHost}} (described by {{.ClientHost}}){{end}} asks to read your data{{if .Source}} from <strong>{{.Source.Name}}</strong> ({{.Source.URL}}){{end}}, read-only.</p>
 <form method="post" action="/oauth/consent">
 <input type="hidden" name="request" value="{{.Request}}">
 {{if not .Source}}<p>Choose the sources to share (a package grant):</p>
@@ -264,6 +262,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 type pageData struct {
 	Error      string
 	ClientName string
+	ClientHost string // the host serving the client's metadata document
 	Request    string
 	Source     *Source
 	Sources    []Source
@@ -272,6 +271,9 @@ type pageData struct {
 // consentPage shows what is asked and the form that answers it.
 func (s *Server) consentPage(w http.ResponseWriter, id string, p *pending) {
 	d := pageData{ClientName: p.clientName, Request: id, Sources: s.sources}
+	if u, err := url.Parse(p.clientID); err == nil && isDocumentID(p.clientID) {
+		d.ClientHost = u.Host
+	}
 	if p.source != "" {
 		src, _ := s.source(p.source)
 		d.Source = &src
@@ -295,4 +297,12 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	if err := pageTmpl.Execute(w, d); err != nil {
 		s.log.Warn("demo AS page failed", "err", err)
 	}
+}
+
+// capitalize makes a message a sentence for the error page.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -13,9 +13,13 @@ import (
 	"unicode/utf8"
 )
 
-// refusedMembers are RFC 7591 members the reference authorization server refuses.
-var refusedMembers = []string{"scope", "software_id"}
-
+// scope is accepted only empty (MCP Inspector registers with "scope": ""):
+// this server has no scopes to grant, so a client asking for one is told so
+// rather than handed less than it asked for. Other members this server does
+// not use (client_uri, logo_uri, contacts, software_id, ...) are ignored, as
+// RFC 7591 allows; what it cannot honour (a confidential client, another
+// grant or response type, a redirect URI it would not send a code to) is
+// refused.
 // registration is what a client may register.
 type registration struct {
 	RedirectURIs            []string `json:"redirect_uris"`
@@ -36,23 +40,8 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
 		return
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object")
-		return
-	}
-	for _, m := range refusedMembers {
-		if _, ok := members[m]; ok {
-			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", m+" is not supported; register without it")
-			return
-		}
-	}
-	var reg registration
-	if err := json.Unmarshal(raw, &reg); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "a member has the wrong type: "+err.Error())
-		return
-	}
-	if code, msg := reg.check(); code != "" {
+	reg, code, msg := parseRegistration(raw)
+	if code != "" {
 		oauthError(w, http.StatusBadRequest, code, msg)
 		return
 	}
@@ -71,6 +60,27 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 	})
+}
+
+// parseRegistration reads a registration request or a client metadata
+// document and checks it; code and msg are an RFC 7591 error when it is
+// refused.
+func parseRegistration(raw []byte) (reg registration, code, msg string) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return reg, "invalid_client_metadata", "the body must be a JSON object"
+	}
+	if m, ok := members["scope"]; ok {
+		var scope string
+		if json.Unmarshal(m, &scope) != nil || strings.TrimSpace(scope) != "" {
+			return reg, "invalid_client_metadata", "scope is not supported (this server has no scopes); register without it or with an empty one"
+		}
+	}
+	if err := json.Unmarshal(raw, &reg); err != nil {
+		return reg, "invalid_client_metadata", "a member has the wrong type: " + err.Error()
+	}
+	code, msg = reg.check()
+	return reg, code, msg
 }
 
 // check validates a registration; it returns an RFC 7591 error code and message.

@@ -1,6 +1,7 @@
 package demoas
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultAccessTokenTTL is how long an access token lives, as at the reference
@@ -87,6 +91,12 @@ type Config struct {
 	AutoConsent bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// DocumentClient, for tests only (no flag sets it), fetches client
+	// metadata documents through its Transport instead of the server's own,
+	// which dials public addresses only; with it the public-host rule on the
+	// client_id URL is lifted too, so a test can serve a document from an
+	// httptest TLS server on loopback. Timeout, size and redirect rules stay.
+	DocumentClient *http.Client
 }
 
 // Kind is what a grant is.
@@ -136,6 +146,11 @@ type Server struct {
 	grants  *table[string, *grantRec]
 	access  *table[[32]byte, *accessRec]
 	refresh *table[[32]byte, *refreshRec]
+	docs    *table[string, *client] // fetched client metadata documents
+
+	docHTTP    *http.Client
+	fetches    singleflight.Group  // one fetch per document URL at a time
+	fetchSlots *semaphore.Weighted // maxFetches
 }
 
 type client struct {
@@ -194,6 +209,10 @@ func New(cfg Config) (*Server, error) {
 		grants:  newTable[string, *grantRec](MaxGrants),
 		access:  newTable[[32]byte, *accessRec](MaxAccessTokens),
 		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
+		docs:    newTable[string, *client](MaxDocuments),
+
+		docHTTP:    documentHTTPClient(cfg.DocumentClient),
+		fetchSlots: semaphore.NewWeighted(maxFetches),
 	}, nil
 }
 
@@ -237,6 +256,21 @@ func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
 		return g, Expired, true
 	}
 	return g, Active, true
+}
+
+// lookupClient returns the client a client_id names: a registered one, or
+// the one its client metadata document describes (fetched when needed).
+func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
+	if isDocumentID(id) {
+		return s.documentClient(ctx, id)
+	}
+	s.mu.Lock()
+	c, ok := s.clients.get(id)
+	s.mu.Unlock()
+	if !ok {
+		return nil, errors.New("unknown client_id: register the client first, or use the https URL of its client metadata document")
+	}
+	return c, nil
 }
 
 // source finds a source by id or registry URL.

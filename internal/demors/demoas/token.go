@@ -42,11 +42,8 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		}
 		clientID, _ = url.QueryUnescape(user)
 	}
-	s.mu.Lock()
-	_, known := s.clients.get(clientID)
-	s.mu.Unlock()
-	if !known {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client_id")
+	if _, err := s.lookupClient(r.Context(), clientID); err != nil {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", err.Error())
 		return
 	}
 	switch form.Get("grant_type") {
