@@ -102,8 +102,9 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, cmdkit.ExitUsage, "unknown command"},
 		{"missing provider", []string{"stdio", "--cache-root", root}, cmdkit.ExitUsage, "--provider-url"},
 		{"bad provider", []string{"--provider-url", "ftp://x", "--cache-root", root}, cmdkit.ExitUsage, "http(s)"},
-		{"not connected", []string{"--provider-url", url, "--cache-root", root}, cmdkit.ExitConfig, "pdpp connect " + url},
-		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot}, cmdkit.ExitNoPerm, "pdpp connect " + url},
+		{"not connected", []string{"--provider-url", url, "--cache-root", root, "--fail-fast"}, cmdkit.ExitConfig, "pdpp connect " + url},
+		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot, "--fail-fast"}, cmdkit.ExitNoPerm, "pdpp connect " + url},
+		{"not connected, serving the reason", []string{"--provider-url", url, "--cache-root", root}, cmdkit.ExitOK, "not_connected"},
 		{"unknown toolset", []string{"http", "--provider-url", url, "--toolsets", "admin"}, cmdkit.ExitUsage, "unknown toolset"},
 		{"bad flag", []string{"stdio", "--no-such-flag"}, cmdkit.ExitUsage, "no-such-flag"},
 		{"full ceiling below compact", []string{"http", "--provider-url", url, "--full-max-bytes", "1000"}, cmdkit.ExitUsage, "--full-max-bytes must be at least"},
@@ -318,7 +319,7 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
+	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22.19 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
 ("loom")`} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)

@@ -216,7 +216,7 @@ func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
   MCP over HTTP:  %s
   bearer token:   %s   (demo "client" grant: two loom connections + notes)
 
-MCP Inspector 2.x (needs Node 22 or newer; its web UI origin on port 6274 is
+MCP Inspector 2.x (needs Node 22.19 or newer; its web UI origin on port 6274 is
 allowed): in the web UI (npx -y @modelcontextprotocol/inspector), transport
 "Streamable HTTP", URL %s, header Authorization: Bearer %s; or its CLI:
   npx -y @modelcontextprotocol/inspector --cli %s --transport http --header "Authorization: Bearer %s" --method tools/list

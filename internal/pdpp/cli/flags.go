@@ -25,8 +25,11 @@ type common struct {
 	// allowPrivateWebhooks lets webhook callbacks name internal hosts
 	// (--allow-private-webhooks; see pdpp.Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
-	fullMax              int64 // --full-max-bytes; 0 on commands without it: the default
-	inFlightMax          int64 // --max-inflight-bytes; 0 on commands without it: the default
+	// unavailable, when set, serves without a credential: see
+	// pdpp.ServerOptions.Unavailable (stdio without --fail-fast).
+	unavailable *pdpp.Unavailable
+	fullMax     int64 // --full-max-bytes; 0 on commands without it: the default
+	inFlightMax int64 // --max-inflight-bytes; 0 on commands without it: the default
 }
 
 // register defines every common flag (the serving commands stdio and http).
@@ -185,5 +188,6 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 		w(&cfg)
 	}
 	a := pdpp.New(cfg)
-	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout}), client, nil
+	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout,
+		Unavailable: c.unavailable}), client, nil
 }
