@@ -25,6 +25,11 @@
 //     that rotate on every use, and a replayed refresh token (or authorization code)
 //     revoking the whole grant.
 //
+// Tables are bounded in all and per client address; an address's flood drops only
+// its own entries, and live grants are never dropped for a newcomer (503 instead).
+// Before consent, errors are redirected only to a loopback redirect URI or one a
+// person confirmed; otherwise they are shown on the server's own page.
+//
 // The resource server asks Lookup what an access token is worth: a grant with its kind
 // and sources, and whether it is active, expired or revoked. Everything is held in
 // memory, each table with a stated bound, and every token, code and refresh token is

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -35,6 +37,12 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, http.MethodPost)
 		return
 	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		// RFC 7591 registrations are JSON; a form or text/plain POST, which
+		// a browser page can send without a preflight, is refused.
+		oauthError(w, http.StatusUnsupportedMediaType, "invalid_client_metadata", "the body must be sent as Content-Type: application/json")
+		return
+	}
 	raw, err := readBody(w, r)
 	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
@@ -47,9 +55,14 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &client{id: newID("cli_"), name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}
 	s.mu.Lock()
-	// A registration never expires by itself; when the table is full the oldest goes.
-	s.clients.put(c.id, c, c.issuedAt.Add(RefreshTokenTTL), s.now())
+	// A registration goes when stale (client.stale) or for room among its own
+	// address's: never past a fixed time, so until is far off.
+	ok := s.clients.putFor(clientAddr(r), c.id, c, c.issuedAt.Add(100*365*24*time.Hour), s.now())
 	s.mu.Unlock()
+	if !ok {
+		busy(w, "registrations")
+		return
+	}
 	s.log.Debug("demo AS registered a client", "client_id", c.id, "client_name", c.name)
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"client_id":                  c.id,

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +52,20 @@ const (
 	CodeTTL = 60 * time.Second
 	// RefreshTokenTTL is how long a refresh token can be used.
 	RefreshTokenTTL = 24 * time.Hour
+
+	// Bounds per client address (an IPv4 address or an IPv6 /64), so that one
+	// address's flood drops only its own entries. Registrations, grants and
+	// tokens are then dropped only when stale (expired; a grant revoked; a
+	// registration never used within PendingTTL, or unused for
+	// RefreshTokenTTL): a table full of live entries refuses a newcomer (503)
+	// rather than drop another address's live grant.
+	MaxClientsPerAddress = 64
+	MaxGrantsPerAddress  = 64
+	// maxTokensPerAddress bounds the access and refresh tokens issued to one
+	// address (a grant refreshed often holds several until they expire).
+	maxTokensPerAddress = 4 * MaxGrantsPerAddress
+	// maxPendingPerAddress bounds consent pages and codes per address.
+	maxPendingPerAddress = 64
 
 	// maxBodyBytes bounds a registration, token or consent request body: the largest
 	// legitimate one (a registration with maxRedirectURIs URIs of maxURIBytes) is
@@ -158,12 +174,26 @@ type client struct {
 	name         string
 	redirectURIs []string
 	issuedAt     time.Time
+	lastUsed     time.Time // last token issued to it; zero: never
+	// confirmed are the redirect URIs a person consented to send this
+	// client's authorizations to: errors may be redirected there.
+	confirmed map[string]bool
+}
+
+// stale reports a registration that may go: never used within PendingTTL
+// of registering, or unused for RefreshTokenTTL (its grants have lapsed).
+func (c *client) stale(now time.Time) bool {
+	if c.lastUsed.IsZero() {
+		return now.After(c.issuedAt.Add(PendingTTL))
+	}
+	return now.After(c.lastUsed.Add(RefreshTokenTTL))
 }
 
 // grantRec is a grant and its family state.
 type grantRec struct {
 	Grant
 	revoked bool
+	owner   string // the address its code was exchanged from
 }
 
 type accessRec struct {
@@ -198,7 +228,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{
+	s := &Server{
 		cfg:     cfg,
 		log:     log,
 		sources: cfg.Sources,
@@ -213,7 +243,49 @@ func New(cfg Config) (*Server, error) {
 
 		docHTTP:    documentHTTPClient(cfg.DocumentClient),
 		fetchSlots: semaphore.NewWeighted(maxFetches),
-	}, nil
+	}
+	s.clients.perOwner, s.clients.keepLive = MaxClientsPerAddress, true
+	s.clients.stale = func(c *client, now time.Time) bool { return c.stale(now) }
+	s.grants.perOwner, s.grants.keepLive = MaxGrantsPerAddress, true
+	s.grants.stale = func(g *grantRec, _ time.Time) bool { return g.revoked }
+	// A token of a revoked or forgotten grant is worth nothing: stale.
+	s.access.perOwner, s.access.keepLive = maxTokensPerAddress, true
+	s.access.stale = func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) }
+	s.refresh.perOwner, s.refresh.keepLive = maxTokensPerAddress, true
+	s.refresh.stale = func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) }
+	s.pending.perOwner, s.codes.perOwner = maxPendingPerAddress, maxPendingPerAddress
+	return s, nil
+}
+
+// grantGone reports a grant revoked or no longer held. The caller holds s.mu.
+func (s *Server) grantGone(id string) bool {
+	g, ok := s.grants.get(id)
+	return !ok || g.revoked
+}
+
+// clientAddr is the address a request is bounded under: the peer's IPv4
+// address, or the /64 of its IPv6 address (one host's usual allocation).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// busy answers a request that would need room held by live entries.
+func busy(w http.ResponseWriter, what string) {
+	w.Header().Set("Retry-After", "60")
+	oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "this demo authorization server holds as many live "+what+" as it can; try again later")
 }
 
 // Paths are the routes Register mounts.
