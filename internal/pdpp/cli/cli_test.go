@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -444,6 +445,32 @@ func TestAllowPrivateWebhooksFlag(t *testing.T) {
 			b, _ := json.Marshal(res.StructuredContent)
 			if res.IsError == tc.want || (!tc.want && !strings.Contains(string(b), "callback_url")) {
 				t.Fatalf("allowed %v, create_event_subscription with a loopback callback: isError %v %s", tc.want, res.IsError, b)
+			}
+		})
+	}
+}
+
+// TestPortClashNamesTheCommandsFlag: an occupied address is exit 69 with a
+// hint naming the flag of the command that was run.
+func TestPortClashNamesTheCommandsFlag(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cases := []struct {
+		args      []string
+		flag, not string
+	}{
+		{[]string{"demo-rs", "--listen", addr, "--cache-root", t.TempDir()}, "--listen,", "--rs-listen"},
+		{[]string{"demo", "--rs-listen", addr, "--listen", "127.0.0.1:0", "--once"}, "--rs-listen,", "--listen,"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.args[0], func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != cmdkit.ExitUnavailable || !strings.Contains(stderr, "pick another address with "+tc.flag) || strings.Contains(stderr, tc.not) {
+				t.Fatalf("exit %d, want %d with a hint naming %s only:\n%s", code, cmdkit.ExitUnavailable, tc.flag, stderr)
 			}
 		})
 	}

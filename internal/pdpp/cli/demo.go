@@ -48,8 +48,9 @@ func (o *demoOAuth) consentNote() string {
 const demoSource = "loom"
 
 // startDemoRS starts the embedded demo RS, with its authorization server, on
-// addr and returns it with its URL (no trailing slash).
-func startDemoRS(ctx context.Context, log *slog.Logger, addr string, o demoOAuth) (*demors.Server, string, error) {
+// addr (given with the command's flag addrFlag) and returns it with its URL
+// (no trailing slash).
+func startDemoRS(ctx context.Context, log *slog.Logger, addr, addrFlag string, o demoOAuth) (*demors.Server, string, error) {
 	oauth, err := o.config()
 	if err != nil {
 		return nil, "", err
@@ -61,7 +62,7 @@ func startDemoRS(ctx context.Context, log *slog.Logger, addr string, o demoOAuth
 	u, err := demors.ListenAndServe(ctx, addr, rs)
 	if err != nil {
 		rs.Close()
-		return nil, "", cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with --rs-listen / --listen, e.g. 127.0.0.1:0)", err)
+		return nil, "", cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with %s, e.g. 127.0.0.1:0)", err, addrFlag)
 	}
 	return rs, strings.TrimRight(u, "/"), nil
 }
@@ -101,7 +102,7 @@ func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if grant != "client" && grant != "narrow" {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--grant must be client or narrow, not %q", grant)
 	}
-	rs, url, err := startDemoRS(ctx, log, listen, o)
+	rs, url, err := startDemoRS(ctx, log, listen, "--listen", o)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rs, rsURL, err := startDemoRS(ctx, log, rsListen, o)
+	rs, rsURL, err := startDemoRS(ctx, log, rsListen, "--rs-listen", o)
 	if err != nil {
 		return err
 	}
