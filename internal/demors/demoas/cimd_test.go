@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -205,5 +206,40 @@ func TestClientMetadataDocumentAddresses(t *testing.T) {
 		if got := demoas.NotPublicHost(tc.host); (tc.why == "") != (got == "") || !strings.Contains(got, tc.why) {
 			t.Errorf("NotPublicHost(%q) = %q, want %q", tc.host, got, tc.why)
 		}
+	}
+}
+
+// TestClientMetadataDocumentFetchedOnce: concurrent first uses of one
+// client_id share one fetch.
+func TestClientMetadataDocumentFetchedOnce(t *testing.T) {
+	release := make(chan struct{})
+	d := newDocServer(t, func(self, path string) (int, string) {
+		<-release
+		return 200, `{"client_id":"` + self + `","redirect_uris":["` + redirectURI + `"]}`
+	})
+	a := newASWith(t, d.Client())
+	const n = 8
+	done := make(chan int, n)
+	for range n {
+		go func() {
+			resp, err := noRedirect.Get(a.oauth(d.URL+"/client.json").AuthCodeURL("st-1", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	// Let every request reach the server before the document is served.
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	for range n {
+		if code := <-done; code != http.StatusFound {
+			t.Fatalf("authorize: %d, want a redirect with a code", code)
+		}
+	}
+	if got := d.hits.Load(); got != 1 {
+		t.Fatalf("%d fetches for %d concurrent first uses, want 1", got, n)
 	}
 }
