@@ -31,10 +31,11 @@ type ServerOptions struct {
 	// Unavailable, when set, is why this server has no usable credential
 	// (stdio without --fail-fast: not connected, an invalid or expired
 	// credential, an owner token refused). The server still answers
-	// initialize, with instructions that start with UnavailableNote and
-	// Unavailable's message, and the lists; every tool call is this error
-	// (isError, structuredContent.error) and every resource read fails
-	// with it, before any argument check and with no RS request.
+	// initialize, with instructions that start with UnavailableNote and the
+	// code and end with the message (what is wrong and the fix), and the
+	// lists; every tool call is the error (isError, structuredContent.error
+	// with the code and the message) and every resource read fails with it,
+	// before any argument check and with no RS request.
 	Unavailable *Unavailable
 }
 
@@ -45,8 +46,11 @@ type Unavailable struct {
 }
 
 // UnavailableNote begins the instructions of a server without a usable
-// credential (ServerOptions.Unavailable), before the reason and its fix.
-const UnavailableNote = "NOT CONNECTED: every tool call fails until the person connects this server to their PDPP provider and restarts it."
+// credential (ServerOptions.Unavailable). Its line is short (under 70
+// bytes), so the first 512 characters of the instructions still hold the
+// core guidance the catalog puts there; the reason and the fix close the
+// instructions.
+const UnavailableNote = "NOT CONNECTED ("
 
 // NewServer builds the MCP server used by stdio and HTTP alike: the generated
 // tools and resource templates over a, the catalog's instructions, and
@@ -70,7 +74,8 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	}
 	instructions := mcptools.Instructions
 	if opt.Unavailable != nil {
-		instructions = UnavailableNote + " " + opt.Unavailable.Message + "\n\n" + instructions
+		instructions = UnavailableNote + opt.Unavailable.Code + "): tools fail; fix at the end.\n\n" +
+			instructions + "\n\nNOT CONNECTED: " + opt.Unavailable.Message
 	}
 	opts := append(mcpkit.CacheHints(),
 		server.WithInstructions(instructions),

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
@@ -81,9 +82,17 @@ func TestStdioWithoutUsableCredential(t *testing.T) {
 			if err != nil {
 				t.Fatalf("initialize: %v", err)
 			}
-			if !strings.HasPrefix(ir.Instructions, pdpp.UnavailableNote) || !strings.Contains(ir.Instructions, fix) ||
-				!strings.Contains(ir.Instructions, "Evidence:") {
-				t.Fatalf("instructions do not start with the reason and fix before the usual text:\n%s", ir.Instructions)
+			first, _, _ := strings.Cut(ir.Instructions, "\n")
+			last := ir.Instructions[strings.LastIndex(ir.Instructions, "\n")+1:]
+			if !strings.HasPrefix(first, pdpp.UnavailableNote+tc.code+")") || !strings.Contains(ir.Instructions, mcptools.Instructions) ||
+				!strings.HasPrefix(last, "NOT CONNECTED: ") || !strings.Contains(last, fix) {
+				t.Fatalf("instructions do not say what is wrong first and the fix last, around the usual text:\n%s", ir.Instructions)
+			}
+			// The core guidance still fits the first 512 characters.
+			for _, w := range []string{"grant", "owner", "schema", "connection_id", "filter", "limit", "cursor"} {
+				if !strings.Contains(ir.Instructions[:512], w) {
+					t.Errorf("the first 512 characters no longer mention %s:\n%s", w, ir.Instructions[:512])
+				}
 			}
 			tl, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 			if err != nil || len(tl.Tools) == 0 {
