@@ -15,14 +15,13 @@ import (
 	"unicode/utf8"
 )
 
-// scope is accepted only empty (MCP Inspector registers with "scope": ""):
-// this server has no scopes to grant, so a client asking for one is told so
-// rather than handed less than it asked for. Other members this server does
-// not use (client_uri, logo_uri, contacts, software_id, ...) are ignored, as
-// RFC 7591 allows; what it cannot honour (a confidential client, another
-// grant or response type, a redirect URI it would not send a code to) is
-// refused.
-// registration is what a client may register.
+// registration is what a client may register. scope is accepted only empty
+// (MCP Inspector registers with "scope": ""): this server has no scopes to
+// grant, so a client asking for one is told so rather than handed less than
+// it asked for. Other members this server does not use (client_uri,
+// logo_uri, contacts, software_id, ...) are ignored, as RFC 7591 allows;
+// what it cannot honour (a confidential client, another grant or response
+// type, a redirect URI it would not send a code to) is refused.
 type registration struct {
 	RedirectURIs            []string `json:"redirect_uris"`
 	ClientName              string   `json:"client_name"`
