@@ -39,6 +39,9 @@ type OAuthConfig struct {
 	AccessTokenTTL time.Duration
 	// AutoConsent approves every authorization at once, without a consent page.
 	AutoConsent bool
+	// DocumentClient is for tests only (no flag sets it); see
+	// demoas.Config.DocumentClient.
+	DocumentClient *http.Client
 }
 
 // Server is one demo resource server with its own seeded database and tokens.
@@ -109,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: connectorName(ctr.ID)})
 		}
 		s.as, err = demoas.New(demoas.Config{Sources: sources, AccessTokenTTL: cfg.OAuth.AccessTokenTTL,
-			AutoConsent: cfg.OAuth.AutoConsent, Logger: log})
+			AutoConsent: cfg.OAuth.AutoConsent, DocumentClient: cfg.OAuth.DocumentClient, Logger: log})
 		if err != nil {
 			st.Close()
 			return nil, err

@@ -67,7 +67,7 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 	if name == "" {
 		name = papertools.ServerName
 	}
-	s := server.NewMCPServer(name, opt.Version,
+	opts := append(mcpkit.CacheHints(),
 		server.WithInstructions(papertools.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
@@ -82,6 +82,7 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		transport.RequestGuard(transport.RequestBounds{
 			ResourceURIBytes: papertools.MaxResourceURIBytes, ToolNameBytes: papertools.MaxToolNameBytes}),
 	)
+	s := server.NewMCPServer(name, opt.Version, opts...)
 	papertools.Register(s, h, h, mcpkit.RegisterOptions{ArgErrorResult: ArgErrorResult})
 	return s
 }

@@ -231,7 +231,7 @@ func TestNextWalksThePage(t *testing.T) {
 			if n := len(kind.shown(first.structured)); n == 0 || n >= len(want) {
 				t.Fatalf("the first step shows %d of %d items: the page should not fit one step", n, len(want))
 			}
-			t.Logf("%d items; first step shows %d, %d bytes; full reply %d bytes", len(want), len(kind.shown(first.structured)), first.wire, full.wire)
+			t.Logf("%d items; first step shows %d, %d bytes; full reply %d bytes (full_bytes %v)", len(want), len(kind.shown(first.structured)), first.wire, full.wire, first.structured["full_bytes"])
 
 			t.Run("structured only", func(t *testing.T) {
 				var walked []string

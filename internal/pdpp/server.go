@@ -28,7 +28,29 @@ type ServerOptions struct {
 	// all of its RS requests (token check, expand check, data); zero means
 	// the RS client's own timeout.
 	CallTimeout time.Duration
+	// Unavailable, when set, is why this server has no usable credential
+	// (stdio without --fail-fast: not connected, an invalid or expired
+	// credential, an owner token refused). The server still answers
+	// initialize, with instructions that start with UnavailableNote and the
+	// code and end with the message (what is wrong and the fix), and the
+	// lists; every tool call is the error (isError, structuredContent.error
+	// with the code and the message) and every resource read fails with it,
+	// before any argument check and with no RS request.
+	Unavailable *Unavailable
 }
+
+// Unavailable says why a server has no usable credential: a typed error
+// code (for example not_connected) and a message naming the fix.
+type Unavailable struct {
+	Code, Message string
+}
+
+// UnavailableNote begins the instructions of a server without a usable
+// credential (ServerOptions.Unavailable). Its line is short (under 70
+// bytes), so the first 512 characters of the instructions still hold the
+// core guidance the catalog puts there; the reason and the fix close the
+// instructions.
+const UnavailableNote = "NOT CONNECTED ("
 
 // NewServer builds the MCP server used by stdio and HTTP alike: the generated
 // tools and resource templates over a, the catalog's instructions, and
@@ -50,8 +72,13 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	if budget <= 0 {
 		budget = rs.DefaultTimeout
 	}
-	s := server.NewMCPServer(name, version,
-		server.WithInstructions(mcptools.Instructions),
+	instructions := mcptools.Instructions
+	if opt.Unavailable != nil {
+		instructions = UnavailableNote + opt.Unavailable.Code + "): tools fail; fix at the end.\n\n" +
+			instructions + "\n\nNOT CONNECTED: " + opt.Unavailable.Message
+	}
+	opts := append(mcpkit.CacheHints(),
+		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
@@ -63,6 +90,23 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		transport.RequestGuard(transport.RequestBounds{
 			ResourceURIBytes: mcptools.MaxResourceURIBytes, ToolNameBytes: mcptools.MaxToolNameBytes}),
 	)
+	if opt.Unavailable != nil {
+		// The innermost middleware: it never calls the handler, so no
+		// argument check, handler or RS request runs.
+		u := rs.AdapterError(opt.Unavailable.Code, opt.Unavailable.Message, "")
+		opts = append(opts,
+			server.WithToolHandlerMiddleware(func(server.ToolHandlerFunc) server.ToolHandlerFunc {
+				return func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return errorResult(u, req.Params.Name, nil), nil
+				}
+			}),
+			server.WithResourceHandlerMiddleware(func(server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+				return func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+					return nil, resourceFailure(ctx, u)
+				}
+			}))
+	}
+	s := server.NewMCPServer(name, version, opts...)
 	mcptools.Register(s, a, a, mcpkit.RegisterOptions{Toolsets: opt.Toolsets, ArgErrorResult: argErrorResult})
 	return s
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 )
 
 // footprint is the measured size of what a client receives. Sizes are bytes
@@ -121,14 +123,14 @@ var newestRevisionToolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","pa
 // version take the catalog's largest sizes and returns the bytes of its
 // tools/list result at the newest protocol revision: the result as every
 // earlier revision gets it plus what that revision adds (resultType, the
-// cache hints and _meta serverInfo). It returns 0 when the catalog bounds
+// cache hints the servers send, mcpkit.CacheHints, and _meta serverInfo). It returns 0 when the catalog bounds
 // no server identity.
 func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	if b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0 {
 		return 0, nil
 	}
 	s := server.NewMCPServer(strings.Repeat("n", b.MaxServerNameBytes), strings.Repeat("v", b.MaxServerVersionBytes),
-		server.WithToolCapabilities(false))
+		append(mcpkit.CacheHints(), server.WithToolCapabilities(false))...)
 	for _, t := range tools {
 		s.AddTool(t, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 	}

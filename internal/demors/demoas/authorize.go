@@ -55,11 +55,9 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.mu.Lock()
-	c, ok := s.clients.get(q.Get("client_id"))
-	s.mu.Unlock()
-	if !ok {
-		s.errorPage(w, http.StatusBadRequest, "Unknown client_id: register the client first.")
+	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
+	if err != nil {
+		s.errorPage(w, http.StatusBadRequest, capitalize(err.Error())+".")
 		return
 	}
 	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
@@ -74,7 +72,18 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		redirect = c.redirectURIs[0]
 	}
 	state := q.Get("state")
+	// Before consent an error goes back to the client only at a loopback
+	// redirect URI or one a person confirmed for this client: anyone may
+	// register a client with any https redirect, and an error sent there at
+	// once would make this server an open redirector (RFC 9700 §4.11).
+	s.mu.Lock()
+	trusted := isLoopbackRedirect(redirect) || c.confirmed[redirect]
+	s.mu.Unlock()
 	back := func(code, desc string) {
+		if !trusted {
+			s.errorPage(w, http.StatusBadRequest, fmt.Sprintf("The application's request is refused (%s: %s).", code, desc))
+			return
+		}
 		redirectTo(w, r, redirect, url.Values{"error": {code}, "error_description": {desc}}, state)
 	}
 	if q.Get("response_type") != "code" {
@@ -109,7 +118,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	id := secret("req_")
 	s.mu.Lock()
-	s.pending.put(id, p, p.expires, s.now())
+	s.pending.putFor(clientAddr(r), id, p, p.expires, s.now())
 	s.mu.Unlock()
 	s.consentPage(w, id, p)
 }
@@ -167,7 +176,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *pending, sou
 	value := secret("pdppas_code_")
 	s.mu.Lock()
 	// A used code is kept as long as an unused one would live, to catch a replay.
-	s.codes.put(hash(value), c, c.expires, s.now())
+	s.codes.putFor(clientAddr(r), hash(value), c, c.expires, s.now())
 	s.mu.Unlock()
 	s.log.Debug("demo AS approved an authorization", "client_id", p.clientID, "kind", c.kind, "sources", c.sources)
 	redirectTo(w, r, p.redirectURI, url.Values{"code": {value}}, p.state)
@@ -193,6 +202,9 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This authorization request is unknown or has expired; start again from the application.")
 		return
 	}
+	// The person saw this client and redirect URI on the consent page: from
+	// now on errors may be sent there (see serveAuthorize).
+	s.confirm(p.clientID, p.redirectURI)
 	if r.PostForm.Get("decision") != "approve" {
 		redirectTo(w, r, p.redirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person declined"}}, p.state)
 		return
@@ -250,7 +262,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <style>body{font-family:sans-serif;max-width:36em;margin:3em auto;line-height:1.5}button{margin-right:1em}</style></head>
 <body><h1>PDPP demo authorization server</h1>
 {{if .Error}}<p>{{.Error}}</p>{{else}}
-<p><strong>{{if .ClientName}}{{.ClientName}}{{else}}An application{{end}}</strong> asks to read your data{{if .Source}} from <strong>{{.Source.Name}}</strong> ({{.Source.URL}}){{end}}, read-only.</p>
+<p><strong>{{if .ClientName}}{{.ClientName}}{{else}}An application{{end}}</strong>{{if .ClientHost}} (described by {{.ClientHost}}){{end}} asks to read your data{{if .Source}} from <strong>{{.Source.Name}}</strong> ({{.Source.URL}}){{end}}, read-only.</p>
 <form method="post" action="/oauth/consent">
 <input type="hidden" name="request" value="{{.Request}}">
 {{if not .Source}}<p>Choose the sources to share (a package grant):</p>
@@ -264,6 +276,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 type pageData struct {
 	Error      string
 	ClientName string
+	ClientHost string // the host serving the client's metadata document
 	Request    string
 	Source     *Source
 	Sources    []Source
@@ -272,6 +285,9 @@ type pageData struct {
 // consentPage shows what is asked and the form that answers it.
 func (s *Server) consentPage(w http.ResponseWriter, id string, p *pending) {
 	d := pageData{ClientName: p.clientName, Request: id, Sources: s.sources}
+	if u, err := url.Parse(p.clientID); err == nil && isDocumentID(p.clientID) {
+		d.ClientHost = u.Host
+	}
 	if p.source != "" {
 		src, _ := s.source(p.source)
 		d.Source = &src
@@ -295,4 +311,36 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	if err := pageTmpl.Execute(w, d); err != nil {
 		s.log.Warn("demo AS page failed", "err", err)
 	}
+}
+
+// capitalize makes a message a sentence for the error page.
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// confirm records that a person consented to (or declined) clientID's
+// authorization at redirectURI, at most maxRedirectURIs of them.
+func (s *Server) confirm(clientID, redirectURI string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients.get(clientID)
+	if !ok {
+		if c, ok = s.docs.get(clientID); !ok {
+			return
+		}
+	}
+	if c.confirmed == nil {
+		c.confirmed = make(map[string]bool, 1)
+	}
+	c.confirmed[redirectURI] = true // bounded: only registered URIs reach here
+}
+
+// isLoopbackRedirect reports an http redirect URI on a loopback host: what a
+// native or command-line client on this machine listens on.
+func isLoopbackRedirect(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "http" && isLoopback(u.Hostname())
 }

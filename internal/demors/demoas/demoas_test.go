@@ -151,6 +151,7 @@ func TestMetadata(t *testing.T) {
 		"code_challenge_methods_supported":           []any{"S256"},
 		"token_endpoint_auth_methods_supported":      []any{"none"},
 		"pdpp_authorization_details_types_supported": []any{demoas.DataAccessType},
+		"client_id_metadata_document_supported":      true,
 	}
 	for k, v := range want {
 		got, _ := json.Marshal(m[k])
@@ -181,8 +182,10 @@ func TestRegister(t *testing.T) {
 		{"public client", `{"redirect_uris":["` + redirectURI + `"],"token_endpoint_auth_method":"none"}`, 201, ""},
 		{"auth method left out", `{"redirect_uris":["https://app.example/cb"]}`, 201, ""},
 		{"native app scheme", `{"redirect_uris":["com.example.app:/cb"]}`, 201, ""},
-		{"scope", `{"redirect_uris":["` + redirectURI + `"],"scope":"read"}`, 400, "invalid_client_metadata"},
-		{"software_id", `{"redirect_uris":["` + redirectURI + `"],"software_id":"x"}`, 400, "invalid_client_metadata"},
+		{"empty scope (MCP Inspector)", `{"redirect_uris":["` + redirectURI + `"],"scope":""}`, 201, ""},
+		{"a scope", `{"redirect_uris":["` + redirectURI + `"],"scope":"read"}`, 400, "invalid_client_metadata"},
+		{"scope not a string", `{"redirect_uris":["` + redirectURI + `"],"scope":[]}`, 400, "invalid_client_metadata"},
+		{"members this server does not use", `{"redirect_uris":["` + redirectURI + `"],"software_id":"x","software_version":"1","client_uri":"https://app.example","logo_uri":"https://app.example/l.png","contacts":["a@app.example"],"x_vendor":{"n":1}}`, 201, ""},
 		{"client_secret_post", `{"redirect_uris":["` + redirectURI + `"],"token_endpoint_auth_method":"client_secret_post"}`, 400, "invalid_client_metadata"},
 		{"client_secret_basic", `{"redirect_uris":["` + redirectURI + `"],"token_endpoint_auth_method":"client_secret_basic"}`, 400, "invalid_client_metadata"},
 		{"no redirect URIs", `{"client_name":"x"}`, 400, "invalid_redirect_uri"},

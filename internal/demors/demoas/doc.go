@@ -7,7 +7,14 @@
 //   - RFC 8414 metadata at /.well-known/oauth-authorization-server (no scopes_supported);
 //   - dynamic client registration (RFC 7591) at /oauth/register for public clients only:
 //     token_endpoint_auth_method "none" is accepted, client_secret_post and
-//     client_secret_basic are refused, and so are the members scope and software_id;
+//     client_secret_basic are refused, and so is a non-empty scope (there are no
+//     scopes; an empty one, as MCP Inspector sends, is accepted); members it does
+//     not use are ignored;
+//   - Client ID Metadata Documents: an https client_id is the URL of the client's
+//     JSON metadata, fetched from a public host only (the webhook address rules),
+//     at most MaxDocumentBytes within DocumentTimeout, without redirects, and
+//     kept DocumentTTL (at most MaxDocuments); Config.DocumentClient lets a test
+//     serve one from loopback;
 //   - the authorization code grant at /oauth/authorize with PKCE, S256 only, a consent
 //     page (or, with Config.AutoConsent, approval at once), and the token endpoint at
 //     /oauth/token;
@@ -17,6 +24,11 @@
 //   - access tokens that live Config.AccessTokenTTL (600 s by default), refresh tokens
 //     that rotate on every use, and a replayed refresh token (or authorization code)
 //     revoking the whole grant.
+//
+// Tables are bounded in all and per client address; an address's flood drops only
+// its own entries, and live grants are never dropped for a newcomer (503 instead).
+// Before consent, errors are redirected only to a loopback redirect URI or one a
+// person confirmed; otherwise they are shown on the server's own page.
 //
 // The resource server asks Lookup what an access token is worth: a grant with its kind
 // and sources, and whether it is active, expired or revoked. Everything is held in

@@ -36,9 +36,8 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		TokenEndpointAuthMethodsSupported: []string{"none"},
-		// Client ID metadata documents would make this server fetch URLs a client
-		// names; the demo registers clients only through /oauth/register.
-		ClientIDMetadataDocumentSupported: false,
+		// An https client_id names the client's metadata document (cimd.go).
+		ClientIDMetadataDocumentSupported: true,
 		AuthorizationDetailsTypes:         []string{DataAccessType},
 		PDPPAuthorizationDetailsTypes:     []string{DataAccessType},
 	})

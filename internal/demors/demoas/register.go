@@ -5,18 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
-// refusedMembers are RFC 7591 members the reference authorization server refuses.
-var refusedMembers = []string{"scope", "software_id"}
-
-// registration is what a client may register.
+// registration is what a client may register. scope is accepted only empty
+// (MCP Inspector registers with "scope": ""): this server has no scopes to
+// grant, so a client asking for one is told so rather than handed less than
+// it asked for. Other members this server does not use (client_uri,
+// logo_uri, contacts, software_id, ...) are ignored, as RFC 7591 allows;
+// what it cannot honour (a confidential client, another grant or response
+// type, a redirect URI it would not send a code to) is refused.
 type registration struct {
 	RedirectURIs            []string `json:"redirect_uris"`
 	ClientName              string   `json:"client_name"`
@@ -31,36 +36,32 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, http.MethodPost)
 		return
 	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		// RFC 7591 registrations are JSON; a form or text/plain POST, which
+		// a browser page can send without a preflight, is refused.
+		oauthError(w, http.StatusUnsupportedMediaType, "invalid_client_metadata", "the body must be sent as Content-Type: application/json")
+		return
+	}
 	raw, err := readBody(w, r)
 	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
 		return
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object")
-		return
-	}
-	for _, m := range refusedMembers {
-		if _, ok := members[m]; ok {
-			oauthError(w, http.StatusBadRequest, "invalid_client_metadata", m+" is not supported; register without it")
-			return
-		}
-	}
-	var reg registration
-	if err := json.Unmarshal(raw, &reg); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "a member has the wrong type: "+err.Error())
-		return
-	}
-	if code, msg := reg.check(); code != "" {
+	reg, code, msg := parseRegistration(raw)
+	if code != "" {
 		oauthError(w, http.StatusBadRequest, code, msg)
 		return
 	}
 	c := &client{id: newID("cli_"), name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}
 	s.mu.Lock()
-	// A registration never expires by itself; when the table is full the oldest goes.
-	s.clients.put(c.id, c, c.issuedAt.Add(RefreshTokenTTL), s.now())
+	// A registration goes when stale (client.stale) or for room among its own
+	// address's: never past a fixed time, so until is far off.
+	ok := s.clients.putFor(clientAddr(r), c.id, c, c.issuedAt.Add(100*365*24*time.Hour), s.now())
 	s.mu.Unlock()
+	if !ok {
+		busy(w, "registrations")
+		return
+	}
 	s.log.Debug("demo AS registered a client", "client_id", c.id, "client_name", c.name)
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"client_id":                  c.id,
@@ -71,6 +72,27 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 	})
+}
+
+// parseRegistration reads a registration request or a client metadata
+// document and checks it; code and msg are an RFC 7591 error when it is
+// refused.
+func parseRegistration(raw []byte) (reg registration, code, msg string) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return reg, "invalid_client_metadata", "the body must be a JSON object"
+	}
+	if m, ok := members["scope"]; ok {
+		var scope string
+		if json.Unmarshal(m, &scope) != nil || strings.TrimSpace(scope) != "" {
+			return reg, "invalid_client_metadata", "scope is not supported (this server has no scopes); register without it or with an empty one"
+		}
+	}
+	if err := json.Unmarshal(raw, &reg); err != nil {
+		return reg, "invalid_client_metadata", "a member has the wrong type: " + err.Error()
+	}
+	code, msg = reg.check()
+	return reg, code, msg
 }
 
 // check validates a registration; it returns an RFC 7591 error code and message.

@@ -1,6 +1,7 @@
 package demoas
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,10 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultAccessTokenTTL is how long an access token lives, as at the reference
@@ -46,6 +52,20 @@ const (
 	CodeTTL = 60 * time.Second
 	// RefreshTokenTTL is how long a refresh token can be used.
 	RefreshTokenTTL = 24 * time.Hour
+
+	// Bounds per client address (an IPv4 address or an IPv6 /64), so that one
+	// address's flood drops only its own entries. Registrations, grants and
+	// tokens are then dropped only when stale (expired; a grant revoked; a
+	// registration never used within PendingTTL, or unused for
+	// RefreshTokenTTL): a table full of live entries refuses a newcomer (503)
+	// rather than drop another address's live grant.
+	MaxClientsPerAddress = 64
+	MaxGrantsPerAddress  = 64
+	// maxTokensPerAddress bounds the access and refresh tokens issued to one
+	// address (a grant refreshed often holds several until they expire).
+	maxTokensPerAddress = 4 * MaxGrantsPerAddress
+	// maxPendingPerAddress bounds consent pages and codes per address.
+	maxPendingPerAddress = 64
 
 	// maxBodyBytes bounds a registration, token or consent request body: the largest
 	// legitimate one (a registration with maxRedirectURIs URIs of maxURIBytes) is
@@ -87,6 +107,12 @@ type Config struct {
 	AutoConsent bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// DocumentClient, for tests only (no flag sets it), fetches client
+	// metadata documents through its Transport instead of the server's own,
+	// which dials public addresses only; with it the public-host rule on the
+	// client_id URL is lifted too, so a test can serve a document from an
+	// httptest TLS server on loopback. Timeout, size and redirect rules stay.
+	DocumentClient *http.Client
 }
 
 // Kind is what a grant is.
@@ -136,6 +162,11 @@ type Server struct {
 	grants  *table[string, *grantRec]
 	access  *table[[32]byte, *accessRec]
 	refresh *table[[32]byte, *refreshRec]
+	docs    *table[string, *client] // fetched client metadata documents
+
+	docHTTP    *http.Client
+	fetches    singleflight.Group  // one fetch per document URL at a time
+	fetchSlots *semaphore.Weighted // maxFetches
 }
 
 type client struct {
@@ -143,12 +174,26 @@ type client struct {
 	name         string
 	redirectURIs []string
 	issuedAt     time.Time
+	lastUsed     time.Time // last token issued to it; zero: never
+	// confirmed are the redirect URIs a person consented to send this
+	// client's authorizations to: errors may be redirected there.
+	confirmed map[string]bool
+}
+
+// stale reports a registration that may go: never used within PendingTTL
+// of registering, or unused for RefreshTokenTTL (its grants have lapsed).
+func (c *client) stale(now time.Time) bool {
+	if c.lastUsed.IsZero() {
+		return now.After(c.issuedAt.Add(PendingTTL))
+	}
+	return now.After(c.lastUsed.Add(RefreshTokenTTL))
 }
 
 // grantRec is a grant and its family state.
 type grantRec struct {
 	Grant
 	revoked bool
+	owner   string // the address its code was exchanged from
 }
 
 type accessRec struct {
@@ -183,7 +228,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{
+	s := &Server{
 		cfg:     cfg,
 		log:     log,
 		sources: cfg.Sources,
@@ -194,7 +239,53 @@ func New(cfg Config) (*Server, error) {
 		grants:  newTable[string, *grantRec](MaxGrants),
 		access:  newTable[[32]byte, *accessRec](MaxAccessTokens),
 		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
-	}, nil
+		docs:    newTable[string, *client](MaxDocuments),
+
+		docHTTP:    documentHTTPClient(cfg.DocumentClient),
+		fetchSlots: semaphore.NewWeighted(maxFetches),
+	}
+	s.clients.perOwner, s.clients.keepLive = MaxClientsPerAddress, true
+	s.clients.stale = func(c *client, now time.Time) bool { return c.stale(now) }
+	s.grants.perOwner, s.grants.keepLive = MaxGrantsPerAddress, true
+	s.grants.stale = func(g *grantRec, _ time.Time) bool { return g.revoked }
+	// A token of a revoked or forgotten grant is worth nothing: stale.
+	s.access.perOwner, s.access.keepLive = maxTokensPerAddress, true
+	s.access.stale = func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) }
+	s.refresh.perOwner, s.refresh.keepLive = maxTokensPerAddress, true
+	s.refresh.stale = func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) }
+	s.pending.perOwner, s.codes.perOwner = maxPendingPerAddress, maxPendingPerAddress
+	return s, nil
+}
+
+// grantGone reports a grant revoked or no longer held. The caller holds s.mu.
+func (s *Server) grantGone(id string) bool {
+	g, ok := s.grants.get(id)
+	return !ok || g.revoked
+}
+
+// clientAddr is the address a request is bounded under: the peer's IPv4
+// address, or the /64 of its IPv6 address (one host's usual allocation).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// busy answers a request that would need room held by live entries.
+func busy(w http.ResponseWriter, what string) {
+	w.Header().Set("Retry-After", "60")
+	oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "this demo authorization server holds as many live "+what+" as it can; try again later")
 }
 
 // Paths are the routes Register mounts.
@@ -237,6 +328,21 @@ func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
 		return g, Expired, true
 	}
 	return g, Active, true
+}
+
+// lookupClient returns the client a client_id names: a registered one, or
+// the one its client metadata document describes (fetched when needed).
+func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
+	if isDocumentID(id) {
+		return s.documentClient(ctx, id)
+	}
+	s.mu.Lock()
+	c, ok := s.clients.get(id)
+	s.mu.Unlock()
+	if !ok {
+		return nil, errors.New("unknown client_id: register the client first, or use the https URL of its client metadata document")
+	}
+	return c, nil
 }
 
 // source finds a source by id or registry URL.

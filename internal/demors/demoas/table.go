@@ -2,25 +2,37 @@ package demoas
 
 import "time"
 
-// table is a map with a size bound. Every entry has a time after which it may be
-// dropped (until); a put into a full table first drops every such entry and then, if
-// still full, the entry put earliest. Both scans are O(max) and happen only when the
-// table is full, which a demo can afford for the bounds used here (at most a few
-// thousand entries). The caller holds the server's lock.
+// table is a map with a size bound, and optionally a bound per owner (the
+// client address an entry was made for). Every entry has a time after which
+// it may be dropped (until), and the table may be told which entries are
+// stale before then (stale). A put for an owner at its bound first drops that
+// owner's droppable entries and then, if still at its bound, that owner's
+// oldest: one address's flood costs only its own entries. A put into a full
+// table then drops every droppable entry and, if still full, either refuses
+// the put (keepLive: what is live is never dropped for someone else) or drops
+// the entry put earliest. Each scan is O(max) and happens only at a bound,
+// which a demo can afford at the bounds used here (a few thousand entries).
+// The caller holds the server's lock.
 type table[K comparable, V any] struct {
-	max  int
-	seq  uint64
-	rows map[K]*row[V]
+	max      int
+	perOwner int  // 0: no bound per owner
+	keepLive bool // full of live entries: refuse rather than drop the oldest
+	// stale reports an entry droppable before its time (nil: none is).
+	stale func(V, time.Time) bool
+	seq   uint64
+	rows  map[K]*row[V]
+	owned map[string]int // entries per owner
 }
 
 type row[V any] struct {
 	val   V
 	seq   uint64    // insertion order
 	until time.Time // droppable after this instant
+	owner string
 }
 
 func newTable[K comparable, V any](max int) *table[K, V] {
-	return &table[K, V]{max: max, rows: make(map[K]*row[V])}
+	return &table[K, V]{max: max, rows: make(map[K]*row[V]), owned: make(map[string]int)}
 }
 
 // get returns the value under k.
@@ -33,28 +45,94 @@ func (t *table[K, V]) get(k K) (V, bool) {
 	return r.val, true
 }
 
-// put stores v under k, droppable after until, making room first when the table is full.
-func (t *table[K, V]) put(k K, v V, until time.Time, now time.Time) {
-	if _, exists := t.rows[k]; !exists && len(t.rows) >= t.max {
-		t.makeRoom(now)
-	}
-	t.seq++
-	t.rows[k] = &row[V]{val: v, seq: t.seq, until: until}
+// put stores v under k for no owner (see putFor); it never refuses unless
+// the table keeps live entries.
+func (t *table[K, V]) put(k K, v V, until time.Time, now time.Time) bool {
+	return t.putFor("", k, v, until, now)
 }
 
-func (t *table[K, V]) remove(k K) { delete(t.rows, k) }
+// putFor stores v under k for owner, droppable after until, making room
+// first; it reports false when the table is full of live entries and keeps
+// them (keepLive).
+func (t *table[K, V]) putFor(owner string, k K, v V, until time.Time, now time.Time) bool {
+	if old, exists := t.rows[k]; exists {
+		t.seq++
+		t.owned[old.owner]--
+		t.owned[owner]++
+		t.rows[k] = &row[V]{val: v, seq: t.seq, until: until, owner: owner}
+		t.tidy(old.owner)
+		return true
+	}
+	if owner != "" && t.perOwner > 0 && t.owned[owner] >= t.perOwner {
+		t.makeRoomFor(owner, now)
+	}
+	if len(t.rows) >= t.max && !t.makeRoom(now) {
+		return false
+	}
+	t.seq++
+	t.rows[k] = &row[V]{val: v, seq: t.seq, until: until, owner: owner}
+	t.owned[owner]++
+	return true
+}
+
+func (t *table[K, V]) remove(k K) {
+	if r, ok := t.rows[k]; ok {
+		delete(t.rows, k)
+		t.owned[r.owner]--
+		t.tidy(r.owner)
+	}
+}
 
 func (t *table[K, V]) len() int { return len(t.rows) }
 
-// makeRoom drops the entries past their time, then the oldest one if none was.
-func (t *table[K, V]) makeRoom(now time.Time) {
+// tidy forgets an owner with no entries, so owned stays bounded by rows.
+func (t *table[K, V]) tidy(owner string) {
+	if t.owned[owner] <= 0 {
+		delete(t.owned, owner)
+	}
+}
+
+func (t *table[K, V]) droppable(r *row[V], now time.Time) bool {
+	return now.After(r.until) || (t.stale != nil && t.stale(r.val, now))
+}
+
+// makeRoomFor drops owner's droppable entries, then owner's oldest if none was.
+func (t *table[K, V]) makeRoomFor(owner string, now time.Time) {
+	var (
+		oldest K
+		seq    uint64
+		found  bool
+	)
 	for k, r := range t.rows {
-		if now.After(r.until) {
-			delete(t.rows, k)
+		if r.owner != owner {
+			continue
+		}
+		if t.droppable(r, now) {
+			t.remove(k)
+			continue
+		}
+		if !found || r.seq < seq {
+			oldest, seq, found = k, r.seq, true
+		}
+	}
+	if found && t.owned[owner] >= t.perOwner {
+		t.remove(oldest)
+	}
+}
+
+// makeRoom drops the droppable entries, then (unless keepLive) the oldest one
+// if none was; it reports whether there is room.
+func (t *table[K, V]) makeRoom(now time.Time) bool {
+	for k, r := range t.rows {
+		if t.droppable(r, now) {
+			t.remove(k)
 		}
 	}
 	if len(t.rows) < t.max {
-		return
+		return true
+	}
+	if t.keepLive {
+		return false
 	}
 	var (
 		oldest K
@@ -66,5 +144,6 @@ func (t *table[K, V]) makeRoom(now time.Time) {
 			oldest, seq, found = k, r.seq, true
 		}
 	}
-	delete(t.rows, oldest)
+	t.remove(oldest)
+	return true
 }

@@ -46,3 +46,48 @@ func TestTableBound(t *testing.T) {
 		})
 	}
 }
+
+// TestTableOwners: an owner at its bound loses its own droppable entries,
+// then its own oldest, never another owner's; a table that keeps live
+// entries refuses a newcomer when full of them and takes it once one is
+// stale.
+func TestTableOwners(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	live := map[int]bool{}
+	tb := newTable[int, int](4)
+	tb.perOwner, tb.keepLive = 2, true
+	tb.stale = func(v int, _ time.Time) bool { return !live[v] }
+	put := func(owner string, k int) bool {
+		live[k] = true
+		return tb.putFor(owner, k, k, t0.Add(time.Hour), t0)
+	}
+	has := func(keys ...int) {
+		t.Helper()
+		for _, k := range keys {
+			if _, ok := tb.get(k); !ok {
+				t.Fatalf("key %d was dropped", k)
+			}
+		}
+	}
+	put("a", 1)
+	put("b", 2)
+	put("b", 3)
+	put("b", 4) // b at its bound: its own oldest (2) goes
+	if _, ok := tb.get(2); ok {
+		t.Fatal("the owner's oldest entry stayed past its bound")
+	}
+	has(1, 3, 4)
+	put("c", 5) // 4 entries now: 1, 3, 4, 5
+	if put("d", 6) {
+		t.Fatal("a full table of live entries took a newcomer")
+	}
+	has(1, 3, 4, 5)
+	live[3] = false // stale
+	if !put("d", 6) {
+		t.Fatal("a stale entry did not make room")
+	}
+	has(1, 4, 5, 6)
+	if len(tb.owned) != 4 || tb.owned["b"] != 1 {
+		t.Fatalf("owner counts %v", tb.owned)
+	}
+}

@@ -42,16 +42,13 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		}
 		clientID, _ = url.QueryUnescape(user)
 	}
-	s.mu.Lock()
-	_, known := s.clients.get(clientID)
-	s.mu.Unlock()
-	if !known {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client_id")
+	if _, err := s.lookupClient(r.Context(), clientID); err != nil {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", err.Error())
 		return
 	}
 	switch form.Get("grant_type") {
 	case "authorization_code":
-		s.exchangeCode(w, form, clientID)
+		s.exchangeCode(w, form, clientID, clientAddr(r))
 	case "refresh_token":
 		s.exchangeRefresh(w, form, clientID)
 	default:
@@ -61,7 +58,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 
 // exchangeCode turns a code into a new grant with its first tokens. A code presented
 // twice revokes the grant it produced.
-func (s *Server) exchangeCode(w http.ResponseWriter, form url.Values, clientID string) {
+func (s *Server) exchangeCode(w http.ResponseWriter, form url.Values, clientID, addr string) {
 	verifier := form.Get("code_verifier")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -94,10 +91,16 @@ func (s *Server) exchangeCode(w http.ResponseWriter, form url.Values, clientID s
 	if c.kind == KindPackage {
 		prefix = "gpk_"
 	}
-	g := &grantRec{Grant: Grant{ID: newID(prefix), ClientID: clientID, Kind: c.kind, Sources: c.sources}}
+	g := &grantRec{Grant: Grant{ID: newID(prefix), ClientID: clientID, Kind: c.kind, Sources: c.sources}, owner: addr}
+	if !s.grants.putFor(addr, g.ID, g, now.Add(RefreshTokenTTL), now) {
+		busy(w, "grants")
+		return
+	}
+	if !s.writeTokens(w, g, now) {
+		s.grants.remove(g.ID)
+		return
+	}
 	c.grantID = g.ID
-	s.grants.put(g.ID, g, now.Add(RefreshTokenTTL), now)
-	s.writeTokens(w, g, now)
 }
 
 // exchangeRefresh rotates a refresh token. A used one presented again revokes its
@@ -125,19 +128,33 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, form url.Values, clientI
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token has expired; authorize again")
 		return
 	}
+	if !s.writeTokens(w, g, now) {
+		return
+	}
 	rt.used = true
-	s.grants.put(g.ID, g, now.Add(RefreshTokenTTL), now) // the family lives on
-	s.writeTokens(w, g, now)
+	s.grants.putFor(g.owner, g.ID, g, now.Add(RefreshTokenTTL), now) // the family lives on (same key: never refused)
 }
 
-// writeTokens issues a new access and refresh token for g and answers with them. The
-// caller holds s.mu.
-func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) {
+// writeTokens issues a new access and refresh token for g, counted to the
+// grant's address, and answers with them; with no room among live tokens it
+// answers 503 and reports false. The caller holds s.mu.
+func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) bool {
 	access, refresh := secret("pdppas_at_"), secret("pdppas_rt_")
 	ttl := s.cfg.AccessTokenTTL
 	// Expired access tokens stay until room is needed (see MaxAccessTokens).
-	s.access.put(hash(access), &accessRec{grantID: g.ID, expires: now.Add(ttl)}, now.Add(ttl), now)
-	s.refresh.put(hash(refresh), &refreshRec{grantID: g.ID, clientID: g.ClientID, expires: now.Add(RefreshTokenTTL)}, now.Add(RefreshTokenTTL), now)
+	ah, rh := hash(access), hash(refresh)
+	if !s.access.putFor(g.owner, ah, &accessRec{grantID: g.ID, expires: now.Add(ttl)}, now.Add(ttl), now) {
+		busy(w, "tokens")
+		return false
+	}
+	if !s.refresh.putFor(g.owner, rh, &refreshRec{grantID: g.ID, clientID: g.ClientID, expires: now.Add(RefreshTokenTTL)}, now.Add(RefreshTokenTTL), now) {
+		s.access.remove(ah)
+		busy(w, "tokens")
+		return false
+	}
+	if c, ok := s.clients.get(g.ClientID); ok {
+		c.lastUsed = now
+	}
 	body := map[string]any{
 		"access_token":  access,
 		"token_type":    "Bearer",
@@ -150,6 +167,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) 
 		body["grant_id"] = g.ID
 	}
 	writeJSON(w, http.StatusOK, body)
+	return true
 }
 
 // s256Matches reports whether BASE64URL(SHA256(verifier)) equals challenge.

@@ -54,16 +54,47 @@ func Fail(code int, format string, args ...any) error {
 // WithCode wraps err so that it exits with code.
 func WithCode(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
-// Version returns override when set (by -ldflags -X), else the module version
-// from the build info, else "dev".
+// Version returns override when set (by -ldflags -X), else what the build
+// info says of this build (see BuildVersion).
 func Version(override string) string {
 	if override != "" {
 		return override
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return BuildVersion(bi)
+}
+
+// BuildVersion names a build from its info: the main module's version (a
+// release tag, or the pseudo-version go build stamps from the VCS), else the
+// first 12 hex digits of the VCS revision (with "+dirty" when the tree had
+// changes), else "devel" (go run, go test, or a build without VCS stamping).
+func BuildVersion(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "devel"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
 }
 
 // FlagSet is a flag.FlagSet whose flags take their defaults from environment
@@ -102,9 +133,31 @@ func (f *FlagSet) Str(p *string, name, envName, def, usage string) {
 	f.StringVar(p, name, def, withEnvName(usage, envName))
 }
 
-// Bool defines a boolean flag defaulting to true when $envName is "true".
-func (f *FlagSet) Bool(p *bool, name, envName string, usage string) {
-	f.BoolVar(p, name, envName != "" && strings.EqualFold(f.env.Getenv(envName), "true"), withEnvName(usage, envName))
+// Bool defines a boolean flag defaulting to $envName when set (see ParseBool),
+// else to def. A value ParseBool refuses is a usage error naming the variable,
+// never read as false.
+func (f *FlagSet) Bool(p *bool, name, envName string, def bool, usage string) error {
+	if v := f.env.Getenv(envName); envName != "" && v != "" {
+		b, err := ParseBool(v)
+		if err != nil {
+			return Fail(ExitUsage, "%s=%q: %v", envName, v, err)
+		}
+		def = b
+	}
+	f.BoolVar(p, name, def, withEnvName(usage, envName))
+	return nil
+}
+
+// ParseBool reads an environment boolean: 1, true, yes (on) or 0, false, no
+// (off), in any case, surrounding white space ignored.
+func ParseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, errors.New("not a boolean; use 1/0, true/false or yes/no")
 }
 
 // Dur defines a duration flag defaulting to $envName when set.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,13 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 		{"flag beats env", map[string]string{"X_S": "env"}, []string{"--s", "flag"}, "flag", time.Second, 7, false, ""},
 		{"bad duration", map[string]string{"X_D": "soon"}, nil, "", 0, 0, false, "X_D"},
 		{"bad integer", map[string]string{"X_N": "many"}, nil, "", 0, 0, false, "X_N"},
+		{"boolean 1", map[string]string{"X_B": "1"}, nil, "def", time.Second, 7, true, ""},
+		{"boolean yes", map[string]string{"X_B": " Yes "}, nil, "def", time.Second, 7, true, ""},
+		{"boolean 0", map[string]string{"X_B": "0"}, nil, "def", time.Second, 7, false, ""},
+		{"boolean No", map[string]string{"X_B": "No"}, nil, "def", time.Second, 7, false, ""},
+		{"boolean False", map[string]string{"X_B": "False"}, nil, "def", time.Second, 7, false, ""},
+		{"bad boolean", map[string]string{"X_B": "on"}, nil, "", 0, 0, false, "X_B"},
+		{"bad boolean 2", map[string]string{"X_B": "enabled"}, nil, "", 0, 0, false, "X_B"},
 		{"bad flag", nil, []string{"--nope"}, "", 0, 0, false, "nope"},
 	}
 	for _, tc := range cases {
@@ -47,8 +55,7 @@ func TestFlagDefaultsFromEnvironment(t *testing.T) {
 			var n int64
 			var b bool
 			f.Str(&s, "s", "X_S", "def", "a string")
-			f.Bool(&b, "b", "X_B", "a switch")
-			err := errors.Join(f.Dur(&d, "d", "X_D", time.Second, "a duration"), f.Int64(&n, "n", "X_N", 7, "a number"))
+			err := errors.Join(f.Bool(&b, "b", "X_B", false, "a switch"), f.Dur(&d, "d", "X_D", time.Second, "a duration"), f.Int64(&n, "n", "X_N", 7, "a number"))
 			if err == nil {
 				err = f.Parse(tc.args)
 			}
@@ -225,5 +232,33 @@ func TestServeAddressInUse(t *testing.T) {
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitUnavailable || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("want an unavailable exit naming --listen, got %v", err)
+	}
+}
+
+// TestBuildVersion: a build names itself by its module version, else its VCS
+// revision, else "devel"; never "dev" or "(devel)".
+func TestBuildVersion(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	cases := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "devel"},
+		{"release tag", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"pseudo-version", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261127120000-0123456789ab+dirty"}}, "v0.0.0-20261127120000-0123456789ab+dirty"},
+		{"revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}}, "0123456789ab"},
+		{"modified tree", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}}, "0123456789ab+dirty"},
+		{"nothing stamped", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := BuildVersion(tc.bi); got != tc.want {
+				t.Fatalf("BuildVersion = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := Version("v9"); got != "v9" {
+		t.Fatalf("an -ldflags override must win: %q", got)
 	}
 }

@@ -57,7 +57,9 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
 	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
 	f.Str(&h.Hosts, "allowed-hosts", envPrefix+"ALLOWED_HOSTS", "", "comma-separated Host values served (host or host:port; * for any); default: localhost, 127.0.0.1, ::1 and the listen host; the --public-base-url host is always served")
-	f.Bool(&h.CORS, "cors", envPrefix+"CORS", "answer CORS preflight for the allowed origins")
+	if err := f.Bool(&h.CORS, "cors", envPrefix+"CORS", false, "answer CORS preflight for the allowed origins"); err != nil {
+		return err
+	}
 	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "address of a separate Prometheus listener serving /metrics, e.g. 127.0.0.1:9464 (off when empty)")
 	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
 		return err

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -100,8 +103,9 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, cmdkit.ExitUsage, "unknown command"},
 		{"missing provider", []string{"stdio", "--cache-root", root}, cmdkit.ExitUsage, "--provider-url"},
 		{"bad provider", []string{"--provider-url", "ftp://x", "--cache-root", root}, cmdkit.ExitUsage, "http(s)"},
-		{"not connected", []string{"--provider-url", url, "--cache-root", root}, cmdkit.ExitConfig, "pdpp connect " + url},
-		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot}, cmdkit.ExitNoPerm, "pdpp connect " + url},
+		{"not connected", []string{"--provider-url", url, "--cache-root", root, "--fail-fast"}, cmdkit.ExitConfig, "pdpp connect " + url},
+		{"owner refused", []string{"--provider-url", url, "--cache-root", ownerRoot, "--fail-fast"}, cmdkit.ExitNoPerm, "pdpp connect " + url},
+		{"not connected, serving the reason", []string{"--provider-url", url, "--cache-root", root}, cmdkit.ExitOK, "not_connected"},
 		{"unknown toolset", []string{"http", "--provider-url", url, "--toolsets", "admin"}, cmdkit.ExitUsage, "unknown toolset"},
 		{"bad flag", []string{"stdio", "--no-such-flag"}, cmdkit.ExitUsage, "no-such-flag"},
 		{"full ceiling below compact", []string{"http", "--provider-url", url, "--full-max-bytes", "1000"}, cmdkit.ExitUsage, "--full-max-bytes must be at least"},
@@ -316,7 +320,7 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
+	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22.19 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
 ("loom")`} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
@@ -367,21 +371,32 @@ func TestDemoAllowsInspectorOrigin(t *testing.T) {
 
 // TestAllowPrivateWebhooksFlag checks where private webhook callbacks are
 // allowed: off for the serving commands unless the flag or its environment
-// variable says so, on in the demo unless turned off.
+// variable says so, on in the demo unless turned off; an environment value
+// that is not a boolean is a usage error naming the variable. Where it is
+// on, a loopback callback reaches the RS through create_event_subscription.
 func TestAllowPrivateWebhooksFlag(t *testing.T) {
+	provider := demoRS(t)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(hook.Close)
 	tests := []struct {
 		name string
 		demo bool
 		env  string
 		args []string
 		want bool
+		err  string
 	}{
-		{"serving default", false, "", nil, false},
-		{"serving flag", false, "", []string{"--allow-private-webhooks"}, true},
-		{"serving environment", false, "true", nil, true},
-		{"demo default", true, "", nil, true},
-		{"demo environment off", true, "false", nil, false},
-		{"demo flag off", true, "", []string{"--allow-private-webhooks=false"}, false},
+		{"serving default", false, "", nil, false, ""},
+		{"serving flag", false, "", []string{"--allow-private-webhooks"}, true, ""},
+		{"serving environment true", false, "true", nil, true, ""},
+		{"serving environment 1", false, "1", nil, true, ""},
+		{"serving environment YES", false, "YES", nil, true, ""},
+		{"serving environment 0", false, "0", nil, false, ""},
+		{"serving environment not a boolean", false, "on", nil, false, "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS"},
+		{"demo default", true, "", nil, true, ""},
+		{"demo environment off", true, "false", nil, false, ""},
+		{"demo environment no", true, "no", nil, false, ""},
+		{"demo flag off", true, "", []string{"--allow-private-webhooks=false"}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -391,14 +406,71 @@ func TestAllowPrivateWebhooksFlag(t *testing.T) {
 				}
 				return ""
 			}}
-			var c common
+			c := common{providerURL: provider, rsTimeout: 10 * time.Second}
 			f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "test", "")
-			c.registerServer(f, tc.demo)
+			err := c.registerServer(f, tc.demo)
+			if tc.err != "" {
+				var ee *cmdkit.ExitError
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ee) || ee.Code != cmdkit.ExitUsage {
+					t.Fatalf("want a usage error naming %s, got %v", tc.err, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := f.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
 			if c.allowPrivateWebhooks != tc.want {
-				t.Errorf("allowPrivateWebhooks = %v, want %v", c.allowPrivateWebhooks, tc.want)
+				t.Fatalf("allowPrivateWebhooks = %v, want %v", c.allowPrivateWebhooks, tc.want)
+			}
+			// What the setting does: a loopback callback is handed to the RS
+			// or refused, naming the argument.
+			s, _, err := c.buildServer(slog.New(slog.DiscardHandler), func(context.Context) (string, error) { return fixedTokens["client"], nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cl, err := client.NewInProcessClient(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			if _, err := cl.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			res := callTool(t, ctx, cl, "create_event_subscription", map[string]any{"callback_url": hook.URL + "/hook", "streams": []string{"transcripts"}})
+			b, _ := json.Marshal(res.StructuredContent)
+			if res.IsError == tc.want || (!tc.want && !strings.Contains(string(b), "callback_url")) {
+				t.Fatalf("allowed %v, create_event_subscription with a loopback callback: isError %v %s", tc.want, res.IsError, b)
+			}
+		})
+	}
+}
+
+// TestPortClashNamesTheCommandsFlag: an occupied address is exit 69 with a
+// hint naming the flag of the command that was run.
+func TestPortClashNamesTheCommandsFlag(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	cases := []struct {
+		args      []string
+		flag, not string
+	}{
+		{[]string{"demo-rs", "--listen", addr, "--cache-root", t.TempDir()}, "--listen,", "--rs-listen"},
+		{[]string{"demo", "--rs-listen", addr, "--listen", "127.0.0.1:0", "--once"}, "--rs-listen,", "--listen,"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.args[0], func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != cmdkit.ExitUnavailable || !strings.Contains(stderr, "pick another address with "+tc.flag) || strings.Contains(stderr, tc.not) {
+				t.Fatalf("exit %d, want %d with a hint naming %s only:\n%s", code, cmdkit.ExitUnavailable, tc.flag, stderr)
 			}
 		})
 	}

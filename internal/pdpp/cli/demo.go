@@ -48,8 +48,9 @@ func (o *demoOAuth) consentNote() string {
 const demoSource = "loom"
 
 // startDemoRS starts the embedded demo RS, with its authorization server, on
-// addr and returns it with its URL (no trailing slash).
-func startDemoRS(ctx context.Context, log *slog.Logger, addr string, o demoOAuth) (*demors.Server, string, error) {
+// addr (given with the command's flag addrFlag) and returns it with its URL
+// (no trailing slash).
+func startDemoRS(ctx context.Context, log *slog.Logger, addr, addrFlag string, o demoOAuth) (*demors.Server, string, error) {
 	oauth, err := o.config()
 	if err != nil {
 		return nil, "", err
@@ -61,7 +62,7 @@ func startDemoRS(ctx context.Context, log *slog.Logger, addr string, o demoOAuth
 	u, err := demors.ListenAndServe(ctx, addr, rs)
 	if err != nil {
 		rs.Close()
-		return nil, "", cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with --rs-listen / --listen, e.g. 127.0.0.1:0)", err)
+		return nil, "", cmdkit.Fail(cmdkit.ExitUnavailable, "%v (pick another address with %s, e.g. 127.0.0.1:0)", err, addrFlag)
 	}
 	return rs, strings.TrimRight(u, "/"), nil
 }
@@ -101,7 +102,7 @@ func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if grant != "client" && grant != "narrow" {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--grant must be client or narrow, not %q", grant)
 	}
-	rs, url, err := startDemoRS(ctx, log, listen, o)
+	rs, url, err := startDemoRS(ctx, log, listen, "--listen", o)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,9 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	// The demo serves its own embedded RS, so --provider-url (and the
 	// provider's authorization servers) do not apply. Its webhook receivers
 	// run on this machine, so private callbacks are allowed by default.
-	h.registerServer(f, true)
+	if err := h.registerServer(f, true); err != nil {
+		return err
+	}
 	if err := h.registerMemory(f); err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rs, rsURL, err := startDemoRS(ctx, log, rsListen, o)
+	rs, rsURL, err := startDemoRS(ctx, log, rsListen, "--rs-listen", o)
 	if err != nil {
 		return err
 	}
@@ -214,7 +217,7 @@ func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
   MCP over HTTP:  %s
   bearer token:   %s   (demo "client" grant: two loom connections + notes)
 
-MCP Inspector 2.x (needs Node 22 or newer; its web UI origin on port 6274 is
+MCP Inspector 2.x (needs Node 22.19 or newer; its web UI origin on port 6274 is
 allowed): in the web UI (npx -y @modelcontextprotocol/inspector), transport
 "Streamable HTTP", URL %s, header Authorization: Bearer %s; or its CLI:
   npx -y @modelcontextprotocol/inspector --cli %s --transport http --header "Authorization: Bearer %s" --method tools/list

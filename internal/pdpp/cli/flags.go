@@ -25,14 +25,19 @@ type common struct {
 	// allowPrivateWebhooks lets webhook callbacks name internal hosts
 	// (--allow-private-webhooks; see pdpp.Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
-	fullMax              int64 // --full-max-bytes; 0 on commands without it: the default
-	inFlightMax          int64 // --max-inflight-bytes; 0 on commands without it: the default
+	// unavailable, when set, serves without a credential: see
+	// pdpp.ServerOptions.Unavailable (stdio without --fail-fast).
+	unavailable *pdpp.Unavailable
+	fullMax     int64 // --full-max-bytes; 0 on commands without it: the default
+	inFlightMax int64 // --max-inflight-bytes; 0 on commands without it: the default
 }
 
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
-	c.registerServer(f, false)
+	if err := c.registerServer(f, false); err != nil {
+		return err
+	}
 	if err := c.registerMemory(f); err != nil {
 		return err
 	}
@@ -111,18 +116,13 @@ func (c *common) registerProvider(f *cmdkit.FlagSet) {
 
 // registerServer defines the flags of an MCP server offered to clients:
 // --server-name, --toolsets and --allow-private-webhooks (default
-// privateWebhooks, which only the demo turns on).
-func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) {
+// privateWebhooks, which only the demo turns on; the environment variable
+// overrides either default).
+func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) error {
 	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
 	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
 	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
-	if !privateWebhooks {
-		f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", usage)
-		return
-	}
-	// On unless the environment turns it off.
-	def := !strings.EqualFold(f.Getenv("PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS"), "false")
-	f.BoolVar(&c.allowPrivateWebhooks, "allow-private-webhooks", def, usage+" [PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS]")
+	return f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage)
 }
 
 // registerTimeout defines --rs-timeout.
@@ -188,5 +188,6 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 		w(&cfg)
 	}
 	a := pdpp.New(cfg)
-	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout}), client, nil
+	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout,
+		Unavailable: c.unavailable}), client, nil
 }

@@ -57,6 +57,11 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // until it is sent to the redirect URI, and returns every URL it visited
 // (the last one being the redirect URI with the code).
 func browse(ctx context.Context, start string) ([]string, error) {
+	return browseTo(ctx, start, oauthRedirect)
+}
+
+// browseTo is browse for a client whose redirect URI is redirect.
+func browseTo(ctx context.Context, start, redirect string) ([]string, error) {
 	visited := []string{start}
 	next := start
 	for range 5 { // bound: facade, provider, client
@@ -75,7 +80,7 @@ func browse(ctx context.Context, start string) ([]string, error) {
 		}
 		next = resp.Header.Get("Location")
 		visited = append(visited, next)
-		if strings.HasPrefix(next, oauthRedirect+"?") {
+		if strings.HasPrefix(next, redirect+"?") {
 			return visited, nil
 		}
 	}
@@ -90,6 +95,11 @@ func browse(ctx context.Context, start string) ([]string, error) {
 // refused. It records each step it takes.
 type oauthClient struct {
 	mcpURL string
+	// redirect is the client's redirect URI (oauthRedirect when empty), and
+	// clientID, when set, stands for registration: it returns the client_id
+	// to use given the registration endpoint.
+	redirect string
+	clientID func(ctx context.Context, registrationEndpoint string) (string, error)
 
 	mu       sync.Mutex
 	steps    []string
@@ -172,20 +182,33 @@ func (c *oauthClient) authorize(ctx context.Context, metadataURL string) error {
 			return fmt.Errorf("authorization server metadata: %v", err)
 		}
 		c.step("authorization server metadata")
-		reg, err := oauthex.RegisterClient(ctx, asm.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
-			RedirectURIs: []string{oauthRedirect}, TokenEndpointAuthMethod: "none", ClientName: "oauth e2e",
-			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
-		}, http.DefaultClient)
+		if c.redirect == "" {
+			c.redirect = oauthRedirect
+		}
+		register := c.clientID
+		if register == nil {
+			register = func(ctx context.Context, endpoint string) (string, error) {
+				reg, err := oauthex.RegisterClient(ctx, endpoint, &oauthex.ClientRegistrationMetadata{
+					RedirectURIs: []string{oauthRedirect}, TokenEndpointAuthMethod: "none", ClientName: "oauth e2e",
+					GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+				}, http.DefaultClient)
+				if err != nil {
+					return "", err
+				}
+				return reg.ClientID, nil
+			}
+		}
+		clientID, err := register(ctx, asm.RegistrationEndpoint)
 		if err != nil {
 			return fmt.Errorf("registration: %w", err)
 		}
 		c.step("register")
 		c.prm, c.asm = prm, asm
-		c.cfg = &oauth2.Config{ClientID: reg.ClientID, RedirectURL: oauthRedirect,
+		c.cfg = &oauth2.Config{ClientID: clientID, RedirectURL: c.redirect,
 			Endpoint: oauth2.Endpoint{AuthURL: asm.AuthorizationEndpoint, TokenURL: asm.TokenEndpoint, AuthStyle: oauth2.AuthStyleInParams}}
 	}
 	verifier, state := oauth2.GenerateVerifier(), oauth2.GenerateVerifier()[:16]
-	hops, err := browse(ctx, c.cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", c.prm.Resource)))
+	hops, err := browseTo(ctx, c.cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", c.prm.Resource)), c.cfg.RedirectURL)
 	c.mu.Lock()
 	c.hops = append(c.hops, hops)
 	c.mu.Unlock()

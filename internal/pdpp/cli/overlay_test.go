@@ -156,6 +156,13 @@ func TestDocumentedOverlayRetargetsTheBase(t *testing.T) {
 				t.Errorf("kubectl kustomize does not render image %s:\n%s", want, out)
 			}
 		}
+		for _, g := range base.ConfigMapGenerator {
+			for _, l := range g.Literals {
+				if k := strings.SplitN(l, "=", 2)[0]; !strings.Contains(string(out), "  "+k+": ") {
+					t.Errorf("kubectl kustomize drops the base's %s:\n%s", k, out)
+				}
+			}
+		}
 	})
 
 	t.Run("config map", func(t *testing.T) {
@@ -169,6 +176,22 @@ func TestDocumentedOverlayRetargetsTheBase(t *testing.T) {
 			}
 			if g.Behavior != "replace" && g.Behavior != "merge" {
 				t.Errorf("the overlay's ConfigMap %q has behavior %q: kustomize refuses a second ConfigMap of the base's name unless it replaces or merges", g.Name, g.Behavior)
+			}
+			// What the pods get: every key of the base survives (replace
+			// would drop those the overlay does not repeat).
+			keys := map[string]bool{}
+			for _, l := range g.Literals {
+				keys[strings.SplitN(l, "=", 2)[0]] = true
+			}
+			for _, b := range base.ConfigMapGenerator {
+				if b.Name != g.Name {
+					continue
+				}
+				for _, l := range b.Literals {
+					if k := strings.SplitN(l, "=", 2)[0]; g.Behavior == "replace" && !keys[k] {
+						t.Errorf("the overlay's behavior replace drops the base's %s from ConfigMap %q; merge, or repeat it", k, g.Name)
+					}
+				}
 			}
 		}
 	})

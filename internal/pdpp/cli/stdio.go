@@ -10,6 +10,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -66,10 +67,25 @@ func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
 	}, nil
 }
 
+// noToken is the token source of a server without a usable credential: it
+// never yields a token (and its server never asks, see
+// pdpp.ServerOptions.Unavailable).
+func noToken(context.Context) (string, error) {
+	return "", errors.New("no usable client credential")
+}
+
+// grantHelp says where a client grant comes from besides `pdpp connect`.
+const grantHelp = " No pdpp CLI at hand? The README's \"Getting a client grant\" shows other ways."
+
 func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var l localFlags
+	var failFast bool
 	f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "stdio", "[stdio] --provider-url URL [flags]")
 	if err := l.register(f); err != nil {
+		return err
+	}
+	if err := f.Bool(&failFast, "fail-fast", "PDPP_MCP_FAIL_FAST", false,
+		"exit at once (78, or 77 for an owner token) when the credential is missing or unusable, instead of serving an MCP client the reason and the fix"); err != nil {
 		return err
 	}
 	if err := f.ParseNoArgs(args); err != nil {
@@ -79,6 +95,15 @@ func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) err
 		return err
 	}
 	token, err := l.tokenSource(log)
+	var ce *credentials.Error
+	if err != nil && !failFast && errors.As(err, &ce) && ce.Code != credentials.CodeInvalidProviderURL {
+		// Hosts hide stderr and show a closed connection as "failed to
+		// connect": serve the reason instead, and never read the RS. An
+		// owner token is not kept, so it cannot be sent anywhere.
+		log.Error("serving without a credential: every tool call answers "+ce.Code, "err", err)
+		l.unavailable = &pdpp.Unavailable{Code: ce.Code, Message: ce.Message + "." + grantHelp}
+		token, err = noToken, nil
+	}
 	if err != nil {
 		return err
 	}
