@@ -73,6 +73,10 @@ const (
 // stand alone.
 const InstructionsHeadChars = 512
 
+// MaxInstructionsBytes bounds the instructions a server sends in initialize,
+// in every state it can be in (0: not bounded).
+const MaxInstructionsBytes = 1600
+
 // LongSentenceChars is the length from which a sentence may be said in only
 // one place of the surface.
 const LongSentenceChars = 60

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -74,8 +75,12 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	}
 	instructions := mcptools.Instructions
 	if opt.Unavailable != nil {
+		// Only the catalog's first block (the core guidance) stays: every
+		// tool fails until the server is restarted with a credential, and
+		// the reason and fix must fit the instructions budget beside it.
+		head, _, _ := strings.Cut(instructions, "\n\n")
 		instructions = UnavailableNote + opt.Unavailable.Code + "): tools fail; fix at the end.\n\n" +
-			instructions + "\n\nNOT CONNECTED: " + opt.Unavailable.Message
+			head + "\n\nNOT CONNECTED: " + opt.Unavailable.Message
 	}
 	opts := append(mcpkit.CacheHints(),
 		server.WithInstructions(instructions),

@@ -64,6 +64,7 @@ func TestStdioWithoutUsableCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	fix := "pdpp connect " + provider
+	coreGuidance, _, _ := strings.Cut(mcptools.Instructions, "\n\n")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -84,9 +85,13 @@ func TestStdioWithoutUsableCredential(t *testing.T) {
 			}
 			first, _, _ := strings.Cut(ir.Instructions, "\n")
 			last := ir.Instructions[strings.LastIndex(ir.Instructions, "\n")+1:]
-			if !strings.HasPrefix(first, pdpp.UnavailableNote+tc.code+")") || !strings.Contains(ir.Instructions, mcptools.Instructions) ||
+			if !strings.HasPrefix(first, pdpp.UnavailableNote+tc.code+")") || !strings.Contains(ir.Instructions, coreGuidance) ||
 				!strings.HasPrefix(last, "NOT CONNECTED: ") || !strings.Contains(last, fix) {
 				t.Fatalf("instructions do not say what is wrong first and the fix last, around the usual text:\n%s", ir.Instructions)
+			}
+			// Within the catalog's budget, with its 5% headroom.
+			if n := len(ir.Instructions); n > mcptools.MaxInstructionsBytes*95/100 {
+				t.Errorf("instructions are %d bytes, over 95%% of the %d-byte budget", n, mcptools.MaxInstructionsBytes)
 			}
 			// The core guidance still fits the first 512 characters.
 			for _, w := range []string{"grant", "owner", "schema", "connection_id", "filter", "limit", "cursor"} {
