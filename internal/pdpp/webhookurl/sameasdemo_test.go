@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/publichost"
 )
 
 // TestSameRulesAsTheDemoAS: the demo authorization server, which may not
@@ -35,7 +36,7 @@ func TestSameRulesAsTheDemoAS(t *testing.T) {
 			t.Fatal(err)
 		}
 		host := u.Hostname()
-		ours, theirs := notPublic(host), demoas.NotPublicHost(host)
+		ours, theirs := publichost.Problem(host), demoas.NotPublicHost(host)
 		if (ours == "") != (theirs == "") {
 			t.Errorf("%s: webhook rule %q, demo AS rule %q", host, ours, theirs)
 		}
