@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/publichost"
 )
 
 // Client ID Metadata Documents: a client may use the https URL of a JSON
@@ -40,7 +42,7 @@ func isDocumentID(id string) bool { return strings.HasPrefix(id, "https://") }
 
 // checkDocumentURL checks a client_id URL before anything is fetched: https
 // with a path, no user information, fragment or dot segments, and, unless a
-// test gave its own DocumentClient, a public host (see NotPublicHost).
+// test gave its own DocumentClient, a public host (see publichost.Problem).
 func (s *Server) checkDocumentURL(id string) error {
 	if len(id) > maxURIBytes {
 		return fmt.Errorf("longer than %d bytes", maxURIBytes)
@@ -62,7 +64,7 @@ func (s *Server) checkDocumentURL(id string) error {
 		}
 	}
 	if s.cfg.DocumentClient == nil {
-		if why := NotPublicHost(u.Hostname()); why != "" {
+		if why := publichost.Problem(u.Hostname()); why != "" {
 			return fmt.Errorf("host %q %s; a client metadata document must be served from a public https host", clip(u.Hostname()), why)
 		}
 	}
@@ -90,7 +92,7 @@ func documentHTTPClient(test *http.Client) *http.Client {
 		if err != nil {
 			return err
 		}
-		if why := notPublicAddr(ip); why != "" {
+		if why := publichost.AddrProblem(ip); why != "" {
 			return fmt.Errorf("the client_id host resolved to %s, which %s", host, why)
 		}
 		return nil

@@ -11,7 +11,7 @@
 //     scopes; an empty one, as MCP Inspector sends, is accepted); members it does
 //     not use are ignored;
 //   - Client ID Metadata Documents: an https client_id is the URL of the client's
-//     JSON metadata, fetched from a public host only (the webhook address rules),
+//     JSON metadata, fetched from a public host only (the webhook address rules of internal/mcpserver/publichost),
 //     at most MaxDocumentBytes within DocumentTimeout, without redirects, and
 //     kept DocumentTTL (at most MaxDocuments); Config.DocumentClient lets a test
 //     serve one from loopback;

@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	// The paper server imports nothing of the PDPP adapter.
 	"internal/papers": {"internal/mcpserver", "gen/papertools"},
 	// The demo RS implements the generated strict server, nothing more.
-	"internal/demors": {"gen/rsserver"},
+	"internal/demors": {"gen/rsserver", "internal/mcpserver"},
 	"gen/mcptools":    {"internal/mcpserver"},
 	"gen/papertools":  {"internal/mcpserver"},
 	"gen/rsclient":    {},
