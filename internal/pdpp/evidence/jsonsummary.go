@@ -1,0 +1,302 @@
+package evidence
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+)
+
+// Bounds of rendering one JSON object or array value of RS data.
+const (
+	// HugeJSONBytes is the largest value rendered as encoding/json would
+	// re-encode it (keys sorted, numbers and strings normalised); a larger
+	// one is described instead: its kind, size, member or element count
+	// and a preview of its first bytes as the RS wrote them. Below it the
+	// walk holds at most the value's keys and the bytes it shows.
+	HugeJSONBytes = 64 << 10
+	// MaxCountedItems bounds the members or elements counted of a huge
+	// value; past it the description says "more than".
+	MaxCountedItems = 1_000_000
+)
+
+// jsonSummary is what rendering needs of one JSON object or array: its
+// compact form up to a limit, read in one walk that never decodes the
+// value into Go values, so it allocates at most the bytes it keeps plus,
+// below HugeJSONBytes, the value's keys.
+type jsonSummary struct {
+	// compact is the value as MarshalNoEscape of its decoded form writes
+	// it (or raw as it stands when that decoding fails, as compactJSON
+	// did), whole when complete, else at least limit+1 bytes of it; for a
+	// huge value, its first bytes as the RS wrote them, white space left out.
+	compact  []byte
+	complete bool
+	limit    int
+	// huge: the value is over HugeJSONBytes; count is its members or
+	// elements, up to MaxCountedItems (more: countCapped).
+	huge        bool
+	count       int
+	countCapped bool
+}
+
+// summarizeJSON reads the object or array raw (valid JSON) keeping at most
+// limit+1 bytes of its compact form. The walk is bounded by len(raw).
+func summarizeJSON(raw []byte, limit int) jsonSummary {
+	raw = bytes.TrimSpace(raw)
+	sum := jsonSummary{limit: limit}
+	if len(raw) > HugeJSONBytes {
+		sum.huge = true
+		sum.count, sum.countCapped = countItems(raw, MaxCountedItems)
+		sum.compact = appendSpaceless(make([]byte, 0, min(len(raw), limit+1)), raw, limit+1)
+		return sum
+	}
+	if !numbersFit(raw) {
+		// encoding/json refuses a number past float64's range: the value
+		// is shown as it stands.
+		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
+		return sum
+	}
+	c := compactor{limit: limit}
+	out, err := c.value(make([]byte, 0, min(len(raw), limit+1)), raw)
+	if err != nil {
+		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
+		return sum
+	}
+	sum.compact, sum.complete = out, !c.stopped
+	return sum
+}
+
+// previewLimit is the bytes of compact form a rendering within max
+// characters needs: the inline check (InlineJSONBytes) and a preview of
+// max/2 characters (at most four bytes each) and one more, so a cut shows.
+func previewLimit(max int) int {
+	return InlineJSONBytes + 4*(max/2+1)
+}
+
+// describe is the phrase naming the value: "array", or for a huge value
+// "array, 2600000 elements" ("more than 1000000 elements" past the bound).
+func (s jsonSummary) describe(kind string) string {
+	if !s.huge {
+		return kind
+	}
+	noun := "elements"
+	if kind == "object" {
+		noun = "members"
+	}
+	if s.countCapped {
+		return kind + ", more than " + strconv.Itoa(s.count) + " " + noun
+	}
+	return kind + ", " + strconv.Itoa(s.count) + " " + noun
+}
+
+// preview is the compact form cut to n characters, with an ellipsis when
+// cut; invalid UTF-8 a huge value's RS bytes hold is shown as U+FFFD.
+func (s jsonSummary) preview(n int) string {
+	p := Clip(string(s.compact), n)
+	if s.huge {
+		p = strings.ToValidUTF8(p, "\uFFFD")
+	}
+	return p
+}
+
+// countItems counts the members or elements of the object or array raw,
+// up to max (capped: there are more). Nothing is decoded.
+func countItems(raw []byte, max int) (int, bool) {
+	n := 0
+	count := func() error {
+		if n == max {
+			return errStop
+		}
+		n++
+		return nil
+	}
+	var err error
+	if raw[0] == '{' {
+		err = jsonwalk.RawMembers(raw, func(_, _ []byte) error { return count() })
+	} else {
+		err = jsonwalk.Elements(raw, func([]byte) error { return count() })
+	}
+	return n, err == errStop
+}
+
+// appendSpaceless appends the first bytes of the JSON text raw to dst as
+// they stand, white space between tokens left out, until dst holds n bytes.
+func appendSpaceless(dst, raw []byte, n int) []byte {
+	for i := 0; i < len(raw) && len(dst) < n; {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			e := jsonwalk.SkipString(raw, i)
+			dst = append(dst, raw[i:min(e, i+n-len(dst))]...)
+			i = e
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
+}
+
+// numbersFit reports whether every number in the JSON text raw parses as
+// a float64, as encoding/json's decoding into any requires. Strings are
+// skipped whole; nothing is kept.
+func numbersFit(raw []byte) bool {
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; {
+		case c == '"':
+			i = jsonwalk.SkipString(raw, i)
+		case c == '-' || ('0' <= c && c <= '9'):
+			j := i + 1
+			for j < len(raw) && isNumberByte(raw[j]) {
+				j++
+			}
+			if _, err := strconv.ParseFloat(string(raw[i:j]), 64); err != nil {
+				return false
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return true
+}
+
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// compactor writes a JSON value as MarshalNoEscape writes its decoded form
+// (objects' members sorted by key, the last of a repeated key kept,
+// numbers as float64, strings re-encoded), stopping once its output passes
+// limit bytes.
+type compactor struct {
+	limit   int
+	stopped bool
+}
+
+type compactMember struct {
+	key string
+	val []byte
+}
+
+func (c *compactor) full(dst []byte) bool {
+	if len(dst) > c.limit {
+		c.stopped = true
+	}
+	return c.stopped
+}
+
+// value appends the value raw (valid JSON, white space around allowed).
+// Recursion follows the nesting, which is at most jsonwalk.MaxDepth and,
+// as each level writes a byte, at most limit deep before the walk stops.
+func (c *compactor) value(dst, raw []byte) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return dst, jsonwalk.ErrBadJSON
+	}
+	switch raw[0] {
+	case '{':
+		// Every key is held (as a slice of raw when it needs no
+		// decoding) to sort them; the value is under HugeJSONBytes.
+		var members []compactMember
+		var index map[string]int
+		err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
+			key, err := jsonwalk.DecodeString(k)
+			if err != nil {
+				return err
+			}
+			if index == nil {
+				index = map[string]int{}
+			}
+			if i, dup := index[key]; dup {
+				members[i].val = v
+				return nil
+			}
+			index[key] = len(members)
+			members = append(members, compactMember{key, v})
+			return nil
+		})
+		if err != nil {
+			return dst, err
+		}
+		sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
+		dst = append(dst, '{')
+		for i, m := range members {
+			if c.full(dst) {
+				return dst, nil
+			}
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendNoEscapeString(dst, m.key)
+			dst = append(dst, ':')
+			if dst, err = c.value(dst, m.val); err != nil || c.stopped {
+				return dst, err
+			}
+		}
+		dst = append(dst, '}')
+	case '[':
+		dst = append(dst, '[')
+		n := 0
+		err := jsonwalk.Elements(raw, func(v []byte) error {
+			if c.full(dst) {
+				return errStop
+			}
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			var err error
+			if dst, err = c.value(dst, v); err == nil && c.stopped {
+				err = errStop
+			}
+			return err
+		})
+		if err == errStop {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, ']')
+	case '"':
+		s, err := jsonwalk.DecodeString(raw)
+		if err != nil {
+			return dst, err
+		}
+		dst = appendNoEscapeString(dst, s)
+	case 't', 'f', 'n':
+		dst = append(dst, raw...)
+	default:
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return dst, err
+		}
+		dst = appendFloat(dst, f)
+	}
+	c.full(dst)
+	return dst, nil
+}
+
+// appendFloat appends f as encoding/json writes a float64: the shortest
+// decimal that reads back as f, in exponent form below 1e-6 or from 1e21,
+// with a one-digit negative exponent not zero-padded.
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
