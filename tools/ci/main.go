@@ -193,6 +193,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
 	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
+	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},

@@ -3,7 +3,7 @@ package evidence
 import (
 	"bytes"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +21,11 @@ const (
 	// MaxCountedItems bounds the members or elements counted of a huge
 	// value; past it the description says "more than".
 	MaxCountedItems = 1_000_000
+	// MaxMeanDepth bounds the mean nesting of a value's bytes for it to be
+	// re-encoded: the walk reads a byte once per enclosing container, so a
+	// value nested deeper (thousands of levels) is described as a huge one
+	// is, and no value costs more than MaxMeanDepth reads a byte.
+	MaxMeanDepth = 32
 )
 
 // jsonSummary is what rendering needs of one JSON object or array: its
@@ -48,24 +53,34 @@ func summarizeJSON(raw []byte, limit int) jsonSummary {
 	raw = bytes.TrimSpace(raw)
 	sum := jsonSummary{limit: limit}
 	if len(raw) > HugeJSONBytes {
-		sum.huge = true
-		sum.count, sum.countCapped = countItems(raw, MaxCountedItems)
-		sum.compact = appendSpaceless(make([]byte, 0, min(len(raw), limit+1)), raw, limit+1)
-		return sum
+		return describeHuge(raw, sum)
 	}
-	if !numbersFit(raw) {
+	fits, depthSum := scanJSON(raw)
+	if depthSum > MaxMeanDepth*len(raw) {
+		return describeHuge(raw, sum)
+	}
+	if !fits {
 		// encoding/json refuses a number past float64's range: the value
 		// is shown as it stands.
 		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
 		return sum
 	}
 	c := compactor{limit: limit}
-	out, err := c.value(make([]byte, 0, min(len(raw), limit+1)), raw)
+	out, err := c.compact(make([]byte, 0, min(len(raw), limit+1)), raw)
 	if err != nil {
 		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
 		return sum
 	}
 	sum.compact, sum.complete = out, !c.stopped
+	return sum
+}
+
+// describeHuge fills sum for a value described rather than re-encoded:
+// its count and its first limit+1 bytes as the RS wrote them.
+func describeHuge(raw []byte, sum jsonSummary) jsonSummary {
+	sum.huge = true
+	sum.count, sum.countCapped = countItems(raw, MaxCountedItems)
+	sum.compact = appendSpaceless(make([]byte, 0, min(len(raw), sum.limit+1)), raw, sum.limit+1)
 	return sum
 }
 
@@ -102,24 +117,41 @@ func (s jsonSummary) preview(n int) string {
 	return p
 }
 
-// countItems counts the members or elements of the object or array raw,
-// up to max (capped: there are more). Nothing is decoded.
-func countItems(raw []byte, max int) (int, bool) {
-	n := 0
-	count := func() error {
-		if n == max {
-			return errStop
+// countItems counts the members or elements of the object or array raw
+// (valid JSON), up to max (capped: there are more), from the commas at its
+// top level: one pass over the bytes, strings skipped whole, nothing
+// decoded or kept.
+func countItems(raw []byte, max int) (n int, capped bool) {
+	depth, commas, empty := 0, 0, true
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			empty = false
+			i = jsonwalk.SkipString(raw, i) - 1
+		case '{', '[':
+			if depth > 0 {
+				empty = false
+			}
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				i = len(raw)
+			}
+		case ',':
+			if depth == 1 {
+				if commas++; commas >= max {
+					return max, true
+				}
+			}
+		default:
+			empty = false
 		}
-		n++
-		return nil
 	}
-	var err error
-	if raw[0] == '{' {
-		err = jsonwalk.RawMembers(raw, func(_, _ []byte) error { return count() })
-	} else {
-		err = jsonwalk.Elements(raw, func([]byte) error { return count() })
+	if empty {
+		return 0, false
 	}
-	return n, err == errStop
+	return commas + 1, false
 }
 
 // appendSpaceless appends the first bytes of the JSON text raw to dst as
@@ -142,27 +174,45 @@ func appendSpaceless(dst, raw []byte, n int) []byte {
 }
 
 // numbersFit reports whether every number in the JSON text raw parses as
-// a float64, as encoding/json's decoding into any requires. Strings are
-// skipped whole; nothing is kept.
+// a float64, as encoding/json's decoding into any requires.
 func numbersFit(raw []byte) bool {
+	fits, _ := scanJSON(raw)
+	return fits
+}
+
+// scanJSON reads the JSON text raw once: whether every number in it parses
+// as a float64, and the sum over its bytes of how many containers enclose
+// each (what a walk that re-reads each container's members costs). Strings
+// are skipped whole; nothing is kept.
+func scanJSON(raw []byte) (numbersFit bool, depthSum int) {
+	numbersFit, depth := true, 0
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
 		case c == '"':
-			i = jsonwalk.SkipString(raw, i)
+			e := jsonwalk.SkipString(raw, i)
+			depthSum += depth * (e - i)
+			i = e
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
 		case c == '-' || ('0' <= c && c <= '9'):
 			j := i + 1
 			for j < len(raw) && isNumberByte(raw[j]) {
 				j++
 			}
 			if _, err := strconv.ParseFloat(string(raw[i:j]), 64); err != nil {
-				return false
+				numbersFit = false
 			}
+			depthSum += depth * (j - i)
 			i = j
-		default:
-			i++
+			continue
 		}
+		depthSum += depth
+		i++
 	}
-	return true
+	return numbersFit, depthSum
 }
 
 func isNumberByte(c byte) bool {
@@ -172,15 +222,26 @@ func isNumberByte(c byte) bool {
 // compactor writes a JSON value as MarshalNoEscape writes its decoded form
 // (objects' members sorted by key, the last of a repeated key kept,
 // numbers as float64, strings re-encoded), stopping once its output passes
-// limit bytes.
+// limit bytes. Keys are held as offsets into raw, or into keys when they
+// need decoding, so an object's members cost 16 bytes each to sort.
 type compactor struct {
 	limit   int
 	stopped bool
+	raw     []byte // the whole value the offsets point into
+	keys    []byte // decoded keys that differ from their encoding
 }
 
-type compactMember struct {
-	key string
-	val []byte
+// compactMember is one member of an object being sorted: its key at
+// raw[key:key+keyLen] (or keys[-key-1:...] when key is negative) and its
+// value at raw[val:val+valLen]. Offsets fit: the value is at most
+// HugeJSONBytes.
+type compactMember struct{ key, keyLen, val, valLen int32 }
+
+func (c *compactor) key(m compactMember) []byte {
+	if m.key < 0 {
+		return c.keys[-m.key-1 : -m.key-1+m.keyLen]
+	}
+	return c.raw[m.key : m.key+m.keyLen]
 }
 
 func (c *compactor) full(dst []byte) bool {
@@ -190,9 +251,22 @@ func (c *compactor) full(dst []byte) bool {
 	return c.stopped
 }
 
-// value appends the value raw (valid JSON, white space around allowed).
-// Recursion follows the nesting, which is at most jsonwalk.MaxDepth and,
-// as each level writes a byte, at most limit deep before the walk stops.
+// offset is the index of sub, a slice of c.raw, in c.raw (whose capacity
+// is its length).
+func (c *compactor) offset(sub []byte) int32 {
+	return int32(cap(c.raw) - cap(sub))
+}
+
+// compact appends raw, the whole value, to dst.
+func (c *compactor) compact(dst, raw []byte) ([]byte, error) {
+	c.raw = raw[:len(raw):len(raw)]
+	return c.value(dst, c.raw)
+}
+
+// value appends the value raw (a slice of c.raw, white space around
+// allowed). Recursion follows the nesting, which is at most
+// jsonwalk.MaxDepth and, as each level writes a byte, at most limit deep
+// before the walk stops.
 func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -200,41 +274,43 @@ func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 	}
 	switch raw[0] {
 	case '{':
-		// Every key is held (as a slice of raw when it needs no
-		// decoding) to sort them; the value is under HugeJSONBytes.
-		var members []compactMember
-		var index map[string]int
+		count, _ := countItems(raw, len(raw)) // sized once: no regrowth
+		members := make([]compactMember, 0, count)
 		err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
-			key, err := jsonwalk.DecodeString(k)
-			if err != nil {
-				return err
+			m := compactMember{key: c.offset(k) + 1, keyLen: int32(len(k) - 2), val: c.offset(v), valLen: int32(len(v))}
+			if inner := k[1 : len(k)-1]; !jsonwalk.PlainString(inner) {
+				d, err := jsonwalk.DecodeString(k)
+				if err != nil {
+					return err
+				}
+				m.key, m.keyLen = -int32(len(c.keys))-1, int32(len(d))
+				c.keys = append(c.keys, d...)
 			}
-			if index == nil {
-				index = map[string]int{}
-			}
-			if i, dup := index[key]; dup {
-				members[i].val = v
-				return nil
-			}
-			index[key] = len(members)
-			members = append(members, compactMember{key, v})
+			members = append(members, m)
 			return nil
 		})
 		if err != nil {
 			return dst, err
 		}
-		sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
+		// Stable, so of a repeated key the last member is the last of
+		// its run, the one encoding/json keeps.
+		slices.SortStableFunc(members, func(a, b compactMember) int { return bytes.Compare(c.key(a), c.key(b)) })
 		dst = append(dst, '{')
+		n := 0
 		for i, m := range members {
+			if i+1 < len(members) && bytes.Equal(c.key(m), c.key(members[i+1])) {
+				continue
+			}
 			if c.full(dst) {
 				return dst, nil
 			}
-			if i > 0 {
+			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendNoEscapeString(dst, m.key)
+			n++
+			dst = appendNoEscapeString(dst, string(c.key(m)))
 			dst = append(dst, ':')
-			if dst, err = c.value(dst, m.val); err != nil || c.stopped {
+			if dst, err = c.value(dst, c.raw[m.val:m.val+m.valLen]); err != nil || c.stopped {
 				return dst, err
 			}
 		}

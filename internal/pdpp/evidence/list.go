@@ -31,6 +31,9 @@ type ListView struct {
 	Rendered   string
 	// raws are the page's records, the one of Records[i] at raws[i].
 	raws [][]byte
+	// cards are the content[] previews of the first records, the one of
+	// Records[i] at cards[i], rendered once for both detail levels.
+	cards []string
 	// page keeps the split page for CompactStep, so the body is validated
 	// once per call.
 	page                 *listCache
@@ -134,7 +137,8 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		}
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
-			b.WriteString(recordCard(len(v.Records)+1, id, rec))
+			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
+			b.WriteString(v.cards[len(v.cards)-1])
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
 		v.raws = append(v.raws, raw)
@@ -260,7 +264,13 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}
-			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
+			var card string
+			if pos+i < len(v.cards) {
+				card = v.cards[pos+i] // the same record at the same place
+			} else {
+				card = recordCard(pos+i+1, e.ID, rec)
+			}
+			items[i] = listItem{card: []byte(card), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
 			if alone > 0 && itemCost(items[i]) > alone {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves

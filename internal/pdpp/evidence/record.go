@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -321,6 +322,9 @@ type blobInfo struct {
 	Size      int
 }
 
+// blobKeys are the members blobRef reads, blob_id first.
+var blobKeys = [...]string{"blob_id", "media_type", "content_type", "mime_type", "size_bytes", "size", "byte_size", "bytes"}
+
 // blobRef recognises a blob reference object: an object carrying `blob_id`.
 // It reads what json.Unmarshal into map[string]any would (the last of a
 // repeated key; nothing when a number is past float64's range) in one walk
@@ -330,27 +334,30 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return blobInfo{}, false
 	}
-	vals := map[string][]byte{}
+	// The last value of each key blobRef reads, in blobKeys' order.
+	var vals [len(blobKeys)][]byte
 	err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
-		key := k
-		if bytes.IndexByte(k, '\\') >= 0 {
+		key := k[1 : len(k)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
 			d, err := jsonwalk.DecodeString(k)
 			if err != nil {
 				return err
 			}
-			key = []byte(`"` + d + `"`)
+			key = []byte(d)
 		}
-		switch name := string(key[1 : len(key)-1]); name {
-		case "blob_id", "media_type", "content_type", "mime_type", "size_bytes", "size", "byte_size", "bytes":
-			vals[name] = v
+		for i, name := range blobKeys {
+			if string(key) == name {
+				vals[i] = v
+			}
 		}
 		return nil
 	})
-	if err != nil || len(vals["blob_id"]) == 0 || vals["blob_id"][0] != '"' || !numbersFit(raw) {
+	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' || !numbersFit(raw) {
 		return blobInfo{}, false
 	}
+	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
 	str := func(k string) string {
-		if v := vals[k]; len(v) > 0 && v[0] == '"' {
+		if v := val(k); len(v) > 0 && v[0] == '"' {
 			s, _ := jsonwalk.DecodeString(v)
 			return s
 		}
@@ -368,7 +375,7 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 		}
 	}
 	for _, k := range []string{"size_bytes", "size", "byte_size", "bytes"} {
-		v := vals[k]
+		v := val(k)
 		if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 			continue
 		}

@@ -1,0 +1,108 @@
+package pdpp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+)
+
+// hostileRS serves one record n1 of stream notes whose field blob is
+// value, alone (GET .../records/n1) and as a one-record page (GET
+// .../records), from bodies built once, declaring their length as an RS
+// behind a proxy does.
+func hostileRS(value string) (http.Handler, int) {
+	rec := []byte(`{"object":"record","id":"n1","stream":"notes","connection_id":"cin_a","emitted_at":"2024-01-01T00:00:00Z","data":{"title":"hostile","blob":` + value + `}}`)
+	page := []byte(`{"object":"list","data":[` + string(rec) + `],"has_more":false}`)
+	return faultyRS(func(w http.ResponseWriter, r *http.Request) {
+		body := rec
+		if strings.HasSuffix(r.URL.Path, "/records") {
+			body = page
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}), len(page)
+}
+
+// allocPerBodyByte bounds what one call allocates in this process per
+// byte of the RS body: the test's request log copies the body twice, the
+// adapter reads it once, and rendering and the MCP reply add little
+// (about 3 in all). Decoding the value into Go values, which rendering no
+// longer does, took 100-200.
+const allocPerBodyByte = 4
+
+// TestHostileValuesAreDescribedNotDecoded serves a record whose field is
+// a large array of empty objects, or an object of 100,000 members, and
+// calls query_records and fetch through the MCP client: each call
+// allocates at most allocPerBodyByte bytes per RS body byte, its reply
+// stays within the tool's budget, and it describes the value (kind, bytes,
+// element or member count) instead of showing it.
+func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
+	var members strings.Builder
+	members.WriteString("{")
+	for i := range 100_000 {
+		if i > 0 {
+			members.WriteString(",")
+		}
+		fmt.Fprintf(&members, `"k%06d":{}`, i)
+	}
+	members.WriteString("}")
+	for _, tc := range []struct {
+		name, value, describes string
+		items                  int
+	}{
+		{"2 MB array of empty objects", "[" + strings.Repeat("{},", 700_000) + "{}]", "JSON array, 700001 elements, 2100004 bytes", 700_001},
+		{"object of 100,000 members", members.String(), "JSON object, 100000 members, 1300001 bytes", 100_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			handler, bodyBytes := hostileRS(tc.value)
+			h := newHarness(t, handler, tokClient)
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"query_records", map[string]any{"stream": "notes"}},
+				{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
+			} {
+				params := map[string]any{"name": c.tool, "arguments": c.args}
+				h.rawRequest("tools/call", params) // warm: first-use allocations are not the call's
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				raw := h.rawRequest("tools/call", params)
+				runtime.ReadMemStats(&after)
+				alloc := after.TotalAlloc - before.TotalAlloc
+				t.Logf("%s: %d bytes allocated for a %d-byte RS body (%.1f per byte), reply %d bytes",
+					c.tool, alloc, bodyBytes, float64(alloc)/float64(bodyBytes), len(raw))
+				if alloc > uint64(allocPerBodyByte*bodyBytes) {
+					t.Errorf("%s: allocated %d bytes, over %d per RS body byte (%d)", c.tool, alloc, allocPerBodyByte, allocPerBodyByte*bodyBytes)
+				}
+				if budget, _ := mcptools.ResultBudgetOf(c.tool); len(raw) > budget.Limit(0) {
+					t.Errorf("%s: reply is %d bytes, budget %d", c.tool, len(raw), budget.Limit(0))
+				}
+				var res struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+					Structured json.RawMessage `json:"structuredContent"`
+				}
+				if err := json.Unmarshal(raw, &res); err != nil || res.IsError || len(res.Content) == 0 {
+					t.Fatalf("%s: not a successful result (%v): %.300s", c.tool, err, raw)
+				}
+				if text := res.Content[0].Text; !strings.Contains(text, "blob: ["+tc.describes+", not shown in full: ") {
+					t.Errorf("%s: text does not describe the value as %q:\n%.600s", c.tool, tc.describes, text)
+				}
+				if c.tool == "query_records" && !strings.Contains(string(res.Structured), fmt.Sprintf(`"items":%d`, tc.items)) {
+					t.Errorf("%s: structured preview does not count the value's %d items:\n%.600s", c.tool, tc.items, res.Structured)
+				}
+			}
+		})
+	}
+}
