@@ -222,6 +222,12 @@ func benchSmoke() error {
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
 	}
+	// A 300 KB array of empty objects, two calls at once: the decoded-size
+	// check's paths (make bench-hostile measures the 7.8 MB one), about
+	// two CPU-seconds.
+	if err := run("go", "run", "./tools/benchrss", "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
+		return fmt.Errorf("benchrss -hostile: %w", err)
+	}
 	return nil
 }
 
