@@ -106,3 +106,56 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileSubscriptionsAreDescribed serves a subscription with a member
+// that is a 2 MB array of empty objects, and a list of more subscriptions
+// than the server renders: list_event_subscriptions and
+// get_event_subscription allocate at most allocPerBodyByte per RS body
+// byte (plus the slack of an undeclared body's doubling read; about 6 in
+// all, where decoding the member took over 100), stay within
+// budget and show the member as a preview counting its elements; the long
+// list is refused as rs_response_too_large.
+func TestHostileSubscriptionsAreDescribed(t *testing.T) {
+	const elements = 700_000
+	sub := subscriptionJSON("sub_wide", "https://hooks.example.com/a", `,"filters":[`+strings.Repeat("{},", elements-1)+"{}]")
+	h := newHarness(t, faultyRS(newSubsRS([][]byte{sub}, nil, "evt_1", "").ServeHTTP), tokClient)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_event_subscriptions", map[string]any{}},
+		{"get_event_subscription", map[string]any{"subscription_id": "sub_wide"}},
+	} {
+		params := map[string]any{"name": c.tool, "arguments": c.args}
+		h.rawRequest("tools/call", params)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		raw := h.rawRequest("tools/call", params)
+		runtime.ReadMemStats(&after)
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes allocated for a %d-byte subscription (%.1f per byte), reply %d bytes", c.tool, alloc, len(sub), float64(alloc)/float64(len(sub)), len(raw))
+		// This RS declares no length, so the body is read doubling from
+		// 64 KiB: up to four times its size where one would do.
+		if limit := uint64((allocPerBodyByte + 3) * len(sub)); alloc > limit {
+			t.Errorf("%s: allocated %d bytes, over %d", c.tool, alloc, limit)
+		}
+		if budget, _ := mcptools.ResultBudgetOf(c.tool); len(raw) > budget.Limit(0) {
+			t.Errorf("%s: reply is %d bytes, budget %d", c.tool, len(raw), budget.Limit(0))
+		}
+		if s := string(raw); !strings.Contains(s, fmt.Sprintf(`"items":%d`, elements)) || !strings.Contains(s, `"values_cut":1`) {
+			t.Errorf("%s: the filters member is not a preview counting its %d elements, or the cut is not reported:\n%.1200s", c.tool, elements, raw)
+		}
+	}
+
+	t.Run("more subscriptions than rendered", func(t *testing.T) {
+		subs := make([][]byte, 10_001)
+		for i := range subs {
+			subs[i] = []byte("{}")
+		}
+		h := newHarness(t, faultyRS(newSubsRS(subs, nil, "evt_1", "").ServeHTTP), tokClient)
+		if r := h.call(t, "list_event_subscriptions", map[string]any{}); !r.Res.IsError || r.errorCode() != "rs_response_too_large" {
+			t.Errorf("a list of 10,001 subscriptions: want rs_response_too_large, got isError=%v code %q", r.Res.IsError, r.errorCode())
+		}
+	})
+}

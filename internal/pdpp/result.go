@@ -1,7 +1,6 @@
 package pdpp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,27 +203,6 @@ const codeBadResponse = "rs_bad_response"
 // rendered (rs_bad_response), carrying the reason.
 func badResponse(err error) *rs.Error {
 	return rs.AdapterError(codeBadResponse, err.Error(), "")
-}
-
-// listData returns the items of an RS list envelope (what names the list
-// in errors): a JSON object whose data member is an array, [] when the
-// list is empty. Anything else (null, {}, {"data":null}, a data member that
-// is not an array) is rs_bad_response, never an empty list.
-func listData(body []byte, what string) ([]any, error) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
-	}
-	var doc struct {
-		Data *[]any `json:"data"`
-	}
-	if err := json.Unmarshal(trimmed, &doc); err != nil {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
-	}
-	if doc.Data == nil {
-		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
-	}
-	return *doc.Data, nil
 }
 
 // errorResult renders any failure as an isError result whose structuredContent

@@ -2,10 +2,12 @@ package evidence
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
@@ -375,4 +377,46 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// ValueDescription stands in for a JSON value too large to decode: its
+// kind (text, binary or json), its size, for an object or array its
+// member or element count (up to MaxCountedItems; ItemsCapped: more),
+// and a preview of its first characters (never of binary-like text).
+type ValueDescription struct {
+	Truncated   bool   `json:"truncated"`
+	Kind        string `json:"kind"`
+	Bytes       int    `json:"bytes"`
+	Items       int    `json:"items,omitempty"`
+	ItemsCapped bool   `json:"items_capped,omitempty"`
+	Preview     string `json:"preview,omitempty"`
+}
+
+// DescribeValue is the ValueDescription of the JSON value raw (valid
+// JSON), as JSON, with a preview of at most maxChars characters. It walks
+// raw once and keeps only the preview: a caller that decodes what it
+// renders puts it in place of a value over its bound.
+func DescribeValue(raw []byte, maxChars int) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	d := ValueDescription{Truncated: true, Kind: "json", Bytes: len(raw)}
+	switch {
+	case len(raw) == 0:
+	case raw[0] == '"':
+		sum := summarizeString(raw, maxChars)
+		if sum.binaryLike {
+			d.Kind = "binary"
+		} else {
+			d.Kind, d.Preview = "text", Clip(sum.prefix, maxChars)
+			if sum.cut && !strings.HasSuffix(d.Preview, Ellipsis) {
+				d.Preview += Ellipsis
+			}
+		}
+	case raw[0] == '{' || raw[0] == '[':
+		d.Items, d.ItemsCapped = countItems(raw, MaxCountedItems)
+		sum := jsonSummary{huge: true, compact: appendSpaceless(nil, raw, 4*maxChars+1)}
+		d.Preview = sum.preview(maxChars)
+	default:
+		d.Preview = strings.ToValidUTF8(clipBytes(string(raw[:min(len(raw), maxChars+utf8.UTFMax)]), maxChars), "\uFFFD")
+	}
+	return mustMarshal(d)
 }
