@@ -18,8 +18,8 @@ import (
 // instead, an object still over maxDecodedObject bytes is refused, and a
 // list is read item by item as its rendering reaches each.
 const (
-	maxDecodedValue  = evidence.HugeJSONBytes
-	maxDecodedObject = 4 * evidence.HugeJSONBytes
+	maxDecodedValue  = 16 << 10
+	maxDecodedObject = 64 << 10
 	// maxSubscriptions is the most items a subscription list answer may
 	// hold; no grant has that many, and each costs a slice of the body.
 	maxSubscriptions = 10_000
