@@ -156,15 +156,11 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 		a.log.Debug("protected-resource metadata unavailable", "err", err)
 		return map[string]any{}, false
 	}
-	var doc struct {
-		Capabilities map[string]json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(resp.Body, &doc) != nil {
-		return map[string]any{}, false
-	}
-	raw, ok := doc.Capabilities["client_event_subscriptions"]
-	var adv map[string]any
-	if !ok || json.Unmarshal(raw, &adv) != nil || adv == nil {
+	// Walked, not decoded: only the advertisement is, and bounded.
+	caps, _ := lastMember(resp.Body, "capabilities")
+	raw, _ := lastMember(caps, "client_event_subscriptions")
+	adv, decoded := decodeAdvertisement(raw) // large members described, not decoded
+	if !decoded {
 		return map[string]any{}, false
 	}
 	// Read without do, so its secret-like members are taken out here.

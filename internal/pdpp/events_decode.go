@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
@@ -26,13 +27,15 @@ const (
 )
 
 // decodeBoundedObject decodes the JSON object raw, with each member whose
-// value is an object or array over maxDecodedValue bytes left encoded and
-// described instead (a describedValue); an object still over
-// maxDecodedObject bytes becomes a stub: its subscription_id, status and
-// callback_url, with truncated and the whole described under wholeKey.
-// ok is false when raw is not a JSON object. A small object decodes
-// exactly as json.Unmarshal reads it.
-func decodeBoundedObject(raw []byte) (map[string]any, bool) {
+// value is an object or array of over maxDecodedValue costly bytes (see
+// costlyBytes) left encoded and described instead (a describedValue); an
+// object of over maxDecodedObject costly bytes even so becomes a stub: its
+// subscription_id, status and callback_url, with truncated and the whole
+// described under wholeKey. Members named skip (if any) decode as null and
+// cost nothing: the caller reads them its own way. ok is false when raw is
+// not a JSON object. A small object decodes exactly as json.Unmarshal
+// reads it.
+func decodeBoundedObject(raw []byte, skip ...string) (map[string]any, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, false
@@ -52,7 +55,10 @@ func decodeBoundedObject(raw []byte) (map[string]any, bool) {
 			n++
 			b.Write(mustMarshalJSON(k))
 			b.WriteByte(':')
-			if c := jsonwalk.FirstByte(v); len(v) > maxDecodedValue && (c == '{' || c == '[') {
+			if slices.Contains(skip, k) {
+				v = []byte("null")
+			}
+			if c := jsonwalk.FirstByte(v); len(v) > maxDecodedValue && (c == '{' || c == '[') && costlyBytes(v) > maxDecodedValue {
 				if described == nil {
 					described = map[string]describedValue{}
 				}
@@ -62,11 +68,7 @@ func decodeBoundedObject(raw []byte) (map[string]any, bool) {
 				delete(described, k)
 			}
 			b.Write(v)
-			// A long string decodes to about its own size; everything
-			// else (keys, numbers, small values) to many times it.
-			if len(v) < smallMemberBytes || v[0] != '"' {
-				costly += len(k) + len(v)
-			}
+			costly += len(k) + costlyBytes(v)
 			if costly > maxDecodedObject {
 				return errTooLarge
 			}
@@ -114,6 +116,76 @@ func (d describedValue) preview(next evidence.Continuation) evidence.Preview {
 }
 
 var errTooLarge = fmt.Errorf("over %d bytes", maxDecodedObject)
+
+// costlyBytes counts the bytes of the JSON text raw that decode to many
+// times their size: all but those of strings of smallMemberBytes or more,
+// which decode to about their own. One pass; strings skipped whole.
+func costlyBytes(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); {
+		if raw[i] == '"' {
+			e := jsonwalk.SkipString(raw, i)
+			if e-i < smallMemberBytes {
+				n += e - i
+			}
+			i = e
+			continue
+		}
+		n++
+		i++
+	}
+	return n
+}
+
+// maxEventTypes bounds the event types read from an advertisement; no RS
+// defines that many.
+const maxEventTypes = 10_000
+
+// decodeAdvertisement decodes the RS's client_event_subscriptions object
+// raw as decodeBoundedObject does, but for event_types, an array whose
+// items are decoded one by one, at most maxEventTypes of them, each a
+// string or, for an object, its type and description strings alone when
+// it is larger than maxDecodedValue. ok is false when raw is not an object.
+func decodeAdvertisement(raw []byte) (map[string]any, bool) {
+	if len(bytes.TrimSpace(raw)) <= maxDecodedValue {
+		return decodeBoundedObject(raw) // small: decoded as it is
+	}
+	adv, ok := decodeBoundedObject(raw, "event_types")
+	if !ok {
+		return nil, false
+	}
+	types, _ := lastMember(raw, "event_types")
+	if jsonwalk.FirstByte(types) != '[' {
+		if len(types) > 0 && len(types) <= maxDecodedValue {
+			var v any
+			_ = json.Unmarshal(types, &v)
+			adv["event_types"] = v
+		}
+		return adv, true
+	}
+	list := []any{}
+	_ = jsonwalk.Elements(types, func(v []byte) error {
+		if len(list) == maxEventTypes {
+			return errTooLarge
+		}
+		var item any
+		if len(v) <= maxDecodedValue {
+			_ = json.Unmarshal(v, &item)
+		} else if jsonwalk.FirstByte(v) == '{' {
+			m := map[string]any{}
+			for _, k := range []string{"type", "description"} {
+				if s, _ := lastMember(v, k); len(s) > 0 && s[0] == '"' {
+					m[k], _ = jsonwalk.DecodeString(s)
+				}
+			}
+			item = m
+		}
+		list = append(list, item)
+		return nil
+	})
+	adv["event_types"] = list
+	return adv, true
+}
 
 // subscriptionItems returns the items of a subscription list answer, each
 // still encoded: a JSON object whose data member is an array ([] when the

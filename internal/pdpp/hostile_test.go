@@ -113,8 +113,9 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 // get_event_subscription allocate at most allocPerBodyByte per RS body
 // byte (plus the slack of an undeclared body's doubling read; about 6 in
 // all, where decoding the member took over 100), stay within
-// budget and show the member as a preview counting its elements; the long
-// list is refused as rs_response_too_large.
+// budget and show the member as a preview counting its elements; so does
+// discovery over an advertisement of 700,000 event types and a 2 MB extra
+// member; the long list is refused as rs_response_too_large.
 func TestHostileSubscriptionsAreDescribed(t *testing.T) {
 	const elements = 700_000
 	sub := subscriptionJSON("sub_wide", "https://hooks.example.com/a", `,"filters":[`+strings.Repeat("{},", elements-1)+"{}]")
@@ -147,6 +148,29 @@ func TestHostileSubscriptionsAreDescribed(t *testing.T) {
 			t.Errorf("%s: the filters member is not a preview counting its %d elements, or the cut is not reported:\n%.1200s", c.tool, elements, raw)
 		}
 	}
+
+	t.Run("advertisement of 700,000 event types", func(t *testing.T) {
+		adv := `{"capabilities":{"client_event_subscriptions":{"supported":true,"endpoint":"/v1/event-subscriptions","event_types":[` +
+			strings.Repeat(`{},`, elements-1) + `{"type":"x.last"}],"extra":[` + strings.Repeat("{},", elements-1) + "{}]}}}"
+		h := newHarness(t, faultyRS(newSubsRS(nil, nil, "evt_1", adv).ServeHTTP), tokClient)
+		params := map[string]any{"name": "discover_event_subscription_capabilities", "arguments": map[string]any{}}
+		h.rawRequest("tools/call", params)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		raw := h.rawRequest("tools/call", params)
+		runtime.ReadMemStats(&after)
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%d bytes allocated for a %d-byte advertisement (%.1f per byte)", alloc, len(adv), float64(alloc)/float64(len(adv)))
+		// As above, plus the 10,000 event types decoded one by one
+		// (about 400 bytes each, 1 per body byte here).
+		if limit := uint64((allocPerBodyByte+3)*len(adv) + 10_000*400); alloc > limit {
+			t.Errorf("allocated %d bytes, over %d", alloc, limit)
+		}
+		if budget, _ := mcptools.ResultBudgetOf("discover_event_subscription_capabilities"); len(raw) > budget.Limit(0) {
+			t.Errorf("reply is %d bytes, budget %d", len(raw), budget.Limit(0))
+		}
+	})
 
 	t.Run("more subscriptions than rendered", func(t *testing.T) {
 		subs := make([][]byte, 10_001)
