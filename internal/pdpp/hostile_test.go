@@ -10,14 +10,15 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
-// hostileRS serves one record n1 of stream notes whose field blob is
-// value, alone (GET .../records/n1) and as a one-record page (GET
+// hostileRS serves one record n1 of stream notes whose data members are
+// members, alone (GET .../records/n1) and as a one-record page (GET
 // .../records), from bodies built once, declaring their length as an RS
 // behind a proxy does.
-func hostileRS(value string) (http.Handler, int) {
-	rec := []byte(`{"object":"record","id":"n1","stream":"notes","connection_id":"cin_a","emitted_at":"2024-01-01T00:00:00Z","data":{"title":"hostile","blob":` + value + `}}`)
+func hostileRS(members string) (http.Handler, int) {
+	rec := []byte(`{"object":"record","id":"n1","stream":"notes","connection_id":"cin_a","emitted_at":"2024-01-01T00:00:00Z","data":{` + members + `}}`)
 	page := []byte(`{"object":"list","data":[` + string(rec) + `],"has_more":false}`)
 	return faultyRS(func(w http.ResponseWriter, r *http.Request) {
 		body := rec
@@ -38,11 +39,13 @@ func hostileRS(value string) (http.Handler, int) {
 const allocPerBodyByte = 4
 
 // TestHostileValuesAreDescribedNotDecoded serves a record whose field is
-// a large array of empty objects, or an object of 100,000 members, and
-// calls query_records and fetch through the MCP client: each call
-// allocates at most allocPerBodyByte bytes per RS body byte, its reply
-// stays within the tool's budget, and it describes the value (kind, bytes,
-// element or member count) instead of showing it.
+// a large array of empty objects, or an object of 100,000 members, or
+// whose data is such an object, and calls query_records and fetch through
+// the MCP client: each call allocates at most allocPerBodyByte bytes per
+// RS body byte (and 1 KiB per rendered field of the last), its reply stays
+// within the tool's budget, and it describes the value (kind, bytes,
+// element or member count) instead of showing it, or counts the fields
+// past evidence.MaxRecordFields.
 func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 	var members strings.Builder
 	members.WriteString("{")
@@ -59,9 +62,14 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 	}{
 		{"2 MB array of empty objects", "[" + strings.Repeat("{},", 700_000) + "{}]", "JSON array, 700001 elements, 2100004 bytes", 700_001},
 		{"object of 100,000 members", members.String(), "JSON object, 100000 members, 1300001 bytes", 100_000},
+		{"record of 100,000 fields", "", "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			handler, bodyBytes := hostileRS(tc.value)
+			handler, bodyBytes := hostileRS(`"title":"hostile","blob":` + tc.value)
+			if tc.value == "" {
+				// The record's data itself is the object of 100,000 members.
+				handler, bodyBytes = hostileRS(members.String()[1 : members.Len()-1])
+			}
 			h := newHarness(t, handler, tokClient)
 			for _, c := range []struct {
 				tool string
@@ -80,8 +88,13 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 				alloc := after.TotalAlloc - before.TotalAlloc
 				t.Logf("%s: %d bytes allocated for a %d-byte RS body (%.1f per byte), reply %d bytes",
 					c.tool, alloc, bodyBytes, float64(alloc)/float64(bodyBytes), len(raw))
-				if alloc > uint64(allocPerBodyByte*bodyBytes) {
-					t.Errorf("%s: allocated %d bytes, over %d per RS body byte (%d)", c.tool, alloc, allocPerBodyByte, allocPerBodyByte*bodyBytes)
+				limit := allocPerBodyByte * bodyBytes
+				if tc.value == "" {
+					// The fields kept are rendered: up to 1 KiB each.
+					limit += evidence.MaxRecordFields << 10
+				}
+				if alloc > uint64(limit) {
+					t.Errorf("%s: allocated %d bytes, over %d", c.tool, alloc, limit)
 				}
 				if budget, _ := mcptools.ResultBudgetOf(c.tool); len(raw) > budget.Limit(0) {
 					t.Errorf("%s: reply is %d bytes, budget %d", c.tool, len(raw), budget.Limit(0))
@@ -95,6 +108,13 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 				}
 				if err := json.Unmarshal(raw, &res); err != nil || res.IsError || len(res.Content) == 0 {
 					t.Fatalf("%s: not a successful result (%v): %.300s", c.tool, err, raw)
+				}
+				if tc.value == "" {
+					// Fields past evidence.MaxRecordFields are counted, not rendered.
+					if text := res.Content[0].Text; !strings.Contains(text, "100000 fields") && !strings.Contains(text, "98000 more fields not rendered") {
+						t.Errorf("%s: text does not count the record's fields:\n%.600s", c.tool, text)
+					}
+					continue
 				}
 				if text := res.Content[0].Text; !strings.Contains(text, "blob: ["+tc.describes+", not shown in full: ") {
 					t.Errorf("%s: text does not describe the value as %q:\n%.600s", c.tool, tc.describes, text)
@@ -182,4 +202,36 @@ func TestHostileSubscriptionsAreDescribed(t *testing.T) {
 			t.Errorf("a list of 10,001 subscriptions: want rs_response_too_large, got isError=%v code %q", r.Res.IsError, r.errorCode())
 		}
 	})
+}
+
+// TestHostilePagesAreRefused serves a records page and a search page of
+// 300,000 tiny items, more than evidence.MaxPageItems: query_records and
+// search refuse them as rs_bad_response before decoding any item,
+// allocating at most allocPerBodyByte per RS body byte (plus the doubling
+// read of an undeclared body).
+func TestHostilePagesAreRefused(t *testing.T) {
+	page := `{"object":"list","data":[` + strings.Repeat(`{"id":"a"},`, 300_000) + `{}],"has_more":false}`
+	h := newHarness(t, jsonRS(func(string) string { return page }), tokClient)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"query_records", map[string]any{"stream": "notes"}},
+		{"search", map[string]any{"q": "x"}},
+	} {
+		params := map[string]any{"name": c.tool, "arguments": c.args}
+		h.rawRequest("tools/call", params)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		raw := h.rawRequest("tools/call", params)
+		runtime.ReadMemStats(&after)
+		alloc := after.TotalAlloc - before.TotalAlloc
+		if limit := uint64((allocPerBodyByte + 4) * len(page)); alloc > limit {
+			t.Errorf("%s: allocated %d bytes for a %d-byte page, over %d", c.tool, alloc, len(page), limit)
+		}
+		if s := string(raw); !strings.Contains(s, `"isError":true`) || !strings.Contains(s, "rs_bad_response") || !strings.Contains(s, fmt.Sprintf("more than %d", evidence.MaxPageItems)) {
+			t.Errorf("%s: a page of 300,001 items is not refused as rs_bad_response: %.400s", c.tool, s)
+		}
+	}
 }

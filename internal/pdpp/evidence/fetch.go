@@ -89,7 +89,7 @@ func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string,
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars, fieldSummaries{})
-	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data))
+	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data)+rec.MoreFields)
 	delete(doc.Metadata, "fields")
 	doc.Truncated = false
 	return doc, nil
@@ -175,6 +175,12 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			}
 		}
 	}
+	if rec.MoreFields > 0 {
+		// Past MaxRecordFields: counted, never rendered.
+		line := fmt.Sprintf("(%d more %s not rendered; narrow with fetch {\"id\":%q,\"fields\":[...]})\n", rec.MoreFields, noun(rec.MoreFields, "field", "fields"), id)
+		text.WriteString(line)
+		shown.WriteString(line)
+	}
 	if len(names) > FieldsPerRecordShown {
 		fmt.Fprintf(&shown, "(%d more %s in structured text; narrow with fetch {\"id\":%q,\"fields\":[...]})\n",
 			len(names)-FieldsPerRecordShown, noun(len(names)-FieldsPerRecordShown, "field", "fields"), id)
@@ -201,6 +207,10 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	}
 	if len(fields) > 0 {
 		doc.Metadata["fields"] = fields
+		doc.Truncated = true
+	}
+	if rec.MoreFields > 0 {
+		doc.Metadata["fields_not_rendered"] = rec.MoreFields
 		doc.Truncated = true
 	}
 	doc.Rendered = capBytes(shown.String())

@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -419,4 +420,34 @@ func DescribeValue(raw []byte, maxChars int) json.RawMessage {
 		d.Preview = strings.ToValidUTF8(clipBytes(string(raw[:min(len(raw), maxChars+utf8.UTFMax)]), maxChars), "\uFFFD")
 	}
 	return mustMarshal(d)
+}
+
+// MaxPageItems bounds the items of one RS page (records, search hits)
+// rendered: ten times the largest limit a tool asks for (100). A page
+// holding more is refused before anything of it is decoded, since each
+// item costs rendering a few hundred bytes whatever its size (an RS page
+// of 2.6 million empty records would cost a gigabyte).
+const MaxPageItems = 1000
+
+// checkPageItems refuses the RS page body (what names its items) when its
+// data list (any member whose key reads as data, as encoding/json matches
+// it) holds more than MaxPageItems items. The walk reads the top level of
+// body once and keeps nothing.
+func checkPageItems(body []byte, what string) error {
+	var err error
+	_ = jsonwalk.RawMembers(body, func(k, v []byte) error {
+		key := string(k[1 : len(k)-1])
+		if strings.IndexByte(key, '\\') >= 0 {
+			key, _ = jsonwalk.DecodeString(k)
+		}
+		if !strings.EqualFold(key, "data") || jsonwalk.FirstByte(v) != '[' {
+			return nil
+		}
+		if _, capped := countItems(bytes.TrimSpace(v), MaxPageItems); capped {
+			err = fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, what)
+			return errStop
+		}
+		return nil
+	})
+	return err
 }

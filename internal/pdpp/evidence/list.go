@@ -112,6 +112,9 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
 	}
+	if err := checkPageItems(body, "records"); err != nil {
+		return ListView{}, err
+	}
 	cache := &listCache{body: body, stream: stream, connectionID: connectionID}
 	page, split := splitListPage(body, cache)
 	if !split {
@@ -180,7 +183,8 @@ func recordCard(n int, id string, rec Record) string {
 	fmt.Fprintf(&b, "[%d] id=%s\n", n, id)
 	for j, name := range rec.fieldNames() {
 		if j == FieldsPerRecordShown {
-			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", len(rec.Data)-j, noun(len(rec.Data)-j, "field", "fields"))
+			more := len(rec.Data) + rec.MoreFields - j
+			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", more, noun(more, "field", "fields"))
 			break
 		}
 		fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
@@ -271,11 +275,11 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 				card = recordCard(pos+i+1, e.ID, rec)
 			}
 			items[i] = listItem{card: []byte(card), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
-			if alone > 0 && itemCost(items[i]) > alone {
+			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves
 				// on by one item and the step keeps its budget.
-				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data))
+				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
 			}
 			built[i] = true
 		}

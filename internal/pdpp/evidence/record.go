@@ -24,10 +24,19 @@ type Record struct {
 	RecordJSONBytes int             `json:"record_json_bytes"`
 	RawData         json.RawMessage `json:"data"`
 	// Data holds each field's raw value and Order the RS's field order;
-	// both are filled by DecodeRecord.
+	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
 	Data  map[string]json.RawMessage `json:"-"`
 	Order []string                   `json:"-"`
+	// MoreFields counts the members of data past the first
+	// MaxRecordFields fields, which are not rendered.
+	MoreFields int `json:"-"`
 }
+
+// MaxRecordFields bounds the fields of one record rendered: each costs a
+// map entry, a line and a view whatever its size, so a record whose data
+// holds hundreds of thousands of small members is rendered by its first
+// fields and the count of the others.
+const MaxRecordFields = 2000
 
 // DecodeRecord decodes one record, keeping the field order of `data`. The
 // body is checked once and split in one walk; the record's own members are
@@ -92,8 +101,28 @@ func (r *Record) splitData() error {
 	if len(r.RawData) == 0 || string(r.RawData) == "null" {
 		return nil
 	}
-	err := jsonwalk.Members(r.RawData, func(k string, v []byte) error {
+	err := jsonwalk.RawMembers(r.RawData, func(rk, v []byte) error {
+		if inner := rk[1 : len(rk)-1]; jsonwalk.PlainString(inner) {
+			// A key that needs no decoding is looked up and counted
+			// without allocating.
+			if _, dup := r.Data[string(inner)]; dup {
+				r.Data[string(inner)] = v
+				return nil
+			}
+			if len(r.Order) == MaxRecordFields {
+				r.MoreFields++
+				return nil
+			}
+		}
+		k, err := jsonwalk.DecodeString(rk)
+		if err != nil {
+			return err
+		}
 		if _, dup := r.Data[k]; !dup {
+			if len(r.Order) == MaxRecordFields {
+				r.MoreFields++ // counted, not kept
+				return nil
+			}
 			r.Order = append(r.Order, k)
 		}
 		r.Data[k] = v
