@@ -172,3 +172,37 @@ func TestRenderValueAllocIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaItemsAreBounded: a schema document whose lists hold more than
+// MaxSchemaItems items together is refused before decoding (RenderSchema
+// errs, AllRoles and ExpandCapabilities find nothing), allocating little;
+// one within the bound renders.
+func TestSchemaItemsAreBounded(t *testing.T) {
+	stream := `{"name":"s","expand_capabilities":[],"granted_connections":[{"connection_id":"c"}]}`
+	ok := []byte(`{"object":"schema","connectors":[{"connector_key":"k","streams":[` + stream + `]}]}`)
+	if _, err := RenderSchema(ok); err != nil {
+		t.Fatalf("a small schema is refused: %v", err)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"connectors", `{"object":"schema","connectors":[` + strings.Repeat("{},", MaxSchemaItems) + "{}]}"},
+		{"streams", `{"object":"schema","connectors":[{"streams":[` + strings.Repeat("{},", MaxSchemaItems) + "{}]}]}"},
+		{"escaped key", `{"object":"schema","conn\u0065ctors":[` + strings.Repeat("{},", MaxSchemaItems) + "{}]}"},
+		{"relations of many streams", `{"object":"schema","connectors":[{"streams":[` + strings.Repeat(`{"expand_capabilities":[`+strings.Repeat("{},", 999)+"{}]},", 100) + "{}]}]}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := []byte(tc.body)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := RenderSchema(body)
+			roles := AllRoles(body)
+			_, found := ExpandCapabilities(body, "s")
+			runtime.ReadMemStats(&after)
+			if err == nil || roles != nil || found {
+				t.Errorf("not refused: err %v, roles %v, found %v", err, roles, found)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(body)) {
+				t.Errorf("refusing a %d-byte schema allocated %d bytes", len(body), alloc)
+			}
+		})
+	}
+}
