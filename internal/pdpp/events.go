@@ -156,15 +156,11 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 		a.log.Debug("protected-resource metadata unavailable", "err", err)
 		return map[string]any{}, false
 	}
-	var doc struct {
-		Capabilities map[string]json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(resp.Body, &doc) != nil {
-		return map[string]any{}, false
-	}
-	raw, ok := doc.Capabilities["client_event_subscriptions"]
-	var adv map[string]any
-	if !ok || json.Unmarshal(raw, &adv) != nil || adv == nil {
+	// Walked, not decoded: only the advertisement is, and bounded.
+	caps, _ := lastMember(resp.Body, "capabilities")
+	raw, _ := lastMember(caps, "client_event_subscriptions")
+	adv, decoded := decodeAdvertisement(raw) // large members described, not decoded
+	if !decoded {
 		return map[string]any{}, false
 	}
 	// Read without do, so its secret-like members are taken out here.
@@ -406,8 +402,8 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	if err != nil {
 		return fail(err)
 	}
-	var created map[string]any
-	if err := json.Unmarshal(resp.Body, &created); err != nil || created == nil {
+	created, ok := decodeBoundedObject(resp.Body) // large members described, not decoded
+	if !ok {
 		return fail(rs.AdapterError(codeBadResponse, "the create answer is not a JSON object", ""))
 	}
 	secret, _ := created["secret"].(string)
@@ -493,16 +489,20 @@ func withoutSecrets(v any) any { return redact.Value(v) }
 // decodeSubscription reads one subscription object from an RS body, without
 // secrets.
 func decodeSubscription(body []byte, member string) (map[string]any, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(body, &doc); err != nil || doc == nil {
-		return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
-	}
 	if member != "" {
-		inner, ok := doc[member].(map[string]any)
-		if !ok {
+		inner, isObject := lastMember(body, member)
+		if !isObject {
+			return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
+		}
+		if !isObjectJSON(inner) {
 			return nil, rs.AdapterError(codeBadResponse, "the answer has no "+member+" object", "")
 		}
-		doc = inner
+		body = inner
+	}
+	// Large members are described, not decoded.
+	doc, ok := decodeBoundedObject(body)
+	if !ok {
+		return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
 	}
 	return withoutSecrets(doc).(map[string]any), nil
 }
@@ -573,11 +573,11 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
-	data, err := listData(resp.Body, "subscription list")
+	// Each item stays encoded until its rendering reaches it.
+	subs, err := subscriptionItems(resp.Body)
 	if err != nil {
 		return errorResult(err, tool, shown), nil
 	}
-	subs := withoutSecrets(data).([]any)
 	fullCall := page.full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
@@ -586,8 +586,7 @@ func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.List
 	limit, room := stepBudget(tool, 0)
 	ids := make([]string, len(subs))
 	for i, s := range subs {
-		m, _ := s.(map[string]any)
-		ids[i], _ = m["subscription_id"].(string)
+		ids[i], _, _ = subscriptionFields(s)
 	}
 	st := page.step(ids, func() int {
 		return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64
@@ -612,11 +611,8 @@ func listHead(n int) string {
 // subscriptionLine is one subscription's line in a list's text, RS strings
 // clipped; a clipped line names the call that shows it whole (fullCall
 // when it has no usable id).
-func subscriptionLine(s any, fullCall evidence.Continuation) string {
-	m, _ := s.(map[string]any)
-	id, _ := m["subscription_id"].(string)
-	status, _ := m["status"].(string)
-	cb, _ := m["callback_url"].(string)
+func subscriptionLine(s json.RawMessage, fullCall evidence.Continuation) string {
+	id, status, cb := subscriptionFields(s)
 	line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
 	if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
 		line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
@@ -626,7 +622,7 @@ func subscriptionLine(s any, fullCall evidence.Continuation) string {
 
 // listText renders a subscription list at detail "full": one line per
 // subscription (at most maxListedLines; structured output has them all).
-func listText(subs []any, fullCall evidence.Continuation) string {
+func listText(subs []json.RawMessage, fullCall evidence.Continuation) string {
 	var b strings.Builder
 	b.WriteString(listHead(len(subs)))
 	for i, s := range subs {
@@ -637,8 +633,7 @@ func listText(subs []any, fullCall evidence.Continuation) string {
 		b.WriteString(subscriptionLine(s, fullCall))
 	}
 	if len(subs) > 0 {
-		first, _ := subs[0].(map[string]any)
-		if id, _ := first["subscription_id"].(string); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
+		if id, _, _ := subscriptionFields(subs[0]); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
 			fmt.Fprintf(&b, "read one whole: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
 		}
 	}

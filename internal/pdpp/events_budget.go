@@ -73,8 +73,11 @@ func previewValue(v any, raw []byte, next evidence.Continuation) evidence.Previe
 // It also returns how many values it replaced. The walk visits each member
 // once per level, at most depth levels.
 func compactValue(v any, next evidence.Continuation, depth int) (any, int) {
+	if d, ok := v.(describedValue); ok {
+		return d.preview(next), 1 // left encoded when decoded: too large to show
+	}
 	raw, err := json.Marshal(v)
-	if err != nil || len(raw) <= evidence.InlineJSONBytes {
+	if (err != nil || len(raw) <= evidence.InlineJSONBytes) && !holdsDescribed(v) {
 		return v, 0
 	}
 	m, ok := v.(map[string]any)
@@ -110,6 +113,12 @@ func compactSubscription(sub any, fallback evidence.Continuation) (json.RawMessa
 	m, _ := sub.(map[string]any)
 	id, _ := m["subscription_id"].(string)
 	next := subscriptionFull(id, fallback)
+	if whole, ok := m[wholeKey].(describedValue); ok && m["truncated"] == true {
+		// Too large to decode (decodeBoundedObject): its stub.
+		stub := map[string]any{"truncated": true, "bytes": whole.preview(next).Bytes, "next": next, "subscription_id": id, "status": m["status"]}
+		raw, _ := json.Marshal(stub)
+		return raw, 1
+	}
 	c, cut := compactValue(sub, next, compactDepth)
 	raw, err := json.Marshal(c)
 	if err == nil && len(raw) <= subscriptionBytes {
@@ -133,7 +142,7 @@ func compactSubscription(sub any, fallback evidence.Continuation) (json.RawMessa
 // subscription_ids, the ids of those and of the ones after them; and next.
 // ids are the subscriptions' ids ("" for one without), in the RS's order.
 // The loops are bounded by the number of subscriptions.
-func subscriptionStep(subs []any, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
+func subscriptionStep(subs []json.RawMessage, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
 	total := len(subs)
 	pos := min(st.Pos, total)
 	tr := evidence.Truncation{Total: total}
@@ -145,7 +154,7 @@ func subscriptionStep(subs []any, ids []string, st evidence.Step, budget int) (s
 	built := make([]bool, total-pos)
 	at := func(i int) item {
 		if !built[i] {
-			whole, cut := compactSubscription(subs[pos+i], st.Full)
+			whole, cut := compactSubscription(subscriptionAt(subs[pos+i]), st.Full)
 			items[i], built[i] = item{line: []byte(subscriptionLine(subs[pos+i], st.Full)), whole: whole, cut: cut}, true
 		}
 		return items[i]

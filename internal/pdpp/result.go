@@ -1,7 +1,6 @@
 package pdpp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,48 +203,6 @@ const codeBadResponse = "rs_bad_response"
 // rendered (rs_bad_response), carrying the reason.
 func badResponse(err error) *rs.Error {
 	return rs.AdapterError(codeBadResponse, err.Error(), "")
-}
-
-// listData returns the items of an RS list envelope (what names the list
-// in errors): a JSON object whose data member is an array, [] when the
-// list is empty. Anything else (null, {}, {"data":null}, a data member that
-// is not an array) is rs_bad_response, never an empty list; so is a list
-// with an item that is not an object (see evidence.NotAnObject).
-func listData(body []byte, what string) ([]any, error) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
-	}
-	var doc struct {
-		Data *[]any `json:"data"`
-	}
-	if err := json.Unmarshal(trimmed, &doc); err != nil {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
-	}
-	if doc.Data == nil {
-		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
-	}
-	for i, item := range *doc.Data {
-		if _, ok := item.(map[string]any); !ok {
-			return nil, badResponse(evidence.NotAnObject(what, i, kindOf(item)))
-		}
-	}
-	return *doc.Data, nil
-}
-
-// kindOf names the JSON kind of a decoded value that is not an object.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	}
-	return "a number"
 }
 
 // errorResult renders any failure as an isError result whose structuredContent

@@ -24,6 +24,11 @@
 //	                                         calls, RSS a minute later, the rise of
 //	                                         one page-sized full fetch; fails when a
 //	                                         bound is missed
+//	go run ./tools/benchrss -hostile         decoded size: a scripted RS whose record
+//	                                         holds a 7.8 MB array of 2.6 million empty
+//	                                         objects; peak RSS (<= 160 MB) and CPU
+//	                                         (<= 3 s) of 6 concurrent query_records,
+//	                                         then fetch, calls; fails when one is missed
 //
 // Linux only (it reads /proc/<pid>/status). Every address is loopback.
 package main

@@ -41,6 +41,8 @@ type options struct {
 	floor     bool   // also time the calls' pass-through floor over stdio
 	fullcap   fullcapOptions
 	fullOnly  bool // -fullcap: only the full-detail memory check
+	hostile   hostileOptions
+	hostOnly  bool // -hostile: only the decoded-size check
 }
 
 func main() {
@@ -72,6 +74,11 @@ func main() {
 	flag.DurationVar(&o.fullcap.settle, "fullcap-settle", time.Minute, "wait after the load before reading the settled RSS")
 	flag.StringVar(&o.fullcap.ceilings, "fullcap-ceilings", "0,16777216", "comma-separated --full-max-bytes values to measure (0: the server's default)")
 	flag.StringVar(&o.fullcap.fills, "fullcap-fills", "lt,html", "comma-separated text fills to measure: lt (every character <), html")
+	flag.BoolVar(&o.hostOnly, "hostile", false, "run only the decoded-size check over HTTP against a scripted RS whose one record holds a field of millions of empty objects: peak RSS and CPU time of concurrent calls reading it; exits 1 when a bound is missed")
+	flag.IntVar(&o.hostile.calls, "hostile-calls", 6, "concurrent calls of each tool in the decoded-size check")
+	flag.IntVar(&o.hostile.elements, "hostile-elements", 2_600_000, "empty objects in the record's array (or members of its object) in the decoded-size check")
+	flag.BoolVar(&o.hostile.members, "hostile-members", false, "an object of -hostile-elements members instead of an array")
+	flag.StringVar(&o.hostile.tools, "hostile-tools", "query_records,fetch", "comma-separated tools of the decoded-size check, each measured in a fresh server")
 	flag.Parse()
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
@@ -97,6 +104,16 @@ func main() {
 	defer cancel()
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
+	}
+	if o.hostOnly {
+		bin, cleanup, err := serverBinary(ctx, log, o.bin)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			os.Exit(1)
+		}
+		code := runHostile(ctx, bin, o.hostile)
+		cleanup()
+		os.Exit(code)
 	}
 	if o.fullOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)

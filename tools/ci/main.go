@@ -193,6 +193,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
 	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
+	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
@@ -220,6 +221,12 @@ func benchSmoke() error {
 	if err := run("go", "run", "./tools/benchrss", "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
+	}
+	// A 300 KB array of empty objects, two calls at once: the decoded-size
+	// check's paths (make bench-hostile measures the 7.8 MB one), about
+	// two CPU-seconds.
+	if err := run("go", "run", "./tools/benchrss", "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
+		return fmt.Errorf("benchrss -hostile: %w", err)
 	}
 	return nil
 }

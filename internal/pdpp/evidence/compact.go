@@ -21,13 +21,17 @@ const (
 // and JSON only; never binary), a truncation flag and the exact call that
 // reads the rest.
 type Preview struct {
-	Truncated bool         `json:"truncated"`
-	Kind      string       `json:"kind"` // text, binary or json
-	Preview   string       `json:"preview,omitempty"`
-	Chars     int          `json:"chars,omitempty"`
-	Bytes     int          `json:"bytes,omitempty"`
-	MediaType string       `json:"media_type,omitempty"`
-	Next      Continuation `json:"next"`
+	Truncated bool   `json:"truncated"`
+	Kind      string `json:"kind"` // text, binary or json
+	Preview   string `json:"preview,omitempty"`
+	Chars     int    `json:"chars,omitempty"`
+	Bytes     int    `json:"bytes,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	// Items counts the members or elements of a JSON value over
+	// HugeJSONBytes, up to MaxCountedItems (ItemsCapped: more).
+	Items       int          `json:"items,omitempty"`
+	ItemsCapped bool         `json:"items_capped,omitempty"`
+	Next        Continuation `json:"next"`
 }
 
 // CompactValue returns raw itself when it is small enough to keep, else a
@@ -79,9 +83,15 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 }
 
 // jsonPreview is the Preview of the large JSON value raw: its size, its
-// first maxChars bytes and next, the call that reads it whole.
+// first maxChars bytes and next, the call that reads it whole; over
+// HugeJSONBytes, an object's or array's member or element count too. Only
+// the shown bytes are copied.
 func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
-	return mustMarshal(Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw), maxChars), Bytes: len(raw), Next: next})
+	p := Preview{Truncated: true, Kind: "json", Preview: clipBytes(string(raw[:min(len(raw), maxChars+utf8.UTFMax)]), maxChars), Bytes: len(raw), Next: next}
+	if t := bytes.TrimSpace(raw); len(t) > HugeJSONBytes && (t[0] == '{' || t[0] == '[') {
+		p.Items, p.ItemsCapped = countItems(t, MaxCountedItems)
+	}
+	return mustMarshal(p)
 }
 
 // StringPreview is the Preview standing in for the long string s, whose

@@ -1,10 +1,12 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -52,7 +54,10 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	chars := StructuredTextChars
-	doc := renderDocument(rec, ref, providerBase, roles, chars)
+	// Every pass reads each JSON field's one summary (walked at the first
+	// pass's limit, the largest).
+	cache := fieldSummaries{}
+	doc := renderDocument(rec, ref, providerBase, roles, chars, cache)
 	// Each pass shrinks the per-field cut in proportion to the excess; at
 	// most 12 passes, and never below FieldValueChars.
 	for pass := 0; pass < 12 && budget > 0; pass++ {
@@ -62,7 +67,7 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 			break
 		}
 		chars = max(FieldValueChars, chars*budget/size*9/10)
-		doc = renderDocument(rec, ref, providerBase, roles, chars)
+		doc = renderDocument(rec, ref, providerBase, roles, chars, cache)
 	}
 	return doc, nil
 }
@@ -83,8 +88,8 @@ func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string,
 	if rec.ID == "" && len(rec.Data) == 0 {
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
-	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars)
-	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data))
+	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars, fieldSummaries{})
+	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data)+rec.MoreFields)
 	delete(doc.Metadata, "fields")
 	doc.Truncated = false
 	return doc, nil
@@ -126,8 +131,8 @@ func htmlEscapedLen(b []byte) int {
 }
 
 // renderDocument renders rec with each field's structured text cut at
-// fieldChars.
-func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
+// fieldChars; cache keeps the summaries of its JSON fields across calls.
+func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int, cache fieldSummaries) Document {
 	if rec.ConnectionID != "" {
 		ref.ConnectionID = rec.ConnectionID
 	}
@@ -140,8 +145,7 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	id := ref.ID()
 	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
 	if tf := roles.titleField(); tf != "" {
-		var s string
-		if raw, ok := rec.Data[tf]; ok && json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
+		if s, ok := titleText(rec.Data[tf]); ok && strings.TrimSpace(s) != "" {
 			doc.Title = Clip(oneLine(s), FieldValueChars)
 		}
 	}
@@ -153,7 +157,7 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	cutFields := 0
 	for i, name := range names {
 		raw := rec.Data[name]
-		whole := DescribeField(id, name, raw, fieldChars)
+		whole := describeField(id, name, raw, fieldChars, cache)
 		// Written piece by piece: the line can be a whole long text, which
 		// fmt would copy through its own buffer first.
 		text.WriteString(name)
@@ -164,12 +168,18 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			fields[name] = whole
 		}
 		if i < FieldsPerRecordShown {
-			brief := whole.Within(id, raw, FetchTextChars/4)
+			brief := whole.within(id, raw, FetchTextChars/4, cache)
 			fmt.Fprintf(&shown, "%s: %s\n", name, brief.Line)
 			if !brief.Complete {
 				cutFields++
 			}
 		}
+	}
+	if rec.MoreFields > 0 {
+		// Past MaxRecordFields: counted, never rendered.
+		line := fmt.Sprintf("(%d more %s not rendered; narrow with fetch {\"id\":%q,\"fields\":[...]})\n", rec.MoreFields, noun(rec.MoreFields, "field", "fields"), id)
+		text.WriteString(line)
+		shown.WriteString(line)
 	}
 	if len(names) > FieldsPerRecordShown {
 		fmt.Fprintf(&shown, "(%d more %s in structured text; narrow with fetch {\"id\":%q,\"fields\":[...]})\n",
@@ -199,6 +209,10 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		doc.Metadata["fields"] = fields
 		doc.Truncated = true
 	}
+	if rec.MoreFields > 0 {
+		doc.Metadata["fields_not_rendered"] = rec.MoreFields
+		doc.Truncated = true
+	}
 	doc.Rendered = capBytes(shown.String())
 	return doc
 }
@@ -226,4 +240,21 @@ func orderByRole(names []string, roles Roles) []string {
 		}
 	}
 	return out
+}
+
+// titleText is the text of a title field's value raw, as json.Unmarshal
+// into a string reads it (ok false for a value that is not a string); a
+// value over HugeJSONBytes is read only as far as its first
+// HugeJSONBytes/4 characters, which a title clipped to FieldValueChars
+// after folding white space needs.
+func titleText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	if len(raw) <= HugeJSONBytes {
+		s, err := jsonwalk.DecodeString(raw)
+		return s, err == nil
+	}
+	return summarizeString(raw, HugeJSONBytes/4).prefix, true
 }

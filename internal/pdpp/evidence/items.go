@@ -17,6 +17,15 @@ func NotAnObject(what string, i int, kind string) error {
 	return fmt.Errorf("item %d of the %s is %s, not a JSON object: every item of an RS list must be one", i+1, what, kind)
 }
 
+// ItemNotObject returns the error of item i (from 0) of an RS list named by
+// what when its encoding raw is not a JSON object, nil when it is.
+func ItemNotObject(what string, i int, raw []byte) error {
+	if isObject(raw) {
+		return nil
+	}
+	return NotAnObject(what, i, rawKind(raw))
+}
+
 // rawKind names the JSON kind of the encoded value raw by its first byte.
 func rawKind(raw []byte) string {
 	switch jsonwalk.FirstByte(raw) {

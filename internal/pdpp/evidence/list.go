@@ -31,6 +31,9 @@ type ListView struct {
 	Rendered   string
 	// raws are the page's records, the one of Records[i] at raws[i].
 	raws [][]byte
+	// cards are the content[] previews of the first records, the one of
+	// Records[i] at cards[i], rendered once for both detail levels.
+	cards []string
 	// page keeps the split page for CompactStep, so the body is validated
 	// once per call.
 	page                 *listCache
@@ -109,6 +112,9 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
 	}
+	if err := checkPageItems(body, "records"); err != nil {
+		return ListView{}, err
+	}
 	cache := &listCache{body: body, stream: stream, connectionID: connectionID}
 	page, split := splitListPage(body, cache)
 	if !split {
@@ -138,7 +144,8 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		}
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
-			b.WriteString(recordCard(len(v.Records)+1, id, rec))
+			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
+			b.WriteString(v.cards[len(v.cards)-1])
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
 		v.raws = append(v.raws, raw)
@@ -180,7 +187,8 @@ func recordCard(n int, id string, rec Record) string {
 	fmt.Fprintf(&b, "[%d] id=%s\n", n, id)
 	for j, name := range rec.fieldNames() {
 		if j == FieldsPerRecordShown {
-			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", len(rec.Data)-j, noun(len(rec.Data)-j, "field", "fields"))
+			more := len(rec.Data) + rec.MoreFields - j
+			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", more, noun(more, "field", "fields"))
 			break
 		}
 		fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
@@ -266,16 +274,22 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}
-			items[i] = listItem{card: []byte(recordCard(pos+i+1, e.ID, rec)), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
-			if alone > 0 && itemCost(items[i]) > alone {
+			var card string
+			if pos+i < len(v.cards) {
+				card = v.cards[pos+i] // the same record at the same place
+			} else {
+				card = recordCard(pos+i+1, e.ID, rec)
+			}
+			items[i] = listItem{card: []byte(card), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
+			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves
 				// on by one item and the step keeps its budget.
-				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data))
+				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
 				if itemCost(items[i]) > room {
 					// An id so long that even that does not fit.
 					card, entry, id := idOnlyItem(pos+i+1, e.ID, room)
-					items[i] = listItem{card: card, record: entry, id: id, cut: len(rec.Data)}
+					items[i] = listItem{card: card, record: entry, id: id, cut: len(rec.Data) + rec.MoreFields}
 				}
 			}
 			built[i] = true

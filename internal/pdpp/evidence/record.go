@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
@@ -22,10 +24,19 @@ type Record struct {
 	RecordJSONBytes int             `json:"record_json_bytes"`
 	RawData         json.RawMessage `json:"data"`
 	// Data holds each field's raw value and Order the RS's field order;
-	// both are filled by DecodeRecord.
+	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
 	Data  map[string]json.RawMessage `json:"-"`
 	Order []string                   `json:"-"`
+	// MoreFields counts the members of data past the first
+	// MaxRecordFields fields, which are not rendered.
+	MoreFields int `json:"-"`
 }
+
+// MaxRecordFields bounds the fields of one record rendered: each costs a
+// map entry, a line and a view whatever its size, so a record whose data
+// holds hundreds of thousands of small members is rendered by its first
+// fields and the count of the others.
+const MaxRecordFields = 2000
 
 // DecodeRecord decodes one record, keeping the field order of `data`. The
 // body is checked once and split in one walk; the record's own members are
@@ -90,8 +101,28 @@ func (r *Record) splitData() error {
 	if len(r.RawData) == 0 || string(r.RawData) == "null" {
 		return nil
 	}
-	err := jsonwalk.Members(r.RawData, func(k string, v []byte) error {
+	err := jsonwalk.RawMembers(r.RawData, func(rk, v []byte) error {
+		if inner := rk[1 : len(rk)-1]; jsonwalk.PlainString(inner) {
+			// A key that needs no decoding is looked up and counted
+			// without allocating.
+			if _, dup := r.Data[string(inner)]; dup {
+				r.Data[string(inner)] = v
+				return nil
+			}
+			if len(r.Order) == MaxRecordFields {
+				r.MoreFields++
+				return nil
+			}
+		}
+		k, err := jsonwalk.DecodeString(rk)
+		if err != nil {
+			return err
+		}
 		if _, dup := r.Data[k]; !dup {
+			if len(r.Order) == MaxRecordFields {
+				r.MoreFields++ // counted, not kept
+				return nil
+			}
 			r.Order = append(r.Order, k)
 		}
 		r.Data[k] = v
@@ -173,6 +204,12 @@ func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 // id is the record's self-contained id for continuations: a read_record_field
 // window for text, a full-detail fetch of the field for large JSON.
 func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
+	return describeField(id, name, raw, max, nil)
+}
+
+// describeField is DescribeField with the record's field summaries, kept
+// across renderings of the same record (nil: none kept).
+func describeField(id, name string, raw json.RawMessage, max int, cache fieldSummaries) FieldView {
 	fv := FieldView{Name: name}
 	// raw is sliced, never copied whole: a field can be most of the body.
 	tb := bytes.TrimSpace(raw)
@@ -217,8 +254,10 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 			return fv
 		}
 		fv.Kind = "json"
-		compact := compactJSON(raw)
-		if len(compact) <= InlineJSONBytes && CountChars(compact) <= max*3 {
+		// Walked, never decoded: the summary keeps only what is shown.
+		sum := cache.get(name, tb, previewLimit(max))
+		if sum.complete && len(sum.compact) <= InlineJSONBytes && CountChars(string(sum.compact)) <= max*3 {
+			compact := string(sum.compact)
 			fv.Value = json.RawMessage(compact)
 			fv.Complete = true
 			fv.Line = compact
@@ -227,7 +266,7 @@ func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
 		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
-			jsonKind(string(tb[:1])), fv.Bytes, Clip(compact, max/2), c.Call())
+			sum.describe(jsonKind(string(tb[:1]))), fv.Bytes, sum.preview(max/2), c.Call())
 	default:
 		trimmed := string(tb)
 		fv.Complete = true
@@ -266,8 +305,13 @@ func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 // Within returns the view of the same field bounded to max characters,
 // reusing the decoded text of a text field instead of decoding raw again.
 func (fv FieldView) Within(id string, raw json.RawMessage, max int) FieldView {
+	return fv.within(id, raw, max, nil)
+}
+
+// within is Within with the record's field summaries (nil: none kept).
+func (fv FieldView) within(id string, raw json.RawMessage, max int, cache fieldSummaries) FieldView {
 	if fv.Kind != "text" {
-		return DescribeField(id, fv.Name, raw, max)
+		return describeField(id, fv.Name, raw, max, cache)
 	}
 	s, _ := fv.Value.(string)
 	shown, cut := Cut(s, max)
@@ -283,16 +327,22 @@ func jsonKind(trimmed string) string {
 	return "object"
 }
 
-func compactJSON(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
+// fieldSummaries keeps the summaries of one record's JSON fields by name,
+// so rendering the record again (fetch's budget passes, the brief view)
+// walks each value once. Its size is bounded by the record's fields.
+type fieldSummaries map[string]jsonSummary
+
+// get returns the summary of field name (raw, trimmed) keeping at least
+// limit bytes, from the cache when a kept one suffices.
+func (fs fieldSummaries) get(name string, raw []byte, limit int) jsonSummary {
+	if s, ok := fs[name]; ok && (s.complete || s.limit >= limit) {
+		return s
 	}
-	b, err := MarshalNoEscape(v)
-	if err != nil {
-		return string(raw)
+	s := summarizeJSON(raw, limit)
+	if fs != nil {
+		fs[name] = s
 	}
-	return string(b)
+	return s
 }
 
 type blobInfo struct {
@@ -301,25 +351,64 @@ type blobInfo struct {
 	Size      int
 }
 
+// blobKeys are the members blobRef reads, blob_id first.
+var blobKeys = [...]string{"blob_id", "media_type", "content_type", "mime_type", "size_bytes", "size", "byte_size", "bytes"}
+
 // blobRef recognises a blob reference object: an object carrying `blob_id`.
+// It reads what json.Unmarshal into map[string]any would (the last of a
+// repeated key; nothing when a number is past float64's range) in one walk
+// of the top-level members, decoding only the few it names.
 func blobRef(raw json.RawMessage) (blobInfo, bool) {
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
 		return blobInfo{}, false
 	}
-	id, _ := m["blob_id"].(string)
+	// The last value of each key blobRef reads, in blobKeys' order.
+	var vals [len(blobKeys)][]byte
+	err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
+		key := k[1 : len(k)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			d, err := jsonwalk.DecodeString(k)
+			if err != nil {
+				return err
+			}
+			key = []byte(d)
+		}
+		for i, name := range blobKeys {
+			if string(key) == name {
+				vals[i] = v
+			}
+		}
+		return nil
+	})
+	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' || !numbersFit(raw) {
+		return blobInfo{}, false
+	}
+	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
+	str := func(k string) string {
+		if v := val(k); len(v) > 0 && v[0] == '"' {
+			s, _ := jsonwalk.DecodeString(v)
+			return s
+		}
+		return ""
+	}
+	id := str("blob_id")
 	if id == "" {
 		return blobInfo{}, false
 	}
 	info := blobInfo{ID: id}
 	for _, k := range []string{"media_type", "content_type", "mime_type"} {
-		if s, ok := m[k].(string); ok && s != "" {
+		if s := str(k); s != "" {
 			info.MediaType = s
 			break
 		}
 	}
 	for _, k := range []string{"size_bytes", "size", "byte_size", "bytes"} {
-		if f, ok := m[k].(float64); ok && f > 0 {
+		v := val(k)
+		if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+			continue
+		}
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f > 0 {
 			info.Size = int(f)
 			break
 		}

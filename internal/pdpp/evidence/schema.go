@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -45,10 +46,58 @@ type schemaStream struct {
 	GrantedConnections []grantedConnection        `json:"granted_connections"`
 }
 
+// MaxSchemaItems bounds the connectors, streams, connections and expand
+// relations of one schema document decoded (each costs a struct of about
+// a hundred bytes, whatever its size): far past any grant's.
+const MaxSchemaItems = 100_000
+
+// checkSchemaItems refuses a schema document whose lists (connectors, and
+// each connector's and stream's streams, granted_connections and
+// expand_capabilities) hold more than MaxSchemaItems items together,
+// before any is decoded. The walk reads body's lists once, counting.
+func checkSchemaItems(body []byte) error {
+	if !jsonwalk.Valid(body) {
+		return nil // encoding/json reports it
+	}
+	n := 0
+	var count func(raw []byte, depth int) error
+	count = func(raw []byte, depth int) error {
+		if jsonwalk.FirstByte(raw) != '{' || depth > 2 {
+			return nil
+		}
+		return jsonwalk.RawMembers(raw, func(k, v []byte) error {
+			key := string(k[1 : len(k)-1])
+			if strings.IndexByte(key, '\\') >= 0 {
+				key, _ = jsonwalk.DecodeString(k)
+			}
+			switch strings.ToLower(key) { // encoding/json matches fields so
+			case "connectors", "streams", "granted_connections", "expand_capabilities":
+			default:
+				return nil
+			}
+			if jsonwalk.FirstByte(v) != '[' {
+				return nil
+			}
+			c, _ := countItems(bytes.TrimSpace(v), MaxSchemaItems+1)
+			if n += c; n > MaxSchemaItems {
+				return errStop
+			}
+			return jsonwalk.Elements(v, func(item []byte) error { return count(item, depth+1) })
+		})
+	}
+	if count(body, 0) == errStop {
+		return fmt.Errorf("the schema document lists more than %d connectors, streams, connections and relations, more than this server reads", MaxSchemaItems)
+	}
+	return nil
+}
+
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
 	if err := requireObject(body, "schema"); err != nil {
+		return "", err
+	}
+	if err := checkSchemaItems(body); err != nil {
 		return "", err
 	}
 	if err := schemaNonObject(body); err != nil {
@@ -262,7 +311,7 @@ func firstNonEmpty(s ...string) string {
 // for stream, and whether the stream appears in the document at all.
 func ExpandCapabilities(body []byte, stream string) ([]json.RawMessage, bool) {
 	var doc schemaDoc
-	if json.Unmarshal(body, &doc) != nil {
+	if checkSchemaItems(body) != nil || json.Unmarshal(body, &doc) != nil {
 		return nil, false
 	}
 	found := false
@@ -288,7 +337,7 @@ func RolesFor(body []byte, stream string) Roles {
 // document; streams without declared roles are absent.
 func AllRoles(body []byte) map[string]Roles {
 	var doc schemaDoc
-	if json.Unmarshal(body, &doc) != nil {
+	if checkSchemaItems(body) != nil || json.Unmarshal(body, &doc) != nil {
 		return nil
 	}
 	all := map[string]Roles{}

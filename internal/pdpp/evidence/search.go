@@ -210,6 +210,9 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if err := requireObject(body, "search"); err != nil {
 		return SearchView{}, err
 	}
+	if err := checkPageItems(body, "hits"); err != nil {
+		return SearchView{}, err
+	}
 	page, ok := decodeSearchPage(body)
 	if !ok {
 		// The fast decoder refuses an item that is not an object; this
