@@ -196,6 +196,9 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
+	{"./internal/mcpserver/unseen", "FuzzClassifier"},
+	{"./internal/mcpserver/unseen", "FuzzShow"},
+	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }
