@@ -13,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/query"
@@ -293,6 +294,13 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	// The document is encoded once, by the server; its size is estimated
 	// from its parts.
 	size := evidence.DocumentStructuredBytes(doc)
+	if unseen.HasJSON(body) {
+		// Values of the body may hold hidden characters: the document is
+		// encoded here, so compactResult shows them (one scan otherwise).
+		if raw, merr := evidence.MarshalNoEscape(doc); merr == nil {
+			return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, json.RawMessage(raw), len(raw), doc.Full), nil
+		}
+	}
 	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
@@ -363,7 +371,13 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		// structured output points at it and names the full-detail call.
 		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
 		call.Arguments["detail"] = evidence.DetailFull
+		// The window is shown by CompactText (its span in content[] must
+		// hold): the reply says so here.
+		hidden := unseen.Has(view.Rendered)
 		view.CompactText(call)
+		if hidden {
+			view.Rendered += hiddenNote
+		}
 		// The window's few members cost less to append than to marshal.
 		structured := view.AppendJSON(make([]byte, 0, 1024))
 		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
