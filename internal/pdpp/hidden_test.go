@@ -307,3 +307,30 @@ func TestHiddenCharactersInResources(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenCharactersInEventSubscriptions lists and reads a subscription
+// whose RS members carry hidden characters, over HTTP: the texts show
+// them, no reply carries one raw, the callback URL keeps its escape.
+func TestHiddenCharactersInEventSubscriptions(t *testing.T) {
+	sub := subscriptionJSON("sub_1", "https://hooks.example.com/in\u200bbox", `,"description":`+mustJSON(hiddenText))
+	s, _ := wireServer(t, faultyRS(newSubsRS([][]byte{sub}, sub, "evt_1", "").ServeHTTP), nil)
+	w := connectWire(t, s, "http", mcp.LATEST_PROTOCOL_VERSION)
+	for _, c := range []wireCall{
+		{"list_event_subscriptions", map[string]any{}},
+		{"get_event_subscription", map[string]any{"subscription_id": "sub_1"}},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			raw, res := w.call(t, c.tool, c.args)
+			if res.IsError || unseen.HasBytes(raw) {
+				t.Errorf("error, or a hidden character raw in the reply:\n%s", raw)
+			}
+			text := wireText(res)
+			if !strings.Contains(text, "U+200B") || strings.Count(text, "note: "+unseen.MarkerOpen) != 1 {
+				t.Errorf("the text does not name U+200B once with its note:\n%s", text)
+			}
+			if !strings.Contains(string(raw), `in\u200bbox`) {
+				t.Errorf("the structured callback URL is not escaped:\n%s", raw)
+			}
+		})
+	}
+}
