@@ -64,6 +64,8 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
+		// No character a person cannot see reaches a client raw.
+		server.WithToolHandlerMiddleware(showHidden),
 		// A resource URI or tool name over its catalog bound is refused
 		// before mcp-go matches or looks it up.
 		transport.RequestGuard(transport.RequestBounds{

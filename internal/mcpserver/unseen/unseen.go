@@ -185,7 +185,7 @@ const (
 )
 
 // MarkerOpen and MarkerClose enclose every marker, e.g.
-// ⟦hidden U+200B⟧ or ⟦hidden U+E0069 U+E0067 … 28 in all: "ignore previous instructions"⟧
+// ⟦hidden U+200B⟧ or ⟦hidden U+E0069 U+E0067 … 28 in all: “ignore previous instructions”⟧
 // (the text in quotes is what a run of tag characters spells).
 const (
 	MarkerOpen  = "⟦hidden "
@@ -257,12 +257,14 @@ func appendMarker(dst []byte, listed []rune, count int, tags []byte, cut bool) [
 		dst = append(dst, " in all"...)
 	}
 	if len(tags) > 0 {
-		dst = append(dst, ": "...)
+		// Curly quotes, and " and \ escaped: a marker inside a JSON string
+		// leaves it valid JSON.
 		q := strconv.Quote(string(tags))
+		dst = append(append(dst, ": “"...), q[1:len(q)-1]...)
 		if cut {
-			q = q[:len(q)-1] + `…"`
+			dst = append(dst, "…"...)
 		}
-		dst = append(dst, q...)
+		dst = append(dst, "”"...)
 	}
 	return append(dst, MarkerClose...)
 }
