@@ -183,9 +183,10 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 	// anything is measured, so the budget holds for the longer form.
 	text, shown := showText(text)
 	if raw, ok := structured.(json.RawMessage); ok {
-		var n int
-		raw, n = showStructured(raw)
-		structured, shown = raw, shown+n
+		// Reassigned only when changed: boxing a slice allocates.
+		if out, n := showStructured(raw); n > 0 || len(out) != len(raw) {
+			structured, shown = out, shown+n
+		}
 	}
 	if shown > 0 {
 		text += hiddenNote
