@@ -55,8 +55,10 @@ func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContent
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
-	// A resource's JSON stays exact; hidden characters are \u escapes.
-	b = unseen.EscapeJSON(b)
+	// The document a tool shows, shown alike: hidden characters of values
+	// as markers, of ids and calls as \u escapes (an RS body passed on as
+	// it is keeps them all as escapes, see ReadStreamResource).
+	b, _ = unseen.ShowJSON(b, identityKey)
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
 
