@@ -308,10 +308,10 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 	// before it is measured and fitted.
 	obj, shown := showStructured(obj)
 	text, n := showText(evidence.ErrorText(obj, tool, args) + refusalAdvice(e, args))
-	if shown+n > 0 {
-		text += hiddenNote
-	}
 	text = compactText(text, limit)
+	if shown+n > 0 {
+		text += hiddenNote // after the cut, so it is never cut off
+	}
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(text)},
