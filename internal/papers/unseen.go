@@ -18,7 +18,7 @@ const hiddenNote = "\nnote: " + unseen.MarkerOpen + "…" + unseen.MarkerClose +
 // in every tool result: each run in a text, and in a string of the
 // structured output, becomes a marker naming its code points (package
 // unseen), and the text says so once. A result without any pays a scan of
-// its text and of its structured output's encoding.
+// its text and of its structured output's encoding, which the reply reuses.
 func showHidden(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := next(ctx, req)
@@ -41,7 +41,9 @@ func showHidden(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 		}
 		if res.StructuredContent != nil {
-			if raw, merr := json.Marshal(res.StructuredContent); merr == nil && unseen.HasJSON(raw) {
+			// Encoded once here: the library copies the encoding as it is,
+			// so the structured output is not encoded twice.
+			if raw, merr := json.Marshal(res.StructuredContent); merr == nil {
 				out, n := unseen.ShowJSON(raw, func(k string) bool { return k == "paper_id" })
 				res.StructuredContent, shown = json.RawMessage(out), shown+n
 			}
