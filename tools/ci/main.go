@@ -199,6 +199,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/unseen", "FuzzClassifier"},
 	{"./internal/mcpserver/unseen", "FuzzShow"},
 	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
+	{"./internal/mcpserver/unseen", "FuzzHasJSON"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }

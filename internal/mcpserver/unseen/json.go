@@ -1,6 +1,7 @@
 package unseen
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -49,8 +50,12 @@ func HasJSON(b []byte) bool {
 		return true
 	}
 	for i := 0; i+5 < len(b); i++ {
-		if b[i] != '\\' {
-			continue
+		k := bytes.IndexByte(b[i:], '\\')
+		if k < 0 {
+			break
+		}
+		if i += k; i+5 >= len(b) {
+			break
 		}
 		if b[i+1] != 'u' {
 			i++ // an escape of one character: "\\" must not start another

@@ -310,3 +310,43 @@ func BenchmarkHas(b *testing.B) {
 		})
 	}
 }
+
+func TestHasJSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":"plain \n text"}`, false},
+		{`{"a":"x\u200by"}`, true},
+		{`{"a":"x\\u200by"}`, false}, // an escaped backslash, then text
+		{`{"a":"\ud83d\ude00"}`, false},
+		{`{"a":"\udb40\udc69"}`, true},
+		{"{\"a\":\"\u202e\"}", true},
+		{`{"a":"\u0009\u000a"}`, false},
+		{`"\u0000"`, true},
+		{`"\u200`, false},
+	}
+	for _, tc := range cases {
+		if got := HasJSON([]byte(tc.in)); got != tc.want {
+			t.Errorf("HasJSON(%s) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzHasJSON holds HasJSON to what it promises: a valid JSON text whose
+// decoded strings hold a hidden rune is always found.
+func FuzzHasJSON(f *testing.F) {
+	for _, s := range []string{`"a\u200bb"`, `["\\u200b"]`, `{"k":"\udb40\udc69"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil {
+			return
+		}
+		canon, _ := json.Marshal(v) // escapes only what encoding/json must
+		if Has(string(canon)) && !HasJSON([]byte(s)) {
+			t.Fatalf("HasJSON(%q) = false, but it decodes to a hidden rune", s)
+		}
+	})
+}
