@@ -2,6 +2,7 @@ package pdpp_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -344,6 +345,59 @@ func TestHiddenCharactersInEventSubscriptions(t *testing.T) {
 			if !strings.Contains(string(raw), `in\u200bbox`) {
 				t.Errorf("the structured callback URL is not escaped:\n%s", raw)
 			}
+		})
+	}
+}
+
+// heavyHiddenRS answers a search page and a records page of 100 items
+// whose every value is dense with hidden characters (each one of them
+// shown as a marker several times its size), with long hidden-laden ids.
+func heavyHiddenRS() http.Handler {
+	dense := strings.Repeat("a\u200b", 400)
+	var hits, recs []any
+	for i := range 100 {
+		id := fmt.Sprintf("n%d-\u200b", i)
+		hits = append(hits, map[string]any{"object": "search_result", "record_key": id, "stream": "notes", "connection_id": "cin_a",
+			"matched_fields": []string{"body"}, "snippet": map[string]any{"field": "body", "text": dense},
+			"evidence_excerpts": []any{map[string]any{"field_path": "body", "preview_text": dense, "truncated": true}}})
+		recs = append(recs, map[string]any{"object": "record", "id": id, "stream": "notes", "connection_id": "cin_a", "data": map[string]any{"body": dense, "title": dense[:40]}})
+	}
+	search, _ := json.Marshal(map[string]any{"object": "list", "data": hits, "has_more": false})
+	list, _ := json.Marshal(map[string]any{"object": "list", "data": recs, "has_more": false})
+	return jsonRS(func(path string) string {
+		if strings.HasPrefix(path, "/v1/search") {
+			return string(search)
+		}
+		return string(list)
+	})
+}
+
+// TestHiddenCharactersKeepBudgetsAndIdentity holds compact pages dense
+// with hidden characters to their budgets on the wire, measured on the
+// shown form, while the structured output still names items and the
+// call that resumes after the last one shown.
+func TestHiddenCharactersKeepBudgetsAndIdentity(t *testing.T) {
+	s, log := wireServer(t, heavyHiddenRS(), nil)
+	w := connectWire(t, s, "stdio", mcp.LATEST_PROTOCOL_VERSION)
+	for _, c := range []struct {
+		call wireCall
+		list string
+	}{
+		{wireCall{"search", map[string]any{"q": "a", "limit": 100}}, "results"},
+		{wireCall{"query_records", map[string]any{"stream": "notes", "limit": 100}}, "records"},
+	} {
+		t.Run(c.call.tool, func(t *testing.T) {
+			raw, res := checkReplyOnTheWire(t, w, log, mcp.LATEST_PROTOCOL_VERSION, c.call)
+			if res.IsError || unseen.HasBytes(raw) {
+				t.Fatalf("error, or a hidden character raw:\n%.2000s", raw)
+			}
+			var sc map[string]any
+			_ = json.Unmarshal(mustRaw(res.StructuredContent), &sc)
+			items, _ := sc[c.list].([]any)
+			if len(items) == 0 || sc["next"] == nil {
+				t.Errorf("structured output keeps %d items and next=%v:\n%.1500s", len(items), sc["next"], mustJSON(sc))
+			}
+			t.Logf("%s: %d bytes, %d items in structured output", c.call.tool, len(raw), len(items))
 		})
 	}
 }

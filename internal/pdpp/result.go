@@ -65,6 +65,67 @@ func identityKey(k string) bool {
 	return false
 }
 
+// shownExcess is how many bytes a compact result of text and structured
+// passes limit by once its hidden characters are shown (markers are longer
+// than what they stand for), its note line included; <= 0 when it fits.
+func shownExcess(limit int, text string, structured json.RawMessage) int {
+	t, n := showText(text)
+	s, m := showStructured(structured)
+	size := resultOverhead + evidence.JSONStringLen(t) + evidence.WireLen(s)
+	if n+m > 0 {
+		size += evidence.JSONStringLen(hiddenNote)
+	}
+	return size - limit
+}
+
+// maxShownRefits bounds the re-runs of a compact step whose shown form
+// passes its budget (see refitShown).
+const maxShownRefits = 5
+
+// refitShown runs a compact step in room and, when the result's shown form
+// (hidden characters as markers, longer than what they stand for) passes
+// limit, again in smaller rooms, so the budget is measured on what is sent
+// and the step, not compactResult's last resort that keeps only small
+// members, decides what to shorten: first the room in the ratio of limit
+// to the shown size, then halving the gap between the largest room that
+// fit and the smallest that did not; it keeps the largest result that fit.
+// A caller runs it only for an RS body that holds a hidden character
+// (unseen.HasJSON); at most 1 + maxShownRefits runs.
+func refitShown[C any](limit, room int, step func(room int) (string, json.RawMessage, C, error)) (string, json.RawMessage, C, error) {
+	text, structured, cut, err := step(room)
+	excess := shownExcess(limit, text, structured)
+	if err != nil || excess <= 0 {
+		return text, structured, cut, err
+	}
+	type run struct {
+		text       string
+		structured json.RawMessage
+		cut        C
+	}
+	var best *run
+	fit, over := 0, room // largest room that fit, smallest that did not
+	next := int(int64(room) * int64(limit) / int64(limit+excess))
+	for range maxShownRefits {
+		if next <= fit || next >= over {
+			break
+		}
+		t, s, c, e := step(next)
+		if e != nil {
+			break
+		}
+		if shownExcess(limit, t, s) <= 0 {
+			fit, best = next, &run{t, s, c}
+		} else {
+			over = next
+		}
+		next = fit + (over-fit)/2
+	}
+	if best == nil {
+		return text, structured, cut, err // compactResult's last resort
+	}
+	return best.text, best.structured, best.cut, nil
+}
+
 // showStructured shows the hidden characters of a compact structured
 // output (see identityKey), and how many it showed as markers; one scan
 // when it holds none.

@@ -154,7 +154,18 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		ids[i] = r.ID
 	}
 	st := page.step(ids, func() int { return view.FullBytes(resp.Body) })
-	text, structured, cut, cerr := view.CompactStep(resp.Body, st, room)
+	step := func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+		return view.CompactStep(resp.Body, st, room)
+	}
+	if unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers.
+		step = func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+			return refitShown(limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+				return view.CompactStep(resp.Body, st, room)
+			})
+		}
+	}
+	text, structured, cut, cerr := step(room)
 	if cerr != nil {
 		return fail(badResponse(cerr))
 	}
@@ -261,7 +272,18 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		ids[i] = r.ID
 	}
 	st := page.step(ids, view.FullBytes)
-	text, structured, cut := view.CompactStep(st, room)
+	var text string
+	var structured json.RawMessage
+	var cut evidence.Truncation
+	if unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers.
+		text, structured, cut, _ = refitShown(budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+			t, s, c := view.CompactStep(st, room)
+			return t, s, c, nil
+		})
+	} else {
+		text, structured, cut = view.CompactStep(st, room)
+	}
 	return compactResult(budget, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
