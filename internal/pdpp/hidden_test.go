@@ -401,3 +401,26 @@ func TestHiddenCharactersKeepBudgetsAndIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenCharactersKeepFetchWithinBudget fetches a record of long
+// fields dense with hidden characters: the document is cut as shown, so
+// its structured output keeps its text rather than a small-members report.
+func TestHiddenCharactersKeepFetchWithinBudget(t *testing.T) {
+	data := map[string]any{}
+	for i := range 2 {
+		data[fmt.Sprintf("f%02d", i)] = strings.Repeat("a\u200b", 3000)
+	}
+	rec, _ := json.Marshal(map[string]any{"object": "record", "id": "n1", "stream": "notes", "connection_id": "cin_a", "data": data})
+	s, log := wireServer(t, faultyRS(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(rec) }), nil)
+	w := connectWire(t, s, "http", mcp.LATEST_PROTOCOL_VERSION)
+	raw, res := checkReplyOnTheWire(t, w, log, mcp.LATEST_PROTOCOL_VERSION, wireCall{"fetch", map[string]any{"id": "cin_a/notes:n1"}})
+	if res.IsError || unseen.HasBytes(raw) {
+		t.Fatalf("error, or a hidden character raw:\n%.2000s", raw)
+	}
+	var sc map[string]any
+	_ = json.Unmarshal(mustRaw(res.StructuredContent), &sc)
+	if sc["structured_bytes"] != nil || sc["text"] == nil {
+		t.Errorf("structured output fell to the small-members report:\n%.1000s", mustJSON(sc))
+	}
+	t.Logf("fetch: %d bytes", len(raw))
+}

@@ -361,8 +361,21 @@ func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldL
 	var rerr error
 	if full {
 		doc, rerr = evidence.RenderDocumentFull(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream))
+	} else if limit := replyBudget(mcptools.ToolFetch, 0); unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers, so
+		// the document is cut further (down to evidence.FieldValueChars a
+		// field; past that compactResult keeps its small members).
+		roles := a.declaredRoles(ctx, ref.Stream)
+		_, _, doc, rerr = refitShown(limit, limit, func(room int) (string, json.RawMessage, evidence.Document, error) {
+			d, err := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), roles, room)
+			if err != nil {
+				return "", nil, d, err
+			}
+			raw, err := evidence.MarshalNoEscape(d)
+			return d.Rendered, raw, d, err
+		})
 	} else {
-		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0))
+		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), limit)
 	}
 	if rerr != nil {
 		return evidence.Document{}, nil, badResponse(rerr)
