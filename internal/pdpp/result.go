@@ -51,7 +51,8 @@ func showText(text string) (string, int) {
 }
 
 // identityKey names the structured members a client hands back to a tool:
-// ids, cursors, handles, URLs and the calls to make (arguments). Their
+// ids, cursors, handles, URLs, aggregate group keys and the calls to make
+// (arguments). Their
 // strings keep hidden characters as \u escapes (exact, so the tools accept
 // them back); every other string shows them as markers (unseen.ShowJSON).
 func identityKey(k string) bool {
@@ -59,7 +60,8 @@ func identityKey(k string) bool {
 	case "id", "record_id", "result_id", "ids", "cursor", "next_cursor", "rs_cursor",
 		"arguments", "next", "previous", "full", "bounded_read", "next_page",
 		"uri", "handle", "url", "callback_url", "subscription_id", "event_id",
-		"field_path", "stream", "streams", "connection_id":
+		"field_path", "stream", "streams", "connection_id",
+		"key": // "key": an aggregate group's value, which a filter names back
 		return true
 	}
 	return false
