@@ -52,9 +52,9 @@ func showText(text string) (string, int) {
 
 // identityKey names the structured members a client hands back to a tool:
 // ids, cursors, handles, URLs, aggregate group keys and the calls to make
-// (arguments). Their
-// strings keep hidden characters as \u escapes (exact, so the tools accept
-// them back); every other string shows them as markers (unseen.ShowJSON).
+// (arguments). Their strings keep hidden characters as \u escapes (exact,
+// so the tools accept them back); every other string shows them as
+// markers (unseen.ShowJSON).
 func identityKey(k string) bool {
 	switch k {
 	case "id", "record_id", "result_id", "ids", "cursor", "next_cursor", "rs_cursor",
