@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/assets"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/store"
 )
@@ -207,6 +208,10 @@ func resourceError(ctx context.Context, e *toolError) error {
 	return transport.ResourceFailed(obj)
 }
 
+// textContents is a resource's one text, with each run of characters a
+// person cannot see shown as a marker (package unseen); a JSON text stays
+// valid JSON.
 func textContents(req mcp.ReadResourceRequest, mime, text string) []mcp.ResourceContents {
+	text = unseen.Show(text)
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: mime, Text: text}}
 }

@@ -77,6 +77,8 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		// of the process-wide limiter until it returns.
 		server.WithToolHandlerMiddleware(h.budgetMiddleware),
 		server.WithResourceHandlerMiddleware(h.resourceBudget),
+		// No character a person cannot see reaches a client raw.
+		server.WithToolHandlerMiddleware(showHidden),
 		// A resource URI or tool name over its catalog bound is refused
 		// before mcp-go matches or looks it up.
 		transport.RequestGuard(transport.RequestBounds{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -98,6 +99,16 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	if err != nil || len(members) < 2 || members[0] != '{' {
 		return errorResult(rs.AdapterError("internal_error", "full reply members are not an object", ""), tool, args)
 	}
+	// Full data stays exact, but a character a person cannot see is written
+	// as a \u escape (package unseen): the members and the RS body are
+	// scanned once each and copied only when they hold one. Escaping only
+	// lengthens, so a longer body or members were escaped.
+	before := len(members) + len(body)
+	members = unseen.EscapeJSON(members)
+	if body != nil {
+		body = unseen.EscapeJSON(body)
+	}
+	grown := len(members) + len(body) - before
 	size := int64(resultOverhead + evidence.JSONStringLen(text) + len(members))
 	if body != nil {
 		size += int64(len(key) + 4 + len(body))
@@ -116,13 +127,13 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		if err := acct.Reserve(ctx, built); err != nil {
 			return errorResult(busyError(err), tool, args)
 		}
-		return okResult(text, json.RawMessage(members))
+		return okResult(text, json.RawMessage(members), grown > 0)
 	}
 	// The body stays (it is the reply); the members beside it are small
 	// (ids, flags, a bounded text) and are reserved only if free at once,
 	// for a call that holds its body must not wait behind calls waiting
 	// for bodies.
-	acct.TryReserve(built)
+	acct.TryReserve(built + int64(grown))
 	var value []byte
 	switch v := splice.Value(ctx, body, acct.Retain()).(type) {
 	case json.RawMessage:
@@ -141,7 +152,7 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	b.WriteByte(':')
 	b.Write(value)
 	b.WriteByte('}')
-	return okResult(text, json.RawMessage(b.Bytes()))
+	return okResult(text, json.RawMessage(b.Bytes()), grown > 0)
 }
 
 // busyError is the typed error of a reservation of bytes in flight that

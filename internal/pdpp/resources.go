@@ -12,6 +12,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
@@ -27,7 +28,8 @@ import (
 // evidence.FitError), whatever the RS put in its envelope.
 func resourceFailure(ctx context.Context, err error) error {
 	e := asRSError(err)
-	obj := evidence.FitError(e.Object(), resourceErrorBytes)
+	obj, _ := showStructured(e.Object()) // the envelope may quote RS data
+	obj = evidence.FitError(obj, resourceErrorBytes)
 	switch {
 	case e.Status == http.StatusNotFound || e.Code() == "not_found", rs.ClassOf(e) == rs.ClassScope:
 		return transport.ResourceNotFound(ctx, obj)
@@ -44,7 +46,8 @@ const resourceErrorBytes = 4096
 // badURI is the error of a resource URI that names no resource: -32602 with
 // the typed error object as data.
 func badURI(err error) error {
-	return transport.InvalidResourceURI(evidence.FitError(asRSError(err).Object(), resourceErrorBytes))
+	obj, _ := showStructured(asRSError(err).Object())
+	return transport.InvalidResourceURI(evidence.FitError(obj, resourceErrorBytes))
 }
 
 func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContents, error) {
@@ -52,6 +55,10 @@ func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContent
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
+	// The document a tool shows, shown alike: hidden characters of values
+	// as markers, of ids and calls as \u escapes (an RS body passed on as
+	// it is keeps them all as escapes, see ReadStreamResource).
+	b, _ = unseen.ShowJSON(b, identityKey)
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
 
@@ -67,7 +74,7 @@ func (a *Adapter) ReadStreamResource(ctx context.Context, req mcp.ReadResourceRe
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(resp.Body)}}, nil
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(unseen.EscapeJSON(resp.Body))}}, nil
 }
 
 // ReadRecordResource reads pdpp://record/{+handle}: the same document fetch returns.

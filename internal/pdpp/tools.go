@@ -13,6 +13,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/query"
@@ -153,7 +154,18 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		ids[i] = r.ID
 	}
 	st := page.step(ids, func() int { return view.FullBytes(resp.Body) })
-	text, structured, cut, cerr := view.CompactStep(resp.Body, st, room)
+	step := func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+		return view.CompactStep(resp.Body, st, room)
+	}
+	if unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers.
+		step = func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+			return refitShown(limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+				return view.CompactStep(resp.Body, st, room)
+			})
+		}
+	}
+	text, structured, cut, cerr := step(room)
 	if cerr != nil {
 		return fail(badResponse(cerr))
 	}
@@ -260,7 +272,18 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		ids[i] = r.ID
 	}
 	st := page.step(ids, view.FullBytes)
-	text, structured, cut := view.CompactStep(st, room)
+	var text string
+	var structured json.RawMessage
+	var cut evidence.Truncation
+	if unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers.
+		text, structured, cut, _ = refitShown(budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+			t, s, c := view.CompactStep(st, room)
+			return t, s, c, nil
+		})
+	} else {
+		text, structured, cut = view.CompactStep(st, room)
+	}
 	return compactResult(budget, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
@@ -293,6 +316,13 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	// The document is encoded once, by the server; its size is estimated
 	// from its parts.
 	size := evidence.DocumentStructuredBytes(doc)
+	if unseen.HasJSON(body) {
+		// Values of the body may hold hidden characters: the document is
+		// encoded here, so compactResult shows them (one scan otherwise).
+		if raw, merr := evidence.MarshalNoEscape(doc); merr == nil {
+			return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, json.RawMessage(raw), len(raw), doc.Full), nil
+		}
+	}
 	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
@@ -331,8 +361,21 @@ func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldL
 	var rerr error
 	if full {
 		doc, rerr = evidence.RenderDocumentFull(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream))
+	} else if limit := replyBudget(mcptools.ToolFetch, 0); unseen.HasJSON(resp.Body) {
+		// Measured as shown: hidden characters become longer markers, so
+		// the document is cut further (down to evidence.FieldValueChars a
+		// field; past that compactResult keeps its small members).
+		roles := a.declaredRoles(ctx, ref.Stream)
+		_, _, doc, rerr = refitShown(limit, limit, func(room int) (string, json.RawMessage, evidence.Document, error) {
+			d, err := evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), roles, room)
+			if err != nil {
+				return "", nil, d, err
+			}
+			raw, err := evidence.MarshalNoEscape(d)
+			return d.Rendered, raw, d, err
+		})
 	} else {
-		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), replyBudget(mcptools.ToolFetch, 0))
+		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), limit)
 	}
 	if rerr != nil {
 		return evidence.Document{}, nil, badResponse(rerr)
@@ -363,7 +406,13 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		// structured output points at it and names the full-detail call.
 		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
 		call.Arguments["detail"] = evidence.DetailFull
+		// The window is shown by CompactText (its span in content[] must
+		// hold): the reply says so here.
+		hidden := unseen.Has(view.Rendered)
 		view.CompactText(call)
+		if hidden {
+			view.Rendered += hiddenNote
+		}
 		// The window's few members cost less to append than to marshal.
 		structured := view.AppendJSON(make([]byte, 0, 1024))
 		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)

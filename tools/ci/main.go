@@ -197,6 +197,10 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
+	{"./internal/mcpserver/unseen", "FuzzClassifier"},
+	{"./internal/mcpserver/unseen", "FuzzShow"},
+	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
+	{"./internal/mcpserver/unseen", "FuzzHasJSON"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }

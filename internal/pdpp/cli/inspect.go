@@ -9,11 +9,13 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
@@ -49,7 +51,35 @@ func shellQuote(s string) string {
 	}) < 0 {
 		return s
 	}
+	if unseen.Has(s) {
+		return ansiQuote(s)
+	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ansiQuote quotes s for a POSIX shell with bash's $'…' form, writing each
+// character a person cannot see (package unseen) as a \u or \U escape, so
+// a printed command carries an id or cursor exactly, and visibly.
+func ansiQuote(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i, r := range s {
+		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case unseen.Has(s[i : i+utf8.RuneLen(r)]):
+			if r > 0xFFFF {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // readFieldCommand turns a read_record_field continuation into the command line
@@ -92,7 +122,8 @@ func (l *localFlags) locationFlags() []string {
 func printResult(env Env, res *mcp.CallToolResult, asJSON bool) error {
 	if asJSON {
 		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-		fmt.Fprintln(env.Stdout, string(b))
+		// The JSON stays exact; hidden characters are \u escapes.
+		fmt.Fprintln(env.Stdout, string(unseen.EscapeJSON(b)))
 	} else {
 		fmt.Fprint(env.Stdout, textOf(res))
 	}

@@ -10,6 +10,7 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
@@ -92,6 +93,8 @@ func callAndShow(ctx context.Context, w io.Writer, c *client.Client, tool string
 	return res, nil
 }
 
+// textOf is the text of a result as printed: any character a person
+// cannot see that reached it is shown as a marker (package unseen).
 func textOf(res *mcp.CallToolResult) string {
 	var s string
 	for _, c := range res.Content {
@@ -99,7 +102,7 @@ func textOf(res *mcp.CallToolResult) string {
 			s += t.Text
 		}
 	}
-	return s
+	return unseen.Show(s)
 }
 
 func remarshal(in, out any) error {

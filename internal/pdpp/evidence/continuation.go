@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
 // Tool names a continuation may point at. They are the catalog names.
@@ -28,7 +30,20 @@ type Continuation struct {
 func (c Continuation) Call() string {
 	b := make([]byte, 0, len(c.Tool)+1+32*len(c.Arguments)+2)
 	b = append(append(b, c.Tool...), ' ')
-	return string(appendOrderedJSON(b, c.Arguments))
+	// An id or cursor may hold a character a person cannot see: the call
+	// writes it as a \u escape, which the tool accepts back as it is.
+	return string(unseen.EscapeJSON(appendOrderedJSON(b, c.Arguments)))
+}
+
+// TextID is id as a text shows it: as it is, or, when it holds a character
+// a person cannot see (package unseen), as a JSON string with that
+// character escaped, the form a tool's JSON arguments accept back (a
+// marker would not be).
+func TextID(id string) string {
+	if !unseen.Has(id) {
+		return id
+	}
+	return string(unseen.AppendJSONString(nil, id))
 }
 
 // argRank places the argument names that lead a call: id, stream,

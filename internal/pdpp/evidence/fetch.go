@@ -153,7 +153,7 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	names := orderByRole(rec.fieldNames(), roles)
 	fields := map[string]any{}
 	var text, shown strings.Builder
-	fmt.Fprintf(&shown, "id=%s title=%q\n", id, doc.Title)
+	fmt.Fprintf(&shown, "id=%s title=%q\n", TextID(id), doc.Title)
 	cutFields := 0
 	for i, name := range names {
 		raw := rec.Data[name]

@@ -184,7 +184,7 @@ func (v ListView) summary() string {
 // its id and its first FieldsPerRecordShown fields, each bounded.
 func recordCard(n int, id string, rec Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d] id=%s\n", n, id)
+	fmt.Fprintf(&b, "[%d] id=%s\n", n, TextID(id))
 	for j, name := range rec.fieldNames() {
 		if j == FieldsPerRecordShown {
 			more := len(rec.Data) + rec.MoreFields - j
@@ -228,7 +228,7 @@ func itemCost(it listItem) int {
 // it (with fields to narrow); fields counts its values, all of them cut.
 func oversizedRecord(n int, id string, fields int) listItem {
 	call := FetchCall(id)
-	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, id, fields, noun(fields, "field", "fields"), call.Call())
+	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, TextID(id), fields, noun(fields, "field", "fields"), call.Call())
 	rec := mustMarshal(struct {
 		ID        string       `json:"id"`
 		Truncated bool         `json:"truncated"`

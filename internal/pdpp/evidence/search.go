@@ -345,7 +345,7 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 func searchText(v SearchView, inStructured int) string {
 	var b strings.Builder
 	if len(v.Results) > 0 {
-		fmt.Fprintf(&b, "first_fetch_id=%s\n", v.Results[0].ID)
+		fmt.Fprintf(&b, "first_fetch_id=%s\n", TextID(v.Results[0].ID))
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
@@ -388,7 +388,7 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 	b.WriteByte('[')
 	b.WriteString(strconv.Itoa(n))
 	b.WriteString("] id=")
-	b.WriteString(r.ID)
+	b.WriteString(TextID(r.ID))
 	b.WriteByte('\n')
 	if r.Evidence != nil {
 		state := "excerpt; field continues"
@@ -595,7 +595,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 
 	var text strings.Builder
 	if k > 0 && firstFetch {
-		fmt.Fprintf(&text, "first_fetch_id=%s\n", rest[0].ID)
+		fmt.Fprintf(&text, "first_fetch_id=%s\n", TextID(rest[0].ID))
 	}
 	results := make([][]byte, 0, k)
 	ladder := make([][]byte, 0, k+listed)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -154,7 +155,17 @@ func (v *WindowView) CompactText(full Continuation) {
 		return
 	}
 	start += len(windowRule)
-	v.TextAt = &TextSpan{StartByte: start, EndByte: start + len(v.Text), Chars: CountChars(v.Text)}
+	shown := v.Text
+	if unseen.Has(v.Rendered) {
+		// Characters a person cannot see are shown as markers (package
+		// unseen) here, where the span is measured, piece by piece so the
+		// span covers the window's shown form; Chars still counts the
+		// RS's characters, as offsets do.
+		head, tail := unseen.Show(v.Rendered[:start]), unseen.Show(v.Rendered[start+len(v.Text):])
+		shown = unseen.Show(v.Text)
+		v.Rendered, start = head+shown+tail, len(head)
+	}
+	v.TextAt = &TextSpan{StartByte: start, EndByte: start + len(shown), Chars: CountChars(v.Text)}
 	v.Text = ""
 	v.Detail = DetailCompact
 	v.Full = &full
@@ -299,7 +310,7 @@ func renderWindow(v WindowView, withText bool) string {
 	var b strings.Builder
 	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
 	b.WriteString("id=")
-	b.WriteString(v.ID)
+	b.WriteString(TextID(v.ID))
 	b.WriteString(" field=")
 	b.WriteString(v.FieldPath)
 	b.WriteString(" chars ")
