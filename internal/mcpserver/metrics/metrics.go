@@ -50,8 +50,8 @@ type Metrics struct {
 	bodyTimeouts prometheus.Counter
 	budgetWait   prometheus.Histogram
 	budgetRefuse *prometheus.CounterVec
-	watchOnce    sync.Once // WatchBudget registers its gauges once
-	readersOnce  sync.Once // WatchBodyReaders likewise
+	watchOnce    sync.Once     // WatchBudget registers its gauges once
+	readersOnce  sync.Once     // WatchBodyReaders likewise
 	errorCodes   *boundedLabel // error_code values of toolCalls
 }
 
