@@ -35,6 +35,8 @@ type HTTPFlags struct {
 	BodyReadTimeout         time.Duration
 	MaxBodyReaders          int64
 	MaxBodyReadersPerClient int64
+	MaxBodyReadersPerPrefix int64
+	MinBodyRate             int64
 
 	// MetricsListen is the address of the Prometheus listener (flag
 	// --metrics-listen); empty turns metrics off.
@@ -80,6 +82,12 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxBodyReadersPerClient, "max-body-readers-per-client", envPrefix+"MAX_BODY_READERS_PER_CLIENT", transport.DefaultMaxBodyReadersPerClient, "most of those from one client address (IPv4 address or IPv6 /64); behind a proxy that does not buffer request bodies, raise it to --max-body-readers"); err != nil {
 		return err
 	}
+	if err := f.Int64(&h.MaxBodyReadersPerPrefix, "max-body-readers-per-prefix", envPrefix+"MAX_BODY_READERS_PER_PREFIX", transport.DefaultMaxBodyReadersPerPrefix, "most of those from one network (IPv4 /24 or IPv6 /64); while several networks compete each also keeps within a share that leaves a place for one more"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MinBodyRate, "min-body-rate", envPrefix+"MIN_BODY_RATE", transport.DefaultMinBodyRate, "slowest average rate, in bytes a second, at which a request body may arrive after its first second; a slower one is answered 408 and its connection closed (negative: no minimum)"); err != nil {
+		return err
+	}
 	def := h.RequestTimeoutDefault
 	if def == "" {
 		def = "the server's default"
@@ -118,6 +126,8 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		BodyReadTimeout:         h.BodyReadTimeout,
 		MaxBodyReaders:          int(h.MaxBodyReaders),
 		MaxBodyReadersPerClient: int(h.MaxBodyReadersPerClient),
+		MaxBodyReadersPerPrefix: int(h.MaxBodyReadersPerPrefix),
+		MinBodyRate:             h.MinBodyRate,
 	}
 }
 

@@ -116,7 +116,7 @@ func TestSlowBodiesWaitOutsideTheSlots(t *testing.T) {
 }
 
 func TestReaderPlaces(t *testing.T) {
-	p := newReaderPlaces(3, 2)
+	p := newReaderPlaces(3, 2, 3)
 	a, b := clientKey("192.0.2.1:1000"), clientKey("192.0.2.2:1000")
 	steps := []struct {
 		take   netip.Prefix

@@ -52,6 +52,17 @@ const (
 	// the other 112 places to everyone else.
 	DefaultMaxBodyReaders          = 128
 	DefaultMaxBodyReadersPerClient = 16
+	// DefaultMaxBodyReadersPerPrefix caps the reading places of one
+	// address prefix (IPv4 /24, IPv6 /64): peers spread over one network
+	// take at most a quarter of the places.
+	DefaultMaxBodyReadersPerPrefix = 32
+	// DefaultMinBodyRate is the slowest a request body may arrive, in bytes
+	// per second on average, once its first second (bodyRateGrace) has
+	// passed: a peer that sends a few bytes and stalls holds its reading
+	// place for about a second, not the whole BodyReadTimeout, while a
+	// 1 MiB body still has 1,000 s at that rate (BodyReadTimeout ends it
+	// first).
+	DefaultMinBodyRate = 1024
 	// requestSlack is what the derived request deadline adds to the call
 	// budget, writeSlack what the derived write timeout adds to the request
 	// deadline, and shutdownSlack what the derived shutdown grace adds to
@@ -186,6 +197,21 @@ type HTTPConfig struct {
 	// bodies, or raise the per-client cap to MaxBodyReaders.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
+	// MaxBodyReadersPerPrefix caps the reading places of one address
+	// prefix, an IPv4 /24 or an IPv6 /64 (flag
+	// --max-body-readers-per-prefix, default 32). Beyond this cap, while
+	// several prefixes hold places, one that holds some may take another
+	// only while it holds fewer than MaxBodyReaders/(k+1) for the k
+	// prefixes holding places, so a new prefix always finds one free
+	// (reason prefix_body_readers_busy otherwise).
+	MaxBodyReadersPerPrefix int
+	// MinBodyRate is the slowest average rate, in bytes per second, at
+	// which a request body may arrive once its first second has passed
+	// (flag --min-body-rate, default 1024; negative: no minimum). A slower
+	// body is answered 408 (reason body_too_slow) and its connection
+	// closed, so a stalled peer frees its reading place within about a
+	// second.
+	MinBodyRate int64
 	// RequestTimeout is the deadline of one whole /mcp request (flag
 	// --request-timeout): when it passes, the calls still running are
 	// cancelled (with their RS requests) and the batch items not run yet
@@ -349,6 +375,16 @@ func (st *settings) settleBounds() error {
 	}
 	// One client can never hold more than every place.
 	st.MaxBodyReadersPerClient = min(st.MaxBodyReadersPerClient, st.MaxBodyReaders)
+	if st.MaxBodyReadersPerPrefix == 0 {
+		st.MaxBodyReadersPerPrefix = DefaultMaxBodyReadersPerPrefix
+	}
+	if st.MaxBodyReadersPerPrefix < 0 {
+		return fmt.Errorf("max body readers per prefix must be positive, got %d", st.MaxBodyReadersPerPrefix)
+	}
+	st.MaxBodyReadersPerPrefix = min(max(st.MaxBodyReadersPerPrefix, st.MaxBodyReadersPerClient), st.MaxBodyReaders)
+	if st.MinBodyRate == 0 {
+		st.MinBodyRate = DefaultMinBodyRate
+	}
 	if st.BodyReadTimeout < 0 {
 		return errors.New("timeouts must not be negative")
 	}
