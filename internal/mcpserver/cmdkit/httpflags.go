@@ -26,6 +26,7 @@ type HTTPFlags struct {
 	MaxBatchItems   int64
 	MaxReplyBytes   int64
 	MaxConcurrent   int64
+	MaxPerToken     int64
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
@@ -73,6 +74,9 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
 		return err
 	}
+	if err := f.Int64(&h.MaxPerToken, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token (or one address without one) served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"); err != nil {
+		return err
+	}
 	if err := f.Dur(&h.BodyReadTimeout, "body-read-timeout", envPrefix+"BODY_READ_TIMEOUT", transport.DefaultBodyReadTimeout, "longest time a request body may take to arrive once its reading starts; a slower one is answered 408 without holding a request slot"); err != nil {
 		return err
 	}
@@ -107,21 +111,22 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 // Config is the transport configuration these flags describe.
 func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 	return transport.HTTPConfig{
-		Listen:                h.Listen,
-		PublicBaseURL:         h.PublicBase,
-		AllowedOrigins:        SplitList(h.Origins),
-		AllowedHosts:          SplitList(h.Hosts),
-		CORS:                  h.CORS,
-		MaxBodyBytes:          h.MaxBody,
-		MaxBatchItems:         int(h.MaxBatchItems),
-		MaxReplyBytes:         h.MaxReplyBytes,
-		RequestTimeout:        h.RequestTimeout,
-		MaxConcurrentRequests: int(h.MaxConcurrent),
-		WriteTimeout:          h.WriteTimeout,
-		ShutdownTimeout:       h.ShutdownTimeout,
-		DrainDelay:            h.DrainDelay,
-		Logger:                log,
-		Metrics:               h.Metrics(),
+		Listen:                 h.Listen,
+		PublicBaseURL:          h.PublicBase,
+		AllowedOrigins:         SplitList(h.Origins),
+		AllowedHosts:           SplitList(h.Hosts),
+		CORS:                   h.CORS,
+		MaxBodyBytes:           h.MaxBody,
+		MaxBatchItems:          int(h.MaxBatchItems),
+		MaxReplyBytes:          h.MaxReplyBytes,
+		RequestTimeout:         h.RequestTimeout,
+		MaxConcurrentRequests:  int(h.MaxConcurrent),
+		MaxConcurrentPerTenant: int(h.MaxPerToken),
+		WriteTimeout:           h.WriteTimeout,
+		ShutdownTimeout:        h.ShutdownTimeout,
+		DrainDelay:             h.DrainDelay,
+		Logger:                 log,
+		Metrics:                h.Metrics(),
 
 		BodyReadTimeout:         h.BodyReadTimeout,
 		MaxBodyReaders:          int(h.MaxBodyReaders),

@@ -349,7 +349,9 @@ type clockedReader struct {
 
 func (cr *clockedReader) Read(p []byte) (int, error) {
 	n, err := cr.r.Read(p)
-	if n > 0 {
+	// Not at the end: net/http lifts the deadline when the body ends (inside
+	// that Read), and setting one again would cut the call that follows.
+	if n > 0 && err == nil {
 		cr.n += int64(n)
 		cr.c.arrived(cr.n)
 	}

@@ -260,7 +260,7 @@ func TestReaderPlacesShareBetweenPrefixes(t *testing.T) {
 }
 
 func TestSlotShares(t *testing.T) {
-	g := newSlotGate(4)
+	g := newSlotGate(4, 4)
 	for i := range 4 {
 		if r := g.take("a"); r != "" {
 			t.Fatalf("slot %d of a lone tenant: %s", i, r)
@@ -287,5 +287,18 @@ func TestSlotShares(t *testing.T) {
 	g.release("b")
 	if g.inUse != 0 || len(g.byTenant) != 0 {
 		t.Fatalf("left: %d in use, %v", g.inUse, g.byTenant)
+	}
+	// The contended cap: with others served, 2 each of 8.
+	g = newSlotGate(8, 2)
+	_, _ = g.take("a"), g.take("a")
+	if r := g.take("a"); r != "" {
+		t.Fatalf("a alone: %q", r)
+	}
+	if r := g.take("b"); r != "" {
+		t.Fatalf("b: %q", r)
+	}
+	g.release("a")
+	if r := g.take("a"); r != reasonShareBusy {
+		t.Fatalf("a at the contended cap with b served: %q", r)
 	}
 }

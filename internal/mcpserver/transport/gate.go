@@ -40,21 +40,31 @@ type busyData struct {
 type slotGate struct {
 	mu        sync.Mutex
 	max       int
+	contended int // a tenant's cap while others are served (see take)
 	inUse     int
 	byTenant  map[string]int // slots held per tenant; at most max entries
+	shared    time.Time      // the last moment two tenants or more held slots
 	fullSince time.Time      // when the last free slot was taken; zero while one is free
 }
 
-func newSlotGate(max int) *slotGate {
-	return &slotGate{max: max, byTenant: map[string]int{}}
+// sharedFor is how long a tenant stays capped after the last moment
+// another tenant held a slot: a client that sends one call after another
+// is between calls most of the time.
+const sharedFor = 2 * time.Second
+
+// newSlotGate returns a gate of slots, of which one tenant may hold at
+// most contended while others are served.
+func newSlotGate(slots, contended int) *slotGate {
+	return &slotGate{max: slots, contended: contended, byTenant: map[string]int{}}
 }
 
 // take reserves a slot for tenant, or returns why it cannot: server_busy
-// when all are taken, tenant_share_busy when the tenant holds its share,
-// max/k for the k tenants holding slots (itself included). Under no
-// contention one tenant may take every slot; once others come, it takes no
-// more until it is back within its share, so slots it gives back go to
-// them.
+// when all are taken, tenant_share_busy when the tenant holds its share.
+// Under no contention one tenant may take every slot. While other tenants
+// hold slots (or did within sharedFor), a tenant's share is the smaller of
+// max/k for the k tenants holding slots and the contended cap
+// (MaxConcurrentPerTenant): it takes no more until it is back within it, so the slots and CPU
+// time it gives back go to the others.
 func (g *slotGate) take(tenant string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -66,7 +76,11 @@ func (g *slotGate) take(tenant string) string {
 	if held == 0 {
 		active++
 	}
-	if held > 0 && held >= max(1, g.max/active) {
+	now := time.Now()
+	if active > 1 {
+		g.shared = now
+	}
+	if held > 0 && (held >= max(1, g.max/active) || held >= g.contended && now.Sub(g.shared) < sharedFor) {
 		return reasonShareBusy
 	}
 	g.inUse++

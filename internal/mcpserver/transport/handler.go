@@ -45,7 +45,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	}
 
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
-	slots := newSlotGate(st.MaxConcurrentRequests)
+	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
