@@ -3,20 +3,26 @@ package transport
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -300,5 +306,56 @@ func TestSlotShares(t *testing.T) {
 	g.release("a")
 	if r := g.take("a"); r != reasonShareBusy {
 		t.Fatalf("a at the contended cap with b served: %q", r)
+	}
+}
+
+// TestBatchGivesBackEachAnswerBeforeItsNextItem: a batch whose items each
+// hold budget bytes in their reply (a spliced value, as a full reply's RS
+// body) gives them back once the answer is written, before its next item
+// runs, so items that each need most of the budget all succeed: the batch
+// never waits for bytes while it holds bytes. Every item starts with the
+// budget empty.
+func TestBatchGivesBackEachAnswerBeforeItsNextItem(t *testing.T) {
+	const value = 1000
+	lim := inflight.New(value * 3 / 2) // room for one item's bytes at a time
+	var heldAtStart []int64
+	var mu sync.Mutex
+	s := newTestServer(testTools{})
+	s.AddTool(mcp.Tool{Name: "held", Title: "Held", Description: "Return budget bytes by reference.",
+		RawInputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			mu.Lock()
+			heldAtStart = append(heldAtStart, lim.Held())
+			mu.Unlock()
+			acct := lim.OpenFor(ctx)
+			defer acct.Close()
+			wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if err := acct.Reserve(wait, value); err != nil {
+				return mcp.NewToolResultError("busy: " + err.Error()), nil
+			}
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{mcp.NewTextContent("held")},
+				StructuredContent: map[string]any{"data": splice.Value(ctx, splicedBody(value/10), acct.Retain())},
+			}, nil
+		})
+	h, err := NewHTTPHandler(s, HTTPConfig{Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, body := post(t, srv.URL+"/mcp", http.MethodPost, batchOf(3, "held", nil), nil)
+	var answers []rpcReply
+	if err := json.Unmarshal(body, &answers); err != nil || resp.StatusCode != http.StatusOK || len(answers) != 3 {
+		t.Fatalf("batch: %d %v %.300s", resp.StatusCode, err, body)
+	}
+	for _, a := range answers {
+		if text, isErr := toolText(t, a.Result); isErr || text != "held" {
+			t.Fatalf("item %s: %s", a.ID, text)
+		}
+	}
+	if !slices.Equal(heldAtStart, []int64{0, 0, 0}) || lim.Held() != 0 {
+		t.Fatalf("budget held when each item started: %v (after: %d), want all 0", heldAtStart, lim.Held())
 	}
 }

@@ -125,8 +125,26 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 		t.Errorf("another token's small search: ok=%v after %v, want within 2s", ok, took)
 	}
 	fams := testkit.Scrape(t, "http://"+metricsAddr.String()+"/metrics")
-	if _, found := testkit.Sample(fams, metrics.NameBudgetHeld, nil); !found {
-		t.Errorf("/metrics has no %s", metrics.NameBudgetHeld)
+	for _, name := range []string{metrics.NameBudgetHeld, metrics.NameBudgetMax} {
+		if _, found := testkit.Sample(fams, name, nil); !found {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+	// No label names a token, its digest or a request id.
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				v := l.GetValue()
+				for _, tok := range fixedTokens {
+					if strings.Contains(v, tok) {
+						t.Errorf("%s{%s=%q} names a token", f.GetName(), l.GetName(), v)
+					}
+				}
+				if strings.HasPrefix(v, "t:") || len(v) >= 32 && strings.Trim(v, "0123456789abcdef") == "" {
+					t.Errorf("%s{%s=%q} looks like a digest or an id", f.GetName(), l.GetName(), v)
+				}
+			}
+		}
 	}
 	wg.Wait()
 	close(codes)
