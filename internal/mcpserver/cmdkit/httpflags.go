@@ -74,7 +74,7 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
 		return err
 	}
-	if err := f.Int64(&h.MaxPerToken, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token (or one address without one) served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"); err != nil {
+	if err := f.Int64(&h.MaxPerToken, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"); err != nil {
 		return err
 	}
 	if err := f.Dur(&h.BodyReadTimeout, "body-read-timeout", envPrefix+"BODY_READ_TIMEOUT", transport.DefaultBodyReadTimeout, "longest time a request body may take to arrive once its reading starts; a slower one is answered 408 without holding a request slot"); err != nil {

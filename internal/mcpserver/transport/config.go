@@ -182,9 +182,10 @@ type HTTPConfig struct {
 	// While every slot has been taken for more than a few seconds, /readyz
 	// answers 503. The probes and the metadata routes are never capped.
 	MaxConcurrentRequests int
-	// MaxConcurrentPerTenant caps the /mcp requests of one tenant (one
-	// bearer token, or one client address without one) served at once
-	// while another tenant is served, or was within the last 2 s (flag
+	// MaxConcurrentPerTenant caps the /mcp requests of one bearer token
+	// served at once while another tenant is served, or was within the
+	// last 2 s (an address without a bearer, which may stand for many
+	// people behind a proxy, shares by MaxConcurrentRequests/k alone) (flag
 	// --max-concurrent-per-token; default one per CPU, at least 2;
 	// negative: no such cap). One more gets 503 with Retry-After: 1
 	// (reason tenant_share_busy). Alone, a tenant may take every slot. A

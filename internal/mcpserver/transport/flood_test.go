@@ -294,18 +294,28 @@ func TestSlotShares(t *testing.T) {
 	if g.inUse != 0 || len(g.byTenant) != 0 {
 		t.Fatalf("left: %d in use, %v", g.inUse, g.byTenant)
 	}
-	// The contended cap: with others served, 2 each of 8.
-	g = newSlotGate(8, 2)
-	_, _ = g.take("a"), g.take("a")
-	if r := g.take("a"); r != "" {
+	// The contended cap: with others served, a token holds 2 of 12; an
+	// address (perhaps a proxy for many) only its share of 12/k.
+	g = newSlotGate(12, 2)
+	a, b, addr := tokenTenant+"a", tokenTenant+"b", "a:192.0.2.1/32"
+	_, _ = g.take(a), g.take(a)
+	if r := g.take(a); r != "" {
 		t.Fatalf("a alone: %q", r)
 	}
-	if r := g.take("b"); r != "" {
+	if r := g.take(b); r != "" {
 		t.Fatalf("b: %q", r)
 	}
-	g.release("a")
-	if r := g.take("a"); r != reasonShareBusy {
-		t.Fatalf("a at the contended cap with b served: %q", r)
+	g.release(a)
+	if r := g.take(a); r != reasonShareBusy {
+		t.Fatalf("token a at the contended cap with b served: %q", r)
+	}
+	for i := range 2 {
+		if r := g.take(addr); r != "" {
+			t.Fatalf("address place %d: %q", i, r)
+		}
+	}
+	if r := g.take(addr); r != "" {
+		t.Fatalf("an address past the token cap, within 12/3: %q", r)
 	}
 }
 

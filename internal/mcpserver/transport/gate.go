@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,8 +62,8 @@ func newSlotGate(slots, contended int) *slotGate {
 // take reserves a slot for tenant, or returns why it cannot: server_busy
 // when all are taken, tenant_share_busy when the tenant holds its share.
 // Under no contention one tenant may take every slot. While other tenants
-// hold slots (or did within sharedFor), a tenant's share is the smaller of
-// max/k for the k tenants holding slots and the contended cap
+// hold slots (or did within sharedFor), a tenant's share is max/k for the
+// k tenants holding slots and, for a token, at most the contended cap
 // (MaxConcurrentPerTenant): it takes no more until it is back within it, so the slots and CPU
 // time it gives back go to the others.
 func (g *slotGate) take(tenant string) string {
@@ -80,7 +81,10 @@ func (g *slotGate) take(tenant string) string {
 	if active > 1 {
 		g.shared = now
 	}
-	if held > 0 && (held >= max(1, g.max/active) || held >= g.contended && now.Sub(g.shared) < sharedFor) {
+	// The contended cap binds tokens only: an address may stand for many
+	// people (a proxy, a NAT), so addresses share by max/k alone.
+	capped := strings.HasPrefix(tenant, tokenTenant)
+	if held > 0 && (held >= max(1, g.max/active) || capped && held >= g.contended && now.Sub(g.shared) < sharedFor) {
 		return reasonShareBusy
 	}
 	g.inUse++
@@ -127,10 +131,13 @@ const (
 func tenantKey(r *http.Request) string {
 	if tok, err := parseBearer(r.Header); err == nil && tok != "" {
 		sum := sha256.Sum256([]byte(tok))
-		return "t:" + hex.EncodeToString(sum[:16])
+		return tokenTenant + hex.EncodeToString(sum[:16])
 	}
 	return "a:" + clientKey(r.RemoteAddr).String()
 }
+
+// tokenTenant starts the key of a tenant known by its bearer token.
+const tokenTenant = "t:"
 
 // concurrencyMiddleware lets at most MaxConcurrentRequests requests past it
 // at once, at most a fair share of them per tenant while several compete
