@@ -164,6 +164,9 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 // request slots (four per CPU) while the other is served, and the byte
 // budget lets the small search's reservations past its large ones.
 func TestOneTokenLoopingFullCallsLeavesOthersFast(t *testing.T) {
+	if testkit.RaceEnabled {
+		t.Skip("a latency bound: the race detector multiplies every call's CPU time")
+	}
 	h := httpFlagsFor(demoRS(t))
 	url := startHTTPWith(t, &h)
 	ctx, cancel := context.WithCancel(context.Background())
