@@ -41,6 +41,8 @@ type options struct {
 	floor     bool   // also time the calls' pass-through floor over stdio
 	fullcap   fullcapOptions
 	fullOnly  bool // -fullcap: only the full-detail memory check
+	fair      fairOptions
+	fairOnly  bool // -fair: only the fairness check
 }
 
 func main() {
@@ -72,6 +74,13 @@ func main() {
 	flag.DurationVar(&o.fullcap.settle, "fullcap-settle", time.Minute, "wait after the load before reading the settled RSS")
 	flag.StringVar(&o.fullcap.ceilings, "fullcap-ceilings", "0,16777216", "comma-separated --full-max-bytes values to measure (0: the server's default)")
 	flag.StringVar(&o.fullcap.fills, "fullcap-fills", "lt,html", "comma-separated text fills to measure: lt (every character <), html")
+	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
+	flag.IntVar(&o.fair.batches, "fair-batches", 4, "concurrent batches of full calls in the fairness check")
+	flag.IntVar(&o.fair.items, "fair-items", 16, "full calls per batch in the fairness check")
+	flag.IntVar(&o.fair.loopConns, "fair-conns", 24, "connections looping full calls in the fairness check")
+	flag.IntVar(&o.fair.searches, "fair-searches", 20, "the other token's searches beside the loop")
+	flag.DurationVar(&o.fair.maxSearch, "fair-max-search", 2*time.Second, "bound on the other token's search beside the batches")
+	flag.DurationVar(&o.fair.maxP95, "fair-max-p95", 750*time.Millisecond, "bound on the p95 of its searches beside the loop")
 	flag.Parse()
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
@@ -97,6 +106,16 @@ func main() {
 	defer cancel()
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
+	}
+	if o.fairOnly {
+		bin, cleanup, err := serverBinary(ctx, log, o.bin)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+			os.Exit(1)
+		}
+		code := runFair(ctx, bin, o.fair)
+		cleanup()
+		os.Exit(code)
 	}
 	if o.fullOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
