@@ -44,11 +44,12 @@ const (
 // CodeServerBusy is the code of a call refused for want of bytes in flight.
 const CodeServerBusy = "server_busy"
 
-// budgetMiddleware gives each tool call an account of bytes in flight,
+// budgetMiddleware gives each tool call an account of bytes in flight, in
+// its tenant's share (the transport names the tenant in ctx),
 // closed when the call returns.
 func (h *Handlers) budgetMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		acct := h.inflight.Open()
+		acct := h.inflight.OpenFor(ctx)
 		defer acct.Close()
 		return next(inflight.WithAccount(ctx, acct), req)
 	}
@@ -57,7 +58,7 @@ func (h *Handlers) budgetMiddleware(next server.ToolHandlerFunc) server.ToolHand
 // resourceBudget is budgetMiddleware for resource reads.
 func (h *Handlers) resourceBudget(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		acct := h.inflight.Open()
+		acct := h.inflight.OpenFor(ctx)
 		defer acct.Close()
 		return next(inflight.WithAccount(ctx, acct), req)
 	}

@@ -163,7 +163,7 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 		return func(parent context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(parent, d)
 			defer cancel()
-			acct := a.rs.InFlight().Open()
+			acct := a.rs.InFlight().OpenFor(parent)
 			defer acct.Close()
 			ctx = inflight.WithAccount(ctx, acct)
 			if args := req.GetArguments(); isFull(args) {
@@ -206,7 +206,7 @@ func (a *Adapter) resourceBudget(d time.Duration) server.ResourceHandlerMiddlewa
 		return func(parent context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			ctx, cancel := context.WithTimeout(parent, d)
 			defer cancel()
-			acct := a.rs.InFlight().Open()
+			acct := a.rs.InFlight().OpenFor(parent)
 			defer acct.Close()
 			res, err := next(inflight.WithAccount(ctx, acct), req)
 			if err != nil && budgetSpent(ctx, parent) {

@@ -29,6 +29,13 @@
 //	                                         objects; peak RSS (<= 160 MB) and CPU
 //	                                         (<= 3 s) of 6 concurrent query_records,
 //	                                         then fetch, calls; fails when one is missed
+//	go run ./tools/benchrss -fair            fair shares: 4 concurrent 16-item batches
+//	                                         of full calls, then full calls looping
+//	                                         on 24 connections, each beside another
+//	                                         token's small searches; fails on a busy
+//	                                         or timed-out item, a search over 2 s
+//	                                         beside the batches, or a p95 over
+//	                                         0.75 s beside the loop
 //
 // Linux only (it reads /proc/<pid>/status). Every address is loopback.
 package main

@@ -43,6 +43,8 @@ type options struct {
 	fullOnly  bool // -fullcap: only the full-detail memory check
 	hostile   hostileOptions
 	hostOnly  bool // -hostile: only the decoded-size check
+	fair      fairOptions
+	fairOnly  bool // -fair: only the fairness check
 }
 
 func main() {
@@ -79,6 +81,13 @@ func main() {
 	flag.IntVar(&o.hostile.elements, "hostile-elements", 2_600_000, "empty objects in the record's array (or members of its object) in the decoded-size check")
 	flag.BoolVar(&o.hostile.members, "hostile-members", false, "an object of -hostile-elements members instead of an array")
 	flag.StringVar(&o.hostile.tools, "hostile-tools", "query_records,fetch", "comma-separated tools of the decoded-size check, each measured in a fresh server")
+	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
+	flag.IntVar(&o.fair.batches, "fair-batches", 4, "concurrent batches of full calls in the fairness check")
+	flag.IntVar(&o.fair.items, "fair-items", 16, "full calls per batch in the fairness check")
+	flag.IntVar(&o.fair.loopConns, "fair-conns", 24, "connections looping full calls in the fairness check")
+	flag.IntVar(&o.fair.searches, "fair-searches", 20, "the other token's searches beside the loop")
+	flag.DurationVar(&o.fair.maxSearch, "fair-max-search", 2*time.Second, "bound on the other token's search beside the batches")
+	flag.DurationVar(&o.fair.maxP95, "fair-max-p95", 750*time.Millisecond, "bound on the p95 of its searches beside the loop")
 	flag.Parse()
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
@@ -105,13 +114,18 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly {
+	if o.hostOnly || o.fairOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 			os.Exit(1)
 		}
-		code := runHostile(ctx, bin, o.hostile)
+		var code int
+		if o.hostOnly {
+			code = runHostile(ctx, bin, o.hostile)
+		} else {
+			code = runFair(ctx, bin, o.fair)
+		}
 		cleanup()
 		os.Exit(code)
 	}

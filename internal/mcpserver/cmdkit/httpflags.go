@@ -26,6 +26,7 @@ type HTTPFlags struct {
 	MaxBatchItems   int64
 	MaxReplyBytes   int64
 	MaxConcurrent   int64
+	MaxPerToken     int64
 	RequestTimeout  time.Duration
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
@@ -35,6 +36,8 @@ type HTTPFlags struct {
 	BodyReadTimeout         time.Duration
 	MaxBodyReaders          int64
 	MaxBodyReadersPerClient int64
+	MaxBodyReadersPerPrefix int64
+	MinBodyRate             int64
 
 	// MetricsListen is the address of the Prometheus listener (flag
 	// --metrics-listen); empty turns metrics off.
@@ -73,6 +76,9 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"); err != nil {
 		return err
 	}
+	if err := f.Int64(&h.MaxPerToken, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"); err != nil {
+		return err
+	}
 	if err := f.Dur(&h.BodyReadTimeout, "body-read-timeout", envPrefix+"BODY_READ_TIMEOUT", transport.DefaultBodyReadTimeout, "longest time a request body may take to arrive once its reading starts; a slower one is answered 408 without holding a request slot"); err != nil {
 		return err
 	}
@@ -80,6 +86,12 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 		return err
 	}
 	if err := f.Int64(&h.MaxBodyReadersPerClient, "max-body-readers-per-client", envPrefix+"MAX_BODY_READERS_PER_CLIENT", transport.DefaultMaxBodyReadersPerClient, "most of those from one client address (IPv4 address or IPv6 /64); behind a proxy that does not buffer request bodies, raise it to --max-body-readers"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxBodyReadersPerPrefix, "max-body-readers-per-prefix", envPrefix+"MAX_BODY_READERS_PER_PREFIX", transport.DefaultMaxBodyReadersPerPrefix, "most of those from one network (IPv4 /24 or IPv6 /64); while several networks compete each also keeps within a share that leaves a place for one more"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MinBodyRate, "min-body-rate", envPrefix+"MIN_BODY_RATE", transport.DefaultMinBodyRate, "slowest average rate, in bytes a second, at which a request body may arrive after its first second; a slower one is answered 408 and its connection closed (negative: no minimum)"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -101,25 +113,28 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 // Config is the transport configuration these flags describe.
 func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 	return transport.HTTPConfig{
-		Listen:                h.Listen,
-		PublicBaseURL:         h.PublicBase,
-		AllowedOrigins:        SplitList(h.Origins),
-		AllowedHosts:          SplitList(h.Hosts),
-		CORS:                  h.CORS,
-		MaxBodyBytes:          h.MaxBody,
-		MaxBatchItems:         int(h.MaxBatchItems),
-		MaxReplyBytes:         h.MaxReplyBytes,
-		RequestTimeout:        h.RequestTimeout,
-		MaxConcurrentRequests: int(h.MaxConcurrent),
-		WriteTimeout:          h.WriteTimeout,
-		ShutdownTimeout:       h.ShutdownTimeout,
-		DrainDelay:            h.DrainDelay,
-		Logger:                log,
-		Metrics:               h.Metrics(),
+		Listen:                 h.Listen,
+		PublicBaseURL:          h.PublicBase,
+		AllowedOrigins:         SplitList(h.Origins),
+		AllowedHosts:           SplitList(h.Hosts),
+		CORS:                   h.CORS,
+		MaxBodyBytes:           h.MaxBody,
+		MaxBatchItems:          int(h.MaxBatchItems),
+		MaxReplyBytes:          h.MaxReplyBytes,
+		RequestTimeout:         h.RequestTimeout,
+		MaxConcurrentRequests:  int(h.MaxConcurrent),
+		MaxConcurrentPerTenant: int(h.MaxPerToken),
+		WriteTimeout:           h.WriteTimeout,
+		ShutdownTimeout:        h.ShutdownTimeout,
+		DrainDelay:             h.DrainDelay,
+		Logger:                 log,
+		Metrics:                h.Metrics(),
 
 		BodyReadTimeout:         h.BodyReadTimeout,
 		MaxBodyReaders:          int(h.MaxBodyReaders),
 		MaxBodyReadersPerClient: int(h.MaxBodyReadersPerClient),
+		MaxBodyReadersPerPrefix: int(h.MaxBodyReadersPerPrefix),
+		MinBodyRate:             h.MinBodyRate,
 	}
 }
 

@@ -27,6 +27,11 @@ const (
 	NameAuthRefusals  = "mcp_auth_refusals_total"
 	NameShed          = "mcp_http_requests_shed_total"
 	NameBodyTimeouts  = "mcp_http_body_read_timeouts_total"
+	NameBudgetHeld    = "mcp_inflight_bytes_held"
+	NameBudgetMax     = "mcp_inflight_bytes_max"
+	NameBudgetWait    = "mcp_inflight_wait_seconds"
+	NameBudgetRefused = "mcp_inflight_refusals_total"
+	NameBodyReaders   = "mcp_http_body_readers"
 )
 
 // Metrics are the instruments of one server instance. A nil *Metrics is valid
@@ -43,6 +48,10 @@ type Metrics struct {
 	authRefusals *prometheus.CounterVec
 	shed         *prometheus.CounterVec
 	bodyTimeouts prometheus.Counter
+	budgetWait   prometheus.Histogram
+	budgetRefuse *prometheus.CounterVec
+	watchOnce    sync.Once     // WatchBudget registers its gauges once
+	readersOnce  sync.Once     // WatchBodyReaders likewise
 	errorCodes   *boundedLabel // error_code values of toolCalls
 }
 
@@ -121,6 +130,12 @@ func New() *Metrics {
 		bodyTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: NameBodyTimeouts, Help: "Requests refused because their body did not arrive within the body read timeout.",
 		}),
+		budgetWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: NameBudgetWait, Help: "Time reservations of the bytes-in-flight budget waited for room, in seconds (granted or not; reservations granted at once are not counted).", Buckets: latencyBuckets,
+		}),
+		budgetRefuse: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NameBudgetRefused, Help: "Reservations of the bytes-in-flight budget refused, by reason: over_limit (larger than the whole budget), deadline (the call's deadline passed while it waited), cancelled (the call ended while it waited).",
+		}, []string{"reason"}),
 		errorCodes: newBoundedLabel(maxErrorCodes),
 	}
 	m.reg.MustRegister(
@@ -128,6 +143,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.toolCalls, m.toolDuration, m.inFlight, m.batchSize,
 		m.rsRequests, m.rsDuration, m.authRefusals, m.shed, m.bodyTimeouts,
+		m.budgetWait, m.budgetRefuse,
 	)
 	return m
 }
@@ -212,6 +228,54 @@ func (m *Metrics) BodyReadTimeout() {
 
 // maxLabelLen bounds a label value; longer values become "other".
 const maxLabelLen = 64
+
+// WatchBudget exports the bytes-in-flight budget: held, read at each
+// scrape, and its max. Only the first call registers anything.
+func (m *Metrics) WatchBudget(held func() int64, max int64) {
+	if m == nil {
+		return
+	}
+	m.watchOnce.Do(func() {
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: NameBudgetHeld, Help: "Bytes the bytes-in-flight budget holds now, for RS bodies and replies of all calls.",
+			}, func() float64 { return float64(held()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: NameBudgetMax, Help: "The bytes-in-flight budget.",
+			}, func() float64 { return float64(max) }),
+		)
+	})
+}
+
+// BudgetWait records one wait for the budget that ended after d.
+func (m *Metrics) BudgetWait(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.budgetWait.Observe(d.Seconds())
+}
+
+// BudgetRefused counts one refused reservation; reason is one of a fixed
+// set (see inflight's Refused constants).
+func (m *Metrics) BudgetRefused(reason string) {
+	if m == nil {
+		return
+	}
+	m.budgetRefuse.WithLabelValues(Label(reason)).Inc()
+}
+
+// WatchBodyReaders exports the reading places held now (read at each
+// scrape). Only the first call registers anything.
+func (m *Metrics) WatchBodyReaders(inUse func() int) {
+	if m == nil {
+		return
+	}
+	m.readersOnce.Do(func() {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: NameBodyReaders, Help: "Requests holding a place to read their body now (slow or large bodies).",
+		}, func() float64 { return float64(inUse()) }))
+	})
+}
 
 // Label keeps v when it is a short identifier-like string (letters, digits
 // and _ . / - { }) and returns "other" otherwise, so free text never becomes a

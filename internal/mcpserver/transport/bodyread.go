@@ -25,17 +25,25 @@ import (
 //     request, and at most maxPromptReads requests wait for theirs at once.
 //   - Any other body (larger, of unknown length, or not in within the
 //     window) needs a reading place: at most MaxBodyReaders requests hold one
-//     at once, and at most MaxBodyReadersPerClient from one client address
+//     at once, at most MaxBodyReadersPerClient from one client address
 //     (an IPv4 address, or the /64 of an IPv6 one, where one host usually
-//     has many). A request that finds none is answered 503 at once, its body
-//     left unread, and its connection is closed.
+//     has many), and at most MaxBodyReadersPerPrefix from one address
+//     prefix (IPv4 /24, IPv6 /64); while several prefixes hold places, one
+//     that holds some may take another only below MaxBodyReaders/(k+1) for
+//     its k peers, so a new prefix always finds a place free. A request
+//     that finds none is answered 503 at once, its body left unread, and
+//     its connection is closed.
 //   - A body must arrive within BodyReadTimeout of the moment its reading
-//     starts; a slower one is answered 408 and its connection closed.
+//     starts, and at MinBodyRate bytes a second on average once its first
+//     second has passed (bodyRateGrace); a slower one is answered 408 and
+//     its connection closed.
 //
 // So slow peers compete with each other for reading places, never with the
-// prompt requests of other clients nor for the slots that calls need, and a
-// reading place is held no longer than BodyReadTimeout. Refusals are counted
-// in Metrics.
+// prompt requests of other clients nor for the slots that calls need; a
+// stalled peer holds its place about a second, and peers spread over many
+// addresses of a few networks leave places to the others. While every
+// place is taken, or one was refused for want of any in the last second,
+// /readyz answers 503. Refusals are counted in Metrics.
 
 // promptBodyBytes, promptWindow and maxPromptReads bound the prompt path:
 // while at most maxPromptReads requests wait up to promptWindow each for a
@@ -46,42 +54,68 @@ const (
 	maxPromptReads  = 1024
 )
 
+// bodyRateGrace is the first stretch of a body's reading during which no
+// minimum rate applies (a body's first bytes may wait on a TCP round trip
+// or two).
+const bodyRateGrace = time.Second
+
+// exhaustedFor is how long /readyz keeps answering 503 after a request was
+// refused because every reading place was taken.
+const exhaustedFor = time.Second
+
 // readerPlaces hands out the places of the body-reading phase: at most max
-// at once, at most perClient at once for one client key. The map holds one
-// entry per client key with a place taken, so it never has more than max
-// entries.
+// at once, at most perClient at once for one client key, at most perPrefix
+// for one prefix and, while several prefixes hold places, a share (see
+// take). The maps hold one entry per key with a place taken, so neither
+// ever has more than max entries.
 type readerPlaces struct {
 	mu        sync.Mutex
 	max       int
 	perClient int
+	perPrefix int
 	inUse     int
 	byClient  map[netip.Prefix]int // places held per client key; at most max entries
+	byPrefix  map[netip.Prefix]int // places held per prefix; at most max entries
+	refusedAt time.Time            // when a request last found every place taken
 }
 
-func newReaderPlaces(max, perClient int) *readerPlaces {
-	return &readerPlaces{max: max, perClient: perClient, byClient: make(map[netip.Prefix]int)}
+func newReaderPlaces(places, perClient, perPrefix int) *readerPlaces {
+	return &readerPlaces{max: places, perClient: perClient, perPrefix: max(perPrefix, perClient),
+		byClient: make(map[netip.Prefix]int), byPrefix: make(map[netip.Prefix]int)}
 }
 
 // Shed reasons of the body-reading phase.
 const (
 	reasonReadersBusy       = "body_readers_busy"
 	reasonClientReadersBusy = "client_body_readers_busy"
+	reasonPrefixReadersBusy = "prefix_body_readers_busy"
 	reasonBodyReadTimeout   = "body_read_timeout"
+	reasonBodyTooSlow       = "body_too_slow"
 )
 
 // take reserves a place for client, or returns the reason it cannot (and no
-// place). A reserved place is given back with release.
+// place). A reserved place is given back with release. A prefix that holds
+// places while k prefixes do (itself included, k > 1) takes another only
+// below max/(k+1): k prefixes then hold at most k/(k+1) of the places, so a
+// new prefix finds one free.
 func (p *readerPlaces) take(client netip.Prefix) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inUse >= p.max {
+		p.refusedAt = time.Now()
 		return reasonReadersBusy
 	}
 	if p.byClient[client] >= p.perClient {
 		return reasonClientReadersBusy
 	}
+	pfx := prefixKey(client)
+	held, k := p.byPrefix[pfx], len(p.byPrefix)
+	if held >= p.perPrefix || held > 0 && k > 1 && held >= p.max/(k+1) {
+		return reasonPrefixReadersBusy
+	}
 	p.inUse++
 	p.byClient[client]++
+	p.byPrefix[pfx]++
 	return ""
 }
 
@@ -89,11 +123,42 @@ func (p *readerPlaces) release(client netip.Prefix) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inUse--
-	if n := p.byClient[client] - 1; n > 0 {
-		p.byClient[client] = n
+	dec(p.byClient, client)
+	dec(p.byPrefix, prefixKey(client))
+}
+
+// dec counts one place less for key, forgetting a key that holds none.
+func dec(m map[netip.Prefix]int, key netip.Prefix) {
+	if n := m[key] - 1; n > 0 {
+		m[key] = n
 	} else {
-		delete(p.byClient, client)
+		delete(m, key)
 	}
+}
+
+// held returns the places taken now.
+func (p *readerPlaces) held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse
+}
+
+// exhausted reports whether every place is taken, or a request found none
+// within the last exhaustedFor.
+func (p *readerPlaces) exhausted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse >= p.max || !p.refusedAt.IsZero() && time.Since(p.refusedAt) < exhaustedFor
+}
+
+// prefixKey is the network of a client key: the /24 of an IPv4 address;
+// an IPv6 key is its /64 already.
+func prefixKey(client netip.Prefix) netip.Prefix {
+	if client.Addr().Is4() {
+		pfx, _ := client.Addr().Prefix(24)
+		return pfx
+	}
+	return client
 }
 
 // clientKey is the address a request's reading place is counted against:
@@ -119,14 +184,15 @@ type bodyReadData struct {
 	MaxBodyReaders          int    `json:"max_body_readers,omitempty"`
 	MaxBodyReadersPerClient int    `json:"max_body_readers_per_client,omitempty"`
 	BodyReadTimeout         string `json:"body_read_timeout,omitempty"`
+	MaxBodyReadersPerPrefix int    `json:"max_body_readers_per_prefix,omitempty"`
+	MinBodyRate             int64  `json:"min_body_rate,omitempty"`
 }
 
 // bodyReadMiddleware reads the whole body once, under BodyReadTimeout, on
 // the prompt path or within a reading place (see above), refusing more than
 // MaxBodyBytes with 413, and keeps it for the later stages. It runs before
 // the concurrency cap, so no slot is held while a body is still arriving.
-func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
-	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient)
+func (st *settings) bodyReadMiddleware(places *readerPlaces, next http.Handler) http.Handler {
 	prompt := make(chan struct{}, maxPromptReads) // one token per request on the prompt path
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: body-reading places taken (slow or stalled senders)",
 		attrs: []any{"max_body_readers", st.MaxBodyReaders, "max_body_readers_per_client", st.MaxBodyReadersPerClient}}
@@ -136,18 +202,17 @@ func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
 			st.bodyTooLarge(w)
 			return
 		}
-		rc := http.NewResponseController(w)
-		// The body's own deadline, from now. Once the body has been read to
-		// its end net/http lifts it (its background read of the idle
-		// connection starts without one), so it never cuts the call that
-		// follows, which its own deadline bounds. A writer that cannot set
-		// one (not a real connection) leaves the server's ReadTimeout in
-		// charge.
-		_ = rc.SetReadDeadline(time.Now().Add(st.BodyReadTimeout))
+		// The body's own deadline, from now, moved as bytes arrive (see
+		// bodyClock). Once the body has been read to its end net/http lifts
+		// it (its background read of the idle connection starts without
+		// one), so it never cuts the call that follows, which its own
+		// deadline bounds. A writer that cannot set one (not a real
+		// connection) leaves the server's ReadTimeout in charge.
+		clock := newBodyClock(http.NewResponseController(w), st.BodyReadTimeout, st.MinBodyRate)
 		read := make(chan bodyResult, 1)
 		start := func() {
 			go func() {
-				b, err := readBody(r.Body, r.ContentLength, st.MaxBodyBytes)
+				b, err := readBody(clock.reader(r.Body), r.ContentLength, st.MaxBodyBytes)
 				read <- bodyResult{b, err}
 			}()
 		}
@@ -173,7 +238,7 @@ func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
 		if !arrived {
 			client := clientKey(r.RemoteAddr)
 			if reason := places.take(client); reason != "" {
-				abandonBody(w) // also ends a read in progress at once
+				clock.abandon(w) // also ends a read in progress at once
 				if reading {
 					<-read // nothing may read the body once the handler returns
 				}
@@ -189,15 +254,22 @@ func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
 		}
 		body, err := res.body, res.err
 		switch {
+		case isTimeout(err) && clock.tooSlow():
+			clock.abandon(w)
+			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
+				fmt.Sprintf("the request body arrived slower than %d bytes a second: send it whole and at once", st.MinBodyRate),
+				bodyReadData{Reason: reasonBodyTooSlow, MinBodyRate: st.MinBodyRate})
+			st.Metrics.Shed(reasonBodyTooSlow)
+			return
 		case isTimeout(err):
-			abandonBody(w)
+			clock.abandon(w)
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
 				fmt.Sprintf("the request body did not arrive within %v: send it whole and at once", st.BodyReadTimeout),
 				bodyReadData{Reason: reasonBodyReadTimeout, BodyReadTimeout: st.BodyReadTimeout.String()})
 			st.Metrics.BodyReadTimeout()
 			return
 		case err != nil:
-			abandonBody(w)
+			clock.abandon(w)
 			writeRPCError(w, http.StatusBadRequest, nil, mcp.PARSE_ERROR, "could not read the request body", nil)
 			return
 		case int64(len(body)) > st.MaxBodyBytes:
@@ -211,6 +283,81 @@ func (st *settings) bodyReadMiddleware(next http.Handler) http.Handler {
 	})
 }
 
+// bodyClock moves a body's read deadline as its bytes arrive: it is the
+// earlier of start+timeout and the moment the body falls below rate bytes
+// a second on average, counted from start, once grace has passed. A peer
+// that stalls is cut at that moment, one that keeps the rate only by the
+// overall timeout.
+type bodyClock struct {
+	rc        *http.ResponseController
+	start     time.Time
+	end       time.Time // start + BodyReadTimeout
+	rate      int64     // bytes a second; <= 0: no minimum
+	mu        sync.Mutex
+	deadline  time.Time // the deadline set last
+	abandoned bool      // abandon was called: the deadline stays in the past
+}
+
+func newBodyClock(rc *http.ResponseController, timeout time.Duration, rate int64) *bodyClock {
+	now := time.Now()
+	c := &bodyClock{rc: rc, start: now, end: now.Add(timeout), rate: rate}
+	c.arrived(0)
+	return c
+}
+
+// arrived sets the deadline for a body of which n bytes have arrived.
+func (c *bodyClock) arrived(n int64) {
+	d := c.end
+	if c.rate > 0 {
+		d = c.start.Add(max(bodyRateGrace, time.Duration(float64(n)/float64(c.rate)*float64(time.Second))))
+		if d.After(c.end) {
+			d = c.end
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.abandoned || d.Equal(c.deadline) {
+		return
+	}
+	c.deadline = d
+	_ = c.rc.SetReadDeadline(d)
+}
+
+// tooSlow reports whether the deadline that ended the read was the rate's.
+func (c *bodyClock) tooSlow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadline.Before(c.end)
+}
+
+// abandon is abandonBody, after which no arrival moves the deadline again.
+func (c *bodyClock) abandon(w http.ResponseWriter) {
+	c.mu.Lock()
+	c.abandoned = true
+	c.mu.Unlock()
+	abandonBody(w)
+}
+
+// reader counts what r gives, moving the deadline.
+func (c *bodyClock) reader(r io.Reader) io.Reader { return &clockedReader{r: r, c: c} }
+
+type clockedReader struct {
+	r io.Reader
+	c *bodyClock
+	n int64
+}
+
+func (cr *clockedReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	// Not at the end: net/http lifts the deadline when the body ends (inside
+	// that Read), and setting one again would cut the call that follows.
+	if n > 0 && err == nil {
+		cr.n += int64(n)
+		cr.c.arrived(cr.n)
+	}
+	return n, err
+}
+
 // bodyResult is what reading a body gave.
 type bodyResult struct {
 	body []byte
@@ -222,9 +369,13 @@ type bodyResult struct {
 func (st *settings) refuseReader(w http.ResponseWriter, reason string) {
 	data := bodyReadData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
 	msg := fmt.Sprintf("the server is reading the bodies of %d requests, its limit: send the body whole with the headers, or retry after a second", st.MaxBodyReaders)
-	if reason == reasonClientReadersBusy {
+	switch reason {
+	case reasonClientReadersBusy:
 		data = bodyReadData{Reason: reason, MaxBodyReadersPerClient: st.MaxBodyReadersPerClient}
 		msg = fmt.Sprintf("the server is reading the bodies of %d requests from your address, its limit per client: send the body whole with the headers, or retry after a second", st.MaxBodyReadersPerClient)
+	case reasonPrefixReadersBusy:
+		data = bodyReadData{Reason: reason, MaxBodyReadersPerPrefix: st.MaxBodyReadersPerPrefix}
+		msg = "the server is reading the bodies of its share of requests from your network (IPv4 /24, IPv6 /64): send the body whole with the headers, or retry after a second"
 	}
 	w.Header().Set("Retry-After", busyRetryAfter)
 	writeRPCError(w, http.StatusServiceUnavailable, nil, codeServerLimit, msg, data)

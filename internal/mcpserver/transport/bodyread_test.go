@@ -116,7 +116,7 @@ func TestSlowBodiesWaitOutsideTheSlots(t *testing.T) {
 }
 
 func TestReaderPlaces(t *testing.T) {
-	p := newReaderPlaces(3, 2)
+	p := newReaderPlaces(3, 2, 3)
 	a, b := clientKey("192.0.2.1:1000"), clientKey("192.0.2.2:1000")
 	steps := []struct {
 		take   netip.Prefix
@@ -158,11 +158,20 @@ func TestClientKey(t *testing.T) {
 }
 
 // TestCallOutlivesBodyReadTimeout: the body's read deadline ends with the
-// body; a call that runs longer than BodyReadTimeout is not cancelled by it.
+// body; a call that runs longer than BodyReadTimeout, and than the minimum
+// rate's first second, is not cancelled by them.
 func TestCallOutlivesBodyReadTimeout(t *testing.T) {
-	srv := newStack(t, HTTPConfig{BodyReadTimeout: 200 * time.Millisecond}, testTools{slowFor: time.Second})
-	resp, body := post(t, srv.URL+"/mcp", http.MethodPost, callBody(1, "slow", nil), nil)
-	if text, isErr := toolText(t, decodeReply(t, body).Result); resp.StatusCode != http.StatusOK || isErr || text != "slow done" {
-		t.Fatalf("a call longer than the body read timeout: %d %s", resp.StatusCode, body)
+	for _, timeout := range []time.Duration{200 * time.Millisecond, 0} {
+		srv := newStack(t, HTTPConfig{BodyReadTimeout: timeout}, testTools{slowFor: 1500 * time.Millisecond})
+		for _, size := range []int{0, 3000} {
+			msg := callBody(1, "slow", nil)
+			if size > 0 {
+				msg = strings.Replace(paddedCall(1, size), `"echo","arguments":{"text":"hi"}`, `"slow","arguments":{}    `, 1)
+			}
+			resp, body := post(t, srv.URL+"/mcp", http.MethodPost, msg, nil)
+			if text, isErr := toolText(t, decodeReply(t, body).Result); resp.StatusCode != http.StatusOK || isErr || text != "slow done" {
+				t.Fatalf("body read timeout %v, body of %d bytes: a call longer than it: %d %s", timeout, len(msg), resp.StatusCode, body)
+			}
+		}
 	}
 }

@@ -55,6 +55,7 @@ type bufferedReply struct {
 	limit    int64
 	overflow bool
 	store    *splice.Store // nil: nothing to splice
+	release  []func()      // gives back the spliced values' bytes; one per Write that took any
 }
 
 func newBufferedReply(limit int64, store *splice.Store) *bufferedReply {
@@ -78,7 +79,8 @@ func (b *bufferedReply) Write(p []byte) (int, error) {
 	}
 	// The values taken are released when the request's store is closed,
 	// after the reply is written.
-	parts, size, _ := b.store.Take(p)
+	parts, size, done := b.store.Take(p)
+	b.release = append(b.release, done)
 	if b.size+size > b.limit {
 		b.overflow = true
 		b.spliced, b.body, b.size = nil, bytes.Buffer{}, 0
@@ -115,6 +117,12 @@ type reply struct {
 	// keep: the reply carries answers of batch items that ran, which a
 	// token rejection met later in the batch must not replace.
 	keep bool
+	// streamed: the reply has been written already (a batch that carried
+	// spliced values); nothing is left to write.
+	streamed bool
+	// release gives back the bytes of the spliced values once they are
+	// written (nil: the request's store does it when it is closed).
+	release func()
 }
 
 // flat returns the whole reply body in one slice (a copy when it has
@@ -187,7 +195,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch jsonwalk.FirstByte(x.body) {
 	case '[':
 		x.rpcMethod = "batch"
-		out = d.serveBatch(r, header, x)
+		out = d.serveBatch(w, r, header, x)
 	case '{':
 		x.rpcMethod = x.env.Method
 		out = d.serveOne(r, header, x.body, x.env, x.version)
@@ -208,7 +216,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rp reply) write(w http.ResponseWriter) {
-	if rp.status == 0 {
+	if rp.status == 0 || rp.streamed {
 		// mcp-go wrote nothing: the client went away mid-call.
 		return
 	}
@@ -305,6 +313,14 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 // normalize turns mcp-go's buffered output into a JSON-only reply.
 func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes()}
+	if len(buf.spliced) > 0 {
+		release := buf.release
+		rp.release = func() {
+			for _, f := range release {
+				f()
+			}
+		}
+	}
 	rp.header.Del(server.HeaderKeySessionID)
 	if buf.size == 0 {
 		return rp
@@ -369,6 +385,17 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 // growing (and no further item runs) once it would pass MaxReplyBytes. The
 // size of a parsed batch is left in x for Observe.
 //
+// No hold-and-wait: an item whose answer carries bytes of the budget in
+// flight (a spliced value, such as a full reply's RS body) is written to
+// the client at once and its bytes given back before the next item runs,
+// so a batch never waits for bytes while it holds bytes (four batches of
+// full calls once held each other's bytes until their deadlines). From
+// that item on the batch is streamed (chunked, no Content-Length): an item
+// that would take it past MaxReplyBytes is answered with its own
+// reply_too_large error, and so are the items after it, which do not run.
+// Until then, as for a batch that carries no such bytes, answers are
+// gathered and a reply over the cap is replaced by one error.
+//
 // A batch answers every item it ran. When the RS refuses the bearer itself
 // (MarkTokenRejected) during the first item that is answered, nothing is
 // lost by answering the whole request 401, which ServeHTTP does. When it
@@ -377,7 +404,7 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 // error, and the items not run yet are answered with a -32001 invalid_token
 // error; the bearer's verdict has been evicted, so its next request gets
 // the 401 challenge.
-func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange) reply {
+func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header http.Header, x *exchange) reply {
 	version := x.version
 	if version != mcp.ProtocolVersion20250326 {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST,
@@ -398,64 +425,174 @@ func (d *dispatcher) serveBatch(r *http.Request, header http.Header, x *exchange
 			limitData{Reason: "batch_too_large", MaxBatchItems: d.st.MaxBatchItems, BatchItems: len(items)})}
 	}
 	ctx := r.Context()
-	var out bytes.Buffer
-	out.WriteByte('[')
-	answered := 0
-	// add appends one answer; false when it would take the reply past the cap.
-	add := func(p []byte) bool {
-		if int64(out.Len()+len(p)+2) > d.st.MaxReplyBytes {
-			return false
-		}
-		if answered > 0 {
-			out.WriteByte(',')
-		}
-		out.Write(p)
-		answered++
-		return true
-	}
+	b := &batchWriter{w: w, max: d.st.MaxReplyBytes}
+	b.out.WriteByte('[')
 	for i, item := range items {
 		if tokenRejected(r) {
 			// An earlier item met the refusal after others were answered.
 			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !add(d.notRunRejected(r, env.ID)) {
-					return d.replyTooLarge(nil)
+				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.notRunRejected(r, env.ID)) {
+					return d.batchTooLarge(b, items[i:])
 				}
 			}
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) {
+				if b.streaming {
+					return b.end()
+				}
 				return reply{} // the client went away
 			}
 			// Out of time: the items not run yet are answered, not run.
 			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !add(d.requestTimedOut(env.ID)) {
-					return d.replyTooLarge(nil)
+				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.requestTimedOut(env.ID)) {
+					return d.batchTooLarge(b, items[i:])
 				}
 			}
 			break
 		}
 		env := peekEnvelope(item)
-		var part []byte
+		var rp reply
 		if env.Method == string(mcp.MethodInitialize) {
-			part = marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil)
+			rp.body = marshalRPCError(env.ID, mcp.INVALID_REQUEST, "initialize must not be part of a batch", nil)
 		} else {
-			part = bytes.TrimSpace(d.serveOne(r, header, item, env, version).flat())
+			rp = d.serveOne(r, header, item, env, version)
 		}
-		if answered == 0 && tokenRejected(r) {
+		if b.answered == 0 && tokenRejected(r) {
 			return reply{} // nothing answered yet: ServeHTTP answers 401
 		}
-		if len(part) > 0 && !add(part) {
+		ok := true
+		if len(rp.spliced) > 0 {
+			ok = b.addSpliced(rp)
+		} else if part := bytes.TrimSpace(rp.body); len(part) > 0 {
+			ok = b.add(part)
+		}
+		if !ok {
 			d.st.logger.Warn("batch reply over the reply size limit replaced by an error",
-				"items", len(items), "answered", answered, "max_reply_bytes", d.st.MaxReplyBytes)
-			return d.replyTooLarge(nil)
+				"items", len(items), "answered", b.answered, "max_reply_bytes", d.st.MaxReplyBytes)
+			return d.batchTooLarge(b, items[i:])
+		}
+		if b.failed {
+			return b.end() // the client went away mid-reply
 		}
 	}
-	if answered == 0 {
+	if b.answered == 0 {
 		return reply{status: http.StatusAccepted}
 	}
-	out.WriteByte(']')
-	return reply{status: http.StatusOK, header: http.Header{}, body: out.Bytes(), keep: true}
+	return b.end()
+}
+
+// batchTooLarge ends a batch whose next answer would pass the reply cap:
+// one error in place of the whole reply while nothing has been written,
+// otherwise an error for each item of rest that has an id.
+func (d *dispatcher) batchTooLarge(b *batchWriter, rest []json.RawMessage) reply {
+	if !b.streaming {
+		return d.replyTooLarge(nil)
+	}
+	for _, item := range rest {
+		if env := peekEnvelope(item); len(env.ID) > 0 {
+			b.force(d.replyTooLarge(env.ID).body)
+		}
+	}
+	return b.end()
+}
+
+// batchWriter gathers a batch's answers, and streams them once one of them
+// carries spliced values (see serveBatch).
+type batchWriter struct {
+	w         http.ResponseWriter
+	max       int64        // MaxReplyBytes
+	out       bytes.Buffer // answers gathered and not written yet
+	size      int64        // bytes of the reply so far, written or not
+	answered  int
+	streaming bool // the status line and the answers so far are written
+	failed    bool // a write failed: the client is gone
+}
+
+// add appends one answer; false when it would take the reply past the cap.
+func (b *batchWriter) add(p []byte) bool {
+	if b.size+int64(len(p))+2 > b.max {
+		return false
+	}
+	b.force(p)
+	return true
+}
+
+// force appends one answer whatever its size (a short error).
+func (b *batchWriter) force(p []byte) {
+	if b.answered > 0 {
+		b.out.WriteByte(',')
+	}
+	b.out.Write(p)
+	b.size += int64(len(p)) + 1
+	b.answered++
+	if b.streaming {
+		b.flush()
+	}
+}
+
+// addSpliced writes the answer rp, whose values are held by reference,
+// straight to the client after what was gathered before it, and gives its
+// bytes back.
+func (b *batchWriter) addSpliced(rp reply) bool {
+	if rp.release != nil {
+		defer rp.release()
+	}
+	body := bytes.TrimRight(rp.body, " \t\r\n")
+	n := int64(len(body))
+	for _, p := range rp.spliced {
+		n += int64(len(p))
+	}
+	if b.size+n+2 > b.max {
+		return false
+	}
+	if !b.streaming {
+		b.streaming = true
+		h := b.w.Header()
+		h.Del(server.HeaderKeySessionID)
+		h.Set("Content-Type", "application/json")
+		b.w.WriteHeader(http.StatusOK)
+	}
+	if b.answered > 0 {
+		b.out.WriteByte(',')
+	}
+	b.flush()
+	for _, p := range rp.spliced {
+		b.write(p)
+	}
+	b.write(body)
+	b.size += n + 1
+	b.answered++
+	return true
+}
+
+func (b *batchWriter) flush() {
+	b.write(b.out.Bytes())
+	b.out.Reset()
+}
+
+func (b *batchWriter) write(p []byte) {
+	if b.failed || len(p) == 0 {
+		return
+	}
+	if _, err := b.w.Write(p); err != nil {
+		b.failed = true
+	}
+}
+
+// end closes the batch: the reply to write, or (streaming) its last byte.
+func (b *batchWriter) end() reply {
+	if !b.streaming {
+		if b.answered == 0 {
+			return reply{}
+		}
+		b.out.WriteByte(']')
+		return reply{status: http.StatusOK, header: http.Header{}, body: b.out.Bytes(), keep: true}
+	}
+	b.out.WriteByte(']')
+	b.flush()
+	return reply{status: http.StatusOK, streamed: true, keep: true}
 }
 
 // notRunRejected answers a batch item not run because the RS refused the

@@ -4,17 +4,21 @@
 // The HTTP side is a chain of small middlewares in front of mcp-go, one rule
 // each, in this order: observation (request id and trace context, access
 // log, metrics; see Observe), allowed Host, then for /mcp method, Origin
-// allowlist (and CORS), body read (under its own deadline and reading
-// places, before any request slot; see bodyread.go), the concurrent request
-// cap, MCP-Protocol-Version, bearer token, and a JSON-only dispatcher that
-// hands each JSON-RPC message to mcp-go with a response writer that cannot
-// stream, so every reply is a single application/json body and no
+// allowlist (and CORS), body read (under its own deadline, a minimum rate
+// and reading places shared per address and per network, before any
+// request slot; see bodyread.go), the concurrent request cap (shared per
+// tenant, which it names for package inflight; see gate.go),
+// MCP-Protocol-Version, bearer token, and a JSON-only dispatcher that hands
+// each JSON-RPC message to mcp-go with a response writer that cannot
+// stream, so every reply is one application/json body and no
 // Mcp-Session-Id is ever issued. The same mux serves /healthz, /readyz and the
 // RFC 9728 protected-resource metadata.
 //
 // Each request's work is bounded by the dispatcher: a batch cap checked
 // before any item runs, a reply size cap, and one deadline for the whole
-// request that cancels the calls still running. ServeHTTP derives its write
+// request that cancels the calls still running. A batch writes each answer
+// that carries budget bytes before its next item runs (streaming the rest),
+// so it never waits for bytes while holding bytes. ServeHTTP derives its write
 // timeout and shutdown grace from that deadline, so calls in flight are
 // answered before a connection or the process is cut.
 //

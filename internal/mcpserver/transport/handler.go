@@ -45,7 +45,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	}
 
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
-	slots := &slotGate{max: st.MaxConcurrentRequests}
+	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.bearerMiddleware(mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
@@ -53,14 +53,16 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	// reads the RS (see concurrencyMiddleware); the body is read in a phase
 	// of its own, with its own bounds (see bodyReadMiddleware).
 	mcpHandler = st.concurrencyMiddleware(slots, mcpHandler)
-	mcpHandler = st.bodyReadMiddleware(mcpHandler)
+	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
+	st.Metrics.WatchBodyReaders(places.held)
+	mcpHandler = st.bodyReadMiddleware(places, mcpHandler)
 	mcpHandler = st.originMiddleware(mcpHandler)
 	mcpHandler = st.methodMiddleware(mcpHandler)
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("/healthz", healthz)
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { st.readyz(w, r, slots) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { st.readyz(w, r, slots, places) })
 	if st.RequireBearer {
 		prm := st.withBase(st.metadataHandler())
 		mux.Handle(wellKnownPRM, prm)
@@ -91,12 +93,13 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz answers 503 ("busy") while every request slot has been taken for
-// longer than busyNotReadyAfter, so a load balancer sends new work to other
+// longer than busyNotReadyAfter, or while the body-reading places are
+// exhausted (see readerPlaces.exhausted), so a load balancer sends new work to other
 // replicas; otherwise it runs ReadyCheck with a deadline: 200 when it passes,
 // 503 otherwise. The probe is unauthenticated, so the 503 body says only
 // that the server is not ready; the cause (which may name the provider URL
 // or a dial error) goes to the log at warn level.
-func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
+func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate, places *readerPlaces) {
 	if !probeMethodOK(w, r) {
 		return
 	}
@@ -104,6 +107,11 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGa
 	if full := slots.fullFor(); full > busyNotReadyAfter {
 		st.logger.Warn("not ready: every request slot has been taken", "for", full.Round(time.Millisecond).String(),
 			"max_concurrent_requests", st.MaxConcurrentRequests)
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
+		return
+	}
+	if places.exhausted() {
+		st.logger.Warn("not ready: every body-reading place is taken (slow or stalled senders)", "max_body_readers", st.MaxBodyReaders)
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
 		return
 	}

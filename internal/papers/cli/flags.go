@@ -82,6 +82,7 @@ type opened struct {
 	store  *store.Store
 	assets *assets.Loader
 	server *server.MCPServer
+	lim    *inflight.Limiter // the byte budget of every call
 }
 
 func (o *opened) Close() {
@@ -118,5 +119,5 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 	}
 	log.Info("snapshot opened", "snapshot", s.snapshot, "assets", s.assetsDir, "assets_base_url", s.assetsURL != "",
 		"doi", st.HasDOI(), "bibtex", st.HasBibTeX())
-	return &opened{store: st, assets: loader, server: papers.NewServer(h, papers.ServerOptions{Name: s.serverName, Version: version()})}, nil
+	return &opened{store: st, assets: loader, server: papers.NewServer(h, papers.ServerOptions{Name: s.serverName, Version: version()}), lim: lim}, nil
 }

@@ -44,6 +44,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		{metrics.NameHTTPRequests, map[string]string{"route": "/mcp", "status": "401"}},
 		{metrics.NameAuthRefusals, map[string]string{"reason": "missing_token"}},
 		{metrics.NameAuthRefusals, map[string]string{"reason": "invalid_token"}},
+		{metrics.NameBudgetHeld, nil},
 		{"go_goroutines", nil},
 		{"process_cpu_seconds_total", nil},
 	}

@@ -87,6 +87,10 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
 	cfg := h.config(log, o.store.Ping)
 	cfg.OnListen = onListen
+	if m := h.Metrics(); m != nil {
+		o.lim.Observe(m)
+		m.WatchBudget(o.lim.Held, o.lim.Max())
+	}
 	handler, err := newHandler(o.server, cfg, h.bearerToken)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
@@ -17,11 +18,12 @@ import (
 
 // common holds the flags every serving command shares.
 type common struct {
-	providerURL string
-	serverName  string
-	toolsets    string
-	rsTimeout   time.Duration
-	rsObserve   func(method, route, status string, d time.Duration) // RS metrics hook, nil when off
+	providerURL   string
+	serverName    string
+	toolsets      string
+	rsTimeout     time.Duration
+	rsObserve     func(method, route, status string, d time.Duration) // RS metrics hook, nil when off
+	budgetMetrics *metrics.Metrics                                    // bytes-in-flight metrics, nil when off
 	// allowPrivateWebhooks lets webhook callbacks name internal hosts
 	// (--allow-private-webhooks; see pdpp.Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
@@ -177,6 +179,10 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	}
 	lim := inflight.New(inFlight)
 	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))
+	if m := c.budgetMetrics; m != nil {
+		lim.Observe(m)
+		m.WatchBudget(lim.Held, lim.Max())
+	}
 	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)

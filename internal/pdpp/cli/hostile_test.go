@@ -168,6 +168,10 @@ func answered(peers []*slowPeer, wantAnswered int, within time.Duration) (map[in
 func TestHalfSentBodiesDoNotStarve(t *testing.T) {
 	h := httpFlagsFor(demoRS(t))
 	h.BodyReadTimeout = 3 * time.Second
+	// The minimum rate would cut these bodies after a second; this test is
+	// about the read timeout and the places (transport's
+	// TestStalledBodiesFromManyNetworks covers the rate).
+	h.MinBodyRate = -1
 	h.MetricsListen = "127.0.0.1:0"
 	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
 	mcpURL, readyURL := "http://"+addr.String()+"/mcp", "http://"+addr.String()+"/readyz"

@@ -167,6 +167,7 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
 	if m := h.Metrics(); m != nil {
 		h.rsObserve = m.RSRequest
+		h.budgetMetrics = m
 	}
 	var check *tokencheck.Checker
 	s, _, err := h.buildServer(log, bearerToken, func(c *pdpp.Config) {

@@ -408,9 +408,9 @@ var errTooLarge = errors.New("rs: body over the limit")
 // readBody reads r whole, refusing it with errTooLarge once it passes max
 // bytes (it never reads more than max+1, and nothing of a body whose
 // declared length is over max). Its buffer is reserved from the
-// call's account (see package inflight) before it is allocated: a declared
-// length of at most max sizes it once; otherwise it starts at
-// firstReadBytes and doubles up to max+1, so at most half of it is unused.
+// call's account (see package inflight) before it is allocated: it starts
+// at firstReadBytes and doubles as bytes arrive, up to the declared length
+// (plus one) or max+1, so at most half of it is unused.
 // A reservation that is not free at once gives back what this read holds
 // and then waits for the whole size within ctx, so reads never wait on one
 // another while holding bytes. The reservation stays with the account
@@ -422,7 +422,7 @@ var errTooLarge = errors.New("rs: body over the limit")
 func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64, keepPrefix bool) (body []byte, err error) {
 	acct := inflight.FromContext(ctx)
 	if acct == nil {
-		acct = c.inflight.Open()
+		acct = c.inflight.OpenFor(ctx)
 		defer acct.Close()
 	}
 	if declared > max && !keepPrefix {
@@ -449,10 +449,16 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		reserved = size
 		return nil
 	}
-	size := min(max+1, firstReadBytes)
+	// The buffer grows as bytes arrive, never ahead of them: a body that
+	// declares 8 MiB and trickles holds a reservation of at most twice what
+	// has arrived (and firstReadBytes at first), not what it declares, so
+	// slow bodies cannot take the budget from others. A declared length
+	// only caps the growth (one byte over, to see EOF without growing).
+	limit := max + 1
 	if declared >= 0 {
-		size = min(declared, max) + 1 // room to see EOF without growing
+		limit = min(declared, max) + 1
 	}
+	size := min(limit, firstReadBytes)
 	if err := reserve(size); err != nil {
 		return nil, err
 	}
@@ -469,6 +475,9 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		}
 		if len(buf) == cap(buf) {
 			next := min(max+1, 2*int64(cap(buf)))
+			if int64(cap(buf)) < limit {
+				next = min(limit, next)
+			}
 			if err := reserve(next); err != nil {
 				return nil, err
 			}

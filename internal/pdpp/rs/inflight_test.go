@@ -199,3 +199,39 @@ func TestBodyLimitOfTheCallStopsTheRead(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowBodyReservesWhatArrived: a body that declares 8 MiB and stalls
+// after 10 KB holds a reservation of what arrived (the first 64 KiB step),
+// not what it declares, so slow bodies cannot take the budget from others.
+func TestSlowBodyReservesWhatArrived(t *testing.T) {
+	stall := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(8<<20))
+		_, _ = w.Write(bytes.Repeat([]byte(" "), 10<<10))
+		w.(http.Flusher).Flush()
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(stall)
+	lim := inflight.New(48 << 20)
+	c, _ := New(srv.URL, staticToken("t"), Options{InFlight: lim, MaxBodySize: 9 << 20})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Get(ctx, "/v1/x", nil); done <- err }()
+	deadline := time.Now().Add(5 * time.Second)
+	for lim.Held() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the 10 KB are in; the rest never comes
+	if held := lim.Held(); held == 0 || held > firstReadBytes+1 {
+		t.Fatalf("a stalled body declaring 8 MiB holds %d bytes of the budget, want at most %d", held, firstReadBytes+1)
+	}
+	cancel()
+	<-done
+	if lim.Held() != 0 {
+		t.Fatalf("%d bytes held after the read ended", lim.Held())
+	}
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
+)
+
+// fairOptions describe the fairness check: one token's batches of full
+// calls, then its full calls looping on many connections, each beside
+// another token's small searches.
+type fairOptions struct {
+	batches   int           // concurrent batches of full calls
+	items     int           // full calls per batch
+	loopConns int           // connections looping full calls
+	searches  int           // the other token's searches beside the loop
+	maxSearch time.Duration // bound on the search beside the batches
+	maxP95    time.Duration // bound on the p95 of the searches beside the loop
+}
+
+// fairResult is what the fairness check measured.
+type fairResult struct {
+	opt          fairOptions
+	codes        map[string]int // batch items by outcome: ok or an error reason/code
+	batchTime    time.Duration
+	searchBeside time.Duration // the search beside the batches
+	directBeside time.Duration // the same search made to the RS directly, just after
+	searchOK     bool
+	loopP50      time.Duration
+	loopP95      time.Duration
+	loopFailed   int // searches beside the loop that failed
+}
+
+// narrowToken is the other tenant's bearer: the demo's narrow grant.
+const narrowToken = "bench-narrow-token"
+
+// fullPage asks for a detail "full" page of the demo transcripts (about
+// 1.1 MB, its RS body carried into the reply).
+var fullPage = map[string]any{"stream": "transcripts", "detail": "full", "limit": 50}
+
+func rpcCall(id int, tool string, args map[string]any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	return b
+}
+
+// fair serves the demo RS, starts the server binary in HTTP mode with its
+// default flags and runs the two phases.
+func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
+	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{
+		demors.GrantClient: benchmarks.ClientToken, demors.GrantNarrow: narrowToken}})
+	if err != nil {
+		return nil, fmt.Errorf("demo RS: %w", err)
+	}
+	defer rsServer.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	rs := &http.Server{Handler: rsServer.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = rs.Serve(ln) }()
+	defer rs.Close()
+
+	cmd := exec.CommandContext(ctx, bin, "http", "--provider-url", "http://"+ln.Addr().String(), "--listen", "127.0.0.1:0")
+	cmd.Env = os.Environ()
+	watch := newListenWatcher()
+	cmd.Stderr = watch
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer stopChild(cmd, exited)
+	addr, err := waitListen(watch, exited, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	url := "http://" + addr + "/mcp"
+	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: o.loopConns + 8}}
+	post := func(ctx context.Context, body []byte, token, version string) (int, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("MCP-Protocol-Version", version)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, b, err
+	}
+	search := func() (time.Duration, bool) {
+		start := time.Now()
+		status, b, err := post(ctx, rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}), narrowToken, "2025-11-25")
+		return time.Since(start), err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`)
+	}
+	res := &fairResult{opt: o, codes: map[string]int{}}
+
+	// Phase 1: concurrent batches of full calls, and one search beside them.
+	items := make([]json.RawMessage, o.items)
+	for i := range items {
+		items[i] = rpcCall(i+1, "query_records", fullPage)
+	}
+	batch, _ := json.Marshal(items)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range o.batches {
+		wg.Go(func() {
+			status, b, err := post(ctx, batch, benchmarks.ClientToken, "2025-03-26")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || status != http.StatusOK {
+				res.codes[fmt.Sprintf("batch failed: %d %v", status, err)]++
+				return
+			}
+			for code, n := range batchOutcomes(b) {
+				res.codes[code] += n
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	res.searchBeside, res.searchOK = search()
+	res.directBeside = directSearch(ctx, hc, "http://"+ln.Addr().String())
+	wg.Wait()
+	res.batchTime = time.Since(start)
+
+	// Phase 2: full calls looping on many connections, searches beside.
+	loopCtx, stop := context.WithCancel(ctx)
+	for range o.loopConns {
+		wg.Go(func() {
+			for loopCtx.Err() == nil {
+				status, _, err := post(loopCtx, rpcCall(1, "query_records", fullPage), benchmarks.ClientToken, "2025-11-25")
+				if err == nil && status == http.StatusServiceUnavailable {
+					time.Sleep(100 * time.Millisecond) // over its share: again soon
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	var times []time.Duration
+	for range o.searches {
+		d, ok := search()
+		if !ok {
+			res.loopFailed++
+		}
+		times = append(times, d)
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	slices.Sort(times)
+	res.loopP50, res.loopP95 = times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	return res, nil
+}
+
+// directSearch times the RS's own answer to the search, for comparison: the
+// demo RS serves the batches' pages in this process too.
+func directSearch(ctx context.Context, hc *http.Client, rsURL string) time.Duration {
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rsURL+"/v1/search?q=budget&limit=3", nil)
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Authorization", "Bearer "+narrowToken)
+	if resp, err := hc.Do(req); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+	return time.Since(start)
+}
+
+// batchOutcomes counts a batch reply's items by outcome: "ok", a JSON-RPC
+// error's data.reason, or a tool error's code.
+func batchOutcomes(b []byte) map[string]int {
+	var answers []struct {
+		Result *struct {
+			IsError           bool            `json:"isError"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+		Error *struct {
+			Data struct{ Reason string } `json:"data"`
+		} `json:"error"`
+	}
+	out := map[string]int{}
+	if err := json.Unmarshal(b, &answers); err != nil {
+		out["unreadable reply"]++
+		return out
+	}
+	for _, a := range answers {
+		switch {
+		case a.Error != nil:
+			out[a.Error.Data.Reason]++
+		case a.Result != nil && a.Result.IsError:
+			var e struct{ Error struct{ Code string } }
+			_ = json.Unmarshal(a.Result.StructuredContent, &e)
+			out[e.Error.Code]++
+		default:
+			out["ok"]++
+		}
+	}
+	return out
+}
+
+// ok reports whether the check met its bounds.
+func (r *fairResult) ok() bool {
+	return r.batchesOK() && r.searchOK && r.searchBeside <= r.opt.maxSearch && r.loopFailed == 0 && r.loopP95 <= r.opt.maxP95
+}
+
+// batchesOK: every batch answered, no item busy or out of time.
+func (r *fairResult) batchesOK() bool {
+	for code := range r.codes {
+		if code != "ok" && code != "reply_too_large" {
+			return false
+		}
+	}
+	return r.codes["ok"] > 0
+}
+
+func (r *fairResult) write(w io.Writer) {
+	o := r.opt
+	fmt.Fprintf(w, "## Fair shares: one token's full calls beside another token's small searches\n\n")
+	fmt.Fprintln(w, "| measure | value | bound | verdict |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| %d concurrent %d-item batches of full calls: items by outcome | %v in %s | no server_busy, request_timeout | %s |\n",
+		o.batches, o.items, r.codes, r.batchTime.Round(10*time.Millisecond), verdict(r.batchesOK()))
+	fmt.Fprintf(w, "| the other token's search beside them | %s (ok: %v) | <= %s | %s |\n",
+		r.searchBeside.Round(time.Millisecond), r.searchOK, o.maxSearch, verdict(r.searchOK && r.searchBeside <= o.maxSearch))
+	fmt.Fprintf(w, "| the same search made to the demo RS directly, just after (the RS serves the batches too) | %s | | |\n", r.directBeside.Round(time.Millisecond))
+	fmt.Fprintf(w, "| its %d searches beside full calls looping on %d connections: p50, p95 | %s, %s (%d failed) | p95 <= %s | %s |\n",
+		o.searches, o.loopConns, r.loopP50.Round(time.Millisecond), r.loopP95.Round(time.Millisecond), r.loopFailed, o.maxP95,
+		verdict(r.loopFailed == 0 && r.loopP95 <= o.maxP95))
+}
+
+// runFair builds the server (unless -bin is given), runs the fairness
+// check, prints its table and returns the exit code.
+func runFair(ctx context.Context, bin string, o fairOptions) int {
+	res, err := fair(ctx, bin, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: fair: %v\n", err)
+		return 1
+	}
+	res.write(os.Stdout)
+	if !res.ok() {
+		return 1
+	}
+	return 0
+}
