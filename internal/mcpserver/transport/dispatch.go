@@ -393,8 +393,11 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 // that item on the batch is streamed (chunked, no Content-Length): an item
 // that would take it past MaxReplyBytes is answered with its own
 // reply_too_large error, and so are the items after it, which do not run.
-// Until then, as for a batch that carries no such bytes, answers are
-// gathered and a reply over the cap is replaced by one error.
+// The same happens once the answers gathered would pass BatchHeldBytes, so
+// a batch holds at most that much of its answers whatever its item count
+// (16 compact answers of 32 KiB once held 512 KiB per request). Until
+// then answers are gathered and a reply over the cap is replaced by one
+// error.
 //
 // A batch answers every item it ran. When the RS refuses the bearer itself
 // (MarkTokenRejected) during the first item that is answered, nothing is
@@ -426,7 +429,7 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 	}
 	ctx := r.Context()
 	b := &batchWriter{w: w, max: d.st.MaxReplyBytes}
-	b.out.WriteByte('[')
+	b.put([]byte{'['})
 	for i, item := range items {
 		if tokenRejected(r) {
 			// An earlier item met the refusal after others were answered.
@@ -498,13 +501,19 @@ func (d *dispatcher) batchTooLarge(b *batchWriter, rest []json.RawMessage) reply
 	return b.end()
 }
 
+// BatchHeldBytes bounds the answers a batch gathers before it writes them:
+// once the next answer would take them past it, the batch is streamed and
+// each answer written as it comes (see serveBatch). One compact reply's
+// worth, a term of the worst-case heap per request (docs/deploy.md).
+const BatchHeldBytes = 32 << 10
+
 // batchWriter gathers a batch's answers, and streams them once one of them
-// carries spliced values (see serveBatch).
+// carries spliced values or they would pass BatchHeldBytes (see serveBatch).
 type batchWriter struct {
 	w         http.ResponseWriter
-	max       int64        // MaxReplyBytes
-	out       bytes.Buffer // answers gathered and not written yet
-	size      int64        // bytes of the reply so far, written or not
+	max       int64  // MaxReplyBytes
+	out       []byte // answers gathered and not written yet: at most BatchHeldBytes+1
+	size      int64  // bytes of the reply so far, written or not
 	answered  int
 	streaming bool // the status line and the answers so far are written
 	failed    bool // a write failed: the client is gone
@@ -519,17 +528,45 @@ func (b *batchWriter) add(p []byte) bool {
 	return true
 }
 
-// force appends one answer whatever its size (a short error).
+// force appends one answer whatever its size (a short error); one that
+// would take the answers gathered past BatchHeldBytes starts the stream.
 func (b *batchWriter) force(p []byte) {
-	if b.answered > 0 {
-		b.out.WriteByte(',')
+	if !b.streaming && len(b.out)+1+len(p) > BatchHeldBytes {
+		b.start()
 	}
-	b.out.Write(p)
+	if b.answered > 0 {
+		b.put([]byte{','})
+	}
+	b.put(p)
 	b.size += int64(len(p)) + 1
 	b.answered++
+}
+
+// put writes p when streaming, or gathers it: the callers keep the
+// gathered answers within BatchHeldBytes+1 (the closing bracket), and so
+// does their buffer, which grows at most to that.
+func (b *batchWriter) put(p []byte) {
 	if b.streaming {
-		b.flush()
+		b.write(p)
+		return
 	}
+	if need := len(b.out) + len(p); need > cap(b.out) {
+		c := min(max(2*cap(b.out), need, 512), max(BatchHeldBytes+1, need))
+		b.out = append(make([]byte, 0, c), b.out...)
+	}
+	b.out = append(b.out, p...)
+}
+
+// start writes the status line and the answers gathered so far; from then
+// on the batch is streamed.
+func (b *batchWriter) start() {
+	b.streaming = true
+	h := b.w.Header()
+	h.Del(server.HeaderKeySessionID)
+	h.Set("Content-Type", "application/json")
+	b.w.WriteHeader(http.StatusOK)
+	b.write(b.out)
+	b.out = nil
 }
 
 // addSpliced writes the answer rp, whose values are held by reference,
@@ -548,16 +585,11 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 		return false
 	}
 	if !b.streaming {
-		b.streaming = true
-		h := b.w.Header()
-		h.Del(server.HeaderKeySessionID)
-		h.Set("Content-Type", "application/json")
-		b.w.WriteHeader(http.StatusOK)
+		b.start()
 	}
 	if b.answered > 0 {
-		b.out.WriteByte(',')
+		b.write([]byte{','})
 	}
-	b.flush()
 	for _, p := range rp.spliced {
 		b.write(p)
 	}
@@ -565,11 +597,6 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 	b.size += n + 1
 	b.answered++
 	return true
-}
-
-func (b *batchWriter) flush() {
-	b.write(b.out.Bytes())
-	b.out.Reset()
 }
 
 func (b *batchWriter) write(p []byte) {
@@ -587,11 +614,10 @@ func (b *batchWriter) end() reply {
 		if b.answered == 0 {
 			return reply{}
 		}
-		b.out.WriteByte(']')
-		return reply{status: http.StatusOK, header: http.Header{}, body: b.out.Bytes(), keep: true}
+		b.put([]byte{']'})
+		return reply{status: http.StatusOK, header: http.Header{}, body: b.out, keep: true}
 	}
-	b.out.WriteByte(']')
-	b.flush()
+	b.write([]byte{']'})
 	return reply{status: http.StatusOK, streamed: true, keep: true}
 }
 

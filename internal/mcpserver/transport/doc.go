@@ -18,7 +18,8 @@
 // before any item runs, a reply size cap, and one deadline for the whole
 // request that cancels the calls still running. A batch writes each answer
 // that carries budget bytes before its next item runs (streaming the rest),
-// so it never waits for bytes while holding bytes. ServeHTTP derives its write
+// so it never waits for bytes while holding bytes, and streams as well once
+// its gathered answers would pass BatchHeldBytes. ServeHTTP derives its write
 // timeout and shutdown grace from that deadline, so calls in flight are
 // answered before a connection or the process is cut.
 //

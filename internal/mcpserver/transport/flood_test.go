@@ -372,3 +372,96 @@ func TestBatchGivesBackEachAnswerBeforeItsNextItem(t *testing.T) {
 		t.Fatalf("budget held when each item started: %v (after: %d), want all 0", heldAtStart, lim.Held())
 	}
 }
+
+// countingWriter counts the bytes of a reply the client has read so far.
+type countingWriter struct {
+	n   atomic.Int64
+	buf strings.Builder // written by the reading goroutine only
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.buf.Write(p)
+	c.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// TestBatchHoldsAtMostOneCompactReply: a batch gathers at most
+// BatchHeldBytes of its answers; past that its reply is streamed, each
+// answer written as it comes. Sixteen compact answers of 30 KiB once all
+// waited in the request's memory (480 KiB, outside the worst-case heap of
+// docs/deploy.md). Each item here starts only once the client has read
+// every answer but the last one before it (or 5 s have passed, which fails
+// the test), so a batch that held two answers or more would fail. Small
+// answers are still gathered into one reply with its Content-Length.
+func TestBatchHoldsAtMostOneCompactReply(t *testing.T) {
+	const items, wait = 16, 5 * time.Second
+	tests := []struct {
+		name     string
+		size     int // bytes of each answer's text
+		streamed bool
+	}{
+		{"16 answers of 30 KiB are streamed as they come", 30 << 10, true},
+		{"16 answers of 100 bytes are gathered", 100, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				read    countingWriter
+				item    atomic.Int64
+				stalled atomic.Int64 // 1 + the first item that found its predecessors unread
+			)
+			deadline := time.Now().Add(wait)
+			s := newTestServer(testTools{})
+			s.AddTool(mcp.Tool{Name: "answer", Title: "Answer", Description: "Answer with text of a fixed size.",
+				RawInputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+				func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					i := item.Add(1) - 1
+					// Items 0..i-1 are answered; all but the last must have reached the client.
+					for tc.streamed && i >= 2 && stalled.Load() == 0 && read.n.Load() < (i-1)*int64(tc.size) {
+						if time.Now().After(deadline) {
+							stalled.Store(i + 1)
+							break
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+					return mcp.NewToolResultText(strings.Repeat("x", tc.size)), nil
+				})
+			h, err := NewHTTPHandler(s, HTTPConfig{Logger: discardLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(batchOf(items, "answer", nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.Copy(&read, resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := stalled.Load(); n != 0 {
+				t.Fatalf("item %d started before the client had read the answers before its predecessor (%d bytes read): the batch held them", n-1, read.n.Load())
+			}
+			if streamed := resp.ContentLength < 0; streamed != tc.streamed {
+				t.Fatalf("Content-Length %d, want streamed %v", resp.ContentLength, tc.streamed)
+			}
+			var answers []rpcReply
+			if err := json.Unmarshal([]byte(read.buf.String()), &answers); err != nil || resp.StatusCode != http.StatusOK || len(answers) != items {
+				t.Fatalf("batch: %d %v, %d answers", resp.StatusCode, err, len(answers))
+			}
+			for i, a := range answers {
+				if text, isErr := toolText(t, a.Result); isErr || len(text) != tc.size || string(a.ID) != fmt.Sprint(i+1) {
+					t.Fatalf("answer %d: id %s, %d bytes, error %v", i, a.ID, len(text), isErr)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
@@ -82,11 +83,12 @@ const (
 // twice --max-inflight-bytes (the RS bodies and full-reply members the
 // limiter admits, and what rendering decodes from them); and for each of
 // --max-concurrent-requests, its request body twice (read, then parsed)
-// and a compact reply three times (the encoded result, the encoded
-// message, the transport's buffer). Set GOMEMLIMIT at or above it, and the
-// container limit MemoryHeadroom above that.
+// a compact reply three times (the encoded result, the encoded message,
+// the transport's buffer), and the answers a batch gathers before it
+// streams (transport.BatchHeldBytes). Set GOMEMLIMIT at or above it, and
+// the container limit MemoryHeadroom above that.
 func WorstCaseHeap(inFlight, maxConcurrent, maxBody int64) int64 {
-	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply)
+	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply+transport.BatchHeldBytes)
 }
 
 // memoryLimits checks --full-max-bytes and --max-inflight-bytes (zero:

@@ -57,8 +57,8 @@ func TestWorstCaseHeap(t *testing.T) {
 		want                             int64
 	}{
 		{"no requests", 48 << 20, 0, 1 << 20, 10<<20 + 96<<20},
-		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 10<<20 + 96<<20 + 256*(256<<10+96<<10)},
-		{"the defaults", 48 << 20, 256, 1 << 20, 10<<20 + 96<<20 + 256*(2<<20+96<<10)},
+		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 10<<20 + 96<<20 + 256*(256<<10+128<<10)},
+		{"the defaults", 48 << 20, 256, 1 << 20, 10<<20 + 96<<20 + 256*(2<<20+128<<10)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
