@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -73,21 +72,12 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	go func() { _ = rs.Serve(ln) }()
 	defer rs.Close()
 
-	cmd := exec.CommandContext(ctx, bin, "http", "--provider-url", "http://"+ln.Addr().String(), "--listen", "127.0.0.1:0")
-	cmd.Env = os.Environ()
-	watch := newListenWatcher()
-	cmd.Stderr = watch
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer stopChild(cmd, exited)
-	addr, err := waitListen(watch, exited, 30*time.Second)
+	c, err := startChild(ctx, bin, "http://"+ln.Addr().String())
 	if err != nil {
 		return nil, err
 	}
-	url := "http://" + addr + "/mcp"
+	defer c.stop()
+	url := "http://" + c.addr + "/mcp"
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: o.loopConns + 8}}
 	post := func(ctx context.Context, body []byte, token, version string) (int, []byte, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,22 +62,14 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 	defer rs.Close()
 	rsURL := "http://" + ln.Addr().String()
 
-	cmd := exec.CommandContext(ctx, bin, "http", "--provider-url", rsURL, "--listen", "127.0.0.1:0")
-	cmd.Env = os.Environ()
-	watch := newListenWatcher()
-	cmd.Stderr = watch
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer stopChild(cmd, exited)
-	addr, err := waitListen(watch, exited, 30*time.Second)
+	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
 		return nil, err
 	}
+	defer c.stop()
+	addr := c.addr
 	res := &floodResult{opt: o, statuses: map[int]int{}}
-	pid := cmd.Process.Pid
+	pid := c.cmd.Process.Pid
 	if res.idle, err = readMemory(pid); err != nil {
 		return nil, err
 	}
