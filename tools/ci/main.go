@@ -4,15 +4,18 @@
 // docs' relative links resolve, generated code is current, go.mod and go.sum
 // are tidy, gofmt and go vet are clean, the discovery footprint is within
 // budget, and
-// `go test -race ./...` passes, with short smoke runs of the fuzz targets,
-// of every benchmark (one iteration each) and of the process meter
-// tools/benchrss (a few calls per path, a small batch flood checked
-// against its bounds, and the full-detail memory check on a small page). It
-// needs the Go toolchain and, for the tracked-files check, git.
+// `go test -race ./...` passes (every fuzz target's seed corpus runs there as
+// a unit test), with every benchmark run once in the same race-enabled test
+// binaries, and short smoke runs of the process meter tools/benchrss (a few
+// calls per path, a small batch flood checked against its bounds, and the
+// full-detail memory check on a small page) against one build of the server.
+// Each step prints its wall time and the CPU time (user+sys) of the commands
+// it ran. It needs the Go toolchain and, for the tracked-files check, git.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
 //	go run ./tools/ci -skip-bench without the benchmark and benchrss smoke runs
+//	go run ./tools/ci -only-fuzz -fuzztime 60s   fuzz every target (make fuzz)
 //
 // The tracked-files check needs a git work tree (it asks git ls-files); in a
 // source archive without .git it fails and says so, and -skip-tracked leaves
@@ -34,9 +37,9 @@ import (
 
 func main() {
 	skipRace := flag.Bool("skip-race", false, "run go test without -race")
-	fuzzTime := flag.String("fuzztime", "20000x", "per fuzz target: a count of inputs (20000x) or a duration (60s); a count keeps the smoke run free of time-limit flakes on a loaded machine")
+	fuzzTime := flag.String("fuzztime", "20000x", "with -only-fuzz, per fuzz target: a count of inputs (20000x) or a duration (60s)")
 	onlyGenerated := flag.Bool("only-generated", false, "only check that generated code is current")
-	onlyFuzz := flag.Bool("only-fuzz", false, "only run the fuzz targets, each for -fuzztime")
+	onlyFuzz := flag.Bool("only-fuzz", false, "only fuzz the targets, each for -fuzztime (the default run executes only their seed corpora, as unit tests)")
 	skipBench := flag.Bool("skip-bench", false, "leave out the benchmark and benchrss smoke runs")
 	skipTracked := flag.Bool("skip-tracked", false, "leave out the tracked-files check (for a source tree that is not a git work tree)")
 	flag.Parse()
@@ -70,37 +73,52 @@ func main() {
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
 		{"go vet", func() error { return run("go", "vet", "./...") }},
-		{"go test", func() error {
+		{"go test (and every benchmark once)", func() error {
 			args := []string{"test", "-count=1", "-timeout=12m"}
 			if !*skipRace {
 				args = append(args, "-race")
 			}
+			if !*skipBench {
+				// Every benchmark runs once after its package's tests, in
+				// the test binary already built, instead of in a second,
+				// non-race build of every test binary; its figures mean
+				// nothing here, only that it succeeds.
+				args = append(args, "-bench=.", "-benchtime=1x")
+			}
 			return run("go", append(args, "./...")...)
 		}},
-		{"fuzz smoke", func() error { return fuzzSmoke(*fuzzTime) }},
-		{"benchmark smoke", func() error {
+		{"benchrss smoke", func() error {
 			if *skipBench {
 				return nil
 			}
-			return benchSmoke()
+			return benchrssSmoke()
 		}},
 	}
 	for _, s := range steps {
-		t0 := time.Now()
+		t0, cpu0 := time.Now(), childCPU
 		fmt.Fprintf(os.Stderr, "==> %s\n", s.name)
 		if err := s.run(); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: %s: %v\n", s.name, err)
 			os.Exit(1)
 		}
-		fmt.Fprintf(os.Stderr, "ok   %s (%s)\n", s.name, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "ok   %s (%s, CPU %s)\n", s.name, time.Since(t0).Round(time.Millisecond), (childCPU - cpu0).Round(time.Millisecond))
 	}
-	fmt.Fprintf(os.Stderr, "all checks passed in %s\n", time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "all checks passed in %s (CPU %s in the commands run)\n", time.Since(start).Round(time.Second), childCPU.Round(time.Second))
 }
+
+// childCPU sums the user and system CPU time of every command run has
+// waited for, with their own waited-for children (the compiler, the test
+// binaries), so each step can report what it cost.
+var childCPU time.Duration
 
 func run(name string, args ...string) error {
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
+	err := cmd.Run()
+	if ps := cmd.ProcessState; ps != nil {
+		childCPU += ps.UserTime() + ps.SystemTime()
+	}
+	return err
 }
 
 // snapshot reads every file under dir.
@@ -160,7 +178,8 @@ func checkGofmt() error {
 	return nil
 }
 
-// fuzzTargets lists the fuzz targets smoke-run on every check.
+// fuzzTargets lists the fuzz targets -only-fuzz (make fuzz) fuzzes; go test
+// runs each one's seed corpus on every check.
 var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/handles", "FuzzParseID"},
 	{"./internal/pdpp/handles", "FuzzParseRecordURI"},
@@ -200,24 +219,35 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }
 
-// benchSmoke runs every benchmark once and the process meter briefly, so
-// neither rots between the runs that measure with them (make bench,
-// make bench-bounds): a benchmark or a benchrss path that errors fails the
-// check. The figures of these runs mean nothing; only success is checked.
-// benchrss's flood check still fails when a bound is broken.
-func benchSmoke() error {
-	if err := run("go", "test", "-run=^$", "-bench=.", "-benchtime=1x", "./..."); err != nil {
-		return fmt.Errorf("benchmarks: %w", err)
+// benchrssSmoke runs the process meter briefly, so it does not rot between
+// the runs that measure with it (make bench, make bench-bounds, make
+// bench-memory): a benchrss path that errors fails the check. The figures of
+// these runs mean nothing; only success is checked, except that the flood's
+// and the memory check's bounds still fail the check. The server and
+// benchrss are built once, into a temporary folder, and the three runs share
+// them (benchrss would otherwise build the server on each run).
+func benchrssSmoke() error {
+	dir, err := os.MkdirTemp("", "pdpp-mcp-ci-")
+	if err != nil {
+		return err
 	}
-	if err := run("go", "run", "./tools/benchrss", "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
+	defer os.RemoveAll(dir)
+	server, meter := filepath.Join(dir, "pdpp-mcp-server"), filepath.Join(dir, "benchrss")
+	if err := run("go", "build", "-o", server, "./cmd/pdpp-mcp-server"); err != nil {
+		return fmt.Errorf("build the server: %w", err)
+	}
+	if err := run("go", "build", "-o", meter, "./tools/benchrss"); err != nil {
+		return fmt.Errorf("build benchrss: %w", err)
+	}
+	if err := run(meter, "-bin", server, "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
 		return fmt.Errorf("benchrss: %w", err)
 	}
-	if err := run("go", "run", "./tools/benchrss", "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
+	if err := run(meter, "-bin", server, "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
 		return fmt.Errorf("benchrss -flood: %w", err)
 	}
 	// A small page, with a ceiling it passes and the default it fits: the
 	// full-detail memory check's refusal and success paths, in seconds.
-	if err := run("go", "run", "./tools/benchrss", "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
+	if err := run(meter, "-bin", server, "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
 	}
