@@ -72,7 +72,7 @@ func main() {
 		{"generated code is current and within its footprint budgets", checkGenerated},
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
-		{"go vet", func() error { return run("go", "vet", "./...") }},
+		{"go vet", func() error { return runImageFlags("go", "vet", "-trimpath", "./...") }},
 		{"go test (and every benchmark once)", func() error {
 			args := []string{"test", "-count=1", "-timeout=12m"}
 			if !*skipRace {
@@ -111,8 +111,23 @@ func main() {
 // binaries), so each step can report what it cost.
 var childCPU time.Duration
 
-func run(name string, args ...string) error {
+func run(name string, args ...string) error { return runEnv(nil, name, args...) }
+
+// runImageFlags runs a go command with the Dockerfile's build settings
+// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
+// runs then compile the dependencies exactly as the image test of
+// internal/pdpp/cli builds the binaries, so the whole tree is compiled
+// once for the three instead of once more for the image. No file of the
+// module needs cgo, so vet sees every file either way.
+func runImageFlags(name string, args ...string) error {
+	return runEnv([]string{"CGO_ENABLED=0"}, name, args...)
+}
+
+func runEnv(env []string, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
 	if ps := cmd.ProcessState; ps != nil {
@@ -225,7 +240,8 @@ var fuzzTargets = []struct{ pkg, name string }{
 // these runs mean nothing; only success is checked, except that the flood's
 // and the memory check's bounds still fail the check. The server and
 // benchrss are built once, into a temporary folder, and the three runs share
-// them (benchrss would otherwise build the server on each run).
+// them (benchrss would otherwise build the server on each run); both are
+// built as the image builds the server (runImageFlags).
 func benchrssSmoke() error {
 	dir, err := os.MkdirTemp("", "pdpp-mcp-ci-")
 	if err != nil {
@@ -233,10 +249,10 @@ func benchrssSmoke() error {
 	}
 	defer os.RemoveAll(dir)
 	server, meter := filepath.Join(dir, "pdpp-mcp-server"), filepath.Join(dir, "benchrss")
-	if err := run("go", "build", "-o", server, "./cmd/pdpp-mcp-server"); err != nil {
+	if err := runImageFlags("go", "build", "-trimpath", "-o", server, "./cmd/pdpp-mcp-server"); err != nil {
 		return fmt.Errorf("build the server: %w", err)
 	}
-	if err := run("go", "build", "-o", meter, "./tools/benchrss"); err != nil {
+	if err := runImageFlags("go", "build", "-trimpath", "-o", meter, "./tools/benchrss"); err != nil {
 		return fmt.Errorf("build benchrss: %w", err)
 	}
 	if err := run(meter, "-bin", server, "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
