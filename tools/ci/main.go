@@ -5,10 +5,11 @@
 // are tidy, gofmt and go vet are clean, the discovery footprint is within
 // budget, and
 // `go test -race ./...` passes (every fuzz target's seed corpus runs there as
-// a unit test), with every benchmark run once in the same race-enabled test
-// binaries, and short smoke runs of the process meter tools/benchrss (a few
-// calls per path, a small batch flood checked against its bounds, and the
-// full-detail memory check on a small page) against one build of the server.
+// a unit test), with a smoke run of every benchmark (one iteration each, in
+// the packages that have benchmarks) and short smoke runs of the process
+// meter tools/benchrss (a few calls per path, a small batch flood checked
+// against its bounds, and the full-detail memory check on a small page)
+// against one build of the server.
 // Each step prints its wall time and the CPU time (user+sys) of the commands
 // it ran. It needs the Go toolchain and, for the tracked-files check, git.
 //
@@ -24,12 +25,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -73,25 +76,18 @@ func main() {
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
 		{"go vet", func() error { return runImageFlags("go", "vet", "-trimpath", "./...") }},
-		{"go test (and every benchmark once)", func() error {
+		{"go test", func() error {
 			args := []string{"test", "-count=1", "-timeout=12m"}
 			if !*skipRace {
 				args = append(args, "-race")
 			}
-			if !*skipBench {
-				// Every benchmark runs once after its package's tests, in
-				// the test binary already built, instead of in a second,
-				// non-race build of every test binary; its figures mean
-				// nothing here, only that it succeeds.
-				args = append(args, "-bench=.", "-benchtime=1x")
-			}
 			return run("go", append(args, "./...")...)
 		}},
-		{"benchrss smoke", func() error {
+		{"benchmark smoke", func() error {
 			if *skipBench {
 				return nil
 			}
-			return benchrssSmoke()
+			return benchSmoke()
 		}},
 	}
 	for _, s := range steps {
@@ -232,6 +228,62 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
 	{"./internal/papers", "FuzzParseURI"},
 	{"./internal/papers/store", "FuzzRewriteQuery"},
+}
+
+// benchSmoke runs every benchmark once, so none rots between the runs that
+// measure with them (make bench): a benchmark that errors fails the check;
+// its figures mean nothing here. Only the packages that have benchmarks are
+// built, without -race (under the race detector the 10,000-paper snapshot
+// of BenchmarkSearchPapers alone costs over a CPU-minute) and with the
+// image's settings, whose compile of the tree go vet has already paid for.
+func benchSmoke() error {
+	pkgs, err := benchmarkPackages(".")
+	if err != nil {
+		return err
+	}
+	if len(pkgs) == 0 {
+		return errors.New("no package has a benchmark: the benchmark smoke run would check nothing")
+	}
+	args := append([]string{"test", "-trimpath", "-count=1", "-run=^$", "-bench=.", "-benchtime=1x"}, pkgs...)
+	if err := runImageFlags("go", args...); err != nil {
+		return fmt.Errorf("benchmarks: %w", err)
+	}
+	return benchrssSmoke()
+}
+
+// benchDecl matches a benchmark's declaration in a _test.go file.
+var benchDecl = regexp.MustCompile(`(?m)^func Benchmark\w*\(b \*testing\.B\)`)
+
+// benchmarkPackages lists, as ./relative patterns in walk order, the
+// packages under root with a benchmark in one of their _test.go files
+// (testdata and dot or underscore folders left out, as go list does).
+func benchmarkPackages(root string) ([]string, error) {
+	var pkgs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		pkg := "./" + filepath.ToSlash(filepath.Dir(p))
+		if benchDecl.Match(b) && (len(pkgs) == 0 || pkgs[len(pkgs)-1] != pkg) {
+			pkgs = append(pkgs, pkg)
+		}
+		return nil
+	})
+	return pkgs, err
 }
 
 // benchrssSmoke runs the process meter briefly, so it does not rot between
