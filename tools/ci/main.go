@@ -126,10 +126,15 @@ func runEnv(env []string, name string, args ...string) error {
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
+	countCPU(cmd)
+	return err
+}
+
+// countCPU adds the CPU time of a command that has finished to childCPU.
+func countCPU(cmd *exec.Cmd) {
 	if ps := cmd.ProcessState; ps != nil {
 		childCPU += ps.UserTime() + ps.SystemTime()
 	}
-	return err
 }
 
 // snapshot reads every file under dir.
@@ -179,7 +184,9 @@ func checkGenerated() error {
 }
 
 func checkGofmt() error {
-	out, err := exec.Command("gofmt", "-l", ".").Output()
+	cmd := exec.Command("gofmt", "-l", ".")
+	out, err := cmd.Output()
+	countCPU(cmd)
 	if err != nil {
 		return err
 	}
