@@ -306,8 +306,10 @@ func TestFullRepliesOverHTTPCarryTheBodyAsSent(t *testing.T) {
 // none waits out its budget).
 func TestFullCallsTakeTurnsUnderTheBound(t *testing.T) {
 	const calls = 6
-	lim := inflight.New(1300 << 10) // two 600 KB pages at a time
-	h := newHarnessWith(t, fullPageRS(10, 60_000, benchmarks.FillLessThan), tokClient, withLimits(lim, 8*time.Second, 1<<20))
+	// Two 60 KB pages at a time: the turns do not depend on the pages'
+	// size, only on how many fit the bound.
+	lim := inflight.New(130 << 10)
+	h := newHarnessWith(t, fullPageRS(10, 6_000, benchmarks.FillLessThan), tokClient, withLimits(lim, 8*time.Second, 1<<20))
 	var wg sync.WaitGroup
 	results := make([]callResult, calls)
 	for i := range calls {

@@ -203,7 +203,8 @@ var cardRE = regexp.MustCompile(`(?m)^\[(\d+)\] id=(\S+)$`)
 // Go SDK client against the demo RS. For each large page: the first
 // compact step keeps the id of every item of the page in the RS's order;
 // walking next from it, through structured output alone and through
-// content[] text alone, visits exactly the items the same request returns
+// content[] text alone (both name the same next call at every step, so one
+// walk serves both), visits exactly the items the same request returns
 // at detail "full", in order; and every step fits the tool's budget on
 // the wire and validates against the outputSchema.
 func TestNextWalksThePage(t *testing.T) {
@@ -233,56 +234,49 @@ func TestNextWalksThePage(t *testing.T) {
 			}
 			t.Logf("%d items; first step shows %d, %d bytes; full reply %d bytes (full_bytes %v)", len(want), len(kind.shown(first.structured)), first.wire, full.wire, first.structured["full_bytes"])
 
-			t.Run("structured only", func(t *testing.T) {
-				var walked []string
-				r := first
-				for steps := 0; ; steps++ {
-					if steps > len(want) {
-						t.Fatal("next does not reach the end of the page")
-					}
-					if r.wire > budget.Bytes {
-						t.Errorf("step %d is %d bytes on the wire, budget %d", steps, r.wire, budget.Bytes)
-					}
-					if pos, _ := r.structured["page_position"].(float64); int(pos) != len(walked) {
-						t.Errorf("step %d starts at %v, %d items walked", steps, r.structured["page_position"], len(walked))
-					}
-					walked = append(walked, kind.shown(r.structured)...)
-					tool, args, ok := continuation(r.structured["next"])
-					if !ok {
-						break
-					}
-					if tool != tc.tool || !handles.IsPageCursor(args["cursor"].(string)) {
-						t.Fatalf("next is %s %v, want %s with a page cursor", tool, args, tc.tool)
-					}
-					r = s.call(t, tool, args)
+			// One walk serves both readers: at every step the next call
+			// the text names is the one structured output names, so a
+			// client following either makes the same calls and gets the
+			// same steps; each reader's items are collected on its own.
+			var walkedStructured, walkedText []string
+			r := first
+			for steps := 0; ; steps++ {
+				if steps > len(want) {
+					t.Fatal("next does not reach the end of the page")
 				}
-				if mustJSON(walked) != mustJSON(want) {
-					t.Errorf("walking next visited %d items, full has %d (or another order)", len(walked), len(want))
+				if r.wire > budget.Bytes {
+					t.Errorf("step %d is %d bytes on the wire, budget %d", steps, r.wire, budget.Bytes)
 				}
-			})
-			t.Run("content only", func(t *testing.T) {
-				var walked []string
-				r := first
-				for steps := 0; ; steps++ {
-					if steps > len(want) {
-						t.Fatal("next does not reach the end of the page")
-					}
-					for _, m := range cardRE.FindAllStringSubmatch(r.text, -1) {
-						if m[1] != itoa(len(walked)+1) {
-							t.Fatalf("card [%s] follows %d items", m[1], len(walked))
-						}
-						walked = append(walked, m[2])
-					}
-					next, ok := callAfter(r.text, "next: ")
-					if !ok {
-						break
-					}
-					r = s.call(t, next.Tool, next.Args)
+				if pos, _ := r.structured["page_position"].(float64); int(pos) != len(walkedStructured) {
+					t.Errorf("step %d starts at %v, %d items walked", steps, r.structured["page_position"], len(walkedStructured))
 				}
-				if mustJSON(walked) != mustJSON(want) {
-					t.Errorf("walking the text's next lines visited %d items, full has %d (or another order)", len(walked), len(want))
+				walkedStructured = append(walkedStructured, kind.shown(r.structured)...)
+				for _, m := range cardRE.FindAllStringSubmatch(r.text, -1) {
+					if m[1] != itoa(len(walkedText)+1) {
+						t.Fatalf("card [%s] follows %d items", m[1], len(walkedText))
+					}
+					walkedText = append(walkedText, m[2])
 				}
-			})
+				tool, args, ok := continuation(r.structured["next"])
+				textNext, textOK := callAfter(r.text, "next: ")
+				if ok != textOK || (ok && (textNext.Tool != tool || mustJSON(textNext.Args) != mustJSON(args))) {
+					t.Fatalf("step %d: structured next is %s %v (%v), the text's next line %s %v (%v): a reader of either must make the same call",
+						steps, tool, mustJSON(args), ok, textNext.Tool, mustJSON(textNext.Args), textOK)
+				}
+				if !ok {
+					break
+				}
+				if tool != tc.tool || !handles.IsPageCursor(args["cursor"].(string)) {
+					t.Fatalf("next is %s %v, want %s with a page cursor", tool, args, tc.tool)
+				}
+				r = s.call(t, tool, args)
+			}
+			if mustJSON(walkedStructured) != mustJSON(want) {
+				t.Errorf("walking next through structured output visited %d items, full has %d (or another order)", len(walkedStructured), len(want))
+			}
+			if mustJSON(walkedText) != mustJSON(want) {
+				t.Errorf("walking the text's next lines visited %d items, full has %d (or another order)", len(walkedText), len(want))
+			}
 		})
 	}
 }

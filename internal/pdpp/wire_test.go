@@ -462,15 +462,19 @@ func htmlDenseRS(n int) http.Handler {
 }
 
 // hugeErrorRS answers the token check and then every request with an RS
-// 400 whose envelope is built to break every budget: a 200 KB message,
-// 5,000 available connections and a 300 KB extra member.
+// 400 whose envelope is built to break every budget: a 20,000-character
+// message, 1,100 available connections and a 60 KB extra member, each many
+// times what a reply keeps of it, so the replies are those of any larger
+// envelope (TestErrorResultsFitTheirBudgets reads one ten times larger in
+// process): the same members cut at the same places, the same counts of
+// digits in the sizes and totals they report.
 func hugeErrorRS() http.Handler {
 	var conns []string
-	for i := range 5000 {
+	for i := range 1100 {
 		conns = append(conns, fmt.Sprintf(`{"connection_id":"cin_%04d","display_name":"Account <%d>"}`, i, i))
 	}
-	envelope := `{"error":{"type":"invalid_request_error","code":"ambiguous_connection","message":` + mustJSON(strings.Repeat("too many <", 20000)) +
-		`,"param":"connection_id","available_connections":[` + strings.Join(conns, ",") + `],"debug":` + mustJSON(strings.Repeat("d", 300000)) + `}}`
+	envelope := `{"error":{"type":"invalid_request_error","code":"ambiguous_connection","message":` + mustJSON(strings.Repeat("too many <", 2000)) +
+		`,"param":"connection_id","available_connections":[` + strings.Join(conns, ",") + `],"debug":` + mustJSON(strings.Repeat("d", 60000)) + `}}`
 	return faultyRS(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)

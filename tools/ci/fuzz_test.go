@@ -10,7 +10,7 @@ import (
 )
 
 // TestEveryFuzzTargetIsListed keeps fuzzTargets complete: a fuzz target that
-// is not listed would never run, not even in the smoke run.
+// is not listed would never be fuzzed, only its seeds run (make fuzz).
 func TestEveryFuzzTargetIsListed(t *testing.T) {
 	listed := map[string]bool{}
 	for _, f := range fuzzTargets {

@@ -4,15 +4,19 @@
 // docs' relative links resolve, generated code is current, go.mod and go.sum
 // are tidy, gofmt and go vet are clean, the discovery footprint is within
 // budget, and
-// `go test -race ./...` passes, with short smoke runs of the fuzz targets,
-// of every benchmark (one iteration each) and of the process meter
-// tools/benchrss (a few calls per path, a small batch flood checked
-// against its bounds, and the full-detail memory check on a small page). It
-// needs the Go toolchain and, for the tracked-files check, git.
+// `go test -race ./...` passes (every fuzz target's seed corpus runs there as
+// a unit test), with a smoke run of every benchmark (one iteration each, in
+// the packages that have benchmarks) and short smoke runs of the process
+// meter tools/benchrss (a few calls per path, a small batch flood checked
+// against its bounds, and the full-detail memory check on a small page)
+// against one build of the server.
+// Each step prints its wall time and the CPU time (user+sys) of the commands
+// it ran. It needs the Go toolchain and, for the tracked-files check, git.
 //
 //	go run ./tools/ci            everything
 //	go run ./tools/ci -skip-race plain go test (faster, for quick local loops)
 //	go run ./tools/ci -skip-bench without the benchmark and benchrss smoke runs
+//	go run ./tools/ci -only-fuzz -fuzztime 60s   fuzz every target (make fuzz)
 //
 // The tracked-files check needs a git work tree (it asks git ls-files); in a
 // source archive without .git it fails and says so, and -skip-tracked leaves
@@ -21,12 +25,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -34,9 +40,9 @@ import (
 
 func main() {
 	skipRace := flag.Bool("skip-race", false, "run go test without -race")
-	fuzzTime := flag.String("fuzztime", "20000x", "per fuzz target: a count of inputs (20000x) or a duration (60s); a count keeps the smoke run free of time-limit flakes on a loaded machine")
+	fuzzTime := flag.String("fuzztime", "20000x", "with -only-fuzz, per fuzz target: a count of inputs (20000x) or a duration (60s)")
 	onlyGenerated := flag.Bool("only-generated", false, "only check that generated code is current")
-	onlyFuzz := flag.Bool("only-fuzz", false, "only run the fuzz targets, each for -fuzztime")
+	onlyFuzz := flag.Bool("only-fuzz", false, "only fuzz the targets, each for -fuzztime (the default run executes only their seed corpora, as unit tests)")
 	skipBench := flag.Bool("skip-bench", false, "leave out the benchmark and benchrss smoke runs")
 	skipTracked := flag.Bool("skip-tracked", false, "leave out the tracked-files check (for a source tree that is not a git work tree)")
 	flag.Parse()
@@ -69,7 +75,7 @@ func main() {
 		{"generated code is current and within its footprint budgets", checkGenerated},
 		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
 		{"gofmt", checkGofmt},
-		{"go vet", func() error { return run("go", "vet", "./...") }},
+		{"go vet", func() error { return runImageFlags("go", "vet", "-trimpath", "./...") }},
 		{"go test", func() error {
 			args := []string{"test", "-count=1", "-timeout=12m"}
 			if !*skipRace {
@@ -77,7 +83,6 @@ func main() {
 			}
 			return run("go", append(args, "./...")...)
 		}},
-		{"fuzz smoke", func() error { return fuzzSmoke(*fuzzTime) }},
 		{"benchmark smoke", func() error {
 			if *skipBench {
 				return nil
@@ -86,21 +91,50 @@ func main() {
 		}},
 	}
 	for _, s := range steps {
-		t0 := time.Now()
+		t0, cpu0 := time.Now(), childCPU
 		fmt.Fprintf(os.Stderr, "==> %s\n", s.name)
 		if err := s.run(); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: %s: %v\n", s.name, err)
 			os.Exit(1)
 		}
-		fmt.Fprintf(os.Stderr, "ok   %s (%s)\n", s.name, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "ok   %s (%s, CPU %s)\n", s.name, time.Since(t0).Round(time.Millisecond), (childCPU - cpu0).Round(time.Millisecond))
 	}
-	fmt.Fprintf(os.Stderr, "all checks passed in %s\n", time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "all checks passed in %s (CPU %s in the commands run)\n", time.Since(start).Round(time.Second), childCPU.Round(time.Second))
 }
 
-func run(name string, args ...string) error {
+// childCPU sums the user and system CPU time of every command run has
+// waited for, with their own waited-for children (the compiler, the test
+// binaries), so each step can report what it cost.
+var childCPU time.Duration
+
+func run(name string, args ...string) error { return runEnv(nil, name, args...) }
+
+// runImageFlags runs a go command with the Dockerfile's build settings
+// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
+// runs then compile the dependencies exactly as the image test of
+// internal/pdpp/cli builds the binaries, so the whole tree is compiled
+// once for the three instead of once more for the image. No file of the
+// module needs cgo, so vet sees every file either way.
+func runImageFlags(name string, args ...string) error {
+	return runEnv([]string{"CGO_ENABLED=0"}, name, args...)
+}
+
+func runEnv(env []string, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	return cmd.Run()
+	err := cmd.Run()
+	countCPU(cmd)
+	return err
+}
+
+// countCPU adds the CPU time of a command that has finished to childCPU.
+func countCPU(cmd *exec.Cmd) {
+	if ps := cmd.ProcessState; ps != nil {
+		childCPU += ps.UserTime() + ps.SystemTime()
+	}
 }
 
 // snapshot reads every file under dir.
@@ -150,7 +184,9 @@ func checkGenerated() error {
 }
 
 func checkGofmt() error {
-	out, err := exec.Command("gofmt", "-l", ".").Output()
+	cmd := exec.Command("gofmt", "-l", ".")
+	out, err := cmd.Output()
+	countCPU(cmd)
 	if err != nil {
 		return err
 	}
@@ -160,7 +196,8 @@ func checkGofmt() error {
 	return nil
 }
 
-// fuzzTargets lists the fuzz targets smoke-run on every check.
+// fuzzTargets lists the fuzz targets -only-fuzz (make fuzz) fuzzes; go test
+// runs each one's seed corpus on every check.
 var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/handles", "FuzzParseID"},
 	{"./internal/pdpp/handles", "FuzzParseRecordURI"},
@@ -205,31 +242,99 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/papers/store", "FuzzRewriteQuery"},
 }
 
-// benchSmoke runs every benchmark once and the process meter briefly, so
-// neither rots between the runs that measure with them (make bench,
-// make bench-bounds): a benchmark or a benchrss path that errors fails the
-// check. The figures of these runs mean nothing; only success is checked.
-// benchrss's flood check still fails when a bound is broken.
+// benchSmoke runs every benchmark once, so none rots between the runs that
+// measure with them (make bench): a benchmark that errors fails the check;
+// its figures mean nothing here. Only the packages that have benchmarks are
+// built, without -race (under the race detector the 10,000-paper snapshot
+// of BenchmarkSearchPapers alone costs over a CPU-minute) and with the
+// image's settings, whose compile of the tree go vet has already paid for.
 func benchSmoke() error {
-	if err := run("go", "test", "-run=^$", "-bench=.", "-benchtime=1x", "./..."); err != nil {
+	pkgs, err := benchmarkPackages(".")
+	if err != nil {
+		return err
+	}
+	if len(pkgs) == 0 {
+		return errors.New("no package has a benchmark: the benchmark smoke run would check nothing")
+	}
+	args := append([]string{"test", "-trimpath", "-count=1", "-run=^$", "-bench=.", "-benchtime=1x"}, pkgs...)
+	if err := runImageFlags("go", args...); err != nil {
 		return fmt.Errorf("benchmarks: %w", err)
 	}
-	if err := run("go", "run", "./tools/benchrss", "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
+	return benchrssSmoke()
+}
+
+// benchDecl matches a benchmark's declaration in a _test.go file.
+var benchDecl = regexp.MustCompile(`(?m)^func Benchmark\w*\(b \*testing\.B\)`)
+
+// benchmarkPackages lists, as ./relative patterns in walk order, the
+// packages under root with a benchmark in one of their _test.go files
+// (testdata and dot or underscore folders left out, as go list does).
+func benchmarkPackages(root string) ([]string, error) {
+	var pkgs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		pkg := "./" + filepath.ToSlash(filepath.Dir(p))
+		if benchDecl.Match(b) && (len(pkgs) == 0 || pkgs[len(pkgs)-1] != pkg) {
+			pkgs = append(pkgs, pkg)
+		}
+		return nil
+	})
+	return pkgs, err
+}
+
+// benchrssSmoke runs the process meter briefly, so it does not rot between
+// the runs that measure with it (make bench, make bench-bounds, make
+// bench-memory): a benchrss path that errors fails the check. The figures of
+// these runs mean nothing; only success is checked, except that the flood's
+// and the memory check's bounds still fail the check. The server and
+// benchrss are built once, into a temporary folder, and the three runs share
+// them (benchrss would otherwise build the server on each run); both are
+// built as the image builds the server (runImageFlags).
+func benchrssSmoke() error {
+	dir, err := os.MkdirTemp("", "pdpp-mcp-ci-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	server, meter := filepath.Join(dir, "pdpp-mcp-server"), filepath.Join(dir, "benchrss")
+	if err := runImageFlags("go", "build", "-trimpath", "-o", server, "./cmd/pdpp-mcp-server"); err != nil {
+		return fmt.Errorf("build the server: %w", err)
+	}
+	if err := runImageFlags("go", "build", "-trimpath", "-o", meter, "./tools/benchrss"); err != nil {
+		return fmt.Errorf("build benchrss: %w", err)
+	}
+	if err := run(meter, "-bin", server, "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
 		return fmt.Errorf("benchrss: %w", err)
 	}
-	if err := run("go", "run", "./tools/benchrss", "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
+	if err := run(meter, "-bin", server, "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
 		return fmt.Errorf("benchrss -flood: %w", err)
 	}
 	// A small page, with a ceiling it passes and the default it fits: the
 	// full-detail memory check's refusal and success paths, in seconds.
-	if err := run("go", "run", "./tools/benchrss", "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
+	if err := run(meter, "-bin", server, "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
 	}
 	// A 300 KB array of empty objects, two calls at once: the decoded-size
 	// check's paths (make bench-hostile measures the 7.8 MB one), about
 	// two CPU-seconds.
-	if err := run("go", "run", "./tools/benchrss", "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
+	if err := run(meter, "-bin", server, "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
 		return fmt.Errorf("benchrss -hostile: %w", err)
 	}
 	return nil
