@@ -567,10 +567,10 @@ func TestLongIDsKeepTheirItems(t *testing.T) {
 		n, len int
 		args   map[string]any
 	}{
-		{"search", 100, 1000, map[string]any{"q": "needle", "limit": 100}},
-		{"query_records", 100, 1000, map[string]any{"stream": "notes", "limit": 100}},
+		{"search", 40, 1000, map[string]any{"q": "needle", "limit": 100}},
+		{"query_records", 40, 1000, map[string]any{"stream": "notes", "limit": 100}},
 		{"search", 30, 3900, map[string]any{"q": "needle", "limit": 100}},
-		{"query_records", 100, 3900, map[string]any{"stream": "notes", "limit": 100}},
+		{"query_records", 30, 3900, map[string]any{"stream": "notes", "limit": 100}},
 		{"search", 6, 9000, map[string]any{"q": "needle", "limit": 100}},
 		{"query_records", 6, 9000, map[string]any{"stream": "notes", "limit": 100}},
 	}

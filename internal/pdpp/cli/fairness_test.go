@@ -61,25 +61,30 @@ func smallSearch(t *testing.T, url string) (time.Duration, bool) {
 	return time.Since(start), ok
 }
 
-// TestBatchesOfFullCallsDoNotDeadlock: four 16-item batches of full calls
-// on the demo transcripts (about 18 MB asked each, 72 MB in all against the
-// 48 MiB default budget) end with no item server_busy or request_timeout,
-// and another token's small search meanwhile answers within 2 s. Before,
-// each batch held its answered items' bytes while its next item waited, so
-// all four stalled until their deadlines.
+// TestBatchesOfFullCallsDoNotDeadlock: four 6-item batches of full calls
+// on the demo transcripts (about 6.6 MB asked each, 26 MB in all against a
+// 16 MiB budget) end with no item server_busy or request_timeout, and
+// another token's small search meanwhile answers within 2 s. Before, each
+// batch held its answered items' bytes while its next item waited, so all
+// four stalled until their deadlines. make bench-fair measures the same at
+// the default budget with 16-item batches (72 MB asked); here the batches
+// are smaller, so the test costs a third as much under the race detector
+// and still asks for more than the budget holds.
 func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
+	const perBatch = 6
 	h := httpFlagsFor(demoRS(t))
 	h.MetricsListen = "127.0.0.1:0"
+	h.inFlightMax = 16 << 20
 	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
 	url := "http://" + addr.String() + "/mcp"
-	items := make([]json.RawMessage, 16)
+	items := make([]json.RawMessage, perBatch)
 	for i := range items {
 		items[i] = json.RawMessage(toolCall(i+1, "query_records", fullTranscripts))
 	}
 	batch, _ := json.Marshal(items)
 
 	var wg sync.WaitGroup
-	codes := make(chan string, 4*16)
+	codes := make(chan string, 4*perBatch)
 	start := time.Now()
 	for range 4 {
 		wg.Add(1)
@@ -100,7 +105,7 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 					Data struct{ Reason string } `json:"data"`
 				} `json:"error"`
 			}
-			if err := json.Unmarshal(body, &answers); err != nil || len(answers) != 16 {
+			if err := json.Unmarshal(body, &answers); err != nil || len(answers) != perBatch {
 				codes <- fmt.Sprintf("batch reply: %v, %d answers: %s", err, len(answers), body[max(len(body)-700, 0):])
 				return
 			}
@@ -152,8 +157,8 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 	for c := range codes {
 		count[c]++
 	}
-	if count["server_busy"] > 0 || count["request_timeout"] > 0 || count["ok"] < 4*14 {
-		t.Fatalf("answers by code %v, want no server_busy or request_timeout (reply_too_large only past the 16 MiB reply cap)", count)
+	if count["server_busy"] > 0 || count["request_timeout"] > 0 || count["ok"] < 4*perBatch {
+		t.Fatalf("answers by code %v, want every item answered", count)
 	}
 	t.Logf("4 batches in %v: %v; small search %v", time.Since(start), count, took)
 }
