@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
 )
 
@@ -343,43 +344,85 @@ func cutStatusError(resp *http.Response, prefix []byte) *Error {
 // leadingErrorMembers reads, from the first bytes of an RS error body, the
 // members of its `error` object that are complete within them: at most
 // maxCutMembers, the first of each key. The read stops at the first member
-// cut off, so it is bounded by len(prefix).
+// cut off. It walks the bytes where they lie (each byte is looked at a
+// bounded number of times, however many members repeat a key), so it is
+// bounded by len(prefix).
 func leadingErrorMembers(prefix []byte) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(prefix))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	b := prefix
+	i := jsonwalk.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
+	i = jsonwalk.SkipSpace(b, i+1)
+	for {
+		key, j, ok := memberKey(b, i)
+		if !ok {
 			return nil, false
 		}
-		if key != "error" {
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
-			continue
+		if key == "error" {
+			return errorObjectMembers(b, j)
 		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		end := jsonwalk.SkipValue(b, j)
+		if end >= len(b) || !jsonwalk.Valid(b[j:end]) {
 			return nil, false
 		}
-		obj := map[string]json.RawMessage{}
-		for len(obj) < maxCutMembers && dec.More() {
-			t, err := dec.Token()
-			k, ok := t.(string)
-			var v json.RawMessage
-			if err != nil || !ok || dec.Decode(&v) != nil {
-				break
-			}
-			if _, dup := obj[k]; !dup {
-				obj[k] = v
-			}
+		next, done, ok := jsonwalk.AfterItem(b, end, '}')
+		if !ok || done {
+			return nil, false
 		}
-		return obj, len(obj) > 0
+		i = next
 	}
-	return nil, false
+}
+
+// errorObjectMembers reads the members of the object starting at b[i] that
+// are complete within b, as leadingErrorMembers keeps them.
+func errorObjectMembers(b []byte, i int) (map[string]json.RawMessage, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	obj := map[string]json.RawMessage{}
+	i = jsonwalk.SkipSpace(b, i+1)
+	// One step per member, each past the last: bounded by len(b).
+	for len(obj) < maxCutMembers {
+		key, j, ok := memberKey(b, i)
+		if !ok {
+			break
+		}
+		end := jsonwalk.SkipValue(b, j)
+		if end >= len(b) || !jsonwalk.Valid(b[j:end]) {
+			break
+		}
+		if _, dup := obj[key]; !dup {
+			obj[key] = append(json.RawMessage(nil), b[j:end]...)
+		}
+		next, done, ok := jsonwalk.AfterItem(b, end, '}')
+		if !ok || done {
+			break
+		}
+		i = next
+	}
+	return obj, len(obj) > 0
+}
+
+// memberKey reads the key of the object member starting at b[i] and the
+// colon after it, and returns the key and the index of the member's value.
+func memberKey(b []byte, i int) (string, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", i, false
+	}
+	end := jsonwalk.SkipString(b, i)
+	if end > len(b) || end < i+2 {
+		return "", i, false
+	}
+	key, err := jsonwalk.DecodeString(b[i:end])
+	if err != nil {
+		return "", i, false
+	}
+	j := jsonwalk.SkipSpace(b, end)
+	if j >= len(b) || b[j] != ':' {
+		return "", j, false
+	}
+	return key, jsonwalk.SkipSpace(b, j+1), true
 }
 
 func transportError(ctx context.Context, err error) *Error {
