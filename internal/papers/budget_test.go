@@ -93,18 +93,21 @@ func sourceEnv(t testing.TB, text []byte, remote bool, lim *inflight.Limiter, ex
 // bytes, and where the cut falls, from a local file and a chunked HTTP
 // answer.
 func TestSourceReadBounded(t *testing.T) {
-	mixed := strings.Repeat("aé中😀", 40000) // 1-, 2-, 3- and 4-byte characters
+	// Texts of 70-100 KB, each longer than the first read of a
+	// mid-sized max_chars (max_chars x 4 + 64 bytes), so the rest is
+	// counted as it streams past; maxes around and at their lengths.
+	mixed := strings.Repeat("aé中😀", 10000) // 1-, 2-, 3- and 4-byte characters
 	texts := []struct {
 		name string
 		text string
 	}{
-		{"ascii", strings.Repeat("abcdefghij", 30000)},
+		{"ascii", strings.Repeat("abcdefghij", 7500)},
 		{"mixed widths", mixed},
-		{"4-byte only", strings.Repeat("😀", 70000)},
-		{"invalid bytes", strings.Repeat("ab\xff\xe4\xb8", 50000) + "\xf0\x9f"},
+		{"4-byte only", strings.Repeat("😀", 17500)},
+		{"invalid bytes", strings.Repeat("ab\xff\xe4\xb8", 15000) + "\xf0\x9f"},
 		{"short", "hello, 世界"},
 	}
-	maxes := []int{1, 7, 50000, 69999, 70000, 160000, 1000000}
+	maxes := []int{1, 7, 12500, 17499, 17500, 40000, 250000}
 	for _, remote := range []bool{false, true} {
 		for _, tx := range texts {
 			t.Run(fmt.Sprintf("remote=%v/%s", remote, tx.name), func(t *testing.T) {
