@@ -80,13 +80,7 @@ func TestHostileValuesAreDescribedNotDecoded(t *testing.T) {
 				{"fetch", map[string]any{"id": "cin_a/notes:n1"}},
 			} {
 				params := map[string]any{"name": c.tool, "arguments": c.args}
-				h.rawRequest("tools/call", params) // warm: first-use allocations are not the call's
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				raw := h.rawRequest("tools/call", params)
-				runtime.ReadMemStats(&after)
-				alloc := after.TotalAlloc - before.TotalAlloc
+				alloc, raw := callAllocs(h, params)
 				t.Logf("%s: %d bytes allocated for a %d-byte RS body (%.1f per byte), reply %d bytes",
 					c.tool, alloc, bodyBytes, float64(alloc)/float64(bodyBytes), len(raw))
 				limit := allocPerBodyByte * bodyBytes
@@ -150,13 +144,7 @@ func TestHostileSubscriptionsAreDescribed(t *testing.T) {
 		{"get_event_subscription", map[string]any{"subscription_id": "sub_wide"}},
 	} {
 		params := map[string]any{"name": c.tool, "arguments": c.args}
-		h.rawRequest("tools/call", params)
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		raw := h.rawRequest("tools/call", params)
-		runtime.ReadMemStats(&after)
-		alloc := after.TotalAlloc - before.TotalAlloc
+		alloc, raw := callAllocs(h, params)
 		t.Logf("%s: %d bytes allocated for a %d-byte subscription (%.1f per byte), reply %d bytes", c.tool, alloc, len(sub), float64(alloc)/float64(len(sub)), len(raw))
 		// This RS declares no length, so the body is read doubling from
 		// 64 KiB: up to four times its size where one would do.
@@ -176,13 +164,7 @@ func TestHostileSubscriptionsAreDescribed(t *testing.T) {
 			strings.Repeat(`{},`, elements-1) + `{"type":"x.last"}],"extra":[` + strings.Repeat("{},", elements-1) + "{}]}}}"
 		h := newHarness(t, faultyRS(newSubsRS(nil, nil, "evt_1", adv).ServeHTTP), tokClient)
 		params := map[string]any{"name": "discover_event_subscription_capabilities", "arguments": map[string]any{}}
-		h.rawRequest("tools/call", params)
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		raw := h.rawRequest("tools/call", params)
-		runtime.ReadMemStats(&after)
-		alloc := after.TotalAlloc - before.TotalAlloc
+		alloc, raw := callAllocs(h, params)
 		t.Logf("%d bytes allocated for a %d-byte advertisement (%.1f per byte)", alloc, len(adv), float64(alloc)/float64(len(adv)))
 		// As above, plus the 10,000 event types decoded one by one
 		// (about 400 bytes each, 1 per body byte here).
@@ -222,13 +204,7 @@ func TestHostilePagesAreRefused(t *testing.T) {
 		{"search", map[string]any{"q": "x"}},
 	} {
 		params := map[string]any{"name": c.tool, "arguments": c.args}
-		h.rawRequest("tools/call", params)
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		raw := h.rawRequest("tools/call", params)
-		runtime.ReadMemStats(&after)
-		alloc := after.TotalAlloc - before.TotalAlloc
+		alloc, raw := callAllocs(h, params)
 		if limit := uint64((allocPerBodyByte + 4) * len(page)); alloc > limit {
 			t.Errorf("%s: allocated %d bytes for a %d-byte page, over %d", c.tool, alloc, len(page), limit)
 		}
@@ -236,4 +212,17 @@ func TestHostilePagesAreRefused(t *testing.T) {
 			t.Errorf("%s: a page of 300,001 items is not refused as rs_bad_response: %.400s", c.tool, s)
 		}
 	}
+}
+
+// callAllocs makes the tools/call of params twice, the first to warm
+// (first-use allocations are not the call's), and returns the bytes the
+// process allocated during the second and its raw reply.
+func callAllocs(h *harness, params map[string]any) (uint64, json.RawMessage) {
+	h.rawRequest("tools/call", params)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	raw := h.rawRequest("tools/call", params)
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, raw
 }
