@@ -189,8 +189,15 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
+	// Token checks read the RS through connections of their own
+	// (tokencheck.MaxCheckConns) under a deadline of their own, so made-up
+	// bearers can never take, nor wait for, the connections data calls use.
+	checkClient, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim, MaxConns: tokencheck.MaxCheckConns})
+	if err != nil {
+		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
+	}
 	cfg := pdpp.Config{RS: client, Token: token, Logger: log, FullMaxBytes: fullMax,
-		Checker:              tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout}),
+		Checker:              tokencheck.New(checkClient, token, tokencheck.Options{Timeout: min(c.rsTimeout, tokencheck.DefaultTimeout)}),
 		AllowPrivateWebhooks: c.allowPrivateWebhooks}
 	for _, w := range wire {
 		w(&cfg)
