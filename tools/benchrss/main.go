@@ -45,6 +45,8 @@ type options struct {
 	hostOnly  bool // -hostile: only the decoded-size check
 	fair      fairOptions
 	fairOnly  bool // -fair: only the fairness check
+	strangers strangersOptions
+	strOnly   bool // -strangers: only the made-up bearer check
 }
 
 func main() {
@@ -82,6 +84,13 @@ func main() {
 	flag.BoolVar(&o.hostile.members, "hostile-members", false, "an object of -hostile-elements members instead of an array")
 	flag.StringVar(&o.hostile.tools, "hostile-tools", "query_records,fetch", "comma-separated tools of the decoded-size check, each measured in a fresh server")
 	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
+	flag.BoolVar(&o.strOnly, "strangers", false, "run only the made-up bearer check over HTTP at default flags: many addresses send calls with fresh made-up bearers that the RS takes long to reject, beside a token with a cached verdict whose searches are timed idle and under the flood; exits 1 when a bound is missed")
+	flag.IntVar(&o.strangers.addrs, "strangers-addrs", 100, "source addresses of the flood (loopback)")
+	flag.IntVar(&o.strangers.perAddr, "strangers-per-addr", 400, "goroutines per address, over at most 64 connections each")
+	flag.DurationVar(&o.strangers.reject, "strangers-reject", time.Second, "how long the RS takes to reject a made-up bearer")
+	flag.IntVar(&o.strangers.calls, "strangers-calls", 100, "the verified token's searches, idle and under the flood")
+	flag.Float64Var(&o.strangers.minRatio, "strangers-min-answered", 0.99, "least share of its searches answered under the flood")
+	flag.Float64Var(&o.strangers.maxSlow, "strangers-max-slowdown", 2, "bound on its p95 under the flood over its idle p95")
 	flag.IntVar(&o.fair.batches, "fair-batches", 4, "concurrent batches of full calls in the fairness check")
 	flag.IntVar(&o.fair.items, "fair-items", 16, "full calls per batch in the fairness check")
 	flag.IntVar(&o.fair.loopConns, "fair-conns", 24, "connections looping full calls in the fairness check")
@@ -114,16 +123,19 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly || o.fairOnly {
+	if o.hostOnly || o.fairOnly || o.strOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 			os.Exit(1)
 		}
 		var code int
-		if o.hostOnly {
+		switch {
+		case o.hostOnly:
 			code = runHostile(ctx, bin, o.hostile)
-		} else {
+		case o.strOnly:
+			code = runStrangers(ctx, bin, o.strangers)
+		default:
 			code = runFair(ctx, bin, o.fair)
 		}
 		cleanup()
