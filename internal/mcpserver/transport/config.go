@@ -216,10 +216,11 @@ type HTTPConfig struct {
 	// for more than a few seconds, /readyz answers 503. The probes and the
 	// metadata routes are never capped.
 	MaxConcurrentRequests int
-	// MaxConcurrentPerTenant caps the /mcp requests of one bearer token
-	// served at once while another tenant is served, or was within the
-	// last 2 s (an address without a bearer, which may stand for many
-	// people behind a proxy, shares by MaxConcurrentRequests/k alone) (flag
+	// MaxConcurrentPerTenant caps the /mcp requests of one verified tenant
+	// (see admitMiddleware) served at once while another tenant is served,
+	// or was within the last 2 s (an address without a checked bearer,
+	// which may stand for many people behind a proxy, shares by
+	// MaxConcurrentRequests/k alone) (flag
 	// --max-concurrent-per-token; default one per CPU, at least 2;
 	// negative: no such cap). One more gets 503 with Retry-After: 1
 	// (reason tenant_share_busy). Alone, a tenant may take every slot. A
@@ -240,9 +241,11 @@ type HTTPConfig struct {
 	// --max-body-readers-per-client, default 16; more than MaxBodyReaders
 	// counts as MaxBodyReaders).
 	// A request over either cap gets 503 with Retry-After at once, before
-	// its body is read, and its connection is closed. Behind a proxy every
-	// request comes from the proxy's address: let the proxy buffer request
-	// bodies, or raise the per-client cap to MaxBodyReaders.
+	// its body is read, and its connection is closed. Behind a proxy set
+	// TrustedProxies, or every request comes from the proxy's address (then
+	// let the proxy buffer request bodies, or raise the per-client cap to
+	// MaxBodyReaders). A request whose bearer already has a good verdict
+	// (Verified) reads in places of its own, as many again, per tenant.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
 	// MaxBodyReadersPerPrefix caps the reading places of one address
