@@ -94,7 +94,7 @@ func floodMadeUpBearers(ctx context.Context, url string, addrs []string, perAddr
 						resp.Body.Close()
 						sent.Add(1)
 						if resp.StatusCode == http.StatusServiceUnavailable {
-							time.Sleep(20 * time.Millisecond) // refused at once: again soon
+							time.Sleep(50 * time.Millisecond) // refused at once: again soon
 						}
 					}
 				}
@@ -104,42 +104,50 @@ func floodMadeUpBearers(ctx context.Context, url string, addrs []string, perAddr
 	return &wg
 }
 
-// TestMadeUpBearersLeaveVerifiedTokenServed: 16 addresses × 16 goroutines
+// TestMadeUpBearersLeaveVerifiedTokenServed: 8 addresses × 8 goroutines
 // send calls with a fresh made-up bearer each, which the check takes 300 ms
-// to reject, against 32 request slots. A token with a good verdict keeps
+// to reject, against 16 request slots. A token with a good verdict keeps
 // every call answered: made-up bearers wait for their checks in the
 // unverified pool, never in the slots, and are not tenants of their own.
 // (Its latency under such a flood is measured by the strangers run of
 // tools/benchrss, not here.)
 func TestMadeUpBearersLeaveVerifiedTokenServed(t *testing.T) {
 	tokens := newCheckedTokens(300*time.Millisecond, "honest")
-	srv := newStack(t, tokens.config(HTTPConfig{MaxConcurrentRequests: 32}), testTools{})
+	srv := newStack(t, tokens.config(HTTPConfig{MaxConcurrentRequests: 16}), testTools{})
 	honest := hdr("Authorization", "Bearer honest")
 	if resp, b := post(t, srv.URL+"/mcp", http.MethodPost, callBody(1, "echo", map[string]any{"text": "hi"}), honest); resp.StatusCode != http.StatusOK {
 		t.Fatalf("first call: %d %s", resp.StatusCode, b)
 	}
 	var addrs []string
-	for i := range 16 {
+	for i := range 8 {
 		addrs = append(addrs, fmt.Sprintf("127.0.%d.%d", 40+i/4, 1+i%4))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var sent atomic.Int64
-	wg := floodMadeUpBearers(ctx, srv.URL+"/mcp", addrs, 16, nil, &sent)
+	wg := floodMadeUpBearers(ctx, srv.URL+"/mcp", addrs, 8, nil, &sent)
 	defer func() { cancel(); wg.Wait() }()
 	testkit.Eventually(testkit.Patience, func() bool { return tokens.checks.Load() > 8 })
 
 	c := fromAddr("127.0.99.2")
+	c.Timeout = 5 * time.Second
 	const calls = 50
 	answered := 0
 	var failures []string
 	for i := range calls {
+		if len(failures) > calls/100 {
+			break // already under 99%
+		}
 		resp, b, err := rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(i+2, "echo", map[string]any{"text": "hi"}), honest)
 		if err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(b), "echo: hi") {
 			answered++
-		} else if len(failures) < 5 {
-			failures = append(failures, fmt.Sprintf("%v %v %.160s", err, resp != nil && resp.StatusCode != 0, b))
+		} else {
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			failures = append(failures, fmt.Sprintf("%v %d %.160s", err, status, b))
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 	if answered*100 < calls*99 {
 		t.Fatalf("%d of %d verified calls answered under the flood, want at least 99%%: %v", answered, calls, failures)

@@ -68,7 +68,9 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 			return cfg, err
 		}
 	}
-	cfg.ReadyCheck = transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/")
+	// Ready: the RS answers, and verified work has not exhausted the
+	// bytes-in-flight budget (see budgetWatch).
+	cfg.ReadyCheck = withBudget(h.budget, transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/"))
 	return cfg, nil
 }
 
