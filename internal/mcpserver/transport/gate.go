@@ -143,6 +143,9 @@ const (
 const (
 	tokenTenant   = "t:"
 	addressTenant = "a:"
+	// unverifiedTenant is the one tenant of the bytes-in-flight budget
+	// every unverified request's token check reads under.
+	unverifiedTenant = "u:unverified"
 )
 
 // hashTenant is the identity of a verified bearer that the check named no
@@ -260,7 +263,9 @@ func (st *settings) admitMiddleware(g *slotGate, pool *readerPlaces, next http.H
 				unverifiedWarn.refused()
 				return
 			}
-			cctx, cancel := context.WithTimeout(ctx, checkWait)
+			// Every unverified check's reads share one tenant of the
+			// bytes-in-flight budget: strangers hold at most its share.
+			cctx, cancel := context.WithTimeout(inflight.WithTenant(ctx, unverifiedTenant), checkWait)
 			v := st.Authenticate(cctx, token)
 			cancel()
 			pool.release(client)
