@@ -471,3 +471,31 @@ func TestSameOriginAllowed(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessLogNamesClientBehindProxy: behind a trusted proxy the access
+// log names the client address read from the forwarded header beside the
+// peer's; from an untrusted peer it names none.
+func TestAccessLogNamesClientBehindProxy(t *testing.T) {
+	tests := []struct {
+		name    string
+		trusted []string
+		want    bool
+	}{
+		{"trusted proxy", []string{"127.0.0.0/8"}, true},
+		{"untrusted peer", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs testkit.Buffer
+			srv := newStack(t, HTTPConfig{TrustedProxies: tc.trusted, Logger: slogTo(&logs)}, testTools{})
+			resp, b := post(t, srv.URL+"/mcp", http.MethodPost, rpc(1, "ping", nil), hdr("X-Forwarded-For", "198.51.100.23"))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d %s", resp.StatusCode, b)
+			}
+			line := logs.WaitCount("http request", 1, testkit.Patience)
+			if got := strings.Contains(line, "client=198.51.100.23"); got != tc.want || !strings.Contains(line, "remote=127.0.0.1:") {
+				t.Fatalf("access log:\n%s", line)
+			}
+		})
+	}
+}
