@@ -385,7 +385,7 @@ func TestViewInChromium(t *testing.T) {
 
 	window := map[string]any{"id": "cin_demo_loom_main/transcripts:tr-36", "field_path": "text", "q": "zephyrmarker", "limit_chars": 300}
 	cases := map[string]viewCase{
-		"search":       {Tool: "search", Arguments: map[string]any{"q": "zephyrmarker", "limit": 5}, ServerTools: true, backend: onDemo},
+		"search":       {Tool: "search", Arguments: map[string]any{"q": "zephyrmarker", "limit": 3}, ServerTools: true, backend: onDemo},
 		"window":       {Tool: "read_record_field", Arguments: window, ServerTools: true, backend: onDemo},
 		"error":        {Tool: "fetch", Arguments: map[string]any{"id": "cin_demo_nowhere/notes:note-2"}, ServerTools: true, backend: onDemo},
 		"records":      {Tool: "query_records", Arguments: map[string]any{"stream": "notes", "limit": 3}, ServerTools: true, Theme: "dark", backend: onDemo},
