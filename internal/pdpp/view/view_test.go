@@ -451,6 +451,12 @@ func TestViewInChromium(t *testing.T) {
 		if p.count(`button[aria-label="Next page of hits"]`) != 1 {
 			t.Error("no next page control")
 		}
+		if n := p.count(`button:not([aria-label])`); n != 0 || p.count("button") == 0 {
+			t.Errorf("%d controls have no accessible name", n)
+		}
+		if p.count(`html[data-theme="light"]`) != 1 {
+			t.Error("the host's light theme is not applied")
+		}
 		p.noActiveContent()
 		s := p.state()
 		if len(s.Sizes) == 0 || s.Sizes[len(s.Sizes)-1]["height"].(float64) <= 0 {
@@ -531,6 +537,9 @@ func TestViewInChromium(t *testing.T) {
 	t.Run("records", func(t *testing.T) {
 		p := host.open(t, browser, "records")
 		p.waitFor("article.rec")
+		if p.count(`html[data-theme="dark"]`) != 1 {
+			t.Error("the host's dark theme is not applied")
+		}
 		sc := structured(t, host.proxiedCalls("records")[0].Result)
 		records := sc["records"].([]any)
 		if n := p.count("article.rec"); n != len(records) {
