@@ -9,6 +9,71 @@ import (
 	"unicode/utf8"
 )
 
+// defaultIgnorable is Unicode's derived property
+// Default_Ignorable_Code_Point, written as DerivedCoreProperties.txt
+// derives it from the properties Go's unicode package carries.
+func defaultIgnorable(r rune) bool {
+	switch {
+	case unicode.Is(unicode.White_Space, r), unicode.Is(unicode.Prepended_Concatenation_Mark, r):
+		return false
+	case r >= 0xFFF9 && r <= 0xFFFB, r >= 0x13430 && r <= 0x1343F:
+		return false
+	}
+	return unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector)
+}
+
+// definition is the package's definition of a rune hidden wherever it
+// stands, written plainly.
+func definition(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r <= 0x1F, r >= 0x7F && r <= 0x9F:
+		return true
+	case r >= 0xE0000 && r <= 0xE007F:
+		return true
+	case r >= 0xFDD0 && r <= 0xFDEF, r%0x10000 == 0xFFFE, r%0x10000 == 0xFFFF:
+		return true
+	case r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x2800:
+		return true
+	}
+	return defaultIgnorable(r) || unicode.In(r, unicode.Cf, unicode.Co)
+}
+
+// TestTableMatchesDefinition holds the generated table to the definition
+// at every code point, and counts Unicode's default ignorable code points
+// (4,174 in DerivedCoreProperties.txt of Unicode 15.0): each is hidden.
+func TestTableMatchesDefinition(t *testing.T) {
+	di, hidden := 0, 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := definition(r)
+		if got := Hidden(r); got != want {
+			t.Errorf("Hidden(U+%04X) = %v, the definition says %v", r, got, want)
+		}
+		if defaultIgnorable(r) {
+			di++
+			if !Hidden(r) {
+				t.Errorf("default ignorable U+%04X is not hidden", r)
+			}
+		}
+		if want {
+			hidden++
+		}
+	}
+	if di != 4174 || tableDefaultIgnorable != 4174 {
+		t.Errorf("%d default ignorable code points (the table counted %d), Unicode derives 4174", di, tableDefaultIgnorable)
+	}
+	if hidden != tableHidden {
+		t.Errorf("%d hidden code points, the table counted %d", hidden, tableHidden)
+	}
+	if tableUnicodeVersion != unicode.Version {
+		t.Errorf("the table was derived from Unicode %s, Go carries %s: run go generate", tableUnicodeVersion, unicode.Version)
+	}
+	if Hidden(-1) || Hidden(unicode.MaxRune+1) {
+		t.Errorf("a value outside Unicode is hidden")
+	}
+}
+
 // reference is the package's definition written plainly: the runes of s
 // (invalid bytes as U+FFFD, one per byte), each hidden or not by the
 // tables and the two context rules.
@@ -19,21 +84,7 @@ func reference(s string) []bool {
 		rs = append(rs, r)
 		i += n
 	}
-	plain := func(r rune) bool { // hidden wherever it stands
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return false
-		case r <= 0x1F, r >= 0x7F && r <= 0x9F:
-			return true
-		case r >= 0xE0000 && r <= 0xE007F:
-			return true
-		case r >= 0xFDD0 && r <= 0xFDEF, r%0x10000 == 0xFFFE, r%0x10000 == 0xFFFF:
-			return true
-		case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
-			return true
-		}
-		return unicode.In(r, unicode.Cf, unicode.Co)
-	}
+	plain := definition
 	out := make([]bool, len(rs))
 	for k, r := range rs {
 		if r == utf8.RuneError || !plain(r) {
@@ -106,6 +157,18 @@ var samples = []struct {
 	{"emoji", "\U0001F600 ok", false},
 	{"invalid utf8", "a\xffb\xc3", false},
 	{"line separator", "a\u2028b", false},
+	{"unassigned tag mirror", "a\U000E0080\U000E00FF", true},
+	{"unassigned past selectors", "a\U000E01F0\U000E0FFF", true},
+	{"mongolian free variation selectors", "a\u180b\u180c\u180d\u180f", true},
+	{"grapheme joiner", "a\u034fb", true},
+	{"khmer inherent vowels", "a\u17b4\u17b5", true},
+	{"unassigned U+2065", "a\u2065b", true},
+	{"unassigned specials", "a\ufff0\ufff8", true},
+	{"hangul fillers", "\u115f\u1160\u3164\uffa0", true},
+	{"blank braille", "a\u2800b", true},
+	{"braille dots", "\u2801\u28ff", false},
+	{"hangul", "\ud55c\uae00 \u1100\u1161", false},
+	{"arabic number sign", "\u0600\u0661", true},
 }
 
 func TestHasMatchesDefinition(t *testing.T) {
