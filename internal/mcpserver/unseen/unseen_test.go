@@ -288,7 +288,7 @@ func TestShowJSON(t *testing.T) {
 	keep := func(k string) bool { return k == "id" || k == "next" }
 	in := `{"id":"r\u200b1","text":"see` + "\u200b" + `this","next":{"tool":"fetch","arguments":{"id":"r` + "\u200b" + `1"}},"n":[1,2.50,true,null],"k` + "\u202e" + `":"v"}`
 	got, n := ShowJSON([]byte(in), keep)
-	want := `{"id":"r\u200b1","text":"see⟦hidden U+200B⟧this","next":{"tool":"fetch","arguments":{"id":"r\u200b1"}},"n":[1,2.50,true,null],"k⟦hidden U+202E⟧":"v"}`
+	want := `{"id":"r⟦U+200B⟧1","text":"see⟦hidden U+200B⟧this","next":{"tool":"fetch","arguments":{"id":"r⟦U+200B⟧1"}},"n":[1,2.50,true,null],"k⟦hidden U+202E⟧":"v"}`
 	if string(got) != want {
 		t.Fatalf("ShowJSON =\n%s\nwant\n%s", got, want)
 	}
@@ -298,6 +298,77 @@ func TestShowJSON(t *testing.T) {
 	if clean := []byte(`{"a":"b"}`); !bytes.Equal(func() []byte { b, _ := ShowJSON(clean, keep); return b }(), clean) {
 		t.Fatal("a clean document changed")
 	}
+	// A kept value that holds SpellOpen is spelled too, so it reads back
+	// as it came; a shown one stays as it is.
+	open := `{"id":"a⟦U+200B⟧","text":"⟦x⟧"}`
+	if got, _ := ShowJSON([]byte(open), keep); string(got) != `{"id":"a⟦U+27E6⟧U+200B⟧","text":"⟦x⟧"}` {
+		t.Fatalf("ShowJSON(%s) = %s", open, got)
+	}
+}
+
+func TestSpell(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"n\u200b1", "n⟦U+200B⟧1"},
+		{"a\u200b\u2060b", "a⟦U+200B U+2060⟧b"},
+		{"x" + tagged("hi"), "x⟦U+E0068 U+E0069⟧"},
+		{"\x00", "⟦U+0000⟧"},
+		{"⟦U+200B⟧", "⟦U+27E6⟧U+200B⟧"},
+		{"a⟦\u200b", "a⟦U+27E6 U+200B⟧"},
+		{"\u2764\ufe0f \U0001F468\u200d\U0001F469", "\u2764\ufe0f \U0001F468\u200d\U0001F469"},
+		{"bad\xff", "bad\xff"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got := Spell(tc.in)
+			if got != tc.want {
+				t.Fatalf("Spell(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if Has(got) {
+				t.Fatalf("Spell(%q) = %q holds a hidden rune", tc.in, got)
+			}
+			if back := Unspell(got); back != tc.in {
+				t.Fatalf("Unspell(%q) = %q, want %q", got, back, tc.in)
+			}
+		})
+	}
+}
+
+func TestUnspellLeavesOtherText(t *testing.T) {
+	for _, s := range []string{
+		"⟦hidden U+200B⟧",  // a marker: lossy, never read back
+		"⟦U+0041⟧",         // a visible code point is never spelled
+		"⟦U+200b⟧",         // lower case is not Spell's form
+		"⟦U+00200B⟧",       // nor are leading zeros past four digits
+		"⟦U+200B",          // unclosed
+		"⟦U+200B  U+2060⟧", // two spaces
+		"⟦⟧", "⟦U+⟧", "⟦U+110000⟧", "⟦U+D800⟧", "⟦U+1234567⟧",
+	} {
+		if got := Unspell(s); got != s {
+			t.Errorf("Unspell(%q) = %q, want it unchanged", s, got)
+		}
+	}
+	if got := Unspell("a⟦x ⟦U+200B⟧"); got != "a⟦x \u200b" {
+		t.Errorf("Unspell after a stray SpellOpen = %q", got)
+	}
+}
+
+func FuzzSpell(f *testing.F) {
+	for _, tc := range samples {
+		f.Add(tc.s)
+	}
+	f.Add("⟦U+200B⟧ ⟦x")
+	f.Fuzz(func(t *testing.T, s string) {
+		sp := Spell(s)
+		if Has(sp) {
+			t.Fatalf("Spell(%q) = %q holds a hidden rune", s, sp)
+		}
+		if back := Unspell(sp); back != s {
+			t.Fatalf("Unspell(Spell(%q)) = %q", s, back)
+		}
+		if !Has(s) && !strings.Contains(s, SpellOpen) && sp != s {
+			t.Fatalf("Spell changed %q", s)
+		}
+	})
 }
 
 func FuzzClassifier(f *testing.F) {
