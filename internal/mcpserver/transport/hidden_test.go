@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // TestRPCErrorsShowHiddenCharacters asks for a tool, a method and a
