@@ -25,9 +25,10 @@
 //
 // Two are kept where they only shape what is seen, so emoji render as
 // sent: U+FE0E and U+FE0F (text and emoji presentation) right after a
-// rune that is not hidden, and U+200D (zero-width joiner) between an emoji
-// (a rune of category So, an emoji modifier U+1F3FB–U+1F3FF, or U+FE0F)
-// and a rune of category So. Each can carry at most one bit beside a
+// rune that is not hidden (nor a quotation mark, which in JSON text opens
+// a string the selector would stand first in), and U+200D (zero-width
+// joiner) between an emoji (a rune of category So, an emoji modifier
+// U+1F3FB–U+1F3FF, or U+FE0F) and a rune of category So. Each can carry at most one bit beside a
 // visible character, never a text. Every other variation selector, and
 // these two anywhere else, is hidden: runs of selectors can spell bytes.
 //
@@ -36,7 +37,12 @@
 //
 // Has scans for a hidden rune (an ASCII text is read eight bytes at a
 // time); Show replaces each run of hidden runes by a marker that names
-// them, bounded whatever the run's length; EscapeJSON writes each as a
-// JSON \u escape, so the decoded value is unchanged; ShowJSON rewrites the
-// strings of a JSON document, with markers or escapes by member.
+// them, bounded whatever the run's length; Spell writes each out as its
+// code point, e.g. "n⟦U+200B⟧1", an exact and visible form of an id or
+// cursor that Unspell (and so every tool argument, see mcpkit.DecodeArgs)
+// reads back; EscapeJSON writes each as a JSON \u escape, so the decoded
+// value is unchanged (exact data, which decodes to the hidden rune);
+// ShowJSON rewrites the strings of a JSON document, with markers or
+// spelled by member. Hidden tells whether one rune is hidden wherever it
+// stands.
 package unseen

@@ -63,7 +63,9 @@ func hiddenAt(prev, r, next rune) bool {
 	}
 	switch r {
 	case vs15, vs16:
-		return prev < 0 || base(prev)
+		// After a quotation mark too: in JSON text it opens a string, in
+		// which the selector stands first, with nothing to shape.
+		return prev < 0 || prev == '"' || base(prev)
 	case zwj:
 		return prev < 0 || next < 0 || !emojiBefore(prev) || !unicode.Is(unicode.So, next)
 	}

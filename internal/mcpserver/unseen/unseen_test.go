@@ -93,7 +93,7 @@ func reference(s string) []bool {
 		out[k] = true
 		switch r {
 		case 0xFE0E, 0xFE0F:
-			out[k] = k == 0 || plain(rs[k-1])
+			out[k] = k == 0 || rs[k-1] == '"' || plain(rs[k-1])
 		case 0x200D:
 			emoji := k > 0 && (rs[k-1] == 0xFE0F || rs[k-1] >= 0x1F3FB && rs[k-1] <= 0x1F3FF || unicode.Is(unicode.So, rs[k-1]))
 			out[k] = !(emoji && k+1 < len(rs) && unicode.Is(unicode.So, rs[k+1]))
@@ -150,6 +150,7 @@ var samples = []struct {
 	{"vs16 after heart", "\u2764\ufe0f", false},
 	{"vs16 alone", "\ufe0f", true},
 	{"two vs16", "\u2764\ufe0f\ufe0f", true},
+	{"vs16 after a quote", "\"\ufe0f", true},
 	{"zwj family", "\U0001F468\u200d\U0001F469\u200d\U0001F467", false},
 	{"zwj in text", "a\u200db", true},
 	{"zwj at end", "\U0001F468\u200d", true},
@@ -483,4 +484,38 @@ func FuzzHasJSON(f *testing.F) {
 			t.Fatalf("HasJSON(%q) = false, but it decodes to a hidden rune", s)
 		}
 	})
+}
+
+// TestEveryDefaultIgnorableIsShown puts each default ignorable code point
+// and each blank between two letters (U+FE0E and U+FE0F, kept after a
+// visible rune, at the start): Show names it in a marker, ShowJSON
+// leaves no string that decodes to it, and Spell writes it out exactly.
+func TestEveryDefaultIgnorableIsShown(t *testing.T) {
+	var cps []rune
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if defaultIgnorable(r) {
+			cps = append(cps, r)
+		}
+	}
+	cps = append(cps, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800)
+	for _, r := range cps {
+		lead := "a"
+		if r == vs15 || r == vs16 {
+			lead = "" // kept after a visible rune (see the package documentation)
+		}
+		s := lead + string(r) + "b"
+		name := string(appendCodePoint(nil, r))
+		if shown := Show(s); !strings.Contains(shown, MarkerOpen+name) || Has(shown) {
+			t.Errorf("Show(%q) = %q, want a marker naming %s", s, shown, name)
+		}
+		doc, _ := json.Marshal(map[string]string{"text": s, "id": s})
+		out, _ := ShowJSON(doc, func(k string) bool { return k == "id" })
+		var got map[string]string
+		if err := json.Unmarshal(out, &got); err != nil || Has(got["text"]) || Has(got["id"]) {
+			t.Errorf("ShowJSON(%s) = %s decodes to a hidden character (%v)", doc, out, err)
+		}
+		if got["id"] != lead+SpellOpen+name+SpellClose+"b" || Unspell(got["id"]) != s {
+			t.Errorf("the id %q is spelled %q", s, got["id"])
+		}
+	}
 }
