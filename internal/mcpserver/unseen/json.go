@@ -86,7 +86,7 @@ type Keep func(key string) bool
 // as a \u escape (so a spelled value: see Spell); it errs only towards
 // true.
 func HasOpenJSON(b []byte) bool {
-	return bytes.Contains(b, []byte(SpellOpen)) || bytes.Contains(b, []byte(`\u27e6`)) || bytes.Contains(b, []byte(`\u27E6`))
+	return bytes.Contains(b, []byte(SpellOpen)) || bytes.Contains(b, []byte(`\u27`))
 }
 
 // maxDepth bounds the nesting ShowJSON walks; a deeper document is
