@@ -262,6 +262,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
 	{"./internal/mcpserver/unseen", "FuzzClassifier"},
 	{"./internal/mcpserver/unseen", "FuzzShow"},
+	{"./internal/mcpserver/unseen", "FuzzSpell"},
 	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
 	{"./internal/mcpserver/unseen", "FuzzHasJSON"},
 	{"./internal/papers", "FuzzParseURI"},
