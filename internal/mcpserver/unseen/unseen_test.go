@@ -359,6 +359,9 @@ func FuzzSpell(f *testing.F) {
 	}
 	f.Add("⟦U+200B⟧ ⟦x")
 	f.Fuzz(func(t *testing.T, s string) {
+		if u := Unspell(s); len(u) > len(s) {
+			t.Fatalf("Unspell(%q) = %q grew", s, u)
+		}
 		sp := Spell(s)
 		if Has(sp) {
 			t.Fatalf("Spell(%q) = %q holds a hidden rune", s, sp)
