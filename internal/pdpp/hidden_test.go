@@ -390,6 +390,11 @@ func TestHiddenCharactersInEventSubscriptions(t *testing.T) {
 			if !strings.Contains(string(raw), `in⟦U+200B⟧box`) {
 				t.Errorf("the structured callback URL is not spelled:\n%s", raw)
 			}
+			var sc any
+			_ = json.Unmarshal(mustRaw(res.StructuredContent), &sc)
+			if s := rawHidden(sc); s != "" {
+				t.Errorf("structured output decodes to a hidden character: %q", s)
+			}
 		})
 	}
 }
