@@ -93,7 +93,8 @@ func Unspell(s string) string {
 
 // readSpelled reads the code points of a spelled run from s[i] (just past
 // SpellOpen) and returns them and the index past SpellClose; ok is false
-// when s[i:] is not such a run.
+// when s[i:] is not such a run. Each round reads at least three bytes, so
+// the walk is bounded by len(s).
 func readSpelled(s string, i int) (runes []rune, end int, ok bool) {
 	for {
 		if !strings.HasPrefix(s[i:], "U+") {
@@ -160,7 +161,8 @@ func UnspellJSON(b []byte) []byte {
 }
 
 // unspellValue unspells the strings of a decoded JSON value in place; the
-// recursion is as deep as the value, which a decoder has bounded.
+// recursion is as deep as the value, which encoding/json bounds (10,000
+// levels) and the caller's byte bound on arguments bounds further.
 func unspellValue(v any) any {
 	switch t := v.(type) {
 	case string:
