@@ -175,23 +175,23 @@ const (
 // characters exactly as package unseen does, derived by asking unseen's
 // classifier (unseen.Has) about every code point, never by copying its
 // ranges:
-//   - HIDDEN: runes hidden standing alone;
+//   - HIDDEN: runes hidden standing alone (unseen.Hidden);
 //   - KEEP_AFTER_VISIBLE: hidden alone, kept right after a rune not in
-//     HIDDEN (presentation selectors);
+//     HIDDEN (presentation selectors) unless that rune is in KEEP_BLOCKERS;
 //   - JOINERS: hidden alone, kept between a JOIN_LEAD and a JOIN_NEXT rune;
 //   - JOIN_LEAD, JOIN_NEXT: the runes that may stand before and after a
 //     kept joiner.
 //
 // Each range table is a flat array [first0, last0, first1, last1, …]. The
-// walk is bounded: five probes per code point, 0x110000 code points.
+// walk is bounded: at most six probes per code point, 0x110000 code points.
 func hiddenTablesJS() string {
-	var hidden, keep, joiners, lead, next ranges
+	var hidden, keep, blockers, joiners, lead, next ranges
 	for r := rune(0); r <= utf8.MaxRune; r++ {
 		if !utf8.ValidRune(r) {
 			continue // surrogates: UTF-8 cannot carry them
 		}
 		s := string(r)
-		if unseen.Has(s) {
+		if unseen.Hidden(r) {
 			hidden.add(r)
 			if !unseen.Has(probeVisible + s) {
 				keep.add(r)
@@ -201,20 +201,26 @@ func hiddenTablesJS() string {
 			}
 		}
 	}
-	joiner := ""
+	joiner, selector := "", ""
 	if len(joiners) > 0 {
 		joiner = string(joiners[0][0])
 	}
-	for r := rune(0); r <= utf8.MaxRune && joiner != ""; r++ {
+	if len(keep) > 0 {
+		selector = string(keep[0][0])
+	}
+	for r := rune(0); r <= utf8.MaxRune; r++ {
 		if !utf8.ValidRune(r) {
 			continue
 		}
 		s := string(r)
-		if !unseen.Has(probeVisible + s + joiner + probeSymbol) {
+		if joiner != "" && !unseen.Has(probeVisible+s+joiner+probeSymbol) {
 			lead.add(r)
 		}
-		if !unseen.Has(probeSymbol + joiner + s) {
+		if joiner != "" && !unseen.Has(probeSymbol+joiner+s) {
 			next.add(r)
+		}
+		if selector != "" && !unseen.Hidden(r) && unseen.Has(s+selector) {
+			blockers.add(r)
 		}
 	}
 	var b strings.Builder
@@ -223,7 +229,7 @@ func hiddenTablesJS() string {
 	for _, t := range []struct {
 		name string
 		r    ranges
-	}{{"HIDDEN", hidden}, {"KEEP_AFTER_VISIBLE", keep}, {"JOINERS", joiners}, {"JOIN_LEAD", lead}, {"JOIN_NEXT", next}} {
+	}{{"HIDDEN", hidden}, {"KEEP_AFTER_VISIBLE", keep}, {"KEEP_BLOCKERS", blockers}, {"JOINERS", joiners}, {"JOIN_LEAD", lead}, {"JOIN_NEXT", next}} {
 		fmt.Fprintf(&b, "const %s = [%s];\n", t.name, t.r.js())
 	}
 	return strings.TrimSuffix(b.String(), "\n")

@@ -76,6 +76,7 @@ func TestViewAssembled(t *testing.T) {
 		{"HIDDEN", 0xF0000, true}, {"HIDDEN", 0xFFFF, true}, {"HIDDEN", 0x00AD, true}, {"HIDDEN", 0x1B, true},
 		{"HIDDEN", 'a', false}, {"HIDDEN", '\n', false}, {"HIDDEN", 0x1F600, false}, {"HIDDEN", 0x4E2D, false},
 		{"KEEP_AFTER_VISIBLE", 0xFE0F, true}, {"KEEP_AFTER_VISIBLE", 0xFE0E, true}, {"KEEP_AFTER_VISIBLE", 0xFE01, false},
+		{"KEEP_BLOCKERS", '"', true}, {"KEEP_BLOCKERS", 'a', false}, {"KEEP_BLOCKERS", 0x2764, false},
 		{"JOINERS", 0x200D, true}, {"JOINERS", 0xFE0F, false}, {"JOINERS", 0x200B, false},
 		{"JOIN_LEAD", 0x1F468, true}, {"JOIN_LEAD", 0x1F3FB, true}, {"JOIN_LEAD", 0xFE0F, true}, {"JOIN_LEAD", 'a', false},
 		{"JOIN_NEXT", 0x2764, true}, {"JOIN_NEXT", 0x1F469, true}, {"JOIN_NEXT", 'b', false}, {"JOIN_NEXT", 0xFE0F, false},
