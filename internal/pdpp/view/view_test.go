@@ -258,21 +258,39 @@ func (p *page) waitFor(sel string) {
 }
 
 // texts returns the text content of every element matching sel in the view.
+// A node the view replaced between the query and the read fails the read;
+// the query is then made again (at most textTries times).
 func (p *page) texts(sel string) []string {
 	p.t.Helper()
+	var err error
+	for range textTries {
+		var out []string
+		if out, err = p.textsOnce(sel); err == nil {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("text of %s: %v", sel, err)
+	return nil
+}
+
+// textTries bounds the reads of one texts call.
+const textTries = 25
+
+func (p *page) textsOnce(sel string) ([]string, error) {
 	nodes, err := chromedp.Run(p.ctx, chromedp.Nodes(chromedp.CSSAll(sel), chromedp.AtLeast(0), p.in()))
 	if err != nil {
-		p.t.Fatalf("query %s: %v", sel, err)
+		return nil, err
 	}
 	out := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		s, err := chromedp.Run(p.ctx, chromedp.TextContent(chromedp.NodeIDs{n.NodeID}))
 		if err != nil {
-			p.t.Fatalf("text of %s: %v", sel, err)
+			return nil, err
 		}
 		out = append(out, s)
 	}
-	return out
+	return out, nil
 }
 
 func (p *page) count(sel string) int { return len(p.texts(sel)) }
