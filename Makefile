@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 60s
 SCALEFLAGS ?=
 
-.PHONY: all generate check-generated build test ci bench bench-bounds bench-memory bench-hostile bench-fair profile fuzz demo scale-test
+.PHONY: all generate check-generated build test ci bench bench-bounds bench-memory bench-hostile bench-fair profile fuzz demo scale-test view-screenshot
 
 all: ci
 
@@ -72,6 +72,11 @@ profile:
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)
+
+# docs/evidence-view.png: the evidence view rendering a demo search, taken
+# by its browser test in headless Chromium (apt-get install chromium).
+view-screenshot:
+	PDPP_VIEW_SCREENSHOT=$(CURDIR)/docs/evidence-view.png $(GO) test -count=1 -run 'TestViewInChromium/search' ./internal/pdpp/view
 
 demo:
 	$(GO) run ./cmd/pdpp-mcp-server demo
