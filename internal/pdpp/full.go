@@ -113,11 +113,11 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	if body != nil && !utf8.Valid(body) {
 		return errorResult(fullNotUTF8(tool, args, body), tool, args)
 	}
-	var hidden hiddenReport
-	hidden.find(members, "")
+	var hidden hiddenReport // the RS data first, then the members beside it
 	if body != nil {
 		hidden.find(body, "/"+pointerEscaper.Replace(key))
 	}
+	hidden.find(members, "")
 	if hidden.Count > 0 {
 		more := len(members) > 2
 		members = hidden.appendJSON(members[:len(members)-1:len(members)-1], more)
