@@ -350,6 +350,13 @@ func benchrssSmoke() error {
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
 	}
+	// A record of 100 KB of tag characters, two full fetches at once,
+	// refused once escaped at a ceiling of 64 KiB and served at the
+	// default: the escaped full-detail check's paths.
+	if err := run(meter, "-bin", server, "-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2",
+		"-hiddenfull-ceilings", "65536,0"); err != nil {
+		return fmt.Errorf("benchrss -hiddenfull: %w", err)
+	}
 	// A 300 KB array of empty objects, two calls at once: the decoded-size
 	// check's paths (make bench-hostile measures the 7.8 MB one), about
 	// two CPU-seconds.
