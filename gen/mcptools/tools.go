@@ -222,7 +222,7 @@ func toolSchema() mcp.Tool {
 		Title:           "Discover granted data",
 		Description:     "Read the grant's capability graph: streams, fields (filter, search, aggregate support), expand relations, connections. Read-only; GET /v1/schema. Narrow with stream. Usage: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"One stream."},"connection_id":{"type":"string","description":"One connection."},"detail":{"type":"string","enum":["full"],"description":"full: field schemas; needs stream."}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS schema."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS schema."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -239,7 +239,7 @@ func toolQueryRecords() mcp.Tool {
 		Title:           "List records",
 		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Bounded summary plus structured output. Narrow with fields and filter, page with next; for totals or text use aggregate or search. Rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Page size."},"cursor":{"type":"string","description":"From next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort order."},"sort":{"type":"string","description":"Sort field."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"view":{"type":"string","description":"Named projection."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"changes_since":{"type":"string","description":"beginning or next_changes_since."},"connection_id":{"type":"string","description":"Connection."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["stream"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids."},"next":{"type":"object","description":"Call for more; absent at end."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -273,7 +273,7 @@ func toolSearch() mcp.Tool {
 		Title:           "Search records",
 		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field. Structured output lists the hits; page with next. Rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams (default all)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs one stream."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["q"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for more; absent at end."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -290,7 +290,7 @@ func toolFetch() mcp.Tool {
 		Title:           "Fetch a record",
 		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long or binary values come as bounded previews with a continuation. Narrow with fields; for part of a long field use read_record_field. Id forms: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Declared title."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Declared title."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -308,7 +308,7 @@ func toolReadRecordField() mcp.Tool {
 		Title:           "Read a field window",
 		Description:     "Read a bounded window of one top-level text field. Read-only; GET /v1/streams/{stream}/records/{id}/field-window. Give id (or stream, record_id) and field_path; page with next/previous, or centre on q. Rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"connection_id":{"type":"string","description":"Connection."},"stream":{"type":"string","description":"Stream of record_id, when no id."},"record_id":{"type":"string","description":"Id within stream."},"field_path":{"type":"string","description":"Text field; a cursor implies it."},"cursor":{"type":"string","description":"From a previous window."},"offset_chars":{"type":"integer","maximum":1000000000,"minimum":0,"description":"Start, in chars."},"limit_chars":{"type":"integer","maximum":16384,"minimum":1,"description":"Window chars (default 4096)."},"q":{"type":"string","description":"Text to centre on (first match)."},"before_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars before."},"after_chars":{"type":"integer","maximum":16384,"minimum":0,"description":"With q, chars after."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"field_path":{"type":"string","description":"Field read."},"text":{"type":"string","description":"Window text (full); else content[] at text_at."},"window":{"type":"object","description":"Offsets, size, completeness, match."},"next":{"type":"object","description":"Call for the next window."},"previous":{"type":"object","description":"Call for the previous window."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"field_path":{"type":"string","description":"Field read."},"text":{"type":"string","description":"Window text (full); else content[] at text_at."},"window":{"type":"object","description":"Offsets, size, completeness, match."},"next":{"type":"object","description":"Call for the next window."},"previous":{"type":"object","description":"Call for the previous window."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -326,7 +326,7 @@ func toolDiscoverEventSubscriptionCapabilities() mcp.Tool {
 		Title:           "Event subscription rules",
 		Description:     "Call before creating a subscription. Read-only; GET /.well-known/oauth-protected-resource, /v1/schema. Returns event types, streams in scope, Standard Webhooks signing (HMAC-SHA256, webhook-signature), delivery, retries, the verify challenge and preflight steps.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"RS offers subscriptions."},"event_types":{"type":"array","description":"Types and meanings."},"scope":{"type":"array","description":"Streams, connections."},"signing":{"type":"object","description":"Scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps around create."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"supported":{"type":"boolean","description":"RS offers subscriptions."},"event_types":{"type":"array","description":"Types and meanings."},"scope":{"type":"array","description":"Streams, connections."},"signing":{"type":"object","description":"Scheme, headers, secret format."},"delivery":{"type":"object","description":"Envelope, retries, verification."},"preflight":{"items":{"type":"string"},"type":"array","description":"Steps around create."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -362,7 +362,7 @@ func toolListEventSubscriptions() mcp.Tool {
 		Title:           "List subscriptions",
 		Description:     "List this grant's event subscriptions. Read-only; GET /v1/event-subscriptions. Statuses: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"cursor":{"type":"string","description":"From next."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object"}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact)."},"data":{"type":"object","description":"RS envelope (full)."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscriptions":{"type":"array","description":"Subscriptions (compact)."},"data":{"type":"object","description":"RS envelope (full)."},"next":{"type":"object","description":"Call for more; absent at end."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
@@ -380,7 +380,7 @@ func toolGetEventSubscription() mcp.Tool {
 		Title:           "Get a subscription",
 		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Statuses: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
-		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Subscription, without secret."}},"type":"object"}`),
+		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Subscription, without secret."},"hidden":{"type":"object","description":"Hidden chars (full)."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(true),
 			DestructiveHint: mcp.ToBoolPtr(false),
