@@ -402,20 +402,7 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		view.FullText()
 		res = a.fullReply(ctx, mcptools.ToolReadRecordField, argsMap(args), view.Rendered, view, "", nil)
 	} else {
-		// The window text is paid for once: it lives in content[], and
-		// structured output points at it and names the full-detail call.
-		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
-		call.Arguments["detail"] = evidence.DetailFull
-		// The window is shown by CompactText (its span in content[] must
-		// hold): the reply says so here.
-		hidden := unseen.Has(view.Rendered)
-		view.CompactText(call)
-		if hidden {
-			view.Rendered += hiddenNote
-		}
-		// The window's few members cost less to append than to marshal.
-		structured := view.AppendJSON(make([]byte, 0, 1024))
-		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
+		res = compactWindow(view, replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), pageLimit(view, w))
 	}
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
 	return res, nil
