@@ -148,13 +148,14 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		return okResult(text, json.RawMessage(unseen.EscapeJSON(members)), grown > 0)
 	}
 	if escBody > len(body) {
-		// The escaped copy of the body is reserved before it is built:
-		// the reservation grows from the body's to the copy's size (the
-		// raw body, dropped once copied, is the second copy that
-		// docs/deploy.md's heap formula counts for every byte in flight).
-		// When that is not free at once, the call gives back what it holds
-		// and waits for all of it, so it never waits while holding bytes.
-		need := built + int64(escBody-len(body))
+		// The escaped copy of the body is reserved, beside the body, before
+		// it is built (both are held while it is built, and the body is
+		// reserved until the reply is written). When that is not free at
+		// once, the call gives back what it holds and waits for all of it,
+		// so it never waits while holding bytes. The copy is at most the
+		// ceiling, and so is the body, which is shorter: the bound on
+		// bytes in flight holds both (cli checks it at start).
+		need := built + int64(escBody)
 		if !acct.TryReserve(need) {
 			held := acct.Held()
 			acct.Release(held)
