@@ -103,7 +103,7 @@ func isFull(args map[string]any) bool {
 // a reply that would pass the ceiling once escaped is refused without
 // one, and the growth of one that fits is reserved before it is built.
 // Where the data holds such characters is said in the member "hidden"
-// (hiddenReport) and in a line of text. An RS body that is not UTF-8 is
+// (evidence.HiddenReport) and in a line of text. An RS body that is not UTF-8 is
 // refused (full_not_utf8): full data is the RS body exactly or nothing.
 func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
 	members, err := evidence.MarshalNoEscape(head)
@@ -113,16 +113,16 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	if body != nil && !utf8.Valid(body) {
 		return errorResult(fullNotUTF8(tool, args, body), tool, args)
 	}
-	var hidden hiddenReport // the RS data first, then the members beside it
+	var hidden evidence.HiddenReport // the RS data first, then the members beside it
 	if body != nil {
-		hidden.find(body, "/"+pointerEscaper.Replace(key))
+		hidden.Find(body, "/"+evidence.PointerEscaper.Replace(key))
 	}
-	hidden.find(members, "")
+	hidden.Find(members, "")
 	if hidden.Count > 0 {
 		more := len(members) > 2
-		members = hidden.appendJSON(members[:len(members)-1:len(members)-1], more)
+		members = hidden.AppendJSON(members[:len(members)-1:len(members)-1], more)
 		members = append(members, '}')
-		text += hidden.text()
+		text += hidden.Text()
 	}
 	// Escaping only lengthens: the sizes once escaped, counted, not built.
 	escMembers, escBody := unseen.EscapedLen(members), unseen.EscapedLen(body)

@@ -1,4 +1,4 @@
-package pdpp
+package evidence
 
 import (
 	"fmt"
@@ -12,34 +12,36 @@ import (
 
 // Bounds of the report of where full data holds hidden characters.
 const (
-	// maxHiddenPaths is how many paths the report lists; it counts them
+	// MaxHiddenPaths is how many paths the report lists; it counts them
 	// all.
-	maxHiddenPaths = 16
-	// maxHiddenPathBytes bounds one listed path; a longer one is cut,
+	MaxHiddenPaths = 16
+	// MaxHiddenPathBytes bounds one listed path; a longer one is cut,
 	// ending in "…".
-	maxHiddenPathBytes = 256
-	// maxHiddenDepth is the nesting a path names; a string deeper is
+	MaxHiddenPathBytes = 256
+	// MaxHiddenDepth is the nesting a path names; a string deeper is
 	// listed at that depth, ending in "/…".
-	maxHiddenDepth = 64
+	MaxHiddenDepth = 64
 	// hiddenTextPaths is how many of the paths content[] names.
 	hiddenTextPaths = 3
 )
 
-// hiddenReport says where a detail "full" reply's data holds a character
+// HiddenReport says where a detail "full" reply's data holds a character
 // a person cannot see (package unseen): structuredContent.hidden. Data
 // stays exact (such characters are written as \u escapes), so a host
 // that decodes it gets them raw; the report lets it warn. Count is how
 // many strings (values or member names) hold one, Paths the JSON Pointers
 // (RFC 6901, from the root of structuredContent) of the first
-// maxHiddenPaths of them, Complete whether Paths lists them all.
-type hiddenReport struct {
-	Count    int
-	Paths    []string
-	Complete bool
+// MaxHiddenPaths of them.
+type HiddenReport struct {
+	Count int
+	Paths []string
 }
 
-// pointerEscaper escapes a member name as a JSON Pointer segment.
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+// Complete reports whether Paths lists every string counted.
+func (h *HiddenReport) Complete() bool { return h.Count == len(h.Paths) }
+
+// PointerEscaper escapes a member name as a JSON Pointer segment.
+var PointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // frame is one open object or array of the walk.
 type frame struct {
@@ -48,22 +50,22 @@ type frame struct {
 	idx int    // the current element's index
 }
 
-// find walks the valid JSON text b, whose value stands at the pointer
+// Find walks the valid JSON text b, whose value stands at the pointer
 // prefix ("" for the root), and counts the strings that hold a hidden
 // rune, raw or \u-escaped (unseen.HasJSON), listing the first paths.
 // Each byte is read a bounded number of times; the frames kept are
-// bounded by maxHiddenDepth.
-func (h *hiddenReport) find(b []byte, prefix string) {
+// bounded by MaxHiddenDepth.
+func (h *HiddenReport) Find(b []byte, prefix string) {
 	if !unseen.HasJSON(b) {
 		return
 	}
 	var stack []frame
-	depth := 0 // nesting, which may pass len(stack) = maxHiddenDepth
+	depth := 0 // nesting, which may pass len(stack) = MaxHiddenDepth
 	for i := jsonwalk.SkipSpace(b, 0); i < len(b); i = jsonwalk.SkipSpace(b, i) {
 		switch c := b[i]; c {
 		case '{', '[':
 			depth++
-			if len(stack) < maxHiddenDepth {
+			if len(stack) < MaxHiddenDepth {
 				stack = append(stack, frame{obj: c == '{'})
 			}
 			i++
@@ -92,7 +94,7 @@ func (h *hiddenReport) find(b []byte, prefix string) {
 			}
 			if unseen.HasJSON(q) {
 				h.Count++
-				if len(h.Paths) < maxHiddenPaths {
+				if len(h.Paths) < MaxHiddenPaths {
 					h.Paths = append(h.Paths, pointer(prefix, stack, depth > len(stack)))
 				}
 			}
@@ -105,17 +107,16 @@ func (h *hiddenReport) find(b []byte, prefix string) {
 			i = end
 		}
 	}
-	h.Complete = h.Count == len(h.Paths)
 }
 
 // pointer is the JSON Pointer of the current value of the walk: prefix,
 // then each frame's member name or index ("/…" when the value lies
-// deeper than the frames kept), cut at maxHiddenPathBytes.
+// deeper than the frames kept), cut at MaxHiddenPathBytes.
 func pointer(prefix string, stack []frame, deeper bool) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, f := range stack {
-		if b.Len() > maxHiddenPathBytes {
+		if b.Len() > MaxHiddenPathBytes {
 			break
 		}
 		b.WriteByte('/')
@@ -127,14 +128,14 @@ func pointer(prefix string, stack []frame, deeper bool) string {
 		if err != nil {
 			key = string(f.key)
 		}
-		b.WriteString(pointerEscaper.Replace(key))
+		b.WriteString(PointerEscaper.Replace(key))
 	}
 	if deeper {
 		b.WriteString("/…")
 	}
 	p := b.String()
-	if len(p) > maxHiddenPathBytes {
-		cut := maxHiddenPathBytes
+	if len(p) > MaxHiddenPathBytes {
+		cut := MaxHiddenPathBytes
 		for cut > 0 && !utf8.RuneStart(p[cut]) {
 			cut--
 		}
@@ -143,11 +144,11 @@ func pointer(prefix string, stack []frame, deeper bool) string {
 	return p
 }
 
-// appendJSON appends the report as the member "hidden" of a JSON object
+// AppendJSON appends the report as the member "hidden" of a JSON object
 // (after a comma when more is true), its paths written by
 // unseen.AppendJSONString: a path that holds a hidden rune holds it as a
 // \u escape.
-func (h *hiddenReport) appendJSON(dst []byte, more bool) []byte {
+func (h *HiddenReport) AppendJSON(dst []byte, more bool) []byte {
 	if more {
 		dst = append(dst, ',')
 	}
@@ -161,12 +162,12 @@ func (h *hiddenReport) appendJSON(dst []byte, more bool) []byte {
 		dst = unseen.AppendJSONString(dst, p)
 	}
 	dst = append(dst, `],"complete":`...)
-	dst = strconv.AppendBool(dst, h.Complete)
+	dst = strconv.AppendBool(dst, h.Complete())
 	return append(dst, '}')
 }
 
-// text is the line content[] gives the report.
-func (h *hiddenReport) text() string {
+// Text is the line content[] gives the report.
+func (h *HiddenReport) Text() string {
 	shown := h.Paths[:min(len(h.Paths), hiddenTextPaths)]
 	more := ""
 	if h.Count > len(shown) {
