@@ -192,6 +192,18 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	return okResult(text, json.RawMessage(b.Bytes()), grown > 0)
 }
 
+// fullBodyOver refuses (full_too_large) a detail "full" call whose RS body
+// alone, once its hidden characters are escaped, passes the ceiling, so
+// that its reply would: checked as soon as the body is read, before
+// anything is rendered from it, in one scan (unseen.EscapedLen). A body
+// without hidden characters passes; fullReply measures its reply.
+func (a *Adapter) fullBodyOver(tool string, args map[string]any, body []byte) error {
+	if n := unseen.EscapedLen(body); n > len(body) && int64(n) > a.fullMax {
+		return fullTooLarge(tool, args, a.fullMax, 0)
+	}
+	return nil
+}
+
 // CodeFullNotUTF8 is the code of a detail "full" call whose RS body is not
 // UTF-8: full data is the body exactly, and JSON holds only UTF-8.
 const CodeFullNotUTF8 = "full_not_utf8"
