@@ -45,6 +45,8 @@ type options struct {
 	hostOnly  bool // -hostile: only the decoded-size check
 	fair      fairOptions
 	fairOnly  bool // -fair: only the fairness check
+	hidden    hiddenfullOptions
+	hidOnly   bool // -hiddenfull: only the escaped full-detail check
 }
 
 func main() {
@@ -81,6 +83,10 @@ func main() {
 	flag.IntVar(&o.hostile.elements, "hostile-elements", 2_600_000, "empty objects in the record's array (or members of its object) in the decoded-size check")
 	flag.BoolVar(&o.hostile.members, "hostile-members", false, "an object of -hostile-elements members instead of an array")
 	flag.StringVar(&o.hostile.tools, "hostile-tools", "query_records,fetch", "comma-separated tools of the decoded-size check, each measured in a fresh server")
+	flag.BoolVar(&o.hidOnly, "hiddenfull", false, "run only the escaped full-detail check over HTTP without GOMEMLIMIT against a scripted RS whose one record is Unicode tag characters: peak RSS and CPU time of concurrent full fetches of it; exits 1 when a bound is missed")
+	flag.IntVar(&o.hidden.calls, "hiddenfull-calls", 24, "concurrent full fetches in the escaped full-detail check")
+	flag.IntVar(&o.hidden.bytes, "hiddenfull-bytes", 3_900_000, "bytes of the record's text of tag characters (a multiple of 4) in the escaped full-detail check")
+	flag.StringVar(&o.hidden.ceilings, "hiddenfull-ceilings", "0", "comma-separated --full-max-bytes values of the escaped full-detail check (0: the server's default)")
 	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
 	flag.IntVar(&o.fair.batches, "fair-batches", 4, "concurrent batches of full calls in the fairness check")
 	flag.IntVar(&o.fair.items, "fair-items", 16, "full calls per batch in the fairness check")
@@ -114,16 +120,19 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly || o.fairOnly {
+	if o.hostOnly || o.fairOnly || o.hidOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 			os.Exit(1)
 		}
 		var code int
-		if o.hostOnly {
+		switch {
+		case o.hostOnly:
 			code = runHostile(ctx, bin, o.hostile)
-		} else {
+		case o.hidOnly:
+			code = runHiddenfull(ctx, bin, o.hidden)
+		default:
 			code = runFair(ctx, bin, o.fair)
 		}
 		cleanup()

@@ -257,6 +257,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearchPage"},
 	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
+	{"./internal/pdpp/evidence", "FuzzHiddenReport"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},
 	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
 	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
@@ -359,6 +360,13 @@ func benchrssSmoke() error {
 	if err := run(meter, "-bin", server, "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
 		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
 		return fmt.Errorf("benchrss -fullcap: %w", err)
+	}
+	// A record of 100 KB of tag characters, two full fetches at once,
+	// refused once escaped at a ceiling of 64 KiB and served at the
+	// default: the escaped full-detail check's paths.
+	if err := run(meter, "-bin", server, "-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2",
+		"-hiddenfull-ceilings", "65536,0"); err != nil {
+		return fmt.Errorf("benchrss -hiddenfull: %w", err)
 	}
 	// A 300 KB array of empty objects, two calls at once: the decoded-size
 	// check's paths (make bench-hostile measures the 7.8 MB one), about

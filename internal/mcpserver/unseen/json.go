@@ -19,7 +19,7 @@ func EscapeJSON(b []byte) []byte {
 	if i < 0 {
 		return b
 	}
-	out := make([]byte, 0, len(b)+64)
+	out := make([]byte, 0, len(b)+escapeGrowth(s, i))
 	done := 0
 	for i >= 0 {
 		r, n := decodeAt(s, i)
@@ -28,6 +28,35 @@ func EscapeJSON(b []byte) []byte {
 		i = first(s, done)
 	}
 	return append(out, s[done:]...)
+}
+
+// EscapedLen returns the length of EscapeJSON(b) without building it: one
+// walk that finds the hidden runes and counts their escapes (6 bytes, 12
+// past U+FFFF), so a caller can refuse or reserve the copy first. It is
+// len(b) when b holds none. The walk is bounded by len(b).
+func EscapedLen(b []byte) int {
+	s := view(b)
+	i := first(s, 0)
+	if i < 0 {
+		return len(b)
+	}
+	return len(b) + escapeGrowth(s, i)
+}
+
+// escapeGrowth is how many bytes escaping the hidden runes of s from its
+// first one, at i, adds.
+func escapeGrowth(s string, i int) int {
+	n := 0
+	for i >= 0 {
+		r, size := decodeAt(s, i)
+		if r > 0xFFFF {
+			n += 12 - size
+		} else {
+			n += 6 - size
+		}
+		i = first(s, i+size)
+	}
+	return n
 }
 
 // appendEscape appends r as one JSON escape, or two for a rune past U+FFFF.

@@ -263,6 +263,9 @@ func TestEscapeJSON(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("EscapeJSON(%q) = %q, want %q", tc.in, got, tc.want)
 			}
+			if n := EscapedLen([]byte(tc.in)); n != len(got) {
+				t.Fatalf("EscapedLen(%q) = %d, want %d", tc.in, n, len(got))
+			}
 			sameValue(t, []byte(tc.in), []byte(got))
 		})
 	}
@@ -421,6 +424,9 @@ func FuzzEscapeJSON(f *testing.F) {
 		}
 		// A raw hidden rune in the input is what EscapeJSON is for.
 		out := EscapeJSON(in)
+		if n := EscapedLen(in); n != len(out) {
+			t.Fatalf("EscapedLen(%q) = %d, EscapeJSON gives %d bytes", s, n, len(out))
+		}
 		if Has(string(out)) {
 			t.Fatalf("EscapeJSON(%q) = %q holds a hidden rune raw", s, out)
 		}

@@ -111,6 +111,7 @@ func TestExitCodes(t *testing.T) {
 		{"full ceiling below compact", []string{"http", "--provider-url", url, "--full-max-bytes", "1000"}, cmdkit.ExitUsage, "--full-max-bytes must be at least"},
 		{"in-flight bound below one body", []string{"http", "--provider-url", url, "--max-inflight-bytes", "1000000"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
 		{"in-flight bound below a raised ceiling", []string{"http", "--provider-url", url, "--full-max-bytes", "67108864"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
+		{"in-flight bound below a body and its escaped copy", []string{"http", "--provider-url", url, "--full-max-bytes", "31457280"}, cmdkit.ExitUsage, "escaped copy of a full reply"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
