@@ -321,10 +321,15 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22.19 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
-("loom")`} {
+	for _, want := range []string{"demo --once: the sample journey against http://127.0.0.1:", "run without --once", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	// The client settings would be dead when the command exits.
+	for _, not := range []string{"mcpServers", "Bearer", "npx", "claude mcp add", "Prometheus metrics"} {
+		if strings.Contains(out, not) {
+			t.Fatalf("demo --once prints %q, which is dead once it exits:\n%s", not, out)
 		}
 	}
 }

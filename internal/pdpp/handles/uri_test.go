@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 func TestRecordURI(t *testing.T) {
@@ -179,12 +180,12 @@ func TestStreamURI(t *testing.T) {
 // from the identities in captured search responses and checks that each
 // parses back to the same record and window.
 func TestHandlesFromRealSearchHits(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "pdpp-samples")
+	dir := testkit.SamplesDir()
 	for _, name := range []string{"search-lexical.json", "search-lexical-page1.json", "multi-conn-search.json", "search-semantic-stub.json"} {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
-				t.Skipf("shared RS samples not available (%v); they sit beside the checkout in shared/pdpp-samples", err)
+				t.Fatal(err)
 			}
 			var page struct {
 				Data []struct {
