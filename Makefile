@@ -6,7 +6,7 @@ GO ?= go
 FUZZTIME ?= 60s
 SCALEFLAGS ?=
 
-.PHONY: all generate check-generated build test ci bench bench-bounds bench-memory bench-hostile bench-fair bench-strangers profile fuzz demo scale-test
+.PHONY: all generate check-generated build test ci bench bench-bounds bench-memory bench-hidden-full bench-hostile bench-fair bench-strangers profile fuzz demo scale-test view-screenshot
 
 all: ci
 
@@ -62,6 +62,13 @@ bench-strangers:
 bench-memory:
 	$(GO) run ./tools/benchrss -fullcap
 
+# Escaped full detail against the built server over HTTP without GOMEMLIMIT,
+# a scripted RS whose one record is 3.9 MB of Unicode tag characters (11.7 MB
+# as the \u escapes full data writes): 24 concurrent full fetches peak at
+# most 160 MB RSS (exits non-zero otherwise; about ten seconds).
+bench-hidden-full:
+	$(GO) run ./tools/benchrss -hiddenfull
+
 # Decoded size against the built server over HTTP, a scripted RS whose one
 # record holds a 7.8 MB array of 2.6 million empty objects: 6 concurrent
 # query_records calls, then 6 fetch calls (each in a fresh server), peak at
@@ -82,6 +89,11 @@ profile:
 
 fuzz:
 	$(GO) run ./tools/ci -only-fuzz -fuzztime $(FUZZTIME)
+
+# docs/evidence-view.png: the evidence view rendering a demo search, taken
+# by its browser test in headless Chromium (apt-get install chromium).
+view-screenshot:
+	PDPP_VIEW_SCREENSHOT=$(CURDIR)/docs/evidence-view.png $(GO) test -count=1 -run 'TestViewInChromium/search' ./internal/pdpp/view
 
 demo:
 	$(GO) run ./cmd/pdpp-mcp-server demo

@@ -237,7 +237,7 @@ func toolQueryRecords() mcp.Tool {
 	return mcp.Tool{
 		Name:            "query_records",
 		Title:           "List records",
-		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Bounded summary plus structured output. Narrow with fields and filter, page with next; for totals or text use aggregate or search. Rules: server instructions.",
+		Description:     "List one stream's records. Read-only; GET /v1/streams/{stream}/records. Narrow with fields and filter, page with next; for totals or text use aggregate or search. Rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"stream":{"type":"string","description":"Stream, from schema."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Page size."},"cursor":{"type":"string","description":"From next."},"order":{"type":"string","enum":["asc","desc"],"description":"Sort order."},"sort":{"type":"string","description":"Sort field."},"count":{"type":"string","enum":["none","estimated","exact"],"description":"Total-count mode."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"view":{"type":"string","description":"Named projection."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"changes_since":{"type":"string","description":"beginning or next_changes_since."},"connection_id":{"type":"string","description":"Connection."},"filter":{"type":"object","description":"{\"field\": v} or {\"field\": {\"gte\": v}}."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["stream"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"data":{"type":"object","description":"RS page."},"has_more":{"type":"boolean","description":"More pages exist."},"records":{"type":"array","description":"Record ids."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -246,6 +246,7 @@ func toolQueryRecords() mcp.Tool {
 			IdempotentHint:  mcp.ToBoolPtr(true),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
+		Meta: viewToolMeta(ViewEvidenceURI),
 	}
 }
 
@@ -271,7 +272,7 @@ func toolSearch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "search",
 		Title:           "Search records",
-		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field. Structured output lists the hits; page with next. Rules: server instructions.",
+		Description:     "Find records by text across granted streams. Read-only; GET /v1/search (/semantic, /hybrid by mode). Each hit shows its result id and, for a proven match, a bounded preview and field path for read_record_field; page with next. Rules: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"q":{"type":"string","description":"Search text."},"streams":{"items":{"type":"string"},"type":"array","description":"Streams (default all)."},"limit":{"type":"integer","maximum":100,"minimum":1,"description":"Hits per page."},"cursor":{"type":"string","description":"From next."},"mode":{"type":"string","enum":["lexical","semantic","hybrid"],"description":"Search route.","default":"lexical"},"filter":{"type":"object","description":"Typed filter; needs one stream."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["q"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"results":{"type":"array","description":"Hits with previews."},"content_ladder":{"type":"object","description":"Evidence step per hit."},"has_more":{"type":"boolean","description":"More pages exist."},"next":{"type":"object","description":"Call for more; absent at end."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -280,6 +281,7 @@ func toolSearch() mcp.Tool {
 			IdempotentHint:  mcp.ToBoolPtr(true),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
+		Meta: viewToolMeta(ViewEvidenceURI),
 	}
 }
 
@@ -288,7 +290,7 @@ func toolFetch() mcp.Tool {
 	return mcp.Tool{
 		Name:            "fetch",
 		Title:           "Fetch a record",
-		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long or binary values come as bounded previews with a continuation. Narrow with fields; for part of a long field use read_record_field. Id forms: server instructions.",
+		Description:     "Fetch one record by result id. Read-only; GET /v1/streams/{stream}/records/{id}. Long or binary values come as bounded previews. Narrow with fields; for part of a long field use read_record_field. Id forms: server instructions.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id or pdpp://record/ URI."},"fields":{"items":{"type":"string"},"type":"array","description":"Fields to return."},"expand":{"items":{"type":"string"},"type":"array","description":"From expand_capabilities."},"expand_limit":{"type":"object","description":"{\"relation\": max children}."},"connection_id":{"type":"string","description":"Connection."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"id":{"type":"string","description":"Result id."},"title":{"type":"string","description":"Declared title."},"text":{"type":"string","description":"Record as bounded text."},"url":{"type":"string","description":"Source URL."},"metadata":{"type":"object","description":"Stream, connection, sizes, next reads."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{
@@ -297,6 +299,7 @@ func toolFetch() mcp.Tool {
 			IdempotentHint:  mcp.ToBoolPtr(true),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
+		Meta: viewToolMeta(ViewEvidenceURI),
 	}
 }
 
@@ -315,6 +318,7 @@ func toolReadRecordField() mcp.Tool {
 			IdempotentHint:  mcp.ToBoolPtr(true),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
+		Meta: viewToolMeta(ViewEvidenceURI),
 	}
 }
 
@@ -378,7 +382,7 @@ func toolGetEventSubscription() mcp.Tool {
 	return mcp.Tool{
 		Name:            "get_event_subscription",
 		Title:           "Get a subscription",
-		Description:     "Show one subscription: status, callback, streams, disabled reason. Read-only; GET /v1/event-subscriptions/{subscription_id}. Statuses: discover_event_subscription_capabilities.",
+		Description:     "Show one subscription: status, callback, streams. Read-only; GET /v1/event-subscriptions/{subscription_id}. Statuses: discover_event_subscription_capabilities.",
 		RawInputSchema:  json.RawMessage(`{"properties":{"subscription_id":{"type":"string","description":"From create or list."},"detail":{"type":"string","enum":["compact","full"],"description":"full: raw RS data.","default":"compact"}},"type":"object","required":["subscription_id"]}`),
 		RawOutputSchema: json.RawMessage(`{"properties":{"subscription":{"type":"object","description":"Subscription, without secret."}},"type":"object"}`),
 		Annotations: mcp.ToolAnnotation{

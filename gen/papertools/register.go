@@ -44,13 +44,15 @@ type ResourceHandlers interface {
 	ReadPaperTranslationResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error)
 }
 
-// Register adds to s the tools whose toolset opt enables, and every resource
-// template. Each tool decodes its arguments strictly into its Args struct
-// (unknown names and wrong JSON types are refused), applies catalog
+// Register adds to s every view (views.go), the tools whose toolset opt
+// enables, and every resource template. Each tool decodes its arguments
+// strictly into its Args struct (unknown names and wrong JSON types are
+// refused), applies catalog
 // defaults, validates, and on failure returns opt's argument-error result
 // without calling h. A nil h registers no tools; a nil rh registers no
 // resource templates.
 func Register(s *server.MCPServer, h Handlers, rh ResourceHandlers, opt mcpkit.RegisterOptions) {
+	registerViews(s)
 	if h != nil {
 		if opt.ToolsetEnabled("papers") {
 			s.AddTool(toolSearchPapers(), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -42,6 +42,10 @@ type OAuthConfig struct {
 	// DocumentClient is for tests only (no flag sets it); see
 	// demoas.Config.DocumentClient.
 	DocumentClient *http.Client
+	// AllowLoopbackDocuments lets client metadata documents be fetched from
+	// loopback hosts (the demo commands' --demo-allow-loopback-cimd); see
+	// demoas.Config.AllowLoopbackDocuments.
+	AllowLoopbackDocuments bool
 }
 
 // Server is one demo resource server with its own seeded database and tokens.
@@ -112,7 +116,8 @@ func New(cfg Config) (*Server, error) {
 			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: connectorName(ctr.ID)})
 		}
 		s.as, err = demoas.New(demoas.Config{Sources: sources, AccessTokenTTL: cfg.OAuth.AccessTokenTTL,
-			AutoConsent: cfg.OAuth.AutoConsent, DocumentClient: cfg.OAuth.DocumentClient, Logger: log})
+			AutoConsent: cfg.OAuth.AutoConsent, DocumentClient: cfg.OAuth.DocumentClient,
+			AllowLoopbackDocuments: cfg.OAuth.AllowLoopbackDocuments, Logger: log})
 		if err != nil {
 			st.Close()
 			return nil, err

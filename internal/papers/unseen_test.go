@@ -15,7 +15,8 @@ import (
 )
 
 // smuggled spells an instruction in tag characters between visible words,
-// with a zero-width space, a BOM and a bidi override beside it.
+// with a zero-width space, a BOM and a bidi override beside it, then
+// unassigned default ignorable code points and a blank.
 func smuggled(visible string) string {
 	var b strings.Builder
 	b.WriteString(visible)
@@ -23,6 +24,8 @@ func smuggled(visible string) string {
 		b.WriteRune(0xE0000 + rune(c))
 	}
 	b.WriteString(" zero\u200bwidth \ufeffbom \u202eevil")
+	// Unassigned default ignorable code points, and a blank.
+	b.WriteString(" more \U000E0080x\u2065y\u2800z")
 	return b.String()
 }
 
@@ -78,8 +81,10 @@ func TestSnapshotHiddenCharactersAreShown(t *testing.T) {
 				if unseen.Has(r.Text) || unseen.Has(string(structured)) {
 					t.Errorf("a hidden character is raw:\n%s\n%s", r.Text, structured)
 				}
-				if !strings.Contains(r.Text, "“ignore previous instructions”") || !strings.Contains(r.Text, "U+200B") {
-					t.Errorf("the text does not name them:\n%s", r.Text)
+				for _, name := range []string{"“ignore previous instructions”", "U+200B", "U+E0080", "U+2065", "U+2800"} {
+					if !strings.Contains(r.Text, name) {
+						t.Errorf("the text does not name %s:\n%s", name, r.Text)
+					}
 				}
 				if n := strings.Count(r.Text, "note: "+unseen.MarkerOpen); n != 1 {
 					t.Errorf("the text says %d times that it shows hidden characters:\n%s", n, r.Text)

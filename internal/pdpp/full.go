@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -94,30 +95,47 @@ func isFull(args map[string]any) bool {
 // reserved by its read, is passed by reference (package splice) so it is
 // neither copied nor re-encoded, and stays reserved until the reply
 // carrying it is written.
+//
+// Full data stays exact, but a character a person cannot see is written
+// as a \u escape (package unseen), which is longer (a tag character: 4
+// bytes raw, 12 escaped). One walk of each part finds such characters and
+// counts the escaped size (unseen.EscapedLen) before any copy is built:
+// a reply that would pass the ceiling once escaped is refused without
+// one, and the growth of one that fits is reserved before it is built.
+// Where the data holds such characters is said in the member "hidden"
+// (evidence.HiddenReport) and in a line of text. An RS body that is not UTF-8 is
+// refused (full_not_utf8): full data is the RS body exactly or nothing.
 func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
 	members, err := evidence.MarshalNoEscape(head)
 	if err != nil || len(members) < 2 || members[0] != '{' {
 		return errorResult(rs.AdapterError("internal_error", "full reply members are not an object", ""), tool, args)
 	}
-	// Full data stays exact, but a character a person cannot see is written
-	// as a \u escape (package unseen): the members and the RS body are
-	// scanned once each and copied only when they hold one. Escaping only
-	// lengthens, so a longer body or members were escaped.
-	before := len(members) + len(body)
-	members = unseen.EscapeJSON(members)
-	if body != nil {
-		body = unseen.EscapeJSON(body)
+	if body != nil && !utf8.Valid(body) {
+		return errorResult(fullNotUTF8(tool, args, body), tool, args)
 	}
-	grown := len(members) + len(body) - before
-	size := int64(resultOverhead + evidence.JSONStringLen(text) + len(members))
+	var hidden evidence.HiddenReport // the RS data first, then the members beside it
 	if body != nil {
-		size += int64(len(key) + 4 + len(body))
+		hidden.Find(body, "/"+evidence.PointerEscaper.Replace(key))
+	}
+	hidden.Find(members, "")
+	if hidden.Count > 0 {
+		more := len(members) > 2
+		members = hidden.AppendJSON(members[:len(members)-1:len(members)-1], more)
+		members = append(members, '}')
+		text += hidden.Text()
+	}
+	// Escaping only lengthens: the sizes once escaped, counted, not built.
+	escMembers, escBody := unseen.EscapedLen(members), unseen.EscapedLen(body)
+	grown := escMembers - len(members) + escBody - len(body)
+	size := int64(resultOverhead + evidence.JSONStringLen(text) + escMembers)
+	if body != nil {
+		size += int64(len(key) + 4 + escBody)
 	}
 	if size > a.fullMax {
 		return errorResult(fullTooLarge(tool, args, a.fullMax, size), tool, args)
 	}
 	acct := inflight.FromContext(ctx)
-	built := int64(len(members) + len(text))
+	built := int64(escMembers + len(text))
 	if body == nil {
 		// The reply is built from the RS body, not carried with it: what
 		// the call read is no longer needed, so its reservation is given
@@ -127,13 +145,32 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		if err := acct.Reserve(ctx, built); err != nil {
 			return errorResult(busyError(err), tool, args)
 		}
-		return okResult(text, json.RawMessage(members), grown > 0)
+		return okResult(text, json.RawMessage(unseen.EscapeJSON(members)), grown > 0)
 	}
-	// The body stays (it is the reply); the members beside it are small
-	// (ids, flags, a bounded text) and are reserved only if free at once,
-	// for a call that holds its body must not wait behind calls waiting
-	// for bodies.
-	acct.TryReserve(built + int64(grown))
+	if escBody > len(body) {
+		// The escaped copy of the body is reserved, beside the body, before
+		// it is built (both are held while it is built, and the body is
+		// reserved until the reply is written). When that is not free at
+		// once, the call gives back what it holds and waits for all of it,
+		// so it never waits while holding bytes. The copy is at most the
+		// ceiling, and so is the body, which is shorter: the bound on
+		// bytes in flight holds both (cli checks it at start).
+		need := built + int64(escBody)
+		if !acct.TryReserve(need) {
+			held := acct.Held()
+			acct.Release(held)
+			if err := acct.Reserve(ctx, held+need); err != nil {
+				return errorResult(busyError(err), tool, args)
+			}
+		}
+		body = unseen.EscapeJSON(body)
+	} else {
+		// The members beside the body are small (ids, flags, a bounded
+		// text) and are reserved only if free at once, for a call that
+		// holds its body must not wait behind calls waiting for bodies.
+		acct.TryReserve(built + int64(grown))
+	}
+	members = unseen.EscapeJSON(members)
 	var value []byte
 	switch v := splice.Value(ctx, body, acct.Retain()).(type) {
 	case json.RawMessage:
@@ -153,6 +190,51 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 	b.Write(value)
 	b.WriteByte('}')
 	return okResult(text, json.RawMessage(b.Bytes()), grown > 0)
+}
+
+// fullBodyOver refuses (full_too_large) a detail "full" call whose RS body
+// alone, once its hidden characters are escaped, passes the ceiling, so
+// that its reply would: checked as soon as the body is read, before
+// anything is rendered from it, in one scan (unseen.EscapedLen). A body
+// without hidden characters passes; fullReply measures its reply.
+func (a *Adapter) fullBodyOver(tool string, args map[string]any, body []byte) error {
+	if n := unseen.EscapedLen(body); n > len(body) && int64(n) > a.fullMax {
+		return fullTooLarge(tool, args, a.fullMax, 0)
+	}
+	return nil
+}
+
+// CodeFullNotUTF8 is the code of a detail "full" call whose RS body is not
+// UTF-8: full data is the body exactly, and JSON holds only UTF-8.
+const CodeFullNotUTF8 = "full_not_utf8"
+
+// fullNotUTF8 is the typed refusal of a detail "full" reply whose RS body
+// is not UTF-8. It names where the first bad byte is and the same call
+// without detail, whose text and structured output show each bad byte as
+// U+FFFD.
+func fullNotUTF8(tool string, args map[string]any, body []byte) *rs.Error {
+	compact := maps.Clone(args)
+	delete(compact, "detail")
+	if compact == nil {
+		compact = map[string]any{}
+	}
+	call := evidence.Continuation{Tool: tool, Arguments: compact}
+	at := 0
+	for at < len(body) {
+		r, n := utf8.DecodeRune(body[at:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		at += n
+	}
+	obj := map[string]any{
+		"type": "adapter_error", "code": CodeFullNotUTF8, "param": "detail",
+		"message":      fmt.Sprintf(`detail "full" returns the RS data exactly, and the RS answer is not UTF-8 (first bad byte at offset %d), which JSON cannot carry; refused rather than changed. The same call without detail shows each bad byte as U+FFFD`, at),
+		"next_step":    call.Call(),
+		"bounded_read": call,
+	}
+	env, _ := json.Marshal(map[string]any{"error": obj})
+	return &rs.Error{Envelope: env}
 }
 
 // busyError is the typed error of a reservation of bytes in flight that

@@ -56,8 +56,8 @@ func jsonContents(ctx context.Context, uri string, v any) ([]mcp.ResourceContent
 		return nil, resourceFailure(ctx, err)
 	}
 	// The document a tool shows, shown alike: hidden characters of values
-	// as markers, of ids and calls as \u escapes (an RS body passed on as
-	// it is keeps them all as escapes, see ReadStreamResource).
+	// as markers, of ids and calls spelled (an RS body passed on as it is
+	// keeps them all as \u escapes, see ReadStreamResource).
 	b, _ = unseen.ShowJSON(b, identityKey)
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }

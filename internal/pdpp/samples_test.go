@@ -17,8 +17,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
-// samplesDir holds the real reference RS answers, beside the checkout.
-const samplesDir = "../../../shared/pdpp-samples"
+// samplesDir holds the real reference RS answers (testdata/ at the module root).
+var samplesDir = testkit.SamplesDir()
 
 // sample is one captured RS exchange.
 type sample struct {
@@ -31,14 +31,11 @@ type sample struct {
 	Body    []byte
 }
 
-// loadSamples reads _index.json and every sample body, or skips the test
-// when the samples are not beside the checkout.
+// loadSamples reads _index.json and every sample body; a missing one fails
+// the test.
 func loadSamples(t testing.TB) map[string]sample {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "_index.json"))
-	if os.IsNotExist(err) {
-		testkit.MissingShared(t, "RS samples not found at %s (they sit beside the checkout in shared/pdpp-samples); skipping the replay tests", samplesDir)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

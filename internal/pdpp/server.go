@@ -54,8 +54,8 @@ type Unavailable struct {
 const UnavailableNote = "NOT CONNECTED ("
 
 // NewServer builds the MCP server used by stdio and HTTP alike: the generated
-// tools and resource templates over a, the catalog's instructions, and
-// capabilities for tools and resources only. Every call and resource read
+// tools, resource templates and views over a, the catalog's instructions,
+// capabilities for tools and resources, and the MCP Apps extension. Every call and resource read
 // runs under one deadline of opt.CallTimeout.
 func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 	name := opt.Name
@@ -86,6 +86,9 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
+		// The MCP Apps extension: tools that name a view (gen/mcptools
+		// views.go) render in it on hosts that support it.
+		server.WithExtensions(mcptools.Extensions()),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(a.toolBudget(budget)),
@@ -105,8 +108,13 @@ func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
 					return errorResult(u, req.Params.Name, nil), nil
 				}
 			}),
-			server.WithResourceHandlerMiddleware(func(server.ResourceHandlerFunc) server.ResourceHandlerFunc {
-				return func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+				return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+					// A view is the server's own static document, no RS
+					// data: a host still renders the tools' error in it.
+					if _, ok := mcptools.ViewDocument(req.Params.URI); ok {
+						return next(ctx, req)
+					}
 					return nil, resourceFailure(ctx, u)
 				}
 			}))

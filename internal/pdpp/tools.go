@@ -134,6 +134,11 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		return fail(err)
 	}
 	full := args.Detail == evidence.DetailFull
+	if full {
+		if err := a.fullBodyOver(mcptools.ToolQueryRecords, argsMap(args), resp.Body); err != nil {
+			return fail(err)
+		}
+	}
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, page.sameArgs(""))
 	if rerr != nil {
 		return fail(badResponse(rerr))
@@ -298,7 +303,11 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 		return fail(err)
 	}
 	full := args.Detail == evidence.DetailFull
-	doc, body, err := a.fetchRecord(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full)
+	var check func([]byte) error
+	if full {
+		check = func(body []byte) error { return a.fullBodyOver(mcptools.ToolFetch, argsMap(args), body) }
+	}
+	doc, body, err := a.fetchRecord(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full, check)
 	if err != nil {
 		return fail(err)
 	}
@@ -329,14 +338,15 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 // fetchDocument reads one record and renders it; fetch and the record resource
 // share it.
 func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
-	doc, _, err := a.fetchRecord(ctx, ref, fieldList, expand, expandLimitRaw, false)
+	doc, _, err := a.fetchRecord(ctx, ref, fieldList, expand, expandLimitRaw, false, nil)
 	return doc, err
 }
 
 // fetchRecord reads one record and renders it within fetch's reply budget
 // (full: as evidence.RenderDocumentFull, beside the verbatim record); it
-// also returns the RS body it rendered.
-func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool) (evidence.Document, []byte, error) {
+// also returns the RS body it rendered. check, when not nil, may refuse
+// the body before anything is rendered from it.
+func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
 		return evidence.Document{}, nil, err
@@ -356,6 +366,11 @@ func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldL
 	resp, err := a.do(ctx, withQuery(req, expandLimit), berr)
 	if err != nil {
 		return evidence.Document{}, nil, err
+	}
+	if check != nil {
+		if err := check(resp.Body); err != nil {
+			return evidence.Document{}, nil, err
+		}
 	}
 	var doc evidence.Document
 	var rerr error
@@ -402,20 +417,7 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 		view.FullText()
 		res = a.fullReply(ctx, mcptools.ToolReadRecordField, argsMap(args), view.Rendered, view, "", nil)
 	} else {
-		// The window text is paid for once: it lives in content[], and
-		// structured output points at it and names the full-detail call.
-		call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
-		call.Arguments["detail"] = evidence.DetailFull
-		// The window is shown by CompactText (its span in content[] must
-		// hold): the reply says so here.
-		hidden := unseen.Has(view.Rendered)
-		view.CompactText(call)
-		if hidden {
-			view.Rendered += hiddenNote
-		}
-		// The window's few members cost less to append than to marshal.
-		structured := view.AppendJSON(make([]byte, 0, 1024))
-		res = compactResult(replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), view.Rendered, json.RawMessage(structured), len(structured), view.Full)
+		res = compactWindow(view, replyBudget(mcptools.ToolReadRecordField, view.RSBodyBytes), pageLimit(view, w))
 	}
 	res.Meta = mcp.NewMetaFromMap(map[string]any{MetaFieldWindowURI: handles.FieldWindowURI(w)})
 	return res, nil

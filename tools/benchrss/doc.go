@@ -29,6 +29,10 @@
 //	                                         objects; peak RSS (<= 160 MB) and CPU
 //	                                         (<= 3 s) of 6 concurrent query_records,
 //	                                         then fetch, calls; fails when one is missed
+//	go run ./tools/benchrss -hiddenfull      escaped full detail: a scripted RS whose
+//	                                         record is 3.9 MB of tag characters; peak
+//	                                         RSS (<= 160 MB, no GOMEMLIMIT) of 24
+//	                                         concurrent full fetches of it
 //	go run ./tools/benchrss -fair            fair shares: 4 concurrent 16-item batches
 //	                                         of full calls, then full calls looping
 //	                                         on 24 connections, each beside another

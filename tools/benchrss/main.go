@@ -47,6 +47,8 @@ type options struct {
 	fairOnly  bool // -fair: only the fairness check
 	strangers strangersOptions
 	strOnly   bool // -strangers: only the made-up bearer check
+	hidden    hiddenfullOptions
+	hidOnly   bool // -hiddenfull: only the escaped full-detail check
 }
 
 func main() {
@@ -83,6 +85,10 @@ func main() {
 	flag.IntVar(&o.hostile.elements, "hostile-elements", 2_600_000, "empty objects in the record's array (or members of its object) in the decoded-size check")
 	flag.BoolVar(&o.hostile.members, "hostile-members", false, "an object of -hostile-elements members instead of an array")
 	flag.StringVar(&o.hostile.tools, "hostile-tools", "query_records,fetch", "comma-separated tools of the decoded-size check, each measured in a fresh server")
+	flag.BoolVar(&o.hidOnly, "hiddenfull", false, "run only the escaped full-detail check over HTTP without GOMEMLIMIT against a scripted RS whose one record is Unicode tag characters: peak RSS and CPU time of concurrent full fetches of it; exits 1 when a bound is missed")
+	flag.IntVar(&o.hidden.calls, "hiddenfull-calls", 24, "concurrent full fetches in the escaped full-detail check")
+	flag.IntVar(&o.hidden.bytes, "hiddenfull-bytes", 3_900_000, "bytes of the record's text of tag characters (a multiple of 4) in the escaped full-detail check")
+	flag.StringVar(&o.hidden.ceilings, "hiddenfull-ceilings", "0", "comma-separated --full-max-bytes values of the escaped full-detail check (0: the server's default)")
 	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
 	flag.BoolVar(&o.strOnly, "strangers", false, "run only the made-up bearer check over HTTP at default flags: many addresses send calls with fresh made-up bearers that the RS takes long to reject, beside a token with a cached verdict whose searches are timed idle and under the flood; exits 1 when a bound is missed")
 	flag.IntVar(&o.strangers.addrs, "strangers-addrs", 100, "source addresses of the flood (loopback)")
@@ -123,7 +129,7 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly || o.fairOnly || o.strOnly {
+	if o.hostOnly || o.fairOnly || o.hidOnly || o.strOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
@@ -135,6 +141,8 @@ func main() {
 			code = runHostile(ctx, bin, o.hostile)
 		case o.strOnly:
 			code = runStrangers(ctx, bin, o.strangers)
+		case o.hidOnly:
+			code = runHiddenfull(ctx, bin, o.hidden)
 		default:
 			code = runFair(ctx, bin, o.fair)
 		}

@@ -23,6 +23,8 @@ type Catalog struct {
 	GuidanceHomes map[string]string `yaml:"guidance_homes"`
 	Tools         []Tool            `yaml:"tools"`
 	Resources     []Resource        `yaml:"resources"`
+	// Views are the HTML views (MCP Apps) tools may name with Tool.View.
+	Views []View `yaml:"views"`
 
 	// Formats are the named string formats arguments may declare with
 	// Arg.Format; generated Validate methods check them.
@@ -100,6 +102,9 @@ type Tool struct {
 	// ResultBudget bounds the whole serialized default (compact) result
 	// of the tool: content[] + structuredContent + _meta.
 	ResultBudget *ResultBudget `yaml:"result_budget"`
+	// View names an entry of Catalog.Views a host renders the tool's
+	// result in (_meta.ui.resourceUri); "" for none.
+	View string `yaml:"view"`
 }
 
 // ResultBudget is a tool's default reply budget. Bytes is a fixed ceiling;
@@ -233,6 +238,10 @@ func (c *Catalog) normalize() {
 	for name, f := range c.Formats {
 		trim(&f.Description)
 		c.Formats[name] = f
+	}
+	for vi := range c.Views {
+		trim(&c.Views[vi].Title)
+		trim(&c.Views[vi].Description)
 	}
 	for ri := range c.Resources {
 		trim(&c.Resources[ri].Title)

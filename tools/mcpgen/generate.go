@@ -43,6 +43,17 @@ type compiled struct {
 	schemas      map[string]toolSchemas
 	tools        []mcp.Tool // catalog order
 	footprint    footprint
+	views        []builtView // catalog order
+}
+
+// viewURI is the URI of the named view, or "" for none.
+func (c *compiled) viewURI(name string) string {
+	for _, v := range c.views {
+		if v.Name == name {
+			return v.URI
+		}
+	}
+	return ""
 }
 
 type toolSchemas struct{ input, output []byte }
@@ -68,7 +79,11 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 			return nil, nil, err
 		}
 	}
-	c, err := compile(cat, api, instructions)
+	views, problems := loadViews(cat, filepath.Dir(opt.catalog))
+	if len(problems) > 0 {
+		return nil, nil, &lintError{problems: problems}
+	}
+	c, err := compile(cat, api, instructions, views)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,13 +100,13 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 }
 
 // compile resolves, lints, builds schemas and checks the byte budgets.
-func compile(cat *Catalog, api *apiDoc, instructions string) (*compiled, error) {
+func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView) (*compiled, error) {
 	problems := resolveArgs(cat, api)
 	problems = append(problems, lintCatalog(cat, instructions)...)
 	if len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
-	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}}
+	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {
@@ -102,7 +117,7 @@ func compile(cat *Catalog, api *apiDoc, instructions string) (*compiled, error) 
 			return nil, fmt.Errorf("tool %q output schema: %w", t.Name, err)
 		}
 		c.schemas[t.Name] = toolSchemas{input: in, output: out}
-		c.tools = append(c.tools, mcpTool(t, in, out))
+		c.tools = append(c.tools, mcpTool(t, in, out, c.viewURI(t.View)))
 	}
 	fp, err := measure(c)
 	if err != nil {
@@ -116,8 +131,8 @@ func compile(cat *Catalog, api *apiDoc, instructions string) (*compiled, error) 
 }
 
 // mcpTool is the tool definition exactly as the generated Tools() builds it.
-func mcpTool(t Tool, in, out []byte) mcp.Tool {
-	return mcp.Tool{
+func mcpTool(t Tool, in, out []byte, viewURI string) mcp.Tool {
+	tool := mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
 		Description:     t.Description,
@@ -130,6 +145,10 @@ func mcpTool(t Tool, in, out []byte) mcp.Tool {
 			OpenWorldHint:   mcp.ToBoolPtr(*t.Annotations.OpenWorldHint),
 		},
 	}
+	if viewURI != "" {
+		tool.Meta = toolViewMeta(viewURI)
+	}
+	return tool
 }
 
 // toolsListResult is the tools/list result an mcp-go server sends for

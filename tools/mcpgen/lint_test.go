@@ -61,6 +61,9 @@ func TestLintRules(t *testing.T) {
 		{"result_budget_ratio_floor.yaml", `rs_body_ratio must be at least 1 and come with min_bytes`},
 		{"guidance_unknown_home.yaml", `guidance "zebra crossing": home "nowhere" is neither "instructions" nor a tool of the catalog`},
 		{"nullable_output.yaml", `output "next_cursor" is nullable; omit the key instead of sending null`},
+		{"view_budget.yaml", `view "sample": the document is`},
+		{"view_unknown.yaml", `tool "list_items": view "other" is not declared under views`},
+		{"view_source.yaml", `view "sample": source must hold /*@unseen-tables@*/ and @csp@ once each`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {

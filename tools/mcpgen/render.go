@@ -43,6 +43,18 @@ type fileData struct {
 	// earlier one), and the newest.
 	LegacyRevision, NewestRevision string
 	ResultBudgets                  []resultBudgetRow
+	Views                          []viewData
+	ViewIndex                      map[string]int // view name -> index in Views
+	// UIExtension and ViewMIMEType are the MCP Apps extension id and the
+	// mime type of its views.
+	UIExtension, ViewMIMEType string
+}
+
+// viewData is one view as the templates see it.
+type viewData struct {
+	Name, Camel, URI, Title, Description, File string
+	Bytes, MaxBytes                            int
+	PrefersBorder                              bool
 }
 
 // toolsetRow is one toolset's measured tools/list size and budget.
@@ -80,6 +92,7 @@ type toolData struct {
 	ReadOnly, Destructive, Idempotent bool
 	OpenWorld                         bool
 	HasDefaults                       bool
+	ViewCamel                         string // Camel of the view the tool names, or ""
 	Args                              []argData
 }
 
@@ -125,6 +138,7 @@ var outputFiles = []struct {
 	{"tools.go", "tools.go.tmpl", true},
 	{"args.go", "args.go.tmpl", true},
 	{"register.go", "register.go.tmpl", true},
+	{"views.go", "views.go.tmpl", true},
 	{"FOOTPRINT.md", "footprint.md.tmpl", false},
 }
 
@@ -181,6 +195,9 @@ func render(c *compiled) (map[string][]byte, error) {
 		return nil, err
 	}
 	files[goldenFile] = golden
+	for _, v := range c.views {
+		files[v.File()] = v.HTML
+	}
 	return files, nil
 }
 
@@ -205,6 +222,16 @@ func templateData(c *compiled) (*fileData, error) {
 		MustMentionLit:   stringsLiteral(cat.Budgets.InstructionsMustMention),
 		LegacyRevision:   mcp.LATEST_LEGACY_PROTOCOL_VERSION,
 		NewestRevision:   mcp.LATEST_PROTOCOL_VERSION,
+		UIExtension:      uiExtension,
+		ViewMIMEType:     viewMIMEType,
+	}
+	d.ViewIndex = map[string]int{}
+	for i, v := range c.views {
+		d.ViewIndex[v.Name] = i
+		d.Views = append(d.Views, viewData{
+			Name: v.Name, Camel: camel(v.Name), URI: v.URI, Title: v.Title, Description: v.Description,
+			File: v.File(), Bytes: len(v.HTML), MaxBytes: v.MaxBytes, PrefersBorder: *v.PrefersBorder,
+		})
 	}
 	for _, ts := range c.footprint.Toolsets {
 		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
@@ -244,6 +271,9 @@ func templateData(c *compiled) (*fileData, error) {
 			Destructive: *t.Annotations.DestructiveHint,
 			Idempotent:  *t.Annotations.IdempotentHint,
 			OpenWorld:   *t.Annotations.OpenWorldHint,
+		}
+		if t.View != "" {
+			td.ViewCamel = camel(t.View)
 		}
 		if t.Operation != "" {
 			td.OperationNote = " (OpenAPI operation " + t.Operation + ")"

@@ -55,7 +55,7 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c, err := s.lookupClient(r.Context(), q.Get("client_id"))
+	c, err := s.lookupClient(r, q.Get("client_id"))
 	if err != nil {
 		s.errorPage(w, http.StatusBadRequest, capitalize(err.Error())+".")
 		return

@@ -2,6 +2,7 @@ package demoas
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -32,9 +34,28 @@ const (
 	// MaxDocuments bounds the documents held; when full, the expired ones go,
 	// then the oldest.
 	MaxDocuments = 256
-	// maxFetches bounds the fetches in progress at once; a client_id that would
-	// start one more is refused for now (a retry works).
-	maxFetches = 4
+	// maxFetchesPerAddress bounds the fetches one client address (see
+	// clientAddr) has in progress at once, and maxFetches those of all
+	// addresses: a client_id that would start one more is refused for now (a
+	// retry works). Slow documents named from one address thus hold up only
+	// that address's next first uses; filling the whole server takes
+	// maxFetches/maxFetchesPerAddress addresses, each holding its places for
+	// at most DocumentTimeout.
+	maxFetchesPerAddress = 2
+	maxFetches           = 32
+)
+
+// LoopbackDocumentsFlag is the demo commands' switch that sets
+// Config.AllowLoopbackDocuments; a loopback client_id refused without it
+// names it.
+const LoopbackDocumentsFlag = "--demo-allow-loopback-cimd"
+
+// Why a document's host was not dialled (the addresses it resolved to are
+// never named: an error page is read by whoever sent the client_id).
+var (
+	errNotPublic = errors.New("its host resolves to a non-public address (private, link-local or reserved); a client metadata document must be served from a public host")
+	errLoopback  = errors.New("its host resolves to a loopback address; to try a client metadata document served on this machine, start the demo with " + LoopbackDocumentsFlag)
+	errNoAddress = errors.New("its host name does not resolve")
 )
 
 // isDocumentID reports whether a client_id names a client metadata document.
@@ -64,18 +85,50 @@ func (s *Server) checkDocumentURL(id string) error {
 		}
 	}
 	if s.cfg.DocumentClient == nil {
-		if why := publichost.Problem(u.Hostname()); why != "" {
-			return fmt.Errorf("host %q %s; a client metadata document must be served from a public https host", clip(u.Hostname()), why)
+		host := u.Hostname()
+		if why := publichost.Problem(host); why != "" && !(s.cfg.AllowLoopbackDocuments && loopbackHost(host)) {
+			if loopbackHost(host) {
+				return fmt.Errorf("host %q %s; a client metadata document must be served from a public https host (to try one served on this machine, start the demo with %s)", clip(host), why, LoopbackDocumentsFlag)
+			}
+			return fmt.Errorf("host %q %s; a client metadata document must be served from a public https host", clip(host), why)
 		}
 	}
 	return nil
 }
 
-// documentHTTPClient is the client that fetches documents: each dial goes
-// only to a public address (what the name resolved to is judged again here),
-// no proxy, no redirect, DocumentTimeout in all. A test's DocumentClient
-// replaces the transport (and with it the address rule), never the rest.
-func documentHTTPClient(test *http.Client) *http.Client {
+// loopbackHost reports a host that names this machine: localhost (or a name
+// under .localhost) or a loopback address.
+func loopbackHost(host string) bool {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().IsLoopback()
+	}
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	return name == "localhost" || strings.HasSuffix(name, ".localhost")
+}
+
+// dialable reports whether a document may be fetched from ip: a public
+// address, or, with AllowLoopbackDocuments, a loopback one.
+func (s *Server) dialable(ip netip.Addr) error {
+	ip = ip.WithZone("").Unmap()
+	switch {
+	case ip.IsLoopback() && s.cfg.AllowLoopbackDocuments:
+		return nil
+	case ip.IsLoopback():
+		return errLoopback
+	case publichost.AddrProblem(ip) != "":
+		return errNotPublic
+	}
+	return nil
+}
+
+// documentHTTPClient is the client that fetches documents: the host is
+// resolved here and only an address dialable allows is dialled (judged again
+// as the socket connects), no proxy, no redirect, DocumentTimeout in all. A
+// test's DocumentClient replaces the transport (and with it the address
+// rule), never the rest. With AllowLoopbackDocuments, a connection to a
+// loopback address skips the certificate check: it never leaves this
+// machine, and a local test server's certificate is self-signed.
+func (s *Server) documentHTTPClient(test *http.Client) *http.Client {
 	c := &http.Client{Timeout: DocumentTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return errors.New("a client metadata document must be served without redirects")
 	}}
@@ -84,33 +137,73 @@ func documentHTTPClient(test *http.Client) *http.Client {
 		return c
 	}
 	dialer := &net.Dialer{Timeout: DocumentTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
+		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return err
 		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil {
-			return err
-		}
-		if why := publichost.AddrProblem(ip); why != "" {
-			return fmt.Errorf("the client_id host resolved to %s, which %s", host, why)
-		}
-		return nil
+		return s.dialable(ap.Addr())
 	}}
-	c.Transport = &http.Transport{
-		DialContext:            dialer.DialContext,
+	// dial resolves host itself, so that what it resolved to is judged
+	// before any connection and never appears in an error. Bound: the
+	// addresses of one lookup, each dialled at most once.
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := s.docLookup(ctx, "ip", host)
+		if err != nil || len(ips) == 0 {
+			return nil, errNoAddress
+		}
+		last := errNoAddress
+		for _, ip := range ips {
+			if err := s.dialable(ip); err != nil {
+				last = err
+				continue
+			}
+			conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+			if err == nil {
+				return conn, nil
+			}
+			last = err
+		}
+		return nil, last
+	}
+	tr := &http.Transport{
+		DialContext:            dial,
 		TLSHandshakeTimeout:    DocumentTimeout,
 		ResponseHeaderTimeout:  DocumentTimeout,
 		MaxResponseHeaderBytes: 16 << 10,
 		DisableKeepAlives:      true,
 	}
+	if s.cfg.AllowLoopbackDocuments {
+		tr.DialTLSContext = func(ctx context.Context, network, address string) (net.Conn, error) {
+			conn, err := dial(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			host, _, _ := net.SplitHostPort(address)
+			cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+			if ta, ok := conn.RemoteAddr().(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+				cfg.InsecureSkipVerify = true //nolint:gosec // loopback only, and only under the demo's explicit switch
+			}
+			tc := tls.Client(conn, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return tc, nil
+		}
+	}
+	c.Transport = tr
 	return c
 }
 
 // documentClient returns the client a document client_id stands for,
 // fetching its document when it is not held or is older than DocumentTTL.
-// Concurrent first uses of one client_id share one fetch.
-func (s *Server) documentClient(ctx context.Context, id string) (*client, error) {
+// Concurrent first uses of one client_id share one fetch; a fetch started
+// for client address addr holds one of its maxFetchesPerAddress places.
+func (s *Server) documentClient(ctx context.Context, id, addr string) (*client, error) {
 	if err := s.checkDocumentURL(id); err != nil {
 		return nil, fmt.Errorf("client_id %q %v", clip(id), err)
 	}
@@ -121,6 +214,22 @@ func (s *Server) documentClient(ctx context.Context, id string) (*client, error)
 		return c, nil
 	}
 	v, err, _ := s.fetches.Do(id, func() (any, error) {
+		s.mu.Lock()
+		mine := s.fetching[addr] < maxFetchesPerAddress
+		if mine {
+			s.fetching[addr]++
+		}
+		s.mu.Unlock()
+		if !mine {
+			return nil, fmt.Errorf("%d client metadata documents named from your address are being fetched; try again shortly", maxFetchesPerAddress)
+		}
+		defer func() {
+			s.mu.Lock()
+			if s.fetching[addr]--; s.fetching[addr] <= 0 {
+				delete(s.fetching, addr)
+			}
+			s.mu.Unlock()
+		}()
 		if !s.fetchSlots.TryAcquire(1) {
 			return nil, errors.New("too many client metadata documents are being fetched; try again shortly")
 		}
@@ -151,7 +260,16 @@ func (s *Server) fetchDocument(ctx context.Context, id string) (*client, error) 
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.docHTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("could not be fetched: %v", err)
+		// The error of a dial names the address dialled: it goes to the
+		// log, and the page says only what kind of failure it was.
+		s.log.Info("client metadata document not fetched", "client_id", clip(id), "err", err)
+		switch {
+		case errors.Is(err, errLoopback), errors.Is(err, errNotPublic), errors.Is(err, errNoAddress):
+			return nil, fmt.Errorf("could not be fetched: %w", unwrapOurs(err))
+		case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+			return nil, fmt.Errorf("could not be fetched within %v", DocumentTimeout)
+		}
+		return nil, errors.New("could not be fetched: no connection, or no trusted https answer")
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -180,4 +298,14 @@ func (s *Server) fetchDocument(ctx context.Context, id string) (*client, error) 
 		return nil, errors.New("carries a client_secret; a document describes a public client")
 	}
 	return &client{id: id, name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}, nil
+}
+
+// unwrapOurs returns the one of this file's dial errors that err wraps.
+func unwrapOurs(err error) error {
+	for _, e := range []error{errLoopback, errNotPublic, errNoAddress} {
+		if errors.Is(err, e) {
+			return e
+		}
+	}
+	return err
 }

@@ -13,8 +13,11 @@
 //   - Client ID Metadata Documents: an https client_id is the URL of the client's
 //     JSON metadata, fetched from a public host only (the webhook address rules of internal/mcpserver/publichost),
 //     at most MaxDocumentBytes within DocumentTimeout, without redirects, and
-//     kept DocumentTTL (at most MaxDocuments); Config.DocumentClient lets a test
-//     serve one from loopback;
+//     kept DocumentTTL (at most MaxDocuments), at most two fetches at once per
+//     client address and 32 in all; errors never name what a host resolved to;
+//     Config.AllowLoopbackDocuments (the demo commands' --demo-allow-loopback-cimd)
+//     lets a document be fetched from this machine, and Config.DocumentClient
+//     lets a test serve one from loopback;
 //   - the authorization code grant at /oauth/authorize with PKCE, S256 only, a consent
 //     page (or, with Config.AutoConsent, approval at once), and the token endpoint at
 //     /oauth/token;

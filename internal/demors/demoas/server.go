@@ -113,6 +113,13 @@ type Config struct {
 	// client_id URL is lifted too, so a test can serve a document from an
 	// httptest TLS server on loopback. Timeout, size and redirect rules stay.
 	DocumentClient *http.Client
+	// AllowLoopbackDocuments lets client metadata documents be fetched from
+	// loopback hosts (localhost, 127.0.0.0/8, ::1), so a client can be tried
+	// on one machine: those are dialled on loopback only, and their TLS
+	// certificate is not checked (a local test server's is self-signed).
+	// Demo commands set it from LoopbackDocumentsFlag; off, a loopback
+	// client_id is refused naming that flag.
+	AllowLoopbackDocuments bool
 }
 
 // Kind is what a grant is.
@@ -165,8 +172,10 @@ type Server struct {
 	docs    *table[string, *client] // fetched client metadata documents
 
 	docHTTP    *http.Client
-	fetches    singleflight.Group  // one fetch per document URL at a time
-	fetchSlots *semaphore.Weighted // maxFetches
+	docLookup  func(ctx context.Context, network, host string) ([]netip.Addr, error) // the document fetcher's resolver
+	fetches    singleflight.Group                                                    // one fetch per document URL at a time
+	fetchSlots *semaphore.Weighted                                                   // maxFetches
+	fetching   map[string]int                                                        // fetches started per client address (at most maxFetchesPerAddress); under mu
 }
 
 type client struct {
@@ -241,9 +250,11 @@ func New(cfg Config) (*Server, error) {
 		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
 		docs:    newTable[string, *client](MaxDocuments),
 
-		docHTTP:    documentHTTPClient(cfg.DocumentClient),
+		docLookup:  net.DefaultResolver.LookupNetIP,
 		fetchSlots: semaphore.NewWeighted(maxFetches),
+		fetching:   map[string]int{},
 	}
+	s.docHTTP = s.documentHTTPClient(cfg.DocumentClient)
 	s.clients.perOwner, s.clients.keepLive = MaxClientsPerAddress, true
 	s.clients.stale = func(c *client, now time.Time) bool { return c.stale(now) }
 	s.grants.perOwner, s.grants.keepLive = MaxGrantsPerAddress, true
@@ -331,10 +342,11 @@ func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
 }
 
 // lookupClient returns the client a client_id names: a registered one, or
-// the one its client metadata document describes (fetched when needed).
-func (s *Server) lookupClient(ctx context.Context, id string) (*client, error) {
+// the one its client metadata document describes (fetched when needed, as a
+// fetch of r's client address).
+func (s *Server) lookupClient(r *http.Request, id string) (*client, error) {
 	if isDocumentID(id) {
-		return s.documentClient(ctx, id)
+		return s.documentClient(r.Context(), id, clientAddr(r))
 	}
 	s.mu.Lock()
 	c, ok := s.clients.get(id)

@@ -42,7 +42,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		}
 		clientID, _ = url.QueryUnescape(user)
 	}
-	if _, err := s.lookupClient(r.Context(), clientID); err != nil {
+	if _, err := s.lookupClient(r, clientID); err != nil {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", err.Error())
 		return
 	}

@@ -167,36 +167,44 @@ func (h *HTTPFlags) Metrics() *metrics.Metrics {
 	return h.metrics
 }
 
-// startMetrics binds --metrics-listen and serves /metrics until ctx ends or
-// stop is called; with metrics off it does nothing. onListen, when set,
-// receives the bound address.
-func (h *HTTPFlags) startMetrics(ctx context.Context, log *slog.Logger, onListen func(net.Addr)) (stop func(), err error) {
+// ServeWithMetrics binds --metrics-listen (when metrics are on), then serves
+// handler with cfg until ctx ends (see Serve). Metrics are served, and
+// onMetrics receives their address, only once the MCP listener is bound
+// (before cfg.OnListen is called): an MCP address in use fails before
+// anything says it is serving. The metrics listener stops with the server.
+// Every hosted command ends here.
+func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, handler http.Handler, cfg transport.HTTPConfig, onMetrics func(net.Addr)) error {
 	m := h.Metrics()
 	if m == nil {
-		return func() {}, nil
+		return Serve(ctx, handler, cfg)
 	}
-	addr, stop, err := metrics.Serve(ctx, h.MetricsListen, m, log)
+	ln, err := net.Listen("tcp", h.MetricsListen)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, Fail(ExitUnavailable, "metrics listener: %v (pick another address with --metrics-listen, e.g. 127.0.0.1:0)", err)
+		return Fail(ExitUnavailable, "metrics listener: %v (pick another address with --metrics-listen, e.g. 127.0.0.1:0)", err)
 	}
 	if err != nil {
-		return nil, Fail(ExitUsage, "metrics listener: %v", err)
+		return Fail(ExitUsage, "metrics listener: %v", err)
 	}
-	if onListen != nil {
-		onListen(addr)
+	// ServeHTTP calls OnListen on this goroutine, before it serves, so stop
+	// is set (or not) by the time Serve returns.
+	var stop func()
+	onListen := cfg.OnListen
+	cfg.OnListen = func(a net.Addr) {
+		stop = metrics.ServeListener(ctx, ln, m, log)
+		if onMetrics != nil {
+			onMetrics(ln.Addr())
+		}
+		if onListen != nil {
+			onListen(a)
+		}
 	}
-	return stop, nil
-}
-
-// ServeWithMetrics starts the metrics listener (see startMetrics; onMetrics
-// receives its address) and then serves handler with cfg until ctx ends (see
-// Serve); the metrics listener stops with it. Every hosted command ends here.
-func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, handler http.Handler, cfg transport.HTTPConfig, onMetrics func(net.Addr)) error {
-	stop, err := h.startMetrics(ctx, log, onMetrics)
-	if err != nil {
-		return err
-	}
-	defer stop()
+	defer func() {
+		if stop != nil {
+			stop()
+		} else {
+			ln.Close()
+		}
+	}()
 	return Serve(ctx, handler, cfg)
 }
 

@@ -8,10 +8,11 @@ import (
 // FixedListTTLMs is the cache hint (ttlMs, protocol 2026-07-28 and later) on
 // the results a serving process never changes: tools/list and
 // resources/templates/list (the catalog and --toolsets are read once at
-// start), resources/list (no listed resources) and server/discover. One
-// hour: a client that caches that long sees a new catalog after a restart
-// within the hour. resources/read keeps mcp-go's default of 0, since the
-// documents it serves are the RS's data as of the read.
+// start), resources/list (only the catalog's views, fixed at build) and
+// server/discover. One hour: a client that caches that long sees a new
+// catalog after a restart within the hour. resources/read keeps mcp-go's
+// default of 0, since the documents it serves are the RS's data as of the
+// read.
 const FixedListTTLMs int64 = 3_600_000
 
 // CacheHints returns the server options that put FixedListTTLMs on the fixed

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
 // DecodeArgs decodes tool arguments into dst, a pointer to an Args struct,
@@ -31,7 +32,9 @@ import (
 //   - a field whose json tag has no omitempty is required: leaving it out
 //     gives missing_argument.
 //
-// A null value counts as absent. The returned error has an empty Tool; the
+// A string anywhere in a value is unspelled (unseen.Unspell): an id or
+// cursor a reply spelled is taken back as it was. A null value counts as
+// absent. The returned error has an empty Tool; the
 // caller fills it in. DecodeArgs panics when dst is not a pointer to a struct,
 // which is a programming error, not bad input.
 func DecodeArgs(args any, dst any) *ArgError {
@@ -76,6 +79,11 @@ func DecodeArgs(args any, dst any) *ArgError {
 			continue
 		}
 		field := target.Field(f.index)
+		if unseen.HasOpenJSON(value) {
+			// A spelled value (an id or cursor as a reply showed it, its
+			// hidden characters written out) is taken back as it was.
+			value = unspellValue(value)
+		}
 		if setPlain(field, value) {
 			continue
 		}
@@ -90,6 +98,21 @@ func DecodeArgs(args any, dst any) *ArgError {
 		}
 	}
 	return nil
+}
+
+// unspellValue is the JSON value raw with its strings unspelled
+// (unseen.Unspell): a string as a JSON string, anything else through
+// unseen.UnspellJSON; raw itself when it is not valid JSON.
+func unspellValue(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '"' {
+		return unseen.UnspellJSON(raw)
+	}
+	s, err := jsonwalk.DecodeString(t)
+	if err != nil {
+		return raw
+	}
+	return unseen.AppendJSONString(nil, unseen.Unspell(s))
 }
 
 // readMembers puts the raw value of each member of obj, a JSON object, in

@@ -289,3 +289,31 @@ func TestSetPlainTakesCommonValues(t *testing.T) {
 		t.Errorf("stored %+v", p)
 	}
 }
+
+// TestDecodeArgsUnspells takes values as a reply spelled them (hidden
+// characters written out, see unseen.Spell) back as they were, in strings,
+// string arrays and objects, raw or \u-escaped; other text stays.
+func TestDecodeArgsUnspells(t *testing.T) {
+	for _, tc := range []struct {
+		name, args string
+		want       sampleArgs
+	}{
+		{"string", `{"name":"n⟦U+200B⟧1","count":1}`, sampleArgs{Name: "n\u200b1", Count: 1}},
+		{"escaped open", `{"name":"n\u27e6U+200B\u27e71","count":1}`, sampleArgs{Name: "n\u200b1", Count: 1}},
+		{"spelled open", `{"name":"⟦U+27E6⟧U+200B⟧","count":1}`, sampleArgs{Name: "⟦U+200B⟧", Count: 1}},
+		{"array", `{"name":"a","count":1,"fields":["b⟦U+2060⟧","c"]}`, sampleArgs{Name: "a", Count: 1, Fields: []string{"b\u2060", "c"}}},
+		{"object", `{"name":"a","count":1,"filter":{"k":{"gte":"x⟦U+E0041⟧"}}}`, sampleArgs{Name: "a", Count: 1, Filter: json.RawMessage(`{"k":{"gte":"x` + "\U000E0041" + `"}}`)}},
+		{"marker stays", `{"name":"⟦hidden U+200B⟧","count":1}`, sampleArgs{Name: "⟦hidden U+200B⟧", Count: 1}},
+		{"visible code point stays", `{"name":"⟦U+0041⟧","count":1}`, sampleArgs{Name: "⟦U+0041⟧", Count: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got sampleArgs
+			if err := DecodeArgs(json.RawMessage(tc.args), &got); err != nil {
+				t.Fatalf("DecodeArgs: %v", err)
+			}
+			if got.Name != tc.want.Name || got.Count != tc.want.Count || !reflect.DeepEqual(got.Fields, tc.want.Fields) || string(got.Filter) != string(tc.want.Filter) {
+				t.Fatalf("got %+v (filter %s), want %+v (filter %s)", got, got.Filter, tc.want, tc.want.Filter)
+			}
+		})
+	}
+}

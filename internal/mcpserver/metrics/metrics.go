@@ -324,6 +324,16 @@ func Serve(ctx context.Context, addr string, m *Metrics, log *slog.Logger) (net.
 	if err != nil {
 		return nil, nil, err
 	}
+	return ln.Addr(), ServeListener(ctx, ln, m, log), nil
+}
+
+// ServeListener serves /metrics (and nothing else) on ln, bound by the
+// caller, until ctx ends or the returned stop func is called, which closes
+// ln; serving errors are logged.
+func ServeListener(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) (stop func()) {
+	if log == nil {
+		log = slog.Default()
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
 	srv := &http.Server{
@@ -344,5 +354,5 @@ func Serve(ctx context.Context, addr string, m *Metrics, log *slog.Logger) (net.
 		_ = srv.Close()
 	}()
 	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
-	return ln.Addr(), cancel, nil
+	return cancel
 }

@@ -307,6 +307,9 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 	if env.Method == string(mcp.MethodResourcesRead) || env.Method == string(mcp.MethodToolsCall) {
 		rp.body = rewriteResourceError(rp.body)
 	}
+	if len(rp.spliced) == 0 {
+		rp.body = showErrorText(rp.body)
+	}
 	return rp
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,10 +212,16 @@ func (m *readyMemo) run(ctx context.Context) error {
 
 // allowedCapabilities are the only server capabilities the hosted endpoint
 // may advertise.
-var allowedCapabilities = []string{"tools", "resources"}
+var allowedCapabilities = []string{"tools", "resources", "extensions"}
+
+// allowedExtensions are the only extensions it may advertise: MCP Apps
+// (views the host renders and that call tools through the host, each call
+// an ordinary stateless request).
+var allowedExtensions = []string{"io.modelcontextprotocol/ui"}
 
 // VerifyCapabilities runs an in-process initialize against s and checks that
-// it advertises tools (and optionally resources) and nothing else, that
+// it advertises tools (and optionally resources and the MCP Apps extension)
+// and nothing else, that
 // neither asks for listChanged or subscribe (nothing can be pushed on a
 // stateless JSON-only endpoint), and that instructions are present.
 //
@@ -223,7 +230,7 @@ var allowedCapabilities = []string{"tools", "resources"}
 // server.WithInstructions(...), and without WithLogging,
 // WithPromptCapabilities or any AddPrompt, WithCompletions,
 // WithTaskCapabilities, WithElicitation, WithRoots, WithExperimental or
-// WithExtensions.
+// WithExtensions naming any extension but MCP Apps.
 func VerifyCapabilities(s *server.MCPServer) error {
 	const probe = `{"jsonrpc":"2.0","id":"capability-check","method":"initialize","params":{` +
 		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"capability-check","version":"0"}}}`
@@ -246,7 +253,17 @@ func VerifyCapabilities(s *server.MCPServer) error {
 	}
 	for name, body := range caps {
 		if !slices.Contains(allowedCapabilities, name) {
-			return fmt.Errorf("capability check: %q must not be advertised (only tools and resources)", name)
+			return fmt.Errorf("capability check: %q must not be advertised (only tools, resources and extensions)", name)
+		}
+		if name == "extensions" {
+			var ext map[string]json.RawMessage
+			_ = json.Unmarshal(body, &ext)
+			for id := range ext {
+				if !slices.Contains(allowedExtensions, id) {
+					return fmt.Errorf("capability check: extension %q must not be advertised (only %s)", id, strings.Join(allowedExtensions, ", "))
+				}
+			}
+			continue
 		}
 		var flags struct {
 			ListChanged bool `json:"listChanged"`

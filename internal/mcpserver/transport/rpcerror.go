@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
 // rpcErrorBody is a JSON-RPC 2.0 error response. ID stays null when the
@@ -25,11 +26,13 @@ type rpcErrorDetail struct {
 
 var jsonNull = json.RawMessage("null")
 
-// marshalRPCError renders a JSON-RPC error response body.
+// marshalRPCError renders a JSON-RPC error response body. The message may
+// echo the request: its hidden characters are shown (unseen.Show).
 func marshalRPCError(id json.RawMessage, code int, message string, data any) []byte {
 	if len(id) == 0 {
 		id = jsonNull
 	}
+	message = unseen.Show(message)
 	b, err := json.Marshal(rpcErrorBody{
 		JSONRPC: "2.0",
 		ID:      id,
@@ -89,4 +92,37 @@ func validID(id json.RawMessage) bool {
 	default:
 		return bytes.Equal(id, jsonNull)
 	}
+}
+
+// showErrorText returns the JSON-RPC error reply msg with the hidden
+// characters of its message and data shown as markers (unseen.Show,
+// unseen.ShowJSON): mcp-go echoes an unknown tool, method or resource URI
+// as the request spelled it. The id is left as the request sent it (a
+// raw hidden character in it is \u-escaped, the same value). Any other
+// message comes back unchanged; one scan when it holds no hidden character.
+func showErrorText(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"error"`)) || !unseen.HasJSON(msg) {
+		return msg
+	}
+	var reply struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil {
+		return msg
+	}
+	var data any
+	if len(reply.Error.Data) > 0 && !bytes.Equal(reply.Error.Data, jsonNull) {
+		shown, _ := unseen.ShowJSON(reply.Error.Data, nil)
+		data = json.RawMessage(shown)
+	}
+	out := marshalRPCError(unseen.EscapeJSON(reply.ID), reply.Error.Code, reply.Error.Message, data)
+	if bytes.HasSuffix(msg, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
 }

@@ -799,6 +799,10 @@ func TestVerifyCapabilities(t *testing.T) {
 		{"tools listChanged", []server.ServerOption{server.WithToolCapabilities(true)}, nil, "listChanged"},
 		{"resource subscribe", []server.ServerOption{server.WithResourceCapabilities(true, false)}, nil, "listChanged/subscribe"},
 		{"no instructions", []server.ServerOption{server.WithInstructions("")}, nil, "instructions"},
+		{"MCP Apps extension", []server.ServerOption{server.WithExtensions(map[string]any{
+			"io.modelcontextprotocol/ui": map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}})}, nil, ""},
+		{"another extension", []server.ServerOption{server.WithExtensions(map[string]any{
+			"io.modelcontextprotocol/ui": map[string]any{}, "io.modelcontextprotocol/tasks": map[string]any{}})}, nil, `"io.modelcontextprotocol/tasks"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -247,7 +247,7 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 		w.log.Error("stdio: encoding a reply", "err", err)
 		return
 	}
-	b = rewriteResourceError(append(b, '\n'))
+	b = showErrorText(rewriteResourceError(append(b, '\n')))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.store.Pending() {

@@ -19,7 +19,7 @@ func EscapeJSON(b []byte) []byte {
 	if i < 0 {
 		return b
 	}
-	out := make([]byte, 0, len(b)+64)
+	out := make([]byte, 0, len(b)+escapeGrowth(s, i))
 	done := 0
 	for i >= 0 {
 		r, n := decodeAt(s, i)
@@ -28,6 +28,35 @@ func EscapeJSON(b []byte) []byte {
 		i = first(s, done)
 	}
 	return append(out, s[done:]...)
+}
+
+// EscapedLen returns the length of EscapeJSON(b) without building it: one
+// walk that finds the hidden runes and counts their escapes (6 bytes, 12
+// past U+FFFF), so a caller can refuse or reserve the copy first. It is
+// len(b) when b holds none. The walk is bounded by len(b).
+func EscapedLen(b []byte) int {
+	s := view(b)
+	i := first(s, 0)
+	if i < 0 {
+		return len(b)
+	}
+	return len(b) + escapeGrowth(s, i)
+}
+
+// escapeGrowth is how many bytes escaping the hidden runes of s from its
+// first one, at i, adds.
+func escapeGrowth(s string, i int) int {
+	n := 0
+	for i >= 0 {
+		r, size := decodeAt(s, i)
+		if r > 0xFFFF {
+			n += 12 - size
+		} else {
+			n += 6 - size
+		}
+		i = first(s, i+size)
+	}
+	return n
 }
 
 // appendEscape appends r as one JSON escape, or two for a rune past U+FFFF.
@@ -76,10 +105,18 @@ func HasJSON(b []byte) bool {
 	return false
 }
 
-// Keep tells ShowJSON which members hold identity (ids, cursors, calls to
-// make): their strings, and every string nested in them, are escaped
-// (EscapeJSON) rather than shown, so a client can hand them back.
+// Keep tells ShowJSON which members hold identity (ids, cursors, names,
+// calls to make): their strings, and every string nested in them, are
+// spelled (Spell) rather than shown, so a client can hand them back and
+// what it decodes shows every hidden character.
 type Keep func(key string) bool
+
+// HasOpenJSON reports whether the JSON text b may hold SpellOpen, raw or
+// as a \u escape (so a spelled value: see Spell); it errs only towards
+// true.
+func HasOpenJSON(b []byte) bool {
+	return bytes.Contains(b, []byte(SpellOpen)) || bytes.Contains(b, []byte(`\u27`))
+}
 
 // maxDepth bounds the nesting ShowJSON walks; a deeper document is
 // escaped instead (EscapeJSON).
@@ -89,11 +126,12 @@ var errJSON = errors.New("unseen: not valid JSON")
 
 // ShowJSON returns the valid JSON text b with every string that holds a
 // hidden rune rewritten: with markers (Show), or, under a member that keep
-// names, with \u escapes. Keys are shown. It also returns how many hidden
-// runes it replaced by markers. b comes back as it is when HasJSON finds
-// nothing; a document it cannot walk is escaped whole.
+// names, spelled (Spell, which also spells SpellOpen). Keys are shown. It
+// also returns how many hidden runes it replaced by markers. b comes back
+// as it is when it holds neither a hidden rune (HasJSON) nor SpellOpen; a
+// document it cannot walk is escaped whole (EscapeJSON).
 func ShowJSON(b []byte, keep Keep) ([]byte, int) {
-	if !HasJSON(b) {
+	if !HasJSON(b) && (keep == nil || !HasOpenJSON(b)) {
 		return b, 0
 	}
 	w := walker{in: b, keep: keep, out: make([]byte, 0, len(b)+256)}
@@ -183,12 +221,13 @@ func (w *walker) value(i int, kept bool, depth int) (int, error) {
 	return end, nil
 }
 
-// str copies the string at w.in[i]: as it is when it holds no hidden rune,
-// else decoded and written again, escaped (kept) or shown.
+// str copies the string at w.in[i]: as it is when it holds no hidden rune
+// (nor, kept, SpellOpen), else decoded and written again, spelled (kept)
+// or shown.
 func (w *walker) str(i int, kept bool) (int, error) {
 	end := jsonwalk.SkipString(w.in, i)
 	q := w.in[i:end]
-	if !HasJSON(q) {
+	if !HasJSON(q) && !(kept && HasOpenJSON(q)) {
 		w.out = append(w.out, q...)
 		return end, nil
 	}
@@ -197,7 +236,7 @@ func (w *walker) str(i int, kept bool) (int, error) {
 		return end, errJSON
 	}
 	if kept {
-		w.out = AppendJSONString(w.out, s)
+		w.out = AppendJSONString(w.out, view(AppendSpell(nil, s)))
 		return end, nil
 	}
 	shown, n := AppendShow(nil, s)

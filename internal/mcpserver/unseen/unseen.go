@@ -28,28 +28,27 @@ func below(x uint64, n byte) uint64 { return (x - uint64(n)*ones) &^ x & tops }
 // documentation); U+FE0E, U+FE0F and U+200D are hidden here and kept by
 // hiddenAt in their context.
 func base(r rune) bool {
-	switch {
-	case r < space:
-		return r != '\t' && r != '\n' && r != '\r'
-	case r < 0x7F:
-		return false
-	case r <= 0x9F:
-		return true
-	case r < 0x600:
-		return r == 0xAD
-	case r >= 0x2070 && r < 0xE000, r >= 0x1F000 && r < 0x1FFFE:
-		// No format, private-use or noncharacter code point lies here
-		// (most scripts, CJK, emoji): the tables need not be searched.
-		return false
-	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
-		return true
-	case r >= tag0 && r <= tagN:
-		return true
-	case r >= 0xFDD0 && r <= 0xFDEF, r&0xFFFE == 0xFFFE && r <= unicode.MaxRune:
-		return true
+	if r < utf8.RuneSelf {
+		return r < space && r != '\t' && r != '\n' && r != '\r' || r == 0x7F
 	}
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r)
+	return inTable(r)
 }
+
+// inTable looks r up in the generated table (table.go): one index and one
+// bitmap read.
+func inTable(r rune) bool {
+	if uint32(r) > unicode.MaxRune {
+		return false
+	}
+	b := &hiddenBlocks[hiddenIndex[uint32(r)>>8]]
+	return b[r>>6&3]&(1<<(r&63)) != 0
+}
+
+// Hidden reports whether r is hidden wherever it stands: the table this
+// package reads, for a caller that needs one rune's class (a table of its
+// own, say). U+FE0E, U+FE0F and U+200D are hidden here too; a text keeps
+// them in the context the package documentation names (see Has).
+func Hidden(r rune) bool { return r >= 0 && base(r) }
 
 // emojiBefore reports whether r may lead a zero-width joiner of an emoji
 // sequence.
@@ -64,7 +63,9 @@ func hiddenAt(prev, r, next rune) bool {
 	}
 	switch r {
 	case vs15, vs16:
-		return prev < 0 || base(prev)
+		// After a quotation mark too: in JSON text it opens a string, in
+		// which the selector stands first, with nothing to shape.
+		return prev < 0 || prev == '"' || base(prev)
 	case zwj:
 		return prev < 0 || next < 0 || !emojiBefore(prev) || !unicode.Is(unicode.So, next)
 	}

@@ -111,6 +111,7 @@ func TestExitCodes(t *testing.T) {
 		{"full ceiling below compact", []string{"http", "--provider-url", url, "--full-max-bytes", "1000"}, cmdkit.ExitUsage, "--full-max-bytes must be at least"},
 		{"in-flight bound below one body", []string{"http", "--provider-url", url, "--max-inflight-bytes", "1000000"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
 		{"in-flight bound below a raised ceiling", []string{"http", "--provider-url", url, "--full-max-bytes", "67108864"}, cmdkit.ExitUsage, "--max-inflight-bytes must hold"},
+		{"in-flight bound below a body and its escaped copy", []string{"http", "--provider-url", url, "--full-max-bytes", "31457280"}, cmdkit.ExitUsage, "escaped copy of a full reply"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,10 +321,15 @@ func TestDemoOnce(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"MCP over HTTP:  http://127.0.0.1:", "Node 22.19 or newer", "inspector --cli http://127.0.0.1:", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch", "mcpServers", "vanish when it exits", "demo-rs --cache-root <dir>", "no token pasted", `over one source
-("loom")`} {
+	for _, want := range []string{"demo --once: the sample journey against http://127.0.0.1:", "run without --once", "$ search", "first_fetch_id=", "$ read_record_field", "$ fetch"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	// The client settings would be dead when the command exits.
+	for _, not := range []string{"mcpServers", "Bearer", "npx", "claude mcp add", "Prometheus metrics"} {
+		if strings.Contains(out, not) {
+			t.Fatalf("demo --once prints %q, which is dead once it exits:\n%s", not, out)
 		}
 	}
 }

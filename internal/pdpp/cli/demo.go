@@ -20,12 +20,14 @@ import (
 // demoOAuth are the flags of the demo authorization server, served beside the
 // demo RS by demo and demo-rs (never by the adapter's own commands).
 type demoOAuth struct {
-	autoConsent bool
-	tokenTTL    time.Duration
+	autoConsent  bool
+	loopbackCIMD bool
+	tokenTTL     time.Duration
 }
 
 func (o *demoOAuth) register(f *cmdkit.FlagSet) error {
 	f.BoolVar(&o.autoConsent, "auto-consent", false, "demo authorization server: approve every authorization at once and redirect straight back to the client (no consent page)")
+	f.BoolVar(&o.loopbackCIMD, strings.TrimPrefix(demoas.LoopbackDocumentsFlag, "--"), false, "demo authorization server: fetch client metadata documents from loopback hosts too (https, certificate not checked), to try a CIMD client on this machine")
 	return f.Dur(&o.tokenTTL, "access-token-ttl", "PDPP_DEMO_ACCESS_TOKEN_TTL", demoas.DefaultAccessTokenTTL, "demo authorization server: lifetime of an access token")
 }
 
@@ -33,7 +35,7 @@ func (o *demoOAuth) config() (*demors.OAuthConfig, error) {
 	if o.tokenTTL < time.Second {
 		return nil, cmdkit.Fail(cmdkit.ExitUsage, "--access-token-ttl must be at least 1s, not %v", o.tokenTTL)
 	}
-	return &demors.OAuthConfig{AccessTokenTTL: o.tokenTTL, AutoConsent: o.autoConsent}, nil
+	return &demors.OAuthConfig{AccessTokenTTL: o.tokenTTL, AutoConsent: o.autoConsent, AllowLoopbackDocuments: o.loopbackCIMD}, nil
 }
 
 // consentNote says how the demo authorization server asks for consent.
@@ -42,6 +44,14 @@ func (o *demoOAuth) consentNote() string {
 		return "given at once (--auto-consent)"
 	}
 	return "a page in the browser"
+}
+
+// cimdNote says whether client metadata documents may come from this machine.
+func (o *demoOAuth) cimdNote() string {
+	if o.loopbackCIMD {
+		return "\nClient metadata documents may be served from this machine (" + demoas.LoopbackDocumentsFlag + ")."
+	}
+	return ""
 }
 
 // demoSource is the source the demo's facade asks grants for by default.
@@ -117,13 +127,19 @@ client credential (%s grant) written to %s
 In another terminal:
   pdpp-mcp-server --provider-url %s --cache-root %s
 
+Over HTTP, serve MCP for this demo RS with
+  pdpp-mcp-server http --provider-url %s
+and give each client http://127.0.0.1:8787/mcp with the header
+  Authorization: Bearer %s
+(the %s grant's token), e.g. %s --cli http://127.0.0.1:8787/mcp --transport http --header "Authorization: Bearer %s" --method tools/list
+
 OAuth clients: the demo authorization server is served at the same address
 (consent: %s; access tokens live %v). Serve MCP with
   pdpp-mcp-server http --provider-url %s --oauth-source %s
-and give the client only http://127.0.0.1:8787/mcp, no token.
+and give the client only http://127.0.0.1:8787/mcp, no token.%s
 
 Ctrl-C stops the demo RS.
-`, url, grant, path, url, cacheRoot, o.consentNote(), o.tokenTTL, url, demoSource)
+`, url, grant, path, url, cacheRoot, url, rs.Token(grant), grant, inspectorNPX, rs.Token(grant), o.consentNote(), o.tokenTTL, url, demoSource, o.cimdNote())
 	<-ctx.Done()
 	return nil
 }
@@ -194,14 +210,24 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	}
 	mcpURL := "http://" + addr.String() + "/mcp"
 	token := rs.Token("client")
-	printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
-	printDemoOAuth(env.Stdout, rsURL, mcpURL, h.oauthSource, o)
-	printMetricsURL(env.Stdout, metricsAt)
+	if once {
+		// The settings below would die with this command: only the journey.
+		fmt.Fprintf(env.Stdout, "pdpp-mcp demo --once: the sample journey against %s (run without --once for a demo that keeps serving and says how to connect clients)\n\n", mcpURL)
+	} else {
+		printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
+		printDemoOAuth(env.Stdout, rsURL, mcpURL, h.oauthSource, o)
+		printMetricsURL(env.Stdout, metricsAt)
+	}
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
 	}
 	return cmdkit.FinishServing(ctx, env.Stdout, once, cancel, served)
 }
+
+// inspectorNPX runs MCP Inspector with the major version the printed
+// commands need: without it, npx on a Node older than Inspector 2 asks for
+// resolves Inspector 0.x, whose CLI refuses arguments for a URL server.
+const inspectorNPX = "npx -y @modelcontextprotocol/inspector@2"
 
 // inspectorOrigins are the origins of MCP Inspector's web UI on its default
 // port, allowed (with CORS) by the demo unless --allowed-origins says otherwise.
@@ -217,10 +243,12 @@ func printDemoConfig(w io.Writer, rsURL, mcpURL, token, cacheRoot string) {
   MCP over HTTP:  %s
   bearer token:   %s   (demo "client" grant: two loom connections + notes)
 
-MCP Inspector 2.x (needs Node 22.19 or newer; its web UI origin on port 6274 is
-allowed): in the web UI (npx -y @modelcontextprotocol/inspector), transport
-"Streamable HTTP", URL %s, header Authorization: Bearer %s; or its CLI:
-  npx -y @modelcontextprotocol/inspector --cli %s --transport http --header "Authorization: Bearer %s" --method tools/list
+MCP Inspector 2 (Node 22.19 or newer; without the @2, npx on an older Node
+fetches Inspector 0.x, whose CLI stops with "Arguments cannot be passed to a
+URL-based MCP server"; its web UI origin on port 6274 is allowed): in the web UI
+(%s), transport "Streamable HTTP", URL %s, header
+Authorization: Bearer %s; or its CLI:
+  %s --cli %s --transport http --header "Authorization: Bearer %s" --method tools/list
 
 Claude Code:
   claude mcp add --transport http pdpp-demo %s --header "Authorization: Bearer %s"
@@ -233,7 +261,7 @@ and the credential folder %s vanish when it exits. For a
 configuration that lasts, run "pdpp-mcp-server demo-rs --cache-root <dir>" (fixed
 port 7663) and point clients at it as that command prints.
 
-`, rsURL, mcpURL, token, mcpURL, token, mcpURL, token, mcpURL, token, stdio, cacheRoot)
+`, rsURL, mcpURL, token, inspectorNPX, mcpURL, token, inspectorNPX, mcpURL, token, mcpURL, token, stdio, cacheRoot)
 }
 
 // printDemoOAuth says how an OAuth client connects with the URL alone.

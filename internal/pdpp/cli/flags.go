@@ -98,7 +98,8 @@ func WorstCaseHeap(inFlight, maxConcurrent, maxBody int64) int64 {
 // the defaults) and returns them: the ceiling at least
 // pdpp.MinFullMaxBytes, and the bound on bytes in flight room enough for
 // the largest single body a call may read (an RS body of
-// rs.DefaultMaxBodySize, or a full reply's body).
+// rs.DefaultMaxBodySize, or a full reply's body) and for a full reply's
+// body beside its escaped copy (twice the ceiling).
 func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
 	fullMax, inFlight = c.fullMax, c.inFlightMax
 	if fullMax == 0 {
@@ -110,8 +111,10 @@ func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
 	if fullMax < pdpp.MinFullMaxBytes {
 		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--full-max-bytes must be at least %d (a full reply is never smaller than a compact one), got %d", pdpp.MinFullMaxBytes, fullMax)
 	}
-	if need := max(fullMax+pdpp.FullBodyMargin, rs.DefaultMaxBodySize) + 1; inFlight < need {
-		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must hold the largest body one call reads (%d bytes with --full-max-bytes %d), got %d", need, fullMax, inFlight)
+	// A full reply whose data holds hidden characters holds its body and
+	// the body's escaped copy, each at most the ceiling, at once.
+	if need := max(fullMax+pdpp.FullBodyMargin, 2*fullMax, rs.DefaultMaxBodySize) + 1; inFlight < need {
+		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must hold the largest body one call reads and the escaped copy of a full reply (%d bytes with --full-max-bytes %d), got %d", need, fullMax, inFlight)
 	}
 	return fullMax, inFlight, nil
 }

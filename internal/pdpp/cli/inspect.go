@@ -51,15 +51,16 @@ func shellQuote(s string) string {
 	}) < 0 {
 		return s
 	}
-	if unseen.Has(s) {
+	if unseen.Has(s) || strings.ContainsAny(s, "\t\n\r") {
 		return ansiQuote(s)
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // ansiQuote quotes s for a POSIX shell with bash's $'…' form, writing each
-// character a person cannot see (package unseen) as a \u or \U escape, so
-// a printed command carries an id or cursor exactly, and visibly.
+// character a person cannot see (package unseen) as a \u or \U escape, and
+// a tab, line feed or carriage return as \t, \n or \r, so a printed
+// command carries an id or cursor exactly, visibly and on one line.
 func ansiQuote(s string) string {
 	var b strings.Builder
 	b.WriteString("$'")
@@ -68,6 +69,12 @@ func ansiQuote(s string) string {
 		case r == '\'' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
 		case unseen.Has(s[i : i+utf8.RuneLen(r)]):
 			if r > 0xFFFF {
 				fmt.Fprintf(&b, `\U%08x`, r)

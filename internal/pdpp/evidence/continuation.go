@@ -30,21 +30,26 @@ type Continuation struct {
 func (c Continuation) Call() string {
 	b := make([]byte, 0, len(c.Tool)+1+32*len(c.Arguments)+2)
 	b = append(append(b, c.Tool...), ' ')
+	start := len(b)
+	b = appendOrderedJSON(b, c.Arguments)
 	// An id or cursor may hold a character a person cannot see: the call
-	// writes it as a \u escape, which the tool accepts back as it is.
-	return string(unseen.EscapeJSON(appendOrderedJSON(b, c.Arguments)))
+	// spells it out (unseen.Spell), the form the tools accept back as it
+	// was.
+	if args := b[start:]; unseen.HasJSON(args) || unseen.HasOpenJSON(args) {
+		spelled, _ := unseen.ShowJSON(args, spellAll)
+		b = append(b[:start], spelled...)
+	}
+	return string(b)
 }
 
+// spellAll keeps every member of a call's arguments: their strings are
+// spelled, never shown as markers (unseen.ShowJSON).
+func spellAll(string) bool { return true }
+
 // TextID is id as a text shows it: as it is, or, when it holds a character
-// a person cannot see (package unseen), as a JSON string with that
-// character escaped, the form a tool's JSON arguments accept back (a
-// marker would not be).
-func TextID(id string) string {
-	if !unseen.Has(id) {
-		return id
-	}
-	return string(unseen.AppendJSONString(nil, id))
-}
+// a person cannot see (package unseen), spelled (unseen.Spell), the form
+// the tools accept back (a marker would not be).
+func TextID(id string) string { return unseen.Spell(id) }
 
 // argRank places the argument names that lead a call: id, stream,
 // field_path, q, cursor, in that order; -1 for any other name.

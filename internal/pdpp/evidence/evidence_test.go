@@ -13,14 +13,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// samplesDir holds real RS responses beside the checkout when present.
-const samplesDir = "../../../../shared/pdpp-samples"
+// samplesDir holds real RS responses (testdata/ at the module root).
+var samplesDir = testkit.SamplesDir()
 
 func sample(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(samplesDir, name))
 	if err != nil {
-		testkit.MissingShared(t, "RS samples not available (%v); the synthetic tests still run", err)
+		t.Fatalf("RS sample %s: %v", name, err)
 	}
 	return b
 }

@@ -188,7 +188,7 @@ func FuzzDecodeSearchPage(f *testing.F) {
 func BenchmarkDecodeSearchPage(b *testing.B) {
 	body, err := os.ReadFile(filepath.Join(samplesDir, "search-lexical.json"))
 	if err != nil {
-		b.Skipf("RS samples not available: %v", err)
+		b.Fatal(err)
 	}
 	b.Run("fast", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))

@@ -171,6 +171,22 @@ func (v *WindowView) CompactText(full Continuation) {
 	v.Full = &full
 }
 
+// CutTo keeps the first chars characters of the window text, fewer than
+// it holds: the window then ends right after them, is partial, and its
+// next read (page size limit, 0: the default) starts exactly there, so
+// reading on from next skips nothing. A reply uses it when the window's
+// shown form (hidden characters as markers) does not fit its budget.
+func (v *WindowView) CutTo(chars, limit int) {
+	v.Text, _ = Cut(v.Text, chars)
+	v.Window.EndChars = v.Window.StartChars + CountChars(v.Text)
+	v.Window.Complete = false
+	v.Window.HasMore = true
+	next := ReadFieldCall(v.ID, v.FieldPath, v.Window.EndChars, limit, "")
+	v.Next = &next
+	v.NextCursor = ""
+	v.Rendered = renderWindow(*v, true)
+}
+
 // FullText is CompactText's counterpart for detail "full": the window
 // text stays in structured output (text) and content[] keeps the range,
 // the continuations and a line saying where the text is, so it is paid for

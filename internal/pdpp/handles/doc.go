@@ -12,6 +12,11 @@
 // handle, encoded record references) goes through one decoder that bounds
 // its size and alphabet before decoding.
 //
+// An id holding a character a person cannot see is written in a URI
+// spelled (unseen.Spell, "n⟦U+200B⟧1") before it is percent-encoded, and
+// each segment of a record URI is unspelled after it is percent-decoded;
+// a tool argument reaches ParseID already unspelled (mcpkit.DecodeArgs).
+//
 // Parsing is strict: empty or extra segments, path traversal (also after
 // percent-decoding), control characters and over-long values are rejected
 // with a typed *mcpkit.ArgError (the argument error of every tool argument

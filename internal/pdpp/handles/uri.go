@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
 // URI prefixes.
@@ -14,15 +16,17 @@ const (
 	FieldWindowURIPrefix = "pdpp://field-window/"
 )
 
-// RecordURI returns "pdpp://record/" followed by the record's id escaped as
-// one path segment (so "/" becomes %2F), which the resource template
-// pdpp://record/{+handle} matches.
+// RecordURI returns "pdpp://record/" followed by the record's id spelled
+// (unseen.Spell: a character a person cannot see written out, so the URI
+// decoded shows it) and escaped as one path segment (so "/" becomes %2F),
+// which the resource template pdpp://record/{+handle} matches.
 func RecordURI(ref RecordRef) string {
-	return RecordURIPrefix + url.PathEscape(ref.ID())
+	return RecordURIPrefix + url.PathEscape(unseen.Spell(ref.ID()))
 }
 
 // ParseRecordURI parses a record URI in one of these forms (every segment
-// is percent-decoded before it is checked):
+// is percent-decoded, then unspelled (unseen.Unspell), before it is
+// checked):
 //
 //	pdpp://record/{escaped id}                       one segment holding a result id (RecordURI's form)
 //	pdpp://record/{base64url JSON}                   one segment holding {"v":1,"kind":"record","connection_id","stream","record_id"}
@@ -57,7 +61,7 @@ func ParseRecordURI(uri string) (RecordRef, error) {
 		if err != nil {
 			return RecordRef{}, idErr("record URI %s has malformed percent-encoding", quote(uri))
 		}
-		segs[i] = dec
+		segs[i] = unseen.Unspell(dec)
 	}
 	var ref RecordRef
 	switch len(segs) {
@@ -81,6 +85,7 @@ func ParseRecordURI(uri string) (RecordRef, error) {
 			if err1 != nil || err2 != nil {
 				return RecordRef{}, idErr("record URI %s has malformed percent-encoding", quote(uri))
 			}
+			stream, recordID = unseen.Unspell(stream), unseen.Unspell(recordID)
 			ref = RecordRef{ConnectionID: segs[0], Stream: stream, RecordID: recordID}
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 func TestRecordURI(t *testing.T) {
@@ -21,6 +22,10 @@ func TestRecordURI(t *testing.T) {
 		{RecordRef{"c", "s", "a b?c#d%e"}, "pdpp://record/c%2Fs:a%20b%3Fc%23d%25e"},
 		{RecordRef{"c", "s", "urn:x;y,z"}, "pdpp://record/c%2Fs:urn:x%3By%2Cz"},
 		{RecordRef{"", "notes", "caffè"}, "pdpp://record/notes:caff%C3%A8"},
+		// A hidden character is spelled, then percent-encoded: the URI
+		// decoded shows it; a literal ⟦ is spelled too, so it reads back.
+		{RecordRef{"c", "s", "n\u200b1"}, "pdpp://record/c%2Fs:n%E2%9F%A6U+200B%E2%9F%A71"},
+		{RecordRef{"c", "s", "⟦U+200B⟧"}, "pdpp://record/c%2Fs:%E2%9F%A6U+27E6%E2%9F%A7U+200B%E2%9F%A7"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
@@ -56,6 +61,8 @@ func TestParseRecordURIValid(t *testing.T) {
 		{"two segments, escaped colon id", "pdpp://record/messages/msg%3A123", RecordRef{"", "messages", "msg:123"}},
 		{"pasted result id", "pdpp://record/cin_3325c9636dab3a5344743485/transcripts:tr-5", RecordRef{"cin_3325c9636dab3a5344743485", "transcripts", "tr-5"}},
 		{"pasted result id, colon id", "pdpp://record/c/s:urn:x%20y", RecordRef{"c", "s", "urn:x y"}},
+		{"spelled pasted id", "pdpp://record/c/s:n⟦U+200B⟧1", RecordRef{"c", "s", "n\u200b1"}},
+		{"percent-encoded hidden character", "pdpp://record/c/s:n%E2%80%8B1", RecordRef{"c", "s", "n\u200b1"}},
 		{"canonical", canonicalURI(`{"v":1,"kind":"record","connection_id":"c","stream":"s","record_id":"r"}`), RecordRef{"c", "s", "r"}},
 		{"canonical, null connection", canonicalURI(`{"v":1,"kind":"record","connection_id":null,"stream":"s","record_id":"r"}`), RecordRef{"", "s", "r"}},
 		{"canonical, no connection", canonicalURI(`{"v":1,"kind":"record","stream":"s","record_id":"r"}`), RecordRef{"", "s", "r"}},
@@ -173,12 +180,12 @@ func TestStreamURI(t *testing.T) {
 // from the identities in captured search responses and checks that each
 // parses back to the same record and window.
 func TestHandlesFromRealSearchHits(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "pdpp-samples")
+	dir := testkit.SamplesDir()
 	for _, name := range []string{"search-lexical.json", "search-lexical-page1.json", "multi-conn-search.json", "search-semantic-stub.json"} {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
-				t.Skipf("shared RS samples not available (%v); they sit beside the checkout in shared/pdpp-samples", err)
+				t.Fatal(err)
 			}
 			var page struct {
 				Data []struct {

@@ -238,10 +238,10 @@ func TestRangeOperators(t *testing.T) {
 // captured RS request that carried filter parameters and checks that the
 // parameters are exactly the ones the real request sent.
 func TestFilterMatchesRealRequests(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "pdpp-samples")
+	dir := testkit.SamplesDir()
 	data, err := os.ReadFile(filepath.Join(dir, "_index.json"))
 	if err != nil {
-		testkit.MissingShared(t, "shared RS samples not available (%v); they sit beside the checkout in shared/pdpp-samples", err)
+		t.Fatal(err)
 	}
 	var index map[string]struct {
 		Request string `json:"request"`

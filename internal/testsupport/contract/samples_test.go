@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,10 +16,11 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
-// samplesDir holds the captured reference-RS responses; the checkout sits beside shared/.
-const samplesDir = "../../../../shared/pdpp-samples"
+// samplesDir holds the captured reference-RS responses (testdata/ at the module root).
+var samplesDir = testkit.SamplesDir()
 
 // indexEntry is one row of _index.json.
 type indexEntry struct {
@@ -43,9 +41,6 @@ var requestsOutsideSpec = map[string]string{
 func loadIndex(t *testing.T) map[string]indexEntry {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(samplesDir, "_index.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		testkit.MissingShared(t, "RS samples not found at %s (the shared/ folder beside the checkout); skipping", samplesDir)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
