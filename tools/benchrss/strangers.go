@@ -37,6 +37,8 @@ type strangersResult struct {
 	answered         int
 	flood            map[int]int // the flood's answers by status (0: transport error)
 	floodFor         time.Duration
+	serverCPU        time.Duration // the server's CPU time over the flood
+	load             string        // the load average when the flood ended
 }
 
 // strangersFloor is the least idle p95 the bound is a multiple of: a few
@@ -137,11 +139,14 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 		}
 	}
 	start := time.Now()
+	cpu0, _ := readCPU(c.cmd.Process.Pid)
 	time.Sleep(2 * time.Second) // the flood reaches its stride
 	res.p50, res.p95, res.answered = timed()
 	stop()
 	wg.Wait()
 	res.floodFor = time.Since(start)
+	cpu1, _ := readCPU(c.cmd.Process.Pid)
+	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
 	return res, nil
 }
 
@@ -176,6 +181,15 @@ func (r *strangersResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| the same under the flood: p50, p95 | %s, %s | p95 <= %.1f x max(idle p95, %s) | %s |\n",
 		r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond), o.maxSlow, strangersFloor, verdict(r.fastOK()))
 	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
+	answers := 0
+	for _, n := range r.flood {
+		answers += n
+	}
+	if answers > 0 {
+		fmt.Fprintf(w, "| the server's CPU time over the flood, and per flood request answered | %s, %s | | |\n",
+			r.serverCPU.Round(10*time.Millisecond), (r.serverCPU / time.Duration(answers)).Round(time.Microsecond))
+	}
+	fmt.Fprintf(w, "| load average after the flood (the flood's client shares the machine) | %s | | |\n", r.load)
 }
 
 // runStrangers builds the server (unless -bin is given), runs the check,
