@@ -45,6 +45,8 @@ type options struct {
 	hostOnly  bool // -hostile: only the decoded-size check
 	fair      fairOptions
 	fairOnly  bool // -fair: only the fairness check
+	strangers strangersOptions
+	strOnly   bool // -strangers: only the made-up bearer check
 	hidden    hiddenfullOptions
 	hidOnly   bool // -hiddenfull: only the escaped full-detail check
 }
@@ -88,6 +90,13 @@ func main() {
 	flag.IntVar(&o.hidden.bytes, "hiddenfull-bytes", 3_900_000, "bytes of the record's text of tag characters (a multiple of 4) in the escaped full-detail check")
 	flag.StringVar(&o.hidden.ceilings, "hiddenfull-ceilings", "0", "comma-separated --full-max-bytes values of the escaped full-detail check (0: the server's default)")
 	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
+	flag.BoolVar(&o.strOnly, "strangers", false, "run only the made-up bearer check over HTTP at default flags: many addresses send calls with fresh made-up bearers that the RS takes long to reject, beside a token with a cached verdict whose searches are timed idle and under the flood; exits 1 when a bound is missed")
+	flag.IntVar(&o.strangers.addrs, "strangers-addrs", 100, "source addresses of the flood (loopback)")
+	flag.IntVar(&o.strangers.perAddr, "strangers-per-addr", 400, "goroutines per address, over at most 64 connections each")
+	flag.DurationVar(&o.strangers.reject, "strangers-reject", time.Second, "how long the RS takes to reject a made-up bearer")
+	flag.IntVar(&o.strangers.calls, "strangers-calls", 100, "the verified token's searches, idle and under the flood")
+	flag.Float64Var(&o.strangers.minRatio, "strangers-min-answered", 0.99, "least share of its searches answered under the flood")
+	flag.Float64Var(&o.strangers.maxSlow, "strangers-max-slowdown", 2, "bound on its p95 under the flood over its idle p95")
 	flag.IntVar(&o.fair.batches, "fair-batches", 4, "concurrent batches of full calls in the fairness check")
 	flag.IntVar(&o.fair.items, "fair-items", 16, "full calls per batch in the fairness check")
 	flag.IntVar(&o.fair.loopConns, "fair-conns", 24, "connections looping full calls in the fairness check")
@@ -120,7 +129,7 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly || o.fairOnly || o.hidOnly {
+	if o.hostOnly || o.fairOnly || o.hidOnly || o.strOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
@@ -130,6 +139,8 @@ func main() {
 		switch {
 		case o.hostOnly:
 			code = runHostile(ctx, bin, o.hostile)
+		case o.strOnly:
+			code = runStrangers(ctx, bin, o.strangers)
 		case o.hidOnly:
 			code = runHiddenfull(ctx, bin, o.hidden)
 		default:

@@ -39,6 +39,12 @@ type HTTPFlags struct {
 	MaxBodyReadersPerPrefix int64
 	MinBodyRate             int64
 
+	// Who a request comes from, and how many requests whose bearer is
+	// being checked wait at once.
+	TrustedProxies  string
+	ForwardedHeader string
+	MaxUnverified   int64
+
 	// MetricsListen is the address of the Prometheus listener (flag
 	// --metrics-listen); empty turns metrics off.
 	MetricsListen string
@@ -54,7 +60,9 @@ type HTTPFlags struct {
 // --public-base-url, --cors, --max-body-bytes, --max-batch-items,
 // --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
 // --shutdown-timeout, --metrics-listen, --body-read-timeout, --max-body-readers and
-// --max-body-readers-per-client, read from <envPrefix>LISTEN and so on.
+// --max-body-readers-per-client, --max-body-readers-per-prefix, --min-body-rate,
+// --trusted-proxies, --forwarded-header and --max-unverified-requests, read
+// from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
@@ -92,6 +100,11 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 		return err
 	}
 	if err := f.Int64(&h.MinBodyRate, "min-body-rate", envPrefix+"MIN_BODY_RATE", transport.DefaultMinBodyRate, "slowest average rate, in bytes a second, at which a request body may arrive after its first second; a slower one is answered 408 and its connection closed (negative: no minimum)"); err != nil {
+		return err
+	}
+	f.Str(&h.TrustedProxies, "trusted-proxies", envPrefix+"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of this server: from a peer in one of them the client address is the right-most untrusted one of --forwarded-header, for every per-address bound and the access log; empty: the peer's address (everyone behind a proxy then shares its per-address bounds)")
+	f.Str(&h.ForwardedHeader, "forwarded-header", envPrefix+"FORWARDED_HEADER", transport.HeaderXForwardedFor, "the header the trusted proxies write the client address in: X-Forwarded-For or Forwarded (only that one is read)")
+	if err := f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most /mcp requests waiting at once for the check of a bearer with no good verdict yet, apart from the request slots (an eighth per client address, a quarter per network); one more is answered 503 at once (0: --max-concurrent-requests/8, at least 4)"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -135,6 +148,10 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		MaxBodyReadersPerClient: int(h.MaxBodyReadersPerClient),
 		MaxBodyReadersPerPrefix: int(h.MaxBodyReadersPerPrefix),
 		MinBodyRate:             h.MinBodyRate,
+
+		TrustedProxies:        SplitList(h.TrustedProxies),
+		ForwardedHeader:       h.ForwardedHeader,
+		MaxUnverifiedRequests: int(h.MaxUnverified),
 	}
 }
 

@@ -32,6 +32,7 @@ const (
 	NameBudgetWait    = "mcp_inflight_wait_seconds"
 	NameBudgetRefused = "mcp_inflight_refusals_total"
 	NameBodyReaders   = "mcp_http_body_readers"
+	NameUnverified    = "mcp_http_unverified_requests"
 )
 
 // Metrics are the instruments of one server instance. A nil *Metrics is valid
@@ -52,6 +53,7 @@ type Metrics struct {
 	budgetRefuse *prometheus.CounterVec
 	watchOnce    sync.Once     // WatchBudget registers its gauges once
 	readersOnce  sync.Once     // WatchBodyReaders likewise
+	unverifOnce  sync.Once     // WatchUnverified likewise
 	errorCodes   *boundedLabel // error_code values of toolCalls
 }
 
@@ -273,6 +275,21 @@ func (m *Metrics) WatchBodyReaders(inUse func() int) {
 	m.readersOnce.Do(func() {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: NameBodyReaders, Help: "Requests holding a place to read their body now (slow or large bodies).",
+		}, func() float64 { return float64(inUse()) }))
+	})
+}
+
+// WatchUnverified exports the requests waiting now for the check of a
+// bearer that has no good verdict yet (read at each scrape). Refusals by
+// that pool are counted in NameShed. Only the first call registers
+// anything.
+func (m *Metrics) WatchUnverified(inUse func() int) {
+	if m == nil {
+		return
+	}
+	m.unverifOnce.Do(func() {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: NameUnverified, Help: "Requests whose bearer is being checked now, in the pool for tokens without a good verdict yet.",
 		}, func() float64 { return float64(inUse()) }))
 	})
 }

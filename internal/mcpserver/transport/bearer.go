@@ -88,43 +88,21 @@ func isB64Token(s string) bool {
 	return true
 }
 
-// bearerMiddleware puts the request's bearer token into its context. With
-// RequireBearer, a missing or malformed header is answered with 401, a
+// challenge answers a request whose Authorization header is missing or
+// malformed (err, from parseBearer) under RequireBearer: 401, a
 // WWW-Authenticate challenge naming the protected-resource metadata, and
-// the same URL in a JSON-RPC error body. With Authenticate, a well-formed
-// bearer is then decided before anything is dispatched: 401 invalid_token,
-// 403 or 503 with Retry-After as the verdict says.
-func (st *settings) bearerMiddleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, err := parseBearer(r.Header)
-		if err == nil {
-			ctx := WithBearer(r.Context(), token)
-			if st.Authenticate != nil {
-				v := st.Authenticate(ctx, token)
-				if v.Outcome != AuthAccept {
-					st.refuse(w, r, v)
-					return
-				}
-				ctx = context.WithValue(ctx, rejectKey{}, &rejectSignal{})
-			}
-			next.ServeHTTP(w, r.WithContext(ctx))
-			return
-		}
-		if !st.RequireBearer {
-			next.ServeHTTP(w, r)
-			return
-		}
-		metadata := st.metadataURL(r)
-		challenge := `Bearer resource_metadata="` + quoteParam(metadata) + `"`
-		reason := "missing_token"
-		if errors.Is(err, errMalformedBearer) {
-			challenge += `, error="invalid_request", error_description="malformed Authorization header"`
-			reason = "malformed_token"
-		}
-		writeUnauthorized(w, requestID(r), challenge,
-			"authorization required: send Authorization: Bearer <client token>",
-			map[string]string{"reason": reason, "resource_metadata": metadata})
-	})
+// the same URL in a JSON-RPC error body.
+func (st *settings) challenge(w http.ResponseWriter, r *http.Request, err error) {
+	metadata := st.metadataURL(r)
+	challenge := `Bearer resource_metadata="` + quoteParam(metadata) + `"`
+	reason := "missing_token"
+	if errors.Is(err, errMalformedBearer) {
+		challenge += `, error="invalid_request", error_description="malformed Authorization header"`
+		reason = "malformed_token"
+	}
+	writeUnauthorized(w, requestID(r), challenge,
+		"authorization required: send Authorization: Bearer <client token>",
+		map[string]string{"reason": reason, "resource_metadata": metadata})
 }
 
 // AuthOutcome is how the hosted transport answers a bearer.
@@ -156,6 +134,10 @@ type AuthVerdict struct {
 	// Data are further members of the error's data beside reason (e.g.
 	// the RS status and code behind a refusal); optional, small.
 	Data map[string]any
+	// Tenant names the verified identity of an accepted bearer, as
+	// HTTPConfig.Verified does (e.g. its grant id); empty: a hash of the
+	// token.
+	Tenant string
 }
 
 // data is the error data of a refusal: Data with reason set to Reason.

@@ -38,12 +38,19 @@ import (
 //     second has passed (bodyRateGrace); a slower one is answered 408 and
 //     its connection closed.
 //
+//   - A request whose bearer already has a good verdict (HTTPConfig.Verified)
+//     reads among verified tenants only: places of their own, as many as
+//     MaxBodyReaders, at most MaxBodyReadersPerClient per tenant, and the
+//     same share between tenants as between prefixes. Strangers' stalled
+//     bodies never stand in its way.
+//
 // So slow peers compete with each other for reading places, never with the
-// prompt requests of other clients nor for the slots that calls need; a
-// stalled peer holds its place about a second, and peers spread over many
-// addresses of a few networks leave places to the others. While every
-// place is taken, or one was refused for want of any in the last second,
-// /readyz answers 503. Refusals are counted in Metrics.
+// prompt requests of other clients, with verified tokens, nor for the slots
+// that calls need; a stalled peer holds its place about a second, and
+// peers spread over many addresses of a few networks leave places to the
+// others. The client address is the one behind trusted proxies
+// (clientaddr.go). Taken places never make /readyz answer 503: strangers
+// could take them on every replica at once. Refusals are counted in Metrics.
 
 // promptBodyBytes, promptWindow and maxPromptReads bound the prompt path:
 // while at most maxPromptReads requests wait up to promptWindow each for a
@@ -59,10 +66,6 @@ const (
 // or two).
 const bodyRateGrace = time.Second
 
-// exhaustedFor is how long /readyz keeps answering 503 after a request was
-// refused because every reading place was taken.
-const exhaustedFor = time.Second
-
 // readerPlaces hands out the places of the body-reading phase: at most max
 // at once, at most perClient at once for one client key, at most perPrefix
 // for one prefix and, while several prefixes hold places, a share (see
@@ -76,7 +79,6 @@ type readerPlaces struct {
 	inUse     int
 	byClient  map[netip.Prefix]int // places held per client key; at most max entries
 	byPrefix  map[netip.Prefix]int // places held per prefix; at most max entries
-	refusedAt time.Time            // when a request last found every place taken
 }
 
 func newReaderPlaces(places, perClient, perPrefix int) *readerPlaces {
@@ -102,7 +104,6 @@ func (p *readerPlaces) take(client netip.Prefix) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inUse >= p.max {
-		p.refusedAt = time.Now()
 		return reasonReadersBusy
 	}
 	if p.byClient[client] >= p.perClient {
@@ -143,12 +144,70 @@ func (p *readerPlaces) held() int {
 	return p.inUse
 }
 
-// exhausted reports whether every place is taken, or a request found none
-// within the last exhaustedFor.
-func (p *readerPlaces) exhausted() bool {
+// tenantPlaces hands out the reading places of verified tenants: at most
+// max at once, at most per for one tenant, and while k tenants hold places
+// one that holds some takes another only below max/(k+1), so a new tenant
+// always finds one. The map holds one entry per tenant with a place taken:
+// at most max entries.
+type tenantPlaces struct {
+	mu       sync.Mutex
+	max, per int
+	inUse    int
+	byTenant map[string]int
+}
+
+func newTenantPlaces(places, per int) *tenantPlaces {
+	return &tenantPlaces{max: places, per: per, byTenant: map[string]int{}}
+}
+
+// take reserves a place for tenant, or returns the reason it cannot.
+func (p *tenantPlaces) take(tenant string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inUse >= p.max || !p.refusedAt.IsZero() && time.Since(p.refusedAt) < exhaustedFor
+	held, k := p.byTenant[tenant], len(p.byTenant)
+	switch {
+	case p.inUse >= p.max:
+		return reasonReadersBusy
+	case held >= p.per || held > 0 && k > 1 && held >= p.max/(k+1):
+		return reasonClientReadersBusy
+	}
+	p.inUse++
+	p.byTenant[tenant]++
+	return ""
+}
+
+func (p *tenantPlaces) release(tenant string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inUse--
+	if n := p.byTenant[tenant] - 1; n > 0 {
+		p.byTenant[tenant] = n
+	} else {
+		delete(p.byTenant, tenant)
+	}
+}
+
+func (p *tenantPlaces) held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse
+}
+
+// verifiedTenant is the tenant of r's bearer when it already has a good
+// verdict (HTTPConfig.Verified), without any upstream call.
+func (st *settings) verifiedTenant(r *http.Request) (string, bool) {
+	if st.Authenticate == nil || st.Verified == nil {
+		return "", false
+	}
+	token, err := parseBearer(r.Header)
+	if err != nil {
+		return "", false
+	}
+	tenant, ok := st.Verified(token)
+	if ok && tenant == "" {
+		tenant = hashTenant(token)
+	}
+	return tenant, ok
 }
 
 // prefixKey is the network of a client key: the /24 of an IPv4 address;
@@ -192,7 +251,7 @@ type bodyReadData struct {
 // the prompt path or within a reading place (see above), refusing more than
 // MaxBodyBytes with 413, and keeps it for the later stages. It runs before
 // the concurrency cap, so no slot is held while a body is still arriving.
-func (st *settings) bodyReadMiddleware(places *readerPlaces, next http.Handler) http.Handler {
+func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPlaces, next http.Handler) http.Handler {
 	prompt := make(chan struct{}, maxPromptReads) // one token per request on the prompt path
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: body-reading places taken (slow or stalled senders)",
 		attrs: []any{"max_body_readers", st.MaxBodyReaders, "max_body_readers_per_client", st.MaxBodyReadersPerClient}}
@@ -236,8 +295,8 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, next http.Handler) 
 			}
 		}
 		if !arrived {
-			client := clientKey(r.RemoteAddr)
-			if reason := places.take(client); reason != "" {
+			take, release := st.readingPlace(r, places, verified)
+			if reason := take(); reason != "" {
 				clock.abandon(w) // also ends a read in progress at once
 				if reading {
 					<-read // nothing may read the body once the handler returns
@@ -250,7 +309,7 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, next http.Handler) 
 				start()
 			}
 			res = <-read
-			places.release(client)
+			release()
 		}
 		body, err := res.body, res.err
 		switch {
@@ -281,6 +340,16 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, next http.Handler) 
 		x.rpcMethod = x.env.Method
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readingPlace picks the places r reads among: a verified tenant's, or
+// its client key's among strangers'.
+func (st *settings) readingPlace(r *http.Request, places *readerPlaces, verified *tenantPlaces) (take func() string, release func()) {
+	if tenant, ok := st.verifiedTenant(r); ok {
+		return func() string { return verified.take(tenant) }, func() { verified.release(tenant) }
+	}
+	client := clientKeyOf(r)
+	return func() string { return places.take(client) }, func() { places.release(client) }
 }
 
 // bodyClock moves a body's read deadline as its bytes arrive: it is the

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,13 +15,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
-// TestReadyzReportsBusySlots: /readyz answers 200 while a request slot is
-// free and while all are taken for less than busyNotReadyAfter, 503 "busy"
-// once every slot has been taken for longer, and 200 again as soon as one
-// frees.
+// TestReadyzReportsBusySlots: with tokens checked (so only verified work
+// holds slots), /readyz answers 200 while a request slot is free and while
+// all are taken for less than busyNotReadyAfter, 503 "busy" once every slot
+// has been taken for longer, and 200 again as soon as one frees.
 func TestReadyzReportsBusySlots(t *testing.T) {
 	started, release := make(chan struct{}, 2), make(chan struct{}, 2)
-	srv := newStack(t, HTTPConfig{MaxConcurrentRequests: 2}, testTools{slowStarted: started, slowRelease: release})
+	accept := func(context.Context, string) AuthVerdict { return AuthVerdict{Outcome: AuthAccept} }
+	srv := newStack(t, HTTPConfig{MaxConcurrentRequests: 2, Authenticate: accept}, testTools{slowStarted: started, slowRelease: release})
 	t.Cleanup(func() { close(release) })
 	ready := func() (int, string) {
 		resp, body := post(t, srv.URL+"/readyz", http.MethodGet, "", nil)
@@ -29,7 +31,7 @@ func TestReadyzReportsBusySlots(t *testing.T) {
 	calls := make(chan callOutcome, 2)
 	for i := range 2 {
 		go func() {
-			resp, b, err := rawPost(&http.Client{Transport: &http.Transport{}}, srv.URL+"/mcp", http.MethodPost, callBody(i+1, "slow", nil), nil)
+			resp, b, err := rawPost(&http.Client{Transport: &http.Transport{}}, srv.URL+"/mcp", http.MethodPost, callBody(i+1, "slow", nil), hdr("Authorization", "Bearer verified"))
 			if err != nil {
 				calls <- callOutcome{err: err}
 				return

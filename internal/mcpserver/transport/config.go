@@ -133,6 +133,39 @@ type HTTPConfig struct {
 	// RequireBearer's syntax check and before any JSON-RPC message (or batch
 	// item) is dispatched; see AuthVerdict for the answers it leads to.
 	Authenticate func(ctx context.Context, token string) AuthVerdict
+	// Verified, when set beside Authenticate, reports without any upstream
+	// call whether a bearer already has a good verdict (a cached one) and
+	// names its tenant: the verified identity its fair shares are counted
+	// by (a grant id, or a hash of the token). A request whose bearer it
+	// does not know is unverified work: it waits for its check in the
+	// unverified pool (MaxUnverifiedRequests), never in the slots verified
+	// tenants use, and reads a slow body among strangers' bodies.
+	Verified func(token string) (tenant string, ok bool)
+	// MaxUnverifiedRequests caps the /mcp requests whose bearer is being
+	// checked at once (flag --max-unverified-requests, default
+	// MaxConcurrentRequests/8, at least 4): a request whose bearer has no
+	// good verdict yet waits for its check here, outside the request slots.
+	// Inside the pool one client address holds at most an eighth of it
+	// and one network (IPv4 /24, IPv6 /64) a quarter, and while several
+	// networks hold places each keeps within a share that leaves one for a
+	// newcomer. Over it: 503 with Retry-After (reason unverified_busy,
+	// client_unverified_busy or prefix_unverified_busy), before any check.
+	MaxUnverifiedRequests int
+	// TrustedProxies lists the networks (CIDRs; a bare address is its own
+	// /32 or /128) of the proxies in front of this server (flag
+	// --trusted-proxies). A request whose TCP peer is in one of them has its
+	// client address read from ForwardedHeader: the right-most address in
+	// it that is not itself a trusted proxy. Every per-address bound (body
+	// readers, the unverified pool, the token check's rate) and the access
+	// log use that address. Empty: the peer's address, and forwarded
+	// headers are ignored, so behind a proxy every client shares the
+	// proxy's per-address bounds.
+	TrustedProxies []string
+	// ForwardedHeader is the header the trusted proxies write (flag
+	// --forwarded-header): X-Forwarded-For (default) or Forwarded (RFC
+	// 7239, its for= parameter). Only one is read: a client may send the
+	// other one itself, and a proxy passes it on untouched.
+	ForwardedHeader string
 	// AllowedHosts lists the Host header values served on /mcp and the
 	// metadata routes (flag --allowed-hosts, comma separated): "host" (any
 	// port) or "host:port"; "*" serves any Host. Others get 421. Default:
@@ -179,13 +212,15 @@ type HTTPConfig struct {
 	// body has arrived takes a slot. A request beyond the cap is not
 	// queued: it is answered at once with 503, Retry-After: 1 and a
 	// JSON-RPC error (reason server_busy), before its bearer is checked.
-	// While every slot has been taken for more than a few seconds, /readyz
-	// answers 503. The probes and the metadata routes are never capped.
+	// While every slot has been taken by verified work (Authenticate set)
+	// for more than a few seconds, /readyz answers 503. The probes and the
+	// metadata routes are never capped.
 	MaxConcurrentRequests int
-	// MaxConcurrentPerTenant caps the /mcp requests of one bearer token
-	// served at once while another tenant is served, or was within the
-	// last 2 s (an address without a bearer, which may stand for many
-	// people behind a proxy, shares by MaxConcurrentRequests/k alone) (flag
+	// MaxConcurrentPerTenant caps the /mcp requests of one verified tenant
+	// (see admitMiddleware) served at once while another tenant is served,
+	// or was within the last 2 s (an address without a checked bearer,
+	// which may stand for many people behind a proxy, shares by
+	// MaxConcurrentRequests/k alone) (flag
 	// --max-concurrent-per-token; default one per CPU, at least 2;
 	// negative: no such cap). One more gets 503 with Retry-After: 1
 	// (reason tenant_share_busy). Alone, a tenant may take every slot. A
@@ -206,9 +241,11 @@ type HTTPConfig struct {
 	// --max-body-readers-per-client, default 16; more than MaxBodyReaders
 	// counts as MaxBodyReaders).
 	// A request over either cap gets 503 with Retry-After at once, before
-	// its body is read, and its connection is closed. Behind a proxy every
-	// request comes from the proxy's address: let the proxy buffer request
-	// bodies, or raise the per-client cap to MaxBodyReaders.
+	// its body is read, and its connection is closed. Behind a proxy set
+	// TrustedProxies, or every request comes from the proxy's address (then
+	// let the proxy buffer request bodies, or raise the per-client cap to
+	// MaxBodyReaders). A request whose bearer already has a good verdict
+	// (Verified) reads in places of its own, as many again, per tenant.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
 	// MaxBodyReadersPerPrefix caps the reading places of one address
@@ -259,6 +296,7 @@ type settings struct {
 	origins    map[string]bool // canonical scheme://host:port
 	publicBase *url.URL        // nil: derive from the request
 	hosts      hostSet         // Host values served (see AllowedHosts)
+	proxies    proxySet        // TrustedProxies, parsed
 	versions   []string
 	logger     *slog.Logger
 }
@@ -336,6 +374,11 @@ func (c HTTPConfig) settle() (*settings, error) {
 	}
 	st.hosts = hosts
 
+	st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader)
+	if err != nil {
+		return nil, err
+	}
+
 	st.versions = slices.Clone(c.ProtocolVersions)
 	if len(st.versions) == 0 {
 		st.versions = DefaultProtocolVersions()
@@ -394,6 +437,12 @@ func (st *settings) settleBounds() error {
 		st.MaxConcurrentPerTenant = max(2, runtime.GOMAXPROCS(0))
 	case st.MaxConcurrentPerTenant < 0:
 		st.MaxConcurrentPerTenant = st.MaxConcurrentRequests
+	}
+	if st.MaxUnverifiedRequests == 0 {
+		st.MaxUnverifiedRequests = max(4, st.MaxConcurrentRequests/8)
+	}
+	if st.MaxUnverifiedRequests < 0 {
+		return fmt.Errorf("max unverified requests must be positive, got %d", st.MaxUnverifiedRequests)
 	}
 	if st.MaxBodyReadersPerPrefix == 0 {
 		st.MaxBodyReadersPerPrefix = DefaultMaxBodyReadersPerPrefix

@@ -2,13 +2,18 @@
 // stateless, JSON-only Streamable HTTP endpoint at /mcp.
 //
 // The HTTP side is a chain of small middlewares in front of mcp-go, one rule
-// each, in this order: observation (request id and trace context, access
-// log, metrics; see Observe), allowed Host, then for /mcp method, Origin
-// allowlist (and CORS), body read (under its own deadline, a minimum rate
-// and reading places shared per address and per network, before any
-// request slot; see bodyread.go), the concurrent request cap (shared per
-// tenant, which it names for package inflight; see gate.go),
-// MCP-Protocol-Version, bearer token, and a JSON-only dispatcher that hands
+// each, in this order: observation (request id and trace context, the
+// client address behind trusted proxies (clientaddr.go), access log,
+// metrics; see Observe), allowed Host, then for /mcp method, Origin
+// allowlist (the server's own origin is always allowed) and CORS, body read
+// (under its own deadline, a minimum rate and reading places shared per
+// address and per network, with places of their own for tokens already
+// verified, before any request slot; see bodyread.go),
+// MCP-Protocol-Version, admission (a bearer with a good verdict takes a
+// request slot as its verified tenant at once; any other waits for its
+// check in the bounded unverified pool first; slots are shared per tenant,
+// which it names for package inflight; see gate.go), and a JSON-only
+// dispatcher that hands
 // each JSON-RPC message to mcp-go with a response writer that cannot
 // stream, so every reply is one application/json body and no
 // Mcp-Session-Id is ever issued. The same mux serves /healthz, /readyz and the

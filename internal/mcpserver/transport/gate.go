@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -95,6 +96,13 @@ func (g *slotGate) take(tenant string) string {
 	return ""
 }
 
+// full reports whether every slot is taken.
+func (g *slotGate) full() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inUse >= g.max
+}
+
 func (g *slotGate) release(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -124,52 +132,172 @@ const (
 	reasonShareBusy  = "tenant_share_busy"
 )
 
-// tenantKey is the fair-share key of a request, for the slots and the
-// bytes-in-flight budget (package inflight): "t:" and the SHA-256 of its
-// bearer token (never the token itself) when it carries one, otherwise
-// "a:" and its client address (see clientKey).
-func tenantKey(r *http.Request) string {
-	if tok, err := parseBearer(r.Header); err == nil && tok != "" {
-		sum := sha256.Sum256([]byte(tok))
-		return tokenTenant + hex.EncodeToString(sum[:16])
-	}
-	return "a:" + clientKey(r.RemoteAddr).String()
+// Tenants of the slots and of the bytes-in-flight budget (package
+// inflight). A tenant is a verified identity: tokenTenant and what the
+// token check names (HTTPConfig.Verified, AuthVerdict.Tenant; by default a
+// hash of the token) once the bearer's verdict is good. A bearer that has
+// not been checked is never a tenant of its own: made-up bearers would
+// each be a fresh tenant, and fair shares would never apply. Work without
+// a checked bearer (no bearer, or a server without Authenticate) is the
+// tenant of its client address: addressTenant and the client key.
+const (
+	tokenTenant   = "t:"
+	addressTenant = "a:"
+	// unverifiedTenant is the one tenant of the bytes-in-flight budget
+	// every unverified request's token check reads under.
+	unverifiedTenant = "u:unverified"
+)
+
+// hashTenant is the identity of a verified bearer that the check named no
+// identity for: the first 16 bytes of the SHA-256 of the token (never the
+// token itself).
+func hashTenant(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:16])
 }
 
-// tokenTenant starts the key of a tenant known by its bearer token.
-const tokenTenant = "t:"
+// checkWait bounds how long an unverified request holds its place in the
+// unverified pool while its bearer is checked; a check that takes longer is
+// answered 503 token_check_unavailable (retry).
+const checkWait = 10 * time.Second
 
-// concurrencyMiddleware lets at most MaxConcurrentRequests requests past it
-// at once, at most a fair share of them per tenant while several compete
-// (see slotGate.take). A request over the cap waits for nothing: it gets
-// 503 with Retry-After and a JSON-RPC error, is counted in Metrics as
-// shed, and is reported in a rate-limited warning that carries no request
-// data. It sits after the body has been read (see bodyReadMiddleware), so
-// only requests whose whole body has arrived hold a slot, and before the
-// bearer is checked, so a refused request costs no RS call. It names the
-// request's tenant in its context (inflight.WithTenant) for the budget.
-func (st *settings) concurrencyMiddleware(g *slotGate, next http.Handler) http.Handler {
+// Refusal reasons of the unverified pool.
+const (
+	reasonUnverifiedBusy       = "unverified_busy"
+	reasonClientUnverifiedBusy = "client_unverified_busy"
+	reasonPrefixUnverifiedBusy = "prefix_unverified_busy"
+)
+
+// newUnverifiedPool is the pool of places unverified requests wait in for
+// their token check: n in all, an eighth per client address and a quarter
+// per network, with the share between networks of readerPlaces.
+func newUnverifiedPool(n int) *readerPlaces {
+	perClient := max(1, n/8)
+	return newReaderPlaces(n, perClient, max(perClient, n/4))
+}
+
+// unverifiedData is the data member of a refusal by the unverified pool.
+type unverifiedData struct {
+	Reason                string `json:"reason"`
+	MaxUnverifiedRequests int    `json:"max_unverified_requests"`
+}
+
+// admitMiddleware decides who a request is before it may take a slot, and
+// puts the request's bearer into its context:
+//
+//   - With RequireBearer, a missing or malformed Authorization header is
+//     answered 401 with a challenge naming the protected-resource metadata,
+//     at no cost.
+//   - A bearer that HTTPConfig.Verified knows (a good verdict is cached) is
+//     its verified tenant at once: it takes a slot (see slotGate.take) and
+//     is served; no stranger's work stands in its way.
+//   - Any other bearer is unverified: it takes a place in the unverified
+//     pool (bounded in total, per client address and per network; see
+//     newUnverifiedPool), is checked by Authenticate under checkWait, gives
+//     the place back, and then, accepted, takes a slot as its verified
+//     tenant. Refused: 401 invalid_token, 403 or 503 with Retry-After as
+//     the verdict says. While every slot is taken it is refused before its
+//     check, so a refused request costs no upstream call.
+//   - Without Authenticate, or without a bearer, the request is the tenant
+//     of its client address.
+//
+// A request over the slots waits for nothing: 503 with Retry-After and a
+// JSON-RPC error, counted in Metrics as shed, and a rate-limited warning
+// that carries no request data. It sits after the body has been read (see
+// bodyReadMiddleware), so only requests whose whole body has arrived hold a
+// slot or a place. It names the tenant in the context (inflight.WithTenant)
+// for the budget.
+func (st *settings) admitMiddleware(g *slotGate, pool *readerPlaces, next http.Handler) http.Handler {
 	msg := fmt.Sprintf("the server is serving its limit of %d concurrent requests: retry after a second", st.MaxConcurrentRequests)
 	shareMsg := fmt.Sprintf("the server is serving its share of %d concurrent requests for your token (or address) while others wait: retry after a second", st.MaxConcurrentRequests)
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: concurrent request cap reached",
 		attrs: []any{"max_concurrent_requests", st.MaxConcurrentRequests}}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant := tenantKey(r)
+	unverifiedWarn := &busyWarning{log: st.logger, message: "refusing /mcp requests: the pool of requests whose token is being checked is full",
+		attrs: []any{"max_unverified_requests", st.MaxUnverifiedRequests}}
+	busy := func(w http.ResponseWriter, r *http.Request, reason string) {
+		w.Header().Set("Retry-After", busyRetryAfter)
+		m := msg
+		if reason == reasonShareBusy {
+			m = shareMsg
+		}
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, m,
+			busyData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
+		st.Metrics.Shed(reason)
+		warn.refused()
+	}
+	serve := func(w http.ResponseWriter, r *http.Request, tenant string) {
 		if reason := g.take(tenant); reason != "" {
-			w.Header().Set("Retry-After", busyRetryAfter)
-			m := msg
-			if reason == reasonShareBusy {
-				m = shareMsg
-			}
-			writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, m,
-				busyData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
-			st.Metrics.Shed(reason)
-			warn.refused()
+			busy(w, r, reason)
 			return
 		}
 		defer g.release(tenant)
 		next.ServeHTTP(w, r.WithContext(inflight.WithTenant(r.Context(), tenant)))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, err := parseBearer(r.Header)
+		if err != nil {
+			if st.RequireBearer {
+				st.challenge(w, r, err)
+				return
+			}
+			serve(w, r, addressTenant+clientKeyOf(r).String())
+			return
+		}
+		ctx := WithBearer(r.Context(), token)
+		if st.Authenticate == nil {
+			serve(w, r.WithContext(ctx), addressTenant+clientKeyOf(r).String())
+			return
+		}
+		tenant, known := "", false
+		if st.Verified != nil {
+			tenant, known = st.Verified(token)
+		}
+		if !known {
+			if g.full() {
+				busy(w, r, reasonServerBusy)
+				return
+			}
+			client := clientKeyOf(r)
+			if reason := pool.take(client); reason != "" {
+				st.refuseUnverified(w, r, reason)
+				unverifiedWarn.refused()
+				return
+			}
+			// Every unverified check's reads share one tenant of the
+			// bytes-in-flight budget: strangers hold at most its share.
+			cctx, cancel := context.WithTimeout(inflight.WithTenant(ctx, unverifiedTenant), checkWait)
+			v := st.Authenticate(cctx, token)
+			cancel()
+			pool.release(client)
+			if v.Outcome != AuthAccept {
+				st.refuse(w, r, v)
+				return
+			}
+			tenant = v.Tenant
+		}
+		if tenant == "" {
+			tenant = hashTenant(token)
+		}
+		ctx = context.WithValue(ctx, rejectKey{}, &rejectSignal{})
+		serve(w, r.WithContext(ctx), tokenTenant+tenant)
 	})
+}
+
+// refuseUnverified answers a request that found no place in the unverified
+// pool: 503 with Retry-After, the reason and the pool's size.
+func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, readersReason string) {
+	reason := reasonUnverifiedBusy
+	switch readersReason {
+	case reasonClientReadersBusy:
+		reason = reasonClientUnverifiedBusy
+	case reasonPrefixReadersBusy:
+		reason = reasonPrefixUnverifiedBusy
+	}
+	w.Header().Set("Retry-After", busyRetryAfter)
+	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit,
+		"the server is checking as many new tokens as it allows (in all, or from your address or network): retry after a second; a token checked once is served without waiting here",
+		unverifiedData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
+	st.Metrics.Shed(reason)
 }
 
 // busyWarning writes at most one warning per busyLogEvery about refused

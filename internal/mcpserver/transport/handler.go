@@ -47,23 +47,26 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
 	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
+	unverified := newUnverifiedPool(st.MaxUnverifiedRequests)
+	st.Metrics.WatchUnverified(unverified.held)
 	var mcpHandler http.Handler = newDispatcher(st, s)
-	mcpHandler = st.bearerMiddleware(mcpHandler)
+	// The bearer is decided and the slot taken after the body has arrived
+	// and before anything that reads the RS (see admitMiddleware); the body
+	// is read in a phase of its own, with its own bounds (see
+	// bodyReadMiddleware).
+	mcpHandler = st.admitMiddleware(slots, unverified, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
-	// The cap sits after the body has arrived and before anything that
-	// reads the RS (see concurrencyMiddleware); the body is read in a phase
-	// of its own, with its own bounds (see bodyReadMiddleware).
-	mcpHandler = st.concurrencyMiddleware(slots, mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
-	st.Metrics.WatchBodyReaders(places.held)
-	mcpHandler = st.bodyReadMiddleware(places, mcpHandler)
+	verifiedPlaces := newTenantPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient)
+	st.Metrics.WatchBodyReaders(func() int { return places.held() + verifiedPlaces.held() })
+	mcpHandler = st.bodyReadMiddleware(places, verifiedPlaces, mcpHandler)
 	mcpHandler = st.originMiddleware(mcpHandler)
 	mcpHandler = st.methodMiddleware(mcpHandler)
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
 	mux.HandleFunc("/healthz", healthz)
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { st.readyz(w, r, slots, places) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) { st.readyz(w, r, slots) })
 	if st.RequireBearer {
 		prm := st.withBase(st.metadataHandler())
 		mux.Handle(wellKnownPRM, prm)
@@ -73,7 +76,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		mux.Handle(pattern, st.withBase(h))
 	}
 	st.warnHosts()
-	return observe(st.Metrics, st.logger, st.hostMiddleware(mux)), nil
+	return observe(st.Metrics, st.logger, st.proxies, st.hostMiddleware(mux)), nil
 }
 
 func probeMethodOK(w http.ResponseWriter, r *http.Request) bool {
@@ -93,26 +96,27 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readyz answers 503 ("busy") while every request slot has been taken for
-// longer than busyNotReadyAfter, or while the body-reading places are
-// exhausted (see readerPlaces.exhausted), so a load balancer sends new work to other
-// replicas; otherwise it runs ReadyCheck with a deadline: 200 when it passes,
-// 503 otherwise. The probe is unauthenticated, so the 503 body says only
-// that the server is not ready; the cause (which may name the provider URL
-// or a dial error) goes to the log at warn level.
-func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate, places *readerPlaces) {
+// readyz tells a load balancer whether this replica can serve verified
+// work: 503 ("busy") while every request slot has been taken for longer
+// than busyNotReadyAfter by verified work (only with Authenticate: then only
+// requests whose bearer was checked hold slots; without it anyone could
+// fill them, so they are not reported), otherwise ReadyCheck with a
+// deadline (for the PDPP adapter: the RS answers): 200 when it passes, 503
+// otherwise; and 503 "draining" once shutdown began (drainGate). Nothing an
+// unauthenticated sender can cause on every replica at once turns it 503:
+// not the body-reading places (strangers' slow bodies have places of their
+// own, apart from verified tokens'), not the unverified pool. The probe is
+// unauthenticated, so the 503 body says only that the server is not ready;
+// the cause (which may name the provider URL or a dial error) goes to the
+// log at warn level.
+func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if full := slots.fullFor(); full > busyNotReadyAfter {
-		st.logger.Warn("not ready: every request slot has been taken", "for", full.Round(time.Millisecond).String(),
+	if full := slots.fullFor(); st.Authenticate != nil && full > busyNotReadyAfter {
+		st.logger.Warn("not ready: every request slot has been taken by verified work", "for", full.Round(time.Millisecond).String(),
 			"max_concurrent_requests", st.MaxConcurrentRequests)
-		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
-		return
-	}
-	if places.exhausted() {
-		st.logger.Warn("not ready: every body-reading place is taken (slow or stalled senders)", "max_body_readers", st.MaxBodyReaders)
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
 		return
 	}

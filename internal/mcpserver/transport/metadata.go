@@ -297,9 +297,13 @@ func parseHost(s string) (hostPort, bool) {
 
 // allows reports whether a request's Host header value is served.
 func (hs hostSet) allows(host string) bool {
-	if hs.any {
-		return true
-	}
+	return hs.any || hs.named(host)
+}
+
+// named reports whether a Host header value is served by name: listed, a
+// default loopback name or the listen host, or the public base URL's host;
+// "*" names nothing.
+func (hs hostSet) named(host string) bool {
 	hp, ok := parseHost(host)
 	if !ok {
 		return false

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +82,7 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 
 // logAccess writes the one structured line of a request Observe saw answered
 // (rec) since start. It records method, path, status, size, duration, remote
-// address, request id, protocol version and JSON-RPC method; never headers,
+// address (and the client address behind a trusted proxy), request id, protocol version and JSON-RPC method; never headers,
 // tokens or bodies. Health probes log at debug level.
 func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecorder, start time.Time) {
 	level := slog.LevelInfo
@@ -94,6 +97,10 @@ func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecord
 		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 		slog.String("remote", r.RemoteAddr),
 		slog.String("request_id", reqid.ID(r.Context())),
+	}
+	if c := clientAddrOf(r); c.IsValid() && c != (proxySet{}).resolve(r.RemoteAddr, nil) {
+		// Read from a trusted proxy's forwarded header.
+		attrs = append(attrs, slog.String("client", c.String()))
 	}
 	if x.version != "" {
 		attrs = append(attrs, slog.String("mcp_protocol_version", truncateField(x.version)))
@@ -154,10 +161,10 @@ var corsRequestHeaders = map[string]bool{
 	"mcp-name":             true,
 }
 
-// originMiddleware rejects a request whose Origin header is present and not
-// in the allowlist (403); the comparison is on canonical
-// scheme://host:port. With CORS it also decorates allowed replies and
-// answers preflight OPTIONS requests itself.
+// originMiddleware rejects a request whose Origin header is present, not
+// in the allowlist and not this server's own origin (see sameOrigin) with
+// 403; the comparison is on canonical scheme://host:port. With CORS it also
+// decorates allowed replies and answers preflight OPTIONS requests itself.
 func (st *settings) originMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origins := r.Header.Values("Origin")
@@ -169,7 +176,7 @@ func (st *settings) originMiddleware(next http.Handler) http.Handler {
 		if len(origins) == 1 {
 			origin = origins[0]
 			canon, err := canonicalOrigin(origin)
-			if err != nil || !st.origins[canon] {
+			if err != nil || !st.origins[canon] && !st.sameOrigin(r, canon) {
 				writeRPCError(w, http.StatusForbidden, nil, mcp.INVALID_REQUEST,
 					"origin not allowed: add it to the allowed origins of this server", nil)
 				return
@@ -195,6 +202,62 @@ func (st *settings) originMiddleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether origin (canonical) is the origin r was sent
+// to, which a page served by this server may call without being listed:
+//
+//   - the public base URL's origin;
+//   - the request's own scheme and Host, when that Host is an address
+//     literal, localhost, or a host this server serves by name
+//     (AllowedHosts, the listen host by default, the public base URL's
+//     host; never through "*");
+//   - on a loopback listener, a loopback name (localhost, 127.0.0.1, [::1])
+//     with the port of a Host that is itself a loopback name: the same
+//     server under another spelling.
+//
+// DNS rebinding stays out: a rebinding page's Origin and Host both carry
+// the attacker's host name (rebinding needs a name, never an address
+// literal), which the Host rule has already answered 421 unless the
+// operator named it, and which "*" never makes same-origin.
+func (st *settings) sameOrigin(r *http.Request, origin string) bool {
+	if st.publicBase != nil {
+		if base, err := canonicalOrigin(st.publicBase.Scheme + "://" + st.publicBase.Host); err == nil && base == origin {
+			return true
+		}
+	}
+	if !st.hosts.named(r.Host) && !addressOrLocalhost(r.Host) {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	own, err := canonicalOrigin(scheme + "://" + r.Host)
+	if err != nil {
+		return false
+	}
+	if own == origin {
+		return true
+	}
+	if !isLoopbackListen(st.Listen) {
+		return false
+	}
+	ou, err1 := url.Parse(origin)
+	hu, err2 := url.Parse(own)
+	return err1 == nil && err2 == nil && ou.Scheme == hu.Scheme && ou.Port() == hu.Port() &&
+		slices.Contains(loopbackHosts, ou.Hostname()) && slices.Contains(loopbackHosts, hu.Hostname())
+}
+
+// addressOrLocalhost reports whether a Host value names an IP address or
+// localhost: no DNS-rebinding page can be served under such a Host.
+func addressOrLocalhost(host string) bool {
+	hp, ok := parseHost(host)
+	if !ok {
+		return false
+	}
+	_, err := netip.ParseAddr(hp.host)
+	return err == nil || hp.host == "localhost"
 }
 
 // allowedRequestHeaders filters a preflight's requested headers down to the

@@ -29,10 +29,13 @@ func Observe(cfg HTTPConfig, next http.Handler) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return observe(cfg.Metrics, log, next)
+	// A configuration error is reported by NewHTTPHandler and ServeHTTP;
+	// here it leaves the peer's address in charge.
+	proxies, _ := parseProxies(cfg.TrustedProxies, cfg.ForwardedHeader)
+	return observe(cfg.Metrics, log, proxies, next)
 }
 
-func observe(m *metrics.Metrics, log *slog.Logger, next http.Handler) http.Handler {
+func observe(m *metrics.Metrics, log *slog.Logger, proxies proxySet, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := reqid.From(r.Context()); ok {
 			next.ServeHTTP(w, r)
@@ -40,7 +43,7 @@ func observe(m *metrics.Metrics, log *slog.Logger, next http.Handler) http.Handl
 		}
 		start := time.Now()
 		info := reqid.FromRequest(r)
-		r = r.WithContext(reqid.With(r.Context(), info))
+		r = proxies.withClientAddr(r.WithContext(reqid.With(r.Context(), info)))
 		w.Header().Set(reqid.HeaderRequestID, info.ID)
 		r, x := withExchange(r)
 		rec := &statusRecorder{ResponseWriter: w}

@@ -105,9 +105,9 @@ func TestOriginRule(t *testing.T) {
 		})
 	}
 
-	t.Run("empty allowlist refuses every origin", func(t *testing.T) {
+	t.Run("empty allowlist refuses a foreign origin", func(t *testing.T) {
 		open := newStack(t, HTTPConfig{}, testTools{})
-		resp, _ := post(t, open.URL+"/mcp", http.MethodPost, rpc(1, "ping", nil), hdr("Origin", open.URL))
+		resp, _ := post(t, open.URL+"/mcp", http.MethodPost, rpc(1, "ping", nil), hdr("Origin", "https://app.example"))
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("status %d, want 403", resp.StatusCode)
 		}

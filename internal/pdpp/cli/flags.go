@@ -33,6 +33,9 @@ type common struct {
 	unavailable *pdpp.Unavailable
 	fullMax     int64 // --full-max-bytes; 0 on commands without it: the default
 	inFlightMax int64 // --max-inflight-bytes; 0 on commands without it: the default
+	// budget watches the bytes-in-flight budget of the server buildServer
+	// built last, for readiness (see budgetWatch).
+	budget *budgetWatch
 }
 
 // register defines every common flag (the serving commands stdio and http).
@@ -184,16 +187,25 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	}
 	lim := inflight.New(inFlight)
 	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))
+	c.budget = &budgetWatch{}
 	if m := c.budgetMetrics; m != nil {
-		lim.Observe(m)
+		c.budget.next = m
 		m.WatchBudget(lim.Held, lim.Max())
 	}
+	lim.Observe(c.budget)
 	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim})
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
+	// Token checks read the RS through connections of their own
+	// (tokencheck.MaxCheckConns) under a deadline of their own, so made-up
+	// bearers can never take, nor wait for, the connections data calls use.
+	checkClient, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim, MaxConns: tokencheck.MaxCheckConns})
+	if err != nil {
+		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
+	}
 	cfg := pdpp.Config{RS: client, Token: token, Logger: log, FullMaxBytes: fullMax,
-		Checker:              tokencheck.New(client, token, tokencheck.Options{Timeout: c.rsTimeout}),
+		Checker:              tokencheck.New(checkClient, token, tokencheck.Options{Timeout: min(c.rsTimeout, tokencheck.DefaultTimeout)}),
 		AllowPrivateWebhooks: c.allowPrivateWebhooks}
 	for _, w := range wire {
 		w(&cfg)

@@ -68,7 +68,9 @@ func (h *httpFlags) config(log *slog.Logger) (transport.HTTPConfig, error) {
 			return cfg, err
 		}
 	}
-	cfg.ReadyCheck = transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/")
+	// Ready: the RS answers, and verified work has not exhausted the
+	// bytes-in-flight budget (see budgetWatch).
+	cfg.ReadyCheck = withBudget(h.budget, transport.HTTPReadyCheck(client, strings.TrimRight(h.providerURL, "/")+"/"))
 	return cfg, nil
 }
 
@@ -100,12 +102,16 @@ func (h *httpFlags) facade(cfg *transport.HTTPConfig, client *http.Client, log *
 // tokens are served, tokens the RS rejects (a token-level code) get 401,
 // owner tokens and tokens unusable here an explained 403, and a check that
 // RS trouble kept from completing 503 (never a silent pass).
+//
+// The check's RS reads are limited per client address (the one behind the
+// trusted proxies, transport.ClientAddr; tokencheck.WithClientAddr).
 func authenticate(check *tokencheck.Checker) func(context.Context, string) transport.AuthVerdict {
 	return func(ctx context.Context, token string) transport.AuthVerdict {
-		res := check.Check(transport.WithBearer(ctx, token))
+		ctx = tokencheck.WithClientAddr(transport.WithBearer(ctx, token), transport.ClientAddr(ctx))
+		res := check.Check(ctx)
 		switch res.Verdict {
 		case tokencheck.Client:
-			return transport.AuthVerdict{Outcome: transport.AuthAccept}
+			return transport.AuthVerdict{Outcome: transport.AuthAccept, Tenant: res.Tenant()}
 		case tokencheck.Rejected:
 			return transport.AuthVerdict{Outcome: transport.AuthInvalidToken}
 		case tokencheck.Owner:
@@ -185,18 +191,11 @@ func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, on
 		return err
 	}
 	cfg.Authenticate = authenticate(check)
+	cfg.Verified = check.Verified
 	cfg.OnListen = onListen
 	handler, err := transport.NewHTTPHandler(s, cfg)
 	if err != nil {
 		return cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
-	return h.ServeWithMetrics(ctx, log, withClientAddr(handler), cfg, onMetrics)
-}
-
-// withClientAddr names each request's client address in its context, so
-// the token check limits the RS reads of each client (tokencheck.WithClientAddr).
-func withClientAddr(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(tokencheck.WithClientAddr(r.Context(), r.RemoteAddr)))
-	})
+	return h.ServeWithMetrics(ctx, log, handler, cfg, onMetrics)
 }

@@ -72,6 +72,11 @@ type Options struct {
 	// method, route template (see Route), status (the HTTP code, or timeout,
 	// unreachable, cancelled) and duration. Used for metrics.
 	Observe func(method, route, status string, d time.Duration)
+	// MaxConns caps the connections of the client's own transport to the RS
+	// (default MaxConnsPerRSHost; ignored with HTTPClient). A client made
+	// for token checks gets a small budget of its own, so checks never wait
+	// for, nor take, the connections data calls use.
+	MaxConns int
 	// InFlight bounds the bytes of RS bodies held at once, process-wide;
 	// nil gives the client a limiter of its own of DefaultMaxInFlightBytes.
 	// A body is read under the account of the call's context (see
@@ -100,16 +105,20 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport(), CheckRedirect: noCrossOriginRedirect}
+		c.http = &http.Client{Transport: newTransport(opt.MaxConns), CheckRedirect: noCrossOriginRedirect}
 	}
 	return c, nil
 }
 
-// newTransport is the default transport with the RS connection bounds.
-func newTransport() *http.Transport {
+// newTransport is the default transport with the RS connection bounds:
+// conns (MaxConnsPerRSHost when not positive) at most, as many kept idle.
+func newTransport(conns int) *http.Transport {
+	if conns <= 0 {
+		conns = MaxConnsPerRSHost
+	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxConnsPerHost = MaxConnsPerRSHost
-	tr.MaxIdleConnsPerHost = MaxIdleConnsPerRSHost
+	tr.MaxConnsPerHost = conns
+	tr.MaxIdleConnsPerHost = min(conns, MaxIdleConnsPerRSHost)
 	return tr
 }
 

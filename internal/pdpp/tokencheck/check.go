@@ -62,6 +62,22 @@ type Result struct {
 	Err *rs.Error
 	// roles are the display roles the grant's schema declares, by stream.
 	roles map[string]evidence.Roles
+	// grant is the grant id the schema names for a client token (clipped),
+	// or "".
+	grant string
+}
+
+// maxGrantID bounds the grant id kept as a tenant's name.
+const maxGrantID = 128
+
+// Tenant names the verified identity of a client verdict for fair shares:
+// "grant:" and the grant id when the RS names one (every token of one grant
+// is one tenant), otherwise "" (the caller keys on a hash of the token).
+func (r Result) Tenant() string {
+	if r.Verdict != Client || r.grant == "" {
+		return ""
+	}
+	return "grant:" + r.grant
 }
 
 // Codes of the errors this package makes.
@@ -126,6 +142,16 @@ const (
 	DefaultCheckBurst      = 20
 	// DefaultMaxClients bounds the clients whose buckets are kept.
 	DefaultMaxClients = 4096
+	// DefaultTimeout bounds one check's RS reads (Options.Timeout): a
+	// check is a small schema read, and an RS that takes longer to judge a
+	// token keeps the new token's request waiting no longer than this.
+	DefaultTimeout = 10 * time.Second
+	// MaxCheckConns is the RS connection budget of token checks, apart
+	// from the data calls' (rs.MaxConnsPerRSHost): give the checker an RS
+	// client of its own with rs.Options{MaxConns: MaxCheckConns}, and a
+	// flood of made-up bearers waits for these connections, never for the
+	// ones verified tokens read their data through.
+	MaxCheckConns = 16
 )
 
 // Options tune a Checker; zero values take the defaults.
@@ -134,7 +160,7 @@ type Options struct {
 	MaxEntries  int
 	MaxInFlight int
 	// Timeout bounds one check's RS reads (compact view plus the plain
-	// fallback). Default rs.DefaultTimeout.
+	// fallback). Default DefaultTimeout.
 	Timeout time.Duration
 	// ChecksPerSecond and CheckBurst: each client's rate of checks that
 	// need an RS read (see WithClientAddr); MaxClients bounds the clients
@@ -174,7 +200,7 @@ func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 		opt.MaxInFlight = DefaultMaxInFlight
 	}
 	if opt.Timeout <= 0 {
-		opt.Timeout = rs.DefaultTimeout
+		opt.Timeout = DefaultTimeout
 	}
 	if opt.ChecksPerSecond <= 0 {
 		opt.ChecksPerSecond = DefaultChecksPerSecond
@@ -202,6 +228,18 @@ func (c *Checker) clock() time.Time { return c.now() }
 
 // Key is the cache key of a token: its SHA-256, so no token is kept.
 func Key(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+// Verified reports, without any RS read, whether token has a cached client
+// verdict, and names its tenant (see Result.Tenant). The hosted transport
+// asks it before a request takes a slot: a token it knows is served as
+// verified work, any other waits for its check among unverified requests.
+func (c *Checker) Verified(token string) (tenant string, ok bool) {
+	r, ok := c.cache.get(Key(token))
+	if !ok || r.Verdict != Client {
+		return "", false
+	}
+	return r.Tenant(), true
+}
 
 // Check returns the verdict for the bearer of ctx: from the cache, or by
 // reading the RS (one read shared by concurrent callers with the same
@@ -357,14 +395,14 @@ func (c *Checker) read(ctx context.Context) Result {
 		}
 		return c.troubled("the RS schema read failed (" + re.Code() + ")")
 	}
-	kind, ok := tokenKind(body)
+	kind, grant, ok := tokenKind(body)
 	switch {
 	case !ok:
 		return c.troubled("the RS schema answer is not a JSON document")
 	case kind == "owner":
 		return Result{Verdict: Owner, Err: rs.AdapterError(CodeOwnerRefused, OwnerMessage, "")}
 	case kind == "client":
-		return Result{Verdict: Client, roles: evidence.AllRoles(body)}
+		return Result{Verdict: Client, roles: evidence.AllRoles(body), grant: grant}
 	case kind != "":
 		// The RS names a kind of token this server does not read with
 		// (e.g. a multi-source package token).
@@ -414,34 +452,40 @@ func refusesView(status int) bool {
 }
 
 // tokenKind reads bearer.token_kind (or pdpp_token_kind, or the bearer
-// scope) from a schema document; ok is false when body is not a JSON object.
-func tokenKind(body []byte) (kind string, ok bool) {
+// scope) and bearer.grant_id (clipped to maxGrantID bytes; "" when longer or
+// absent) from a schema document; ok is false when body is not a JSON
+// object.
+func tokenKind(body []byte) (kind, grant string, ok bool) {
 	var doc struct {
 		Bearer *struct {
 			TokenKind string `json:"token_kind"`
 			Kind      string `json:"pdpp_token_kind"`
 			Scope     string `json:"scope"`
+			GrantID   string `json:"grant_id"`
 		} `json:"bearer"`
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &doc) != nil {
-		return "", false
+		return "", "", false
 	}
 	if doc.Bearer == nil {
-		return "", true
+		return "", "", true
 	}
 	b := doc.Bearer
+	if len(b.GrantID) <= maxGrantID {
+		grant = b.GrantID
+	}
 	switch {
 	case b.TokenKind == "owner" || b.Kind == "owner" || b.Scope == "owner":
-		return "owner", true
+		return "owner", "", true
 	case b.TokenKind != "":
-		return b.TokenKind, true
+		return b.TokenKind, grant, true
 	case b.Kind != "":
-		return b.Kind, true
+		return b.Kind, grant, true
 	case b.Scope == "grant":
-		return "client", true
+		return "client", grant, true
 	}
-	return "", true
+	return "", "", true
 }
 
 // UnusableError is the typed error of an Unusable token: what the RS

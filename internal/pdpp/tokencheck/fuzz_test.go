@@ -16,7 +16,7 @@ func FuzzTokenKind(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"bearer":{"token_kind":1}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		kind, ok := tokenKind(body)
+		kind, _, ok := tokenKind(body)
 		var doc struct {
 			Bearer *struct {
 				TokenKind string `json:"token_kind"`

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
+)
+
+// strangersOptions describe the made-up bearer check: many addresses send
+// calls with a fresh made-up bearer each, which the RS takes long to
+// reject, beside a token whose verdict is cached.
+type strangersOptions struct {
+	addrs    int           // source addresses of the flood (loopback 127.x.y.z)
+	perAddr  int           // goroutines per address
+	reject   time.Duration // how long the RS takes to reject an unknown token
+	calls    int           // the verified token's calls, idle and under the flood
+	minRatio float64       // answered share of its calls under the flood
+	maxSlow  float64       // bound on its p95 under the flood over its idle p95
+}
+
+// strangersResult is what the check measured.
+type strangersResult struct {
+	opt              strangersOptions
+	idleP50, idleP95 time.Duration
+	p50, p95         time.Duration
+	answered         int
+	flood            map[int]int // the flood's answers by status (0: transport error)
+	floodFor         time.Duration
+	serverCPU        time.Duration // the server's CPU time over the flood
+	load             string        // the load average when the flood ended
+}
+
+// strangersFloor is the least idle p95 the bound is a multiple of: a few
+// milliseconds of loopback call would otherwise make a 2x bound measure
+// the scheduler's noise.
+const strangersFloor = 25 * time.Millisecond
+
+// strangers serves the demo RS behind a rejection delay for unknown
+// tokens, starts the server binary in HTTP mode with its default flags,
+// times the verified token's calls idle, then under the flood.
+func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersResult, error) {
+	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	if err != nil {
+		return nil, fmt.Errorf("demo RS: %w", err)
+	}
+	defer rsServer.Close()
+	demo := rsServer.Handler()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	rs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+benchmarks.ClientToken {
+			select {
+			case <-time.After(o.reject):
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`)
+			return
+		}
+		demo.ServeHTTP(w, r)
+	})}
+	go func() { _ = rs.Serve(ln) }()
+	defer rs.Close()
+
+	c, err := startChild(ctx, bin, "http://"+ln.Addr().String())
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	url := "http://" + c.addr + "/mcp"
+	post := func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))))
+		if err != nil {
+			return 0, false, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, false, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, err == nil && resp.StatusCode == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
+	}
+	honest := clientFromLoopback("127.0.0.250", 4)
+	timed := func() (p50, p95 time.Duration, answered int) {
+		var times []time.Duration
+		for range o.calls {
+			start := time.Now()
+			if _, ok, _ := post(ctx, honest, benchmarks.ClientToken); ok {
+				answered++
+			}
+			times = append(times, time.Since(start))
+			time.Sleep(20 * time.Millisecond)
+		}
+		slices.Sort(times)
+		return times[len(times)/2], times[max(len(times)*95/100-1, 0)], answered
+	}
+	if _, ok, err := post(ctx, honest, benchmarks.ClientToken); !ok {
+		return nil, fmt.Errorf("first verified call failed: %v", err)
+	}
+	res := &strangersResult{opt: o, flood: map[int]int{}}
+	res.idleP50, res.idleP95, _ = timed()
+
+	floodCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var n atomic.Int64
+	for a := range o.addrs {
+		hc := clientFromLoopback(fmt.Sprintf("127.%d.%d.%d", 1+a/(250*250), 1+a/250%250, 1+a%250), o.perAddr)
+		for g := range o.perAddr {
+			wg.Go(func() {
+				for i := 0; floodCtx.Err() == nil; i++ {
+					status, _, _ := post(floodCtx, hc, fmt.Sprintf("made-up-%d-%d-%d", a, g, i))
+					n.Add(1)
+					mu.Lock()
+					res.flood[status]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	start := time.Now()
+	cpu0, _ := readCPU(c.cmd.Process.Pid)
+	time.Sleep(2 * time.Second) // the flood reaches its stride
+	res.p50, res.p95, res.answered = timed()
+	stop()
+	wg.Wait()
+	res.floodFor = time.Since(start)
+	cpu1, _ := readCPU(c.cmd.Process.Pid)
+	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
+	return res, nil
+}
+
+// maxConnsPerAddr bounds the connections of one flood address: 100
+// addresses x 64 stay within a usual file-descriptor limit (20,000) of
+// both processes, while each address keeps 64 requests in flight at once.
+const maxConnsPerAddr = 64
+
+// clientFromLoopback is an HTTP client whose connections leave from ip, at
+// most conns (and maxConnsPerAddr) of them.
+func clientFromLoopback(ip string, conns int) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	conns = min(conns, maxConnsPerAddr)
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
+}
+
+func (r *strangersResult) answeredOK() bool {
+	return float64(r.answered) >= r.opt.minRatio*float64(r.opt.calls)
+}
+
+func (r *strangersResult) fastOK() bool {
+	return float64(r.p95) <= r.opt.maxSlow*float64(max(r.idleP95, strangersFloor))
+}
+
+func (r *strangersResult) write(w io.Writer) {
+	o := r.opt
+	fmt.Fprintf(w, "## Made-up bearers: %d addresses x %d goroutines, the RS rejecting each after %s, beside a verified token\n\n", o.addrs, o.perAddr, o.reject)
+	fmt.Fprintln(w, "| measure | value | bound | verdict |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| the verified token's %d searches, idle: p50, p95 | %s, %s | | |\n", o.calls, r.idleP50.Round(time.Millisecond), r.idleP95.Round(time.Millisecond))
+	fmt.Fprintf(w, "| the same under the flood: answered | %d of %d | >= %.0f%% | %s |\n", r.answered, o.calls, o.minRatio*100, verdict(r.answeredOK()))
+	fmt.Fprintf(w, "| the same under the flood: p50, p95 | %s, %s | p95 <= %.1f x max(idle p95, %s) | %s |\n",
+		r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond), o.maxSlow, strangersFloor, verdict(r.fastOK()))
+	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
+	answers := 0
+	for _, n := range r.flood {
+		answers += n
+	}
+	if answers > 0 {
+		fmt.Fprintf(w, "| the server's CPU time over the flood, and per flood request answered | %s, %s | | |\n",
+			r.serverCPU.Round(10*time.Millisecond), (r.serverCPU / time.Duration(answers)).Round(time.Microsecond))
+	}
+	fmt.Fprintf(w, "| load average after the flood (the flood's client shares the machine) | %s | | |\n", r.load)
+}
+
+// runStrangers builds the server (unless -bin is given), runs the check,
+// prints its table and returns the exit code.
+func runStrangers(ctx context.Context, bin string, o strangersOptions) int {
+	res, err := strangers(ctx, bin, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: strangers: %v\n", err)
+		return 1
+	}
+	res.write(os.Stdout)
+	if !res.answeredOK() || !res.fastOK() {
+		return 1
+	}
+	return 0
+}
