@@ -293,6 +293,9 @@ func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, rea
 	case reasonPrefixReadersBusy:
 		reason = reasonPrefixUnverifiedBusy
 	}
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		x.shed = true
+	}
 	w.Header().Set("Retry-After", busyRetryAfter)
 	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit,
 		"the server is checking as many new tokens as it allows (in all, or from your address or network): retry after a second; a token checked once is served without waiting here",

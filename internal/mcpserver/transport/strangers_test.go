@@ -499,3 +499,58 @@ func TestAccessLogNamesClientBehindProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestUnverifiedRefusalsLogOncePerInterval: strangers refused by the
+// unverified pool can send requests as fast as the server answers them, so
+// the access log does not write a line for each (they log at debug level):
+// the pool's warning counts them, at most once per busyLogEvery. A refusal
+// of anything else still logs its line.
+func TestUnverifiedRefusalsLogOncePerInterval(t *testing.T) {
+	release := make(chan struct{})
+	var running atomic.Int64
+	hook := func(ctx context.Context, token string) AuthVerdict {
+		running.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return AuthVerdict{Outcome: AuthInvalidToken}
+	}
+	var logs testkit.Buffer
+	srv := newStack(t, HTTPConfig{RequireBearer: true, AuthorizationServers: []string{"https://as.example"},
+		Authenticate: hook, MaxUnverifiedRequests: 16, Logger: slogTo(&logs)}, testTools{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	c := fromAddr("127.0.61.9")
+	var wg sync.WaitGroup
+	for i := range 2 { // an address's share of the pool: an eighth of 16
+		wg.Go(func() {
+			_, _, _ = rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(1, "echo", map[string]any{"text": "x"}), hdr("Authorization", fmt.Sprintf("Bearer held-%d", i)))
+		})
+	}
+	testkit.Eventually(testkit.Patience, func() bool { return running.Load() >= 2 })
+	const sent = 40
+	refused := 0
+	for i := range sent {
+		resp, _, err := rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(i+2, "echo", map[string]any{"text": "x"}), hdr("Authorization", fmt.Sprintf("Bearer fake-%d", i)))
+		if err == nil && resp.StatusCode == http.StatusServiceUnavailable {
+			refused++
+		}
+	}
+	once.Do(func() { close(release) })
+	wg.Wait()
+	if refused != sent {
+		t.Fatalf("%d of %d refused by the pool, want all", refused, sent)
+	}
+	// A request refused for another reason (no bearer) still logs its line.
+	if resp, _, err := rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(99, "echo", map[string]any{"text": "x"}), nil); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no bearer: %v %v", err, resp)
+	}
+	out := logs.WaitCount("status=401", 1, testkit.Patience)
+	if n := strings.Count(out, "status=503"); n > 0 {
+		t.Errorf("%d access log lines for %d refusals by the unverified pool, want none:\n%.2000s", n, sent, out)
+	}
+	if n := strings.Count(out, "the pool of requests whose token is being checked is full"); n < 1 || n > 2 {
+		t.Errorf("%d pool warnings for %d refusals in well under two seconds, want one or two:\n%.2000s", n, sent, out)
+	}
+}
