@@ -48,8 +48,9 @@ bench-fair:
 # calls with a fresh made-up bearer each, which the RS takes 1 s to reject,
 # beside a token with a cached verdict: at least 99% of its 100 searches
 # are answered and their p95 stays within 2x its idle p95 (or 25 ms, when
-# idle is faster). The flood's client runs on the same machine, so measure
-# on an otherwise idle one (exits non-zero otherwise; about half a minute).
+# idle is faster). The flood runs in a child process on the same machine,
+# so measure on an otherwise idle one (exits non-zero otherwise; about half a
+# minute).
 bench-strangers:
 	$(GO) run ./tools/benchrss -strangers
 

@@ -63,7 +63,8 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
 	flag.BoolVar(&o.stdioRaw, "stdio-raw", true, "also make every stdio call through a second child driven by a bare JSON-RPC client that decodes only id, error and isError (the raw path)")
 	flag.BoolVar(&o.floor, "floor", true, "also make every stdio call's RS request through the floor: a pass-through MCP server (this program run again) that returns the RS body verbatim, driven by the same client(s) as the adapter")
-	var floorRS, bareFloorRS string
+	var floorRS, bareFloorRS, floodURL string
+	flag.StringVar(&floodURL, strangersFloodChildFlag, "", "internal: flood this /mcp URL with made-up bearers (-strangers-addrs x -strangers-per-addr) until standard input closes, print the answers by status, then exit")
 	flag.StringVar(&floorRS, floorChildFlag, "", "internal: serve the floor over stdio against this RS URL, then exit")
 	flag.StringVar(&bareFloorRS, bareFloorChildFlag, "", "internal: serve the bare floor (no MCP library) over stdio against this RS URL, then exit")
 	flag.StringVar(&o.bin, "bin", "", "use this pdpp-mcp-server binary instead of building one")
@@ -104,6 +105,9 @@ func main() {
 	flag.DurationVar(&o.fair.maxSearch, "fair-max-search", 2*time.Second, "bound on the other token's search beside the batches")
 	flag.DurationVar(&o.fair.maxP95, "fair-max-p95", 750*time.Millisecond, "bound on the p95 of its searches beside the loop")
 	flag.Parse()
+	if floodURL != "" {
+		os.Exit(runFloodChild(floodURL, o.strangers.addrs, o.strangers.perAddr))
+	}
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
@@ -83,23 +86,7 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	}
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
-	post := func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))))
-		if err != nil {
-			return 0, false, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, false, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, err == nil && resp.StatusCode == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
-	}
+	post := searchPoster(url)
 	honest := clientFromLoopback("127.0.0.250", 4)
 	timed := func() (p50, p95 time.Duration, answered int) {
 		var times []time.Duration
@@ -117,33 +104,25 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	if _, ok, err := post(ctx, honest, benchmarks.ClientToken); !ok {
 		return nil, fmt.Errorf("first verified call failed: %v", err)
 	}
-	res := &strangersResult{opt: o, flood: map[int]int{}}
+	res := &strangersResult{opt: o}
 	res.idleP50, res.idleP95, _ = timed()
 
-	floodCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var n atomic.Int64
-	for a := range o.addrs {
-		hc := clientFromLoopback(fmt.Sprintf("127.%d.%d.%d", 1+a/(250*250), 1+a/250%250, 1+a%250), o.perAddr)
-		for g := range o.perAddr {
-			wg.Go(func() {
-				for i := 0; floodCtx.Err() == nil; i++ {
-					status, _, _ := post(floodCtx, hc, fmt.Sprintf("made-up-%d-%d-%d", a, g, i))
-					n.Add(1)
-					mu.Lock()
-					res.flood[status]++
-					mu.Unlock()
-				}
-			})
-		}
+	// The flood runs in a child process of its own (this executable with
+	// -strangers-flood-child), so its goroutines share the machine's cores
+	// with the server and this process but not this process's scheduler:
+	// the verified token's calls are timed as a client on another machine
+	// would time them, behind the server's own queue.
+	flood, err := startFloodChild(ctx, url, o.addrs, o.perAddr)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	cpu0, _ := readCPU(c.cmd.Process.Pid)
 	time.Sleep(2 * time.Second) // the flood reaches its stride
 	res.p50, res.p95, res.answered = timed()
-	stop()
-	wg.Wait()
+	if res.flood, err = flood.stop(); err != nil {
+		return nil, err
+	}
 	res.floodFor = time.Since(start)
 	cpu1, _ := readCPU(c.cmd.Process.Pid)
 	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
@@ -202,6 +181,104 @@ func runStrangers(ctx context.Context, bin string, o strangersOptions) int {
 	}
 	res.write(os.Stdout)
 	if !res.answeredOK() || !res.fastOK() {
+		return 1
+	}
+	return 0
+}
+
+// searchPoster returns a function that posts one search call to url with
+// a bearer, and says its HTTP status and whether it was answered.
+func searchPoster(url string) func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
+	return func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))))
+		if err != nil {
+			return 0, false, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, false, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, err == nil && resp.StatusCode == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
+	}
+}
+
+// strangersFloodChildFlag makes benchrss run the made-up bearer flood
+// against the /mcp URL it names until its standard input closes, then print
+// the flood's answers by status as JSON and exit.
+const strangersFloodChildFlag = "strangers-flood-child"
+
+// floodChild is a running flood child.
+type floodChild struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+func startFloodChild(ctx context.Context, url string, addrs, perAddr int) (*floodChild, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("flood child: %w", err)
+	}
+	f := &floodChild{cmd: exec.CommandContext(ctx, self, "-"+strangersFloodChildFlag, url,
+		"-strangers-addrs", strconv.Itoa(addrs), "-strangers-per-addr", strconv.Itoa(perAddr))}
+	f.cmd.Stdout, f.cmd.Stderr = &f.out, os.Stderr
+	if f.stdin, err = f.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := f.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("flood child: %w", err)
+	}
+	return f, nil
+}
+
+// stop ends the flood and returns its answers by status.
+func (f *floodChild) stop() (map[int]int, error) {
+	_ = f.stdin.Close()
+	if err := f.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("flood child: %w", err)
+	}
+	counts := map[int]int{}
+	if err := json.Unmarshal(f.out.Bytes(), &counts); err != nil {
+		return nil, fmt.Errorf("flood child's counts %q: %w", f.out.String(), err)
+	}
+	return counts, nil
+}
+
+// runFloodChild is the flood child: addrs loopback addresses x perAddr
+// goroutines, each sending calls with a fresh made-up bearer until stdin
+// closes (each loop ends then, after the call in flight), then the answers
+// by status (0: a transport error) as JSON on stdout.
+func runFloodChild(url string, addrs, perAddr int) int {
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	post := searchPoster(url)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[int]int{}
+	for a := range addrs {
+		hc := clientFromLoopback(fmt.Sprintf("127.%d.%d.%d", 1+a/(250*250), 1+a/250%250, 1+a%250), perAddr)
+		for g := range perAddr {
+			wg.Go(func() {
+				for i := 0; ctx.Err() == nil; i++ {
+					status, _, _ := post(ctx, hc, fmt.Sprintf("made-up-%d-%d-%d", a, g, i))
+					mu.Lock()
+					counts[status]++
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if err := json.NewEncoder(os.Stdout).Encode(counts); err != nil {
 		return 1
 	}
 	return 0

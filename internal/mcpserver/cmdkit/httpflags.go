@@ -44,6 +44,8 @@ type HTTPFlags struct {
 	TrustedProxies  string
 	ForwardedHeader string
 	MaxUnverified   int64
+	MaxConnsPerNet  int64
+	MaxConns        int64
 
 	// MetricsListen is the address of the Prometheus listener (flag
 	// --metrics-listen); empty turns metrics off.
@@ -61,7 +63,8 @@ type HTTPFlags struct {
 // --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
 // --shutdown-timeout, --metrics-listen, --body-read-timeout, --max-body-readers and
 // --max-body-readers-per-client, --max-body-readers-per-prefix, --min-body-rate,
-// --trusted-proxies, --forwarded-header and --max-unverified-requests, read
+// --trusted-proxies, --forwarded-header, --max-unverified-requests,
+// --max-conns-per-network and --max-conns, read
 // from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
@@ -105,6 +108,12 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.TrustedProxies, "trusted-proxies", envPrefix+"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of this server: from a peer in one of them the client address is the right-most untrusted one of --forwarded-header, for every per-address bound and the access log; empty: the peer's address (everyone behind a proxy then shares its per-address bounds)")
 	f.Str(&h.ForwardedHeader, "forwarded-header", envPrefix+"FORWARDED_HEADER", transport.HeaderXForwardedFor, "the header the trusted proxies write the client address in: X-Forwarded-For or Forwarded (only that one is read)")
 	if err := f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most /mcp requests waiting at once for the check of a bearer with no good verdict yet, apart from the request slots (an eighth per client address, a quarter per network); one more is answered 503 at once (0: --max-concurrent-requests/8, at least 4)"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxConnsPerNet, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; one more is answered 503 and closed at once"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all; keep it under the process's file-descriptor limit"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -152,6 +161,8 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		TrustedProxies:        SplitList(h.TrustedProxies),
 		ForwardedHeader:       h.ForwardedHeader,
 		MaxUnverifiedRequests: int(h.MaxUnverified),
+		MaxConnsPerNetwork:    int(h.MaxConnsPerNet),
+		MaxConns:              int(h.MaxConns),
 	}
 }
 

@@ -151,6 +151,14 @@ type HTTPConfig struct {
 	// newcomer. Over it: 503 with Retry-After (reason unverified_busy,
 	// client_unverified_busy or prefix_unverified_busy), before any check.
 	MaxUnverifiedRequests int
+	// MaxConnsPerNetwork caps the open connections of one network (IPv4
+	// /24, IPv6 /64) that is not a trusted proxy (flag
+	// --max-conns-per-network, default DefaultMaxConnsPerNetwork), and
+	// MaxConns those in all (flag --max-conns, default DefaultMaxConns).
+	// A connection over either is answered 503 and closed at once (see
+	// limitListener); negative is a configuration error.
+	MaxConnsPerNetwork int
+	MaxConns           int
 	// TrustedProxies lists the networks (CIDRs; a bare address is its own
 	// /32 or /128) of the proxies in front of this server (flag
 	// --trusted-proxies). A request whose TCP peer is in one of them has its
@@ -443,6 +451,15 @@ func (st *settings) settleBounds() error {
 	}
 	if st.MaxUnverifiedRequests < 0 {
 		return fmt.Errorf("max unverified requests must be positive, got %d", st.MaxUnverifiedRequests)
+	}
+	if st.MaxConnsPerNetwork == 0 {
+		st.MaxConnsPerNetwork = DefaultMaxConnsPerNetwork
+	}
+	if st.MaxConns == 0 {
+		st.MaxConns = DefaultMaxConns
+	}
+	if st.MaxConnsPerNetwork < 0 || st.MaxConns < 0 {
+		return fmt.Errorf("max connections must be positive, got %d per network and %d in all", st.MaxConnsPerNetwork, st.MaxConns)
 	}
 	if st.MaxBodyReadersPerPrefix == 0 {
 		st.MaxBodyReadersPerPrefix = DefaultMaxBodyReadersPerPrefix

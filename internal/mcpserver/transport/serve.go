@@ -26,10 +26,11 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
 	}
-	ln, err := net.Listen("tcp", st.Listen)
+	raw, err := net.Listen("tcp", st.Listen)
 	if err != nil {
 		return fmt.Errorf("transport: listen: %w", err)
 	}
+	ln := newLimitListener(raw, st)
 	if !isLoopbackListen(st.Listen) {
 		if len(st.origins) == 0 {
 			st.logger.Warn("listening beyond loopback without an Origin allowlist: browser requests carrying an Origin header will all be refused; set allowed origins explicitly",
