@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
@@ -32,13 +30,9 @@ type hiddenfullOptions struct {
 
 // hiddenfullRun is one child measured: a ceiling and what its calls did.
 type hiddenfullRun struct {
-	ceiling    int64
-	idle, peak memory
-	cpu        time.Duration
-	elapsed    time.Duration
-	outcomes   map[string]int
-	replyBytes int64
-	err        error
+	ceiling int64
+	burst
+	err error
 }
 
 func (r *hiddenfullRun) ok() bool {
@@ -69,7 +63,7 @@ func hiddenfull(ctx context.Context, bin string, o hiddenfullOptions) ([]*hidden
 		if err != nil {
 			return nil, fmt.Errorf("bad ceiling %q", c)
 		}
-		run := &hiddenfullRun{ceiling: ceiling, outcomes: map[string]int{}}
+		run := &hiddenfullRun{ceiling: ceiling}
 		runs = append(runs, run)
 		run.err = run.measure(ctx, bin, rsURL, o.calls)
 	}
@@ -86,52 +80,8 @@ func (r *hiddenfullRun) measure(ctx context.Context, bin, rsURL string, calls in
 		return err
 	}
 	defer c.stop()
-	pid := c.cmd.Process.Pid
-	// A first call of another tool warms the process (token check, first
-	// allocations) without reading the record.
-	if _, _, err := toolCall(ctx, c.addr, "schema", map[string]any{}); err != nil {
-		return err
-	}
-	time.Sleep(time.Second)
-	if r.idle, err = readMemory(pid); err != nil {
-		return err
-	}
-	cpuBefore, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
 	fetch := map[string]any{"id": "cin_pages/pages:" + benchmarks.LargeRecordID, "detail": "full"}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var errs []error
-	start := time.Now()
-	for range calls { // bounded by -hiddenfull-calls
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, code, err := toolCall(ctx, c.addr, "fetch", fetch)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			r.outcomes[code]++
-			r.replyBytes = max(r.replyBytes, n)
-		}()
-	}
-	wg.Wait()
-	r.elapsed = time.Since(start)
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	cpuAfter, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
-	r.cpu = cpuAfter - cpuBefore
-	r.peak, err = readMemory(pid)
-	return err
+	return r.measureBurst(ctx, c, "fetch", fetch, calls) // bounded by -hiddenfull-calls
 }
 
 func writeHiddenfull(w io.Writer, o hiddenfullOptions, runs []*hiddenfullRun) {

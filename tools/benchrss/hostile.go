@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
@@ -33,13 +31,9 @@ type hostileOptions struct {
 
 // hostileRun is one child measured: a tool and what its calls did.
 type hostileRun struct {
-	tool       string
-	idle, peak memory
-	cpu        time.Duration
-	elapsed    time.Duration
-	outcomes   map[string]int
-	replyBytes int64
-	err        error
+	tool string
+	burst
+	err error
 }
 
 func (r *hostileRun) ok() bool {
@@ -60,7 +54,7 @@ func hostile(ctx context.Context, bin string, o hostileOptions) ([]*hostileRun, 
 	defer stop()
 	var runs []*hostileRun
 	for _, tool := range strings.Split(o.tools, ",") {
-		run := &hostileRun{tool: strings.TrimSpace(tool), outcomes: map[string]int{}}
+		run := &hostileRun{tool: strings.TrimSpace(tool)}
 		runs = append(runs, run)
 		run.err = run.measure(ctx, bin, rsURL, o.calls)
 	}
@@ -99,51 +93,7 @@ func (r *hostileRun) measure(ctx context.Context, bin, rsURL string, calls int) 
 		return err
 	}
 	defer c.stop()
-	pid := c.cmd.Process.Pid
-	// A first call of another tool warms the process (token check, first
-	// allocations) without reading the record.
-	if _, _, err := toolCall(ctx, c.addr, "schema", map[string]any{}); err != nil {
-		return err
-	}
-	time.Sleep(time.Second)
-	if r.idle, err = readMemory(pid); err != nil {
-		return err
-	}
-	cpuBefore, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var errs []error
-	start := time.Now()
-	for range calls { // bounded by -hostile-calls
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, code, err := toolCall(ctx, c.addr, r.tool, args)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			r.outcomes[code]++
-			r.replyBytes = max(r.replyBytes, n)
-		}()
-	}
-	wg.Wait()
-	r.elapsed = time.Since(start)
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	cpuAfter, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
-	r.cpu = cpuAfter - cpuBefore
-	r.peak, err = readMemory(pid)
-	return err
+	return r.measureBurst(ctx, c, r.tool, args, calls) // bounded by -hostile-calls
 }
 
 func writeHostile(w io.Writer, o hostileOptions, blobBytes int, runs []*hostileRun) {
