@@ -157,8 +157,8 @@ func TestEscapingTestPaths(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"const beside the checkout", "const samplesDir = \"../../../shared/pdpp-samples\"\n", []string{"a/b/x_test.go:3: ../../../shared/pdpp-samples"}},
-		{"joined dot-dots", "func f() { _ = filepath.Join(\"..\", \"..\", \"..\", \"shared\", \"s\") }\n", []string{"a/b/x_test.go:3: ../../../shared/s"}},
+		{"const beside the checkout", "const samplesDir = \"../../../elsewhere/pdpp-samples\"\n", []string{"a/b/x_test.go:3: ../../../elsewhere/pdpp-samples"}},
+		{"joined dot-dots", "func f() { _ = filepath.Join(\"..\", \"..\", \"..\", \"elsewhere\", \"s\") }\n", []string{"a/b/x_test.go:3: ../../../elsewhere/s"}},
 		{"const joined further", "const d = \"../..\"\nfunc f() { _ = filepath.Join(d, \"..\", \"x\") }\n", []string{"a/b/x_test.go:4: ../../../x"}},
 		{"inside the module", "const root = \"../..\"\nfunc f() { _ = filepath.Join(\"..\", \"c\", \"d.json\"); _ = \"../s:r\" }\n", nil},
 		{"not a path", "var u = \"http://a/../..\"\nvar id = \"pdpp://record/../s/r\"\n", nil},
