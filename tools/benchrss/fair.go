@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -64,15 +63,13 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 		return nil, fmt.Errorf("demo RS: %w", err)
 	}
 	defer rsServer.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rsURL, stopRS, err := serveHandler(rsServer.Handler())
 	if err != nil {
 		return nil, err
 	}
-	rs := &http.Server{Handler: rsServer.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = rs.Serve(ln) }()
-	defer rs.Close()
+	defer stopRS()
 
-	c, err := startChild(ctx, bin, "http://"+ln.Addr().String())
+	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +125,7 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	res.searchBeside, res.searchOK = search()
-	res.directBeside = directSearch(ctx, hc, "http://"+ln.Addr().String())
+	res.directBeside = directSearch(ctx, hc, rsURL)
 	wg.Wait()
 	res.batchTime = time.Since(start)
 

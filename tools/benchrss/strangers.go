@@ -59,11 +59,7 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	}
 	defer rsServer.Close()
 	demo := rsServer.Handler()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	rs := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rsURL, stopRS, err := serveHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+benchmarks.ClientToken {
 			select {
 			case <-time.After(o.reject):
@@ -76,11 +72,13 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 			return
 		}
 		demo.ServeHTTP(w, r)
-	})}
-	go func() { _ = rs.Serve(ln) }()
-	defer rs.Close()
+	}))
+	if err != nil {
+		return nil, err
+	}
+	defer stopRS()
 
-	c, err := startChild(ctx, bin, "http://"+ln.Addr().String())
+	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
 		return nil, err
 	}

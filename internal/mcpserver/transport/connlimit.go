@@ -132,24 +132,16 @@ func (l *limitListener) refuse(c net.Conn) {
 	}()
 }
 
-// networkOf is the network a peer's connection counts against, and false
-// for a trusted proxy (counted only in the total) or an address that does
-// not parse (not a TCP peer).
+// networkOf is the network a peer's connection counts against (prefixKey
+// of its clientKey: an IPv4 /24 or IPv6 /64), and false for a trusted proxy
+// (counted only in the total) or an address that does not parse (not a TCP
+// peer).
 func (l *limitListener) networkOf(a net.Addr) (netip.Prefix, bool) {
 	ap, err := netip.ParseAddrPort(a.String())
-	if err != nil {
+	if err != nil || l.proxies.trusted(ap.Addr().Unmap().WithZone("")) {
 		return netip.Prefix{}, false
 	}
-	addr := ap.Addr().Unmap().WithZone("")
-	if l.proxies.trusted(addr) {
-		return netip.Prefix{}, false
-	}
-	bits := 64
-	if addr.Is4() {
-		bits = 24
-	}
-	p, _ := addr.Prefix(bits)
-	return p, true
+	return prefixKey(clientKey(a.String())), true
 }
 
 // take counts a new connection, or says which bound it is over.

@@ -96,25 +96,10 @@ func TestStalledBodiesFromManyNetworks(t *testing.T) {
 	for i := range perKind {
 		for _, chunked := range []bool{false, true} {
 			total++
-			body := paddedCall(i+1, 100_000)
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
-			if chunked {
-				req, _ = http.NewRequest(http.MethodPost, srv.URL+"/mcp", io.MultiReader(strings.NewReader(body[:50_000]), strings.NewReader(body[50_000:])))
-				req.ContentLength = -1
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			resp, err := honest.Do(req)
-			if err != nil {
-				failures = append(failures, err.Error())
-				continue
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "echo: hi") {
+			if failure := postLargeEcho(honest, srv.URL+"/mcp", i+1, chunked, nil); failure == "" {
 				answered++
 			} else {
-				failures = append(failures, fmt.Sprintf("%d %.120s", resp.StatusCode, b))
+				failures = append(failures, failure)
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -469,4 +454,34 @@ func TestBatchHoldsAtMostOneCompactReply(t *testing.T) {
 			}
 		})
 	}
+}
+
+// postLargeEcho sends the echo call padded to 100 KB (paddedCall), whole
+// or chunked in two parts, from c with header, and returns "" when it was
+// answered, else why not.
+func postLargeEcho(c *http.Client, url string, id int, chunked bool, header http.Header) string {
+	body := paddedCall(id, 100_000)
+	var rd io.Reader = strings.NewReader(body)
+	if chunked {
+		rd = io.MultiReader(strings.NewReader(body[:50_000]), strings.NewReader(body[50_000:]))
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, rd)
+	if chunked {
+		req.ContentLength = -1
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "echo: hi") {
+		return ""
+	}
+	return fmt.Sprintf("%d %.120s", resp.StatusCode, b)
 }

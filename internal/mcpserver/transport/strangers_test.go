@@ -272,28 +272,10 @@ func TestStalledBodiesLeaveReadinessAndVerifiedBodies(t *testing.T) {
 	for i := range perKind {
 		for _, chunked := range []bool{false, true} {
 			total++
-			body := paddedCall(i+1, 100_000)
-			var rd io.Reader = strings.NewReader(body)
-			if chunked {
-				rd = io.MultiReader(strings.NewReader(body[:50_000]), strings.NewReader(body[50_000:]))
-			}
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", rd)
-			if chunked {
-				req.ContentLength = -1
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer honest")
-			resp, err := c.Do(req)
-			if err != nil {
-				failures = append(failures, err.Error())
-				continue
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && strings.Contains(string(b), "echo: hi") {
+			if failure := postLargeEcho(c, srv.URL+"/mcp", i+1, chunked, honest); failure == "" {
 				answered++
 			} else {
-				failures = append(failures, fmt.Sprintf("%d %.120s", resp.StatusCode, b))
+				failures = append(failures, failure)
 			}
 			if r, _, err := rawPost(c, srv.URL+"/readyz", http.MethodGet, "", nil); err != nil || r.StatusCode != http.StatusOK {
 				notReady++
