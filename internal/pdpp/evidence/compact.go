@@ -206,16 +206,19 @@ func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) erro
 
 // CompactRecord rewrites one RS record object, valid JSON, for compact
 // output: every member kept in order, each value of `data` kept or replaced
-// by a Preview. It returns the record, its self-contained id and how many
-// values it cut.
-func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, error) {
+// by a Preview. It returns the record, its self-contained id, how many
+// values it cut and the names of the `data` fields it replaced by a
+// Preview, in order (the record's entry in records[] lists them, so a
+// reader tells the server's previews from record values of the same shape).
+func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
 	rec, err := decodeValidRecord(raw)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, "", 0, nil, err
 	}
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()
 	cut := 0
+	var previewed []string
 	var w objectWriter
 	err = eachMember(raw, func(key string, val json.RawMessage) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
@@ -231,6 +234,7 @@ func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.
 			v, c := CompactValue(id, name, rec.Data[name], maxChars)
 			if c {
 				cut++
+				previewed = append(previewed, name)
 			}
 			dw.member(name, v)
 		}
@@ -238,9 +242,9 @@ func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.
 		return nil
 	})
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("not a record: %w", err)
+		return nil, "", 0, nil, fmt.Errorf("not a record: %w", err)
 	}
-	return w.bytes(), id, cut, nil
+	return w.bytes(), id, cut, previewed, nil
 }
 
 // JSONStringLen is the length of s encoded as a JSON string the way

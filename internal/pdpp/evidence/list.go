@@ -270,7 +270,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		if !built[i] {
 			e := v.Records[pos+i]
 			rec, _ := decodeValidRecord(v.raws[pos+i])
-			compact, _, cut, err := CompactRecord(v.raws[pos+i], v.stream, v.connectionID, FieldValueChars)
+			compact, _, cut, previewed, err := CompactRecord(v.raws[pos+i], v.stream, v.connectionID, FieldValueChars)
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}
@@ -280,7 +280,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			} else {
 				card = recordCard(pos+i+1, e.ID, rec)
 			}
-			items[i] = listItem{card: []byte(card), record: compact, id: appendIDEntry(nil, e.ID), cut: cut}
+			items[i] = listItem{card: []byte(card), record: compact, id: appendPreviewedEntry(nil, e.ID, previewed), cut: cut}
 			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves

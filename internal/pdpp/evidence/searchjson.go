@@ -138,6 +138,28 @@ func idEntryCosts(n int, id func(i int) string) []int {
 	return costs
 }
 
+// appendPreviewedEntry appends the records[] entry of a record a compact
+// step shows: {"id": id}, with "previewed", the names of the fields of its
+// data the server replaced by a Preview, when there are any. The list is
+// written outside the record's data, where the RS cannot write, so a
+// reader (the evidence view) follows a preview's next only for the fields
+// it names, never for a record value shaped like a Preview.
+func appendPreviewedEntry(b []byte, id string, previewed []string) []byte {
+	if len(previewed) == 0 {
+		return appendIDEntry(b, id)
+	}
+	b = append(b, `{"id":`...)
+	b = appendNoEscapeString(b, id)
+	b = append(b, `,"previewed":[`...)
+	for i, name := range previewed {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendNoEscapeString(b, name)
+	}
+	return append(b, "]}"...)
+}
+
 // appendIDEntry appends the entry of an item listed by its id alone,
 // {"id": id}: a search hit in content_ladder.records[], a record in a
 // query step's list.
