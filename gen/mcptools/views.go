@@ -30,7 +30,7 @@ func Extensions() map[string]any {
 const ViewEvidenceURI = "ui://pdpp/evidence"
 
 // MaxViewEvidenceBytes is the catalog's byte budget of view evidence's
-// document (now 31224 bytes).
+// document (now 33046 bytes).
 const MaxViewEvidenceBytes = 49152
 
 // viewEvidenceHTML is the document of view evidence, assembled by mcpgen.

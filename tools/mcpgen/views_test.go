@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +95,9 @@ func TestViewAssembled(t *testing.T) {
 			}
 		}
 	}
+	if !strings.Contains(script, `const READ_TOOLS = ["list_items"];`) {
+		t.Error("the script lacks the allow-list of the catalog's read tools")
+	}
 	if !strings.Contains(doc, `const MARK_OPEN = "`+unseen.MarkerOpen+`"`) {
 		t.Error("the marker's opening is not package unseen's")
 	}
@@ -128,5 +132,91 @@ func TestViewAssembled(t *testing.T) {
 		if !strings.Contains(string(files[name]), want) {
 			t.Errorf("%s lacks %q:\n%.600s", name, want, files[name])
 		}
+	}
+}
+
+func hint(b bool) *bool { return &b }
+
+// TestViewReadTools: the tools a view may call are those of the catalog's
+// read toolset annotated readOnlyHint true, sorted; a tool of another
+// toolset or one not read-only never is, and a change to the catalog
+// changes the list the view is assembled with. On the real catalog they
+// are the six read tools.
+func TestViewReadTools(t *testing.T) {
+	tool := func(name, toolset string, readOnly *bool) Tool {
+		return Tool{Name: name, Toolset: toolset, Annotations: Annotations{ReadOnlyHint: readOnly}}
+	}
+	c := &Catalog{Tools: []Tool{
+		tool("search", "read", hint(true)),
+		tool("fetch", "read", hint(true)),
+		tool("mark_read", "read", hint(false)),
+		tool("no_hint", "read", nil),
+		tool("list_event_subscriptions", "events", hint(true)),
+		tool("create_event_subscription", "events", hint(false)),
+	}}
+	if got, want := readTools(c), []string{"fetch", "search"}; !slices.Equal(got, want) {
+		t.Errorf("readTools = %q, want %q", got, want)
+	}
+	if got := readToolsJS(nil); !strings.HasSuffix(got, "const READ_TOOLS = [];") {
+		t.Errorf("no read tools: %q", got)
+	}
+	c.Tools[0].Annotations.ReadOnlyHint = hint(false)
+	if got := readTools(c); !slices.Equal(got, []string{"fetch"}) {
+		t.Errorf("after search stops being read-only: %q", got)
+	}
+
+	real, err := loadCatalog(filepath.Join(repoRoot, realOptions.catalog))
+	if err != nil {
+		t.Skipf("real catalog: %v", err)
+	}
+	want := []string{"aggregate", "fetch", "query_records", "read_record_field", "schema", "search"}
+	if got := readTools(real); !slices.Equal(got, want) {
+		t.Errorf("the real catalog's read tools %q, want %q", got, want)
+	}
+	views, problems := loadViews(real, filepath.Join(repoRoot, "spec"))
+	if len(problems) > 0 || len(views) == 0 {
+		t.Fatalf("loadViews: %v", problems)
+	}
+	for _, v := range views {
+		m := regexp.MustCompile(`const READ_TOOLS = (\[[^\]]*\]);`).FindStringSubmatch(scriptPattern.FindStringSubmatch(string(v.HTML))[1])
+		var got []string
+		if m == nil || json.Unmarshal([]byte(m[1]), &got) != nil {
+			t.Fatalf("view %s: no READ_TOOLS in its script", v.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("view %s may call %q, want %q", v.Name, got, want)
+		}
+		for _, tl := range real.Tools {
+			if slices.Contains(got, tl.Name) != slices.Contains(want, tl.Name) {
+				t.Errorf("view %s: %s (toolset %s) on the list: %v", v.Name, tl.Name, tl.Toolset, slices.Contains(got, tl.Name))
+			}
+		}
+	}
+}
+
+// TestViewToolsMarkRequired: a view source without the allow-list's
+// placeholder, or with it outside its script, is refused.
+func TestViewToolsMarkRequired(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "lint", "view.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, src, want string
+	}{
+		{"missing", strings.Replace(string(src), toolsMark+"\n", "", 1), "must hold " + toolsMark + " once"},
+		{"twice", strings.Replace(string(src), toolsMark, toolsMark+toolsMark, 1), "must hold " + toolsMark + " once"},
+		{"outside the script", strings.Replace(strings.Replace(string(src), toolsMark+"\n", "", 1), "<title>", "<title>"+toolsMark, 1), toolsMark + " must stand inside the <script>"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := assembleView([]byte(tc.src), "const HIDDEN = [];", readToolsJS([]string{"fetch"}), "view.html")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("assembleView: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := assembleView(src, "const HIDDEN = [];", readToolsJS([]string{"fetch"}), "view.html"); err != nil {
+		t.Errorf("the sample view: %v", err)
 	}
 }

@@ -120,6 +120,10 @@ type viewCase struct {
 	ServerTools bool           `json:"serverTools"`
 	Theme       string         `json:"theme,omitempty"`
 	backend     *mcpBackend
+	// canned, when set, is the result of the case's own call, in place of
+	// the server's: a result no server writes, to see what the view does
+	// with it. The view's calls still go to backend.
+	canned json.RawMessage
 }
 
 // proxied is one tools/call the test host passed to the server.
@@ -173,7 +177,16 @@ func newTestHost(t *testing.T, view string, cases map[string]viewCase) *testHost
 			http.Error(w, "bad proxy request", http.StatusBadRequest)
 			return
 		}
-		res, rpcErr, err := c.backend.rpc("tools/call", map[string]any{"name": call.Name, "arguments": call.Arguments})
+		h.mu.Lock()
+		first := len(h.calls[name]) == 0
+		h.mu.Unlock()
+		var res, rpcErr json.RawMessage
+		var err error
+		if first && c.canned != nil {
+			res = c.canned
+		} else {
+			res, rpcErr, err = c.backend.rpc("tools/call", map[string]any{"name": call.Name, "arguments": call.Arguments})
+		}
 		if err != nil {
 			rpcErr, _ = json.Marshal(map[string]any{"code": -32000, "message": err.Error()})
 		}
@@ -413,25 +426,7 @@ func TestViewInChromium(t *testing.T) {
 	}
 	host := newTestHost(t, read.Contents[0].Text, cases)
 
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		// The view's sandboxed frame stays in the page's process, where
-		// the test's DOM queries reach it.
-		chromedp.Flag("disable-features", "IsolateSandboxedIframes"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(720, 900),
-	)
-	t.Cleanup(cancel)
-	browser, stop := chromedp.NewContext(alloc)
-	t.Cleanup(stop)
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
+	browser := startChromium(t, chromium)
 
 	t.Run("search", func(t *testing.T) {
 		p := host.open(t, browser, "search")
@@ -634,4 +629,30 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// startChromium starts headless Chromium for the test and returns its
+// browser context.
+func startChromium(t *testing.T, chromium string) context.Context {
+	t.Helper()
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		// The view's sandboxed frame stays in the page's process, where
+		// the test's DOM queries reach it.
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"),
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(720, 900),
+	)
+	t.Cleanup(cancel)
+	browser, stop := chromedp.NewContext(alloc)
+	t.Cleanup(stop)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return browser
 }
