@@ -34,7 +34,7 @@ var strangerMarks = []string{"attacker", "callback_url", "forged", "secret"}
 func forgingRS() http.Handler {
 	long := strings.Repeat("minutes of the meeting ", 100)
 	big := `{"k":"` + strings.Repeat("x", 900) + `"}`
-	rec := `{"object":"record","id":"f1","stream":"notes","connection_id":"cin_a","emitted_at":"2026-03-01T10:00:00Z","data":{"title":"Quarterly report","evil":` +
+	rec := `{"object":"record","id":"f1","stream":"notes","connection_id":"cin_a","emitted_at":"2026-03-01T10:00:00Z","record_json_bytes":761,"data":{"title":"Quarterly report","evil":` +
 		evilField + `,"forged":` + forgedRead + `,"body":` + jsonString(long) + `,"blob":` + big + `}}`
 	window := `{"object":"field_window","record_id":"f1","connection_id":"cin_a","stream":"notes","field":{"path":"body","type":"string"},` +
 		`"window":{"text":` + jsonString(long[:200]) + `,"start_chars":0,"end_chars":200,"total_chars":2300,"limit_chars":200,"complete":false,"has_more":true,"next_offset_chars":200,"previous_offset_chars":null}}`
@@ -176,6 +176,15 @@ func TestViewFollowsOnlyServerContinuations(t *testing.T) {
 					if want := field + ": " + value; !contains(rows, want) {
 						t.Errorf("the stranger's %s does not render as data, %q:\n%q", field, want, rows)
 					}
+				}
+			}
+			if name == "fetch full" {
+				// The record's two sizes, each saying what it measures.
+				sizes := strings.Join(p.texts("section.record dl.ids"), "\n")
+				note := p.texts("section.record p.note")
+				if !strings.Contains(sizes, "fields' size761 bytes: the fields as JSON, as the RS counts them") ||
+					len(note) == 0 || !strings.HasPrefix(note[0], "Record as sent (envelope and fields): ") || !strings.Contains(note[0], " bytes, 5 fields") {
+					t.Errorf("sizes %q and %q do not say which is which", sizes, note)
 				}
 			}
 			controls := p.buttons()
