@@ -63,25 +63,41 @@ func smallSearch(t *testing.T, url string) (time.Duration, bool) {
 
 // TestBatchesOfFullCallsDoNotDeadlock: four 6-item batches of full calls
 // on the demo transcripts (about 6.6 MB asked each, 26 MB in all against a
-// 16 MiB budget) end with no item server_busy or request_timeout, and
-// another token's small search meanwhile answers within 2 s. Before, each
-// batch held its answered items' bytes while its next item waited, so all
-// four stalled until their deadlines. make bench-fair measures the same at
-// the default budget with 16-item batches (72 MB asked); here the batches
-// are smaller, so the test costs a third as much under the race detector
-// and still asks for more than the budget holds.
+// 16 MiB budget) all finish, every item answered, and another token's
+// small search meanwhile is answered. Before, each batch held its answered
+// items' bytes while its next item waited, so all four stalled until their
+// deadlines. What the test holds is progress, counted, not speed: the
+// server's deadlines are set far out of reach, and a deadlock is a whole
+// stallLimit in which no query_records call finishes while batches wait
+// (one such call takes well under a second on an idle machine). How fast
+// the other token is served beside such load is measured by
+// TestOneTokenLoopingFullCallsLeavesOthersFast and make bench-fair, which
+// runs the same at the default budget with 16-item batches (72 MB asked);
+// here the batches are smaller, so the test costs a third as much under
+// the race detector and still asks for more than the budget holds.
 func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 	const perBatch = 6
+	// stallLimit is how long no call may finish before the test calls it
+	// a deadlock: far beyond one call on any machine that runs the suite.
+	const stallLimit = time.Minute
 	h := httpFlagsFor(demoRS(t))
 	h.MetricsListen = "127.0.0.1:0"
 	h.inFlightMax = 16 << 20
+	// Out of the way: only the stall detector below decides.
+	h.rsTimeout, h.RequestTimeout = 10*time.Minute, 15*time.Minute
 	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
 	url := "http://" + addr.String() + "/mcp"
+	metricsURL := "http://" + metricsAddr.String() + "/metrics"
 	items := make([]json.RawMessage, perBatch)
 	for i := range items {
 		items[i] = json.RawMessage(toolCall(i+1, "query_records", fullTranscripts))
 	}
 	batch, _ := json.Marshal(items)
+	// A client without a deadline of its own: a batch ends when the
+	// server answers it, or when the test ends (ctx).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 
 	var wg sync.WaitGroup
 	codes := make(chan string, 4*perBatch)
@@ -90,8 +106,21 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, body, err := doErr(context.Background(), http.MethodPost, url, string(batch),
-				map[string]string{"Authorization": "Bearer " + fixedTokens["client"], "MCP-Protocol-Version": "2025-03-26"})
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(batch)))
+			if err != nil {
+				codes <- err.Error()
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+fixedTokens["client"])
+			req.Header.Set("MCP-Protocol-Version", "2025-03-26")
+			resp, err := client.Do(req)
+			var body []byte
+			if err == nil {
+				body, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
 			if err != nil || resp.StatusCode != http.StatusOK {
 				codes <- fmt.Sprintf("batch failed: %v %v", err, resp)
 				return
@@ -123,13 +152,43 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 			}
 		}()
 	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
 	// Another token's small search, while the batches run.
-	time.Sleep(200 * time.Millisecond)
-	took, ok := smallSearch(t, url)
-	if !ok || took > 2*time.Second {
-		t.Errorf("another token's small search: ok=%v after %v, want within 2s", ok, took)
+	type searched struct {
+		took time.Duration
+		ok   bool
 	}
-	fams := testkit.Scrape(t, "http://"+metricsAddr.String()+"/metrics")
+	search := make(chan searched, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		took, ok := smallSearch(t, url)
+		search <- searched{took, ok}
+	}()
+	// The stall detector: the count of finished query_records calls must
+	// grow at least once in every stallLimit until the batches end. The
+	// loop ends with the batches or at the first stall; it polls four
+	// times a second.
+	finished, progressAt := 0.0, time.Now()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-time.After(250 * time.Millisecond):
+			n, _ := testkit.Sample(testkit.Scrape(t, metricsURL), metrics.NameToolCalls, map[string]string{"tool": "query_records"})
+			if n > finished {
+				finished, progressAt = n, time.Now()
+			} else if time.Since(progressAt) > stallLimit {
+				t.Fatalf("deadlock: no query_records call finished in %v, %v of %d finished", stallLimit, finished, 4*perBatch)
+			}
+		}
+	}
+	s := <-search
+	if !s.ok {
+		t.Errorf("another token's small search failed beside the batches (after %v)", s.took)
+	}
+	took := s.took
+	fams := testkit.Scrape(t, metricsURL)
 	for _, name := range []string{metrics.NameBudgetHeld, metrics.NameBudgetMax} {
 		if _, found := testkit.Sample(fams, name, nil); !found {
 			t.Errorf("/metrics has no %s", name)
@@ -151,7 +210,6 @@ func TestBatchesOfFullCallsDoNotDeadlock(t *testing.T) {
 			}
 		}
 	}
-	wg.Wait()
 	close(codes)
 	count := map[string]int{}
 	for c := range codes {
