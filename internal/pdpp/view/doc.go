@@ -15,6 +15,14 @@
 // never parsed as HTML; the RS's <mark> markers are split on, not trusted;
 // no URL becomes a link; what one rendering shows is bounded.
 //
+// Its controls act only on what the server built: a control's tools/call
+// comes only from continuations in the server's own members of a result
+// (hits, windows, pages, fetch's full and metadata.fields, the previews a
+// compact query_records step's records[] entries name in previewed), never
+// from record data, where a value shaped like a preview is shown as data;
+// and only for the tools on READ_TOOLS, the catalog's read-only read tools,
+// which mcpgen writes into the document.
+//
 // The package's test drives the view in headless Chromium through a test
 // host page against the real server and the demo RS.
 package view
