@@ -26,6 +26,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.StringVar(&opt.instructions, "instructions", "", "server instructions file (required by lint)")
 	fs.StringVar(&opt.out, "out", "", "output directory of the generated package (required)")
 	fs.StringVar(&opt.kitImport, "mcpkit", defaultKitImport, "import path of the mcpkit runtime used by generated code")
+	fs.StringVar(&opt.rsclient, "rsclient", "", "import path of the typed RS client oapi-codegen writes from -openapi; with it, each tool's arguments are mapped to its operations' parameters by generated code (rscalls.go)")
 	check := fs.Bool("check", false, "write nothing; exit 1 if the files in -out differ from what would be generated")
 	if err := fs.Parse(args); err != nil {
 		return 2

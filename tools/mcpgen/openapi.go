@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -15,7 +16,12 @@ type apiDoc struct {
 }
 
 type apiOperation struct {
-	method, path string
+	id, method, path string
+	// jsonBody: the operation takes an application/json request body.
+	jsonBody bool
+	// order lists the parameters as the document declares them (operation
+	// parameters first, then the path item's).
+	order []*openapi3.Parameter
 	// params by name; a name used in two locations (path and query, say)
 	// keeps every occurrence so a reference to it can be refused as
 	// ambiguous.
@@ -45,7 +51,10 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 			if op.OperationID == "" {
 				continue
 			}
-			o := &apiOperation{method: method, path: path, params: map[string][]*openapi3.Parameter{}}
+			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{}}
+			if rb := op.RequestBody; rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil {
+				o.jsonBody = true
+			}
 			// Operation parameters override path-item parameters with the
 			// same name and location.
 			seen := map[[2]string]bool{}
@@ -61,6 +70,7 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 					}
 					seen[key] = true
 					o.params[p.Name] = append(o.params[p.Name], p)
+					o.order = append(o.order, p)
 				}
 			}
 			api.ops[op.OperationID] = o
@@ -228,7 +238,19 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				a.unresolved = true
 				continue
 			}
-			mergeFacts(a, factsOf(ps[0]))
+			a.declaredType = a.Type
+			facts := factsOf(ps[0])
+			_, byHand := t.ByHand[a.Param]
+			switch {
+			case byHand:
+			case facts.typ == "":
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param))
+			case a.Type != "" && a.Type != facts.typ:
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param))
+			}
+			mergeFacts(a, facts)
 		}
 	}
 	return problems
@@ -257,4 +279,43 @@ func mergeFacts(a *Arg, f paramFacts) {
 	if a.Description == "" {
 		a.Description = f.description
 	}
+}
+
+// lintParams refuses the parameter schemas the code generators cannot take,
+// whatever the catalog uses: oapi-codegen turns a parameter whose schema
+// (or whose items' schema) is an anyOf or oneOf into a reference to a type
+// it never declares, so gen/rsclient would stop building far from the
+// cause. Problems name the operation and the parameter and say the way out.
+func (a *apiDoc) lintParams() []string {
+	var problems []string
+	for _, id := range a.operationIDs() {
+		for _, p := range a.ops[id].order {
+			if p.Schema == nil || p.Schema.Value == nil {
+				continue
+			}
+			where, s := "its schema", p.Schema.Value
+			if union := unionKeyword(s); union == "" && s.Items != nil && s.Items.Value != nil {
+				where, s = "its items' schema", s.Items.Value
+			}
+			if union := unionKeyword(s); union != "" {
+				problems = append(problems, fmt.Sprintf("OpenAPI operation %s parameter %q (in %s): %s uses %s, which oapi-codegen cannot generate for a parameter "+
+					"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
+					"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
+					"and say the alternatives in its description",
+					id, p.Name, p.In, where, union, p.Name, p.Name, p.Name))
+			}
+		}
+	}
+	return problems
+}
+
+// unionKeyword names the union keyword a schema uses, or "".
+func unionKeyword(s *openapi3.Schema) string {
+	switch {
+	case len(s.AnyOf) > 0:
+		return "anyOf"
+	case len(s.OneOf) > 0:
+		return "oneOf"
+	}
+	return ""
 }
