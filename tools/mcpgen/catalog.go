@@ -251,18 +251,19 @@ func loadCatalog(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalog(data)
+	return parseCatalog(displayPath(path), data)
 }
 
-func parseCatalog(data []byte) (*Catalog, error) {
+// parseCatalog decodes a catalog; errors name file and line.
+func parseCatalog(file string, data []byte) (*Catalog, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Catalog
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("catalog is empty")
+			return nil, fmt.Errorf("%s: the catalog is empty", file)
 		}
-		return nil, fmt.Errorf("parse catalog: %w", err)
+		return nil, yamlError(file, data, err)
 	}
 	c.normalize()
 	return &c, nil

@@ -92,7 +92,7 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 	if len(problems) > 0 {
 		return nil, nil, &lintError{problems: problems}
 	}
-	c, err := compile(cat, api, instructions, views, opt.rsclient != "")
+	c, err := compile(cat, api, instructions, views, opt.rsclient != "", readCommittedFootprint(opt.out))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,7 +112,9 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 // compile resolves, lints, builds schemas and checks the byte budgets.
 // mapping: the arguments' mapping to RS operations is planned (and its
 // rules checked) for generation.
-func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool) (*compiled, error) {
+// committed is the footprint the output folder holds, which a budget
+// failure is told against.
+func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
 	var problems []string
 	if api != nil {
 		problems = api.lintParams()
@@ -126,6 +128,7 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 		problems = append(problems, callProblems...)
 	}
 	problems = append(problems, lintCatalog(cat, instructions)...)
+	problems = append(problems, lintDescriptionRules(cat, api)...)
 	if len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
@@ -147,7 +150,7 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 		return nil, err
 	}
 	c.footprint = fp
-	if problems := checkBudgets(cat.Budgets, fp); len(problems) > 0 {
+	if problems := checkBudgets(cat.Budgets, fp, committed); len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
 	return c, nil

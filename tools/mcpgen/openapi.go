@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
 )
 
 // apiDoc indexes the operations of an OpenAPI document by operationId.
@@ -30,13 +32,23 @@ type apiOperation struct {
 
 // loadOpenAPI loads and validates an OpenAPI document.
 func loadOpenAPI(path string) (*apiDoc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	// A YAML slip is reported by file and line before the loader sees it
+	// (the loader's own message names neither).
+	var node yaml.Node
+	if err := yaml.Unmarshal(data, &node); err != nil {
+		return nil, yamlError(displayPath(path), data, err)
+	}
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load OpenAPI %s: %w", path, err)
+		return nil, fmt.Errorf("load OpenAPI %s: %w", displayPath(path), err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("OpenAPI %s is invalid: %w", path, err)
+		return nil, fmt.Errorf("OpenAPI %s is invalid: %w", displayPath(path), err)
 	}
 	return indexOpenAPI(doc), nil
 }

@@ -151,8 +151,11 @@ var outputFiles = []struct {
 	{"args.go", "args.go.tmpl", true},
 	{"register.go", "register.go.tmpl", true},
 	{"views.go", "views.go.tmpl", true},
-	{"FOOTPRINT.md", "footprint.md.tmpl", false},
+	{footprintFile, "footprint.md.tmpl", false},
 }
+
+// footprintFile is the measured footprint, committed with the package.
+const footprintFile = "FOOTPRINT.md"
 
 // goldenFile is the pretty-printed tools/list result.
 const goldenFile = "tools_list.golden.json"
