@@ -255,6 +255,8 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 			_, byHand := t.ByHand[a.Param]
 			switch {
 			case byHand:
+			case facts.typ == "" && unionKeyword(paramSchema(ps[0])) != "":
+				a.unresolved = true // the parameter's schema is refused by lintParams
 			case facts.typ == "":
 				problems = append(problems, fmt.Sprintf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
 					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param))
@@ -300,25 +302,42 @@ func mergeFacts(a *Arg, f paramFacts) {
 // cause. Problems name the operation and the parameter and say the way out.
 func (a *apiDoc) lintParams() []string {
 	var problems []string
+	var order []*openapi3.Parameter
+	usedBy := map[*openapi3.Parameter][]string{}
 	for _, id := range a.operationIDs() {
 		for _, p := range a.ops[id].order {
-			if p.Schema == nil || p.Schema.Value == nil {
-				continue
+			if usedBy[p] == nil {
+				order = append(order, p)
 			}
-			where, s := "its schema", p.Schema.Value
-			if union := unionKeyword(s); union == "" && s.Items != nil && s.Items.Value != nil {
-				where, s = "its items' schema", s.Items.Value
-			}
-			if union := unionKeyword(s); union != "" {
-				problems = append(problems, fmt.Sprintf("OpenAPI operation %s parameter %q (in %s): %s uses %s, which oapi-codegen cannot generate for a parameter "+
-					"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
-					"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
-					"and say the alternatives in its description",
-					id, p.Name, p.In, where, union, p.Name, p.Name, p.Name))
-			}
+			usedBy[p] = append(usedBy[p], id)
+		}
+	}
+	for _, p := range order {
+		s := paramSchema(p)
+		if s == nil {
+			continue
+		}
+		where := "its schema"
+		if unionKeyword(s) == "" && s.Items != nil && s.Items.Value != nil {
+			where, s = "its items' schema", s.Items.Value
+		}
+		if union := unionKeyword(s); union != "" {
+			problems = append(problems, fmt.Sprintf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
+				"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
+				"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
+				"and say the alternatives in its description",
+				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name))
 		}
 	}
 	return problems
+}
+
+// paramSchema is a parameter's schema, or nil.
+func paramSchema(p *openapi3.Parameter) *openapi3.Schema {
+	if p.Schema == nil {
+		return nil
+	}
+	return p.Schema.Value
 }
 
 // unionKeyword names the union keyword a schema uses, or "".

@@ -125,7 +125,7 @@ func TestSpecDayRefusals(t *testing.T) {
 			name: "anyOf parameter", file: realOptions.openapi,
 			old: "      schema:\n        type: array\n        minItems: 1\n        items:\n          type: string\n          minLength: 1\n    SearchLimit:",
 			new: "      schema:\n        anyOf:\n          - type: string\n          - type: array\n            items: {type: string}\n    SearchLimit:",
-			want: []string{`parameter "streams" (in query): its schema uses anyOf, which oapi-codegen cannot generate for a parameter`,
+			want: []string{"catalog has 1 problem(s)", `OpenAPI parameter "streams" (in query) of searchRecordsHybrid, searchRecordsLexical, searchRecordsSemantic: its schema uses anyOf, which oapi-codegen cannot generate for a parameter`,
 				"type: array, items: {type: string}, style: form, explode: true", "Nothing was written"},
 		},
 		{
