@@ -395,7 +395,8 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 		streams := slices.Clone(args.Streams)
 		body.Filters = &rsclient.EventSubscriptionFilters{Streams: &streams}
 	}
-	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
+	call := args.CreateEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL(), body)
 	// The one answer whose secret reaches the client: read it whole, take
 	// the signing secret, and take every secret-like member out of the rest.
 	resp, err := a.do(ctx, req, berr)
@@ -568,7 +569,8 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
+	call := args.ListEventSubscriptionsCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
@@ -648,7 +650,8 @@ func listText(subs []json.RawMessage, fullCall evidence.Continuation) string {
 func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolGetEventSubscription
 	shown := a.host.ArgsMap(args)
-	req, berr := rsclient.NewGetEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	call := args.GetEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
@@ -679,7 +682,8 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 	const tool = mcptools.ToolUpdateEventSubscription
 	shown := a.host.ArgsMap(args)
 	enabled := args.Enabled
-	req, berr := rsclient.NewUpdateEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID,
+	call := args.UpdateEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL(),
 		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
@@ -703,7 +707,8 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 func (a *Tools) DeleteEventSubscription(ctx context.Context, args mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDeleteEventSubscription
 	shown := a.host.ArgsMap(args)
-	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	call := args.DeleteEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	if _, err := a.doControl(ctx, req, berr); err != nil {
 		var re *rs.Error
 		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
@@ -733,7 +738,8 @@ func (a *Tools) deletedResult(id, text string) *mcp.CallToolResult {
 func (a *Tools) SendTestEvent(ctx context.Context, args mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolSendTestEvent
 	shown := a.host.ArgsMap(args)
-	req, berr := rsclient.NewSendTestEventRequest(a.rs.BaseURL(), args.SubscriptionID)
+	call := args.SendTestEventCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
