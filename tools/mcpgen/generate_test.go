@@ -21,6 +21,7 @@ var realOptions = options{
 	openapi:      "spec/pdpp-rs.openapi.yaml",
 	instructions: "spec/instructions.md",
 	out:          "gen/mcptools",
+	rsclient:     "github.com/pdpp-mcp/pdpp-mcp/gen/rsclient",
 }
 
 // chdirRoot moves the test to the repository root, skipping when the real
@@ -72,9 +73,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 
 // TestRealCatalogRules checks the PDPP catalog keeps the surface rules that
 // the lint cannot express generically: the footprint ceilings of the issue,
-// descriptions that say read-only or mutating, name their RS endpoint and
-// point to the instructions or a discovery tool, hints that fit each tool,
-// and the guidance homes for connection_id recovery and webhook signing.
+// the guidance homes for connection_id recovery and webhook signing, and
+// that it still declares the description rules and toolset hints the
+// generator enforces on every tool.
 func TestRealCatalogRules(t *testing.T) {
 	chdirRoot(t)
 	_, c, err := generate(realOptions)
@@ -126,49 +127,21 @@ func TestRealCatalogRules(t *testing.T) {
 			}
 		}
 	})
-	// Expected hints: readOnly, destructive, idempotent, openWorld.
-	hints := map[string][4]bool{
-		eventsDiscoveryTool:         {true, false, true, false},
-		"create_event_subscription": {false, false, false, true},
-		"list_event_subscriptions":  {true, false, true, false},
-		"get_event_subscription":    {true, false, true, false},
-		"update_event_subscription": {false, false, true, true},
-		"delete_event_subscription": {false, true, true, false},
-		"send_test_event":           {false, false, false, true},
-	}
-	readOnlySet := [4]bool{true, false, true, false}
-	for _, tool := range c.catalog.Tools {
-		t.Run(tool.Name, func(t *testing.T) {
-			a := tool.Annotations
-			got := [4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
-			want, ok := hints[tool.Name]
-			switch {
-			case tool.Toolset == "read":
-				want = readOnlySet
-			case !ok:
-				t.Fatalf("toolset %s tool has no expected hints in this test", tool.Toolset)
-			}
-			if got != want {
-				t.Errorf("hints (readOnly, destructive, idempotent, openWorld) = %v, want %v", got, want)
-			}
-			d := tool.Description
-			if *a.ReadOnlyHint && !strings.Contains(d, "Read-only") {
-				t.Errorf("read-only tool does not say Read-only: %q", d)
-			}
-			if !*a.ReadOnlyHint && !strings.Contains(d, "Mutating") {
-				t.Errorf("mutating tool does not say Mutating: %q", d)
-			}
-			if !strings.Contains(d, "/v1/") {
-				t.Errorf("description does not name its RS endpoint: %q", d)
-			}
-			if tool.Name != eventsDiscoveryTool && !strings.Contains(d, "server instructions") && !strings.Contains(d, eventsDiscoveryTool) {
-				t.Errorf("description points neither to the server instructions nor to %s: %q", eventsDiscoveryTool, d)
-			}
-			if strings.Contains(strings.ToLower(d), "hidden") {
-				t.Errorf("description calls output hidden: %q", d)
-			}
-		})
-	}
+	// The wording rules of the descriptions and the read toolset's hints
+	// are the generator's (description_rules, toolsets); the catalog must
+	// keep declaring them.
+	t.Run("description rules", func(t *testing.T) {
+		r := c.catalog.DescriptionRules
+		if r.ReadOnlySays != "Read-only" || r.MutatingSays != "Mutating" || !r.NameEndpoint ||
+			!slices.Contains(r.PointsTo, "server instructions") || !slices.Contains(r.PointsTo, eventsDiscoveryTool) ||
+			!slices.Contains(r.Forbidden, "hidden") {
+			t.Errorf("description_rules = %+v, want Read-only, Mutating, name_endpoint, points to the instructions and %s, hidden forbidden", r, eventsDiscoveryTool)
+		}
+		h := c.catalog.Toolsets["read"].Hints
+		if h.ReadOnlyHint == nil || !*h.ReadOnlyHint || h.DestructiveHint == nil || *h.DestructiveHint {
+			t.Errorf("toolsets.read.hints = %+v, want read-only and not destructive", h)
+		}
+	})
 }
 
 // eventsDiscoveryTool is the one tool that holds event-subscription
@@ -191,6 +164,7 @@ func catalogCases(t *testing.T) []struct {
 		catalog:      filepath.Join(repoRoot, realOptions.catalog),
 		openapi:      filepath.Join(repoRoot, realOptions.openapi),
 		instructions: filepath.Join(repoRoot, realOptions.instructions),
+		rsclient:     realOptions.rsclient,
 	}
 	if _, err := os.Stat(real.openapi); err == nil {
 		cases = append(cases, struct {
@@ -429,5 +403,19 @@ func TestFormatChecksGenerated(t *testing.T) {
 	// the server checks them anyway.
 	if in := string(c.schemas["list_items"].input); strings.Contains(in, "pattern") {
 		t.Errorf("input schema publishes a pattern: %s", in)
+	}
+}
+
+// TestGenerateLinesMatchRealOptions keeps realOptions the flags generate.go
+// passes for gen/mcptools, so the tests compare with what go generate writes.
+func TestGenerateLinesMatchRealOptions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "generate.go"))
+	if err != nil {
+		t.Skipf("generate.go is not present: %v", err)
+	}
+	o := realOptions
+	want := "-catalog " + o.catalog + " -openapi " + o.openapi + " -instructions " + o.instructions + " -rsclient " + o.rsclient
+	if !strings.Contains(string(data), want) || !strings.Contains(string(data), "-out "+o.out) {
+		t.Errorf("generate.go has no go:generate line with %q and -out %s", want, o.out)
 	}
 }
