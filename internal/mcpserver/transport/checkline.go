@@ -24,7 +24,13 @@ import (
 //     IPv6 /48; see checkNetwork), a person's in its address's (see
 //     knownPlaces). Turns go round the queues that wait, one check per
 //     queue per round (deficit round robin with equal costs: every check
-//     is one RS read), a queue that starts waiting joining the round's end.
+//     is one RS read). A queue that starts waiting while none of its
+//     checks runs (a sparse one: a client with one new token) takes the
+//     next turn before the queues that keep checks running and waiting
+//     (a flood), as new flows do in FQ-CoDel (RFC 8290); it then takes its
+//     turns at the round's end like the others. Sparse queues take their
+//     first turns in the order they came, so strangers who make every
+//     network sparse get no more than the plain round gives them.
 //   - One queue runs at most max/4 checks at once (at least one), so a
 //     network whose checks the RS holds long leaves the others turns.
 //   - Places that showed a good token recently (knownPlaces) are people:
@@ -109,6 +115,42 @@ type lineQueue struct {
 	inRing  bool      // in its class's round (iff it has tickets)
 }
 
+// round is one class's queues with tickets, in turn order: sparse ones
+// (see above) first. Each holds at most the queues of its class.
+type round struct {
+	sparse, busy []*lineQueue
+}
+
+// add puts q at the end of its list.
+func (r *round) add(q *lineQueue, sparse bool) {
+	q.inRing = true
+	if sparse {
+		r.sparse = append(r.sparse, q)
+	} else {
+		r.busy = append(r.busy, q)
+	}
+}
+
+// remove takes q out of the round.
+func (r *round) remove(q *lineQueue) {
+	q.inRing = false
+	r.sparse = slices.DeleteFunc(r.sparse, func(x *lineQueue) bool { return x == q })
+	r.busy = slices.DeleteFunc(r.busy, func(x *lineQueue) bool { return x == q })
+}
+
+// next is the first queue of the round that may run one more check (below
+// perRunning), or nil.
+func (r *round) next(perRunning int) *lineQueue {
+	for _, list := range [][]*lineQueue{r.sparse, r.busy} {
+		for _, q := range list {
+			if q.running < perRunning {
+				return q
+			}
+		}
+	}
+	return nil
+}
+
 // ticket is one check in line, then running.
 type ticket struct {
 	q      *lineQueue // nil once refused or abandoned
@@ -140,7 +182,7 @@ type checkLine struct {
 	running, strangersRunning int
 	waiting                   int
 	queues                    map[lineKey]*lineQueue // queues that wait or run: at most maxWaiting+max
-	people, strangers         []*lineQueue           // the rounds: queues with tickets, in turn order
+	people, strangers         round                  // the rounds: queues with tickets, in turn order
 	peopleNext                bool                   // whose turn a shared place is when both wait
 	metrics                   *metrics.Metrics
 }
@@ -185,12 +227,7 @@ func (l *checkLine) join(client netip.Prefix, person bool) (*ticket, string) {
 	q.tickets = append(q.tickets, t)
 	l.waiting++
 	if !q.inRing {
-		q.inRing = true
-		if person {
-			l.people = append(l.people, q)
-		} else {
-			l.strangers = append(l.strangers, q)
-		}
+		l.roundOf(q).add(q, q.running == 0)
 	}
 	l.dispatch()
 	return t, ""
@@ -256,27 +293,33 @@ func (l *checkLine) remove(t *ticket) {
 
 // leaveRing takes q out of its round.
 func (l *checkLine) leaveRing(q *lineQueue) {
-	if !q.inRing {
-		return
+	if q.inRing {
+		l.roundOf(q).remove(q)
 	}
-	q.inRing = false
+}
+
+// roundOf is the round of q's class.
+func (l *checkLine) roundOf(q *lineQueue) *round {
 	if q.key.person {
-		l.people = slices.DeleteFunc(l.people, func(x *lineQueue) bool { return x == q })
-	} else {
-		l.strangers = slices.DeleteFunc(l.strangers, func(x *lineQueue) bool { return x == q })
+		return &l.people
 	}
+	return &l.strangers
 }
 
 // dispatch hands free places to waiting tickets, in turn (see above).
 func (l *checkLine) dispatch() {
 	for l.running < l.max {
-		person := l.eligible(l.people) >= 0
-		stranger := l.strangersRunning < l.max-l.reserve && l.eligible(l.strangers) >= 0
+		pq := l.people.next(l.perRunning)
+		var sq *lineQueue
+		if l.strangersRunning < l.max-l.reserve {
+			sq = l.strangers.next(l.perRunning)
+		}
+		person, stranger := pq != nil, sq != nil
 		switch {
 		case person && (!stranger || l.peopleNext):
-			l.grant(&l.people)
+			l.grant(pq)
 		case stranger:
-			l.grant(&l.strangers)
+			l.grant(sq)
 		default:
 			return
 		}
@@ -286,30 +329,16 @@ func (l *checkLine) dispatch() {
 	}
 }
 
-// eligible is the index in ring of the first queue that may run one more
-// check, or -1.
-func (l *checkLine) eligible(ring []*lineQueue) int {
-	for i, q := range ring {
-		if q.running < l.perRunning {
-			return i
-		}
-	}
-	return -1
-}
-
-// grant runs the oldest ticket of the first eligible queue of *ring, which
-// goes to the round's end when it has more (queues it passed over keep
-// their turn).
-func (l *checkLine) grant(ring *[]*lineQueue) {
-	i := l.eligible(*ring)
-	q := (*ring)[i]
+// grant runs the oldest ticket of q, which then takes its next turn at the
+// end of its round's busy queues when it has more (queues it passed over
+// keep their turn).
+func (l *checkLine) grant(q *lineQueue) {
 	t := q.tickets[0]
 	q.tickets = q.tickets[1:]
-	*ring = slices.Delete(*ring, i, i+1)
+	r := l.roundOf(q)
+	r.remove(q)
 	if len(q.tickets) > 0 {
-		*ring = append(*ring, q)
-	} else {
-		q.inRing = false
+		r.add(q, false)
 	}
 	q.running++
 	l.running++

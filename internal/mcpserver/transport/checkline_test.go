@@ -280,8 +280,9 @@ func TestReservedShareForPeople(t *testing.T) {
 	}
 }
 
-// TestCheckLineTurns holds the line's rules without HTTP: turns go round
-// the networks that wait, one check each; a queue runs at most its share;
+// TestCheckLineTurns holds the line's rules without HTTP: a network that
+// waits while none of its checks runs goes first, then turns go round the
+// networks that wait, one check each; a queue runs at most its share;
 // a full line pushes out the longest stranger queue's newest check for a
 // network that waits for less, and refuses a newcomer whose queue would be
 // the longest; people take the places strangers may not.
@@ -311,7 +312,7 @@ func TestCheckLineTurns(t *testing.T) {
 		}
 		return tk
 	}
-	t.Run("round robin between networks", func(t *testing.T) {
+	t.Run("sparse networks first, then round robin", func(t *testing.T) {
 		l := newCheckLine(1, 0, 8, 8, 64, nil)
 		first := join(l, a1, false)
 		ts := []*ticket{join(l, a1, false), join(l, a2, false), join(l, a1, false), join(l, b, false), join(l, c, false)}
@@ -326,9 +327,25 @@ func TestCheckLineTurns(t *testing.T) {
 				}
 			}
 		}
-		// a's first, b's, c's, then a's other two.
-		if got := fmt.Sprint(order); got != "[0 3 4 1 2]" {
-			t.Fatalf("order %s, want [0 3 4 1 2]", got)
+		// b and c waited while none of theirs ran: they go first; then a's,
+		// one at a time.
+		if got := fmt.Sprint(order); got != "[3 4 0 1 2]" {
+			t.Fatalf("order %s, want [3 4 0 1 2]", got)
+		}
+	})
+	t.Run("round robin between busy networks", func(t *testing.T) {
+		l := newCheckLine(2, 0, 8, 8, 64, nil) // a share of 1 each
+		ra, rb := join(l, a1, false), join(l, b, false)
+		ts := []*ticket{join(l, a1, false), join(l, a2, false), join(l, b, false), join(l, b, false)}
+		l.done(ra)
+		l.done(rb)
+		// a's next, b's next; then one of each again as they end.
+		if got := granted(ts...); got != "0 2" {
+			t.Fatalf("granted %q, want \"0 2\"", got)
+		}
+		l.done(ts[0])
+		if got := granted(ts...); got != "0 1 2" {
+			t.Fatalf("granted %q, want \"0 1 2\"", got)
 		}
 	})
 	t.Run("a queue runs its share", func(t *testing.T) {
