@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"slices"
@@ -29,7 +30,7 @@ import (
 //   - For each flood size (in /24 networks): a fresh server; an honest
 //     address makes one call with a token (so it has shown a good one);
 //     made-up bearers from that many loopback /24s (4 addresses each, the
-//     RS rejecting each after reject) in a child process; meanwhile, in
+//     RS rejecting each after reject) in a child process; after warmup, in
 //     another child, honest never-seen tokens' first calls from that
 //     address, one after another, timed; aims: at least minRatio of them
 //     answered, p95 at most maxP95. The same child also times never-seen
@@ -47,6 +48,7 @@ type tokenCheckOptions struct {
 	minRatio  float64
 	maxP95    time.Duration
 	minBurst  int
+	warmup    time.Duration // the flood runs this long before the honest calls
 }
 
 // checksOpt holds the flags below; checksChild, checksURL and
@@ -71,6 +73,7 @@ func init() {
 	flag.Float64Var(&o.minRatio, "checks-min-answered", 0.9, "least share of honest never-seen tokens' first calls answered under each flood")
 	flag.DurationVar(&o.maxP95, "checks-max-p95", 5*time.Second, "bound on their p95 under each flood")
 	flag.IntVar(&o.minBurst, "checks-min-burst", 48, "least calls of the first burst answered 200")
+	flag.DurationVar(&o.warmup, "checks-warmup", 10*time.Second, "how long each flood runs before the honest calls: long enough for every flooding network's first check to have had its turn (the first check of a network that waits for none takes the next turn)")
 	flag.BoolVar(&checksOnly, "checks-only", false, "with -strangers: only the token-check floods, not the cached token's check")
 	flag.StringVar(&checksChild, "checks-child", "", "internal: run as a token-check child (flood or honest) against -checks-url")
 	flag.StringVar(&checksURL, "checks-url", "", "internal: the /mcp URL of a token-check child")
@@ -119,13 +122,17 @@ type honestTimes struct {
 	Answered int             `json:"answered"`
 	Statuses map[int]int     `json:"statuses"`
 	Times    []time.Duration `json:"times"`
+	Connects []time.Duration `json:"connects"` // of each call, until its connection was had
 }
 
-func (h honestTimes) pct(p int) time.Duration {
-	if len(h.Times) == 0 {
+func (h honestTimes) pct(p int) time.Duration { return pct(h.Times, p) }
+
+// pct is the p-th percentile of ts (nearest rank).
+func pct(ts []time.Duration, p int) time.Duration {
+	if len(ts) == 0 {
 		return 0
 	}
-	t := slices.Sorted(slices.Values(h.Times))
+	t := slices.Sorted(slices.Values(ts))
 	return t[min(len(t)-1, max(0, (len(t)*p+99)/100-1))]
 }
 
@@ -235,7 +242,7 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	}
 	start := time.Now()
 	cpu0, _ := readCPU(c.cmd.Process.Pid)
-	time.Sleep(2 * time.Second) // the flood fills its queues
+	time.Sleep(o.warmup) // the flood reaches its steady state
 	honest, err := startChecksChild(ctx, "honest", url, fmt.Sprintf("%s%d-", honestPrefix, networks))
 	if err != nil {
 		_, _ = flood.stop()
@@ -383,8 +390,12 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 		h := honestTimes{Statuses: map[int]int{}}
 		for i := range count {
 			start := time.Now()
-			status, ok, _ := post(context.Background(), client(i), token(i))
+			var conn time.Duration
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				GotConn: func(httptrace.GotConnInfo) { conn = time.Since(start) }})
+			status, ok, _ := post(ctx, client(i), token(i))
 			h.Times = append(h.Times, time.Since(start))
+			h.Connects = append(h.Connects, conn)
 			h.Statuses[status]++
 			if ok {
 				h.Answered++
@@ -460,7 +471,7 @@ func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 }
 
 func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
-	fmt.Fprintf(w, "\n## Made-up bearers from %d /24s (4 addresses and %d goroutines each, the RS rejecting each after %s), honest never-seen tokens beside them\n\n", r.networks, o.perNet, o.reject)
+	fmt.Fprintf(w, "\n## Made-up bearers from %d /24s (4 addresses and %d goroutines each, the RS rejecting each after %s), honest never-seen tokens beside them from %s on\n\n", r.networks, o.perNet, o.reject, o.warmup)
 	fmt.Fprintln(w, "| measure | value | bound | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	k, f := r.known, r.fresh
@@ -470,6 +481,8 @@ func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
 		k.pct(50).Round(time.Millisecond), k.pct(95).Round(time.Millisecond), k.pct(100).Round(time.Millisecond), r.maxP95, verdict(k.pct(95) <= r.maxP95))
 	fmt.Fprintf(w, "| never-seen tokens from a network that never showed one (strangers to the server): answered; p50, p95 | %d of %d; %s, %s | | |\n",
 		f.Answered, len(f.Times), f.pct(50).Round(time.Millisecond), f.pct(95).Round(time.Millisecond))
+	fmt.Fprintf(w, "| of which connecting (new connections from the other network): p95 known; p50, p95 strangers | %s; %s, %s | | |\n",
+		pct(k.Connects, 95).Round(time.Millisecond), pct(f.Connects, 50).Round(time.Millisecond), pct(f.Connects, 95).Round(time.Millisecond))
 	fmt.Fprintf(w, "| honest answers by status (known; strangers) | %v; %v | | |\n", k.Statuses, f.Statuses)
 	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
 	fmt.Fprintf(w, "| the server's CPU time over the flood; its peak RSS | %s; %.0f MB | | |\n", r.serverCPU.Round(10*time.Millisecond), float64(r.serverPeak)/1e6)

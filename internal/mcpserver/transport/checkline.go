@@ -50,7 +50,10 @@ import (
 //
 // The line's memory: at most maxWaiting tickets in queues and max running,
 // and one queue entry per queue that waits or runs (at most maxWaiting+max
-// entries).
+// entries). The requests waiting for a check (at most maxJoiners per
+// ticket, each on a connection of its own) hold their bodies, read already
+// (at most MaxBodyBytes each), and their goroutines: what the connection
+// bounds allow.
 
 // Refusal reasons of the line (data.reason of a 503, mcp_http_requests_shed_total
 // and mcp_http_token_check_refusals_total).
