@@ -34,8 +34,9 @@ import (
 //     another child, honest never-seen tokens' first calls from that
 //     address, one after another, timed; aims: at least minRatio of them
 //     answered, p95 at most maxP95. The same child also times never-seen
-//     tokens from a network that never showed a good token (strangers to
-//     the server, waiting their network's turn), reported without an aim.
+//     tokens each from a network of its own that never showed a good token
+//     (strangers to the server, waiting their network's turn), reported
+//     without an aim.
 
 // tokenCheckOptions are the settings of the token-check floods.
 type tokenCheckOptions struct {
@@ -92,10 +93,10 @@ const (
 
 // Loopback addresses of the token-check floods: flood network n is
 // 127.100+n/200.(n%200).0/24; the honest known address and the honest
-// strangers' network are apart from every flood network.
+// strangers' networks (127.98.i.0/24) are apart from every flood network.
 const (
 	honestKnownAddr = "127.99.0.10"
-	honestFreshNet  = "127.98.0."
+	honestFreshNets = "127.98.%d.1"
 )
 
 func floodAddr(network, i int) string {
@@ -382,7 +383,7 @@ func checkFloodChild(url string, networks, perNet int) map[int]int {
 
 // checkHonestChild times the first calls of count never-seen tokens from
 // the known address, one after another, and beside them those of half as
-// many never-seen tokens from new addresses of a network that never showed
+// many never-seen tokens, each from a network of its own that never showed
 // a good token.
 func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
 	post := searchPoster(url)
@@ -410,7 +411,7 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	go func() {
 		defer close(done)
 		fresh = seq(max(1, count/2), func(i int) string { return fmt.Sprintf("%sfresh-%d", prefix, i) },
-			func(i int) *http.Client { return clientFromLoopback(fmt.Sprintf("%s%d", honestFreshNet, 1+i), 1) })
+			func(i int) *http.Client { return clientFromLoopback(fmt.Sprintf(honestFreshNets, 1+i), 1) })
 	}()
 	k := seq(count, func(i int) string { return fmt.Sprintf("%sknown-%d", prefix, i) },
 		func(int) *http.Client { return knownClient })
@@ -479,9 +480,9 @@ func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
 		k.Answered, r.honestCount, r.minRatio*100, verdict(float64(k.Answered) >= r.minRatio*float64(r.honestCount)))
 	fmt.Fprintf(w, "| the same: p50, p95, max | %s, %s, %s | p95 <= %s | %s |\n",
 		k.pct(50).Round(time.Millisecond), k.pct(95).Round(time.Millisecond), k.pct(100).Round(time.Millisecond), r.maxP95, verdict(k.pct(95) <= r.maxP95))
-	fmt.Fprintf(w, "| never-seen tokens from a network that never showed one (strangers to the server): answered; p50, p95 | %d of %d; %s, %s | | |\n",
+	fmt.Fprintf(w, "| never-seen tokens, each from a network that never showed one (strangers to the server): answered; p50, p95 | %d of %d; %s, %s | | |\n",
 		f.Answered, len(f.Times), f.pct(50).Round(time.Millisecond), f.pct(95).Round(time.Millisecond))
-	fmt.Fprintf(w, "| of which connecting (new connections from the other network): p95 known; p50, p95 strangers | %s; %s, %s | | |\n",
+	fmt.Fprintf(w, "| of which connecting (new connections from the other networks): p95 known; p50, p95 strangers | %s; %s, %s | | |\n",
 		pct(k.Connects, 95).Round(time.Millisecond), pct(f.Connects, 50).Round(time.Millisecond), pct(f.Connects, 95).Round(time.Millisecond))
 	fmt.Fprintf(w, "| honest answers by status (known; strangers) | %v; %v | | |\n", k.Statuses, f.Statuses)
 	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)

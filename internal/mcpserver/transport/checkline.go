@@ -24,13 +24,15 @@ import (
 //     IPv6 /48; see checkNetwork), a person's in its address's (see
 //     knownPlaces). Turns go round the queues that wait, one check per
 //     queue per round (deficit round robin with equal costs: every check
-//     is one RS read). A queue that starts waiting while none of its
-//     checks runs (a sparse one: a client with one new token) takes the
-//     next turn before the queues that keep checks running and waiting
-//     (a flood), as new flows do in FQ-CoDel (RFC 8290); it then takes its
-//     turns at the round's end like the others. Sparse queues take their
-//     first turns in the order they came, so strangers who make every
-//     network sparse get no more than the plain round gives them.
+//     is one RS read). A queue that starts waiting while it has no place
+//     in the round (a sparse one: a client with one new token) takes the
+//     next turn before the queues of the round (a flood), as new flows do
+//     in FQ-CoDel (RFC 8290). Once served, a queue keeps a place at the
+//     round's end even when it has nothing more to wait for, until its
+//     turn comes round again: a network that sends one check after another
+//     is sparse at most once a round, so strangers cannot make their
+//     networks look sparse to jump ahead, and sparse queues take their
+//     first turns in the order they came.
 //   - One queue runs at most max/4 checks at once (at least one), so a
 //     network whose checks the RS holds long leaves the others turns.
 //   - Places that showed a good token recently (knownPlaces) are people:
@@ -49,8 +51,9 @@ import (
 //     leaves the line at once when every request waiting for it has gone.
 //
 // The line's memory: at most maxWaiting tickets in queues and max running,
-// and one queue entry per queue that waits or runs (at most maxWaiting+max
-// entries). The requests waiting for a check (at most maxJoiners per
+// and one queue entry per queue that waits, runs or holds a place in its
+// round (at most maxWaiting with tickets, maxWaiting holders per class and
+// max running: 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners per
 // ticket, each on a connection of its own) hold their bodies, read already
 // (at most MaxBodyBytes each), and their goroutines: what the connection
 // bounds allow.
@@ -115,43 +118,49 @@ type lineQueue struct {
 	key     lineKey
 	tickets []*ticket // at most perQueue
 	running int       // this queue's checks running now
-	inRing  bool      // in its class's round (iff it has tickets)
+	inRing  bool      // in its class's round
+	sparse  bool      // in the round's sparse list (then it has tickets)
+	holder  bool      // in the round's busy list without tickets (a place kept)
 }
 
-// round is one class's queues with tickets, in turn order: sparse ones
-// (see above) first. Each holds at most the queues of its class.
+// round is one class's queues in turn order: sparse ones (see above)
+// first, then the others, of which holders keep a place without a ticket.
+// Its lists hold at most the queues of its class; holders are at most
+// maxWaiting (beyond, the one nearest its turn goes first).
 type round struct {
 	sparse, busy []*lineQueue
+	holders      int
 }
 
 // add puts q at the end of its list.
 func (r *round) add(q *lineQueue, sparse bool) {
-	q.inRing = true
+	q.inRing, q.sparse = true, sparse
 	if sparse {
 		r.sparse = append(r.sparse, q)
-	} else {
-		r.busy = append(r.busy, q)
+		return
+	}
+	r.busy = append(r.busy, q)
+	if len(q.tickets) == 0 {
+		q.holder = true
+		r.holders++
 	}
 }
 
 // remove takes q out of the round.
 func (r *round) remove(q *lineQueue) {
-	q.inRing = false
-	r.sparse = slices.DeleteFunc(r.sparse, func(x *lineQueue) bool { return x == q })
-	r.busy = slices.DeleteFunc(r.busy, func(x *lineQueue) bool { return x == q })
-}
-
-// next is the first queue of the round that may run one more check (below
-// perRunning), or nil.
-func (r *round) next(perRunning int) *lineQueue {
-	for _, list := range [][]*lineQueue{r.sparse, r.busy} {
-		for _, q := range list {
-			if q.running < perRunning {
-				return q
-			}
-		}
+	if !q.inRing {
+		return
 	}
-	return nil
+	if q.holder {
+		q.holder = false
+		r.holders--
+	}
+	q.inRing = false
+	if q.sparse {
+		r.sparse = slices.DeleteFunc(r.sparse, func(x *lineQueue) bool { return x == q })
+	} else {
+		r.busy = slices.DeleteFunc(r.busy, func(x *lineQueue) bool { return x == q })
+	}
 }
 
 // ticket is one check in line, then running.
@@ -229,7 +238,11 @@ func (l *checkLine) join(client netip.Prefix, person bool) (*ticket, string) {
 	t := &ticket{q: q, client: client, since: time.Now(), ready: make(chan struct{})}
 	q.tickets = append(q.tickets, t)
 	l.waiting++
-	if !q.inRing {
+	switch {
+	case q.holder:
+		q.holder = false
+		l.roundOf(q).holders--
+	case !q.inRing:
 		l.roundOf(q).add(q, q.running == 0)
 	}
 	l.dispatch()
@@ -287,10 +300,60 @@ func (l *checkLine) remove(t *ticket) {
 	l.waiting--
 	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
 	if len(q.tickets) == 0 {
-		l.leaveRing(q)
-		if q.running == 0 {
-			delete(l.queues, q.key)
+		if q.inRing && !q.sparse {
+			// It keeps its place in the round, as one served does.
+			q.holder = true
+			l.roundOf(q).holders++
+			l.trimHolders(l.roundOf(q))
+			return
 		}
+		l.leaveRing(q)
+		l.forget(q)
+	}
+}
+
+// forget drops q from the queues when nothing keeps it: no ticket, no check
+// running, no place in the round.
+func (l *checkLine) forget(q *lineQueue) {
+	if len(q.tickets) == 0 && q.running == 0 && !q.inRing && l.queues[q.key] == q {
+		delete(l.queues, q.key)
+	}
+}
+
+// next is the first queue of r that may run one more check (below
+// perRunning), or nil. Holders it passes on the way have had their turn
+// with nothing to run: they leave the round.
+func (l *checkLine) next(r *round) *lineQueue {
+	for _, q := range r.sparse {
+		if q.running < l.perRunning {
+			return q
+		}
+	}
+	for i := 0; i < len(r.busy); {
+		q := r.busy[i]
+		switch {
+		case q.holder:
+			r.remove(q)
+			l.forget(q)
+		case q.running < l.perRunning:
+			return q
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// trimHolders makes r keep at most maxWaiting holders: those nearest their
+// turn leave first.
+func (l *checkLine) trimHolders(r *round) {
+	for i := 0; r.holders > l.maxWaiting && i < len(r.busy); {
+		if q := r.busy[i]; q.holder {
+			r.remove(q)
+			l.forget(q)
+			continue
+		}
+		i++
 	}
 }
 
@@ -312,10 +375,10 @@ func (l *checkLine) roundOf(q *lineQueue) *round {
 // dispatch hands free places to waiting tickets, in turn (see above).
 func (l *checkLine) dispatch() {
 	for l.running < l.max {
-		pq := l.people.next(l.perRunning)
+		pq := l.next(&l.people)
 		var sq *lineQueue
 		if l.strangersRunning < l.max-l.reserve {
-			sq = l.strangers.next(l.perRunning)
+			sq = l.next(&l.strangers)
 		}
 		person, stranger := pq != nil, sq != nil
 		switch {
@@ -333,16 +396,15 @@ func (l *checkLine) dispatch() {
 }
 
 // grant runs the oldest ticket of q, which then takes its next turn at the
-// end of its round's busy queues when it has more (queues it passed over
-// keep their turn).
+// end of its round's busy queues, holding its place there even when it has
+// no ticket left (queues it passed over keep their turn).
 func (l *checkLine) grant(q *lineQueue) {
 	t := q.tickets[0]
 	q.tickets = q.tickets[1:]
 	r := l.roundOf(q)
 	r.remove(q)
-	if len(q.tickets) > 0 {
-		r.add(q, false)
-	}
+	r.add(q, false)
+	l.trimHolders(r)
 	q.running++
 	l.running++
 	if !q.key.person {
@@ -392,9 +454,7 @@ func (l *checkLine) done(t *ticket) {
 	if !q.key.person {
 		l.strangersRunning--
 	}
-	if q.running == 0 && len(q.tickets) == 0 {
-		delete(l.queues, q.key)
-	}
+	l.forget(q)
 	l.dispatch()
 }
 

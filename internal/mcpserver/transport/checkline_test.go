@@ -333,6 +333,22 @@ func TestCheckLineTurns(t *testing.T) {
 			t.Fatalf("order %s, want [3 4 0 1 2]", got)
 		}
 	})
+	t.Run("a network served is sparse again only after its turn", func(t *testing.T) {
+		l := newCheckLine(1, 0, 8, 8, 64, nil)
+		x1 := join(l, a1, false) // runs
+		z := join(l, c, false)   // waits, sparse
+		l.done(x1)               // z runs; a keeps its place in the round
+		x2 := join(l, a1, false) // a's next check: in a's place, not sparse
+		y := join(l, b, false)   // b: sparse
+		l.done(z)
+		if got := granted(x2, y); got != "1" {
+			t.Fatalf("granted %q, want b's check before a's second", got)
+		}
+		l.done(y)
+		if got := granted(x2, y); got != "0 1" {
+			t.Fatalf("granted %q, want a's second next", got)
+		}
+	})
 	t.Run("round robin between busy networks", func(t *testing.T) {
 		l := newCheckLine(2, 0, 8, 8, 64, nil) // a share of 1 each
 		ra, rb := join(l, a1, false), join(l, b, false)
