@@ -105,6 +105,9 @@ func main() {
 	flag.DurationVar(&o.fair.maxSearch, "fair-max-search", 2*time.Second, "bound on the other token's search beside the batches")
 	flag.DurationVar(&o.fair.maxP95, "fair-max-p95", 750*time.Millisecond, "bound on the p95 of its searches beside the loop")
 	flag.Parse()
+	if checksChild != "" {
+		os.Exit(runChecksChild())
+	}
 	if floodURL != "" {
 		os.Exit(runFloodChild(floodURL, o.strangers.addrs, o.strangers.perAddr))
 	}
@@ -144,7 +147,7 @@ func main() {
 		case o.hostOnly:
 			code = runHostile(ctx, bin, o.hostile)
 		case o.strOnly:
-			code = runStrangers(ctx, bin, o.strangers)
+			code = runStrangersAndChecks(ctx, bin, o.strangers)
 		case o.hidOnly:
 			code = runHiddenfull(ctx, bin, o.hidden)
 		default:

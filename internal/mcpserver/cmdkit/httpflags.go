@@ -39,8 +39,8 @@ type HTTPFlags struct {
 	MaxBodyReadersPerPrefix int64
 	MinBodyRate             int64
 
-	// Who a request comes from, and how many requests whose bearer is
-	// being checked wait at once.
+	// Who a request comes from, and how many checks of bearers without a
+	// good verdict run at once.
 	TrustedProxies  string
 	ForwardedHeader string
 	MaxUnverified   int64
@@ -107,7 +107,7 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	}
 	f.Str(&h.TrustedProxies, "trusted-proxies", envPrefix+"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of this server: from a peer in one of them the client address is the right-most untrusted one of --forwarded-header, for every per-address bound and the access log; empty: the peer's address (everyone behind a proxy then shares its per-address bounds)")
 	f.Str(&h.ForwardedHeader, "forwarded-header", envPrefix+"FORWARDED_HEADER", transport.HeaderXForwardedFor, "the header the trusted proxies write the client address in: X-Forwarded-For or Forwarded (only that one is read)")
-	if err := f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most /mcp requests waiting at once for the check of a bearer with no good verdict yet, apart from the request slots (an eighth per client address, a quarter per network); one more is answered 503 at once (0: --max-concurrent-requests/8, at least 4)"); err != nil {
+	if err := f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most checks of bearers with no good verdict yet run at once, apart from the request slots; the others wait their turn in a fair line between networks (IPv4 /24, IPv6 /48), a quarter kept for addresses that showed a good token within a day; a request is refused 503 only when its own network's queue is full (0: --max-concurrent-requests/16, at least 4)"); err != nil {
 		return err
 	}
 	if err := f.Int64(&h.MaxConnsPerNet, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; one more is answered 503 and closed at once"); err != nil {

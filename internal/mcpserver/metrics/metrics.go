@@ -55,6 +55,9 @@ type Metrics struct {
 	readersOnce  sync.Once     // WatchBodyReaders likewise
 	unverifOnce  sync.Once     // WatchUnverified likewise
 	errorCodes   *boundedLabel // error_code values of toolCalls
+
+	checksOnce sync.Once // WatchTokenChecks registers its instruments once, setting checks
+	checks     *checkInstruments
 }
 
 // maxErrorCodes bounds the distinct error_code values of mcp_tool_calls_total.

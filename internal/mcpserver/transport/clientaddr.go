@@ -9,7 +9,7 @@ import (
 )
 
 // The client address of a request is what every per-address bound counts
-// against (body-reading places, the unverified pool, the token check's rate)
+// against (body-reading places, the line of token checks, the token check's rate)
 // and what the access log names. It is the TCP peer's address, unless the
 // peer is a trusted proxy (HTTPConfig.TrustedProxies): then it is the
 // right-most address of the forwarded header that is not itself a trusted

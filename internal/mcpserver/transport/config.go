@@ -138,18 +138,23 @@ type HTTPConfig struct {
 	// names its tenant: the verified identity its fair shares are counted
 	// by (a grant id, or a hash of the token). A request whose bearer it
 	// does not know is unverified work: it waits for its check in the
-	// unverified pool (MaxUnverifiedRequests), never in the slots verified
+	// line of checks (MaxUnverifiedRequests), never in the slots verified
 	// tenants use, and reads a slow body among strangers' bodies.
 	Verified func(token string) (tenant string, ok bool)
-	// MaxUnverifiedRequests caps the /mcp requests whose bearer is being
-	// checked at once (flag --max-unverified-requests, default
-	// MaxConcurrentRequests/8, at least 4): a request whose bearer has no
-	// good verdict yet waits for its check here, outside the request slots.
-	// Inside the pool one client address holds at most an eighth of it
-	// and one network (IPv4 /24, IPv6 /64) a quarter, and while several
-	// networks hold places each keeps within a share that leaves one for a
-	// newcomer. Over it: 503 with Retry-After (reason unverified_busy,
-	// client_unverified_busy or prefix_unverified_busy), before any check.
+	// MaxUnverifiedRequests caps the checks of bearers without a good
+	// verdict yet that run at once (flag --max-unverified-requests, default
+	// MaxConcurrentRequests/16, at least 4: 16, the RS connections the PDPP
+	// server's checks read through). Checks wait for their turn in a fair
+	// line (see checkLine), apart from the request slots: a queue per
+	// network of strangers (IPv4 /24, IPv6 /48) and per address that showed
+	// a good token within a day (people, who keep a quarter of the places);
+	// requests with the same bearer share one check. A queue holds half as
+	// many checks as run at once, half of them from one address; the line
+	// holds MaxConcurrentRequests in all. A request is refused (503 with
+	// Retry-After, reason prefix_unverified_busy, client_unverified_busy or
+	// unverified_busy) only when its own network's queue (or its address's
+	// share of it) is full, and unverified_wait_timeout when its check had
+	// no turn within 20 s.
 	MaxUnverifiedRequests int
 	// MaxConnsPerNetwork caps the open connections of one network (IPv4
 	// /24, IPv6 /64) that is not a trusted proxy (flag
@@ -164,7 +169,7 @@ type HTTPConfig struct {
 	// --trusted-proxies). A request whose TCP peer is in one of them has its
 	// client address read from ForwardedHeader: the right-most address in
 	// it that is not itself a trusted proxy. Every per-address bound (body
-	// readers, the unverified pool, the token check's rate) and the access
+	// readers, the line of token checks, the token check's rate) and the access
 	// log use that address. Empty: the peer's address, and forwarded
 	// headers are ignored, so behind a proxy every client shares the
 	// proxy's per-address bounds.
@@ -447,7 +452,7 @@ func (st *settings) settleBounds() error {
 		st.MaxConcurrentPerTenant = st.MaxConcurrentRequests
 	}
 	if st.MaxUnverifiedRequests == 0 {
-		st.MaxUnverifiedRequests = max(4, st.MaxConcurrentRequests/8)
+		st.MaxUnverifiedRequests = max(4, st.MaxConcurrentRequests/16)
 	}
 	if st.MaxUnverifiedRequests < 0 {
 		return fmt.Errorf("max unverified requests must be positive, got %d", st.MaxUnverifiedRequests)

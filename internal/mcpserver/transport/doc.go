@@ -11,7 +11,8 @@
 // verified, before any request slot; see bodyread.go),
 // MCP-Protocol-Version, admission (a bearer with a good verdict takes a
 // request slot as its verified tenant at once; any other waits for its
-// check in the bounded unverified pool first; slots are shared per tenant,
+// check, shared by every request with the same bearer, in a fair line
+// between networks first (see checkline.go); slots are shared per tenant,
 // which it names for package inflight; see gate.go), and a JSON-only
 // dispatcher that hands
 // each JSON-RPC message to mcp-go with a response writer that cannot

@@ -156,27 +156,12 @@ func hashTenant(token string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// checkWait bounds how long an unverified request holds its place in the
-// unverified pool while its bearer is checked; a check that takes longer is
-// answered 503 token_check_unavailable (retry).
+// checkWait bounds one token check once it has its turn in line (see
+// checkLine); a check that takes longer is answered 503
+// token_check_unavailable (retry).
 const checkWait = 10 * time.Second
 
-// Refusal reasons of the unverified pool.
-const (
-	reasonUnverifiedBusy       = "unverified_busy"
-	reasonClientUnverifiedBusy = "client_unverified_busy"
-	reasonPrefixUnverifiedBusy = "prefix_unverified_busy"
-)
-
-// newUnverifiedPool is the pool of places unverified requests wait in for
-// their token check: n in all, an eighth per client address and a quarter
-// per network, with the share between networks of readerPlaces.
-func newUnverifiedPool(n int) *readerPlaces {
-	perClient := max(1, n/8)
-	return newReaderPlaces(n, perClient, max(perClient, n/4))
-}
-
-// unverifiedData is the data member of a refusal by the unverified pool.
+// unverifiedData is the data member of a refusal by the line of checks.
 type unverifiedData struct {
 	Reason                string `json:"reason"`
 	MaxUnverifiedRequests int    `json:"max_unverified_requests"`
@@ -191,13 +176,15 @@ type unverifiedData struct {
 //   - A bearer that HTTPConfig.Verified knows (a good verdict is cached) is
 //     its verified tenant at once: it takes a slot (see slotGate.take) and
 //     is served; no stranger's work stands in its way.
-//   - Any other bearer is unverified: it takes a place in the unverified
-//     pool (bounded in total, per client address and per network; see
-//     newUnverifiedPool), is checked by Authenticate under checkWait, gives
-//     the place back, and then, accepted, takes a slot as its verified
-//     tenant. Refused: 401 invalid_token, 403 or 503 with Retry-After as
-//     the verdict says. While every slot is taken it is refused before its
-//     check, so a refused request costs no upstream call.
+//   - Any other bearer is unverified: its check waits for its turn in the
+//     fair line of checks (see checkLine), shared with every request with
+//     the same bearer (see checkUnverified), under lineWait and then
+//     checkWait; the request holds nothing meanwhile. Accepted, it takes a
+//     slot as its verified tenant, and its client address is remembered as
+//     a person's (knownPlaces). Refused: 401 invalid_token, 403 or 503 with
+//     Retry-After as the verdict says, or 503 when its own network's queue
+//     is full. While every slot is taken it is refused before its check,
+//     so a refused request costs no upstream call.
 //   - Without Authenticate, or without a bearer, the request is the tenant
 //     of its client address.
 //
@@ -207,12 +194,12 @@ type unverifiedData struct {
 // bodyReadMiddleware), so only requests whose whole body has arrived hold a
 // slot or a place. It names the tenant in the context (inflight.WithTenant)
 // for the budget.
-func (st *settings) admitMiddleware(g *slotGate, pool *readerPlaces, next http.Handler) http.Handler {
+func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.Handler) http.Handler {
 	msg := fmt.Sprintf("the server is serving its limit of %d concurrent requests: retry after a second", st.MaxConcurrentRequests)
 	shareMsg := fmt.Sprintf("the server is serving its share of %d concurrent requests for your token (or address) while others wait: retry after a second", st.MaxConcurrentRequests)
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: concurrent request cap reached",
 		attrs: []any{"max_concurrent_requests", st.MaxConcurrentRequests}}
-	unverifiedWarn := &busyWarning{log: st.logger, message: "refusing /mcp requests: the pool of requests whose token is being checked is full",
+	unverifiedWarn := &busyWarning{log: st.logger, message: "refusing /mcp requests: their network's queue of token checks is full",
 		attrs: []any{"max_unverified_requests", st.MaxUnverifiedRequests}}
 	busy := func(w http.ResponseWriter, r *http.Request, reason string) {
 		w.Header().Set("Retry-After", busyRetryAfter)
@@ -257,24 +244,19 @@ func (st *settings) admitMiddleware(g *slotGate, pool *readerPlaces, next http.H
 				busy(w, r, reasonServerBusy)
 				return
 			}
-			client := clientKeyOf(r)
-			if reason := pool.take(client); reason != "" {
+			v, reason := checks.check(st, ctx, clientKeyOf(r), token)
+			if reason != "" {
 				st.refuseUnverified(w, r, reason)
 				unverifiedWarn.refused()
 				return
 			}
-			// Every unverified check's reads share one tenant of the
-			// bytes-in-flight budget: strangers hold at most its share.
-			cctx, cancel := context.WithTimeout(inflight.WithTenant(ctx, unverifiedTenant), checkWait)
-			v := st.Authenticate(cctx, token)
-			cancel()
-			pool.release(client)
 			if v.Outcome != AuthAccept {
 				st.refuse(w, r, v)
 				return
 			}
 			tenant = v.Tenant
 		}
+		checks.people.mark(clientKeyOf(r))
 		if tenant == "" {
 			tenant = hashTenant(token)
 		}
@@ -283,22 +265,18 @@ func (st *settings) admitMiddleware(g *slotGate, pool *readerPlaces, next http.H
 	})
 }
 
-// refuseUnverified answers a request that found no place in the unverified
-// pool: 503 with Retry-After, the reason and the pool's size.
-func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, readersReason string) {
-	reason := reasonUnverifiedBusy
-	switch readersReason {
-	case reasonClientReadersBusy:
-		reason = reasonClientUnverifiedBusy
-	case reasonPrefixReadersBusy:
-		reason = reasonPrefixUnverifiedBusy
-	}
+// refuseUnverified answers a request whose check the line refused: 503
+// with Retry-After, the reason and the number of checks run at once.
+func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, reason string) {
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.shed = true
 	}
+	msg := "the server's queue of token checks for your network (IPv4 /24, IPv6 /48) or address is full: retry after a second; a token checked once is served without waiting here"
+	if reason == reasonUnverifiedWait {
+		msg = fmt.Sprintf("the token check did not get its turn within %v: retry after a second; a token checked once is served without waiting here", lineWait)
+	}
 	w.Header().Set("Retry-After", busyRetryAfter)
-	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit,
-		"the server is checking as many new tokens as it allows (in all, or from your address or network): retry after a second; a token checked once is served without waiting here",
+	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, msg,
 		unverifiedData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
 	st.Metrics.Shed(reason)
 }

@@ -47,14 +47,15 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
 	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
-	unverified := newUnverifiedPool(st.MaxUnverifiedRequests)
-	st.Metrics.WatchUnverified(unverified.held)
+	checks := newTokenChecks(st)
+	st.Metrics.WatchUnverified(checks.held)
+	st.Metrics.WatchTokenChecks(checks.line.depth)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	// The bearer is decided and the slot taken after the body has arrived
 	// and before anything that reads the RS (see admitMiddleware); the body
 	// is read in a phase of its own, with its own bounds (see
 	// bodyReadMiddleware).
-	mcpHandler = st.admitMiddleware(slots, unverified, mcpHandler)
+	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
 	verifiedPlaces := newTenantPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient)
@@ -105,7 +106,7 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 // otherwise; and 503 "draining" once shutdown began (drainGate). Nothing an
 // unauthenticated sender can cause on every replica at once turns it 503:
 // not the body-reading places (strangers' slow bodies have places of their
-// own, apart from verified tokens'), not the unverified pool. The probe is
+// own, apart from verified tokens'), not the line of token checks. The probe is
 // unauthenticated, so the 503 body says only that the server is not ready;
 // the cause (which may name the provider URL or a dial error) goes to the
 // log at warn level.

@@ -31,9 +31,9 @@ type exchange struct {
 	rpcMethod  string
 	batchItems int  // messages of the batch, when batchSeen
 	batchSeen  bool // the dispatcher parsed the body as a JSON-RPC batch
-	// shed: refused by the unverified pool before any check. Strangers
+	// shed: refused by the line of token checks (see checkLine). Strangers
 	// without a token can send these as fast as the server answers, so
-	// each is logged at debug level; the pool's warning counts them once
+	// each is logged at debug level; the line's warning counts them once
 	// per busyLogEvery, and the metrics count each.
 	shed bool
 }
@@ -88,7 +88,7 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 // logAccess writes the one structured line of a request Observe saw answered
 // (rec) since start. It records method, path, status, size, duration, remote
 // address (and the client address behind a trusted proxy), request id, protocol version and JSON-RPC method; never headers,
-// tokens or bodies. Health probes, and requests the unverified pool refused
+// tokens or bodies. Health probes, and requests the line of token checks refused
 // (see exchange.shed), log at debug level.
 func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecorder, start time.Time) {
 	level := slog.LevelInfo

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -108,7 +109,7 @@ func floodMadeUpBearers(ctx context.Context, url string, addrs []string, perAddr
 // send calls with a fresh made-up bearer each, which the check takes 300 ms
 // to reject, against 16 request slots. A token with a good verdict keeps
 // every call answered: made-up bearers wait for their checks in the
-// unverified pool, never in the slots, and are not tenants of their own.
+// line of token checks, never in the slots, and are not tenants of their own.
 // (Its latency under such a flood is measured by the strangers run of
 // tools/benchrss, not here.)
 func TestMadeUpBearersLeaveVerifiedTokenServed(t *testing.T) {
@@ -157,20 +158,23 @@ func TestMadeUpBearersLeaveVerifiedTokenServed(t *testing.T) {
 	t.Logf("%d/%d verified answered; %d made-up requests answered, %d checks", answered, calls, sent.Load(), tokens.checks.Load())
 }
 
-// TestUnverifiedPoolBoundsChecks: the checks of bearers without a good
-// verdict run at most MaxUnverifiedRequests at once, at most an eighth of
-// them from one address; one more is refused at once with 503 and a reason,
-// before its check. A newcomer from another address still finds a place.
-func TestUnverifiedPoolBoundsChecks(t *testing.T) {
+// TestTokenChecksWaitTheirTurn: 40 bearers without a good verdict from 10
+// networks (4 addresses each), whose checks the RS holds. At most the
+// places strangers may take run at once (12 of 16: a quarter is kept for
+// people), at most 4 from one network; the others wait in their networks'
+// queues and none is refused. A never-seen good token from an 11th
+// network waits its turn too, and is answered 200 once places free; the
+// 40 then get their verdict (401).
+func TestTokenChecksWaitTheirTurn(t *testing.T) {
 	release := make(chan struct{})
 	var running, peak atomic.Int64
 	hook := func(ctx context.Context, token string) AuthVerdict {
+		if token == "newcomer" {
+			return AuthVerdict{Outcome: AuthAccept}
+		}
 		n := running.Add(1)
 		defer running.Add(-1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		if token == "newcomer" {
-			return AuthVerdict{Outcome: AuthAccept}
 		}
 		select {
 		case <-release:
@@ -180,59 +184,42 @@ func TestUnverifiedPoolBoundsChecks(t *testing.T) {
 	}
 	srv := newStack(t, HTTPConfig{RequireBearer: true, AuthorizationServers: []string{"https://as.example"},
 		Authenticate: hook, MaxUnverifiedRequests: 16}, testTools{})
-	t.Cleanup(func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	})
-	type outcome struct {
-		status int
-		body   string
-	}
-	outcomes := make(chan outcome, 64)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	statuses := make(chan int, 41)
 	var wg sync.WaitGroup
 	for i := range 40 {
 		ip := fmt.Sprintf("127.0.%d.%d", 60+i%10, 1+i/10) // 10 networks, 4 addresses each
 		wg.Go(func() {
-			resp, b, err := rawPost(fromAddr(ip), srv.URL+"/mcp", http.MethodPost, callBody(1, "echo", map[string]any{"text": "x"}), hdr("Authorization", fmt.Sprintf("Bearer fake-%d", i)))
-			if err != nil {
-				outcomes <- outcome{0, err.Error()}
-				return
-			}
-			outcomes <- outcome{resp.StatusCode, string(b)}
+			status, _ := echoFrom(fromAddr(ip), srv.URL, fmt.Sprintf("fake-%d", i))
+			statuses <- status
 		})
 	}
-	// 16 places, 2 per address: the 40 requests hold at most 16 checks.
-	testkit.Eventually(testkit.Patience, func() bool { return running.Load() >= 16 || len(outcomes) >= 24 })
-	time.Sleep(100 * time.Millisecond)
-	if p := peak.Load(); p > 16 {
-		t.Fatalf("%d checks at once, over the pool of 16", p)
+	if !testkit.Eventually(testkit.Patience, func() bool { return running.Load() >= 12 }) {
+		t.Fatalf("%d checks running, want the 12 places strangers may take (answered: %d)", running.Load(), len(statuses))
 	}
-	resp, b, err := rawPost(fromAddr("127.0.98.7"), srv.URL+"/mcp", http.MethodPost, callBody(2, "echo", map[string]any{"text": "x"}), hdr("Authorization", "Bearer newcomer"))
-	close(release)
+	wg.Go(func() {
+		c := fromAddr("127.0.98.7")
+		c.Timeout = time.Minute
+		status, body := echoFrom(c, srv.URL, "newcomer")
+		if status != http.StatusOK {
+			t.Errorf("newcomer: %d %.300s", status, body)
+		}
+	})
+	if len(statuses) > 0 {
+		t.Fatalf("%d of 40 answered while their checks were held (refused: they should wait)", len(statuses))
+	}
+	free()
 	wg.Wait()
-	close(outcomes)
-	refused := 0
-	for o := range outcomes {
-		if o.status == http.StatusServiceUnavailable {
-			refused++
-			if !strings.Contains(o.body, "unverified_busy") {
-				t.Errorf("refusal without an unverified reason: %s", o.body)
-			}
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusUnauthorized {
+			t.Errorf("a held request answered %d, want 401", s)
 		}
 	}
-	if refused < 40-16 {
-		t.Fatalf("%d of 40 refused, want at least 24 (16 places)", refused)
-	}
-	if p := peak.Load(); p > 17 {
-		t.Fatalf("%d checks at once, over the pool of 16 and the newcomer", p)
-	}
-	// The newcomer's network holds no place, so one is left for it unless
-	// all 16 are taken; either way it is refused at once, never queued.
-	if err != nil || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("newcomer: %v %v %s", err, resp, b)
+	if p := peak.Load(); p > 12 {
+		t.Fatalf("%d checks at once, over the 12 places strangers may take", p)
 	}
 }
 
@@ -348,9 +335,11 @@ func TestTrustedProxiesClientAddress(t *testing.T) {
 }
 
 // TestTrustedProxyKeepsClientsApart: behind a trusted proxy, one client
-// whose checks hang holds only its own address's share of the unverified
-// pool, and another client's first token check goes through; from an
-// untrusted peer the forwarded header is ignored and both are one client.
+// whose checks hang runs its network's share of the checks (4 of 16) and
+// queues its address's share (4), and is refused beyond it; another
+// client's first token check goes through at once. From an untrusted peer
+// the forwarded header is ignored and both are one client: the second is
+// refused client_unverified_busy.
 func TestTrustedProxyKeepsClientsApart(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -364,12 +353,13 @@ func TestTrustedProxyKeepsClientsApart(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
-			var waiting atomic.Int64
+			var holding atomic.Int64
 			hook := func(ctx context.Context, token string) AuthVerdict {
 				if token == "honest" {
 					return AuthVerdict{Outcome: AuthAccept}
 				}
-				waiting.Add(1)
+				holding.Add(1)
+				defer holding.Add(-1)
 				select {
 				case <-release:
 				case <-ctx.Done():
@@ -382,7 +372,7 @@ func TestTrustedProxyKeepsClientsApart(t *testing.T) {
 			var wg sync.WaitGroup
 			var refused atomic.Int64
 			defer func() { close(release); wg.Wait() }()
-			for i := range 8 { // the attacker's share is 2: the rest are refused
+			for i := range 12 { // 4 run, 4 wait in line, 4 are refused
 				wg.Go(func() {
 					resp, _, err := rawPost(proxy, srv.URL+"/mcp", http.MethodPost, callBody(1, "echo", map[string]any{"text": "x"}),
 						hdr("Authorization", fmt.Sprintf("Bearer fake-%d", i), "X-Forwarded-For", "203.0.113.66"))
@@ -391,9 +381,8 @@ func TestTrustedProxyKeepsClientsApart(t *testing.T) {
 					}
 				})
 			}
-			// The attacker's checks hold their two places, the rest are refused.
-			if !testkit.Eventually(testkit.Patience, func() bool { return waiting.Load() == 2 && refused.Load() == 6 }) {
-				t.Fatalf("attacker: %d checks waiting, %d refused; want 2 and 6", waiting.Load(), refused.Load())
+			if !testkit.Eventually(testkit.Patience, func() bool { return holding.Load() == 4 && refused.Load() == 4 }) {
+				t.Fatalf("attacker: %d checks running, %d refused; want 4 and 4", holding.Load(), refused.Load())
 			}
 			resp, b, err := rawPost(proxy, srv.URL+"/mcp", http.MethodPost, callBody(2, "echo", map[string]any{"text": "hi"}),
 				hdr("Authorization", "Bearer honest", "X-Forwarded-For", "198.51.100.7"))
@@ -482,10 +471,10 @@ func TestAccessLogNamesClientBehindProxy(t *testing.T) {
 	}
 }
 
-// TestUnverifiedRefusalsLogOncePerInterval: strangers refused by the
-// unverified pool can send requests as fast as the server answers them, so
+// TestUnverifiedRefusalsLogOncePerInterval: strangers refused by the line
+// of token checks can send requests as fast as the server answers them, so
 // the access log does not write a line for each (they log at debug level):
-// the pool's warning counts them, at most once per busyLogEvery. A refusal
+// the line's warning counts them, at most once per busyLogEvery. A refusal
 // of anything else still logs its line.
 func TestUnverifiedRefusalsLogOncePerInterval(t *testing.T) {
 	release := make(chan struct{})
@@ -499,18 +488,21 @@ func TestUnverifiedRefusalsLogOncePerInterval(t *testing.T) {
 		return AuthVerdict{Outcome: AuthInvalidToken}
 	}
 	var logs testkit.Buffer
+	m := metrics.New()
 	srv := newStack(t, HTTPConfig{RequireBearer: true, AuthorizationServers: []string{"https://as.example"},
-		Authenticate: hook, MaxUnverifiedRequests: 16, Logger: slogTo(&logs)}, testTools{})
+		Authenticate: hook, MaxUnverifiedRequests: 16, Logger: slogTo(&logs), Metrics: m}, testTools{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	c := fromAddr("127.0.61.9")
 	var wg sync.WaitGroup
-	for i := range 2 { // an address's share of the pool: an eighth of 16
+	for i := range 8 { // the network's share of the checks (4), and the address's of its queue (4)
 		wg.Go(func() {
 			_, _, _ = rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(1, "echo", map[string]any{"text": "x"}), hdr("Authorization", fmt.Sprintf("Bearer held-%d", i)))
 		})
 	}
-	testkit.Eventually(testkit.Patience, func() bool { return running.Load() >= 2 })
+	testkit.Eventually(testkit.Patience, func() bool {
+		return running.Load() >= 4 && sample(t, m, metrics.NameCheckQueue, nil) >= 4
+	})
 	const sent = 40
 	refused := 0
 	for i := range sent {
@@ -522,7 +514,7 @@ func TestUnverifiedRefusalsLogOncePerInterval(t *testing.T) {
 	once.Do(func() { close(release) })
 	wg.Wait()
 	if refused != sent {
-		t.Fatalf("%d of %d refused by the pool, want all", refused, sent)
+		t.Fatalf("%d of %d refused by the line, want all", refused, sent)
 	}
 	// A request refused for another reason (no bearer) still logs its line.
 	if resp, _, err := rawPost(c, srv.URL+"/mcp", http.MethodPost, callBody(99, "echo", map[string]any{"text": "x"}), nil); err != nil || resp.StatusCode != http.StatusUnauthorized {
@@ -530,9 +522,9 @@ func TestUnverifiedRefusalsLogOncePerInterval(t *testing.T) {
 	}
 	out := logs.WaitCount("status=401", 1, testkit.Patience)
 	if n := strings.Count(out, "status=503"); n > 0 {
-		t.Errorf("%d access log lines for %d refusals by the unverified pool, want none:\n%.2000s", n, sent, out)
+		t.Errorf("%d access log lines for %d refusals by the line, want none:\n%.2000s", n, sent, out)
 	}
-	if n := strings.Count(out, "the pool of requests whose token is being checked is full"); n < 1 || n > 2 {
-		t.Errorf("%d pool warnings for %d refusals in well under two seconds, want one or two:\n%.2000s", n, sent, out)
+	if n := strings.Count(out, "their network's queue of token checks is full"); n < 1 || n > 2 {
+		t.Errorf("%d line warnings for %d refusals in well under two seconds, want one or two:\n%.2000s", n, sent, out)
 	}
 }

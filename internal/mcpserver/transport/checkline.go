@@ -1,0 +1,522 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+)
+
+// The line of token checks. A bearer without a good verdict is checked by
+// Authenticate, and what a check costs (an RS read, over the checks' own
+// few RS connections) is shared by everyone: people with a new or refreshed
+// token and strangers with made-up ones. A bound of k places is filled by
+// k+1 networks, so checks do not hold places handed out first come, first
+// served: they wait in a fair line, and a check is refused only when its
+// own network's queue is full, never because others hold the places.
+//
+//   - At most max checks run at once (MaxUnverifiedRequests). A check waits
+//     for its turn in a queue: a stranger's in its network's (IPv4 /24,
+//     IPv6 /48; see checkNetwork), a person's in its address's (see
+//     knownPlaces). Turns go round the queues that wait, one check per
+//     queue per round (deficit round robin with equal costs: every check
+//     is one RS read). A queue that starts waiting while it has no place
+//     in the round (a sparse one: a client with one new token) takes the
+//     next turn before the queues of the round (a flood), as new flows do
+//     in FQ-CoDel (RFC 8290). Once served, a queue keeps a place at the
+//     round's end even when it has nothing more to wait for, until its
+//     turn comes round again: a network that sends one check after another
+//     is sparse at most once a round, so strangers cannot make their
+//     networks look sparse to jump ahead, and sparse queues take their
+//     first turns in the order they came.
+//   - One queue runs at most max/4 checks at once (at least one), so a
+//     network whose checks the RS holds long leaves the others turns.
+//   - Places that showed a good token recently (knownPlaces) are people:
+//     reserve of the max places are never given to strangers, and while
+//     both wait the other places go to people and strangers in turn. So a
+//     new login or a refreshed token from a place that had a good one waits
+//     behind people only, never behind strangers.
+//   - A queue holds at most perQueue checks, and at most perClient of them
+//     from one client address; one more is refused (its own network's
+//     queue is full). All queues together hold at most maxWaiting checks:
+//     at that bound a newcomer pushes out the newest check of the longest
+//     stranger queue (longer than the newcomer's would be), so a network
+//     that waits for little always gets in; a newcomer whose own queue
+//     would be the longest is refused. Strangers never push out people.
+//   - A check waits at most lineWait for its turn (then 503, retry), and
+//     leaves the line at once when every request waiting for it has gone.
+//
+// The line's memory: at most maxWaiting tickets in queues and max running,
+// and one queue entry per queue that waits, runs or holds a place in its
+// round (at most maxWaiting with tickets, maxWaiting holders per class and
+// max running: 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners per
+// ticket, each on a connection of its own) hold their bodies, read already
+// (at most MaxBodyBytes each), and their goroutines: what the connection
+// bounds allow.
+
+// Refusal reasons of the line (data.reason of a 503, mcp_http_requests_shed_total
+// and mcp_http_token_check_refusals_total).
+const (
+	// reasonUnverifiedBusy: every place in line is taken and the request's
+	// network holds at least as many as any other (or was pushed out as
+	// the network holding the most).
+	reasonUnverifiedBusy = "unverified_busy"
+	// reasonClientUnverifiedBusy: the request's address holds its share of
+	// its network's queue (or a check in flight has as many requests
+	// waiting for it as maxJoiners).
+	reasonClientUnverifiedBusy = "client_unverified_busy"
+	// reasonPrefixUnverifiedBusy: the request's network's queue is full.
+	reasonPrefixUnverifiedBusy = "prefix_unverified_busy"
+	// reasonUnverifiedWait: the check did not get its turn within lineWait.
+	reasonUnverifiedWait = "unverified_wait_timeout"
+)
+
+// lineWait bounds how long a check waits for its turn. With the check's own
+// checkWait it stays under the request deadline (DefaultRequestTimeout) and
+// a usual client timeout (30 to 60 s), so a request that waited too long
+// still gets a typed answer.
+const lineWait = 20 * time.Second
+
+// Networks of strangers' checks. IPv4: a /24, the smallest block routed
+// between networks. IPv6: a /48, not a /64: one end site is handed a /48 or
+// a /56 (a /60 alone is 16 /64s, a /56 256 and a /48 65,536), and a free
+// tunnel broker hands anyone a /48, so counting /64s (or /56s) would give
+// one stranger thousands of queues. A /48 may hold other customers of the
+// same provider: people among them who showed a good token wait in queues
+// of their own address (an IPv6 /64, see clientKey), not their network's.
+const (
+	checkBits4 = 24
+	checkBits6 = 48
+)
+
+// checkNetwork is the network a stranger's check waits in line as: the /24
+// of an IPv4 client key, the /48 of an IPv6 one (a /64 key).
+func checkNetwork(client netip.Prefix) netip.Prefix {
+	if !client.IsValid() {
+		return client
+	}
+	bits := checkBits6
+	if client.Addr().Is4() {
+		bits = checkBits4
+	}
+	p, _ := client.Addr().Prefix(bits)
+	return p
+}
+
+// lineKey names a queue: a network of strangers, or a person's address.
+type lineKey struct {
+	pfx    netip.Prefix
+	person bool
+}
+
+// lineQueue is one network's (or person's) checks in line, oldest first.
+type lineQueue struct {
+	key     lineKey
+	tickets []*ticket // at most perQueue
+	running int       // this queue's checks running now
+	inRing  bool      // in its class's round
+	sparse  bool      // in the round's sparse list (then it has tickets)
+	holder  bool      // in the round's busy list without tickets (a place kept)
+}
+
+// round is one class's queues in turn order: sparse ones (see above)
+// first, then the others, of which holders keep a place without a ticket.
+// Its lists hold at most the queues of its class; holders are at most
+// maxWaiting (beyond, the one nearest its turn goes first).
+type round struct {
+	sparse, busy []*lineQueue
+	holders      int
+}
+
+// add puts q at the end of its list.
+func (r *round) add(q *lineQueue, sparse bool) {
+	q.inRing, q.sparse = true, sparse
+	if sparse {
+		r.sparse = append(r.sparse, q)
+		return
+	}
+	r.busy = append(r.busy, q)
+	if len(q.tickets) == 0 {
+		q.holder = true
+		r.holders++
+	}
+}
+
+// remove takes q out of the round.
+func (r *round) remove(q *lineQueue) {
+	if !q.inRing {
+		return
+	}
+	if q.holder {
+		q.holder = false
+		r.holders--
+	}
+	q.inRing = false
+	if q.sparse {
+		r.sparse = slices.DeleteFunc(r.sparse, func(x *lineQueue) bool { return x == q })
+	} else {
+		r.busy = slices.DeleteFunc(r.busy, func(x *lineQueue) bool { return x == q })
+	}
+}
+
+// ticket is one check in line, then running.
+type ticket struct {
+	q      *lineQueue // nil once refused or abandoned
+	client netip.Prefix
+	since  time.Time
+	ready  chan struct{} // closed when the check may run or is refused
+	reason string        // why it was refused; "" once granted
+	state  ticketState
+}
+
+type ticketState int
+
+const (
+	ticketWaiting ticketState = iota
+	ticketRunning
+	ticketGone // refused, abandoned or done
+)
+
+// checkLine is the line of token checks (see above). Safe for concurrent use.
+type checkLine struct {
+	mu         sync.Mutex
+	max        int // checks run at once
+	reserve    int // places only people take
+	perQueue   int // tickets one queue holds
+	perClient  int // tickets one address holds in its network's queue
+	perRunning int // checks one queue runs at once
+	maxWaiting int // tickets all queues hold
+
+	running, strangersRunning int
+	waiting                   int
+	queues                    map[lineKey]*lineQueue // queues that wait or run: at most maxWaiting+max
+	people, strangers         round                  // the rounds: queues with tickets, in turn order
+	peopleNext                bool                   // whose turn a shared place is when both wait
+	metrics                   *metrics.Metrics
+}
+
+// newCheckLine returns a line of checks places running at once, of which
+// reserve only people take; queues of perQueue, at most perClient of them
+// from one address; and maxWaiting in line in all.
+func newCheckLine(places, reserve, perQueue, perClient, maxWaiting int, m *metrics.Metrics) *checkLine {
+	return &checkLine{max: places, reserve: min(reserve, places-1), perQueue: perQueue, perClient: perClient,
+		perRunning: max(1, places/4), maxWaiting: maxWaiting, queues: map[lineKey]*lineQueue{}, metrics: m}
+}
+
+// join puts a check of client in line, as a person's (its address showed a
+// good token recently) or a stranger's: a ticket to wait on (see wait), or
+// the reason it is refused.
+func (l *checkLine) join(client netip.Prefix, person bool) (*ticket, string) {
+	key := lineKey{pfx: client, person: person}
+	if !person {
+		key.pfx = checkNetwork(client)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queues[key]
+	held := 0
+	if q != nil {
+		held = len(q.tickets)
+		if held >= l.perQueue {
+			return l.refuse(reasonPrefixUnverifiedBusy)
+		}
+		if !person && countClient(q.tickets, client) >= l.perClient {
+			return l.refuse(reasonClientUnverifiedBusy)
+		}
+	}
+	if l.waiting >= l.maxWaiting && !l.pushOut(held+1, person) {
+		return l.refuse(reasonUnverifiedBusy)
+	}
+	if q == nil {
+		q = &lineQueue{key: key}
+		l.queues[key] = q
+	}
+	t := &ticket{q: q, client: client, since: time.Now(), ready: make(chan struct{})}
+	q.tickets = append(q.tickets, t)
+	l.waiting++
+	switch {
+	case q.holder:
+		q.holder = false
+		l.roundOf(q).holders--
+	case !q.inRing:
+		l.roundOf(q).add(q, q.running == 0)
+	}
+	l.dispatch()
+	return t, ""
+}
+
+func (l *checkLine) refuse(reason string) (*ticket, string) {
+	l.metrics.TokenCheckRefused(reason)
+	return nil, reason
+}
+
+// countClient counts the tickets of client.
+func countClient(ts []*ticket, client netip.Prefix) int {
+	n := 0
+	for _, t := range ts {
+		if t.client == client {
+			n++
+		}
+	}
+	return n
+}
+
+// pushOut makes room for a newcomer whose queue would then hold own: it
+// refuses the newest ticket of the longest stranger queue (of people too,
+// for a person) when that queue holds more than own, and reports whether it
+// did. One scan of the queues (at most maxWaiting+max).
+func (l *checkLine) pushOut(own int, person bool) bool {
+	var longest *lineQueue
+	for _, q := range l.queues {
+		if q.key.person && !person {
+			continue
+		}
+		if longest == nil || len(q.tickets) > len(longest.tickets) ||
+			len(q.tickets) == len(longest.tickets) && longest.key.person && !q.key.person {
+			longest = q
+		}
+	}
+	if longest == nil || len(longest.tickets) <= own {
+		return false
+	}
+	t := longest.tickets[len(longest.tickets)-1]
+	l.remove(t)
+	t.reason = reasonUnverifiedBusy
+	l.metrics.TokenCheckRefused(reasonUnverifiedBusy)
+	close(t.ready)
+	return true
+}
+
+// remove takes a waiting ticket out of its queue (and the queue out of its
+// round when it is left with none).
+func (l *checkLine) remove(t *ticket) {
+	q := t.q
+	q.tickets = slices.DeleteFunc(q.tickets, func(x *ticket) bool { return x == t })
+	t.q, t.state = nil, ticketGone
+	l.waiting--
+	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
+	if len(q.tickets) == 0 {
+		if q.inRing && !q.sparse {
+			// It keeps its place in the round, as one served does.
+			q.holder = true
+			l.roundOf(q).holders++
+			l.trimHolders(l.roundOf(q))
+			return
+		}
+		l.leaveRing(q)
+		l.forget(q)
+	}
+}
+
+// forget drops q from the queues when nothing keeps it: no ticket, no check
+// running, no place in the round.
+func (l *checkLine) forget(q *lineQueue) {
+	if len(q.tickets) == 0 && q.running == 0 && !q.inRing && l.queues[q.key] == q {
+		delete(l.queues, q.key)
+	}
+}
+
+// next is the first queue of r that may run one more check (below
+// perRunning), or nil. Holders it passes on the way have had their turn
+// with nothing to run: they leave the round.
+func (l *checkLine) next(r *round) *lineQueue {
+	for _, q := range r.sparse {
+		if q.running < l.perRunning {
+			return q
+		}
+	}
+	for i := 0; i < len(r.busy); {
+		q := r.busy[i]
+		switch {
+		case q.holder:
+			r.remove(q)
+			l.forget(q)
+		case q.running < l.perRunning:
+			return q
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// trimHolders makes r keep at most maxWaiting holders: those nearest their
+// turn leave first.
+func (l *checkLine) trimHolders(r *round) {
+	for i := 0; r.holders > l.maxWaiting && i < len(r.busy); {
+		if q := r.busy[i]; q.holder {
+			r.remove(q)
+			l.forget(q)
+			continue
+		}
+		i++
+	}
+}
+
+// leaveRing takes q out of its round.
+func (l *checkLine) leaveRing(q *lineQueue) {
+	if q.inRing {
+		l.roundOf(q).remove(q)
+	}
+}
+
+// roundOf is the round of q's class.
+func (l *checkLine) roundOf(q *lineQueue) *round {
+	if q.key.person {
+		return &l.people
+	}
+	return &l.strangers
+}
+
+// dispatch hands free places to waiting tickets, in turn (see above).
+func (l *checkLine) dispatch() {
+	for l.running < l.max {
+		pq := l.next(&l.people)
+		var sq *lineQueue
+		if l.strangersRunning < l.max-l.reserve {
+			sq = l.next(&l.strangers)
+		}
+		person, stranger := pq != nil, sq != nil
+		switch {
+		case person && (!stranger || l.peopleNext):
+			l.grant(pq)
+		case stranger:
+			l.grant(sq)
+		default:
+			return
+		}
+		if person && stranger {
+			l.peopleNext = !l.peopleNext
+		}
+	}
+}
+
+// grant runs the oldest ticket of q, which then takes its next turn at the
+// end of its round's busy queues, holding its place there even when it has
+// no ticket left (queues it passed over keep their turn).
+func (l *checkLine) grant(q *lineQueue) {
+	t := q.tickets[0]
+	q.tickets = q.tickets[1:]
+	r := l.roundOf(q)
+	r.remove(q)
+	r.add(q, false)
+	l.trimHolders(r)
+	q.running++
+	l.running++
+	if !q.key.person {
+		l.strangersRunning++
+	}
+	l.waiting--
+	t.state = ticketRunning
+	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
+	close(t.ready)
+}
+
+// wait blocks until t may run ("") or is refused (the reason), or ctx ends
+// first: then t leaves the line (reasonUnverifiedWait). A ticket granted
+// must be given back with done.
+func (l *checkLine) wait(ctx context.Context, t *ticket) string {
+	select {
+	case <-t.ready:
+	case <-ctx.Done():
+		l.mu.Lock()
+		if t.state == ticketWaiting {
+			l.remove(t)
+			t.reason = reasonUnverifiedWait
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// Not when every request waiting for it has gone.
+				l.metrics.TokenCheckRefused(reasonUnverifiedWait)
+			}
+			close(t.ready)
+		}
+		l.mu.Unlock()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return t.reason
+}
+
+// done gives back the place of a granted ticket.
+func (l *checkLine) done(t *ticket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.state != ticketRunning {
+		return
+	}
+	q := t.q
+	t.q, t.state = nil, ticketGone
+	q.running--
+	l.running--
+	if !q.key.person {
+		l.strangersRunning--
+	}
+	l.forget(q)
+	l.dispatch()
+}
+
+// depth returns the checks waiting in line and running now.
+func (l *checkLine) depth() (waiting, running int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting, l.running
+}
+
+// knownPlaces remembers the client addresses (an IPv4 address, an IPv6 /64)
+// that presented a good token within knownTTL, so their new tokens wait in
+// line as people's. At most knownMax addresses: when full, those expired go
+// first, then the one seen longest ago (one scan of knownMax per new
+// address into a full table).
+type knownPlaces struct {
+	mu sync.Mutex
+	at map[netip.Prefix]time.Time // last good token seen; at most knownMax entries
+}
+
+// knownTTL is how long an address that showed a good token stays known: a
+// working day, so a token refreshed every hour, or a new login the next
+// morning from the same place, is a person's. knownMax bounds the addresses
+// kept (about 100 bytes each).
+const (
+	knownTTL = 24 * time.Hour
+	knownMax = 8192
+)
+
+func newKnownPlaces() *knownPlaces { return &knownPlaces{at: map[netip.Prefix]time.Time{}} }
+
+// mark notes that client presented a good token now.
+func (k *knownPlaces) mark(client netip.Prefix) {
+	if !client.IsValid() {
+		return
+	}
+	now := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.at[client]; !ok && len(k.at) >= knownMax {
+		var oldest netip.Prefix
+		var oldestAt time.Time
+		for p, at := range k.at {
+			if now.Sub(at) >= knownTTL {
+				delete(k.at, p)
+				continue
+			}
+			if oldestAt.IsZero() || at.Before(oldestAt) {
+				oldest, oldestAt = p, at
+			}
+		}
+		if len(k.at) >= knownMax {
+			delete(k.at, oldest)
+		}
+	}
+	k.at[client] = now
+}
+
+// known reports whether client presented a good token within knownTTL.
+func (k *knownPlaces) known(client netip.Prefix) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at, ok := k.at[client]
+	return ok && time.Since(at) < knownTTL
+}

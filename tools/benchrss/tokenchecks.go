@@ -1,0 +1,491 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
+)
+
+// The token-check floods of -strangers: what an honest user sees of the
+// server's checks of new tokens while strangers send made-up bearers.
+//
+//   - First burst: a fresh server, a token it has not checked, burst
+//     parallel calls from one address while the RS takes checkSlow to
+//     answer the check; aim: at least minBurst answered 200.
+//   - For each flood size (in /24 networks): a fresh server; an honest
+//     address makes one call with a token (so it has shown a good one);
+//     made-up bearers from that many loopback /24s (4 addresses each, the
+//     RS rejecting each after reject) in a child process; after warmup, in
+//     another child, honest never-seen tokens' first calls from that
+//     address, one after another, timed; aims: at least minRatio of them
+//     answered, p95 at most maxP95. The same child also times never-seen
+//     tokens each from a network of its own that never showed a good token
+//     (strangers to the server, waiting their network's turn), reported
+//     without an aim.
+
+// tokenCheckOptions are the settings of the token-check floods.
+type tokenCheckOptions struct {
+	networks  string        // comma-separated flood sizes, in /24s
+	perNet    int           // flood goroutines per network (over 4 addresses)
+	reject    time.Duration // how long the RS takes to reject a made-up bearer
+	honest    int           // never-seen honest tokens timed per flood
+	burst     int           // parallel calls of the first burst
+	checkSlow time.Duration // how long the RS takes to answer the burst's check
+	minRatio  float64
+	maxP95    time.Duration
+	minBurst  int
+	warmup    time.Duration // the flood runs this long before the honest calls
+}
+
+// checksOpt holds the flags below; checksChild, checksURL and
+// checksAddr are the internal flags of the children.
+var (
+	checksOpt   tokenCheckOptions
+	checksChild string
+	checksURL   string
+	checksAddr  string
+	checksRun   string
+	checksOnly  bool
+)
+
+func init() {
+	o := &checksOpt
+	flag.StringVar(&o.networks, "checks-networks", "40,100", "with -strangers: comma-separated sizes, in loopback /24 networks, of the made-up bearer floods the token-check aims are measured under")
+	flag.IntVar(&o.perNet, "checks-per-net", 16, "flood goroutines per network (over 4 addresses)")
+	flag.DurationVar(&o.reject, "checks-reject", time.Second, "how long the RS takes to reject a made-up bearer in the token-check floods")
+	flag.IntVar(&o.honest, "checks-honest", 20, "honest never-seen tokens timed under each flood")
+	flag.IntVar(&o.burst, "checks-burst", 50, "parallel calls of the first burst with a new token")
+	flag.DurationVar(&o.checkSlow, "checks-slow", time.Second, "how long the RS takes to answer the first burst's token check")
+	flag.Float64Var(&o.minRatio, "checks-min-answered", 0.9, "least share of honest never-seen tokens' first calls answered under each flood")
+	flag.DurationVar(&o.maxP95, "checks-max-p95", 5*time.Second, "bound on their p95 under each flood")
+	flag.IntVar(&o.minBurst, "checks-min-burst", 48, "least calls of the first burst answered 200")
+	flag.DurationVar(&o.warmup, "checks-warmup", 10*time.Second, "how long each flood runs before the honest calls: long enough for every flooding network's first check to have had its turn (the first check of a network that waits for none takes the next turn)")
+	flag.BoolVar(&checksOnly, "checks-only", false, "with -strangers: only the token-check floods, not the cached token's check")
+	flag.StringVar(&checksChild, "checks-child", "", "internal: run as a token-check child (flood or honest) against -checks-url")
+	flag.StringVar(&checksURL, "checks-url", "", "internal: the /mcp URL of a token-check child")
+	flag.StringVar(&checksAddr, "checks-addr", "", "internal: the honest child's known address")
+	flag.StringVar(&checksRun, "checks-run", "", "internal: the honest child's token prefix")
+}
+
+// Token prefixes the bench's RS knows: honest tokens are read as the client
+// grant (slow ones after checkSlow on the schema read), made-up ones are
+// rejected after reject.
+const (
+	honestPrefix = "honest-"
+	slowPrefix   = "slow-"
+	madeUpPrefix = "made-up-"
+)
+
+// Loopback addresses of the token-check floods: flood network n is
+// 127.100+n/200.(n%200).0/24; the honest known address and the honest
+// strangers' networks (127.98.i.0/24) are apart from every flood network.
+const (
+	honestKnownAddr = "127.99.0.10"
+	honestFreshNets = "127.98.%d.1"
+)
+
+func floodAddr(network, i int) string {
+	return fmt.Sprintf("127.%d.%d.%d", 100+network/200, network%200, 1+i)
+}
+
+// checkFloodResult is what one flood measured.
+type checkFloodResult struct {
+	networks    int
+	known       honestTimes
+	fresh       honestTimes
+	flood       map[int]int
+	floodFor    time.Duration
+	serverCPU   time.Duration
+	serverPeak  int64
+	load        string
+	minRatio    float64
+	maxP95      time.Duration
+	honestCount int
+}
+
+// honestTimes are the honest child's timings of one sequence of tokens.
+type honestTimes struct {
+	Answered int             `json:"answered"`
+	Statuses map[int]int     `json:"statuses"`
+	Times    []time.Duration `json:"times"`
+	Connects []time.Duration `json:"connects"` // of each call, until its connection was had
+}
+
+func (h honestTimes) pct(p int) time.Duration { return pct(h.Times, p) }
+
+// pct is the p-th percentile of ts (nearest rank).
+func pct(ts []time.Duration, p int) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	t := slices.Sorted(slices.Values(ts))
+	return t[min(len(t)-1, max(0, (len(t)*p+99)/100-1))]
+}
+
+func (r *checkFloodResult) ok() bool {
+	return float64(r.known.Answered) >= r.minRatio*float64(r.honestCount) && r.known.pct(95) <= r.maxP95
+}
+
+// burstResult is what the first burst measured.
+type burstResult struct {
+	statuses map[int]int
+	took     time.Duration
+	minBurst int
+}
+
+func (b *burstResult) ok() bool { return b.statuses[http.StatusOK] >= b.minBurst }
+
+// checksRS serves the demo RS behind the bench's tokens (see honestPrefix).
+func checksRS(o tokenCheckOptions) (string, func(), error) {
+	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	if err != nil {
+		return "", nil, fmt.Errorf("demo RS: %w", err)
+	}
+	demo := rsServer.Handler()
+	url, stop, err := serveHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		wait := time.Duration(0)
+		switch {
+		case strings.HasPrefix(tok, madeUpPrefix):
+			wait = o.reject
+		case strings.HasPrefix(tok, slowPrefix) && r.URL.Path == "/v1/schema":
+			wait = o.checkSlow
+		}
+		if wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if strings.HasPrefix(tok, madeUpPrefix) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`)
+			return
+		}
+		if strings.HasPrefix(tok, honestPrefix) || strings.HasPrefix(tok, slowPrefix) {
+			r.Header.Set("Authorization", "Bearer "+benchmarks.ClientToken)
+		}
+		demo.ServeHTTP(w, r)
+	}))
+	if err != nil {
+		rsServer.Close()
+		return "", nil, err
+	}
+	return url, func() { stop(); rsServer.Close() }, nil
+}
+
+// firstBurst sends o.burst parallel calls with a new token from one address
+// to a fresh server.
+func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*burstResult, error) {
+	c, err := startChild(ctx, bin, rsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	post := searchPoster("http://" + c.addr + "/mcp")
+	hc := clientFromLoopback("127.97.0.5", o.burst)
+	res := &burstResult{statuses: map[int]int{}, minBurst: o.minBurst}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range o.burst {
+		wg.Go(func() {
+			status, ok, _ := post(ctx, hc, slowPrefix+"burst")
+			if status == http.StatusOK && !ok {
+				status = -1 // a tool error
+			}
+			mu.Lock()
+			res.statuses[status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.took = time.Since(start)
+	return res, nil
+}
+
+// checkFlood runs one flood of made-up bearers from networks /24s beside
+// the honest child, on a fresh server.
+func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenCheckOptions) (*checkFloodResult, error) {
+	c, err := startChild(ctx, bin, rsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	url := "http://" + c.addr + "/mcp"
+	post := searchPoster(url)
+	// The honest address shows a good token first, as a client that had
+	// one and now brings a refreshed or new one.
+	if _, ok, err := post(ctx, clientFromLoopback(honestKnownAddr, 1), benchmarks.ClientToken); !ok {
+		return nil, fmt.Errorf("the honest address's first call failed: %v", err)
+	}
+	res := &checkFloodResult{networks: networks, minRatio: o.minRatio, maxP95: o.maxP95, honestCount: o.honest}
+	flood, err := startChecksChild(ctx, "flood", url, strconv.Itoa(networks))
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	cpu0, _ := readCPU(c.cmd.Process.Pid)
+	time.Sleep(o.warmup) // the flood reaches its steady state
+	honest, err := startChecksChild(ctx, "honest", url, fmt.Sprintf("%s%d-", honestPrefix, networks))
+	if err != nil {
+		_, _ = flood.stop()
+		return nil, err
+	}
+	out, herr := honest.wait()
+	fl, ferr := flood.stop()
+	res.floodFor = time.Since(start)
+	cpu1, _ := readCPU(c.cmd.Process.Pid)
+	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
+	if m, err := readMemory(c.cmd.Process.Pid); err == nil {
+		res.serverPeak = m.Peak
+	}
+	if herr != nil {
+		return nil, herr
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	var both struct{ Known, Fresh honestTimes }
+	if err := json.Unmarshal(out, &both); err != nil {
+		return nil, fmt.Errorf("honest child's timings %q: %w", out, err)
+	}
+	res.known, res.fresh = both.Known, both.Fresh
+	if err := json.Unmarshal(fl, &res.flood); err != nil {
+		return nil, fmt.Errorf("flood child's counts %q: %w", fl, err)
+	}
+	return res, nil
+}
+
+// checksChildProc is a running token-check child.
+type checksChildProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+// startChecksChild runs this executable as a token-check child of role
+// (flood: until its standard input closes; honest: to its end), with arg
+// (the flood's networks, or the honest tokens' prefix).
+func startChecksChild(ctx context.Context, role, url, arg string) (*checksChildProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%s child: %w", role, err)
+	}
+	o := checksOpt
+	args := []string{"-checks-child", role, "-checks-url", url, "-checks-per-net", strconv.Itoa(o.perNet),
+		"-checks-honest", strconv.Itoa(o.honest), "-checks-addr", honestKnownAddr}
+	if role == "flood" {
+		args = append(args, "-checks-networks", arg)
+	} else {
+		args = append(args, "-checks-run", arg)
+	}
+	p := &checksChildProc{cmd: exec.CommandContext(ctx, self, args...)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, os.Stderr
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s child: %w", role, err)
+	}
+	return p, nil
+}
+
+// stop closes the child's standard input and waits for its output.
+func (p *checksChildProc) stop() ([]byte, error) {
+	_ = p.stdin.Close()
+	return p.wait()
+}
+
+func (p *checksChildProc) wait() ([]byte, error) {
+	if err := p.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("child %v: %w", p.cmd.Args[1:3], err)
+	}
+	return p.out.Bytes(), nil
+}
+
+// runChecksChild is a token-check child (see startChecksChild); it prints
+// its JSON result on stdout and returns the exit code.
+func runChecksChild() int {
+	var out any
+	switch checksChild {
+	case "flood":
+		n, err := strconv.Atoi(checksOpt.networks)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: flood child: %v\n", err)
+			return 2
+		}
+		out = checkFloodChild(checksURL, n, checksOpt.perNet)
+	case "honest":
+		out = checkHonestChild(checksURL, checksAddr, checksRun, checksOpt.honest)
+	default:
+		fmt.Fprintf(os.Stderr, "benchrss: unknown -checks-child %q\n", checksChild)
+		return 2
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// checkFloodChild sends made-up bearers, a fresh one with each call, from
+// networks /24s x 4 addresses, perNet goroutines per network, until its
+// standard input closes; a refused call is sent again after 50 ms. It
+// returns the answers by status (0: a transport error).
+func checkFloodChild(url string, networks, perNet int) map[int]int {
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	post := searchPoster(url)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[int]int{}
+	for n := range networks {
+		for a := range 4 {
+			hc := clientFromLoopback(floodAddr(n, a), max(1, perNet/4))
+			for g := range max(1, perNet/4) {
+				wg.Go(func() {
+					for i := 0; ctx.Err() == nil; i++ {
+						status, _, _ := post(ctx, hc, fmt.Sprintf("%s%d-%d-%d-%d", madeUpPrefix, n, a, g, i))
+						mu.Lock()
+						counts[status]++
+						mu.Unlock()
+						if status == http.StatusServiceUnavailable {
+							time.Sleep(50 * time.Millisecond)
+						}
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
+	return counts
+}
+
+// checkHonestChild times the first calls of count never-seen tokens from
+// the known address, one after another, and beside them those of half as
+// many never-seen tokens, each from a network of its own that never showed
+// a good token.
+func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
+	post := searchPoster(url)
+	seq := func(count int, token func(i int) string, client func(i int) *http.Client) honestTimes {
+		h := honestTimes{Statuses: map[int]int{}}
+		for i := range count {
+			start := time.Now()
+			var conn time.Duration
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+				GotConn: func(httptrace.GotConnInfo) { conn = time.Since(start) }})
+			status, ok, _ := post(ctx, client(i), token(i))
+			h.Times = append(h.Times, time.Since(start))
+			h.Connects = append(h.Connects, conn)
+			h.Statuses[status]++
+			if ok {
+				h.Answered++
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return h
+	}
+	knownClient := clientFromLoopback(known, 1)
+	var fresh honestTimes
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fresh = seq(max(1, count/2), func(i int) string { return fmt.Sprintf("%sfresh-%d", prefix, i) },
+			func(i int) *http.Client { return clientFromLoopback(fmt.Sprintf(honestFreshNets, 1+i), 1) })
+	}()
+	k := seq(count, func(i int) string { return fmt.Sprintf("%sknown-%d", prefix, i) },
+		func(int) *http.Client { return knownClient })
+	<-done
+	return map[string]honestTimes{"Known": k, "Fresh": fresh}
+}
+
+// runStrangersAndChecks is -strangers: the cached token's check (unless
+// -checks-only), then the token-check floods; 1 when an aim is missed.
+func runStrangersAndChecks(ctx context.Context, bin string, o strangersOptions) int {
+	code := 0
+	if !checksOnly {
+		code = runStrangers(ctx, bin, o)
+	}
+	return max(code, runTokenChecks(ctx, bin, checksOpt))
+}
+
+// runTokenChecks runs the first burst and the floods, prints their tables
+// and returns the exit code: 1 when an aim is missed.
+func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
+	rsURL, stopRS, err := checksRS(o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: token checks: %v\n", err)
+		return 1
+	}
+	defer stopRS()
+	code := 0
+	b, err := firstBurst(ctx, bin, rsURL, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: first burst: %v\n", err)
+		return 1
+	}
+	fmt.Printf("\n## First burst: %d parallel calls with a new token from one address, a fresh server, the RS answering the check after %s\n\n", o.burst, o.checkSlow)
+	fmt.Println("| measure | value | bound | verdict |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| answers by status (-1: a tool error) | %v | 200 >= %d | %s |\n", b.statuses, o.minBurst, verdict(b.ok()))
+	fmt.Printf("| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
+	if !b.ok() {
+		code = 1
+	}
+	for _, f := range strings.Split(o.networks, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 1000 {
+			fmt.Fprintf(os.Stderr, "benchrss: -checks-networks %q: want sizes from 1 to 1000\n", f)
+			return 2
+		}
+		r, err := checkFlood(ctx, bin, rsURL, n, o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: token-check flood from %d networks: %v\n", n, err)
+			return 1
+		}
+		r.write(os.Stdout, o)
+		if !r.ok() {
+			code = 1
+		}
+	}
+	return code
+}
+
+func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
+	fmt.Fprintf(w, "\n## Made-up bearers from %d /24s (4 addresses and %d goroutines each, the RS rejecting each after %s), honest never-seen tokens beside them from %s on\n\n", r.networks, o.perNet, o.reject, o.warmup)
+	fmt.Fprintln(w, "| measure | value | bound | verdict |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	k, f := r.known, r.fresh
+	fmt.Fprintf(w, "| never-seen tokens from an address that showed a good token: first calls answered | %d of %d | >= %.0f%% | %s |\n",
+		k.Answered, r.honestCount, r.minRatio*100, verdict(float64(k.Answered) >= r.minRatio*float64(r.honestCount)))
+	fmt.Fprintf(w, "| the same: p50, p95, max | %s, %s, %s | p95 <= %s | %s |\n",
+		k.pct(50).Round(time.Millisecond), k.pct(95).Round(time.Millisecond), k.pct(100).Round(time.Millisecond), r.maxP95, verdict(k.pct(95) <= r.maxP95))
+	fmt.Fprintf(w, "| never-seen tokens, each from a network that never showed one (strangers to the server): answered; p50, p95 | %d of %d; %s, %s | | |\n",
+		f.Answered, len(f.Times), f.pct(50).Round(time.Millisecond), f.pct(95).Round(time.Millisecond))
+	fmt.Fprintf(w, "| of which connecting (new connections from the other networks): p95 known; p50, p95 strangers | %s; %s, %s | | |\n",
+		pct(k.Connects, 95).Round(time.Millisecond), pct(f.Connects, 50).Round(time.Millisecond), pct(f.Connects, 95).Round(time.Millisecond))
+	fmt.Fprintf(w, "| honest answers by status (known; strangers) | %v; %v | | |\n", k.Statuses, f.Statuses)
+	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
+	fmt.Fprintf(w, "| the server's CPU time over the flood; its peak RSS | %s; %.0f MB | | |\n", r.serverCPU.Round(10*time.Millisecond), float64(r.serverPeak)/1e6)
+	fmt.Fprintf(w, "| load average after the flood (the children share the machine) | %s | | |\n", r.load)
+}
