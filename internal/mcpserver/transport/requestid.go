@@ -3,9 +3,11 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"sync"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
@@ -16,17 +18,17 @@ import (
 //
 // Every line of a stdio session passes through here (it decides which lines
 // are requests, served on the call pool and owed an answer), so the line is
-// checked with jsonwalk.Valid (json.Valid's verdict, no allocation) and then
-// walked once at its top level, instead of decoded: a decode costs several
-// times as much.
+// read once at its top level with a pooled jsontext.Decoder, which checks it
+// as it goes and builds no values, instead of decoded: a decode costs
+// several times as much (BenchmarkPendingRequestID).
 func pendingRequestID(line []byte) (id []byte, ok bool) {
 	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] != '{' || !jsonwalk.Valid(line) {
+	if len(line) == 0 || line[0] != '{' {
 		return nil, false
 	}
 	var method []byte
 	methodBad := false
-	walkObject(line, func(key, val []byte) {
+	if !walkObject(line, func(key, val []byte) {
 		switch {
 		case memberIs(key, "id"):
 			id = val
@@ -40,7 +42,9 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 				methodBad = true
 			}
 		}
-	})
+	}) {
+		return nil, false
+	}
 	// A method that is not a string fails the decode; "" is no request.
 	if methodBad || len(method) < 3 || method[0] != '"' || len(id) == 0 || string(id) == "null" {
 		return nil, false
@@ -48,13 +52,55 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 	return id, true
 }
 
-// walkObject calls fn with each member of obj, a valid JSON object, in
-// order: the quoted name and the raw value (jsonwalk.RawMembers).
-func walkObject(obj []byte, fn func(key, val []byte)) {
-	_ = jsonwalk.RawMembers(obj, func(key, val []byte) error {
+// asDecoded are the jsontext options under which a message is read as
+// encoding/json (mcp-go's decoder) reads it: a repeated member name is
+// taken (the last wins) and invalid UTF-8 is taken (read as U+FFFD).
+var asDecoded = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
+// objectReader is a jsontext.Decoder over the bytes of one message, kept in
+// objectReaders: a Decoder is too large to allocate for every message. The
+// pool holds at most one reader per message being read at that moment, and
+// the collector empties it.
+type objectReader struct {
+	src bytes.Buffer // read in place by the decoder, never copied
+	dec jsontext.Decoder
+}
+
+var objectReaders = sync.Pool{New: func() any { return new(objectReader) }}
+
+// walkObject calls fn with each member of obj in order, the quoted name and
+// the raw value, and reports whether obj is one valid JSON object as
+// json.Valid would find it, with nothing after it. fn may have seen members
+// of an obj found invalid further on. A member's bytes are only valid
+// during its call.
+func walkObject(obj []byte, fn func(key, val []byte)) bool {
+	r := objectReaders.Get().(*objectReader)
+	defer func() {
+		r.src = bytes.Buffer{} // holds no message while pooled
+		objectReaders.Put(r)
+	}()
+	r.src = *bytes.NewBuffer(obj)
+	r.dec.Reset(&r.src, asDecoded...)
+	d := &r.dec
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() == '"' { // a valid object: as many members as bytes
+		key, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
 		fn(key, val)
-		return nil
-	})
+	}
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
+		return false
+	}
+	_, err := d.ReadToken() // nothing but white space may follow
+	return err == io.EOF
 }
 
 // memberIs reports whether the quoted member name key decodes to name,
@@ -62,23 +108,22 @@ func walkObject(obj []byte, fn func(key, val []byte)) {
 func memberIs(key []byte, name string) bool {
 	k := key[1 : len(key)-1]
 	if bytes.IndexByte(k, '\\') >= 0 {
-		var s string
-		if json.Unmarshal(key, &s) != nil {
-			return false
-		}
-		k = []byte(s)
+		// Invalid UTF-8 and lone surrogates read as U+FFFD, as
+		// encoding/json reads them; the error says only that there were some.
+		k, _ = jsontext.AppendUnquote(nil, key)
 	}
 	return bytes.EqualFold(k, []byte(name))
 }
 
 // readGuarded reads the members of the request raw that RequestGuard
 // checks, as json.Unmarshal into guardedRequest does; ok is false where that
-// decode fails. A valid object is walked (walkObject), which costs a small
-// part of a decode of the whole request and decodes only the strings it
-// keeps; anything else is left to encoding/json.
+// decode fails. An object is read at its top level and in params
+// (walkObject), which costs a small part of a decode of the whole request
+// and decodes only the strings it keeps; anything else is left to
+// encoding/json.
 func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
-	if len(obj) == 0 || obj[0] != '{' || !jsonwalk.Valid(obj) {
+	if len(obj) == 0 || obj[0] != '{' {
 		return req, json.Unmarshal(raw, &req) == nil
 	}
 	ok = true
@@ -90,14 +135,15 @@ func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 			inner := val[1 : len(val)-1]
 			if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 				*dst = string(inner)
-			} else if json.Unmarshal(val, dst) != nil {
-				ok = false
+			} else {
+				s, _ := jsontext.AppendUnquote(nil, val) // U+FFFD as above
+				*dst = string(s)
 			}
 		case string(val) != "null":
 			ok = false
 		}
 	}
-	walkObject(obj, func(key, val []byte) {
+	valid := walkObject(obj, func(key, val []byte) {
 		switch {
 		case memberIs(key, "method"):
 			str(&req.Method, val)
@@ -118,5 +164,8 @@ func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 			}
 		}
 	})
+	if !valid {
+		return guardedRequest{}, false // json.Unmarshal refuses it too
+	}
 	return req, ok
 }
