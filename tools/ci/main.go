@@ -263,6 +263,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/webhookurl", "FuzzCheck"},
 	{"./internal/pdpp/query", "FuzzEncodeFilter"},
 	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
+	{"./internal/pdpp/query", "FuzzObjectMembers"},
 	{"./internal/pdpp/credentials", "FuzzLoad"},
 	{"./internal/pdpp/credentials", "FuzzFileName"},
 	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},
