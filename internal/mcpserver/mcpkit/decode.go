@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -121,20 +122,14 @@ func unspellValue(raw json.RawMessage) json.RawMessage {
 // values at its field's index in spec, as json.Unmarshal into a
 // map[string]json.RawMessage would find them (keys decoded and matched
 // exactly, the last of a repeated key winning, invalid UTF-8 read as
-// U+FFFD), in one pass of a pooled jsontext.Decoder over obj that checks it
+// U+FFFD), in one pass of a pooled jsontext.Decoder (jsonpool) over obj that checks it
 // as it reads, without building the map. A key that names no field is
 // unknown_argument (the first such key in sorted order, as the map's keys
 // would be checked); invalid JSON is invalid_json with encoding/json's own
 // account of it. Bounded by len(obj).
 func readMembers(obj []byte, spec *argsSpec, values []json.RawMessage) *ArgError {
-	r := objectReaders.Get().(*objectReader)
-	defer func() {
-		r.src = bytes.Buffer{} // holds no arguments while pooled
-		objectReaders.Put(r)
-	}()
-	r.src = *bytes.NewBuffer(obj)
-	r.dec.Reset(&r.src, asDecoded...)
-	d := &r.dec
+	d := jsonpool.Get(obj)
+	defer jsonpool.Put(d)
 	unknown, anyUnknown := "", false
 	valid := false
 	if tok, err := d.ReadToken(); err == nil && tok.Kind() == '{' {
@@ -182,22 +177,6 @@ func readMembers(obj []byte, spec *argsSpec, values []json.RawMessage) *ArgError
 	}
 	return nil
 }
-
-// asDecoded are the jsontext options under which arguments are read as
-// encoding/json reads them: a repeated name is taken (the last wins) and
-// invalid UTF-8 is taken (read as U+FFFD).
-var asDecoded = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
-// objectReader is a jsontext.Decoder over the arguments of one call, kept
-// in objectReaders: a Decoder is too large to allocate for every call. The
-// pool holds at most one reader per call decoding at that moment, and the
-// collector empties it.
-type objectReader struct {
-	src bytes.Buffer // read in place by the decoder, never copied
-	dec jsontext.Decoder
-}
-
-var objectReaders = sync.Pool{New: func() any { return new(objectReader) }}
 
 // rawArgs turns the accepted argument forms into JSON bytes.
 func rawArgs(args any) ([]byte, *ArgError) {

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 )
 
 // pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
@@ -18,7 +19,7 @@ import (
 //
 // Every line of a stdio session passes through here (it decides which lines
 // are requests, served on the call pool and owed an answer), so the line is
-// read once at its top level with a pooled jsontext.Decoder, which checks it
+// read once at its top level with a pooled jsontext.Decoder (jsonpool), which checks it
 // as it goes and builds no values, instead of decoded: a decode costs
 // several times as much (BenchmarkPendingRequestID).
 func pendingRequestID(line []byte) (id []byte, ok bool) {
@@ -52,36 +53,15 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 	return id, true
 }
 
-// asDecoded are the jsontext options under which a message is read as
-// encoding/json (mcp-go's decoder) reads it: a repeated member name is
-// taken (the last wins) and invalid UTF-8 is taken (read as U+FFFD).
-var asDecoded = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
-// objectReader is a jsontext.Decoder over the bytes of one message, kept in
-// objectReaders: a Decoder is too large to allocate for every message. The
-// pool holds at most one reader per message being read at that moment, and
-// the collector empties it.
-type objectReader struct {
-	src bytes.Buffer // read in place by the decoder, never copied
-	dec jsontext.Decoder
-}
-
-var objectReaders = sync.Pool{New: func() any { return new(objectReader) }}
-
 // walkObject calls fn with each member of obj in order, the quoted name and
-// the raw value, and reports whether obj is one valid JSON object as
-// json.Valid would find it, with nothing after it. fn may have seen members
+// the raw value, read in place by a pooled jsontext.Decoder (jsonpool), and
+// reports whether obj is one valid JSON object as json.Valid would find it,
+// with nothing after it. fn may have seen members
 // of an obj found invalid further on. A member's bytes are only valid
 // during its call.
 func walkObject(obj []byte, fn func(key, val []byte)) bool {
-	r := objectReaders.Get().(*objectReader)
-	defer func() {
-		r.src = bytes.Buffer{} // holds no message while pooled
-		objectReaders.Put(r)
-	}()
-	r.src = *bytes.NewBuffer(obj)
-	r.dec.Reset(&r.src, asDecoded...)
-	d := &r.dec
+	d := jsonpool.Get(obj)
+	defer jsonpool.Put(d)
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}

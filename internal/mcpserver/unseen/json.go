@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 )
 
 // EscapeJSON returns the JSON text b with every hidden rune written as a
@@ -125,24 +127,22 @@ const maxDepth = 256
 
 var errJSON = errors.New("unseen: not valid JSON")
 
-// asDecoded are the jsontext options under which ShowJSON reads a document
-// as encoding/json reads it: a repeated name is taken and invalid UTF-8 is
-// taken (read as U+FFFD).
-var asDecoded = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
 // ShowJSON returns the valid JSON text b with every string that holds a
 // hidden rune rewritten: with markers (Show), or, under a member that keep
 // names, spelled (Spell, which also spells SpellOpen). Keys are shown. It
 // also returns how many hidden runes it replaced by markers. b comes back
 // as it is when it holds neither a hidden rune (HasJSON) nor SpellOpen; a
 // document it cannot walk is escaped whole (EscapeJSON). The walk is one
-// pass of a jsontext.Decoder over b, copying every value but the strings it
+// pass of a pooled jsontext.Decoder (jsonpool) over b, read as encoding/json
+// reads it, copying every value but the strings it
 // rewrites as b spells it (white space between tokens left out).
 func ShowJSON(b []byte, keep Keep) ([]byte, int) {
 	if !HasJSON(b) && (keep == nil || !HasOpenJSON(b)) {
 		return b, 0
 	}
-	w := walker{dec: jsontext.NewDecoder(bytes.NewBuffer(b), asDecoded...), keep: keep, out: make([]byte, 0, len(b)+256)}
+	d := jsonpool.Get(b)
+	defer jsonpool.Put(d)
+	w := walker{dec: d, keep: keep, out: make([]byte, 0, len(b)+256)}
 	if err := w.value(false); err != nil {
 		return EscapeJSON(b), 0
 	}
@@ -153,7 +153,7 @@ func ShowJSON(b []byte, keep Keep) ([]byte, int) {
 }
 
 type walker struct {
-	dec   *jsontext.Decoder
+	dec   *jsonpool.Reader
 	out   []byte
 	keep  Keep
 	shown int

@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -44,7 +45,7 @@ func decodeBoundedObject(raw []byte, skip ...string) (map[string]any, bool) {
 	}
 	var described map[string]describedValue
 	if len(raw) > maxDecodedValue {
-		if !jsontext.Value(raw).IsValid(asDecoded...) {
+		if !jsontext.Value(raw).IsValid(jsonpool.AsDecoded...) {
 			return nil, false
 		}
 		var b bytes.Buffer
@@ -121,11 +122,12 @@ var errTooLarge = fmt.Errorf("over %d bytes", maxDecodedObject)
 
 // costlyBytes counts the bytes of the valid JSON text raw that decode to
 // many times their size: all but those of strings of SmallMemberBytes or
-// more, which decode to about their own. One pass of a jsontext.Decoder;
-// strings read whole.
+// more, which decode to about their own. One pass of a pooled
+// jsontext.Decoder (jsonpool); strings read whole.
 func costlyBytes(raw []byte) int {
 	n := len(raw)
-	d := jsontext.NewDecoder(bytes.NewBuffer(raw), asDecoded...)
+	d := jsonpool.Get(raw)
+	defer jsonpool.Put(d)
 	for { // each turn reads a token: bounded by len(raw)
 		if d.PeekKind() != '"' {
 			if _, err := d.ReadToken(); err != nil {
@@ -204,7 +206,7 @@ func subscriptionItems(body []byte) ([]json.RawMessage, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
 	}
-	if !jsontext.Value(trimmed).IsValid(asDecoded...) {
+	if !jsontext.Value(trimmed).IsValid(jsonpool.AsDecoded...) {
 		return listItemsFallback(trimmed, what)
 	}
 	var data []byte
@@ -286,7 +288,7 @@ func subscriptionAt(raw json.RawMessage) any {
 // from its encoding, without decoding anything else.
 func subscriptionFields(raw json.RawMessage) (id, status, callback string) {
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' || !jsontext.Value(t).IsValid(asDecoded...) {
+	if len(t) == 0 || t[0] != '{' || !jsontext.Value(t).IsValid(jsonpool.AsDecoded...) {
 		return "", "", ""
 	}
 	str := func(v []byte) string {
@@ -328,7 +330,7 @@ func holdsDescribed(v any) bool {
 // body (as json.Unmarshal into a map keeps it; nil when absent), and
 // whether body is a valid JSON object at all. Nothing else is decoded.
 func lastMember(body []byte, key string) (json.RawMessage, bool) {
-	if !isObjectJSON(body) || !jsontext.Value(body).IsValid(asDecoded...) {
+	if !isObjectJSON(body) || !jsontext.Value(body).IsValid(jsonpool.AsDecoded...) {
 		return nil, false
 	}
 	var val json.RawMessage
@@ -344,11 +346,6 @@ func lastMember(body []byte, key string) (json.RawMessage, bool) {
 // isObjectJSON reports whether raw starts, after white space, a JSON object.
 func isObjectJSON(raw []byte) bool { return jsontext.Value(raw).Kind() == '{' }
 
-// asDecoded are the jsontext options under which an RS answer is read as
-// encoding/json reads it: a repeated name is taken (the last wins where a
-// value is kept) and invalid UTF-8 is taken (read as U+FFFD).
-var asDecoded = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
 // errNotObject and errNotArray are eachMember's and eachElement's refusal
 // of a value of another kind.
 var (
@@ -358,10 +355,11 @@ var (
 
 // eachMember calls fn with each member of the JSON object obj in order:
 // its name decoded (unquote) and its value as obj spells it, read in place
-// by a jsontext.Decoder. It stops at fn's first error and returns it; a
+// by a pooled jsontext.Decoder (jsonpool), as encoding/json reads it. It stops at fn's first error and returns it; a
 // fault of obj is jsontext's error (fn may have seen members before it).
 func eachMember(obj []byte, fn func(k string, v []byte) error) error {
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj), asDecoded...) // values alias obj
+	d := jsonpool.Get(obj) // values alias obj
+	defer jsonpool.Put(d)
 	if tok, err := d.ReadToken(); err != nil {
 		return err
 	} else if tok.Kind() != '{' {
@@ -387,7 +385,8 @@ func eachMember(obj []byte, fn func(k string, v []byte) error) error {
 // eachElement calls fn with each element of the JSON array arr in order, as
 // arr spells it; errors as eachMember's.
 func eachElement(arr []byte, fn func(v []byte) error) error {
-	d := jsontext.NewDecoder(bytes.NewBuffer(arr), asDecoded...) // values alias arr
+	d := jsonpool.Get(arr) // values alias arr
+	defer jsonpool.Put(d)
 	if tok, err := d.ReadToken(); err != nil {
 		return err
 	} else if tok.Kind() != '[' {

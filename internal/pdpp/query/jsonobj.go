@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 )
 
 // member is one key/value pair of a JSON object, in document order.
@@ -65,18 +67,15 @@ type errDuplicateKey struct{ key string }
 
 func (e errDuplicateKey) Error() string { return fmt.Sprintf("duplicate key %q", e.key) }
 
-// asValid are the jsontext options under which an argument is read as
-// json.Valid reads it (invalid UTF-8 read as U+FFFD); repeated keys are
-// taken by the decoder and refused here with errDuplicateKey, which names
-// the key.
-var asValid = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
 // objectMembers splits a JSON object into its members, in document order,
-// in one pass of a jsontext.Decoder. It rejects malformed JSON, trailing
-// data after the object and duplicate keys (which encoding/json would
-// silently collapse, last one winning).
+// in one pass of a pooled jsontext.Decoder (jsonpool) reading it as
+// json.Valid does (invalid UTF-8 read as U+FFFD). It rejects malformed
+// JSON, trailing data after the object and duplicate keys (which
+// encoding/json would silently collapse, last one winning; the decoder
+// takes them, and errDuplicateKey names the key).
 func objectMembers(raw []byte) ([]member, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), asValid...) // read in place: values alias raw
+	dec := jsonpool.Get(raw) // read in place: values alias raw
+	defer jsonpool.Put(dec)
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, errors.New("not valid JSON")
@@ -112,7 +111,7 @@ func objectMembers(raw []byte) ([]member, error) {
 }
 
 // atEOF reports whether nothing but white space follows what dec has read.
-func atEOF(dec *jsontext.Decoder) bool {
+func atEOF(dec *jsonpool.Reader) bool {
 	_, err := dec.ReadToken()
 	return err == io.EOF
 }
