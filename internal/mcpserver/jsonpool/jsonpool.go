@@ -2,7 +2,6 @@ package jsonpool
 
 import (
 	"bytes"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -19,14 +18,26 @@ type Reader struct {
 	src bytes.Buffer // read in place by the decoder, never copied
 }
 
-// readers holds at most one Reader per walk under way at that moment; the
-// collector empties it.
-var readers = sync.Pool{New: func() any { return new(Reader) }}
+// free holds idle Readers, at most maxFree; one more is left to the
+// collector. Unlike a sync.Pool it is not emptied by a collection, which
+// under a call's allocation rate comes about once a call (several MB a call
+// in BenchmarkServerCalls): a sync.Pool there made a new Reader, and grew
+// its state stack again, for most walks.
+var free = make(chan *Reader, maxFree)
+
+// maxFree bounds the idle Readers kept: more walks than that at once are
+// rare (one per call being read), and each keeps only its state stack.
+const maxFree = 32
 
 // Get returns a Reader over b with the AsDecoded options. Hand it back
 // with Put when done.
 func Get(b []byte) *Reader {
-	r := readers.Get().(*Reader)
+	var r *Reader
+	select {
+	case r = <-free:
+	default:
+		r = new(Reader)
+	}
 	r.src = *bytes.NewBuffer(b)
 	r.Reset(&r.src, AsDecoded...)
 	return r
@@ -34,6 +45,11 @@ func Get(b []byte) *Reader {
 
 // Put takes r back; r must not be used after.
 func Put(r *Reader) {
-	r.src = bytes.Buffer{} // holds no text while pooled
-	readers.Put(r)
+	// The decoder forgets the text as well: reset over an empty source.
+	r.src = bytes.Buffer{}
+	r.Reset(&r.src)
+	select {
+	case free <- r:
+	default:
+	}
 }

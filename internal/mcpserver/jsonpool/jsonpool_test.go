@@ -3,8 +3,6 @@ package jsonpool
 import (
 	"io"
 	"testing"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
 // TestReaderReadsInPlace: values are slices of the text read, a repeated
@@ -60,9 +58,6 @@ func trailing(text string) string {
 }
 
 func TestGetAllocatesNothingOnceWarm(t *testing.T) {
-	if testkit.RaceEnabled {
-		t.Skip("the race detector drops pooled values at random")
-	}
 	text := []byte(`{"id":1,"method":"ping"}`)
 	Put(Get(text))
 	if n := testing.AllocsPerRun(100, func() {
