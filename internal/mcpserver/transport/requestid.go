@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"unicode/utf8"
 
@@ -56,31 +57,45 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 // walkObject calls fn with each member of obj in order, the quoted name and
 // the raw value, read in place by a pooled jsontext.Decoder (jsonpool), and
 // reports whether obj is one valid JSON object as json.Valid would find it,
-// with nothing after it. fn may have seen members
-// of an obj found invalid further on. A member's bytes are only valid
-// during its call.
+// with nothing after it. fn may have seen members of an obj found invalid
+// further on.
 func walkObject(obj []byte, fn func(key, val []byte)) bool {
+	return walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		val, err := d.ReadValue()
+		if err == nil {
+			fn(key, val)
+		}
+		return err
+	})
+}
+
+// walkDecoded is walkObject for a reader of the member's value itself:
+// fn is called with each quoted name and must read the value from d (one
+// ReadValue, or a walk of an object with walkMembers).
+func walkDecoded(obj []byte, fn func(d *jsonpool.Reader, key []byte) error) bool {
 	d := jsonpool.Get(obj)
 	defer jsonpool.Put(d)
+	if !walkMembers(d, fn) {
+		return false
+	}
+	_, err := d.ReadToken() // nothing but white space may follow
+	return err == io.EOF
+}
+
+// walkMembers reads the object that comes next in d, calling fn with each
+// quoted name as walkDecoded does; it reports whether the object is valid.
+func walkMembers(d *jsonpool.Reader, fn func(d *jsonpool.Reader, key []byte) error) bool {
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
 	for d.PeekKind() == '"' { // a valid object: as many members as bytes
 		key, err := d.ReadValue()
-		if err != nil {
+		if err != nil || fn(d, key) != nil {
 			return false
 		}
-		val, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		fn(key, val)
 	}
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
-		return false
-	}
-	_, err := d.ReadToken() // nothing but white space may follow
-	return err == io.EOF
+	tok, err := d.ReadToken()
+	return err == nil && tok.Kind() == '}'
 }
 
 // memberIs reports whether the quoted member name key decodes to name,
@@ -95,10 +110,13 @@ func memberIs(key []byte, name string) bool {
 	return bytes.EqualFold(k, []byte(name))
 }
 
+// errBadObject stops a walk at an object found invalid inside it.
+var errBadObject = errors.New("not a valid JSON object")
+
 // readGuarded reads the members of the request raw that RequestGuard
 // checks, as json.Unmarshal into guardedRequest does; ok is false where that
-// decode fails. An object is read at its top level and in params
-// (walkObject), which costs a small part of a decode of the whole request
+// decode fails. An object is read at its top level and in params, in one
+// pass (walkDecoded), which costs a small part of a decode of the whole request
 // and decodes only the strings it keeps; anything else is left to
 // encoding/json.
 func readGuarded(raw []byte) (req guardedRequest, ok bool) {
@@ -123,26 +141,36 @@ func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 			ok = false
 		}
 	}
-	valid := walkObject(obj, func(key, val []byte) {
+	// params is read where it stands, in the same pass.
+	valid := walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		if memberIs(key, "params") && d.PeekKind() == '{' {
+			// A repeated params merges into the same struct.
+			if !walkMembers(d, func(d *jsonpool.Reader, k []byte) error {
+				v, err := d.ReadValue()
+				switch {
+				case err != nil:
+				case memberIs(k, "uri"):
+					str(&req.Params.URI, v)
+				case memberIs(k, "name"):
+					str(&req.Params.Name, v)
+				}
+				return err
+			}) {
+				return errBadObject
+			}
+			return nil
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
 		switch {
 		case memberIs(key, "method"):
 			str(&req.Method, val)
-		case memberIs(key, "params"):
-			switch {
-			case val[0] == '{':
-				// A repeated params merges into the same struct.
-				walkObject(val, func(k, v []byte) {
-					switch {
-					case memberIs(k, "uri"):
-						str(&req.Params.URI, v)
-					case memberIs(k, "name"):
-						str(&req.Params.Name, v)
-					}
-				})
-			case string(val) != "null":
-				ok = false
-			}
+		case memberIs(key, "params") && string(val) != "null":
+			ok = false
 		}
+		return nil
 	})
 	if !valid {
 		return guardedRequest{}, false // json.Unmarshal refuses it too
