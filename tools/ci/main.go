@@ -339,6 +339,8 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/webhookurl", "FuzzCheck"},
 	{"./internal/pdpp/query", "FuzzEncodeFilter"},
 	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
+	{"./internal/pdpp/query", "FuzzObjectMembers"},
+	{"./internal/pdpp/events", "FuzzDecodeSubscription"},
 	{"./internal/pdpp/credentials", "FuzzLoad"},
 	{"./internal/pdpp/credentials", "FuzzFileName"},
 	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},

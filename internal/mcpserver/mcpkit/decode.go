@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,7 +13,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -108,49 +111,67 @@ func unspellValue(raw json.RawMessage) json.RawMessage {
 	if len(t) == 0 || t[0] != '"' {
 		return unseen.UnspellJSON(raw)
 	}
-	s, err := jsonwalk.DecodeString(t)
+	s, err := jsontext.AppendUnquote(nil, t)
 	if err != nil {
 		return raw
 	}
-	return unseen.AppendJSONString(nil, unseen.Unspell(s))
+	return unseen.AppendJSONString(nil, unseen.Unspell(string(s)))
 }
 
 // readMembers puts the raw value of each member of obj, a JSON object, in
 // values at its field's index in spec, as json.Unmarshal into a
 // map[string]json.RawMessage would find them (keys decoded and matched
-// exactly, the last of a repeated key winning), in one walk of obj without
-// building the map. A key that names no field is unknown_argument (the first
-// such key in sorted order, as the map's keys would be checked); invalid
-// JSON is invalid_json with encoding/json's own account of it. Bounded by
-// len(obj).
+// exactly, the last of a repeated key winning, invalid UTF-8 read as
+// U+FFFD), in one pass of a pooled jsontext.Decoder (jsonpool) over obj that checks it
+// as it reads, without building the map. A key that names no field is
+// unknown_argument (the first such key in sorted order, as the map's keys
+// would be checked); invalid JSON is invalid_json with encoding/json's own
+// account of it. Bounded by len(obj).
 func readMembers(obj []byte, spec *argsSpec, values []json.RawMessage) *ArgError {
-	if !jsonwalk.Valid(obj) {
+	d := jsonpool.Get(obj)
+	defer jsonpool.Put(d)
+	unknown, anyUnknown := "", false
+	valid := false
+	if tok, err := d.ReadToken(); err == nil && tok.Kind() == '{' {
+		for d.PeekKind() == '"' { // a valid object: as many members as bytes
+			key, err := d.ReadValue()
+			if err != nil {
+				break
+			}
+			val, err := d.ReadValue()
+			if err != nil {
+				break
+			}
+			var i int
+			var ok bool
+			var name string
+			if inner := key[1 : len(key)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				i, ok = spec.byName[string(inner)] // no copy for a map lookup
+				if !ok {
+					name = string(inner)
+				}
+			} else {
+				k, _ := jsontext.AppendUnquote(nil, key) // U+FFFD for invalid UTF-8, as encoding/json
+				name = string(k)
+				i, ok = spec.byName[name]
+			}
+			switch {
+			case ok:
+				values[i] = json.RawMessage(val)
+			case !anyUnknown || name < unknown:
+				unknown, anyUnknown = name, true
+			}
+		}
+		if tok, err := d.ReadToken(); err == nil && tok.Kind() == '}' {
+			_, err = d.ReadToken() // nothing but white space may follow
+			valid = err == io.EOF
+		}
+	}
+	if !valid {
 		var object map[string]json.RawMessage
 		err := json.Unmarshal(obj, &object)
 		return &ArgError{Code: CodeInvalidJSON, Message: "arguments are not valid JSON: " + err.Error()}
 	}
-	unknown, anyUnknown := "", false
-	_ = jsonwalk.RawMembers(obj, func(key, val []byte) error {
-		var i int
-		var ok bool
-		var name string
-		if inner := key[1 : len(key)-1]; jsonwalk.PlainString(inner) {
-			i, ok = spec.byName[string(inner)] // no copy for a map lookup
-			if !ok {
-				name = string(inner)
-			}
-		} else {
-			name, _ = jsonwalk.DecodeString(key) // valid JSON: cannot fail
-			i, ok = spec.byName[name]
-		}
-		switch {
-		case ok:
-			values[i] = val
-		case !anyUnknown || name < unknown:
-			unknown, anyUnknown = name, true
-		}
-		return nil
-	})
 	if anyUnknown {
 		return &ArgError{Field: unknown, Code: CodeUnknownArgument, Message: unknownMessage(unknown, spec.names)}
 	}

@@ -317,3 +317,16 @@ func TestDecodeArgsUnspells(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeArgs decodes a tool call's arguments as mcp-go hands them
+// over (raw JSON) into an Args struct.
+func BenchmarkDecodeArgs(b *testing.B) {
+	raw := json.RawMessage(`{"name":"search terms","count":20,"limit":5,"exact":true,"fields":["a","b"],"filter":{"x":{"gte":1}},"note":"caf\u00e9"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var a sampleArgs
+		if err := DecodeArgs(raw, &a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -108,3 +108,28 @@ func BenchmarkToolCallLoopback(b *testing.B) {
 		}
 	}
 }
+
+// benchLine is a tools/call line as a stdio client sends it.
+var benchLine = []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"search","arguments":{"query":"hello world","limit":5,"stream":"messages"},"_meta":{"progressToken":3}}}`)
+
+// BenchmarkPendingRequestID is the look every stdio line gets before it is
+// dispatched (is it a request owed an answer, and its id).
+func BenchmarkPendingRequestID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := pendingRequestID(benchLine); !ok {
+			b.Fatal("not a request")
+		}
+	}
+}
+
+// BenchmarkReadGuarded is RequestGuard's read of a request's method and
+// params.name / params.uri.
+func BenchmarkReadGuarded(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := readGuarded(benchLine); !ok {
+			b.Fatal("not read")
+		}
+	}
+}

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
@@ -192,7 +192,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	header := forwardedHeader(r.Header)
 	var out reply
-	switch jsonwalk.FirstByte(x.body) {
+	switch jsontext.Value(x.body).Kind() {
 	case '[':
 		x.rpcMethod = "batch"
 		out = d.serveBatch(w, r, header, x)
@@ -258,7 +258,7 @@ func forwardedHeader(h http.Header) http.Header {
 
 // serveOne answers one JSON-RPC message whose envelope is env.
 func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, env envelope, version string) reply {
-	if jsonwalk.FirstByte(msg) != '{' {
+	if jsontext.Value(msg).Kind() != '{' {
 		return rpcErrorReply(http.StatusBadRequest, nil, mcp.INVALID_REQUEST, "a JSON-RPC message must be an object")
 	}
 	switch mcp.MCPMethod(env.Method) {

@@ -6,7 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -69,7 +70,7 @@ type envelope struct {
 // returns zero values when body is not a JSON object.
 func peekEnvelope(body []byte) envelope {
 	var e envelope
-	if len(body) == 0 || jsonwalk.FirstByte(body) != '{' {
+	if len(body) == 0 || jsontext.Value(body).Kind() != '{' {
 		return e
 	}
 	if json.Unmarshal(body, &e) != nil {

@@ -3,10 +3,13 @@ package unseen
 import (
 	"bytes"
 	"errors"
+	"io"
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 )
 
 // EscapeJSON returns the JSON text b with every hidden rune written as a
@@ -90,12 +93,12 @@ func HasJSON(b []byte) bool {
 			i++ // an escape of one character: "\\" must not start another
 			continue
 		}
-		r := jsonwalk.Hex4(b[i+2:])
+		r := hex4(b[i+2:])
 		if r < 0 {
 			continue
 		}
 		if utf16.IsSurrogate(r) && i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
-			r = utf16.DecodeRune(r, jsonwalk.Hex4(b[i+8:]))
+			r = utf16.DecodeRune(r, hex4(b[i+8:]))
 		}
 		if base(r) && r != '\t' && r != '\n' && r != '\r' {
 			return true
@@ -129,120 +132,109 @@ var errJSON = errors.New("unseen: not valid JSON")
 // names, spelled (Spell, which also spells SpellOpen). Keys are shown. It
 // also returns how many hidden runes it replaced by markers. b comes back
 // as it is when it holds neither a hidden rune (HasJSON) nor SpellOpen; a
-// document it cannot walk is escaped whole (EscapeJSON).
+// document it cannot walk is escaped whole (EscapeJSON). The walk is one
+// pass of a pooled jsontext.Decoder (jsonpool) over b, read as encoding/json
+// reads it, copying every value but the strings it
+// rewrites as b spells it (white space between tokens left out).
 func ShowJSON(b []byte, keep Keep) ([]byte, int) {
 	if !HasJSON(b) && (keep == nil || !HasOpenJSON(b)) {
 		return b, 0
 	}
-	w := walker{in: b, keep: keep, out: make([]byte, 0, len(b)+256)}
-	i, err := w.value(jsonwalk.SkipSpace(b, 0), false, 0)
-	if err != nil || jsonwalk.SkipSpace(b, i) != len(b) {
+	d := jsonpool.Get(b)
+	defer jsonpool.Put(d)
+	w := walker{dec: d, keep: keep, out: make([]byte, 0, len(b)+256)}
+	if err := w.value(false); err != nil {
+		return EscapeJSON(b), 0
+	}
+	if _, err := w.dec.ReadToken(); err != io.EOF { // nothing but white space may follow
 		return EscapeJSON(b), 0
 	}
 	return w.out, w.shown
 }
 
 type walker struct {
-	in    []byte
+	dec   *jsonpool.Reader
 	out   []byte
 	keep  Keep
 	shown int
 }
 
-// value copies the value at w.in[i], rewriting its strings, and returns the
-// index past it. Each byte is read a bounded number of times; the
+// value copies the next value of w.dec, rewriting its strings. The
 // recursion is bounded by maxDepth.
-func (w *walker) value(i int, kept bool, depth int) (int, error) {
-	b := w.in
-	if i >= len(b) || depth > maxDepth {
-		return i, errJSON
-	}
-	switch b[i] {
+func (w *walker) value(kept bool) error {
+	d := w.dec
+	switch kind := d.PeekKind(); kind {
 	case '"':
-		return w.str(i, kept)
+		q, err := d.ReadValue()
+		if err != nil {
+			return errJSON
+		}
+		return w.str(q, kept)
 	case '{', '[':
-		closer := byte('}')
-		if b[i] == '[' {
+		if d.StackDepth() >= maxDepth {
+			return errJSON
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return errJSON
+		}
+		closer := jsontext.Kind('}')
+		if kind == '[' {
 			closer = ']'
 		}
-		obj := b[i] == '{'
-		w.out = append(w.out, b[i])
-		i = jsonwalk.SkipSpace(b, i+1)
-		if i < len(b) && b[i] == closer {
-			w.out = append(w.out, closer)
-			return i + 1, nil
-		}
-		for {
+		w.out = append(w.out, byte(kind))
+		for n := 0; d.PeekKind() != closer; n++ { // each turn reads a value: bounded by len(b)
+			if n > 0 {
+				w.out = append(w.out, ',')
+			}
 			inner := kept
-			if obj {
-				if i >= len(b) || b[i] != '"' {
-					return i, errJSON
-				}
-				end := jsonwalk.SkipString(b, i)
-				key, err := jsonwalk.DecodeString(b[i:end])
+			if kind == '{' {
+				q, err := d.ReadValue()
 				if err != nil {
-					return i, errJSON
+					return errJSON
 				}
-				if _, err := w.str(i, kept); err != nil {
-					return i, err
+				key, _ := jsontext.AppendUnquote(nil, q) // U+FFFD for invalid UTF-8, as encoding/json
+				if err := w.str(q, kept); err != nil {
+					return err
 				}
-				inner = kept || (w.keep != nil && w.keep(key))
-				i = jsonwalk.SkipSpace(b, end)
-				if i >= len(b) || b[i] != ':' {
-					return i, errJSON
-				}
+				inner = kept || (w.keep != nil && w.keep(string(key)))
 				w.out = append(w.out, ':')
-				i = jsonwalk.SkipSpace(b, i+1)
 			}
-			var err error
-			if i, err = w.value(i, inner, depth+1); err != nil {
-				return i, err
+			if err := w.value(inner); err != nil {
+				return err
 			}
-			i = jsonwalk.SkipSpace(b, i)
-			if i >= len(b) {
-				return i, errJSON
-			}
-			if b[i] == closer {
-				w.out = append(w.out, closer)
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return i, errJSON
-			}
-			w.out = append(w.out, ',')
-			i = jsonwalk.SkipSpace(b, i+1)
 		}
+		if _, err := d.ReadToken(); err != nil {
+			return errJSON
+		}
+		w.out = append(w.out, byte(closer))
+		return nil
 	}
-	end := jsonwalk.SkipValue(b, i)
-	if end == i {
-		return i, errJSON
+	v, err := d.ReadValue()
+	if err != nil {
+		return errJSON
 	}
-	w.out = append(w.out, b[i:end]...)
-	return end, nil
+	w.out = append(w.out, v...)
+	return nil
 }
 
-// str copies the string at w.in[i]: as it is when it holds no hidden rune
+// str copies the quoted string q: as it is when it holds no hidden rune
 // (nor, kept, SpellOpen), else decoded and written again, spelled (kept)
 // or shown.
-func (w *walker) str(i int, kept bool) (int, error) {
-	end := jsonwalk.SkipString(w.in, i)
-	q := w.in[i:end]
+func (w *walker) str(q []byte, kept bool) error {
 	if !HasJSON(q) && !(kept && HasOpenJSON(q)) {
 		w.out = append(w.out, q...)
-		return end, nil
+		return nil
 	}
-	s, err := jsonwalk.DecodeString(q)
-	if err != nil {
-		return end, errJSON
-	}
+	b, _ := jsontext.AppendUnquote(nil, q) // U+FFFD for invalid UTF-8, as encoding/json
+	s := string(b)
 	if kept {
 		w.out = AppendJSONString(w.out, view(AppendSpell(nil, s)))
-		return end, nil
+		return nil
 	}
 	shown, n := AppendShow(nil, s)
 	w.shown += n
 	w.out = AppendJSONString(w.out, view(shown))
-	return end, nil
+	return nil
 }
 
 // AppendJSONString appends s as a JSON string: ", \ and controls escaped
@@ -286,4 +278,30 @@ func AppendJSONString(dst []byte, s string) []byte {
 		done = i
 	}
 	return append(append(dst, s[done:]...), '"')
+}
+
+// hex4 is the rune the four hex digits at the start of s spell, -1 when
+// they are not four hex digits. HasJSON reads a \u escape with it where it
+// stands, without unquoting the string around it, to stay one cheap read of
+// a document that mostly holds no escape (jsontext unquotes whole strings
+// only).
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }

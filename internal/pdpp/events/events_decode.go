@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -43,13 +45,13 @@ func decodeBoundedObject(raw []byte, skip ...string) (map[string]any, bool) {
 	}
 	var described map[string]describedValue
 	if len(raw) > maxDecodedValue {
-		if !jsonwalk.Valid(raw) {
+		if !jsontext.Value(raw).IsValid(jsonpool.AsDecoded...) {
 			return nil, false
 		}
 		var b bytes.Buffer
 		b.WriteByte('{')
 		n, costly := 0, 0 // costly: bytes that decode to more than themselves
-		err := jsonwalk.Members(raw, func(k string, v []byte) error {
+		err := eachMember(raw, func(k string, v []byte) error {
 			if n > 0 {
 				b.WriteByte(',')
 			}
@@ -59,7 +61,7 @@ func decodeBoundedObject(raw []byte, skip ...string) (map[string]any, bool) {
 			if slices.Contains(skip, k) {
 				v = []byte("null")
 			}
-			if c := jsonwalk.FirstByte(v); len(v) > maxDecodedValue && (c == '{' || c == '[') && costlyBytes(v) > maxDecodedValue {
+			if c := jsontext.Value(v).Kind(); len(v) > maxDecodedValue && (c == '{' || c == '[') && costlyBytes(v) > maxDecodedValue {
 				if described == nil {
 					described = map[string]describedValue{}
 				}
@@ -118,24 +120,29 @@ func (d describedValue) preview(next evidence.Continuation) evidence.Preview {
 
 var errTooLarge = fmt.Errorf("over %d bytes", maxDecodedObject)
 
-// costlyBytes counts the bytes of the JSON text raw that decode to many
-// times their size: all but those of strings of SmallMemberBytes or more,
-// which decode to about their own. One pass; strings skipped whole.
+// costlyBytes counts the bytes of the valid JSON text raw that decode to
+// many times their size: all but those of strings of SmallMemberBytes or
+// more, which decode to about their own. One pass of a pooled
+// jsontext.Decoder (jsonpool); strings read whole.
 func costlyBytes(raw []byte) int {
-	n := 0
-	for i := 0; i < len(raw); {
-		if raw[i] == '"' {
-			e := jsonwalk.SkipString(raw, i)
-			if e-i < SmallMemberBytes {
-				n += e - i
+	n := len(raw)
+	d := jsonpool.Get(raw)
+	defer jsonpool.Put(d)
+	for { // each turn reads a token: bounded by len(raw)
+		if d.PeekKind() != '"' {
+			if _, err := d.ReadToken(); err != nil {
+				return n
 			}
-			i = e
 			continue
 		}
-		n++
-		i++
+		v, err := d.ReadValue()
+		if err != nil {
+			return n
+		}
+		if len(v) >= SmallMemberBytes {
+			n -= len(v)
+		}
 	}
-	return n
 }
 
 // maxEventTypes bounds the event types read from an advertisement; no RS
@@ -156,7 +163,7 @@ func decodeAdvertisement(raw []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	types, _ := lastMember(raw, "event_types")
-	if jsonwalk.FirstByte(types) != '[' {
+	if jsontext.Value(types).Kind() != '[' {
 		if len(types) > 0 && len(types) <= maxDecodedValue {
 			var v any
 			_ = json.Unmarshal(types, &v)
@@ -165,18 +172,18 @@ func decodeAdvertisement(raw []byte) (map[string]any, bool) {
 		return adv, true
 	}
 	list := []any{}
-	_ = jsonwalk.Elements(types, func(v []byte) error {
+	_ = eachElement(types, func(v []byte) error {
 		if len(list) == maxEventTypes {
 			return errTooLarge
 		}
 		var item any
 		if len(v) <= maxDecodedValue {
 			_ = json.Unmarshal(v, &item)
-		} else if jsonwalk.FirstByte(v) == '{' {
+		} else if jsontext.Value(v).Kind() == '{' {
 			m := map[string]any{}
 			for _, k := range []string{"type", "description"} {
 				if s, _ := lastMember(v, k); len(s) > 0 && s[0] == '"' {
-					m[k], _ = jsonwalk.DecodeString(s)
+					m[k] = unquote(s)
 				}
 			}
 			item = m
@@ -199,11 +206,11 @@ func subscriptionItems(body []byte) ([]json.RawMessage, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
 	}
-	if !jsonwalk.Valid(trimmed) {
+	if !jsontext.Value(trimmed).IsValid(jsonpool.AsDecoded...) {
 		return listItemsFallback(trimmed, what)
 	}
 	var data []byte
-	if err := jsonwalk.Members(trimmed, func(k string, v []byte) error {
+	if err := eachMember(trimmed, func(k string, v []byte) error {
 		if k == "data" {
 			data = v // the last one, as json.Unmarshal keeps
 		}
@@ -218,7 +225,7 @@ func subscriptionItems(body []byte) ([]json.RawMessage, error) {
 		return listItemsFallback(trimmed, what)
 	}
 	items := []json.RawMessage{}
-	err := jsonwalk.Elements(data, func(v []byte) error {
+	err := eachElement(data, func(v []byte) error {
 		if len(items) == maxSubscriptions {
 			return errTooLarge
 		}
@@ -281,17 +288,16 @@ func subscriptionAt(raw json.RawMessage) any {
 // from its encoding, without decoding anything else.
 func subscriptionFields(raw json.RawMessage) (id, status, callback string) {
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' || !jsonwalk.Valid(t) {
+	if len(t) == 0 || t[0] != '{' || !jsontext.Value(t).IsValid(jsonpool.AsDecoded...) {
 		return "", "", ""
 	}
 	str := func(v []byte) string {
 		if len(v) == 0 || v[0] != '"' {
 			return ""
 		}
-		s, _ := jsonwalk.DecodeString(v)
-		return s
+		return unquote(v)
 	}
-	_ = jsonwalk.Members(t, func(k string, v []byte) error {
+	_ = eachMember(t, func(k string, v []byte) error {
 		switch k {
 		case "subscription_id":
 			id = str(v)
@@ -324,11 +330,11 @@ func holdsDescribed(v any) bool {
 // body (as json.Unmarshal into a map keeps it; nil when absent), and
 // whether body is a valid JSON object at all. Nothing else is decoded.
 func lastMember(body []byte, key string) (json.RawMessage, bool) {
-	if !isObjectJSON(body) || !jsonwalk.Valid(body) {
+	if !isObjectJSON(body) || !jsontext.Value(body).IsValid(jsonpool.AsDecoded...) {
 		return nil, false
 	}
 	var val json.RawMessage
-	err := jsonwalk.Members(body, func(k string, v []byte) error {
+	err := eachMember(body, func(k string, v []byte) error {
 		if k == key {
 			val = v
 		}
@@ -338,4 +344,70 @@ func lastMember(body []byte, key string) (json.RawMessage, bool) {
 }
 
 // isObjectJSON reports whether raw starts, after white space, a JSON object.
-func isObjectJSON(raw []byte) bool { return jsonwalk.FirstByte(raw) == '{' }
+func isObjectJSON(raw []byte) bool { return jsontext.Value(raw).Kind() == '{' }
+
+// errNotObject and errNotArray are eachMember's and eachElement's refusal
+// of a value of another kind.
+var (
+	errNotObject = errors.New("not a JSON object")
+	errNotArray  = errors.New("not a JSON array")
+)
+
+// eachMember calls fn with each member of the JSON object obj in order:
+// its name decoded (unquote) and its value as obj spells it, read in place
+// by a pooled jsontext.Decoder (jsonpool), as encoding/json reads it. It stops at fn's first error and returns it; a
+// fault of obj is jsontext's error (fn may have seen members before it).
+func eachMember(obj []byte, fn func(k string, v []byte) error) error {
+	d := jsonpool.Get(obj) // values alias obj
+	defer jsonpool.Put(d)
+	if tok, err := d.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '{' {
+		return errNotObject
+	}
+	for d.PeekKind() == '"' { // each turn reads a member: bounded by len(obj)
+		k, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := fn(unquote(k), v); err != nil {
+			return err
+		}
+	}
+	_, err := d.ReadToken()
+	return err
+}
+
+// eachElement calls fn with each element of the JSON array arr in order, as
+// arr spells it; errors as eachMember's.
+func eachElement(arr []byte, fn func(v []byte) error) error {
+	d := jsonpool.Get(arr) // values alias arr
+	defer jsonpool.Put(d)
+	if tok, err := d.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '[' {
+		return errNotArray
+	}
+	for d.PeekKind() != ']' { // each turn reads an element: bounded by len(arr)
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	_, err := d.ReadToken()
+	return err
+}
+
+// unquote is the JSON string q decoded, invalid UTF-8 and lone surrogates
+// read as U+FFFD as encoding/json reads them.
+func unquote(q []byte) string {
+	s, _ := jsontext.AppendUnquote(nil, q)
+	return string(s)
+}

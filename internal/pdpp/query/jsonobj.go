@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 )
 
 // member is one key/value pair of a JSON object, in document order.
@@ -35,14 +39,11 @@ var kindNames = map[int]string{
 	kindBool:   "a boolean",
 }
 
-// kindOf classifies a raw JSON value by its first significant byte. It does
-// not check that the value is well formed.
+// kindOf classifies a raw JSON value by its first significant byte
+// (jsontext.Value.Kind). It does not check that the value is well formed:
+// any other first byte counts as a number.
 func kindOf(raw []byte) int {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return kindNone
-	}
-	switch raw[0] {
+	switch jsontext.Value(raw).Kind() {
 	case 'n':
 		return kindNull
 	case '{':
@@ -53,9 +54,12 @@ func kindOf(raw []byte) int {
 		return kindString
 	case 't', 'f':
 		return kindBool
-	default:
-		return kindNumber
+	case 0:
+		if len(bytes.TrimSpace(raw)) == 0 {
+			return kindNone
+		}
 	}
+	return kindNumber
 }
 
 // errDuplicateKey reports a key that occurs twice in one object.
@@ -63,81 +67,72 @@ type errDuplicateKey struct{ key string }
 
 func (e errDuplicateKey) Error() string { return fmt.Sprintf("duplicate key %q", e.key) }
 
-// objectMembers splits a JSON object into its members, in document order.
-// It rejects malformed JSON, trailing data after the object and duplicate
-// keys (which encoding/json would silently collapse, last one winning).
+// objectMembers splits a JSON object into its members, in document order,
+// in one pass of a pooled jsontext.Decoder (jsonpool) reading it as
+// json.Valid does (invalid UTF-8 read as U+FFFD). It rejects malformed
+// JSON, trailing data after the object and duplicate keys (which
+// encoding/json would silently collapse, last one winning; the decoder
+// takes them, and errDuplicateKey names the key).
 func objectMembers(raw []byte) ([]member, error) {
-	if !json.Valid(raw) {
+	dec := jsonpool.Get(raw) // read in place: values alias raw
+	defer jsonpool.Put(dec)
+	tok, err := dec.ReadToken()
+	if err != nil {
 		return nil, errors.New("not valid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if tok.Kind() != '{' {
+		if dec.SkipValue() != nil || !atEOF(dec) {
+			return nil, errors.New("not valid JSON")
+		}
 		return nil, errors.New("not a JSON object")
 	}
 	var out []member
 	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() == '"' { // each turn reads a member: bounded by len(raw)
+		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil, err
+			return nil, errors.New("not valid JSON")
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("object key is not a string")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
+		key := tok.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, errors.New("not valid JSON")
 		}
 		if seen[key] {
 			return nil, errDuplicateKey{key}
 		}
 		seen[key] = true
-		out = append(out, member{key: key, value: bytes.TrimSpace(v)})
+		out = append(out, member{key: key, value: json.RawMessage(v)})
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON object")
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' || !atEOF(dec) {
+		return nil, errors.New("not valid JSON")
 	}
 	return out, nil
 }
 
-// scalarText returns the query-string text of a JSON scalar: a string's
-// decoded content, a number's literal text exactly as written, or
-// "true"/"false". ok is false for null, objects and arrays.
+// atEOF reports whether nothing but white space follows what dec has read.
+func atEOF(dec *jsonpool.Reader) bool {
+	_, err := dec.ReadToken()
+	return err == io.EOF
+}
+
+// scalarText returns the query-string text of a JSON scalar from a checked
+// document: a string's decoded content, a number's literal text exactly as
+// written, or "true"/"false". ok is false for null, objects and arrays.
 func scalarText(raw json.RawMessage) (text string, kind int, ok bool) {
 	kind = kindOf(raw)
+	v := bytes.TrimSpace(raw)
 	switch kind {
 	case kindString:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		// In a checked document the only fault left is invalid UTF-8,
+		// read as U+FFFD as encoding/json reads it.
+		s, _ := jsontext.AppendUnquote(nil, v)
+		return string(s), kind, true
+	case kindNumber, kindBool:
+		if !jsontext.Value(v).IsValid() {
 			return "", kind, false
 		}
-		return s, kind, true
-	case kindNumber:
-		var n json.Number
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
-			return "", kind, false
-		}
-		return n.String(), kind, true
-	case kindBool:
-		var b bool
-		if err := json.Unmarshal(raw, &b); err != nil {
-			return "", kind, false
-		}
-		if b {
-			return "true", kind, true
-		}
-		return "false", kind, true
+		return string(v), kind, true
 	}
 	return "", kind, false
 }
