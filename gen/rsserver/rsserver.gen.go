@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -570,7 +571,7 @@ type ErrorObject struct {
 	ResourceMetadata *string `json:"resource_metadata,omitempty"`
 
 	// RetryWith What to add when retrying; the reference RS sends the parameter name (connection_id).
-	RetryWith interface{} `json:"retry_with,omitempty"`
+	RetryWith jsontext.Value `json:"retry_with,omitempty"`
 
 	// Type Error class, e.g. invalid_request_error, authentication_error, not_found_error, api_error.
 	Type *string `json:"type,omitempty"`
@@ -783,19 +784,19 @@ type Record struct {
 	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
 	ConnectorKey        *string `json:"connector_key,omitempty"`
 
-	// Data The record's granted fields.
-	Data        *map[string]interface{} `json:"data,omitempty"`
-	Deleted     *bool                   `json:"deleted,omitempty"`
-	DeletedAt   *string                 `json:"deleted_at,omitempty"`
-	DisplayName *string                 `json:"display_name,omitempty"`
-	EmittedAt   *string                 `json:"emitted_at,omitempty"`
+	// Data The record's granted fields, kept as sent (a stranger's value is walked, never decoded whole).
+	Data        jsontext.Value `json:"data,omitempty"`
+	Deleted     *bool          `json:"deleted,omitempty"`
+	DeletedAt   *string        `json:"deleted_at,omitempty"`
+	DisplayName *string        `json:"display_name,omitempty"`
+	EmittedAt   *string        `json:"emitted_at,omitempty"`
 
-	// Expanded Expanded relations keyed by relation name.
-	Expanded *map[string]interface{} `json:"expanded,omitempty"`
-	Id       string                  `json:"id"`
-	Links    *Links                  `json:"links,omitempty"`
-	Meta     *ResponseMeta           `json:"meta,omitempty"`
-	Object   RecordObject            `json:"object"`
+	// Expanded Expanded relations keyed by relation name, kept as sent.
+	Expanded jsontext.Value `json:"expanded,omitempty"`
+	Id       string         `json:"id"`
+	Links    *Links         `json:"links,omitempty"`
+	Meta     *ResponseMeta  `json:"meta,omitempty"`
+	Object   RecordObject   `json:"object"`
 
 	// RecordJsonBytes Size of the full record JSON in bytes.
 	RecordJsonBytes *int   `json:"record_json_bytes,omitempty"`
@@ -823,10 +824,10 @@ type RecordListObject string
 // ResponseMeta defines model for ResponseMeta.
 type ResponseMeta struct {
 	// Count Total count: an object {kind: none|estimated|exact, value} on reads, a number on search.
-	Count         interface{}   `json:"count,omitempty"`
-	CountAccuracy *string       `json:"count_accuracy,omitempty"`
-	Recall        *SearchRecall `json:"recall,omitempty"`
-	Warnings      *[]Warning    `json:"warnings,omitempty"`
+	Count         jsontext.Value `json:"count,omitempty"`
+	CountAccuracy *string        `json:"count_accuracy,omitempty"`
+	Recall        *SearchRecall  `json:"recall,omitempty"`
+	Warnings      *[]Warning     `json:"warnings,omitempty"`
 }
 
 // SchemaBearer defines model for SchemaBearer.
@@ -905,6 +906,7 @@ type SearchResult struct {
 	ConnectionId        *string `json:"connection_id,omitempty"`
 	ConnectorId         *string `json:"connector_id,omitempty"`
 	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
+	ConnectorKey        *string `json:"connector_key,omitempty"`
 	DisplayName         *string `json:"display_name,omitempty"`
 	EmittedAt           *string `json:"emitted_at,omitempty"`
 
@@ -914,7 +916,10 @@ type SearchResult struct {
 	Object           SearchResultObject `json:"object"`
 
 	// RecordKey Record id within the stream.
-	RecordKey     string         `json:"record_key"`
+	RecordKey string `json:"record_key"`
+
+	// RecordUri pdpp://[connection/]stream/id of the record, when the RS names it so.
+	RecordUri     *string        `json:"record_uri,omitempty"`
 	RecordUrl     *string        `json:"record_url,omitempty"`
 	RetrievalMode *string        `json:"retrieval_mode,omitempty"`
 	Score         *SearchScore   `json:"score,omitempty"`
@@ -1039,12 +1044,12 @@ type TextWindow struct {
 // Warning defines model for Warning.
 type Warning struct {
 	// Code e.g. limit_clamped, partial_results, count_downgraded.
-	Code         string                  `json:"code"`
-	ConnectionId *string                 `json:"connection_id,omitempty"`
-	Detail       *map[string]interface{} `json:"detail,omitempty"`
-	Field        *string                 `json:"field,omitempty"`
-	Message      string                  `json:"message"`
-	Param        *string                 `json:"param,omitempty"`
+	Code         string         `json:"code"`
+	ConnectionId *string        `json:"connection_id,omitempty"`
+	Detail       jsontext.Value `json:"detail,omitempty"`
+	Field        *string        `json:"field,omitempty"`
+	Message      string         `json:"message"`
+	Param        *string        `json:"param,omitempty"`
 }
 
 // ConnectionID defines model for ConnectionID.

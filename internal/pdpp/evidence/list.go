@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // ListPage is an RS record list envelope.
 type ListPage struct {
-	Data       []json.RawMessage `json:"data"`
-	HasMore    bool              `json:"has_more"`
-	NextCursor *string           `json:"next_cursor"`
-	Meta       PageMeta          `json:"meta"`
+	Data       []json.RawMessage      `json:"data"`
+	HasMore    bool                   `json:"has_more"`
+	NextCursor *string                `json:"next_cursor"`
+	Meta       *rsclient.ResponseMeta `json:"meta"`
 }
 
 // RecordEntry is one record's identity and continuation in structured output.
@@ -38,7 +39,7 @@ type ListView struct {
 	// once per call.
 	page                 *listCache
 	stream, connectionID string
-	meta                 PageMeta
+	meta                 *rsclient.ResponseMeta
 }
 
 // listCache is a records page as RenderList split it: the body it came
@@ -176,7 +177,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 func (v ListView) summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "query_records stream=%s: %d %s on this page", v.stream, len(v.Records), noun(len(v.Records), "record", "records"))
-	v.meta.writeTotalAndWarnings(&b)
+	writeTotalAndWarnings(&b, v.meta)
 	return b.String()
 }
 
