@@ -779,6 +779,7 @@ type Links struct {
 // Record defines model for Record.
 type Record struct {
 	ConnectionId *string `json:"connection_id,omitempty"`
+	ConnectorId  *string `json:"connector_id,omitempty"`
 
 	// ConnectorInstanceId Deprecated alias of connection_id.
 	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`

@@ -197,27 +197,25 @@ func requireObject(body []byte, what string) error {
 	return nil
 }
 
-// eachMember calls fn with every member of the JSON object raw, in order,
-// each value still raw. raw must be valid JSON; the walk is bounded by the
-// size of raw.
-func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
-	return jsonwalk.Members(raw, func(key string, val []byte) error { return fn(key, val) })
-}
-
 // CompactRecord rewrites one RS record object, valid JSON, for compact
 // output: every member kept in order, each value of `data` kept or replaced
 // by a Preview. It returns the record, its self-contained id and how many
 // values it cut.
 func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, error) {
-	rec, err := decodeValidRecord(raw)
+	rec, err := DecodeRecord(raw)
 	if err != nil {
 		return nil, "", 0, err
 	}
+	return compactRecord(raw, rec, stream, connectionID, maxChars)
+}
+
+// compactRecord is CompactRecord for raw already decoded as rec.
+func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars int) (json.RawMessage, string, int, error) {
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()
 	cut := 0
 	var w objectWriter
-	err = eachMember(raw, func(key string, val json.RawMessage) error {
+	err := eachMember(raw, func(key string, val json.RawMessage) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {
 				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
@@ -360,32 +358,20 @@ func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
 	return ref
 }
 
-// envelopeMembers returns the members of the records page body other than
-// data, in order, each kept as it is or, when over InlineJSONBytes, as a
-// Preview naming full; cut counts the previews. cache, when not nil, is the
-// same page already validated and split by RenderList. The walk is bounded
-// by the size of body.
-func envelopeMembers(body []byte, cache *listCache, full Continuation) (members []member, cut int, err error) {
-	keep := func(key string, val []byte) {
+// envelopeMembers returns the members of the records page body (decoded
+// by RenderList) other than data, in order, each kept as it is or, when
+// over InlineJSONBytes, as a Preview naming full; cut counts the previews.
+// The walk is bounded by the size of body.
+func envelopeMembers(body []byte, full Continuation) (members []member, cut int, err error) {
+	err = eachMember(body, func(key string, val json.RawMessage) error {
+		if key == "data" {
+			return nil
+		}
 		if len(val) > InlineJSONBytes {
 			val = jsonPreview(val, FieldValueChars, full)
 			cut++
 		}
 		members = append(members, member{key, val})
-	}
-	if cache != nil {
-		for _, m := range cache.members {
-			keep(m.key, m.val)
-		}
-		return members, cut, nil
-	}
-	if !jsonwalk.Valid(body) {
-		return nil, 0, jsonwalk.ErrBadJSON
-	}
-	err = eachMember(body, func(key string, val json.RawMessage) error {
-		if key != "data" {
-			keep(key, val)
-		}
 		return nil
 	})
 	return members, cut, err

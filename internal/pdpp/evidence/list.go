@@ -5,17 +5,42 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
-// ListPage is an RS record list envelope.
-type ListPage struct {
-	Data       []json.RawMessage      `json:"data"`
-	HasMore    bool                   `json:"has_more"`
-	NextCursor *string                `json:"next_cursor"`
-	Meta       *rsclient.ResponseMeta `json:"meta"`
+// recordPage is an RS record list as RenderList decodes it, in one
+// decode: the envelope through the generated model, each record both
+// decoded and kept raw (a slice of the body) for CompactRecord, which
+// rewrites it member by member.
+type recordPage struct {
+	rsclient.RecordList
+	Data []pageRecord `json:"data"`
 }
+
+// pageRecord is one record of a records page: its raw JSON, a slice of the
+// body (see rawInPlace), and the Record decoded from it or the error that
+// names it.
+type pageRecord struct {
+	raw []byte
+	rec Record
+	err error
+}
+
+// UnmarshalJSONFrom reads one record of a page.
+func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	p.raw = raw
+	p.rec, p.err = DecodeRecord(raw)
+	return nil
+}
+
+// recordItems bounds the records of a page as they are decoded.
+var recordItems = listItems[pageRecord]("records page", "records")
 
 // RecordEntry is one record's identity and continuation in structured output.
 type RecordEntry struct {
@@ -30,80 +55,20 @@ type ListView struct {
 	HasMore    bool
 	NextPage   *Continuation
 	Rendered   string
-	// raws are the page's records, the one of Records[i] at raws[i].
+	// raws are the page's records, the one of Records[i] at raws[i], and
+	// recs the same records decoded.
 	raws [][]byte
+	recs []Record
 	// cards are the content[] previews of the first records, the one of
 	// Records[i] at cards[i], rendered once for both detail levels.
-	cards []string
-	// page keeps the split page for CompactStep, so the body is validated
-	// once per call.
-	page                 *listCache
+	cards                []string
 	stream, connectionID string
 	meta                 *rsclient.ResponseMeta
-}
-
-// listCache is a records page as RenderList split it: the body it came
-// from and its members other than data, slices of the body. Its size is
-// bounded by the page's.
-type listCache struct {
-	body                 []byte
-	stream, connectionID string
-	members              []member
 }
 
 type member struct {
 	key string
 	val []byte
-}
-
-// sameBody reports whether c was split from exactly body.
-func (c *listCache) sameBody(body []byte, stream, connectionID string) bool {
-	return c != nil && len(body) > 0 && len(c.body) == len(body) && &c.body[0] == &body[0] &&
-		c.stream == stream && c.connectionID == connectionID
-}
-
-// listPageKeys are the members of ListPage that json.Unmarshal fills.
-var listPageKeys = []string{"data", "has_more", "next_cursor", "meta"}
-
-// splitListPage reads a valid records page member by member, as
-// json.Unmarshal into ListPage would. It returns false (and the caller uses
-// encoding/json, for its behaviour and errors) on anything unusual: invalid
-// JSON, a key that differs from a known one only by case, a repeated known
-// key (splitKnown), a member of an unexpected type.
-func splitListPage(body []byte, c *listCache) (ListPage, bool) {
-	var page ListPage
-	if !jsonwalk.Valid(body) {
-		return page, false
-	}
-	err := splitKnown(body, listPageKeys, func(key string, val []byte) error {
-		if key != "data" {
-			c.members = append(c.members, member{key, val})
-		}
-		switch key {
-		case "data":
-			if val[0] == 'n' {
-				return nil
-			}
-			page.Data = []json.RawMessage{}
-			return jsonwalk.Elements(val, func(rec []byte) error {
-				page.Data = append(page.Data, rec)
-				return nil
-			})
-		case "has_more":
-			return boolInto(&page.HasMore, val)
-		case "next_cursor":
-			if val[0] == 'n' {
-				return nil
-			}
-			s, err := jsonwalk.DecodeString(val)
-			page.NextCursor = &s
-			return err
-		case "meta":
-			return json.Unmarshal(val, &page.Meta)
-		}
-		return nil
-	})
-	return page, err == nil
 }
 
 // RenderList renders an RS records list. nextArgs are the caller's arguments
@@ -113,32 +78,24 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
 	}
-	if err := checkPageItems(body, "records"); err != nil {
-		return ListView{}, err
-	}
-	cache := &listCache{body: body, stream: stream, connectionID: connectionID}
-	page, split := splitListPage(body, cache)
-	if !split {
-		cache = nil
-		page = ListPage{}
-		if err := json.Unmarshal(body, &page); err != nil {
-			return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	var page recordPage
+	if err := decodeRS(body, &page, recordItems); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return ListView{}, perr
 		}
+		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
 	}
 	if page.Data == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
 	// Never nil: an empty page lists no records ([]), as the outputSchema says.
-	v := ListView{HasMore: page.HasMore, page: cache, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data))}
+	v := ListView{HasMore: page.HasMore, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data))}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
 	var b strings.Builder
-	for i, raw := range page.Data {
-		if !isObject(raw) {
-			return ListView{}, NotAnObject("records page", i, rawKind(raw))
-		}
-		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
+	for i := range page.Data {
+		rec, err := page.Data[i].rec, page.Data[i].err
 		if err != nil {
 			// Skipped, the record would leave the page without a word.
 			return ListView{}, fmt.Errorf("item %d of the records page is not a record: %w", i+1, err)
@@ -149,7 +106,8 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 			b.WriteString(v.cards[len(v.cards)-1])
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
-		v.raws = append(v.raws, raw)
+		v.raws = append(v.raws, page.Data[i].raw)
+		v.recs = append(v.recs, rec)
 	}
 	if len(v.Records) > RecordsPreviewed {
 		more := len(v.Records) - RecordsPreviewed
@@ -249,11 +207,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	total := len(v.Records)
 	pos := min(st.Pos, total)
 	tr := Truncation{Total: total}
-	cache := v.page
-	if !cache.sameBody(body, v.stream, v.connectionID) {
-		cache = nil
-	}
-	members, membersCut, err := envelopeMembers(body, cache, st.Full)
+	members, membersCut, err := envelopeMembers(body, st.Full)
 	if err != nil {
 		return "", nil, tr, err
 	}
@@ -270,8 +224,8 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	item := func(i int) listItem {
 		if !built[i] {
 			e := v.Records[pos+i]
-			rec, _ := decodeValidRecord(v.raws[pos+i])
-			compact, _, cut, err := CompactRecord(v.raws[pos+i], v.stream, v.connectionID, FieldValueChars)
+			rec := v.recs[pos+i]
+			compact, _, cut, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}

@@ -3,33 +3,36 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
-// Record is an RS `record` object.
+// Record is an RS `record` object as the adapter reads it: the members of
+// the generated model it shows, and the fields of data, each value raw.
 type Record struct {
-	ID              string          `json:"id"`
-	Stream          string          `json:"stream"`
-	ConnectionID    string          `json:"connection_id"`
-	ConnectorKey    string          `json:"connector_key"`
-	ConnectorID     string          `json:"connector_id"`
-	EmittedAt       string          `json:"emitted_at"`
-	RecordJSONBytes int             `json:"record_json_bytes"`
-	RawData         json.RawMessage `json:"data"`
+	ID              string
+	Stream          string
+	ConnectionID    string
+	ConnectorKey    string
+	ConnectorID     string
+	EmittedAt       string
+	RecordJSONBytes int
+	RawData         json.RawMessage
 	// Data holds each field's raw value and Order the RS's field order;
 	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
-	Data  map[string]json.RawMessage `json:"-"`
-	Order []string                   `json:"-"`
+	Data  map[string]json.RawMessage
+	Order []string
 	// MoreFields counts the members of data past the first
 	// MaxRecordFields fields, which are not rendered.
-	MoreFields int `json:"-"`
+	MoreFields int
 }
 
 // MaxRecordFields bounds the fields of one record rendered: each costs a
@@ -38,55 +41,30 @@ type Record struct {
 // fields and the count of the others.
 const MaxRecordFields = 2000
 
-// DecodeRecord decodes one record, keeping the field order of `data`. The
-// body is checked once and split in one walk; the record's own members are
-// decoded, each field value stays raw (a slice of raw) until it is rendered.
+// DecodeRecord decodes one RS record (a body or an item of a page) into
+// the generated rsclient.Record, once, its data kept raw and then split
+// into its fields in one walk; each field value stays a slice of raw until
+// it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	if !jsonwalk.Valid(raw) {
-		return Record{}, fmt.Errorf("not a record: %w", jsonwalk.ErrBadJSON)
+	var m rsclient.Record
+	if err := decodeRS(raw, &m, nil); err != nil {
+		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	return decodeValidRecord(raw)
+	return recordOf(&m)
 }
 
-// recordKeys are the members of Record that json.Unmarshal fills.
-var recordKeys = []string{"id", "stream", "connection_id", "connector_key", "connector_id", "emitted_at", "record_json_bytes", "data"}
+// decodeValidRecord is DecodeRecord; the name is kept for the callers that
+// hold a record already checked as part of its page.
+func decodeValidRecord(raw []byte) (Record, error) { return DecodeRecord(raw) }
 
-// decodeValidRecord is DecodeRecord for raw known to be valid JSON. A
-// repeated or case-variant key ends the walk (splitKnown) and the record is
-// read by json.Unmarshal instead, so either way the result is encoding/json's.
-func decodeValidRecord(raw []byte) (Record, error) {
-	var r Record
-	if jsonwalk.FirstByte(raw) == 'n' {
-		r.Data = map[string]json.RawMessage{}
-		return r, nil // null: no record, as json.Unmarshal reads it
+// recordOf is the Record the model m holds, its data split into fields.
+func recordOf(m *rsclient.Record) (Record, error) {
+	r := Record{
+		ID: m.Id, Stream: m.Stream, ConnectionID: deref(m.ConnectionId), ConnectorKey: deref(m.ConnectorKey),
+		ConnectorID: deref(m.ConnectorId), EmittedAt: deref(m.EmittedAt), RawData: json.RawMessage(m.Data),
 	}
-	err := splitKnown(raw, recordKeys, func(key string, val []byte) error {
-		switch key {
-		case "id":
-			return stringInto(&r.ID, val)
-		case "stream":
-			return stringInto(&r.Stream, val)
-		case "connection_id":
-			return stringInto(&r.ConnectionID, val)
-		case "connector_key":
-			return stringInto(&r.ConnectorKey, val)
-		case "connector_id":
-			return stringInto(&r.ConnectorID, val)
-		case "emitted_at":
-			return stringInto(&r.EmittedAt, val)
-		case "record_json_bytes":
-			return intInto(&r.RecordJSONBytes, val)
-		case "data":
-			r.RawData = val
-		}
-		return nil
-	})
-	if errors.Is(err, jsonwalk.ErrBadJSON) {
-		r = Record{}
-		err = json.Unmarshal(raw, &r)
-	}
-	if err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
+	if m.RecordJsonBytes != nil {
+		r.RecordJSONBytes = *m.RecordJsonBytes
 	}
 	if err := r.splitData(); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
@@ -95,36 +73,27 @@ func decodeValidRecord(raw []byte) (Record, error) {
 }
 
 // splitData walks the `data` object once, collecting keys in order with
-// their raw values.
+// their raw values (slices of RawData). A repeated name was refused by
+// the decode of the record; past MaxRecordFields names are counted only.
 func (r *Record) splitData() error {
 	r.Data = map[string]json.RawMessage{}
-	if len(r.RawData) == 0 || string(r.RawData) == "null" {
+	switch jsontext.Value(r.RawData).Kind() {
+	case 0, 'n':
 		return nil
+	case '{':
+	default:
+		return fmt.Errorf("data is not an object")
 	}
-	err := jsonwalk.RawMembers(r.RawData, func(rk, v []byte) error {
-		if inner := rk[1 : len(rk)-1]; jsonwalk.PlainString(inner) {
-			// A key that needs no decoding is looked up and counted
-			// without allocating.
-			if _, dup := r.Data[string(inner)]; dup {
-				r.Data[string(inner)] = v
-				return nil
-			}
-			if len(r.Order) == MaxRecordFields {
-				r.MoreFields++
-				return nil
-			}
+	err := eachMember(r.RawData, func(k string, v json.RawMessage) error {
+		if _, dup := r.Data[k]; dup {
+			r.Data[k] = v
+			return nil
 		}
-		k, err := jsonwalk.DecodeString(rk)
-		if err != nil {
-			return err
+		if len(r.Order) == MaxRecordFields {
+			r.MoreFields++ // counted, not kept
+			return nil
 		}
-		if _, dup := r.Data[k]; !dup {
-			if len(r.Order) == MaxRecordFields {
-				r.MoreFields++ // counted, not kept
-				return nil
-			}
-			r.Order = append(r.Order, k)
-		}
+		r.Order = append(r.Order, k)
 		r.Data[k] = v
 		return nil
 	})

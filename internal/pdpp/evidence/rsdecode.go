@@ -15,24 +15,41 @@ import (
 // jsontext.Decoder where a preview, a window or a summary needs them; no
 // value of a stranger is decoded whole into map[string]any.
 //
-// The decode is strict where encoding/json is lax: a repeated member name
-// is refused (which of two record_key values is the record?), and names
-// match exactly (encoding/json also fills record_key from "Record_Key").
+// Names match exactly (encoding/json also fills record_key from
+// "Record_Key"). A repeated name is taken as encoding/json takes it, the
+// last one winning: refusing it would have the decoder keep the names of
+// every object of a stranger's value (a data object of 100,000 members
+// cost 40 bytes per body byte, measured by TestHostileValuesAreDescribedNotDecoded).
 // Invalid UTF-8 inside strings is kept as U+FFFD, as encoding/json does,
 // so a stranger's bad byte costs one character, not the page.
 
 // rsDecodeOptions are the options of every decode of an RS body.
-var rsDecodeOptions = jsontext.AllowInvalidUTF8(true)
+var rsDecodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 
 // decodeRS decodes the RS body into v, a pointer to a generated model.
-// Lists of items (records, hits) are bounded while they are read: see
-// listItems.
+// Lists of items (records, hits) are bounded while they are read (bound,
+// from listItems; nil for a body without one). The unmarshalers are made
+// once, not per call: json v2 caches its per-type choice in them.
 func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
 	if bound == nil {
-		return json.Unmarshal(body, v, rsDecodeOptions)
+		bound = rawInPlace
 	}
 	return json.Unmarshal(body, v, rsDecodeOptions, json.WithUnmarshalers(bound))
 }
+
+// rawInPlace keeps a raw member (a jsontext.Value: record data, expanded,
+// meta.count) as the slice of the body it was read from, not a copy: a
+// record's data can be most of a large body, and a copy of each cost one
+// more byte per body byte, over the bound of
+// TestHostileValuesAreDescribedNotDecoded on query_records. json.Unmarshal
+// decodes a []byte in place (it never refills or rewrites its buffer), so
+// the value ReadValue returns is a slice of the body; TestRawMembersAliasBody
+// holds that, should a later version of the library copy.
+var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
+	raw, err := dec.ReadValue()
+	*v = raw[:len(raw):len(raw)]
+	return err
+})
 
 // pageError is an error of a page's item list found while it is decoded:
 // it is returned as it is, not as a decoding error.
@@ -57,7 +74,7 @@ func asPageError(err error) error {
 // decoded items, not a gigabyte. null leaves the list nil; anything else
 // than an array is left to the default decoding (an error).
 func listItems[T any](what, items string) *json.Unmarshalers {
-	return json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
+	return json.JoinUnmarshalers(rawInPlace, json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
 		switch dec.PeekKind() {
 		case 'n':
 			_, err := dec.ReadToken()
@@ -90,7 +107,7 @@ func listItems[T any](what, items string) *json.Unmarshalers {
 		}
 		_, err := dec.ReadToken()
 		return err
-	})
+	}))
 }
 
 // kindName names a JSON kind as the errors about RS items write it.

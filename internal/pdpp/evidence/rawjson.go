@@ -1,0 +1,97 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The walks below read a raw value already taken from an RS body (a
+// record, its data, a field value) member by member or element by element
+// with a jsontext.Decoder, handing each value on as a slice of the input:
+// nothing is decoded but the names. They take what encoding/json takes
+// (repeated names, invalid UTF-8 in strings), since what they walk was
+// either decoded already or is a stranger's value shown as it is.
+
+// walkOptions are the options of every walk of a raw value.
+var walkOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
+// errNotJSON is the error of a walk over a value of the wrong kind.
+var errNotJSON = errors.New("not the JSON value expected")
+
+// newWalk returns a decoder over raw that reads it in place.
+func newWalk(raw []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(raw), walkOptions)
+}
+
+// eachMember calls fn with every member of the JSON object raw, in order,
+// each value a slice of raw; an error of fn ends the walk and is returned.
+// The walk is bounded by the size of raw.
+func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
+	dec := newWalk(raw)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errNotJSON
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // before the next read voids tok
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if err := fn(name, raw[end-len(val):end:end]); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// eachElement calls fn with every element of the JSON array raw, in order,
+// each a slice of raw; an error of fn ends the walk and is returned. The
+// walk is bounded by the size of raw.
+func eachElement(raw []byte, fn func(val []byte) error) error {
+	dec := newWalk(raw)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return errNotJSON
+	}
+	for dec.PeekKind() != ']' {
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if err := fn(raw[end-len(val) : end : end]); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// validJSON reports whether raw is one JSON value (white space around it
+// allowed), as json.Valid does.
+func validJSON(raw []byte) bool {
+	dec := newWalk(raw)
+	if err := dec.SkipValue(); err != nil {
+		return false
+	}
+	_, err := dec.ReadToken()
+	return err == io.EOF
+}
+
+// firstByte is the first byte of raw past white space, 0 when there is none.
+func firstByte(raw []byte) byte {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 {
+		return t[0]
+	}
+	return 0
+}
