@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -50,7 +49,7 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		s, err := jsonwalk.DecodeString(raw)
+		s, err := decodeString(raw)
 		if err != nil {
 			return raw, false
 		}
@@ -215,7 +214,7 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 	id := ref.ID()
 	cut := 0
 	var w objectWriter
-	err := eachMember(raw, func(key string, val json.RawMessage) error {
+	err := eachMember(raw, func(key string, val []byte) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {
 				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
@@ -363,7 +362,7 @@ func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
 // over InlineJSONBytes, as a Preview naming full; cut counts the previews.
 // The walk is bounded by the size of body.
 func envelopeMembers(body []byte, full Continuation) (members []member, cut int, err error) {
-	err = eachMember(body, func(key string, val json.RawMessage) error {
+	err = eachMember(body, func(key string, val []byte) error {
 		if key == "data" {
 			return nil
 		}
@@ -383,12 +382,12 @@ func envelopeMembers(body []byte, full Continuation) (members []member, cut int,
 // bytes together (keys included); nil when raw is not a valid object. The
 // first member of each key is kept.
 func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
-	if !jsonwalk.Valid(raw) {
+	if !validJSON(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
 	used := 0
-	_ = eachMember(raw, func(key string, val json.RawMessage) error {
+	_ = eachMember(raw, func(key string, val []byte) error {
 		if _, seen := out[key]; seen || len(val) > max {
 			return nil
 		}
@@ -407,11 +406,11 @@ func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
 // encoded, and whether raw is a valid object that has it. The walk is
 // bounded by the size of raw.
 func Member(raw []byte, key string) (json.RawMessage, bool) {
-	if !jsonwalk.Valid(raw) {
+	if !validJSON(raw) {
 		return nil, false
 	}
 	var out json.RawMessage
-	_ = eachMember(raw, func(k string, val json.RawMessage) error {
+	_ = eachMember(raw, func(k string, val []byte) error {
 		if k == key && out == nil {
 			out = val
 		}

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // ErrorBody is the `error` object of an RS error envelope (other members kept
@@ -127,10 +125,10 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	_ = json.Unmarshal(obj, &e)
 	small := map[string]json.RawMessage{}
 	var others []string // small members not in errorFirstKeys, RS order
-	if jsonwalk.Valid(obj) {
+	if validJSON(obj) {
 		// One pass over obj; it keeps at most len(errorFirstKeys) plus
 		// ErrorMembers small members.
-		_ = jsonwalk.Members(obj, func(key string, val []byte) error {
+		_ = eachMember(obj, func(key string, val []byte) error {
 			if _, seen := small[key]; seen || errorOwnKeys[key] || len(val) > errorSmallMember {
 				return nil
 			}
@@ -201,11 +199,11 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 // moreMembersThan reports whether the JSON object obj has more than n
 // members; it stops counting at n+1.
 func moreMembersThan(obj []byte, n int) bool {
-	if !jsonwalk.Valid(obj) {
+	if !validJSON(obj) {
 		return false
 	}
 	count := 0
-	_ = jsonwalk.Members(obj, func(string, []byte) error {
+	_ = eachMember(obj, func(string, []byte) error {
 		count++
 		if count > n {
 			return errStop

@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 
@@ -31,7 +30,7 @@ func newWalk(raw []byte) *jsontext.Decoder {
 // eachMember calls fn with every member of the JSON object raw, in order,
 // each value a slice of raw; an error of fn ends the walk and is returned.
 // The walk is bounded by the size of raw.
-func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
+func eachMember(raw []byte, fn func(key string, val []byte) error) error {
 	dec := newWalk(raw)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errNotJSON

@@ -12,7 +12,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Record is an RS `record` object as the adapter reads it: the members of
@@ -84,7 +83,7 @@ func (r *Record) splitData() error {
 	default:
 		return fmt.Errorf("data is not an object")
 	}
-	err := eachMember(r.RawData, func(k string, v json.RawMessage) error {
+	err := eachMember(r.RawData, func(k string, v []byte) error {
 		if _, dup := r.Data[k]; dup {
 			r.Data[k] = v
 			return nil
@@ -334,17 +333,9 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	}
 	// The last value of each key blobRef reads, in blobKeys' order.
 	var vals [len(blobKeys)][]byte
-	err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
-		key := k[1 : len(k)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			d, err := jsonwalk.DecodeString(k)
-			if err != nil {
-				return err
-			}
-			key = []byte(d)
-		}
+	err := eachMember(raw, func(key string, v []byte) error {
 		for i, name := range blobKeys {
-			if string(key) == name {
+			if key == name {
 				vals[i] = v
 			}
 		}
@@ -356,7 +347,7 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
 	str := func(k string) string {
 		if v := val(k); len(v) > 0 && v[0] == '"' {
-			s, _ := jsonwalk.DecodeString(v)
+			s, _ := decodeString(v)
 			return s
 		}
 		return ""
