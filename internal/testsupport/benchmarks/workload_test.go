@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -176,7 +177,11 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		if err := structured(res, &out); err != nil {
 			return err
 		}
-		text, _ := (*m.Data)["text"].(string)
+		var data struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(m.Data, &data)
+		text := data.Text
 		if out.ID != FetchID || out.Metadata.RecordID != m.Id || len(text) < 20000 || !strings.Contains(out.Text, text) {
 			return fmt.Errorf("fetch: adapter id %q record %q with %d text bytes; direct record %q with %d text bytes",
 				out.ID, out.Metadata.RecordID, len(out.Text), m.Id, len(text))
