@@ -649,18 +649,18 @@ type EventSubscriptionUpdated struct {
 
 // EvidenceExcerpt defines model for EvidenceExcerpt.
 type EvidenceExcerpt struct {
-	FieldPath string                 `json:"field_path"`
-	Object    *EvidenceExcerptObject `json:"object,omitempty"`
+	FieldPath string                `json:"field_path"`
+	Object    EvidenceExcerptObject `json:"object,omitempty"`
 
 	// PreviewText Bounded text around the match, with <mark> around matches.
 	PreviewText string `json:"preview_text"`
 
 	// Provenance How the match was proven, e.g. lexical_match.
-	Provenance *string `json:"provenance,omitempty"`
+	Provenance string `json:"provenance,omitempty"`
 
 	// Read A ready field-window request for the excerpt's field.
 	Read      *FieldWindowRead `json:"read,omitempty"`
-	Truncated *bool            `json:"truncated,omitempty"`
+	Truncated bool             `json:"truncated,omitempty"`
 }
 
 // EvidenceExcerptObject defines model for EvidenceExcerpt.Object.
@@ -716,7 +716,7 @@ type FieldCapability struct {
 
 // FieldWindow defines model for FieldWindow.
 type FieldWindow struct {
-	ConnectionId *string `json:"connection_id,omitempty"`
+	ConnectionId string `json:"connection_id,omitempty"`
 	Field        struct {
 		Path string  `json:"path"`
 		Type *string `json:"type,omitempty"`
@@ -726,7 +726,7 @@ type FieldWindow struct {
 	Object   FieldWindowObject `json:"object"`
 	RecordId string            `json:"record_id"`
 	Stream   string            `json:"stream"`
-	Url      *string           `json:"url,omitempty"`
+	Url      string            `json:"url,omitempty"`
 
 	// Window Offsets are in characters of the whole field value; end_chars is exclusive.
 	Window TextWindow `json:"window"`
@@ -737,13 +737,13 @@ type FieldWindowObject string
 
 // FieldWindowRead A ready field-window request for the excerpt's field.
 type FieldWindowRead struct {
-	ConnectionId *string                `json:"connection_id,omitempty"`
-	Field        string                 `json:"field"`
-	Method       *string                `json:"method,omitempty"`
-	Object       *FieldWindowReadObject `json:"object,omitempty"`
-	RecordId     *string                `json:"record_id,omitempty"`
-	Route        string                 `json:"route"`
-	Stream       *string                `json:"stream,omitempty"`
+	ConnectionId string                `json:"connection_id,omitempty"`
+	Field        string                `json:"field"`
+	Method       string                `json:"method,omitempty"`
+	Object       FieldWindowReadObject `json:"object,omitempty"`
+	RecordId     string                `json:"record_id,omitempty"`
+	Route        string                `json:"route"`
+	Stream       string                `json:"stream,omitempty"`
 }
 
 // FieldWindowReadObject defines model for FieldWindowRead.Object.
@@ -771,25 +771,25 @@ type GrantedConnection struct {
 
 // Links defines model for Links.
 type Links struct {
-	Next *string `json:"next,omitempty"`
-	Self *string `json:"self,omitempty"`
+	Next string `json:"next,omitempty"`
+	Self string `json:"self,omitempty"`
 }
 
 // Record defines model for Record.
 type Record struct {
-	ConnectionId *string `json:"connection_id,omitempty"`
-	ConnectorId  *string `json:"connector_id,omitempty"`
+	ConnectionId string `json:"connection_id,omitempty"`
+	ConnectorId  string `json:"connector_id,omitempty"`
 
 	// ConnectorInstanceId Deprecated alias of connection_id.
-	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
-	ConnectorKey        *string `json:"connector_key,omitempty"`
+	ConnectorInstanceId string `json:"connector_instance_id,omitempty"`
+	ConnectorKey        string `json:"connector_key,omitempty"`
 
 	// Data The record's granted fields, kept as sent (a stranger's value is walked, never decoded whole).
 	Data        jsontext.Value `json:"data,omitempty"`
-	Deleted     *bool          `json:"deleted,omitempty"`
-	DeletedAt   *string        `json:"deleted_at,omitempty"`
-	DisplayName *string        `json:"display_name,omitempty"`
-	EmittedAt   *string        `json:"emitted_at,omitempty"`
+	Deleted     bool           `json:"deleted,omitempty"`
+	DeletedAt   string         `json:"deleted_at,omitempty"`
+	DisplayName string         `json:"display_name,omitempty"`
+	EmittedAt   string         `json:"emitted_at,omitempty"`
 
 	// Expanded Expanded relations keyed by relation name, kept as sent.
 	Expanded jsontext.Value `json:"expanded,omitempty"`
@@ -799,7 +799,7 @@ type Record struct {
 	Object   RecordObject   `json:"object"`
 
 	// RecordJsonBytes Size of the full record JSON in bytes.
-	RecordJsonBytes *int   `json:"record_json_bytes,omitempty"`
+	RecordJsonBytes int    `json:"record_json_bytes,omitempty"`
 	Stream          string `json:"stream"`
 }
 
@@ -902,13 +902,13 @@ type SearchRecall struct {
 
 // SearchResult defines model for SearchResult.
 type SearchResult struct {
-	AuthoredAt          *string `json:"authored_at,omitempty"`
-	ConnectionId        *string `json:"connection_id,omitempty"`
-	ConnectorId         *string `json:"connector_id,omitempty"`
-	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
-	ConnectorKey        *string `json:"connector_key,omitempty"`
-	DisplayName         *string `json:"display_name,omitempty"`
-	EmittedAt           *string `json:"emitted_at,omitempty"`
+	AuthoredAt          string `json:"authored_at,omitempty"`
+	ConnectionId        string `json:"connection_id,omitempty"`
+	ConnectorId         string `json:"connector_id,omitempty"`
+	ConnectorInstanceId string `json:"connector_instance_id,omitempty"`
+	ConnectorKey        string `json:"connector_key,omitempty"`
+	DisplayName         string `json:"display_name,omitempty"`
+	EmittedAt           string `json:"emitted_at,omitempty"`
 
 	// EvidenceExcerpts Proven match windows; a hit without excerpts has no proven window.
 	EvidenceExcerpts *[]EvidenceExcerpt `json:"evidence_excerpts,omitempty"`
@@ -919,9 +919,9 @@ type SearchResult struct {
 	RecordKey string `json:"record_key"`
 
 	// RecordUri pdpp://[connection/]stream/id of the record, when the RS names it so.
-	RecordUri     *string        `json:"record_uri,omitempty"`
-	RecordUrl     *string        `json:"record_url,omitempty"`
-	RetrievalMode *string        `json:"retrieval_mode,omitempty"`
+	RecordUri     string         `json:"record_uri,omitempty"`
+	RecordUrl     string         `json:"record_url,omitempty"`
+	RetrievalMode string         `json:"retrieval_mode,omitempty"`
 	Score         *SearchScore   `json:"score,omitempty"`
 	Snippet       *SearchSnippet `json:"snippet,omitempty"`
 	Stream        string         `json:"stream"`

@@ -454,18 +454,10 @@ func rsSnippets(t *testing.T, h *harness) map[string]rsclient.SearchSnippet {
 	out := map[string]rsclient.SearchSnippet{}
 	for _, hit := range page.Data {
 		if hit.Snippet != nil {
-			out[handles.RecordRef{ConnectionID: valueOr(hit.ConnectionId), Stream: hit.Stream, RecordID: hit.RecordKey}.ID()] = *hit.Snippet
+			out[handles.RecordRef{ConnectionID: hit.ConnectionId, Stream: hit.Stream, RecordID: hit.RecordKey}.ID()] = *hit.Snippet
 		}
 	}
 	return out
-}
-
-// valueOr is the string s points at, "" for nil.
-func valueOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // withoutSnippetLines drops the labelled RS snippet lines from a text.

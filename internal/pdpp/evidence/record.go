@@ -59,11 +59,8 @@ func decodeValidRecord(raw []byte) (Record, error) { return DecodeRecord(raw) }
 // recordOf is the Record the model m holds, its data split into fields.
 func recordOf(m *rsclient.Record) (Record, error) {
 	r := Record{
-		ID: m.Id, Stream: m.Stream, ConnectionID: deref(m.ConnectionId), ConnectorKey: deref(m.ConnectorKey),
-		ConnectorID: deref(m.ConnectorId), EmittedAt: deref(m.EmittedAt), RawData: json.RawMessage(m.Data),
-	}
-	if m.RecordJsonBytes != nil {
-		r.RecordJSONBytes = *m.RecordJsonBytes
+		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
+		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes, RawData: json.RawMessage(m.Data),
 	}
 	if err := r.splitData(); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)

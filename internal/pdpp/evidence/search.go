@@ -207,9 +207,9 @@ func (v *SearchView) FullText() string {
 }
 
 func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
-	connID := deref(hit.ConnectionId)
+	connID := hit.ConnectionId
 	ref := handles.RecordRef{ConnectionID: connID, Stream: hit.Stream, RecordID: hit.RecordKey}
-	if uri := deref(hit.RecordUri); uri != "" {
+	if uri := hit.RecordUri; uri != "" {
 		if parsed, err := handles.ParseRecordURI(uri); err == nil {
 			if parsed.ConnectionID == "" {
 				parsed.ConnectionID = connID
@@ -221,24 +221,23 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	r := SearchResult{
 		ID:           id,
 		Title:        neutralTitle(ref),
-		URL:          recordURL(providerBase, deref(hit.RecordUrl), ref),
+		URL:          recordURL(providerBase, hit.RecordUrl, ref),
 		Stream:       ref.Stream,
 		RecordID:     ref.RecordID,
 		ConnectionID: ref.ConnectionID,
-		ConnectorID:  deref(hit.ConnectorId),
-		ConnectorKey: deref(hit.ConnectorKey),
+		ConnectorID:  hit.ConnectorId,
+		ConnectorKey: hit.ConnectorKey,
 	}
 	if hit.MatchedFields != nil {
 		r.MatchedFields = *hit.MatchedFields
 	}
 	if ex := provenExcerpt(hit); ex != nil {
 		preview, cut := CenterOnMark(ex.PreviewText, PreviewChars)
-		truncated := ex.Truncated != nil && *ex.Truncated
 		r.Evidence = &ProvenEvidence{
 			FieldPath:  ex.FieldPath,
 			Preview:    preview,
-			Complete:   !truncated && !cut,
-			Provenance: deref(ex.Provenance),
+			Complete:   !ex.Truncated && !cut,
+			Provenance: ex.Provenance,
 		}
 		complete := r.Evidence.Complete
 		r.EvidenceField, r.EvidencePreview, r.EvidenceComplete = ex.FieldPath, preview, &complete
@@ -250,15 +249,6 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	r.nextCall = r.Next.Call()
 	r.nextJSON = r.Next.appendNoEscape(nil)
 	return r
-}
-
-// deref is the string s points at, "" for nil: an optional member the RS
-// left out reads as empty.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // provenExcerpt returns the first excerpt that is a real proven window: it names

@@ -152,7 +152,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		return WindowView{}, fmt.Errorf("field-window response names no field")
 	}
 	if ref.ConnectionID == "" {
-		ref.ConnectionID = deref(fw.ConnectionId)
+		ref.ConnectionID = fw.ConnectionId
 	}
 	id := ref.ID()
 	w := *fw.Window

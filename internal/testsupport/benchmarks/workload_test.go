@@ -124,11 +124,7 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		}
 		var want, got []string
 		for _, h := range m.Data {
-			conn := ""
-			if h.ConnectionId != nil {
-				conn = *h.ConnectionId
-			}
-			want = append(want, conn+"/"+h.Stream+":"+h.RecordKey)
+			want = append(want, h.ConnectionId+"/"+h.Stream+":"+h.RecordKey)
 		}
 		for _, r := range out.Results {
 			got = append(got, r.ID)
@@ -149,11 +145,7 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		}
 		var want, got []string
 		for _, r := range m.Data {
-			conn := ""
-			if r.ConnectionId != nil {
-				conn = *r.ConnectionId
-			}
-			want = append(want, conn+"/"+string(r.Stream)+":"+r.Id)
+			want = append(want, r.ConnectionId+"/"+string(r.Stream)+":"+r.Id)
 		}
 		for _, r := range out.Records {
 			got = append(got, r.ID)
