@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -24,7 +25,6 @@ type Record struct {
 	ConnectorID     string
 	EmittedAt       string
 	RecordJSONBytes int
-	RawData         json.RawMessage
 	// Data holds each field's raw value and Order the RS's field order;
 	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
 	Data  map[string]json.RawMessage
@@ -41,62 +41,87 @@ type Record struct {
 const MaxRecordFields = 2000
 
 // DecodeRecord decodes one RS record (a body or an item of a page) into
-// the generated rsclient.Record, once, its data kept raw and then split
-// into its fields in one walk; each field value stays a slice of raw until
-// it is rendered.
+// the generated rsclient.Record, once: data is split into its fields while
+// it is read (recordData), each field value a slice of raw until it is
+// rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	var m rsclient.Record
+	var m recordBody
 	if err := decodeRS(raw, &m, nil); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	return recordOf(&m)
+	return Record{
+		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
+		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
+		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more,
+	}, nil
 }
 
 // decodeValidRecord is DecodeRecord; the name is kept for the callers that
 // hold a record already checked as part of its page.
 func decodeValidRecord(raw []byte) (Record, error) { return DecodeRecord(raw) }
 
-// recordOf is the Record the model m holds, its data split into fields.
-func recordOf(m *rsclient.Record) (Record, error) {
-	r := Record{
-		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
-		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes, RawData: json.RawMessage(m.Data),
-	}
-	if err := r.splitData(); err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
-	}
-	return r, nil
+// recordBody is the generated record model with its data split while it
+// is decoded, instead of kept raw and walked again.
+type recordBody struct {
+	rsclient.Record
+	Data recordData `json:"data"`
 }
 
-// splitData walks the `data` object once, collecting keys in order with
-// their raw values (slices of RawData). A repeated name was refused by
-// the decode of the record; past MaxRecordFields names are counted only.
-func (r *Record) splitData() error {
-	r.Data = map[string]json.RawMessage{}
-	switch jsontext.Value(r.RawData).Kind() {
-	case 0, 'n':
-		return nil
+// The data member above stands for the model's: renamed in the spec, this
+// line stops the build.
+var _ jsontext.Value = rsclient.Record{}.Data
+
+// recordData is a record's data: each field's raw value (a slice of the
+// body: ReadValue reads in place, as for rawInPlace) by name, and the names in the RS's order, for at
+// most MaxRecordFields fields; more counts the fields past them, which are
+// not kept.
+type recordData struct {
+	fields map[string]json.RawMessage
+	order  []string
+	more   int
+}
+
+// errDataNotObject is the error of a record whose data is not an object.
+var errDataNotObject = errors.New("data is not an object")
+
+// UnmarshalJSONFrom reads data member by member; null leaves it empty. A
+// repeated name keeps its first place and its last value, as
+// encoding/json into a map does.
+func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*d = recordData{fields: map[string]json.RawMessage{}} // a repeated data: the last one
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		return err
 	case '{':
 	default:
-		return fmt.Errorf("data is not an object")
+		return errDataNotObject
 	}
-	err := eachMember(r.RawData, func(k string, v []byte) error {
-		if _, dup := r.Data[k]; dup {
-			r.Data[k] = v
-			return nil
-		}
-		if len(r.Order) == MaxRecordFields {
-			r.MoreFields++ // counted, not kept
-			return nil
-		}
-		r.Order = append(r.Order, k)
-		r.Data[k] = v
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("data is not an object")
+	if _, err := dec.ReadToken(); err != nil {
+		return err
 	}
-	return nil
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // before the next read voids tok
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		switch _, dup := d.fields[name]; {
+		case dup:
+			d.fields[name] = json.RawMessage(val[:len(val):len(val)])
+		case len(d.order) == MaxRecordFields:
+			d.more++ // counted, not kept
+		default:
+			d.order = append(d.order, name)
+			d.fields[name] = json.RawMessage(val[:len(val):len(val)])
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // fieldNames returns the record's fields in RS order, falling back to sorted.

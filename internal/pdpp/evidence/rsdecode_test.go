@@ -230,6 +230,11 @@ func TestRawMembersAliasBody(t *testing.T) {
 	within("data", m.Data, `{"a":[1,2]}`)
 	within("expanded", m.Expanded, `{"x":[]}`)
 	within("meta.count", m.Meta.Count, `{"value":3}`)
+	rec, err := DecodeRecord(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within("data.a", rec.Data["a"], `[1,2]`)
 	page := []byte(`{"data":[{"id":"a","data":{"t":"x"}},{"id":"b"}],"has_more":false}`)
 	var p recordPage
 	if err := decodeRS(page, &p, recordItems); err != nil {
