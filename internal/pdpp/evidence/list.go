@@ -1,8 +1,10 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,12 +18,41 @@ import (
 // rewrites it member by member.
 type recordPage struct {
 	rsclient.RecordList
-	Data []pageRecord `json:"data"`
+	Data recordList `json:"data"`
+}
+
+// The data member above stands for the model's: renamed in the spec, this
+// line stops the build.
+var _ []rsclient.Record = rsclient.RecordList{}.Data
+
+// recordList is a page's records and where the list lies in the body
+// ([start, end), brackets included), so that a compact step reads the
+// envelope around it without reading the records again.
+type recordList struct {
+	items      []pageRecord
+	start, end int
+}
+
+// UnmarshalJSONFrom reads the records as listItems does, bounded.
+func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*l = recordList{}
+	if dec.PeekKind() == '[' {
+		// The offset past the name and colon, white space after
+		// included; the bracket is found below.
+		l.start = int(dec.InputOffset())
+	}
+	if err := readItems(dec, &l.items, "records page", "records"); err != nil {
+		return err
+	}
+	if l.items != nil {
+		l.end = int(dec.InputOffset())
+	}
+	return nil
 }
 
 // pageRecord is one record of a records page: its raw JSON, a slice of the
-// body (see rawInPlace), and the Record decoded from it or the error that
-// names it.
+// body (ReadValue reads in place, as for rawInPlace), and the Record
+// decoded from it or the error that names it.
 type pageRecord struct {
 	raw []byte
 	rec Record
@@ -38,9 +69,6 @@ func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	p.rec, p.err = DecodeRecord(raw)
 	return nil
 }
-
-// recordItems bounds the records of a page as they are decoded.
-var recordItems = listItems[pageRecord]("records page", "records")
 
 // RecordEntry is one record's identity and continuation in structured output.
 type RecordEntry struct {
@@ -59,6 +87,8 @@ type ListView struct {
 	// recs the same records decoded.
 	raws [][]byte
 	recs []Record
+	// envelope is the page's body with an empty data list.
+	envelope []byte
 	// cards are the content[] previews of the first records, the one of
 	// Records[i] at cards[i], rendered once for both detail levels.
 	cards                []string
@@ -79,23 +109,27 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		return ListView{}, err
 	}
 	var page recordPage
-	if err := decodeRS(body, &page, recordItems); err != nil {
+	if err := decodeRS(body, &page, nil); err != nil {
 		if perr := asPageError(err); perr != nil {
 			return ListView{}, perr
 		}
 		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
 	}
-	if page.Data == nil {
+	if page.Data.items == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
 	// Never nil: an empty page lists no records ([]), as the outputSchema says.
-	v := ListView{HasMore: page.HasMore, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data))}
+	v := ListView{HasMore: page.HasMore, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data.items))}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
 	var b strings.Builder
-	for i := range page.Data {
-		rec, err := page.Data[i].rec, page.Data[i].err
+	// The envelope without its records, for CompactStep: a copy the size
+	// of the envelope.
+	start := page.Data.start + bytes.IndexByte(body[page.Data.start:], '[')
+	v.envelope = slices.Concat(body[:start], []byte("[]"), body[page.Data.end:])
+	for i := range page.Data.items {
+		rec, err := page.Data.items[i].rec, page.Data.items[i].err
 		if err != nil {
 			// Skipped, the record would leave the page without a word.
 			return ListView{}, fmt.Errorf("item %d of the records page is not a record: %w", i+1, err)
@@ -106,7 +140,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 			b.WriteString(v.cards[len(v.cards)-1])
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
-		v.raws = append(v.raws, page.Data[i].raw)
+		v.raws = append(v.raws, page.Data.items[i].raw)
 		v.recs = append(v.recs, rec)
 	}
 	if len(v.Records) > RecordsPreviewed {
@@ -207,7 +241,11 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	total := len(v.Records)
 	pos := min(st.Pos, total)
 	tr := Truncation{Total: total}
-	members, membersCut, err := envelopeMembers(body, st.Full)
+	env := v.envelope
+	if env == nil {
+		env = body
+	}
+	members, membersCut, err := envelopeMembers(env, st.Full)
 	if err != nil {
 		return "", nil, tr, err
 	}

@@ -75,39 +75,44 @@ func asPageError(err error) error {
 // than an array is left to the default decoding (an error).
 func listItems[T any](what, items string) *json.Unmarshalers {
 	return json.JoinUnmarshalers(rawInPlace, json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
-		switch dec.PeekKind() {
-		case 'n':
-			_, err := dec.ReadToken()
-			*list = nil
-			return err
-		case '[':
-		default:
-			return json.SkipFunc
+		return readItems(dec, list, what, items)
+	}))
+}
+
+// readItems is listItems' reading of one list.
+func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		*list = nil
+		return err
+	case '[':
+	default:
+		return json.SkipFunc
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*list = make([]T, 0, 8)
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		if i == MaxPageItems {
+			return &pageError{fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, items)}
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return err
-		}
-		*list = make([]T, 0, 8)
-		for i := 0; dec.PeekKind() != ']'; i++ {
-			if i == MaxPageItems {
-				return &pageError{fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, items)}
-			}
-			if k := dec.PeekKind(); k != '{' {
-				if k == 0 {
-					_, err := dec.ReadToken() // the syntax error
-					return err
-				}
-				return &pageError{NotAnObject(what, i, kindName(k))}
-			}
-			var item T
-			if err := json.UnmarshalDecode(dec, &item); err != nil {
+		if k := dec.PeekKind(); k != '{' {
+			if k == 0 {
+				_, err := dec.ReadToken() // the syntax error
 				return err
 			}
-			*list = append(*list, item)
+			return &pageError{NotAnObject(what, i, kindName(k))}
 		}
-		_, err := dec.ReadToken()
-		return err
-	}))
+		var item T
+		if err := json.UnmarshalDecode(dec, &item); err != nil {
+			return err
+		}
+		*list = append(*list, item)
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // kindName names a JSON kind as the errors about RS items write it.

@@ -237,11 +237,11 @@ func TestRawMembersAliasBody(t *testing.T) {
 	within("data.a", rec.Data["a"], `[1,2]`)
 	page := []byte(`{"data":[{"id":"a","data":{"t":"x"}},{"id":"b"}],"has_more":false}`)
 	var p recordPage
-	if err := decodeRS(page, &p, recordItems); err != nil {
+	if err := decodeRS(page, &p, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{`{"id":"a","data":{"t":"x"}}`, `{"id":"b"}`} {
-		raw := p.Data[i].raw
+		raw := p.Data.items[i].raw
 		if j := bytes.Index(page, raw); string(raw) != want || j < 0 || &page[j] != &raw[0] {
 			t.Fatalf("record %d is %s, not the slice %s of the page", i, raw, want)
 		}
