@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -214,6 +215,11 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 	id := ref.ID()
 	cut := 0
 	var w objectWriter
+	if rec.dataEnd > 0 && rec.dataEnd <= len(raw) {
+		// The record's other members are walked without its data, whose
+		// fields were split when it was decoded.
+		raw = slices.Concat(raw[:rec.dataStart], []byte("{}"), raw[rec.dataEnd:])
+	}
 	err := eachMember(raw, func(key string, val []byte) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {

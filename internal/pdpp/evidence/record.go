@@ -32,6 +32,9 @@ type Record struct {
 	// MoreFields counts the members of data past the first
 	// MaxRecordFields fields, which are not rendered.
 	MoreFields int
+	// dataStart and dataEnd are where data's object lies in the JSON the
+	// record was decoded from (both 0 when it has none).
+	dataStart, dataEnd int
 }
 
 // MaxRecordFields bounds the fields of one record rendered: each costs a
@@ -53,6 +56,7 @@ func DecodeRecord(raw []byte) (Record, error) {
 		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
 		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
 		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more,
+		dataStart: m.Data.start, dataEnd: m.Data.end,
 	}, nil
 }
 
@@ -76,9 +80,10 @@ var _ jsontext.Value = rsclient.Record{}.Data
 // most MaxRecordFields fields; more counts the fields past them, which are
 // not kept.
 type recordData struct {
-	fields map[string]json.RawMessage
-	order  []string
-	more   int
+	fields     map[string]json.RawMessage
+	order      []string
+	more       int
+	start, end int // where the object lies in the record's JSON
 }
 
 // errDataNotObject is the error of a record whose data is not an object.
@@ -100,6 +105,7 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
+	d.start = int(dec.InputOffset()) - 1 // the brace just read
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -121,6 +127,7 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		}
 	}
 	_, err := dec.ReadToken()
+	d.end = int(dec.InputOffset())
 	return err
 }
 
