@@ -3,10 +3,12 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
@@ -33,7 +35,8 @@ type recordList struct {
 	start, end int
 }
 
-// UnmarshalJSONFrom reads the records as listItems does, bounded.
+// UnmarshalJSONFrom reads the records as listItems does, bounded; a
+// record that does not decode as one is named by its place.
 func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*l = recordList{}
 	if dec.PeekKind() == '[' {
@@ -41,7 +44,12 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		// included; the bracket is found below.
 		l.start = int(dec.InputOffset())
 	}
-	if err := readItems(dec, &l.items, "records page", "records"); err != nil {
+	err := readItems(dec, &l.items, "records page", "records")
+	var item *itemError
+	if errors.As(err, &item) {
+		return &pageError{fmt.Errorf("item %d of the records page is not a record: %w", item.i+1, item.err)}
+	}
+	if err != nil {
 		return err
 	}
 	if l.items != nil {
@@ -50,23 +58,22 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// pageRecord is one record of a records page: its raw JSON, a slice of the
-// body (ReadValue reads in place, as for rawInPlace), and the Record
-// decoded from it or the error that names it.
+// pageRecord is one record of a records page, decoded where it lies in the
+// body, and where it lies ([start, end) of the body, white space and a
+// comma before it included): the page keeps its bytes for the compact
+// rewrite without reading them again.
 type pageRecord struct {
-	raw []byte
-	rec Record
-	err error
+	body       recordBody
+	start, end int
 }
 
 // UnmarshalJSONFrom reads one record of a page.
 func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
+	p.start = int(dec.InputOffset())
+	if err := jsonv2.UnmarshalDecode(dec, &p.body); err != nil {
 		return err
 	}
-	p.raw = raw
-	p.rec, p.err = DecodeRecord(raw)
+	p.end = int(dec.InputOffset())
 	return nil
 }
 
@@ -129,18 +136,18 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	start := page.Data.start + bytes.IndexByte(body[page.Data.start:], '[')
 	v.envelope = slices.Concat(body[:start], []byte("[]"), body[page.Data.end:])
 	for i := range page.Data.items {
-		rec, err := page.Data.items[i].rec, page.Data.items[i].err
-		if err != nil {
-			// Skipped, the record would leave the page without a word.
-			return ListView{}, fmt.Errorf("item %d of the records page is not a record: %w", i+1, err)
-		}
+		it := &page.Data.items[i]
+		raw := body[it.start:it.end]
+		lead := len(raw) - len(bytes.TrimLeft(raw, ", \t\r\n"))
+		raw = raw[lead:]
+		rec := it.body.record(it.start + lead)
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
 			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
 			b.WriteString(v.cards[len(v.cards)-1])
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
-		v.raws = append(v.raws, page.Data.items[i].raw)
+		v.raws = append(v.raws, raw)
 		v.recs = append(v.recs, rec)
 	}
 	if len(v.Records) > RecordsPreviewed {

@@ -52,12 +52,21 @@ func DecodeRecord(raw []byte) (Record, error) {
 	if err := decodeRS(raw, &m, nil); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	return Record{
+	return m.record(0), nil
+}
+
+// record is the Record m holds; base is the offset in the decoder's input
+// of the JSON m was decoded from, so that dataStart and dataEnd index it.
+func (m *recordBody) record(base int) Record {
+	r := Record{
 		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
 		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
 		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more,
-		dataStart: m.Data.start, dataEnd: m.Data.end,
-	}, nil
+	}
+	if m.Data.end > 0 {
+		r.dataStart, r.dataEnd = m.Data.start-base, m.Data.end-base
+	}
+	return r
 }
 
 // decodeValidRecord is DecodeRecord; the name is kept for the callers that

@@ -107,13 +107,27 @@ func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string) erro
 		}
 		var item T
 		if err := json.UnmarshalDecode(dec, &item); err != nil {
-			return err
+			var syntax *jsontext.SyntacticError
+			if errors.As(err, &syntax) {
+				return err
+			}
+			return &itemError{i, err}
 		}
 		*list = append(*list, item)
 	}
 	_, err := dec.ReadToken()
 	return err
 }
+
+// itemError is the error of item i of a list that is an object but not
+// one of the list's items (a member of the wrong type).
+type itemError struct {
+	i   int
+	err error
+}
+
+func (e *itemError) Error() string { return e.err.Error() }
+func (e *itemError) Unwrap() error { return e.err }
 
 // kindName names a JSON kind as the errors about RS items write it.
 func kindName(k jsontext.Kind) string {

@@ -235,16 +235,19 @@ func TestRawMembersAliasBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	within("data.a", rec.Data["a"], `[1,2]`)
-	page := []byte(`{"data":[{"id":"a","data":{"t":"x"}},{"id":"b"}],"has_more":false}`)
-	var p recordPage
-	if err := decodeRS(page, &p, nil); err != nil {
+	page := []byte(`{"data":[ {"id":"a","data":{"t":"x"}} ,` + "\n" + `{"id":"b"}],"has_more":false}`)
+	v, err := RenderList(page, "s", "", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{`{"id":"a","data":{"t":"x"}}`, `{"id":"b"}`} {
-		raw := p.Data.items[i].raw
+		raw := v.raws[i]
 		if j := bytes.Index(page, raw); string(raw) != want || j < 0 || &page[j] != &raw[0] {
 			t.Fatalf("record %d is %s, not the slice %s of the page", i, raw, want)
 		}
+	}
+	if f := v.recs[0].Data["t"]; string(f) != `"x"` || string(v.raws[0][v.recs[0].dataStart:v.recs[0].dataEnd]) != `{"t":"x"}` {
+		t.Fatalf("record 0's data is %s at [%d,%d)", f, v.recs[0].dataStart, v.recs[0].dataEnd)
 	}
 }
 
