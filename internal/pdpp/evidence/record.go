@@ -116,23 +116,31 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	d.start = int(dec.InputOffset()) - 1 // the brace just read
 	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
+		// The name as it stands (a slice of the input, read in place):
+		// a string is made only for a field kept, not for each of a
+		// stranger's 100,000.
+		q, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		name := tok.String() // before the next read voids tok
+		key := q[1 : len(q)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(memberName(q))
+		}
 		val, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		switch _, dup := d.fields[name]; {
+		val = val[:len(val):len(val)]
+		switch _, dup := d.fields[string(key)]; {
 		case dup:
-			d.fields[name] = json.RawMessage(val[:len(val):len(val)])
+			d.fields[string(key)] = json.RawMessage(val)
 		case len(d.order) == MaxRecordFields:
 			d.more++ // counted, not kept
 		default:
+			name := string(key)
 			d.order = append(d.order, name)
-			d.fields[name] = json.RawMessage(val[:len(val):len(val)])
+			d.fields[name] = json.RawMessage(val)
 		}
 	}
 	_, err := dec.ReadToken()
@@ -371,9 +379,13 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	}
 	// The last value of each key blobRef reads, in blobKeys' order.
 	var vals [len(blobKeys)][]byte
-	err := eachMember(raw, func(key string, v []byte) error {
+	err := eachRawMember(raw, func(q, v []byte) error {
+		key := q[1 : len(q)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(memberName(q))
+		}
 		for i, name := range blobKeys {
-			if key == name {
+			if string(key) == name {
 				vals[i] = v
 			}
 		}
