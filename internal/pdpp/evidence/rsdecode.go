@@ -11,9 +11,12 @@ import (
 // An RS body is decoded once, by the json v2 API, into the generated model
 // of its envelope (gen/rsclient): the members the adapter reads are Go
 // fields, so a member renamed in the RS spec fails the build where it is
-// read. Record data and expanded stay raw (jsontext.Value), walked with a
-// jsontext.Decoder where a preview, a window or a summary needs them; no
-// value of a stranger is decoded whole into map[string]any.
+// read. A record's data is split into its fields while it is read
+// (recordData), each field's value a slice of the body; the other raw
+// members (expanded, meta.count, a warning's detail) stay jsontext.Value,
+// slices of the body too, walked with a jsontext.Decoder where a preview,
+// a window or a summary needs them. No value of a stranger is decoded
+// whole into map[string]any.
 //
 // Names match exactly (encoding/json also fills record_key from
 // "Record_Key"). A repeated name is taken as encoding/json takes it, the
