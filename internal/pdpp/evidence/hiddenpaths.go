@@ -63,7 +63,9 @@ func (h *HiddenReport) Find(b []byte, prefix string) {
 	if !unseen.HasJSON(b) {
 		return
 	}
-	dec := newWalk(b)
+	w := newWalk(b)
+	defer w.done()
+	dec := &w.dec
 	var stack []frame
 	for {
 		depth := dec.StackDepth()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -11,7 +12,9 @@ import (
 
 // The walks below read a raw value already taken from an RS body (a
 // record, its data, a field value) member by member or element by element
-// with a jsontext.Decoder, handing each value on as a slice of the input:
+// with a jsontext.Decoder, handing each value on as a slice of the input
+// (its capacity running to the input's end, so the compactor can tell its
+// offset; a caller never appends to it):
 // nothing is decoded but the names. They take what encoding/json takes
 // (repeated names, invalid UTF-8 in strings), since what they walk was
 // either decoded already or is a stranger's value shown as it is.
@@ -22,9 +25,30 @@ var walkOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontex
 // errNotJSON is the error of a walk over a value of the wrong kind.
 var errNotJSON = errors.New("not the JSON value expected")
 
-// newWalk returns a decoder over raw that reads it in place.
-func newWalk(raw []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewBuffer(raw), walkOptions)
+// walker is a decoder over a bytes.Buffer, which it reads in place.
+type walker struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+// walkers keeps walkers for reuse: the compactor walks each nested object
+// and array of a value with its own, and a decoder costs a kilobyte to
+// make. The pool holds what the collector leaves it.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+// newWalk returns a walker over raw; done gives it back.
+func newWalk(raw []byte) *walker {
+	w := walkers.Get().(*walker)
+	w.buf = *bytes.NewBuffer(raw)
+	w.dec.Reset(&w.buf, walkOptions)
+	return w
+}
+
+// done gives w back, holding nothing of what it read.
+func (w *walker) done() {
+	w.buf = bytes.Buffer{}
+	w.dec.Reset(&w.buf, walkOptions)
+	walkers.Put(w)
 }
 
 // eachMember calls fn with every member of the JSON object raw, in order,
@@ -41,7 +65,9 @@ func eachMember(raw []byte, fn func(key string, val []byte) error) error {
 // compares names needs no string for each (a stranger's object of 100,000
 // members cost a string each).
 func eachRawMember(raw []byte, fn func(q, val []byte) error) error {
-	dec := newWalk(raw)
+	w := newWalk(raw)
+	defer w.done()
+	dec := &w.dec
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errNotJSON
 	}
@@ -56,7 +82,7 @@ func eachRawMember(raw []byte, fn func(q, val []byte) error) error {
 			return err
 		}
 		end := int(dec.InputOffset())
-		if err := fn(raw[qend-len(q):qend:qend], raw[end-len(val):end:end]); err != nil {
+		if err := fn(raw[qend-len(q):qend], raw[end-len(val):end]); err != nil {
 			return err
 		}
 	}
@@ -77,7 +103,9 @@ func memberName(q []byte) string {
 // each a slice of raw; an error of fn ends the walk and is returned. The
 // walk is bounded by the size of raw.
 func eachElement(raw []byte, fn func(val []byte) error) error {
-	dec := newWalk(raw)
+	w := newWalk(raw)
+	defer w.done()
+	dec := &w.dec
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return errNotJSON
 	}
@@ -87,7 +115,7 @@ func eachElement(raw []byte, fn func(val []byte) error) error {
 			return err
 		}
 		end := int(dec.InputOffset())
-		if err := fn(raw[end-len(val) : end : end]); err != nil {
+		if err := fn(raw[end-len(val) : end]); err != nil {
 			return err
 		}
 	}
@@ -98,7 +126,9 @@ func eachElement(raw []byte, fn func(val []byte) error) error {
 // validJSON reports whether raw is one JSON value (white space around it
 // allowed), as json.Valid does.
 func validJSON(raw []byte) bool {
-	dec := newWalk(raw)
+	w := newWalk(raw)
+	defer w.done()
+	dec := &w.dec
 	if err := dec.SkipValue(); err != nil {
 		return false
 	}
