@@ -284,6 +284,7 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
 	{"./internal/pdpp/evidence", "FuzzDecodeSearch"},
 	{"./internal/pdpp/evidence", "FuzzDecodeRecord"},
+	{"./internal/pdpp/evidence", "FuzzDecodeString"},
 	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
 	{"./internal/pdpp/evidence", "FuzzHiddenReport"},
 	{"./internal/mcpserver/transport", "FuzzMCPBody"},

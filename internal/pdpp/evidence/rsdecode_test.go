@@ -293,3 +293,21 @@ func BenchmarkDecodeSearch(b *testing.B) {
 		}
 	})
 }
+
+// FuzzDecodeString: decodeString reads every JSON string encoding/json
+// reads, as it reads it (escapes, invalid UTF-8, lone surrogates).
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`""`, `"plain text, long enough for a word"`, `"a\"b\\c\/\n\u00e9\ud83d\ude00"`, `"\ud83d lone"`,
+		"\"bad \xff\xfe utf-8\"", "\"ctl \x01\"", `"quote " inside"`, `"tab	"`, `"é 漢字 😀 \u2028"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, q []byte) {
+		var want string
+		if json.Unmarshal(q, &want) != nil {
+			return
+		}
+		if got, err := decodeString(q); err != nil || got != want {
+			t.Fatalf("%q: decoded %q (%v), encoding/json %q", q, got, err, want)
+		}
+	})
+}
