@@ -40,6 +40,13 @@ func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
 	return json.Unmarshal(body, v, rsDecodeOptions, json.WithUnmarshalers(bound))
 }
 
+// decodePlain is decodeRS for a model that holds no raw member and no
+// list (a field window): without unmarshalers, json v2 looks no type up
+// in them (a tenth of a window's rendering).
+func decodePlain(body []byte, v any) error {
+	return json.Unmarshal(body, v, rsDecodeOptions)
+}
+
 // rawInPlace keeps a raw member (a jsontext.Value: record data, expanded,
 // meta.count) as the slice of the body it was read from, not a copy: a
 // record's data can be most of a large body, and a copy of each cost one

@@ -142,7 +142,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		return WindowView{}, err
 	}
 	var fw fieldWindowBody
-	if err := decodeRS(body, &fw, nil); err != nil {
+	if err := decodePlain(body, &fw); err != nil {
 		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
 	}
 	if fw.Window == nil {
