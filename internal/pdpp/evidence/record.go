@@ -69,10 +69,6 @@ func (m *recordBody) record(base int) Record {
 	return r
 }
 
-// decodeValidRecord is DecodeRecord; the name is kept for the callers that
-// hold a record already checked as part of its page.
-func decodeValidRecord(raw []byte) (Record, error) { return DecodeRecord(raw) }
-
 // recordBody is the generated record model with its data split while it
 // is decoded, instead of kept raw and walked again.
 type recordBody struct {
