@@ -538,7 +538,7 @@ type AvailableConnection struct {
 	ConnectionId string  `json:"connection_id"`
 	ConnectorId  *string `json:"connector_id,omitempty"`
 	ConnectorKey *string `json:"connector_key,omitempty"`
-	DisplayName  *string `json:"display_name,omitempty"`
+	DisplayName  string  `json:"display_name,omitempty"`
 }
 
 // CapabilityFlag defines model for CapabilityFlag.
@@ -556,25 +556,25 @@ type ErrorEnvelope struct {
 
 // ErrorObject defines model for ErrorObject.
 type ErrorObject struct {
-	AvailableConnections *[]AvailableConnection `json:"available_connections,omitempty"`
+	AvailableConnections []AvailableConnection `json:"available_connections,omitempty"`
 
 	// Code Machine code, e.g. invalid_request, invalid_cursor, not_found, ambiguous_connection.
-	Code     string  `json:"code"`
-	Message  string  `json:"message"`
-	NextStep *string `json:"next_step,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	NextStep string `json:"next_step,omitempty"`
 
 	// Param Request parameter the error is about.
-	Param     *string `json:"param,omitempty"`
-	RequestId *string `json:"request_id,omitempty"`
+	Param     string `json:"param,omitempty"`
+	RequestId string `json:"request_id,omitempty"`
 
 	// ResourceMetadata Protected-resource metadata URL (authentication errors).
-	ResourceMetadata *string `json:"resource_metadata,omitempty"`
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
 
 	// RetryWith What to add when retrying; the reference RS sends the parameter name (connection_id).
 	RetryWith jsontext.Value `json:"retry_with,omitempty"`
 
 	// Type Error class, e.g. invalid_request_error, authentication_error, not_found_error, api_error.
-	Type *string `json:"type,omitempty"`
+	Type string `json:"type,omitempty"`
 }
 
 // EventSubscription defines model for EventSubscription.
