@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -536,7 +537,7 @@ type AvailableConnection struct {
 	ConnectionId string  `json:"connection_id"`
 	ConnectorId  *string `json:"connector_id,omitempty"`
 	ConnectorKey *string `json:"connector_key,omitempty"`
-	DisplayName  *string `json:"display_name,omitempty"`
+	DisplayName  string  `json:"display_name,omitempty"`
 }
 
 // CapabilityFlag defines model for CapabilityFlag.
@@ -554,25 +555,25 @@ type ErrorEnvelope struct {
 
 // ErrorObject defines model for ErrorObject.
 type ErrorObject struct {
-	AvailableConnections *[]AvailableConnection `json:"available_connections,omitempty"`
+	AvailableConnections []AvailableConnection `json:"available_connections,omitempty"`
 
 	// Code Machine code, e.g. invalid_request, invalid_cursor, not_found, ambiguous_connection.
-	Code     string  `json:"code"`
-	Message  string  `json:"message"`
-	NextStep *string `json:"next_step,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	NextStep string `json:"next_step,omitempty"`
 
 	// Param Request parameter the error is about.
-	Param     *string `json:"param,omitempty"`
-	RequestId *string `json:"request_id,omitempty"`
+	Param     string `json:"param,omitempty"`
+	RequestId string `json:"request_id,omitempty"`
 
 	// ResourceMetadata Protected-resource metadata URL (authentication errors).
-	ResourceMetadata *string `json:"resource_metadata,omitempty"`
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
 
 	// RetryWith What to add when retrying; the reference RS sends the parameter name (connection_id).
-	RetryWith interface{} `json:"retry_with,omitempty"`
+	RetryWith jsontext.Value `json:"retry_with,omitempty"`
 
 	// Type Error class, e.g. invalid_request_error, authentication_error, not_found_error, api_error.
-	Type *string `json:"type,omitempty"`
+	Type string `json:"type,omitempty"`
 }
 
 // EventSubscription defines model for EventSubscription.
@@ -648,18 +649,18 @@ type EventSubscriptionUpdated struct {
 
 // EvidenceExcerpt defines model for EvidenceExcerpt.
 type EvidenceExcerpt struct {
-	FieldPath string                 `json:"field_path"`
-	Object    *EvidenceExcerptObject `json:"object,omitempty"`
+	FieldPath string                `json:"field_path"`
+	Object    EvidenceExcerptObject `json:"object,omitempty"`
 
 	// PreviewText Bounded text around the match, with <mark> around matches.
 	PreviewText string `json:"preview_text"`
 
 	// Provenance How the match was proven, e.g. lexical_match.
-	Provenance *string `json:"provenance,omitempty"`
+	Provenance string `json:"provenance,omitempty"`
 
 	// Read A ready field-window request for the excerpt's field.
 	Read      *FieldWindowRead `json:"read,omitempty"`
-	Truncated *bool            `json:"truncated,omitempty"`
+	Truncated bool             `json:"truncated,omitempty"`
 }
 
 // EvidenceExcerptObject defines model for EvidenceExcerpt.Object.
@@ -715,7 +716,7 @@ type FieldCapability struct {
 
 // FieldWindow defines model for FieldWindow.
 type FieldWindow struct {
-	ConnectionId *string `json:"connection_id,omitempty"`
+	ConnectionId string `json:"connection_id,omitempty"`
 	Field        struct {
 		Path string  `json:"path"`
 		Type *string `json:"type,omitempty"`
@@ -725,7 +726,7 @@ type FieldWindow struct {
 	Object   FieldWindowObject `json:"object"`
 	RecordId string            `json:"record_id"`
 	Stream   string            `json:"stream"`
-	Url      *string           `json:"url,omitempty"`
+	Url      string            `json:"url,omitempty"`
 
 	// Window Offsets are in characters of the whole field value; end_chars is exclusive.
 	Window TextWindow `json:"window"`
@@ -736,13 +737,13 @@ type FieldWindowObject string
 
 // FieldWindowRead A ready field-window request for the excerpt's field.
 type FieldWindowRead struct {
-	ConnectionId *string                `json:"connection_id,omitempty"`
-	Field        string                 `json:"field"`
-	Method       *string                `json:"method,omitempty"`
-	Object       *FieldWindowReadObject `json:"object,omitempty"`
-	RecordId     *string                `json:"record_id,omitempty"`
-	Route        string                 `json:"route"`
-	Stream       *string                `json:"stream,omitempty"`
+	ConnectionId string                `json:"connection_id,omitempty"`
+	Field        string                `json:"field"`
+	Method       string                `json:"method,omitempty"`
+	Object       FieldWindowReadObject `json:"object,omitempty"`
+	RecordId     string                `json:"record_id,omitempty"`
+	Route        string                `json:"route"`
+	Stream       string                `json:"stream,omitempty"`
 }
 
 // FieldWindowReadObject defines model for FieldWindowRead.Object.
@@ -770,34 +771,35 @@ type GrantedConnection struct {
 
 // Links defines model for Links.
 type Links struct {
-	Next *string `json:"next,omitempty"`
-	Self *string `json:"self,omitempty"`
+	Next string `json:"next,omitempty"`
+	Self string `json:"self,omitempty"`
 }
 
 // Record defines model for Record.
 type Record struct {
-	ConnectionId *string `json:"connection_id,omitempty"`
+	ConnectionId string `json:"connection_id,omitempty"`
+	ConnectorId  string `json:"connector_id,omitempty"`
 
 	// ConnectorInstanceId Deprecated alias of connection_id.
-	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
-	ConnectorKey        *string `json:"connector_key,omitempty"`
+	ConnectorInstanceId string `json:"connector_instance_id,omitempty"`
+	ConnectorKey        string `json:"connector_key,omitempty"`
 
-	// Data The record's granted fields.
-	Data        *map[string]interface{} `json:"data,omitempty"`
-	Deleted     *bool                   `json:"deleted,omitempty"`
-	DeletedAt   *string                 `json:"deleted_at,omitempty"`
-	DisplayName *string                 `json:"display_name,omitempty"`
-	EmittedAt   *string                 `json:"emitted_at,omitempty"`
+	// Data The record's granted fields, kept as sent (a stranger's value is walked, never decoded whole).
+	Data        jsontext.Value `json:"data,omitempty"`
+	Deleted     bool           `json:"deleted,omitempty"`
+	DeletedAt   string         `json:"deleted_at,omitempty"`
+	DisplayName string         `json:"display_name,omitempty"`
+	EmittedAt   string         `json:"emitted_at,omitempty"`
 
-	// Expanded Expanded relations keyed by relation name.
-	Expanded *map[string]interface{} `json:"expanded,omitempty"`
-	Id       string                  `json:"id"`
-	Links    *Links                  `json:"links,omitempty"`
-	Meta     *ResponseMeta           `json:"meta,omitempty"`
-	Object   RecordObject            `json:"object"`
+	// Expanded Expanded relations keyed by relation name, kept as sent.
+	Expanded jsontext.Value `json:"expanded,omitempty"`
+	Id       string         `json:"id"`
+	Links    *Links         `json:"links,omitempty"`
+	Meta     *ResponseMeta  `json:"meta,omitempty"`
+	Object   RecordObject   `json:"object"`
 
 	// RecordJsonBytes Size of the full record JSON in bytes.
-	RecordJsonBytes *int   `json:"record_json_bytes,omitempty"`
+	RecordJsonBytes int    `json:"record_json_bytes,omitempty"`
 	Stream          string `json:"stream"`
 }
 
@@ -822,10 +824,10 @@ type RecordListObject string
 // ResponseMeta defines model for ResponseMeta.
 type ResponseMeta struct {
 	// Count Total count: an object {kind: none|estimated|exact, value} on reads, a number on search.
-	Count         interface{}   `json:"count,omitempty"`
-	CountAccuracy *string       `json:"count_accuracy,omitempty"`
-	Recall        *SearchRecall `json:"recall,omitempty"`
-	Warnings      *[]Warning    `json:"warnings,omitempty"`
+	Count         jsontext.Value `json:"count,omitempty"`
+	CountAccuracy *string        `json:"count_accuracy,omitempty"`
+	Recall        *SearchRecall  `json:"recall,omitempty"`
+	Warnings      *[]Warning     `json:"warnings,omitempty"`
 }
 
 // SchemaBearer defines model for SchemaBearer.
@@ -900,12 +902,13 @@ type SearchRecall struct {
 
 // SearchResult defines model for SearchResult.
 type SearchResult struct {
-	AuthoredAt          *string `json:"authored_at,omitempty"`
-	ConnectionId        *string `json:"connection_id,omitempty"`
-	ConnectorId         *string `json:"connector_id,omitempty"`
-	ConnectorInstanceId *string `json:"connector_instance_id,omitempty"`
-	DisplayName         *string `json:"display_name,omitempty"`
-	EmittedAt           *string `json:"emitted_at,omitempty"`
+	AuthoredAt          string `json:"authored_at,omitempty"`
+	ConnectionId        string `json:"connection_id,omitempty"`
+	ConnectorId         string `json:"connector_id,omitempty"`
+	ConnectorInstanceId string `json:"connector_instance_id,omitempty"`
+	ConnectorKey        string `json:"connector_key,omitempty"`
+	DisplayName         string `json:"display_name,omitempty"`
+	EmittedAt           string `json:"emitted_at,omitempty"`
 
 	// EvidenceExcerpts Proven match windows; a hit without excerpts has no proven window.
 	EvidenceExcerpts *[]EvidenceExcerpt `json:"evidence_excerpts,omitempty"`
@@ -913,9 +916,12 @@ type SearchResult struct {
 	Object           SearchResultObject `json:"object"`
 
 	// RecordKey Record id within the stream.
-	RecordKey     string         `json:"record_key"`
-	RecordUrl     *string        `json:"record_url,omitempty"`
-	RetrievalMode *string        `json:"retrieval_mode,omitempty"`
+	RecordKey string `json:"record_key"`
+
+	// RecordUri pdpp://[connection/]stream/id of the record, when the RS names it so.
+	RecordUri     string         `json:"record_uri,omitempty"`
+	RecordUrl     string         `json:"record_url,omitempty"`
+	RetrievalMode string         `json:"retrieval_mode,omitempty"`
 	Score         *SearchScore   `json:"score,omitempty"`
 	Snippet       *SearchSnippet `json:"snippet,omitempty"`
 	Stream        string         `json:"stream"`
@@ -1038,12 +1044,12 @@ type TextWindow struct {
 // Warning defines model for Warning.
 type Warning struct {
 	// Code e.g. limit_clamped, partial_results, count_downgraded.
-	Code         string                  `json:"code"`
-	ConnectionId *string                 `json:"connection_id,omitempty"`
-	Detail       *map[string]interface{} `json:"detail,omitempty"`
-	Field        *string                 `json:"field,omitempty"`
-	Message      string                  `json:"message"`
-	Param        *string                 `json:"param,omitempty"`
+	Code         string         `json:"code"`
+	ConnectionId *string        `json:"connection_id,omitempty"`
+	Detail       jsontext.Value `json:"detail,omitempty"`
+	Field        *string        `json:"field,omitempty"`
+	Message      string         `json:"message"`
+	Param        *string        `json:"param,omitempty"`
 }
 
 // ConnectionID defines model for ConnectionID.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
@@ -440,20 +441,20 @@ func TestSearchEvidenceVisibility(t *testing.T) {
 
 // rsSnippets reads the snippet of every hit of the last RS search answer,
 // by result id.
-func rsSnippets(t *testing.T, h *harness) map[string]evidence.Snippet {
+func rsSnippets(t *testing.T, h *harness) map[string]rsclient.SearchSnippet {
 	t.Helper()
 	ex, ok := h.log.last(func(p string) bool { return strings.HasPrefix(p, "/v1/search") })
 	if !ok {
 		t.Fatalf("no RS search request: %v", h.log.requests())
 	}
-	var page evidence.SearchPage
+	var page rsclient.SearchResultList
 	if err := json.Unmarshal(ex.Body, &page); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]evidence.Snippet{}
+	out := map[string]rsclient.SearchSnippet{}
 	for _, hit := range page.Data {
 		if hit.Snippet != nil {
-			out[handles.RecordRef{ConnectionID: hit.ConnectionID, Stream: hit.Stream, RecordID: hit.RecordKey}.ID()] = *hit.Snippet
+			out[handles.RecordRef{ConnectionID: hit.ConnectionId, Stream: hit.Stream, RecordID: hit.RecordKey}.ID()] = *hit.Snippet
 		}
 	}
 	return out

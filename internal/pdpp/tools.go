@@ -85,7 +85,7 @@ func rejectsView(err error) bool {
 	if !ok || re.Status != http.StatusBadRequest {
 		return false
 	}
-	var e struct{ Param string }
+	var e rsclient.ErrorObject
 	_ = json.Unmarshal(re.Object(), &e)
 	return e.Param == "view"
 }

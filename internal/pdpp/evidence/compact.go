@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -50,7 +50,7 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		s, err := jsonwalk.DecodeString(raw)
+		s, err := decodeString(raw)
 		if err != nil {
 			return raw, false
 		}
@@ -197,13 +197,6 @@ func requireObject(body []byte, what string) error {
 	return nil
 }
 
-// eachMember calls fn with every member of the JSON object raw, in order,
-// each value still raw. raw must be valid JSON; the walk is bounded by the
-// size of raw.
-func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) error {
-	return jsonwalk.Members(raw, func(key string, val []byte) error { return fn(key, val) })
-}
-
 // CompactRecord rewrites one RS record object, valid JSON, for compact
 // output: every member kept in order, each value of `data` kept or replaced
 // by a Preview. It returns the record, its self-contained id, how many
@@ -211,16 +204,26 @@ func eachMember(raw []byte, fn func(key string, val json.RawMessage) error) erro
 // Preview, in order (the record's entry in records[] lists them, so a
 // reader tells the server's previews from record values of the same shape).
 func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
-	rec, err := decodeValidRecord(raw)
+	rec, err := DecodeRecord(raw)
 	if err != nil {
 		return nil, "", 0, nil, err
 	}
+	return compactRecord(raw, rec, stream, connectionID, maxChars)
+}
+
+// compactRecord is CompactRecord for raw already decoded as rec.
+func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()
 	cut := 0
 	var previewed []string
 	var w objectWriter
-	err = eachMember(raw, func(key string, val json.RawMessage) error {
+	if rec.dataEnd > 0 && rec.dataEnd <= len(raw) {
+		// The record's other members are walked without its data, whose
+		// fields were split when it was decoded.
+		raw = slices.Concat(raw[:rec.dataStart], []byte("{}"), raw[rec.dataEnd:])
+	}
+	err := eachMember(raw, func(key string, val []byte) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
 			if len(val) > InlineJSONBytes {
 				val = jsonPreview(val, maxChars, Continuation{Tool: ToolFetch, Arguments: map[string]any{"id": id, "detail": DetailFull}})
@@ -364,32 +367,20 @@ func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
 	return ref
 }
 
-// envelopeMembers returns the members of the records page body other than
-// data, in order, each kept as it is or, when over InlineJSONBytes, as a
-// Preview naming full; cut counts the previews. cache, when not nil, is the
-// same page already validated and split by RenderList. The walk is bounded
-// by the size of body.
-func envelopeMembers(body []byte, cache *listCache, full Continuation) (members []member, cut int, err error) {
-	keep := func(key string, val []byte) {
+// envelopeMembers returns the members of the records page body (decoded
+// by RenderList) other than data, in order, each kept as it is or, when
+// over InlineJSONBytes, as a Preview naming full; cut counts the previews.
+// The walk is bounded by the size of body.
+func envelopeMembers(body []byte, full Continuation) (members []member, cut int, err error) {
+	err = eachMember(body, func(key string, val []byte) error {
+		if key == "data" {
+			return nil
+		}
 		if len(val) > InlineJSONBytes {
 			val = jsonPreview(val, FieldValueChars, full)
 			cut++
 		}
 		members = append(members, member{key, val})
-	}
-	if cache != nil {
-		for _, m := range cache.members {
-			keep(m.key, m.val)
-		}
-		return members, cut, nil
-	}
-	if !jsonwalk.Valid(body) {
-		return nil, 0, jsonwalk.ErrBadJSON
-	}
-	err = eachMember(body, func(key string, val json.RawMessage) error {
-		if key != "data" {
-			keep(key, val)
-		}
 		return nil
 	})
 	return members, cut, err
@@ -401,12 +392,12 @@ func envelopeMembers(body []byte, cache *listCache, full Continuation) (members 
 // bytes together (keys included); nil when raw is not a valid object. The
 // first member of each key is kept.
 func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
-	if !jsonwalk.Valid(raw) {
+	if !validJSON(raw) {
 		return nil
 	}
 	out := map[string]json.RawMessage{}
 	used := 0
-	_ = eachMember(raw, func(key string, val json.RawMessage) error {
+	_ = eachMember(raw, func(key string, val []byte) error {
 		if _, seen := out[key]; seen || len(val) > max {
 			return nil
 		}
@@ -425,11 +416,11 @@ func SmallMembers(raw []byte, max, total int) map[string]json.RawMessage {
 // encoded, and whether raw is a valid object that has it. The walk is
 // bounded by the size of raw.
 func Member(raw []byte, key string) (json.RawMessage, bool) {
-	if !jsonwalk.Valid(raw) {
+	if !validJSON(raw) {
 		return nil, false
 	}
 	var out json.RawMessage
-	_ = eachMember(raw, func(k string, val json.RawMessage) error {
+	_ = eachMember(raw, func(k string, val []byte) error {
 		if k == key && out == nil {
 			out = val
 		}

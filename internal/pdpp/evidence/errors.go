@@ -9,22 +9,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// ErrorBody is the `error` object of an RS error envelope (other members kept
-// verbatim by the caller).
+// ErrorBody is the `error` object of an RS error envelope (other members
+// kept verbatim by the caller), read through the generated model (so a
+// member renamed in the spec stops the build where it is read), or an
+// adapter error of the same shape.
 type ErrorBody struct {
-	Type                 string `json:"type"`
-	Code                 string `json:"code"`
-	Message              string `json:"message"`
-	Param                string `json:"param"`
-	NextStep             string `json:"next_step"`
-	RetryWith            string `json:"retry_with"`
-	AvailableConnections []struct {
-		ConnectionID string `json:"connection_id"`
-		DisplayName  string `json:"display_name"`
-	} `json:"available_connections"`
+	rsclient.ErrorObject
 	// Next is the call that reads what the failed one meant to (an
 	// adapter error's own continuation, e.g. the last window of a field
 	// read past its end). The text shows it for adapter errors only: a
@@ -62,17 +55,17 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 			if c.DisplayName != "" {
 				name = " (" + c.DisplayName + ")"
 			}
-			fmt.Fprintf(&b, "  connection_id=%s%s\n", Clip(c.ConnectionID, 200), Clip(name, 200))
+			fmt.Fprintf(&b, "  connection_id=%s%s\n", Clip(c.ConnectionId, 200), Clip(name, 200))
 		}
 		if more := len(e.AvailableConnections) - len(shown); more > 0 {
 			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
-		if tool != "" && e.AvailableConnections[0].ConnectionID != "" {
+		if tool != "" && e.AvailableConnections[0].ConnectionId != "" {
 			retry := map[string]any{}
 			for k, v := range args {
 				retry[k] = v
 			}
-			retry["connection_id"] = e.AvailableConnections[0].ConnectionID
+			retry["connection_id"] = e.AvailableConnections[0].ConnectionId
 			fmt.Fprintf(&b, "retry with one of them, e.g. %s\n", Continuation{Tool: tool, Arguments: retry}.Call())
 		}
 	}
@@ -127,10 +120,10 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	_ = json.Unmarshal(obj, &e)
 	small := map[string]json.RawMessage{}
 	var others []string // small members not in errorFirstKeys, RS order
-	if jsonwalk.Valid(obj) {
+	if validJSON(obj) {
 		// One pass over obj; it keeps at most len(errorFirstKeys) plus
 		// ErrorMembers small members.
-		_ = jsonwalk.Members(obj, func(key string, val []byte) error {
+		_ = eachMember(obj, func(key string, val []byte) error {
 			if _, seen := small[key]; seen || errorOwnKeys[key] || len(val) > errorSmallMember {
 				return nil
 			}
@@ -178,7 +171,7 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 		// At most n iterations; stops at the first connection that does
 		// not fit.
 		for _, c := range e.AvailableConnections {
-			item := map[string]string{"connection_id": Clip(c.ConnectionID, 200)}
+			item := map[string]string{"connection_id": Clip(c.ConnectionId, 200)}
 			if c.DisplayName != "" {
 				item["display_name"] = Clip(c.DisplayName, 200)
 			}
@@ -201,11 +194,11 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 // moreMembersThan reports whether the JSON object obj has more than n
 // members; it stops counting at n+1.
 func moreMembersThan(obj []byte, n int) bool {
-	if !jsonwalk.Valid(obj) {
+	if !validJSON(obj) {
 		return false
 	}
 	count := 0
-	_ = jsonwalk.Members(obj, func(string, []byte) error {
+	_ = eachMember(obj, func(string, []byte) error {
 		count++
 		if count > n {
 			return errStop

@@ -7,9 +7,14 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
+
+// unmarshalString is the JSON string q as encoding/json decodes it.
+func unmarshalString(q []byte) (string, error) {
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
+}
 
 // readBack is what a reader takes a ShowValue rendering to mean: a JSON
 // string literal decoded, anything else as it is.
@@ -114,7 +119,7 @@ func TestSummarizeStringAgreesWithWholeDecoding(t *testing.T) {
 	for _, tc := range cases {
 		for _, max := range []int{1, 20, 200, 5000} {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, max), func(t *testing.T) {
-				s, err := jsonwalk.DecodeString([]byte(tc.q))
+				s, err := unmarshalString([]byte(tc.q))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,10 +149,10 @@ func brief(s stringSummary) stringSummary {
 
 func TestSummarizeStringLeavesNonJSONToDecodeString(t *testing.T) {
 	for _, q := range []string{"\"" + strings.Repeat("a\nb", 400) + "\"", "\"" + strings.Repeat(`a\qb`, 400) + "\""} {
-		s, _ := jsonwalk.DecodeString([]byte(q))
+		s, _ := unmarshalString([]byte(q))
 		want, _ := Cut(s, 10)
 		if got := summarizeString([]byte(q), 10); got.chars != CountChars(s) || got.prefix != want {
-			t.Errorf("%.20q: summary %+v differs from jsonwalk.DecodeString's %q of %d chars", q, brief(got), want, CountChars(s))
+			t.Errorf("%.20q: summary %+v differs from encoding/json's %q of %d chars", q, brief(got), want, CountChars(s))
 		}
 	}
 }

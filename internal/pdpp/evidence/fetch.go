@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -253,7 +252,7 @@ func titleText(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	if len(raw) <= HugeJSONBytes {
-		s, err := jsonwalk.DecodeString(raw)
+		s, err := decodeString(raw)
 		return s, err == nil
 	}
 	return summarizeString(raw, HugeJSONBytes/4).prefix, true

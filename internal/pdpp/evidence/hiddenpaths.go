@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -43,68 +42,82 @@ func (h *HiddenReport) Complete() bool { return h.Count == len(h.Paths) }
 // PointerEscaper escapes a member name as a JSON Pointer segment.
 var PointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
-// frame is one open object or array of the walk.
+// frame is one open object or array of the walk: its level in the
+// decoder's stack and, for an object, the current member name as it stands
+// in the JSON text (quoted; decoded only for a path listed).
 type frame struct {
-	obj bool
-	key []byte // the current member name as it stands in the JSON text (quoted)
-	idx int    // the current element's index
+	obj   bool
+	level int
+	key   []byte
+	idx   int // the current element's index, set when a path is made
 }
 
 // Find walks the valid JSON text b, whose value stands at the pointer
-// prefix ("" for the root), and counts the strings that hold a hidden
-// rune, raw or \u-escaped (unseen.HasJSON), listing the first paths.
-// Each byte is read a bounded number of times; the frames kept are
-// bounded by MaxHiddenDepth.
+// prefix ("" for the root), with a jsontext.Decoder, and counts the
+// strings (member names and values) that hold a hidden rune, raw or
+// \u-escaped (unseen.HasJSON), listing the first paths. Not the decoder's
+// own StackPointer: it names members by their index once repeated names
+// are allowed, and keeps every name when they are not. Each byte is read
+// a bounded number of times; the frames kept are bounded by MaxHiddenDepth.
 func (h *HiddenReport) Find(b []byte, prefix string) {
 	if !unseen.HasJSON(b) {
 		return
 	}
+	w := newWalk(b)
+	defer w.done()
+	dec := &w.dec
 	var stack []frame
-	depth := 0 // nesting, which may pass len(stack) = MaxHiddenDepth
-	for i := jsonwalk.SkipSpace(b, 0); i < len(b); i = jsonwalk.SkipSpace(b, i) {
-		switch c := b[i]; c {
+	for {
+		depth := dec.StackDepth()
+		kind, n := dec.StackIndex(depth)
+		name := kind == '{' && n%2 == 0
+		switch dec.PeekKind() {
+		case 0:
+			return // the end, or not JSON
 		case '{', '[':
-			depth++
-			if len(stack) < MaxHiddenDepth {
-				stack = append(stack, frame{obj: c == '{'})
+			c := dec.PeekKind()
+			if _, err := dec.ReadToken(); err != nil {
+				return
 			}
-			i++
+			if len(stack) < MaxHiddenDepth {
+				stack = append(stack, frame{obj: c == '{', level: depth + 1})
+			}
 		case '}', ']':
-			if depth > 0 && depth == len(stack) {
+			if _, err := dec.ReadToken(); err != nil {
+				return
+			}
+			if len(stack) > 0 && stack[len(stack)-1].level == depth {
 				stack = stack[:len(stack)-1]
 			}
-			depth--
-			i++
-		case ',':
-			if depth > 0 && depth == len(stack) && !stack[len(stack)-1].obj {
-				stack[len(stack)-1].idx++
-			}
-			i++
-		case ':':
-			i++
 		case '"':
-			end := jsonwalk.SkipString(b, i)
-			q := b[i:end]
-			if depth > 0 && depth == len(stack) && stack[len(stack)-1].obj {
-				if j := jsonwalk.SkipSpace(b, end); j < len(b) && b[j] == ':' {
-					// A member name: one that holds the hidden rune is
-					// listed by its member's path.
-					stack[len(stack)-1].key = q
-				}
+			q, err := dec.ReadValue()
+			if err != nil {
+				return
+			}
+			deeper := depth > len(stack)
+			if name && !deeper && len(stack) > 0 {
+				// One that holds the hidden rune is listed by its
+				// member's path. q is a slice of b (newWalk reads in
+				// place), kept until the next name.
+				end := int(dec.InputOffset())
+				stack[len(stack)-1].key = b[end-len(q) : end]
 			}
 			if unseen.HasJSON(q) {
 				h.Count++
 				if len(h.Paths) < MaxHiddenPaths {
-					h.Paths = append(h.Paths, pointer(prefix, stack, depth > len(stack)))
+					for i := range stack {
+						if !stack[i].obj {
+							_, l := dec.StackIndex(stack[i].level)
+							stack[i].idx = int(l) - 1
+						}
+					}
+					h.Paths = append(h.Paths, pointer(prefix, stack, deeper))
 				}
 			}
-			i = end
 		default:
-			end := jsonwalk.SkipValue(b, i)
-			if end <= i {
-				end = i + 1
+			if err := dec.SkipValue(); err != nil {
+				return
 			}
-			i = end
 		}
 	}
 }
@@ -124,7 +137,7 @@ func pointer(prefix string, stack []frame, deeper bool) string {
 			b.WriteString(strconv.Itoa(f.idx))
 			continue
 		}
-		key, err := jsonwalk.DecodeString(f.key)
+		key, err := decodeString(f.key)
 		if err != nil {
 			key = string(f.key)
 		}

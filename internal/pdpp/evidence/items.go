@@ -2,8 +2,6 @@ package evidence
 
 import (
 	"fmt"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // An RS list (records, search hits, event subscriptions) is an array of
@@ -28,7 +26,7 @@ func ItemNotObject(what string, i int, raw []byte) error {
 
 // rawKind names the JSON kind of the encoded value raw by its first byte.
 func rawKind(raw []byte) string {
-	switch jsonwalk.FirstByte(raw) {
+	switch firstByte(raw) {
 	case '{':
 		return "an object"
 	case '[':
@@ -46,18 +44,18 @@ func rawKind(raw []byte) string {
 }
 
 // isObject reports whether the encoded value raw is a JSON object.
-func isObject(raw []byte) bool { return jsonwalk.FirstByte(raw) == '{' }
+func isObject(raw []byte) bool { return firstByte(raw) == '{' }
 
 // firstNonObject returns the error of the first element of the JSON array
 // list (valid JSON) that is not an object, nil when there is none or list
 // is not an array. The walk is bounded by the size of list.
 func firstNonObject(list []byte, what string) error {
-	if jsonwalk.FirstByte(list) != '[' {
+	if firstByte(list) != '[' {
 		return nil
 	}
 	i := 0
 	var bad error
-	_ = jsonwalk.Elements(list, func(v []byte) error {
+	_ = eachElement(list, func(v []byte) error {
 		if !isObject(v) {
 			bad = NotAnObject(what, i, rawKind(v))
 			return errStop
@@ -78,14 +76,14 @@ func schemaNonObject(body []byte) error {
 		return err
 	}
 	var bad error
-	_ = jsonwalk.Elements(conns, func(c []byte) error {
+	_ = eachElement(conns, func(c []byte) error {
 		streams, _ := Member(c, "streams")
 		granted, _ := Member(c, "granted_connections")
 		if bad = firstNonObject(streams, "schema's streams list"); bad == nil {
 			bad = firstNonObject(granted, "schema's granted_connections list")
 		}
 		if bad == nil {
-			_ = jsonwalk.Elements(streams, func(s []byte) error {
+			_ = eachElement(streams, func(s []byte) error {
 				granted, _ := Member(s, "granted_connections")
 				bad = firstNonObject(granted, "schema's granted_connections list")
 				if bad != nil {

@@ -1,25 +1,45 @@
 package evidence
 
-import (
-	"unicode/utf8"
+import "unicode/utf8"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+// The string writing and measuring of this file stays hand-written: every
+// reply is weighed against its budget before it is encoded, by the length
+// encoding/json (HTML-escaped, as the MCP libraries encode) gives each
+// string; jsontext.AppendQuote writes the string instead of measuring it
+// (a copy the size of each text per weighing) and escapes otherwise
+// (neither <, >, & nor U+2028/U+2029; an error on invalid UTF-8).
+// FuzzAppendJSONString and TestJSONStringLenMatchesMarshal hold both to
+// encoding/json.
+
+// ones and tops are the byte-parallel constants: every byte 0x01, and
+// every byte's top bit; eight bytes packed in a word are tested at once.
+const (
+	ones = 0x0101010101010101
+	tops = 0x8080808080808080
 )
+
+// zeroBytes marks, in their top bits, the zero bytes of v: nonzero exactly
+// when v has one.
+func zeroBytes(v uint64) uint64 { return (v - ones) &^ v & tops }
+
+// bytesBelow marks, in their top bits, the bytes of x below n (n at most
+// 0x80): nonzero exactly when x has one.
+func bytesBelow(x uint64, n byte) uint64 { return (x - uint64(n)*ones) &^ x & tops }
 
 // asIs reports whether all eight bytes packed in x are written as
 // themselves inside a JSON string without HTML escaping: ASCII (top bit
 // clear), not a control byte, not a quote, not a backslash.
 func asIs(x uint64) bool {
-	return x&jsonwalk.Tops|jsonwalk.ZeroBytes(x^('"'*jsonwalk.Ones))|jsonwalk.ZeroBytes(x^('\\'*jsonwalk.Ones))|jsonwalk.BytesBelow(x, 0x20) == 0
+	return x&tops|zeroBytes(x^('"'*ones))|zeroBytes(x^('\\'*ones))|bytesBelow(x, 0x20) == 0
 }
 
 // asIsHTML is asIs for a string written with HTML-safe escaping: none of
 // the eight bytes is <, > or & either (" and & differ only in 0x04, < and >
 // in 0x02, so each pair is one test).
 func asIsHTML(x uint64) bool {
-	qa := (x ^ ('"' * jsonwalk.Ones)) &^ (0x04 * jsonwalk.Ones)
-	lg := (x ^ ('<' * jsonwalk.Ones)) &^ (0x02 * jsonwalk.Ones)
-	return x&jsonwalk.Tops|jsonwalk.ZeroBytes(qa)|jsonwalk.ZeroBytes(lg)|jsonwalk.ZeroBytes(x^('\\'*jsonwalk.Ones))|jsonwalk.BytesBelow(x, 0x20) == 0
+	qa := (x ^ ('"' * ones)) &^ (0x04 * ones)
+	lg := (x ^ ('<' * ones)) &^ (0x02 * ones)
+	return x&tops|zeroBytes(qa)|zeroBytes(lg)|zeroBytes(x^('\\'*ones))|bytesBelow(x, 0x20) == 0
 }
 
 // load8 packs s[i:i+8] into a word, s[i] lowest (one load once compiled).

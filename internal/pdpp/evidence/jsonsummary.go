@@ -3,14 +3,11 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Bounds of rendering one JSON object or array value of RS data.
@@ -131,7 +128,7 @@ func countItems(raw []byte, max int) (n int, capped bool) {
 		case ' ', '\t', '\n', '\r':
 		case '"':
 			empty = false
-			i = jsonwalk.SkipString(raw, i) - 1
+			i = skipString(raw, i) - 1
 		case '{', '[':
 			if depth > 0 {
 				empty = false
@@ -157,6 +154,35 @@ func countItems(raw []byte, max int) (n int, capped bool) {
 	return commas + 1, false
 }
 
+// countItems, appendSpaceless and scanJSON read a value too large to
+// re-encode (over HugeJSONBytes, or nested too deep) byte by byte where it
+// lies, each byte once and strings skipped by bytes.IndexByte, already
+// checked as JSON by the body's decode: a jsontext walk would validate and
+// unescape each name again, and they stop at a count or a length that a
+// walk of the value reaches only at its end.
+
+// skipString returns the index just past the JSON string starting at b[i]
+// ('"'): the first quote after it preceded by an even run of backslashes,
+// or len(b).
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		q := j + k
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+	return len(b)
+}
+
 // appendSpaceless appends the first bytes of the JSON text raw to dst as
 // they stand, white space between tokens left out, until dst holds n bytes.
 func appendSpaceless(dst, raw []byte, n int) []byte {
@@ -165,7 +191,7 @@ func appendSpaceless(dst, raw []byte, n int) []byte {
 		case ' ', '\t', '\n', '\r':
 			i++
 		case '"':
-			e := jsonwalk.SkipString(raw, i)
+			e := skipString(raw, i)
 			dst = append(dst, raw[i:min(e, i+n-len(dst))]...)
 			i = e
 		default:
@@ -192,7 +218,7 @@ func scanJSON(raw []byte) (numbersFit bool, depthSum int) {
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
 		case c == '"':
-			e := jsonwalk.SkipString(raw, i)
+			e := skipString(raw, i)
 			depthSum += depth * (e - i)
 			i = e
 			continue
@@ -267,22 +293,22 @@ func (c *compactor) compact(dst, raw []byte) ([]byte, error) {
 }
 
 // value appends the value raw (a slice of c.raw, white space around
-// allowed). Recursion follows the nesting, which is at most
-// jsonwalk.MaxDepth and, as each level writes a byte, at most limit deep
-// before the walk stops.
+// allowed). Recursion follows the nesting, which is at most 10,000 (the
+// JSON decoders' limit) and, as each level writes a byte, at most limit
+// deep before the walk stops.
 func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return dst, jsonwalk.ErrBadJSON
+		return dst, errNotJSON
 	}
 	switch raw[0] {
 	case '{':
 		count, _ := countItems(raw, len(raw)) // sized once: no regrowth
 		members := make([]compactMember, 0, count)
-		err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
+		err := eachRawMember(raw, func(k, v []byte) error {
 			m := compactMember{key: c.offset(k) + 1, keyLen: int32(len(k) - 2), val: c.offset(v), valLen: int32(len(v))}
-			if inner := k[1 : len(k)-1]; !jsonwalk.PlainString(inner) {
-				d, err := jsonwalk.DecodeString(k)
+			if inner := k[1 : len(k)-1]; bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+				d, err := decodeString(k)
 				if err != nil {
 					return err
 				}
@@ -321,7 +347,7 @@ func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 	case '[':
 		dst = append(dst, '[')
 		n := 0
-		err := jsonwalk.Elements(raw, func(v []byte) error {
+		err := eachElement(raw, func(v []byte) error {
 			if c.full(dst) {
 				return errStop
 			}
@@ -343,7 +369,7 @@ func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 		}
 		dst = append(dst, ']')
 	case '"':
-		s, err := jsonwalk.DecodeString(raw)
+		s, err := decodeString(raw)
 		if err != nil {
 			return dst, err
 		}
@@ -424,30 +450,8 @@ func DescribeValue(raw []byte, maxChars int) json.RawMessage {
 
 // MaxPageItems bounds the items of one RS page (records, search hits)
 // rendered: ten times the largest limit a tool asks for (100). A page
-// holding more is refused before anything of it is decoded, since each
-// item costs rendering a few hundred bytes whatever its size (an RS page
-// of 2.6 million empty records would cost a gigabyte).
+// holding more is refused at its item MaxPageItems+1, while it is decoded
+// (listItems), since each item costs rendering a few hundred bytes
+// whatever its size (an RS page of 2.6 million empty records would cost a
+// gigabyte).
 const MaxPageItems = 1000
-
-// checkPageItems refuses the RS page body (what names its items) when its
-// data list (any member whose key reads as data, as encoding/json matches
-// it) holds more than MaxPageItems items. The walk reads the top level of
-// body once and keeps nothing.
-func checkPageItems(body []byte, what string) error {
-	var err error
-	_ = jsonwalk.RawMembers(body, func(k, v []byte) error {
-		key := string(k[1 : len(k)-1])
-		if strings.IndexByte(key, '\\') >= 0 {
-			key, _ = jsonwalk.DecodeString(k)
-		}
-		if !strings.EqualFold(key, "data") || jsonwalk.FirstByte(v) != '[' {
-			return nil
-		}
-		if _, capped := countItems(bytes.TrimSpace(v), MaxPageItems); capped {
-			err = fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, what)
-			return errStop
-		}
-		return nil
-	})
-	return err
-}

@@ -1,19 +1,80 @@
 package evidence
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// ListPage is an RS record list envelope.
-type ListPage struct {
-	Data       []json.RawMessage `json:"data"`
-	HasMore    bool              `json:"has_more"`
-	NextCursor *string           `json:"next_cursor"`
-	Meta       PageMeta          `json:"meta"`
+// recordPage is an RS record list as RenderList decodes it, in one
+// decode: the envelope through the generated model, each record both
+// decoded and kept raw (a slice of the body) for CompactRecord, which
+// rewrites it member by member.
+type recordPage struct {
+	rsclient.RecordList
+	Data recordList `json:"data"`
+}
+
+// The data member above stands for the model's: renamed in the spec, this
+// line stops the build.
+var _ []rsclient.Record = rsclient.RecordList{}.Data
+
+// recordList is a page's records and where the list lies in the body
+// ([start, end), brackets included), so that a compact step reads the
+// envelope around it without reading the records again.
+type recordList struct {
+	items      []pageRecord
+	start, end int
+}
+
+// UnmarshalJSONFrom reads the records as listItems does, bounded; a
+// record that does not decode as one is named by its place.
+func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*l = recordList{}
+	if dec.PeekKind() == '[' {
+		// The offset past the name and colon, white space after
+		// included; the bracket is found below.
+		l.start = int(dec.InputOffset())
+	}
+	err := readItems(dec, &l.items, "records page", "records")
+	var item *itemError
+	if errors.As(err, &item) {
+		return &pageError{fmt.Errorf("item %d of the records page is not a record: %w", item.i+1, item.err)}
+	}
+	if err != nil {
+		return err
+	}
+	if l.items != nil {
+		l.end = int(dec.InputOffset())
+	}
+	return nil
+}
+
+// pageRecord is one record of a records page, decoded where it lies in the
+// body, and where it lies ([start, end) of the body, white space and a
+// comma before it included): the page keeps its bytes for the compact
+// rewrite without reading them again.
+type pageRecord struct {
+	body       recordBody
+	start, end int
+}
+
+// UnmarshalJSONFrom reads one record of a page.
+func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	p.start = int(dec.InputOffset())
+	if err := jsonv2.UnmarshalDecode(dec, &p.body); err != nil {
+		return err
+	}
+	p.end = int(dec.InputOffset())
+	return nil
 }
 
 // RecordEntry is one record's identity and continuation in structured output.
@@ -29,80 +90,22 @@ type ListView struct {
 	HasMore    bool
 	NextPage   *Continuation
 	Rendered   string
-	// raws are the page's records, the one of Records[i] at raws[i].
+	// raws are the page's records, the one of Records[i] at raws[i], and
+	// recs the same records decoded.
 	raws [][]byte
+	recs []Record
+	// envelope is the page's body with an empty data list.
+	envelope []byte
 	// cards are the content[] previews of the first records, the one of
 	// Records[i] at cards[i], rendered once for both detail levels.
-	cards []string
-	// page keeps the split page for CompactStep, so the body is validated
-	// once per call.
-	page                 *listCache
+	cards                []string
 	stream, connectionID string
-	meta                 PageMeta
-}
-
-// listCache is a records page as RenderList split it: the body it came
-// from and its members other than data, slices of the body. Its size is
-// bounded by the page's.
-type listCache struct {
-	body                 []byte
-	stream, connectionID string
-	members              []member
+	meta                 *rsclient.ResponseMeta
 }
 
 type member struct {
 	key string
 	val []byte
-}
-
-// sameBody reports whether c was split from exactly body.
-func (c *listCache) sameBody(body []byte, stream, connectionID string) bool {
-	return c != nil && len(body) > 0 && len(c.body) == len(body) && &c.body[0] == &body[0] &&
-		c.stream == stream && c.connectionID == connectionID
-}
-
-// listPageKeys are the members of ListPage that json.Unmarshal fills.
-var listPageKeys = []string{"data", "has_more", "next_cursor", "meta"}
-
-// splitListPage reads a valid records page member by member, as
-// json.Unmarshal into ListPage would. It returns false (and the caller uses
-// encoding/json, for its behaviour and errors) on anything unusual: invalid
-// JSON, a key that differs from a known one only by case, a repeated known
-// key (splitKnown), a member of an unexpected type.
-func splitListPage(body []byte, c *listCache) (ListPage, bool) {
-	var page ListPage
-	if !jsonwalk.Valid(body) {
-		return page, false
-	}
-	err := splitKnown(body, listPageKeys, func(key string, val []byte) error {
-		if key != "data" {
-			c.members = append(c.members, member{key, val})
-		}
-		switch key {
-		case "data":
-			if val[0] == 'n' {
-				return nil
-			}
-			page.Data = []json.RawMessage{}
-			return jsonwalk.Elements(val, func(rec []byte) error {
-				page.Data = append(page.Data, rec)
-				return nil
-			})
-		case "has_more":
-			return boolInto(&page.HasMore, val)
-		case "next_cursor":
-			if val[0] == 'n' {
-				return nil
-			}
-			s, err := jsonwalk.DecodeString(val)
-			page.NextCursor = &s
-			return err
-		case "meta":
-			return json.Unmarshal(val, &page.Meta)
-		}
-		return nil
-	})
-	return page, err == nil
 }
 
 // RenderList renders an RS records list. nextArgs are the caller's arguments
@@ -112,36 +115,32 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	if err := requireObject(body, "records"); err != nil {
 		return ListView{}, err
 	}
-	if err := checkPageItems(body, "records"); err != nil {
-		return ListView{}, err
-	}
-	cache := &listCache{body: body, stream: stream, connectionID: connectionID}
-	page, split := splitListPage(body, cache)
-	if !split {
-		cache = nil
-		page = ListPage{}
-		if err := json.Unmarshal(body, &page); err != nil {
-			return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	var page recordPage
+	if err := decodeRS(body, &page, nil); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return ListView{}, perr
 		}
+		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
 	}
-	if page.Data == nil {
+	if page.Data.items == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
 	}
 	// Never nil: an empty page lists no records ([]), as the outputSchema says.
-	v := ListView{HasMore: page.HasMore, page: cache, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data))}
+	v := ListView{HasMore: page.HasMore, stream: stream, connectionID: connectionID, meta: page.Meta, Records: make([]RecordEntry, 0, len(page.Data.items))}
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
 	var b strings.Builder
-	for i, raw := range page.Data {
-		if !isObject(raw) {
-			return ListView{}, NotAnObject("records page", i, rawKind(raw))
-		}
-		rec, err := decodeValidRecord(raw) // the page decoded: raw is valid JSON
-		if err != nil {
-			// Skipped, the record would leave the page without a word.
-			return ListView{}, fmt.Errorf("item %d of the records page is not a record: %w", i+1, err)
-		}
+	// The envelope without its records, for CompactStep: a copy the size
+	// of the envelope.
+	start := page.Data.start + bytes.IndexByte(body[page.Data.start:], '[')
+	v.envelope = slices.Concat(body[:start], []byte("[]"), body[page.Data.end:])
+	for i := range page.Data.items {
+		it := &page.Data.items[i]
+		raw := body[it.start:it.end]
+		lead := len(raw) - len(bytes.TrimLeft(raw, ", \t\r\n"))
+		raw = raw[lead:]
+		rec := it.body.record(it.start + lead)
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
 			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
@@ -149,6 +148,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		}
 		v.Records = append(v.Records, RecordEntry{ID: id, Next: FetchCall(id)})
 		v.raws = append(v.raws, raw)
+		v.recs = append(v.recs, rec)
 	}
 	if len(v.Records) > RecordsPreviewed {
 		more := len(v.Records) - RecordsPreviewed
@@ -176,7 +176,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 func (v ListView) summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "query_records stream=%s: %d %s on this page", v.stream, len(v.Records), noun(len(v.Records), "record", "records"))
-	v.meta.writeTotalAndWarnings(&b)
+	writeTotalAndWarnings(&b, v.meta)
 	return b.String()
 }
 
@@ -248,11 +248,11 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	total := len(v.Records)
 	pos := min(st.Pos, total)
 	tr := Truncation{Total: total}
-	cache := v.page
-	if !cache.sameBody(body, v.stream, v.connectionID) {
-		cache = nil
+	env := v.envelope
+	if env == nil {
+		env = body
 	}
-	members, membersCut, err := envelopeMembers(body, cache, st.Full)
+	members, membersCut, err := envelopeMembers(env, st.Full)
 	if err != nil {
 		return "", nil, tr, err
 	}
@@ -269,8 +269,8 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	item := func(i int) listItem {
 		if !built[i] {
 			e := v.Records[pos+i]
-			rec, _ := decodeValidRecord(v.raws[pos+i])
-			compact, _, cut, previewed, err := CompactRecord(v.raws[pos+i], v.stream, v.connectionID, FieldValueChars)
+			rec := v.recs[pos+i]
+			compact, _, cut, previewed, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}

@@ -10,26 +10,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// Record is an RS `record` object.
+// Record is an RS `record` object as the adapter reads it: the members of
+// the generated model it shows, and the fields of data, each value raw.
 type Record struct {
-	ID              string          `json:"id"`
-	Stream          string          `json:"stream"`
-	ConnectionID    string          `json:"connection_id"`
-	ConnectorKey    string          `json:"connector_key"`
-	ConnectorID     string          `json:"connector_id"`
-	EmittedAt       string          `json:"emitted_at"`
-	RecordJSONBytes int             `json:"record_json_bytes"`
-	RawData         json.RawMessage `json:"data"`
+	ID              string
+	Stream          string
+	ConnectionID    string
+	ConnectorKey    string
+	ConnectorID     string
+	EmittedAt       string
+	RecordJSONBytes int
 	// Data holds each field's raw value and Order the RS's field order;
 	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
-	Data  map[string]json.RawMessage `json:"-"`
-	Order []string                   `json:"-"`
+	Data  map[string]json.RawMessage
+	Order []string
 	// MoreFields counts the members of data past the first
 	// MaxRecordFields fields, which are not rendered.
-	MoreFields int `json:"-"`
+	MoreFields int
+	// dataStart and dataEnd are where data's object lies in the JSON the
+	// record was decoded from (both 0 when it has none).
+	dataStart, dataEnd int
 }
 
 // MaxRecordFields bounds the fields of one record rendered: each costs a
@@ -38,100 +43,105 @@ type Record struct {
 // fields and the count of the others.
 const MaxRecordFields = 2000
 
-// DecodeRecord decodes one record, keeping the field order of `data`. The
-// body is checked once and split in one walk; the record's own members are
-// decoded, each field value stays raw (a slice of raw) until it is rendered.
+// DecodeRecord decodes one RS record (a body or an item of a page) into
+// the generated rsclient.Record, once: data is split into its fields while
+// it is read (recordData), each field value a slice of raw until it is
+// rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	if !jsonwalk.Valid(raw) {
-		return Record{}, fmt.Errorf("not a record: %w", jsonwalk.ErrBadJSON)
-	}
-	return decodeValidRecord(raw)
-}
-
-// recordKeys are the members of Record that json.Unmarshal fills.
-var recordKeys = []string{"id", "stream", "connection_id", "connector_key", "connector_id", "emitted_at", "record_json_bytes", "data"}
-
-// decodeValidRecord is DecodeRecord for raw known to be valid JSON. A
-// repeated or case-variant key ends the walk (splitKnown) and the record is
-// read by json.Unmarshal instead, so either way the result is encoding/json's.
-func decodeValidRecord(raw []byte) (Record, error) {
-	var r Record
-	if jsonwalk.FirstByte(raw) == 'n' {
-		r.Data = map[string]json.RawMessage{}
-		return r, nil // null: no record, as json.Unmarshal reads it
-	}
-	err := splitKnown(raw, recordKeys, func(key string, val []byte) error {
-		switch key {
-		case "id":
-			return stringInto(&r.ID, val)
-		case "stream":
-			return stringInto(&r.Stream, val)
-		case "connection_id":
-			return stringInto(&r.ConnectionID, val)
-		case "connector_key":
-			return stringInto(&r.ConnectorKey, val)
-		case "connector_id":
-			return stringInto(&r.ConnectorID, val)
-		case "emitted_at":
-			return stringInto(&r.EmittedAt, val)
-		case "record_json_bytes":
-			return intInto(&r.RecordJSONBytes, val)
-		case "data":
-			r.RawData = val
-		}
-		return nil
-	})
-	if errors.Is(err, jsonwalk.ErrBadJSON) {
-		r = Record{}
-		err = json.Unmarshal(raw, &r)
-	}
-	if err != nil {
+	var m recordBody
+	if err := decodeRS(raw, &m, nil); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	if err := r.splitData(); err != nil {
-		return Record{}, fmt.Errorf("not a record: %w", err)
-	}
-	return r, nil
+	return m.record(0), nil
 }
 
-// splitData walks the `data` object once, collecting keys in order with
-// their raw values.
-func (r *Record) splitData() error {
-	r.Data = map[string]json.RawMessage{}
-	if len(r.RawData) == 0 || string(r.RawData) == "null" {
-		return nil
+// record is the Record m holds; base is the offset in the decoder's input
+// of the JSON m was decoded from, so that dataStart and dataEnd index it.
+func (m *recordBody) record(base int) Record {
+	r := Record{
+		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
+		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
+		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more,
 	}
-	err := jsonwalk.RawMembers(r.RawData, func(rk, v []byte) error {
-		if inner := rk[1 : len(rk)-1]; jsonwalk.PlainString(inner) {
-			// A key that needs no decoding is looked up and counted
-			// without allocating.
-			if _, dup := r.Data[string(inner)]; dup {
-				r.Data[string(inner)] = v
-				return nil
-			}
-			if len(r.Order) == MaxRecordFields {
-				r.MoreFields++
-				return nil
-			}
-		}
-		k, err := jsonwalk.DecodeString(rk)
+	if m.Data.end > 0 {
+		r.dataStart, r.dataEnd = m.Data.start-base, m.Data.end-base
+	}
+	return r
+}
+
+// recordBody is the generated record model with its data split while it
+// is decoded, instead of kept raw and walked again.
+type recordBody struct {
+	rsclient.Record
+	Data recordData `json:"data"`
+}
+
+// The data member above stands for the model's: renamed in the spec, this
+// line stops the build.
+var _ jsontext.Value = rsclient.Record{}.Data
+
+// recordData is a record's data: each field's raw value (a slice of the
+// body: ReadValue reads in place, as for rawInPlace) by name, and the names in the RS's order, for at
+// most MaxRecordFields fields; more counts the fields past them, which are
+// not kept.
+type recordData struct {
+	fields     map[string]json.RawMessage
+	order      []string
+	more       int
+	start, end int // where the object lies in the record's JSON
+}
+
+// errDataNotObject is the error of a record whose data is not an object.
+var errDataNotObject = errors.New("data is not an object")
+
+// UnmarshalJSONFrom reads data member by member; null leaves it empty. A
+// repeated name keeps its first place and its last value, as
+// encoding/json into a map does.
+func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*d = recordData{fields: map[string]json.RawMessage{}} // a repeated data: the last one
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		return err
+	case '{':
+	default:
+		return errDataNotObject
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	d.start = int(dec.InputOffset()) - 1 // the brace just read
+	for dec.PeekKind() != '}' {
+		// The name as it stands (a slice of the input, read in place):
+		// a string is made only for a field kept, not for each of a
+		// stranger's 100,000.
+		q, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		if _, dup := r.Data[k]; !dup {
-			if len(r.Order) == MaxRecordFields {
-				r.MoreFields++ // counted, not kept
-				return nil
-			}
-			r.Order = append(r.Order, k)
+		key := q[1 : len(q)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(memberName(q))
 		}
-		r.Data[k] = v
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("data is not an object")
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		val = val[:len(val):len(val)]
+		switch _, dup := d.fields[string(key)]; {
+		case dup:
+			d.fields[string(key)] = json.RawMessage(val)
+		case len(d.order) == MaxRecordFields:
+			d.more++ // counted, not kept
+		default:
+			name := string(key)
+			d.order = append(d.order, name)
+			d.fields[name] = json.RawMessage(val)
+		}
 	}
-	return nil
+	_, err := dec.ReadToken()
+	d.end = int(dec.InputOffset())
+	return err
 }
 
 // fieldNames returns the record's fields in RS order, falling back to sorted.
@@ -365,14 +375,10 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	}
 	// The last value of each key blobRef reads, in blobKeys' order.
 	var vals [len(blobKeys)][]byte
-	err := jsonwalk.RawMembers(raw, func(k, v []byte) error {
-		key := k[1 : len(k)-1]
+	err := eachRawMember(raw, func(q, v []byte) error {
+		key := q[1 : len(q)-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			d, err := jsonwalk.DecodeString(k)
-			if err != nil {
-				return err
-			}
-			key = []byte(d)
+			key = []byte(memberName(q))
 		}
 		for i, name := range blobKeys {
 			if string(key) == name {
@@ -387,7 +393,7 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
 	str := func(k string) string {
 		if v := val(k); len(v) > 0 && v[0] == '"' {
-			s, _ := jsonwalk.DecodeString(v)
+			s, _ := decodeString(v)
 			return s
 		}
 		return ""

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Schema rendering budgets.
@@ -56,33 +54,29 @@ const MaxSchemaItems = 100_000
 // expand_capabilities) hold more than MaxSchemaItems items together,
 // before any is decoded. The walk reads body's lists once, counting.
 func checkSchemaItems(body []byte) error {
-	if !jsonwalk.Valid(body) {
+	if !validJSON(body) {
 		return nil // encoding/json reports it
 	}
 	n := 0
 	var count func(raw []byte, depth int) error
 	count = func(raw []byte, depth int) error {
-		if jsonwalk.FirstByte(raw) != '{' || depth > 2 {
+		if firstByte(raw) != '{' || depth > 2 {
 			return nil
 		}
-		return jsonwalk.RawMembers(raw, func(k, v []byte) error {
-			key := string(k[1 : len(k)-1])
-			if strings.IndexByte(key, '\\') >= 0 {
-				key, _ = jsonwalk.DecodeString(k)
-			}
+		return eachMember(raw, func(key string, v []byte) error {
 			switch strings.ToLower(key) { // encoding/json matches fields so
 			case "connectors", "streams", "granted_connections", "expand_capabilities":
 			default:
 				return nil
 			}
-			if jsonwalk.FirstByte(v) != '[' {
+			if firstByte(v) != '[' {
 				return nil
 			}
 			c, _ := countItems(bytes.TrimSpace(v), MaxSchemaItems+1)
 			if n += c; n > MaxSchemaItems {
 				return errStop
 			}
-			return jsonwalk.Elements(v, func(item []byte) error { return count(item, depth+1) })
+			return eachElement(v, func(item []byte) error { return count(item, depth+1) })
 		})
 	}
 	if count(body, 0) == errStop {
@@ -195,7 +189,7 @@ func isFullSchema(doc schemaDoc) bool {
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
 			for _, raw := range s.FieldCapabilities {
-				return jsonwalk.FirstByte(raw) == '{'
+				return firstByte(raw) == '{'
 			}
 		}
 	}

@@ -7,78 +7,29 @@ import (
 	"strconv"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// SearchHit is the part of an RS `search_result` the adapter reads.
-type SearchHit struct {
-	RecordKey     string          `json:"record_key"`
-	RecordURL     string          `json:"record_url"`
-	RecordURI     string          `json:"record_uri"`
-	Stream        string          `json:"stream"`
-	ConnectionID  string          `json:"connection_id"`
-	ConnectorID   string          `json:"connector_id"`
-	ConnectorKey  string          `json:"connector_key"`
-	MatchedFields []string        `json:"matched_fields"`
-	RetrievalMode string          `json:"retrieval_mode"`
-	Snippet       *Snippet        `json:"snippet"`
-	Excerpts      []Excerpt       `json:"evidence_excerpts"`
-	Score         json.RawMessage `json:"score"`
-}
-
-// Snippet is the RS's highlighted snippet; it is not proof of a body match.
-type Snippet struct {
-	Field string `json:"field"`
-	Text  string `json:"text"`
-}
-
-// Excerpt is one proven match window the RS reports for a hit.
-type Excerpt struct {
-	FieldPath   string    `json:"field_path"`
-	PreviewText string    `json:"preview_text"`
-	Truncated   bool      `json:"truncated"`
-	Provenance  string    `json:"provenance"`
-	Read        *ReadHint `json:"read"`
-}
-
-// ReadHint is the RS's ready-made field-window request for an excerpt.
-type ReadHint struct {
-	Field        string `json:"field"`
-	RecordID     string `json:"record_id"`
-	Stream       string `json:"stream"`
-	ConnectionID string `json:"connection_id"`
-}
-
-// SearchPage is an RS search list envelope.
-type SearchPage struct {
-	Data       []SearchHit `json:"data"`
-	HasMore    bool        `json:"has_more"`
-	NextCursor *string     `json:"next_cursor"`
-	Meta       PageMeta    `json:"meta"`
-}
-
-// PageMeta is the `meta` member of RS list envelopes.
-type PageMeta struct {
-	Count    json.RawMessage `json:"count"`
-	Warnings []Warning       `json:"warnings"`
-}
-
 // writeTotalAndWarnings ends a page summary line with the total, when the RS
-// knows it, and adds one line per RS warning.
-func (m PageMeta) writeTotalAndWarnings(b *strings.Builder) {
+// knows it (meta may be nil), and adds one line per RS warning.
+func writeTotalAndWarnings(b *strings.Builder, m *rsclient.ResponseMeta) {
+	if m == nil {
+		b.WriteString("\n")
+		return
+	}
 	if total := countOf(m.Count); total >= 0 {
 		fmt.Fprintf(b, " of %d", total)
 	}
 	b.WriteString("\n")
-	for _, w := range m.Warnings {
-		fmt.Fprintf(b, "warning %s: %s\n", w.Code, w.Message)
+	if m.Warnings != nil {
+		for _, w := range *m.Warnings {
+			fmt.Fprintf(b, "warning %s: %s\n", w.Code, w.Message)
+		}
 	}
-}
-
-// Warning is one RS warning (e.g. limit_clamped).
-type Warning struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 // SearchRequest is what the caller asked, used to build the next-page call.
@@ -182,7 +133,7 @@ type SearchView struct {
 	NextPage   *Continuation
 
 	req  SearchRequest
-	meta PageMeta
+	meta *rsclient.ResponseMeta
 	// fullText is the text at detail "full", rendered by FullText.
 	fullText string
 }
@@ -210,22 +161,12 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if err := requireObject(body, "search"); err != nil {
 		return SearchView{}, err
 	}
-	if err := checkPageItems(body, "hits"); err != nil {
-		return SearchView{}, err
-	}
-	page, ok := decodeSearchPage(body)
-	if !ok {
-		// The fast decoder refuses an item that is not an object; this
-		// path names it (encoding/json would read null as an empty hit).
-		if data, has := Member(body, "data"); has {
-			if err := firstNonObject(data, "search page"); err != nil {
-				return SearchView{}, err
-			}
+	var page rsclient.SearchResultList
+	if err := decodeRS(body, &page, searchHits); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return SearchView{}, perr
 		}
-		page = SearchPage{}
-		if err := json.Unmarshal(body, &page); err != nil {
-			return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
-		}
+		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
 	}
 	if page.Data == nil {
 		return SearchView{}, fmt.Errorf("search response has no data list")
@@ -234,8 +175,8 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if page.NextCursor != nil {
 		v.NextCursor = *page.NextCursor
 	}
-	for _, hit := range page.Data {
-		r := resultFor(hit, providerBase)
+	for i := range page.Data {
+		r := resultFor(&page.Data[i], providerBase)
 		v.Results = append(v.Results, r)
 		v.Ladder = append(v.Ladder, LadderRecord{
 			ID: r.ID, EvidenceField: r.EvidenceField, EvidencePreview: r.EvidencePreview,
@@ -252,6 +193,9 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	return v, nil
 }
 
+// searchHits bounds the hits of a search page as they are decoded.
+var searchHits = listItems[rsclient.SearchResult]("search page", "hits")
+
 // FullText returns the content[] text of the page at detail "full", every
 // card and the summary, rendering it on first use: a compact step writes
 // its own text and needs this one only for the size of the full reply.
@@ -262,27 +206,30 @@ func (v *SearchView) FullText() string {
 	return v.fullText
 }
 
-func resultFor(hit SearchHit, providerBase string) SearchResult {
-	ref := handles.RecordRef{ConnectionID: hit.ConnectionID, Stream: hit.Stream, RecordID: hit.RecordKey}
-	if hit.RecordURI != "" {
-		if parsed, err := handles.ParseRecordURI(hit.RecordURI); err == nil {
+func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
+	connID := hit.ConnectionId
+	ref := handles.RecordRef{ConnectionID: connID, Stream: hit.Stream, RecordID: hit.RecordKey}
+	if uri := hit.RecordUri; uri != "" {
+		if parsed, err := handles.ParseRecordURI(uri); err == nil {
 			if parsed.ConnectionID == "" {
-				parsed.ConnectionID = hit.ConnectionID
+				parsed.ConnectionID = connID
 			}
 			ref = parsed
 		}
 	}
 	id := ref.ID()
 	r := SearchResult{
-		ID:            id,
-		Title:         neutralTitle(ref),
-		URL:           recordURL(providerBase, hit.RecordURL, ref),
-		Stream:        ref.Stream,
-		RecordID:      ref.RecordID,
-		ConnectionID:  ref.ConnectionID,
-		ConnectorID:   hit.ConnectorID,
-		ConnectorKey:  hit.ConnectorKey,
-		MatchedFields: hit.MatchedFields,
+		ID:           id,
+		Title:        neutralTitle(ref),
+		URL:          recordURL(providerBase, hit.RecordUrl, ref),
+		Stream:       ref.Stream,
+		RecordID:     ref.RecordID,
+		ConnectionID: ref.ConnectionID,
+		ConnectorID:  hit.ConnectorId,
+		ConnectorKey: hit.ConnectorKey,
+	}
+	if hit.MatchedFields != nil {
+		r.MatchedFields = *hit.MatchedFields
 	}
 	if ex := provenExcerpt(hit); ex != nil {
 		preview, cut := CenterOnMark(ex.PreviewText, PreviewChars)
@@ -306,9 +253,12 @@ func resultFor(hit SearchHit, providerBase string) SearchResult {
 
 // provenExcerpt returns the first excerpt that is a real proven window: it names
 // a field and has preview text. Snippets alone are never promoted to evidence.
-func provenExcerpt(hit SearchHit) *Excerpt {
-	for i := range hit.Excerpts {
-		ex := &hit.Excerpts[i]
+func provenExcerpt(hit *rsclient.SearchResult) *rsclient.EvidenceExcerpt {
+	if hit.EvidenceExcerpts == nil {
+		return nil
+	}
+	for i := range *hit.EvidenceExcerpts {
+		ex := &(*hit.EvidenceExcerpts)[i]
 		if ex.FieldPath != "" && strings.TrimSpace(ex.PreviewText) != "" {
 			return ex
 		}
@@ -372,7 +322,7 @@ func searchSummary(v SearchView) string {
 		mode = "lexical"
 	}
 	fmt.Fprintf(&b, "search %q (%s): %d %s on this page", req.Q, mode, len(v.Results), noun(len(v.Results), "hit", "hits"))
-	v.meta.writeTotalAndWarnings(&b)
+	writeTotalAndWarnings(&b, v.meta)
 	if len(v.Results) == 0 && v.NextPage == nil {
 		other := "semantic"
 		if mode != "lexical" {
@@ -426,19 +376,20 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 
 // countOf reads meta.count, which the RS sends as a number or as an object with
 // a `value`; it returns -1 when no count is known.
-func countOf(raw json.RawMessage) int {
-	if len(raw) == 0 {
-		return -1
-	}
-	var n int
-	if json.Unmarshal(raw, &n) == nil {
-		return n
-	}
-	var obj struct {
-		Value *int `json:"value"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Value != nil {
-		return *obj.Value
+func countOf(raw jsontext.Value) int {
+	switch raw.Kind() {
+	case '0':
+		var n int
+		if jsonv2.Unmarshal(raw, &n) == nil {
+			return n
+		}
+	case '{':
+		var obj struct {
+			Value *int `json:"value"`
+		}
+		if jsonv2.Unmarshal(raw, &obj, rsDecodeOptions) == nil && obj.Value != nil {
+			return *obj.Value
+		}
 	}
 	return -1
 }
@@ -449,7 +400,7 @@ const snippetChars = 240
 // snippetLine renders the RS's own snippet {field, text} of a hit without a
 // proven window, bounded to snippetChars around its first match and
 // labelled with its field as not a proven window; "" when there is none.
-func snippetLine(sn *Snippet) string {
+func snippetLine(sn *rsclient.SearchSnippet) string {
 	if sn == nil || strings.TrimSpace(sn.Text) == "" {
 		return ""
 	}

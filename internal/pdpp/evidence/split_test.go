@@ -6,14 +6,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// TestListPageSplitMatchesDecoder: RenderList's one-walk split of a page
-// and the compact page built from it agree with encoding/json's reading
-// and with the compact page built from the bare body, for ordinary pages and for pages
-// the split leaves to encoding/json (a repeated key, a key differing only
-// by case).
-func TestListPageSplitMatchesDecoder(t *testing.T) {
+// TestListPageMatchesDecoder: RenderList's one decode of a page reads what
+// encoding/json reads into the generated model (has_more, next_cursor, the
+// records), repeated keys included, and a compact step of it is the same
+// each time it is built.
+func TestListPageMatchesDecoder(t *testing.T) {
 	long := `{"id":"r1","stream":"s","connection_id":"c","data":{"text":"` + strings.Repeat("word \\n ", 900) + `","n":1}}`
 	short := `{"id":"r2","stream":"s","connection_id":"c","data":{"text":"hi"}}`
 	pages := []string{
@@ -25,7 +26,7 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 	}
 	for i, body := range pages {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			var want ListPage
+			var want rsclient.RecordList
 			if err := json.Unmarshal([]byte(body), &want); err != nil {
 				t.Fatal(err)
 			}
@@ -39,13 +40,12 @@ func TestListPageSplitMatchesDecoder(t *testing.T) {
 			}
 			full := Continuation{Tool: ToolQuery, Arguments: map[string]any{"detail": DetailFull}}
 			bare := v
-			bare.page = nil
 			for _, budget := range []int{100000, 3000, 600, 3000} {
 				st := Step{Full: full}
 				gtext, got, gcut, gerr := v.CompactStep([]byte(body), st, budget)
 				etext, exp, ecut, eerr := bare.CompactStep([]byte(body), st, budget)
 				if gtext != etext || string(got) != string(exp) || !reflect.DeepEqual(gcut, ecut) || (gerr == nil) != (eerr == nil) {
-					t.Fatalf("budget %d: with the split page %s %v, from the body %s %v", budget, got, gerr, exp, eerr)
+					t.Fatalf("budget %d: built once %s %v, again %s %v", budget, got, gerr, exp, eerr)
 				}
 			}
 		})
@@ -65,44 +65,24 @@ var windowSeeds = []string{
 	`{"window":{"complete":null,"has_more":true,"next_offset_chars":null,"match_start_chars":-7,"match_end_chars":999999999999999999}}`,
 }
 
-// TestDecodeFieldWindowMatchesUnmarshal: where the one-walk field-window
-// decoder answers, it answers what json.Unmarshal answers, and it leaves
-// repeated and case-variant keys and type mismatches to encoding/json.
+// TestDecodeFieldWindowMatchesUnmarshal: the json v2 decode of a field
+// window into the generated model agrees with encoding/json's, repeated
+// keys, nulls and type mismatches included (checkRSDecode).
 func TestDecodeFieldWindowMatchesUnmarshal(t *testing.T) {
 	for i, s := range windowSeeds {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			checkFieldWindow(t, []byte(s))
+			checkRSDecode[fieldWindowBody](t, []byte(s), nil)
 		})
 	}
-	for _, s := range windowSeeds[3:7] {
-		if _, ok := decodeFieldWindow([]byte(s)); ok {
-			t.Errorf("%s: decoded without encoding/json", s)
-		}
-	}
 }
 
-func checkFieldWindow(t *testing.T, raw []byte) {
-	t.Helper()
-	got, ok := decodeFieldWindow(raw)
-	if !ok {
-		return
-	}
-	var want FieldWindow
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatalf("%q: decoded, but encoding/json fails: %v", raw, err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q: decoded %+v, encoding/json %+v", raw, got, want)
-	}
-}
-
-// FuzzDecodeFieldWindow: on every input the field-window decoder either
-// leaves the body to encoding/json or agrees with it.
+// FuzzDecodeFieldWindow: on every input the json v2 decode of a field
+// window agrees with encoding/json as checkRSDecode says.
 func FuzzDecodeFieldWindow(f *testing.F) {
 	for _, s := range windowSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, raw []byte) { checkFieldWindow(t, raw) })
+	f.Fuzz(func(t *testing.T, raw []byte) { checkRSDecode[fieldWindowBody](t, raw, nil) })
 }
 
 // TestJSONStringLenMatchesMarshal: the measured length of a string is the
@@ -121,39 +101,72 @@ func TestJSONStringLenMatchesMarshal(t *testing.T) {
 	}
 }
 
-// TestDecodeRecordMatchesUnmarshal: the one-walk record decoder reads what
-// json.Unmarshal into Record reads, case-variant and repeated keys and type
-// mismatches included (those go to encoding/json).
+// recordSeeds are record bodies around the corners of the record decode.
+var recordSeeds = []string{
+	`{"id":"r1","stream":"s","connection_id":"c","connector_key":"k","connector_id":"ci","emitted_at":"2026-01-01T00:00:00Z","record_json_bytes":42,"data":{"text":"hi \u00e9","n":1}}`,
+	`{"id":null,"stream":null,"record_json_bytes":null,"data":null}`,
+	`null`,
+	`{"ID":"r2","Stream":"s2","Connection_ID":"c2","Data":{"text":"case"}}`,
+	`{"id":"r3","id":"r4","data":{"a":1},"data":{"b":2}}`,
+	`{"id":"r5","Id":"r6"}`,
+	`{"id":7}`,
+	`{"record_json_bytes":1.5}`,
+	`{"record_json_bytes":12345678901234567890}`,
+	`{"id":"r8","extra":{"id":"nested"},"extra":[1]}`,
+	`{"id":"r9","data":{"a":{"b":[1,{"c":null}]},"e":"\ud83d\ude00","s":" x ","a2":[ ]}}`,
+	"{\"id\":\"r\xff\",\"data\":{\"t\":\"\xfe\"}}",
+	`{"data":[]}`,
+	`{"data":"x"}`,
+}
+
+// checkRecord decodes raw as checkRSDecode does and, when the decode
+// takes it, holds its split of data to encoding/json's decode of data
+// into raw values: the same names, in the RS's order, with the same values.
+func checkRecord(t *testing.T, raw []byte) {
+	t.Helper()
+	if !checkRSDecode[rsclient.Record](t, raw, nil) || foldedNames(raw) {
+		return
+	}
+	rec, err := DecodeRecord(raw)
+	var m rsclient.Record
+	_ = json.Unmarshal(raw, &m)
+	var want map[string]json.RawMessage
+	werr := json.Unmarshal(m.Data, &want)
+	if len(m.Data) == 0 {
+		werr = nil
+	}
+	if (err == nil) != (werr == nil) {
+		t.Fatalf("%.200q: split error %v, encoding/json %v", raw, err, werr)
+	}
+	if err != nil {
+		return
+	}
+	if len(rec.Data) != len(want) || len(rec.Order) != len(want) {
+		t.Fatalf("%.200q: split %d fields (%d in order), encoding/json %d", raw, len(rec.Data), len(rec.Order), len(want))
+	}
+	for _, k := range rec.Order {
+		if w, ok := want[k]; !ok || string(w) != string(rec.Data[k]) {
+			t.Fatalf("%.200q: field %q split as %s, encoding/json %s", raw, k, rec.Data[k], w)
+		}
+	}
+}
+
+// TestDecodeRecordMatchesUnmarshal: the json v2 decode of a record into
+// the generated model agrees with encoding/json (checkRSDecode), and its
+// fields are the members of data in order.
 func TestDecodeRecordMatchesUnmarshal(t *testing.T) {
-	records := []string{
-		`{"id":"r1","stream":"s","connection_id":"c","connector_key":"k","connector_id":"ci","emitted_at":"2026-01-01T00:00:00Z","record_json_bytes":42,"data":{"text":"hi \u00e9","n":1}}`,
-		`{"id":null,"stream":null,"record_json_bytes":null,"data":null}`,
-		`null`,
-		`{"ID":"r2","Stream":"s2","Connection_ID":"c2","Data":{"text":"case"}}`,
-		`{"id":"r3","id":"r4","data":{"a":1},"data":{"b":2}}`,
-		`{"id":"r5","Id":"r6"}`,
-		`{"id":7}`,
-		`{"record_json_bytes":1.5}`,
-		`{"record_json_bytes":12345678901234567890}`,
-		`{"id":"r8","extra":{"id":"nested"},"extra":[1]}`,
+	for i, raw := range recordSeeds {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkRecord(t, []byte(raw)) })
 	}
-	for i, raw := range records {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			var want Record
-			werr := json.Unmarshal([]byte(raw), &want)
-			got, gerr := DecodeRecord([]byte(raw))
-			if (werr == nil) != (gerr == nil) {
-				t.Fatalf("error %v, encoding/json %v", gerr, werr)
-			}
-			if werr != nil {
-				return
-			}
-			got.Data, got.Order = nil, nil
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("decoded %+v, encoding/json %+v", got, want)
-			}
-		})
+}
+
+// FuzzDecodeRecord: on every input the record decode agrees with
+// encoding/json as checkRecord says.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, s := range recordSeeds {
+		f.Add([]byte(s))
 	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkRecord(t, raw) })
 }
 
 // TestObjectWriterKeysMatchMarshal: a member's key is written as

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 )
 
 // Ellipsis marks a cut in a preview.
@@ -154,7 +152,7 @@ func isOneLine(s string) bool {
 // hasControl reports whether any of the eight bytes packed in x is an
 // ASCII control byte (below 0x20, or 0x7f).
 func hasControl(x uint64) bool {
-	return jsonwalk.BytesBelow(x, 0x20)|jsonwalk.ZeroBytes(x^(0x7f*jsonwalk.Ones)) != 0
+	return bytesBelow(x, 0x20)|zeroBytes(x^(0x7f*ones)) != 0
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.

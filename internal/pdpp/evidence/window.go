@@ -1,121 +1,26 @@
 package evidence
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// FieldWindow is the RS `field_window` body.
-type FieldWindow struct {
-	Object       string `json:"object"`
-	RecordID     string `json:"record_id"`
-	ConnectionID string `json:"connection_id"`
-	Stream       string `json:"stream"`
-	Field        struct {
-		Path string `json:"path"`
-		Type string `json:"type"`
-	} `json:"field"`
-	// Window is nil when the RS body has no window member.
-	Window *WindowBody `json:"window"`
+// fieldWindowBody is the RS `field_window` body as RenderWindowFrom
+// decodes it: the generated model, its window a pointer so that a body
+// without one (or with null) is told apart from an empty window.
+type fieldWindowBody struct {
+	rsclient.FieldWindow
+	Window *rsclient.TextWindow `json:"window"`
 }
 
-// WindowBody is the `window` member of an RS field window.
-type WindowBody struct {
-	Text                string `json:"text"`
-	StartChars          int    `json:"start_chars"`
-	EndChars            int    `json:"end_chars"`
-	TotalChars          int    `json:"total_chars"`
-	LimitChars          int    `json:"limit_chars"`
-	Complete            bool   `json:"complete"`
-	HasMore             bool   `json:"has_more"`
-	NextOffsetChars     *int   `json:"next_offset_chars"`
-	PreviousOffsetChars *int   `json:"previous_offset_chars"`
-	MatchStartChars     *int   `json:"match_start_chars"`
-	MatchEndChars       *int   `json:"match_end_chars"`
-}
-
-var (
-	fieldWindowKeys = []string{"object", "record_id", "connection_id", "stream", "field", "window"}
-	fieldKeys       = []string{"path", "type"}
-	windowBodyKeys  = []string{"text", "start_chars", "end_chars", "total_chars", "limit_chars", "complete", "has_more",
-		"next_offset_chars", "previous_offset_chars", "match_start_chars", "match_end_chars"}
-)
-
-// decodeFieldWindow reads a field-window body as json.Unmarshal into
-// FieldWindow does, in one validating scan plus one walk, decoding the
-// window text once. It returns false, for the caller to use encoding/json
-// (its result and its errors), on invalid JSON, a repeated or case-variant
-// key, or a member of an unexpected type.
-func decodeFieldWindow(body []byte) (FieldWindow, bool) {
-	var fw FieldWindow
-	if !jsonwalk.Valid(body) {
-		return fw, false
-	}
-	err := splitKnown(body, fieldWindowKeys, func(key string, val []byte) error {
-		switch key {
-		case "object":
-			return stringInto(&fw.Object, val)
-		case "record_id":
-			return stringInto(&fw.RecordID, val)
-		case "connection_id":
-			return stringInto(&fw.ConnectionID, val)
-		case "stream":
-			return stringInto(&fw.Stream, val)
-		case "field":
-			return objectInto(val, fieldKeys, func(k string, v []byte) error {
-				switch k {
-				case "path":
-					return stringInto(&fw.Field.Path, v)
-				case "type":
-					return stringInto(&fw.Field.Type, v)
-				}
-				return nil
-			})
-		case "window":
-			return pointerInto(&fw.Window, val, windowBodyInto)
-		}
-		return nil
-	})
-	return fw, err == nil
-}
-
-// windowBodyInto decodes the window member of a field-window body, an
-// object, into w (see pointerInto).
-func windowBodyInto(w *WindowBody, val []byte) error {
-	return splitKnown(val, windowBodyKeys, func(k string, v []byte) error {
-		switch k {
-		case "text":
-			return stringInto(&w.Text, v)
-		case "start_chars":
-			return intInto(&w.StartChars, v)
-		case "end_chars":
-			return intInto(&w.EndChars, v)
-		case "total_chars":
-			return intInto(&w.TotalChars, v)
-		case "limit_chars":
-			return intInto(&w.LimitChars, v)
-		case "complete":
-			return boolInto(&w.Complete, v)
-		case "has_more":
-			return boolInto(&w.HasMore, v)
-		case "next_offset_chars":
-			return optIntInto(&w.NextOffsetChars, v)
-		case "previous_offset_chars":
-			return optIntInto(&w.PreviousOffsetChars, v)
-		case "match_start_chars":
-			return optIntInto(&w.MatchStartChars, v)
-		case "match_end_chars":
-			return optIntInto(&w.MatchEndChars, v)
-		}
-		return nil
-	})
-}
+// The window member above stands for the model's: renamed in the spec,
+// this line stops the build.
+var _ rsclient.TextWindow = rsclient.FieldWindow{}.Window
 
 // WindowView is a rendered field window.
 type WindowView struct {
@@ -236,12 +141,9 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 	if err := requireObject(body, "field-window"); err != nil {
 		return WindowView{}, err
 	}
-	fw, ok := decodeFieldWindow(body)
-	if !ok {
-		fw = FieldWindow{}
-		if err := json.Unmarshal(body, &fw); err != nil {
-			return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
-		}
+	var fw fieldWindowBody
+	if err := decodePlain(body, &fw); err != nil {
+		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
 	}
 	if fw.Window == nil {
 		return WindowView{}, fmt.Errorf("field-window response has no window")
@@ -250,7 +152,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		return WindowView{}, fmt.Errorf("field-window response names no field")
 	}
 	if ref.ConnectionID == "" {
-		ref.ConnectionID = fw.ConnectionID
+		ref.ConnectionID = fw.ConnectionId
 	}
 	id := ref.ID()
 	w := *fw.Window
@@ -384,7 +286,7 @@ func writeInt(b *strings.Builder, n int) {
 // the kept text ends. The next read is where the window ends, or none once
 // it reaches the field's end, whatever next offset the RS gave: no
 // continuation names an offset past the field's end.
-func checkWindow(w *WindowBody, limit int) error {
+func checkWindow(w *rsclient.TextWindow, limit int) error {
 	switch {
 	case w.StartChars < 0 || w.EndChars < 0 || w.TotalChars < 0:
 		return fmt.Errorf("field window has a negative offset (%d-%d of %d)", w.StartChars, w.EndChars, w.TotalChars)

@@ -14,8 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonwalk"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
 )
 
@@ -353,85 +354,54 @@ func cutStatusError(resp *http.Response, prefix []byte) *Error {
 // leadingErrorMembers reads, from the first bytes of an RS error body, the
 // members of its `error` object that are complete within them: at most
 // maxCutMembers, the first of each key. The read stops at the first member
-// cut off. It walks the bytes where they lie (each byte is looked at a
-// bounded number of times, however many members repeat a key), so it is
+// cut off, or at one that ends the bytes (a number there may go on). A
+// jsontext.Decoder reads the prefix as a stream that ends early, so it is
 // bounded by len(prefix).
 func leadingErrorMembers(prefix []byte) (map[string]json.RawMessage, bool) {
-	b := prefix
-	i := jsonwalk.SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(prefix), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
-	i = jsonwalk.SkipSpace(b, i+1)
 	for {
-		key, j, ok := memberKey(b, i)
-		if !ok {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
 			return nil, false
 		}
-		if key == "error" {
-			return errorObjectMembers(b, j)
+		if tok.String() == "error" {
+			return errorObjectMembers(dec, len(prefix))
 		}
-		end := jsonwalk.SkipValue(b, j)
-		if end >= len(b) || !jsonwalk.Valid(b[j:end]) {
+		if err := dec.SkipValue(); err != nil || int(dec.InputOffset()) >= len(prefix) {
 			return nil, false
 		}
-		next, done, ok := jsonwalk.AfterItem(b, end, '}')
-		if !ok || done {
-			return nil, false
-		}
-		i = next
 	}
 }
 
-// errorObjectMembers reads the members of the object starting at b[i] that
-// are complete within b, as leadingErrorMembers keeps them.
-func errorObjectMembers(b []byte, i int) (map[string]json.RawMessage, bool) {
-	if i >= len(b) || b[i] != '{' {
+// errorObjectMembers reads the members of the object dec is at that are
+// complete within the n bytes dec reads, as leadingErrorMembers keeps them.
+func errorObjectMembers(dec *jsontext.Decoder, n int) (map[string]json.RawMessage, bool) {
+	if dec.PeekKind() != '{' {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, false
 	}
 	obj := map[string]json.RawMessage{}
-	i = jsonwalk.SkipSpace(b, i+1)
-	// One step per member, each past the last: bounded by len(b).
-	for len(obj) < maxCutMembers {
-		key, j, ok := memberKey(b, i)
-		if !ok {
+	// One step per member, each past the last: bounded by n.
+	for len(obj) < maxCutMembers && dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
 			break
 		}
-		end := jsonwalk.SkipValue(b, j)
-		if end >= len(b) || !jsonwalk.Valid(b[j:end]) {
+		key := tok.String()
+		val, err := dec.ReadValue()
+		if err != nil || int(dec.InputOffset()) >= n {
 			break
 		}
 		if _, dup := obj[key]; !dup {
-			obj[key] = append(json.RawMessage(nil), b[j:end]...)
+			obj[key] = append(json.RawMessage(nil), val...)
 		}
-		next, done, ok := jsonwalk.AfterItem(b, end, '}')
-		if !ok || done {
-			break
-		}
-		i = next
 	}
 	return obj, len(obj) > 0
-}
-
-// memberKey reads the key of the object member starting at b[i] and the
-// colon after it, and returns the key and the index of the member's value.
-func memberKey(b []byte, i int) (string, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return "", i, false
-	}
-	end := jsonwalk.SkipString(b, i)
-	if end > len(b) || end < i+2 {
-		return "", i, false
-	}
-	key, err := jsonwalk.DecodeString(b[i:end])
-	if err != nil {
-		return "", i, false
-	}
-	j := jsonwalk.SkipSpace(b, end)
-	if j >= len(b) || b[j] != ':' {
-		return "", j, false
-	}
-	return key, jsonwalk.SkipSpace(b, j+1), true
 }
 
 func transportError(ctx context.Context, err error) *Error {

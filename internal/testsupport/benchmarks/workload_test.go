@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -123,11 +124,7 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		}
 		var want, got []string
 		for _, h := range m.Data {
-			conn := ""
-			if h.ConnectionId != nil {
-				conn = *h.ConnectionId
-			}
-			want = append(want, conn+"/"+h.Stream+":"+h.RecordKey)
+			want = append(want, h.ConnectionId+"/"+h.Stream+":"+h.RecordKey)
 		}
 		for _, r := range out.Results {
 			got = append(got, r.ID)
@@ -148,11 +145,7 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		}
 		var want, got []string
 		for _, r := range m.Data {
-			conn := ""
-			if r.ConnectionId != nil {
-				conn = *r.ConnectionId
-			}
-			want = append(want, conn+"/"+string(r.Stream)+":"+r.Id)
+			want = append(want, r.ConnectionId+"/"+string(r.Stream)+":"+r.Id)
 		}
 		for _, r := range out.Records {
 			got = append(got, r.ID)
@@ -176,7 +169,11 @@ func sameAnswer(res *mcp.CallToolResult, direct any) error {
 		if err := structured(res, &out); err != nil {
 			return err
 		}
-		text, _ := (*m.Data)["text"].(string)
+		var data struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal(m.Data, &data)
+		text := data.Text
 		if out.ID != FetchID || out.Metadata.RecordID != m.Id || len(text) < 20000 || !strings.Contains(out.Text, text) {
 			return fmt.Errorf("fetch: adapter id %q record %q with %d text bytes; direct record %q with %d text bytes",
 				out.ID, out.Metadata.RecordID, len(out.Text), m.Id, len(text))

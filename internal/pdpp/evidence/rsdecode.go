@@ -1,0 +1,159 @@
+package evidence
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// An RS body is decoded once, by the json v2 API, into the generated model
+// of its envelope (gen/rsclient): the members the adapter reads are Go
+// fields, so a member renamed in the RS spec fails the build where it is
+// read. A record's data is split into its fields while it is read
+// (recordData), each field's value a slice of the body; the other raw
+// members (expanded, meta.count, a warning's detail) stay jsontext.Value,
+// slices of the body too, walked with a jsontext.Decoder where a preview,
+// a window or a summary needs them. No value of a stranger is decoded
+// whole into map[string]any.
+//
+// Names match exactly (encoding/json also fills record_key from
+// "Record_Key"). A repeated name is taken as encoding/json takes it, the
+// last one winning: refusing it would have the decoder keep the names of
+// every object of a stranger's value (a data object of 100,000 members
+// cost 40 bytes per body byte, measured by TestHostileValuesAreDescribedNotDecoded).
+// Invalid UTF-8 inside strings is kept as U+FFFD, as encoding/json does,
+// so a stranger's bad byte costs one character, not the page.
+
+// rsDecodeOptions are the options of every decode of an RS body.
+var rsDecodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+
+// decodeRS decodes the RS body into v, a pointer to a generated model.
+// Lists of items (records, hits) are bounded while they are read (bound,
+// from listItems; nil for a body without one). The unmarshalers are made
+// once, not per call: json v2 caches its per-type choice in them.
+func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
+	if bound == nil {
+		bound = rawInPlace
+	}
+	return json.Unmarshal(body, v, rsDecodeOptions, json.WithUnmarshalers(bound))
+}
+
+// decodePlain is decodeRS for a model that holds no raw member and no
+// list (a field window): without unmarshalers, json v2 looks no type up
+// in them (a tenth of a window's rendering).
+func decodePlain(body []byte, v any) error {
+	return json.Unmarshal(body, v, rsDecodeOptions)
+}
+
+// rawInPlace keeps a raw member (a jsontext.Value: record data, expanded,
+// meta.count) as the slice of the body it was read from, not a copy: a
+// record's data can be most of a large body, and a copy of each cost one
+// more byte per body byte, over the bound of
+// TestHostileValuesAreDescribedNotDecoded on query_records. json.Unmarshal
+// decodes a []byte in place (it never refills or rewrites its buffer), so
+// the value ReadValue returns is a slice of the body; TestRawMembersAliasBody
+// holds that, should a later version of the library copy.
+var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
+	raw, err := dec.ReadValue()
+	*v = raw[:len(raw):len(raw)]
+	return err
+})
+
+// pageError is an error of a page's item list found while it is decoded:
+// it is returned as it is, not as a decoding error.
+type pageError struct{ err error }
+
+func (e *pageError) Error() string { return e.err.Error() }
+
+// asPageError returns the pageError in err's chain, or nil.
+func asPageError(err error) error {
+	var pe *pageError
+	if errors.As(err, &pe) {
+		return pe.err
+	}
+	return nil
+}
+
+// listItems returns the unmarshaler of a page's item list ([]T, the data
+// member of a records or search page): it reads the list element by
+// element and stops at the first that is not a JSON object (named by what,
+// e.g. "search page") or at item MaxPageItems+1 (items names them, e.g.
+// "hits"), so a page of 2.6 million empty objects costs MaxPageItems
+// decoded items, not a gigabyte. null leaves the list nil; anything else
+// than an array is left to the default decoding (an error).
+func listItems[T any](what, items string) *json.Unmarshalers {
+	return json.JoinUnmarshalers(rawInPlace, json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
+		return readItems(dec, list, what, items)
+	}))
+}
+
+// readItems is listItems' reading of one list.
+func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		*list = nil
+		return err
+	case '[':
+	default:
+		return json.SkipFunc
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*list = make([]T, 0, 8)
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		if i == MaxPageItems {
+			return &pageError{fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, items)}
+		}
+		if k := dec.PeekKind(); k != '{' {
+			if k == 0 {
+				_, err := dec.ReadToken() // the syntax error
+				return err
+			}
+			return &pageError{NotAnObject(what, i, kindName(k))}
+		}
+		var item T
+		if err := json.UnmarshalDecode(dec, &item); err != nil {
+			var syntax *jsontext.SyntacticError
+			if errors.As(err, &syntax) {
+				return err
+			}
+			return &itemError{i, err}
+		}
+		*list = append(*list, item)
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// itemError is the error of item i of a list that is an object but not
+// one of the list's items (a member of the wrong type).
+type itemError struct {
+	i   int
+	err error
+}
+
+func (e *itemError) Error() string { return e.err.Error() }
+func (e *itemError) Unwrap() error { return e.err }
+
+// kindName names a JSON kind as the errors about RS items write it.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '0':
+		return "a number"
+	}
+	return "empty"
+}
