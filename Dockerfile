@@ -24,7 +24,8 @@ USER 65532:65532
 # 128 KiB, so the worst case of the bounds (docs/deploy.md) fits. With
 # another memory limit, pass -e GOMEMLIMIT=<limit minus 32 MiB>.
 ENV GOMEMLIMIT=224MiB PDPP_MCP_MAX_BODY_BYTES=131072
-# 8787: /mcp of pdpp-mcp-server, 8788: /mcp of paper-mcp-server, 9464: /metrics.
+# 8787: /mcp of pdpp-mcp-server, 8788: /mcp of paper-mcp-server, 9464: the admin listener
+# (/healthz, /readyz, /metrics), apart from /mcp and its connection bounds.
 EXPOSE 8787 8788 9464
 ENTRYPOINT ["/usr/local/bin/pdpp-mcp-server"]
-CMD ["http", "--listen", "0.0.0.0:8787", "--metrics-listen", "0.0.0.0:9464"]
+CMD ["http", "--listen", "0.0.0.0:8787", "--admin-listen", "0.0.0.0:9464"]
