@@ -77,8 +77,8 @@ const (
 
 // limitListener accepts connections within the bounds: over them, it
 // answers connRefusal and closes the connection at once, and goes on
-// accepting. Its maps hold one entry per network, address and counted
-// connection open, so each has at most maxTotal entries.
+// accepting. Its maps hold one entry per network, address and connection
+// open, so each has at most maxTotal entries.
 type limitListener struct {
 	net.Listener
 	perNetwork, perAddress, maxTotal int
@@ -92,6 +92,10 @@ type limitListener struct {
 	total  int
 	open   map[netip.Prefix]*networkConns // counted networks with a connection open
 	byAddr map[netip.Prefix]int           // connections open per client address
+	// uncounted are the connections of trusted proxies (and of peers that
+	// are not TCP): bound only by the total, and like a network they may
+	// give an idle connection to a newcomer.
+	uncounted networkConns
 }
 
 // networkConns are the open connections of one network, and how many of
@@ -115,6 +119,7 @@ func newLimitListener(ln net.Listener, st *settings) *limitListener {
 		lingering: make(chan struct{}, refusalLingerers),
 		open:      map[netip.Prefix]*networkConns{},
 		byAddr:    map[netip.Prefix]int{},
+		uncounted: networkConns{conns: map[*limitedConn]struct{}{}},
 	}
 }
 
@@ -223,27 +228,43 @@ func (l *limitListener) take(c *limitedConn) (reason string, victim *limitedConn
 	}
 	l.total++
 	c.placed = true
+	nc := &l.uncounted
 	if c.counted {
-		nc := l.open[c.network]
-		if nc == nil {
+		if nc = l.open[c.network]; nc == nil {
 			nc = &networkConns{conns: map[*limitedConn]struct{}{}}
 			l.open[c.network] = nc
 		}
-		nc.conns[c] = struct{}{}
-		nc.idle++ // a new connection is idle until its first request arrives
 		l.byAddr[c.addr]++
 	}
+	nc.conns[c] = struct{}{}
+	nc.idle++ // a new connection is idle until its first request arrives
 	return "", victim
 }
 
-// idleOfBiggest returns an idle connection of the network holding the most
-// connections among those with an idle one, if that network holds at least
-// two more than the newcomer's (held; a trusted proxy's newcomer counts as
-// holding none): closing it never leaves the victim's network with fewer
-// than the newcomer's. It looks at every network (at most maxTotal) and at
-// the chosen one's connections (at most perNetwork), only at the total.
+// groupOf is the networkConns c is kept in (held l.mu): its network's, or
+// uncounted; nil once c is forgotten.
+func (l *limitListener) groupOf(c *limitedConn) *networkConns {
+	if !c.placed {
+		return nil
+	}
+	if !c.counted {
+		return &l.uncounted
+	}
+	return l.open[c.network]
+}
+
+// idleOfBiggest returns an idle connection of the network (or of the
+// uncounted group) holding the most connections among those with an idle
+// one, if that holds at least two more than the newcomer's network (held;
+// a trusted proxy's newcomer counts as holding none): closing it never
+// leaves the victim's network with fewer than the newcomer's. It looks at
+// every network (at most maxTotal) and at the chosen one's connections (at
+// most maxTotal), only at the total.
 func (l *limitListener) idleOfBiggest(newcomer netip.Prefix, held int, counted bool) *limitedConn {
 	var biggest *networkConns
+	if l.uncounted.idle > 0 {
+		biggest = &l.uncounted
+	}
 	for network, nc := range l.open {
 		if nc.idle == 0 || counted && network == newcomer {
 			continue
@@ -269,24 +290,23 @@ func (l *limitListener) forget(c *limitedConn) {
 	if !c.placed {
 		return
 	}
+	nc := l.groupOf(c)
 	c.placed = false
 	l.total--
+	delete(nc.conns, c)
+	if c.idle {
+		nc.idle--
+	}
 	if !c.counted {
 		return
 	}
-	if nc := l.open[c.network]; nc != nil {
-		delete(nc.conns, c)
-		if c.idle {
-			nc.idle--
-		}
-		if len(nc.conns) == 0 {
-			delete(l.open, c.network)
-		}
+	if len(nc.conns) == 0 {
+		delete(l.open, c.network)
 	}
 	dec(l.byAddr, c.addr)
 }
 
-// connState is the http.Server's ConnState hook: it keeps each counted
+// connState is the http.Server's ConnState hook: it keeps each
 // connection's idle mark (new or between requests: a connection that may
 // be closed to make room) and, when one turns idle while more than half of
 // maxTotal are open, has its next read deadline (the server's idle
@@ -299,11 +319,11 @@ func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
 	idle := state == http.StateNew || state == http.StateIdle
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c.placed && c.counted && c.idle != idle {
+	if nc := l.groupOf(c); nc != nil && c.idle != idle {
 		if idle {
-			l.open[c.network].idle++
+			nc.idle++
 		} else {
-			l.open[c.network].idle--
+			nc.idle--
 		}
 	}
 	c.idle = idle

@@ -178,6 +178,16 @@ func TestNoFewNetworksHoldTheTotal(t *testing.T) {
 		_ = c.Close()
 		heldConns(t, addr, "127.0.98.1", 1) // another newcomer: again from the biggest
 	})
+	t.Run("a trusted proxy's idle connections make room too", func(t *testing.T) {
+		url, cancel, _ := startServing(t, testTools{}, HTTPConfig{MaxConns: 3, TrustedProxies: []string{"127.0.103.0/24"}})
+		defer cancel()
+		addr := hostOf(url)
+		proxy := heldConns(t, addr, "127.0.103.1", 3)
+		heldConns(t, addr, "127.0.103.2", 1) // the proxy's new connection replaces an idle one
+		if !testkit.Eventually(testkit.Patience, func() bool { return closedByServer(proxy) == 1 }) {
+			t.Fatalf("%d of the proxy's idle connections closed, want 1", closedByServer(proxy))
+		}
+	})
 	t.Run("an idle connection waits briefly while more than half are open", func(t *testing.T) {
 		url, cancel, _ := startServing(t, testTools{}, HTTPConfig{MaxConns: 4, MaxConnsPerNetwork: 100, MaxConnsPerAddress: 100})
 		defer cancel()

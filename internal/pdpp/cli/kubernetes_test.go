@@ -324,7 +324,7 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	})
 
 	t.Run("memory fits the limit", func(t *testing.T) {
-		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody)
+		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody, h.MaxConns)
 	})
 
 	t.Run("grace period exceeds the drain", func(t *testing.T) {
