@@ -37,6 +37,7 @@ type connFlood struct {
 	perAddr  int     // connections per address
 	honestIP string  // where the verified token's calls come from
 	minRatio float64 // least share of them answered
+	args     []string // the server's flags beyond its defaults
 }
 
 // connFloods are the shapes of issue: 17 networks x 512 held connections
@@ -45,6 +46,8 @@ type connFlood struct {
 var connFloods = []connFlood{
 	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9},
 	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200", minRatio: 0.9},
+	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=512 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9,
+		args: []string{"--max-conns=512", "--max-body-bytes=131072"}},
 }
 
 // connFloodResult is what one flood measured.
@@ -113,14 +116,14 @@ func runConnFloods(ctx context.Context, bin string) int {
 
 // startAdminChild starts the server with its admin listener on a loopback
 // port found free a moment before, and returns it with that address.
-func startAdminChild(ctx context.Context, bin, rsURL string) (*child, string, error) {
+func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*child, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
 	}
 	admin := ln.Addr().String()
 	_ = ln.Close()
-	c, err := startChild(ctx, bin, rsURL, "--admin-listen", admin)
+	c, err := startChild(ctx, bin, rsURL, append([]string{"--admin-listen", admin}, args...)...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -128,7 +131,7 @@ func startAdminChild(ctx context.Context, bin, rsURL string) (*child, string, er
 }
 
 func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFloodResult, error) {
-	c, admin, err := startAdminChild(ctx, bin, rsURL)
+	c, admin, err := startAdminChild(ctx, bin, rsURL, f.args...)
 	if err != nil {
 		return nil, err
 	}
