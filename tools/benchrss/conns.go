@@ -32,11 +32,11 @@ import (
 // connFlood is one flood shape and its aim.
 type connFlood struct {
 	name     string
-	networks int     // loopback /24s of the flood
-	addrs    int     // addresses per network
-	perAddr  int     // connections per address
-	honestIP string  // where the verified token's calls come from
-	minRatio float64 // least share of them answered
+	networks int      // loopback /24s of the flood
+	addrs    int      // addresses per network
+	perAddr  int      // connections per address
+	honestIP string   // where the verified token's calls come from
+	minRatio float64  // least share of them answered
 	args     []string // the server's flags beyond its defaults
 }
 
