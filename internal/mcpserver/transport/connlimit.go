@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
@@ -327,12 +328,14 @@ func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
 		}
 	}
 	c.idle = idle
-	c.shortenNextDeadline = state == http.StateIdle && 2*l.total > l.maxTotal
+	c.shortenNextDeadline.Store(state == http.StateIdle && 2*l.total > l.maxTotal)
 }
 
 // limitedConn gives its place back once, on its first Close (or earlier,
 // when it is chosen to make room: then its Close gives back nothing). Its
-// marks are guarded by l.mu.
+// marks are guarded by l.mu. Closing an idle connection to make room races,
+// as an idle timeout does, with a request arriving at that instant: that
+// one finds its connection closed.
 type limitedConn struct {
 	net.Conn
 	l               *limitListener
@@ -341,7 +344,7 @@ type limitedConn struct {
 	idle            bool
 	// shortenNextDeadline: the next SetReadDeadline (the server's idle
 	// timeout) is cut to pressureIdleTimeout.
-	shortenNextDeadline bool
+	shortenNextDeadline atomic.Bool
 }
 
 func (c *limitedConn) Close() error {
@@ -353,10 +356,7 @@ func (c *limitedConn) Close() error {
 }
 
 func (c *limitedConn) SetReadDeadline(t time.Time) error {
-	c.l.mu.Lock()
-	shorten := c.shortenNextDeadline
-	c.shortenNextDeadline = false
-	c.l.mu.Unlock()
+	shorten := c.shortenNextDeadline.Swap(false)
 	if soon := time.Now().Add(pressureIdleTimeout); shorten && (t.IsZero() || t.After(soon)) {
 		t = soon
 	}
