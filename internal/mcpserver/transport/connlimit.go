@@ -17,7 +17,8 @@ import (
 // told apart, so these count every peer alike: what strangers without a
 // token can open is bounded per address, per network and in total, whatever
 // they send on it. A peer that is a trusted proxy (HTTPConfig.TrustedProxies)
-// counts only in the total: everyone behind it shares its connections.
+// counts only in the total: everyone behind it shares its connections, and
+// its idle ones, as one group, may make room like a network's.
 //
 // No small set of networks can hold the total. While k networks hold
 // connections, one that holds some opens another only below
@@ -40,8 +41,9 @@ const (
 	DefaultMaxConnsPerAddress = 64
 	// DefaultMaxConns caps the open connections in all. Each costs memory
 	// (ConnBytes), so the total follows from the memory budget: 2,048 of
-	// them hold at most 2048 x ConnBytes = 40 MiB (docs/deploy.md, Memory),
-	// and it stays well below a usual file-descriptor limit, so a flood is
+	// them hold at most 2048 x ConnBytes = 40 MiB (docs/deploy.md, Memory;
+	// the shipped container passes 512, 10 MiB beside the 202 MiB of its
+	// other bounds under GOMEMLIMIT 224 MiB), and it stays well below a usual file-descriptor limit, so a flood is
 	// refused one connection at a time instead of failing every accept (and
 	// the RS connections the server opens itself) for want of descriptors.
 	DefaultMaxConns = 2048
@@ -62,7 +64,7 @@ const pressureIdleTimeout = 5 * time.Second
 // a client sees why, and when to retry, rather than a reset. It fits any
 // socket's send buffer, so writing it never blocks the accept loop.
 var connRefusal = func() []byte {
-	const body = `{"error":"too_many_connections","message":"too many open connections from your network or in all: retry after a second"}`
+	const body = `{"error":"too_many_connections","message":"too many open connections from your address or network, or in all: retry after a second"}`
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
