@@ -21,10 +21,10 @@ COPY --from=build /out/pdpp-mcp-server /out/paper-mcp-server /usr/local/bin/
 USER 65532:65532
 # Sized for a 256 MiB container, as deploy/kubernetes runs it: the Go
 # runtime's soft memory limit 32 MiB below it, request bodies of at most
-# 128 KiB and at most 512 open connections, so the worst case of the bounds
+# 128 KiB and at most 384 open connections, so the worst case of the bounds
 # (docs/deploy.md) fits. With another memory limit, pass
 # -e GOMEMLIMIT=<limit minus 32 MiB>.
-ENV GOMEMLIMIT=224MiB PDPP_MCP_MAX_BODY_BYTES=131072 PDPP_MCP_MAX_CONNS=512
+ENV GOMEMLIMIT=224MiB PDPP_MCP_MAX_BODY_BYTES=131072 PDPP_MCP_MAX_CONNS=384
 # 8787: /mcp of pdpp-mcp-server, 8788: /mcp of paper-mcp-server, 9464: the admin listener
 # (/healthz, /readyz, /metrics), apart from /mcp and its connection bounds.
 EXPOSE 8787 8788 9464

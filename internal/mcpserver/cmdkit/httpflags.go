@@ -127,7 +127,7 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxConnsPerAddr, "max-conns-per-address", envPrefix+"MAX_CONNS_PER_ADDRESS", transport.DefaultMaxConnsPerAddress, "most open connections from one client address (an IPv6 address counts as its /64) that is not a trusted proxy"); err != nil {
 		return err
 	}
-	if err := f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all, each about 20 KiB (count them in the memory limit); at it, an idle connection of the network holding the most is closed for a newcomer; keep it under the process's file-descriptor limit"); err != nil {
+	if err := f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all, each up to 24 KiB (count them in the memory limit); at it, an idle connection of the network holding the most is closed for a newcomer; keep it under the process's file-descriptor limit"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault

@@ -41,18 +41,18 @@ const (
 	DefaultMaxConnsPerAddress = 64
 	// DefaultMaxConns caps the open connections in all. Each costs memory
 	// (ConnBytes), so the total follows from the memory budget: 2,048 of
-	// them hold at most 2048 x ConnBytes = 40 MiB (docs/deploy.md, Memory;
-	// the shipped container passes 512, 10 MiB beside the 202 MiB of its
+	// them hold at most 2048 x ConnBytes = 48 MiB (docs/deploy.md, Memory;
+	// the shipped container passes 384, 9 MiB beside the 202 MiB of its
 	// other bounds under GOMEMLIMIT 224 MiB), and it stays well below a usual file-descriptor limit, so a flood is
 	// refused one connection at a time instead of failing every accept (and
 	// the RS connections the server opens itself) for want of descriptors.
 	DefaultMaxConns = 2048
 	// ConnBytes is the memory one open, kept-alive HTTP/1.1 connection
 	// holds at most between requests (its goroutine's stack, the server's
-	// read and write buffers, the socket's state), measured as the RSS of
-	// the server with N idle connections open (tools/benchrss -strangers)
-	// and rounded up.
-	ConnBytes = 20 << 10
+	// read and write buffers, the socket's state): the RSS of the server
+	// with 1,536 idle connections open rose by 18.7 to 19.4 KiB each
+	// (tools/benchrss -conns), and this leaves a fifth above that.
+	ConnBytes = 24 << 10
 )
 
 // pressureIdleTimeout is how long a connection idle between requests waits

@@ -60,7 +60,7 @@ func TestWorstCaseHeap(t *testing.T) {
 	}{
 		{"no requests", 48 << 20, 0, 1 << 20, 0, 10<<20 + 96<<20},
 		{"connections only", 48 << 20, 0, 1 << 20, 1024, 10<<20 + 96<<20 + 1024*transport.ConnBytes},
-		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 512, 10<<20 + 96<<20 + 256*(256<<10+128<<10) + 512*transport.ConnBytes},
+		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 384, 10<<20 + 96<<20 + 256*(256<<10+128<<10) + 384*transport.ConnBytes},
 		{"the defaults", 48 << 20, 256, 1 << 20, transport.DefaultMaxConns, 10<<20 + 96<<20 + 256*(2<<20+128<<10) + transport.DefaultMaxConns*transport.ConnBytes},
 	}
 	for _, tc := range cases {
