@@ -20,11 +20,13 @@ COPY --from=build /out/pdpp-mcp-server /out/paper-mcp-server /usr/local/bin/
 # distroless "nonroot" (numeric, so Kubernetes can check runAsNonRoot).
 USER 65532:65532
 # Sized for a 256 MiB container, as deploy/kubernetes runs it: the Go
-# runtime's soft memory limit 32 MiB below it, and request bodies of at most
-# 128 KiB, so the worst case of the bounds (docs/deploy.md) fits. With
-# another memory limit, pass -e GOMEMLIMIT=<limit minus 32 MiB>.
-ENV GOMEMLIMIT=224MiB PDPP_MCP_MAX_BODY_BYTES=131072
-# 8787: /mcp of pdpp-mcp-server, 8788: /mcp of paper-mcp-server, 9464: /metrics.
+# runtime's soft memory limit 32 MiB below it, request bodies of at most
+# 128 KiB and at most 384 open connections, so the worst case of the bounds
+# (docs/deploy.md) fits. With another memory limit, pass
+# -e GOMEMLIMIT=<limit minus 32 MiB>.
+ENV GOMEMLIMIT=224MiB PDPP_MCP_MAX_BODY_BYTES=131072 PDPP_MCP_MAX_CONNS=384
+# 8787: /mcp of pdpp-mcp-server, 8788: /mcp of paper-mcp-server, 9464: the admin listener
+# (/healthz, /readyz, /metrics), apart from /mcp and its connection bounds.
 EXPOSE 8787 8788 9464
 ENTRYPOINT ["/usr/local/bin/pdpp-mcp-server"]
-CMD ["http", "--listen", "0.0.0.0:8787", "--metrics-listen", "0.0.0.0:9464"]
+CMD ["http", "--listen", "0.0.0.0:8787", "--admin-listen", "0.0.0.0:9464"]

@@ -40,6 +40,14 @@
 //	                                         or timed-out item, a search over 2 s
 //	                                         beside the batches, or a p95 over
 //	                                         0.75 s beside the loop
+//	go run ./tools/benchrss -conns           held connections (part of -strangers):
+//	                                         idle connections' memory; 17 /24s x 512
+//	                                         and one address x 512 kept-alive
+//	                                         connections held by a child process
+//	                                         while a verified token's searches on new
+//	                                         connections are timed; fails when fewer
+//	                                         than 90% are answered or the admin
+//	                                         listener misses a probe
 //
 // Linux only (it reads /proc/<pid>/status). Every address is loopback.
 package main

@@ -47,6 +47,7 @@ type options struct {
 	fairOnly  bool // -fair: only the fairness check
 	strangers strangersOptions
 	strOnly   bool // -strangers: only the made-up bearer check
+	connsOnly bool // -conns: only the connection floods of -strangers
 	hidden    hiddenfullOptions
 	hidOnly   bool // -hiddenfull: only the escaped full-detail check
 }
@@ -63,7 +64,9 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "measure only these workload calls, comma-separated (search, query, fetch, read_field, read_field_q); default all")
 	flag.BoolVar(&o.stdioRaw, "stdio-raw", true, "also make every stdio call through a second child driven by a bare JSON-RPC client that decodes only id, error and isError (the raw path)")
 	flag.BoolVar(&o.floor, "floor", true, "also make every stdio call's RS request through the floor: a pass-through MCP server (this program run again) that returns the RS body verbatim, driven by the same client(s) as the adapter")
-	var floorRS, bareFloorRS, floodURL string
+	var floorRS, bareFloorRS, floodURL, connFloodAddr, connFloodShape string
+	flag.StringVar(&connFloodAddr, connFloodChildFlag, "", "internal: hold the connections of -"+connFloodShapeFlag+" against this host:port until standard input closes, then exit")
+	flag.StringVar(&connFloodShape, connFloodShapeFlag, "", "internal: networks,addresses,connections per address of the connection flood child")
 	flag.StringVar(&floodURL, strangersFloodChildFlag, "", "internal: flood this /mcp URL with made-up bearers (-strangers-addrs x -strangers-per-addr) until standard input closes, print the answers by status, then exit")
 	flag.StringVar(&floorRS, floorChildFlag, "", "internal: serve the floor over stdio against this RS URL, then exit")
 	flag.StringVar(&bareFloorRS, bareFloorChildFlag, "", "internal: serve the bare floor (no MCP library) over stdio against this RS URL, then exit")
@@ -92,6 +95,7 @@ func main() {
 	flag.StringVar(&o.hidden.ceilings, "hiddenfull-ceilings", "0", "comma-separated --full-max-bytes values of the escaped full-detail check (0: the server's default)")
 	flag.BoolVar(&o.fairOnly, "fair", false, "run only the fairness check over HTTP at default flags: one token's concurrent batches of full calls, then its full calls looping on many connections, each beside another token's small searches; exits 1 when a bound is missed")
 	flag.BoolVar(&o.strOnly, "strangers", false, "run only the made-up bearer check over HTTP at default flags: many addresses send calls with fresh made-up bearers that the RS takes long to reject, beside a token with a cached verdict whose searches are timed idle and under the flood; exits 1 when a bound is missed")
+	flag.BoolVar(&o.connsOnly, "conns", false, "run only the connection floods of -strangers: held kept-alive connections from many networks, or one address, beside a verified token on new connections, and the memory of idle connections; exits 1 when an aim is missed")
 	flag.IntVar(&o.strangers.addrs, "strangers-addrs", 100, "source addresses of the flood (loopback)")
 	flag.IntVar(&o.strangers.perAddr, "strangers-per-addr", 400, "goroutines per address, over at most 64 connections each")
 	flag.DurationVar(&o.strangers.reject, "strangers-reject", time.Second, "how long the RS takes to reject a made-up bearer")
@@ -110,6 +114,9 @@ func main() {
 	}
 	if floodURL != "" {
 		os.Exit(runFloodChild(floodURL, o.strangers.addrs, o.strangers.perAddr))
+	}
+	if connFloodAddr != "" {
+		os.Exit(runConnFloodChild(connFloodAddr, connFloodShape))
 	}
 	if bareFloorRS != "" {
 		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
@@ -136,7 +143,7 @@ func main() {
 	if o.floodOnly {
 		os.Exit(runFlood(ctx, log, o))
 	}
-	if o.hostOnly || o.fairOnly || o.hidOnly || o.strOnly {
+	if o.hostOnly || o.fairOnly || o.hidOnly || o.strOnly || o.connsOnly {
 		bin, cleanup, err := serverBinary(ctx, log, o.bin)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
@@ -146,8 +153,13 @@ func main() {
 		switch {
 		case o.hostOnly:
 			code = runHostile(ctx, bin, o.hostile)
+		case o.connsOnly:
+			code = runConnFloods(ctx, bin)
 		case o.strOnly:
 			code = runStrangersAndChecks(ctx, bin, o.strangers)
+			if !checksOnly {
+				code = max(code, runConnFloods(ctx, bin))
+			}
 		case o.hidOnly:
 			code = runHiddenfull(ctx, bin, o.hidden)
 		default:

@@ -45,10 +45,15 @@ type HTTPFlags struct {
 	ForwardedHeader string
 	MaxUnverified   int64
 	MaxConnsPerNet  int64
+	MaxConnsPerAddr int64
 	MaxConns        int64
 
-	// MetricsListen is the address of the Prometheus listener (flag
-	// --metrics-listen); empty turns metrics off.
+	// AdminListen is the address of the admin listener serving /healthz,
+	// /readyz and /metrics apart from /mcp (flag --admin-listen, default
+	// DefaultAdminListen); empty turns it and metrics off. MetricsListen
+	// is its older name (flag --metrics-listen): when set, it is the
+	// admin listener's address.
+	AdminListen   string
 	MetricsListen string
 	metrics       *metrics.Metrics
 
@@ -58,13 +63,18 @@ type HTTPFlags struct {
 	RequestTimeoutDefault string
 }
 
+// DefaultAdminListen is the admin listener's address by default: loopback,
+// so probes and metrics are there on the host but reach no one beyond it.
+// The port is the one usual for a Prometheus exporter.
+const DefaultAdminListen = "127.0.0.1:9464"
+
 // Register defines --listen, --allowed-origins, --allowed-hosts,
 // --public-base-url, --cors, --max-body-bytes, --max-batch-items,
 // --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
-// --shutdown-timeout, --metrics-listen, --body-read-timeout, --max-body-readers and
+// --shutdown-timeout, --admin-listen, --metrics-listen, --body-read-timeout, --max-body-readers and
 // --max-body-readers-per-client, --max-body-readers-per-prefix, --min-body-rate,
 // --trusted-proxies, --forwarded-header, --max-unverified-requests,
-// --max-conns-per-network and --max-conns, read
+// --max-conns-per-network, --max-conns-per-address and --max-conns, read
 // from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
@@ -74,7 +84,8 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Bool(&h.CORS, "cors", envPrefix+"CORS", false, "answer CORS preflight for the allowed origins"); err != nil {
 		return err
 	}
-	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "address of a separate Prometheus listener serving /metrics, e.g. 127.0.0.1:9464 (off when empty)")
+	f.Str(&h.AdminListen, "admin-listen", envPrefix+"ADMIN_LISTEN", DefaultAdminListen, "address of the admin listener serving /healthz, /readyz and /metrics apart from /mcp and its connection bounds; point probes and scraping here (empty: off, and no metrics)")
+	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "older name of --admin-listen: when set, the admin listener's address")
 	if err := f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"); err != nil {
 		return err
 	}
@@ -110,10 +121,13 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	if err := f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most checks of bearers with no good verdict yet run at once, apart from the request slots; the others wait their turn in a fair line between networks (IPv4 /24, IPv6 /48), a quarter kept for addresses that showed a good token within a day; a request is refused 503 only when its own network's queue is full (0: --max-concurrent-requests/16, at least 4)"); err != nil {
 		return err
 	}
-	if err := f.Int64(&h.MaxConnsPerNet, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; one more is answered 503 and closed at once"); err != nil {
+	if err := f.Int64(&h.MaxConnsPerNet, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; while several networks hold connections each also keeps within a share that leaves a place for one more; one more is answered 503 and closed at once"); err != nil {
 		return err
 	}
-	if err := f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all; keep it under the process's file-descriptor limit"); err != nil {
+	if err := f.Int64(&h.MaxConnsPerAddr, "max-conns-per-address", envPrefix+"MAX_CONNS_PER_ADDRESS", transport.DefaultMaxConnsPerAddress, "most open connections from one client address (an IPv6 address counts as its /64) that is not a trusted proxy"); err != nil {
+		return err
+	}
+	if err := f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all, each up to 24 KiB (count them in the memory limit); at it, an idle connection of the network holding the most is closed for a newcomer; keep it under the process's file-descriptor limit"); err != nil {
 		return err
 	}
 	def := h.RequestTimeoutDefault
@@ -162,14 +176,24 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 		ForwardedHeader:       h.ForwardedHeader,
 		MaxUnverifiedRequests: int(h.MaxUnverified),
 		MaxConnsPerNetwork:    int(h.MaxConnsPerNet),
+		MaxConnsPerAddress:    int(h.MaxConnsPerAddr),
 		MaxConns:              int(h.MaxConns),
 	}
 }
 
+// adminAddr is the admin listener's address: --metrics-listen when set,
+// else --admin-listen.
+func (h *HTTPFlags) adminAddr() string {
+	if h.MetricsListen != "" {
+		return h.MetricsListen
+	}
+	return h.AdminListen
+}
+
 // Metrics returns this server's instruments (one private registry per
-// HTTPFlags), or nil when --metrics-listen is empty.
+// HTTPFlags), or nil when the admin listener is off.
 func (h *HTTPFlags) Metrics() *metrics.Metrics {
-	if h.MetricsListen == "" {
+	if h.adminAddr() == "" {
 		return nil
 	}
 	if h.metrics == nil {
@@ -178,30 +202,33 @@ func (h *HTTPFlags) Metrics() *metrics.Metrics {
 	return h.metrics
 }
 
-// ServeWithMetrics binds --metrics-listen (when metrics are on), then serves
-// handler with cfg until ctx ends (see Serve). Metrics are served, and
-// onMetrics receives their address, only once the MCP listener is bound
-// (before cfg.OnListen is called): an MCP address in use fails before
-// anything says it is serving. The metrics listener stops with the server.
-// Every hosted command ends here.
+// ServeWithMetrics binds the admin listener (when it is on), then serves
+// handler with cfg until ctx ends (see Serve), and its probes and metrics
+// on the admin listener. onMetrics receives the admin address only once
+// the MCP listener is bound (before cfg.OnListen is called): an MCP
+// address in use fails before anything says it is serving. The admin
+// listener stops with the server. An address in use fails, except the
+// default one: then the server logs a warning and serves without it (two
+// servers on one host, or tests side by side). Every hosted command ends
+// here.
 func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, handler http.Handler, cfg transport.HTTPConfig, onMetrics func(net.Addr)) error {
-	m := h.Metrics()
-	if m == nil {
+	addr := h.adminAddr()
+	if addr == "" {
 		return Serve(ctx, handler, cfg)
 	}
-	ln, err := net.Listen("tcp", h.MetricsListen)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return Fail(ExitUnavailable, "metrics listener: %v (pick another address with --metrics-listen, e.g. 127.0.0.1:0)", err)
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE) && addr == DefaultAdminListen:
+		log.Warn("admin listener: the default address is in use; serving without probes and metrics apart from /mcp (set --admin-listen)", "addr", addr, "err", err)
+		return Serve(ctx, handler, cfg)
+	case errors.Is(err, syscall.EADDRINUSE):
+		return Fail(ExitUnavailable, "admin listener: %v (pick another address with --admin-listen, e.g. 127.0.0.1:0)", err)
+	case err != nil:
+		return Fail(ExitUsage, "admin listener: %v", err)
 	}
-	if err != nil {
-		return Fail(ExitUsage, "metrics listener: %v", err)
-	}
-	// ServeHTTP calls OnListen on this goroutine, before it serves, so stop
-	// is set (or not) by the time Serve returns.
-	var stop func()
+	cfg.AdminListener = ln
 	onListen := cfg.OnListen
 	cfg.OnListen = func(a net.Addr) {
-		stop = metrics.ServeListener(ctx, ln, m, log)
 		if onMetrics != nil {
 			onMetrics(ln.Addr())
 		}
@@ -209,13 +236,6 @@ func (h *HTTPFlags) ServeWithMetrics(ctx context.Context, log *slog.Logger, hand
 			onListen(a)
 		}
 	}
-	defer func() {
-		if stop != nil {
-			stop()
-		} else {
-			ln.Close()
-		}
-	}()
 	return Serve(ctx, handler, cfg)
 }
 

@@ -1,10 +1,6 @@
 package metrics
 
 import (
-	"context"
-	"errors"
-	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -314,48 +310,4 @@ func Label(v string) string {
 		}
 	}
 	return v
-}
-
-// Serve binds addr and serves /metrics (and nothing else) until ctx ends. It
-// returns once the listener is bound, with the bound address and a stop func
-// that closes it; serving errors are logged.
-func Serve(ctx context.Context, addr string, m *Metrics, log *slog.Logger) (net.Addr, func(), error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ln.Addr(), ServeListener(ctx, ln, m, log), nil
-}
-
-// ServeListener serves /metrics (and nothing else) on ln, bound by the
-// caller, until ctx ends or the returned stop func is called, which closes
-// ln; serving errors are logged.
-func ServeListener(ctx context.Context, ln net.Listener, m *Metrics, log *slog.Logger) (stop func()) {
-	if log == nil {
-		log = slog.Default()
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener stopped", "err", err)
-		}
-	}()
-	stopCtx, cancel := context.WithCancel(ctx)
-	go func() {
-		<-stopCtx.Done()
-		_ = srv.Close()
-	}()
-	log.Info("serving metrics", "addr", ln.Addr().String(), "path", "/metrics")
-	return cancel
 }

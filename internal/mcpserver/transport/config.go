@@ -158,11 +158,18 @@ type HTTPConfig struct {
 	MaxUnverifiedRequests int
 	// MaxConnsPerNetwork caps the open connections of one network (IPv4
 	// /24, IPv6 /64) that is not a trusted proxy (flag
-	// --max-conns-per-network, default DefaultMaxConnsPerNetwork), and
-	// MaxConns those in all (flag --max-conns, default DefaultMaxConns).
-	// A connection over either is answered 503 and closed at once (see
-	// limitListener); negative is a configuration error.
+	// --max-conns-per-network, default DefaultMaxConnsPerNetwork),
+	// MaxConnsPerAddress those of one client address (flag
+	// --max-conns-per-address, default DefaultMaxConnsPerAddress; an IPv6
+	// address counts as its /64) and MaxConns those in all (flag
+	// --max-conns, default DefaultMaxConns). While several networks hold
+	// connections each keeps within a share that leaves a place for one
+	// more, and at the total an idle connection of the network holding the
+	// most is closed for a newcomer. A connection refused is answered 503
+	// and closed at once (see limitListener); negative is a configuration
+	// error.
 	MaxConnsPerNetwork int
+	MaxConnsPerAddress int
 	MaxConns           int
 	// TrustedProxies lists the networks (CIDRs; a bare address is its own
 	// /32 or /128) of the proxies in front of this server (flag
@@ -294,8 +301,14 @@ type HTTPConfig struct {
 
 	// Metrics, when set, receives the counts of HTTP requests, tool calls,
 	// batches and authentication refusals (see Observe); the program serves
-	// it on its own listener (flag --metrics-listen).
+	// it on the admin listener (AdminListener, flag --admin-listen).
 	Metrics *metrics.Metrics
+
+	// AdminListener, when set, is bound by the caller (flag --admin-listen)
+	// and served by ServeHTTP with /healthz, /readyz and /metrics (see
+	// admin.go), outside the connection bounds of Listen; ServeHTTP closes
+	// it when it returns.
+	AdminListener net.Listener
 
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").
@@ -460,11 +473,14 @@ func (st *settings) settleBounds() error {
 	if st.MaxConnsPerNetwork == 0 {
 		st.MaxConnsPerNetwork = DefaultMaxConnsPerNetwork
 	}
+	if st.MaxConnsPerAddress == 0 {
+		st.MaxConnsPerAddress = DefaultMaxConnsPerAddress
+	}
 	if st.MaxConns == 0 {
 		st.MaxConns = DefaultMaxConns
 	}
-	if st.MaxConnsPerNetwork < 0 || st.MaxConns < 0 {
-		return fmt.Errorf("max connections must be positive, got %d per network and %d in all", st.MaxConnsPerNetwork, st.MaxConns)
+	if st.MaxConnsPerNetwork < 0 || st.MaxConnsPerAddress < 0 || st.MaxConns < 0 {
+		return fmt.Errorf("max connections must be positive, got %d per address, %d per network and %d in all", st.MaxConnsPerAddress, st.MaxConnsPerNetwork, st.MaxConns)
 	}
 	if st.MaxBodyReadersPerPrefix == 0 {
 		st.MaxBodyReadersPerPrefix = DefaultMaxBodyReadersPerPrefix

@@ -3,9 +3,11 @@ package transport
 import (
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
@@ -13,68 +15,114 @@ import (
 
 // Connection bounds. A connection is opened before any request on it can be
 // told apart, so these count every peer alike: what strangers without a
-// token can open is bounded per network and in total, whatever they send on
-// it. A peer that is a trusted proxy (HTTPConfig.TrustedProxies) counts only
-// in the total: everyone behind it shares its connections.
+// token can open is bounded per address, per network and in total, whatever
+// they send on it. A peer that is a trusted proxy (HTTPConfig.TrustedProxies)
+// counts only in the total: everyone behind it shares its connections, and
+// its idle ones, as one group, may make room like a network's.
+//
+// No small set of networks can hold the total. While k networks hold
+// connections, one that holds some opens another only below
+// MaxConns/(k+1), so k networks leave a place for one more; and at the
+// total, a newcomer closes an idle connection of the network holding the
+// most (when that holds more than the newcomer's network would) instead of
+// being refused. A connection that is idle between requests while more
+// than half the total is open waits at most pressureIdleTimeout for its
+// next request.
 const (
 	// DefaultMaxConnsPerNetwork caps the open connections of one network
-	// (IPv4 /24, IPv6 /64): 512 is far more than the people of one network
-	// keep open to one MCP server, while a sender that fills it holds at
-	// most that many of the server's goroutines and requests in turn, so
-	// a request on another network's connection waits behind at most a few
-	// hundred of its requests, not thousands.
+	// (IPv4 /24, IPv6 /64): far more than the people of one network keep
+	// open to one MCP server, while several networks competing each keep
+	// within their share of MaxConns.
 	DefaultMaxConnsPerNetwork = 512
-	// DefaultMaxConns caps the open connections in all, well below a usual
-	// file-descriptor limit (20,000 or more), so a flood of connections is
-	// refused one by one instead of failing every accept (and the RS
-	// connections the server opens itself) for want of descriptors.
-	DefaultMaxConns = 8192
+	// DefaultMaxConnsPerAddress caps the open connections of one client
+	// address (clientKey: an IPv4 address or IPv6 /64), so one address
+	// behind a NAT or a cloud egress leaves its network's other places to
+	// its neighbours.
+	DefaultMaxConnsPerAddress = 64
+	// DefaultMaxConns caps the open connections in all. Each costs memory
+	// (ConnBytes), so the total follows from the memory budget: 2,048 of
+	// them hold at most 2048 x ConnBytes = 48 MiB (docs/deploy.md, Memory;
+	// the shipped container passes 384, 9 MiB beside the 202 MiB of its
+	// other bounds under GOMEMLIMIT 224 MiB), and it stays well below a usual file-descriptor limit, so a flood is
+	// refused one connection at a time instead of failing every accept (and
+	// the RS connections the server opens itself) for want of descriptors.
+	DefaultMaxConns = 2048
+	// ConnBytes is the memory one open, kept-alive HTTP/1.1 connection
+	// holds at most between requests (its goroutine's stack, the server's
+	// read and write buffers, the socket's state): the RSS of the server
+	// with 1,536 idle connections open rose by 18.7 to 19.4 KiB each
+	// (tools/benchrss -conns), and this leaves a fifth above that.
+	ConnBytes = 24 << 10
 )
+
+// pressureIdleTimeout is how long a connection idle between requests waits
+// for its next one while more than half of MaxConns are open (instead of
+// the server's IdleTimeout).
+const pressureIdleTimeout = 5 * time.Second
 
 // connRefusal is written to a connection over a bound before it is closed:
 // a client sees why, and when to retry, rather than a reset. It fits any
 // socket's send buffer, so writing it never blocks the accept loop.
 var connRefusal = func() []byte {
-	const body = `{"error":"too_many_connections","message":"too many open connections from your network or in all: retry after a second"}`
+	const body = `{"error":"too_many_connections","message":"too many open connections from your address or network, or in all: retry after a second"}`
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
 
-// Metrics reasons of a refused connection.
+// Metrics reasons of a refused connection, and of an idle one closed for
+// a newcomer.
 const (
 	reasonNetworkConnsBusy = "network_conns_busy"
+	reasonAddressConnsBusy = "address_conns_busy"
 	reasonConnsBusy        = "conns_busy"
+	reasonIdleConnEvicted  = "idle_conn_evicted"
 )
 
 // limitListener accepts connections within the bounds: over them, it
 // answers connRefusal and closes the connection at once, and goes on
-// accepting. Its map holds one entry per network with an open connection,
-// so at most maxTotal entries.
+// accepting. Its maps hold one entry per network, address and connection
+// open, so each has at most maxTotal entries.
 type limitListener struct {
 	net.Listener
-	perNetwork, maxTotal int
-	proxies              proxySet
-	metrics              *metrics.Metrics
-	warn                 *busyWarning
+	perNetwork, perAddress, maxTotal int
+	proxies                          proxySet
+	metrics                          *metrics.Metrics
+	warn                             *busyWarning
 
 	lingering chan struct{} // refusals closing gently (refusalLingerers)
 
-	mu    sync.Mutex
-	total int
-	open  map[netip.Prefix]int
+	mu     sync.Mutex
+	total  int
+	open   map[netip.Prefix]*networkConns // counted networks with a connection open
+	byAddr map[netip.Prefix]int           // connections open per client address
+	// uncounted are the connections of trusted proxies (and of peers that
+	// are not TCP): bound only by the total, and like a network they may
+	// give an idle connection to a newcomer.
+	uncounted networkConns
+}
+
+// networkConns are the open connections of one network, and how many of
+// them are idle (between requests, or not yet sent one). conns holds at
+// most perNetwork entries.
+type networkConns struct {
+	conns map[*limitedConn]struct{}
+	idle  int
 }
 
 func newLimitListener(ln net.Listener, st *settings) *limitListener {
 	return &limitListener{
 		Listener:   ln,
 		perNetwork: st.MaxConnsPerNetwork,
+		perAddress: st.MaxConnsPerAddress,
 		maxTotal:   st.MaxConns,
 		proxies:    st.proxies,
 		metrics:    st.Metrics,
-		warn: &busyWarning{log: st.logger, message: "refusing connections: too many open from one network or in all",
-			attrs: []any{"max_conns_per_network", st.MaxConnsPerNetwork, "max_conns", st.MaxConns}},
+		warn: &busyWarning{log: st.logger, message: "refusing connections: too many open from one address, one network or in all",
+			attrs: []any{"max_conns_per_address", st.MaxConnsPerAddress, "max_conns_per_network", st.MaxConnsPerNetwork, "max_conns", st.MaxConns}},
 		lingering: make(chan struct{}, refusalLingerers),
-		open:      map[netip.Prefix]int{},
+		open:      map[netip.Prefix]*networkConns{},
+		byAddr:    map[netip.Prefix]int{},
+		uncounted: networkConns{conns: map[*limitedConn]struct{}{}},
 	}
 }
 
@@ -87,14 +135,20 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		network, counted := l.networkOf(c.RemoteAddr())
-		if reason := l.take(network, counted); reason != "" {
+		lc := &limitedConn{Conn: c, l: l, idle: true}
+		lc.network, lc.addr, lc.counted = l.networkOf(c.RemoteAddr())
+		reason, evicted := l.take(lc)
+		if evicted != nil {
+			_ = evicted.Conn.Close() // its server goroutine ends; its place is already lc's
+			l.metrics.Shed(reasonIdleConnEvicted)
+		}
+		if reason != "" {
 			l.refuse(c)
 			l.metrics.Shed(reason)
 			l.warn.refused()
 			continue
 		}
-		return &limitedConn{Conn: c, release: func() { l.release(network, counted) }}, nil
+		return lc, nil
 	}
 }
 
@@ -132,58 +186,181 @@ func (l *limitListener) refuse(c net.Conn) {
 	}()
 }
 
-// networkOf is the network a peer's connection counts against (prefixKey
-// of its clientKey: an IPv4 /24 or IPv6 /64), and false for a trusted proxy
-// (counted only in the total) or an address that does not parse (not a TCP
-// peer).
-func (l *limitListener) networkOf(a net.Addr) (netip.Prefix, bool) {
+// networkOf is the network and the client address a peer's connection
+// counts against (prefixKey and clientKey: an IPv4 /24 and address, or an
+// IPv6 /64 for both), and false for a trusted proxy (counted only in the
+// total) or an address that does not parse (not a TCP peer).
+func (l *limitListener) networkOf(a net.Addr) (network, addr netip.Prefix, counted bool) {
 	ap, err := netip.ParseAddrPort(a.String())
 	if err != nil || l.proxies.trusted(ap.Addr().Unmap().WithZone("")) {
-		return netip.Prefix{}, false
+		return netip.Prefix{}, netip.Prefix{}, false
 	}
-	return prefixKey(clientKey(a.String())), true
+	addr = clientKey(a.String())
+	return prefixKey(addr), addr, true
 }
 
-// take counts a new connection, or says which bound it is over.
-func (l *limitListener) take(network netip.Prefix, counted bool) string {
+// take counts c, or says which bound it is over. At the total it makes
+// room, when it can, by choosing an idle connection of the network holding
+// the most (victim): that one is no longer counted, and the caller closes
+// it.
+func (l *limitListener) take(c *limitedConn) (reason string, victim *limitedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.total >= l.maxTotal {
-		return reasonConnsBusy
+	held := 0
+	if c.counted {
+		nc := l.open[c.network]
+		if nc != nil {
+			held = len(nc.conns)
+		}
+		k := len(l.open)
+		if nc == nil {
+			k++
+		}
+		switch {
+		case l.byAddr[c.addr] >= l.perAddress:
+			return reasonAddressConnsBusy, nil
+		case held >= l.perNetwork || held > 0 && k > 1 && held >= l.maxTotal/(k+1):
+			return reasonNetworkConnsBusy, nil
+		}
 	}
-	if counted && l.open[network] >= l.perNetwork {
-		return reasonNetworkConnsBusy
+	if l.total >= l.maxTotal {
+		if victim = l.idleOfBiggest(c.network, held, c.counted); victim == nil {
+			return reasonConnsBusy, nil
+		}
+		l.forget(victim)
 	}
 	l.total++
-	if counted {
-		l.open[network]++
+	c.placed = true
+	nc := &l.uncounted
+	if c.counted {
+		if nc = l.open[c.network]; nc == nil {
+			nc = &networkConns{conns: map[*limitedConn]struct{}{}}
+			l.open[c.network] = nc
+		}
+		l.byAddr[c.addr]++
 	}
-	return ""
+	nc.conns[c] = struct{}{}
+	nc.idle++ // a new connection is idle until its first request arrives
+	return "", victim
 }
 
-func (l *limitListener) release(network netip.Prefix, counted bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total--
-	if !counted {
+// groupOf is the networkConns c is kept in (held l.mu): its network's, or
+// uncounted; nil once c is forgotten.
+func (l *limitListener) groupOf(c *limitedConn) *networkConns {
+	if !c.placed {
+		return nil
+	}
+	if !c.counted {
+		return &l.uncounted
+	}
+	return l.open[c.network]
+}
+
+// idleOfBiggest returns an idle connection of the network (or of the
+// uncounted group) holding the most connections among those with an idle
+// one, if that holds at least two more than the newcomer's network (held;
+// a trusted proxy's newcomer counts as holding none): closing it never
+// leaves the victim's network with fewer than the newcomer's. It looks at
+// every network (at most maxTotal) and at the chosen one's connections (at
+// most maxTotal), only at the total.
+func (l *limitListener) idleOfBiggest(newcomer netip.Prefix, held int, counted bool) *limitedConn {
+	var biggest *networkConns
+	if l.uncounted.idle > 0 {
+		biggest = &l.uncounted
+	}
+	for network, nc := range l.open {
+		if nc.idle == 0 || counted && network == newcomer {
+			continue
+		}
+		if biggest == nil || len(nc.conns) > len(biggest.conns) {
+			biggest = nc
+		}
+	}
+	if biggest == nil || len(biggest.conns) < held+2 {
+		return nil
+	}
+	for c := range biggest.conns {
+		if c.idle {
+			return c
+		}
+	}
+	return nil
+}
+
+// forget stops counting c (held l.mu); it is called once per placed
+// connection, on its close or when it is chosen to make room.
+func (l *limitListener) forget(c *limitedConn) {
+	if !c.placed {
 		return
 	}
-	if n := l.open[network] - 1; n > 0 {
-		l.open[network] = n
-	} else {
-		delete(l.open, network)
+	nc := l.groupOf(c)
+	c.placed = false
+	l.total--
+	delete(nc.conns, c)
+	if c.idle {
+		nc.idle--
 	}
+	if !c.counted {
+		return
+	}
+	if len(nc.conns) == 0 {
+		delete(l.open, c.network)
+	}
+	dec(l.byAddr, c.addr)
 }
 
-// limitedConn gives its place back once, on its first Close.
+// connState is the http.Server's ConnState hook: it keeps each
+// connection's idle mark (new or between requests: a connection that may
+// be closed to make room) and, when one turns idle while more than half of
+// maxTotal are open, has its next read deadline (the server's idle
+// timeout, set right after this hook) shortened to pressureIdleTimeout.
+func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
+	c, ok := nc.(*limitedConn)
+	if !ok {
+		return
+	}
+	idle := state == http.StateNew || state == http.StateIdle
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if nc := l.groupOf(c); nc != nil && c.idle != idle {
+		if idle {
+			nc.idle++
+		} else {
+			nc.idle--
+		}
+	}
+	c.idle = idle
+	c.shortenNextDeadline.Store(state == http.StateIdle && 2*l.total > l.maxTotal)
+}
+
+// limitedConn gives its place back once, on its first Close (or earlier,
+// when it is chosen to make room: then its Close gives back nothing). Its
+// marks are guarded by l.mu. Closing an idle connection to make room races,
+// as an idle timeout does, with a request arriving at that instant: that
+// one finds its connection closed.
 type limitedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l               *limitListener
+	network, addr   netip.Prefix
+	counted, placed bool
+	idle            bool
+	// shortenNextDeadline: the next SetReadDeadline (the server's idle
+	// timeout) is cut to pressureIdleTimeout.
+	shortenNextDeadline atomic.Bool
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.l.mu.Lock()
+	c.l.forget(c)
+	c.l.mu.Unlock()
 	return err
+}
+
+func (c *limitedConn) SetReadDeadline(t time.Time) error {
+	shorten := c.shortenNextDeadline.Swap(false)
+	if soon := time.Now().Add(pressureIdleTimeout); shorten && (t.IsZero() || t.After(soon)) {
+		t = soon
+	}
+	return c.Conn.SetReadDeadline(t)
 }

@@ -18,7 +18,10 @@
 // each JSON-RPC message to mcp-go with a response writer that cannot
 // stream, so every reply is one application/json body and no
 // Mcp-Session-Id is ever issued. The same mux serves /healthz, /readyz and the
-// RFC 9728 protected-resource metadata.
+// RFC 9728 protected-resource metadata. ServeHTTP bounds open connections per
+// address, per network and in all before any request is read (connlimit.go),
+// and serves the probes and metrics on an admin listener outside those
+// bounds (admin.go).
 //
 // Each request's work is bounded by the dispatcher: a batch cap checked
 // before any item runs, a reply size cap, and one deadline for the whole

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled, then
+// ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled (and
+// serves h's probes and cfg.Metrics on cfg.AdminListener when set), then
 // shuts down gracefully: /readyz answers 503 from that moment on, the
 // listener closes (at once, or after DrainDelay of serving on), in-flight
 // requests run to completion (each within
@@ -22,6 +23,9 @@ import (
 // A listen address that is not loopback logs a warning when no Origin
 // allowlist is configured (and when no public base URL is set).
 func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
+	if cfg.AdminListener != nil {
+		defer cfg.AdminListener.Close()
+	}
 	st, err := cfg.settle()
 	if err != nil {
 		return fmt.Errorf("transport: %w", err)
@@ -48,12 +52,20 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 		st.OnListen(ln.Addr())
 	}
 
+	gated := drainGate(h, ctx)
+	if st.AdminListener != nil {
+		admin := newAdminServer(st, gated)
+		go serveAdmin(admin, st.AdminListener, st.logger)
+		// Closed last, once /mcp has drained: probes see "draining" until then.
+		defer admin.Close()
+	}
 	srv := &http.Server{
-		Handler:           drainGate(h, ctx),
+		Handler:           gated,
 		ReadHeaderTimeout: st.ReadHeaderTimeout,
 		ReadTimeout:       st.ReadTimeout,
 		WriteTimeout:      st.WriteTimeout,
 		IdleTimeout:       st.IdleTimeout,
+		ConnState:         ln.connState,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(st.logger.Handler(), slog.LevelWarn),
 	}

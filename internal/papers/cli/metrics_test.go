@@ -12,12 +12,18 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
-// TestMetricsEndpoint drives the paper server behind its static bearer check
-// and scrapes its metrics listener.
+// TestMetricsEndpoint drives the paper server behind its static bearer check,
+// asks its admin listener's probes and scrapes its metrics.
 func TestMetricsEndpoint(t *testing.T) {
-	url, metricsAddr := startHTTPMetrics(t, httpFlags{bearerToken: "s3cret-token", HTTPFlags: cmdkit.HTTPFlags{MetricsListen: "127.0.0.1:0"}})
+	url, metricsAddr := startHTTPMetrics(t, httpFlags{bearerToken: "s3cret-token", HTTPFlags: cmdkit.HTTPFlags{AdminListen: "127.0.0.1:0"}})
 	if metricsAddr == "" {
-		t.Fatal("no metrics listener")
+		t.Fatal("no admin listener")
+	}
+	// The admin listener serves the probes too, as the PDPP server's does.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if resp, body := do(t, http.MethodGet, "http://"+metricsAddr+path, "", nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("admin %s: %d %s", path, resp.StatusCode, body)
+		}
 	}
 	auth := map[string]string{"Authorization": "Bearer s3cret-token"}
 	const query = "vision transformer"

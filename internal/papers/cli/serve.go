@@ -83,7 +83,7 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 
 // serveHTTP serves o over the shared /mcp transport until ctx ends;
 // onListen, when set, receives the bound address (and onMetrics that of the
-// metrics listener, when one is configured).
+// admin listener, with probes and metrics, when on).
 func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
 	cfg := h.config(log, o.store.Ping)
 	cfg.OnListen = onListen

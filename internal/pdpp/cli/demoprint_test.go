@@ -211,7 +211,7 @@ func TestPortTakenBeforeMetrics(t *testing.T) {
 			if code != 69 || !strings.Contains(errOut, "pick another address with --listen") {
 				t.Fatalf("exit %d, want 69 naming --listen:\n%s", code, errOut)
 			}
-			if strings.Contains(errOut, "serving metrics") {
+			if strings.Contains(errOut, "serving probes and metrics") {
 				t.Fatalf("metrics said they were serving before the port clash:\n%s", errOut)
 			}
 		})

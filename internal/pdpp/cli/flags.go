@@ -88,10 +88,12 @@ const (
 // --max-concurrent-requests, its request body twice (read, then parsed)
 // a compact reply three times (the encoded result, the encoded message,
 // the transport's buffer), and the answers a batch gathers before it
-// streams (transport.BatchHeldBytes). Set GOMEMLIMIT at or above it, and
-// the container limit MemoryHeadroom above that.
-func WorstCaseHeap(inFlight, maxConcurrent, maxBody int64) int64 {
-	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply+transport.BatchHeldBytes)
+// streams (transport.BatchHeldBytes); and for each of --max-conns, an open
+// connection (transport.ConnBytes: its goroutine and buffers, held while
+// it waits for its next request whoever opened it). Set GOMEMLIMIT at or
+// above it, and the container limit MemoryHeadroom above that.
+func WorstCaseHeap(inFlight, maxConcurrent, maxBody, maxConns int64) int64 {
+	return heapBase + 2*inFlight + maxConcurrent*(2*maxBody+3*maxCompactReply+transport.BatchHeldBytes) + maxConns*transport.ConnBytes
 }
 
 // memoryLimits checks --full-max-bytes and --max-inflight-bytes (zero:

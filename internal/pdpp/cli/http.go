@@ -169,7 +169,7 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 }
 
 // serveHTTP builds and serves the hosted server; onListen reports the address
-// (and onMetrics that of the metrics listener, when one is configured).
+// (and onMetrics that of the admin listener, with probes and metrics, when on).
 func serveHTTP(ctx context.Context, log *slog.Logger, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
 	if m := h.Metrics(); m != nil {
 		h.rsObserve = m.RSRequest

@@ -283,8 +283,8 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 			{"public base URL set", cfg.PublicBaseURL != ""},
 			{"allowed origins set", len(cfg.AllowedOrigins) > 0},
 			{"listens beyond loopback", !strings.HasPrefix(h.Listen, "127.") && !strings.HasPrefix(h.Listen, "localhost")},
-			{"metrics on", h.MetricsListen != ""},
-			{"metrics annotation names the metrics port", dep.Spec.Template.Metadata.Annotations["prometheus.io/port"] == strconv.Itoa(namedPort(c, "metrics"))},
+			{"admin listener on, under its own name", h.AdminListen != "" && h.MetricsListen == ""},
+			{"metrics annotation names the admin port", dep.Spec.Template.Metadata.Annotations["prometheus.io/port"] == strconv.Itoa(namedPort(c, "admin"))},
 		}
 		for _, chk := range checks {
 			if !chk.ok {
@@ -297,8 +297,8 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 		if got, want := listenPort(t, h.Listen), namedPort(c, "http"); got != want {
 			t.Errorf("--listen port %d, container port http %d", got, want)
 		}
-		if got, want := listenPort(t, h.MetricsListen), namedPort(c, "metrics"); got != want {
-			t.Errorf("--metrics-listen port %d, container port metrics %d", got, want)
+		if got, want := listenPort(t, h.AdminListen), namedPort(c, "admin"); got != want {
+			t.Errorf("--admin-listen port %d, container port admin %d", got, want)
 		}
 		for _, p := range objs["Service"].Spec.Ports {
 			if portOf(t, c, p.TargetPort) == 0 {
@@ -309,8 +309,10 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 			if pr == nil || pr.HTTPGet == nil {
 				t.Fatalf("no %s probe", name)
 			}
-			if got := portOf(t, c, pr.HTTPGet.Port); got != listenPort(t, h.Listen) {
-				t.Errorf("%s probe on port %d, the server listens on %d", name, got, listenPort(t, h.Listen))
+			// On the admin listener: probes on /mcp's port would compete
+			// with strangers for its connections.
+			if got := portOf(t, c, pr.HTTPGet.Port); got != listenPort(t, h.AdminListen) {
+				t.Errorf("%s probe on port %d, the admin listener is on %d", name, got, listenPort(t, h.AdminListen))
 			}
 		}
 		if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
@@ -322,7 +324,7 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	})
 
 	t.Run("memory fits the limit", func(t *testing.T) {
-		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody)
+		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody, h.MaxConns)
 	})
 
 	t.Run("grace period exceeds the drain", func(t *testing.T) {
@@ -390,9 +392,9 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 			}
 			admits[port] = rule.From[0].NamespaceSelector.MatchLabels
 		}
-		mcpFrom, metricsFrom := admits[listenPort(t, h.Listen)], admits[listenPort(t, h.MetricsListen)]
+		mcpFrom, metricsFrom := admits[listenPort(t, h.Listen)], admits[listenPort(t, h.AdminListen)]
 		if len(admits) != 2 || mcpFrom == nil || metricsFrom == nil {
-			t.Fatalf("the policy admits ports %v, want exactly /mcp (%d) and /metrics (%d)", admits, listenPort(t, h.Listen), listenPort(t, h.MetricsListen))
+			t.Fatalf("the policy admits ports %v, want exactly /mcp (%d) and the admin listener (%d)", admits, listenPort(t, h.Listen), listenPort(t, h.AdminListen))
 		}
 		if mcpFrom["kubernetes.io/metadata.name"] == "" {
 			t.Errorf("/mcp is admitted from %v, not from a named ingress namespace", mcpFrom)
@@ -405,15 +407,18 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	// The probe and metrics paths are the ones the server serves: run it with
 	// the manifest's flags on loopback ports against the demo RS.
 	t.Run("served paths", func(t *testing.T) {
-		h.Listen, h.MetricsListen, h.providerURL = "127.0.0.1:0", "127.0.0.1:0", demoRS(t)
+		h.Listen, h.AdminListen, h.providerURL = "127.0.0.1:0", "127.0.0.1:0", demoRS(t)
 		h.PublicBase = "" // the manifest's public host does not resolve here
 		addr, maddr := serveForTest(t, context.Background(), log, &h)
 		if maddr == nil {
-			t.Fatal("no metrics listener")
+			t.Fatal("no admin listener")
 		}
 		for _, u := range []string{
-			"http://" + addr.String() + c.ReadinessProbe.HTTPGet.Path,
-			"http://" + addr.String() + c.LivenessProbe.HTTPGet.Path,
+			"http://" + maddr.String() + c.ReadinessProbe.HTTPGet.Path,
+			"http://" + maddr.String() + c.LivenessProbe.HTTPGet.Path,
+			// Kept on /mcp's listener for probes configured before the
+			// admin listener (they compete there with strangers).
+			"http://" + addr.String() + "/healthz",
 			"http://" + maddr.String() + dep.Spec.Template.Metadata.Annotations["prometheus.io/path"],
 		} {
 			resp, err := http.Get(u)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 )
 
 // parseBytes reads a size as Kubernetes writes a memory quantity ("256Mi")
@@ -31,7 +33,7 @@ func parseBytes(t *testing.T, s string) int64 {
 // checkMemoryFits checks that GOMEMLIMIT leaves MemoryHeadroom under the
 // container's limit and that the worst case of the flags' bounds fits
 // under GOMEMLIMIT.
-func checkMemoryFits(t *testing.T, where string, containerLimit, goMemLimit string, c *common, maxConcurrent, maxBody int64) {
+func checkMemoryFits(t *testing.T, where string, containerLimit, goMemLimit string, c *common, maxConcurrent, maxBody, maxConns int64) {
 	t.Helper()
 	if goMemLimit == "" {
 		t.Fatalf("%s: GOMEMLIMIT is not set", where)
@@ -44,25 +46,26 @@ func checkMemoryFits(t *testing.T, where string, containerLimit, goMemLimit stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if worst := WorstCaseHeap(inFlight, maxConcurrent, maxBody); worst > gml {
-		t.Errorf("%s: the bounds' worst case is %d bytes (in flight %d, %d requests of %d bytes), over GOMEMLIMIT %d",
-			where, worst, inFlight, maxConcurrent, maxBody, gml)
+	if worst := WorstCaseHeap(inFlight, maxConcurrent, maxBody, maxConns); worst > gml {
+		t.Errorf("%s: the bounds' worst case is %d bytes (in flight %d, %d requests of %d bytes, %d connections), over GOMEMLIMIT %d",
+			where, worst, inFlight, maxConcurrent, maxBody, maxConns, gml)
 	}
 }
 
 func TestWorstCaseHeap(t *testing.T) {
 	cases := []struct {
-		name                             string
-		inFlight, maxConcurrent, maxBody int64
-		want                             int64
+		name                                       string
+		inFlight, maxConcurrent, maxBody, maxConns int64
+		want                                       int64
 	}{
-		{"no requests", 48 << 20, 0, 1 << 20, 10<<20 + 96<<20},
-		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 10<<20 + 96<<20 + 256*(256<<10+128<<10)},
-		{"the defaults", 48 << 20, 256, 1 << 20, 10<<20 + 96<<20 + 256*(2<<20+128<<10)},
+		{"no requests", 48 << 20, 0, 1 << 20, 0, 10<<20 + 96<<20},
+		{"connections only", 48 << 20, 0, 1 << 20, 1024, 10<<20 + 96<<20 + 1024*transport.ConnBytes},
+		{"the Kubernetes base", 48 << 20, 256, 128 << 10, 384, 10<<20 + 96<<20 + 256*(256<<10+128<<10) + 384*transport.ConnBytes},
+		{"the defaults", 48 << 20, 256, 1 << 20, transport.DefaultMaxConns, 10<<20 + 96<<20 + 256*(2<<20+128<<10) + transport.DefaultMaxConns*transport.ConnBytes},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := WorstCaseHeap(tc.inFlight, tc.maxConcurrent, tc.maxBody); got != tc.want {
+			if got := WorstCaseHeap(tc.inFlight, tc.maxConcurrent, tc.maxBody, tc.maxConns); got != tc.want {
 				t.Fatalf("WorstCaseHeap = %d, want %d", got, tc.want)
 			}
 		})

@@ -1,0 +1,502 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
+)
+
+// The connection floods of -strangers: a flood child holds kept-alive
+// connections from many loopback addresses (each served one /healthz, then
+// idle, asking again now and then, and opened again whenever the server
+// closes or refuses it), while this process times a verified token's
+// calls, each on a new connection, from an address the flood does not
+// use. The server runs with its default flags; its admin listener is
+// asked too.
+
+// connFlood is one flood shape and its aim.
+type connFlood struct {
+	name     string
+	networks int      // loopback /24s of the flood
+	addrs    int      // addresses per network
+	perAddr  int      // connections per address
+	honestIP string   // where the verified token's calls come from
+	minRatio float64  // least share of them answered
+	args     []string // the server's flags beyond its defaults
+}
+
+// connFloods are the shapes of issue: 17 networks x 512 held connections
+// (more than the default total), and one address x 512 beside a neighbour
+// in its /24.
+var connFloods = []connFlood{
+	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9},
+	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200", minRatio: 0.9},
+	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=384 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9,
+		args: []string{"--max-conns=384", "--max-body-bytes=131072"}},
+}
+
+// connFloodResult is what one flood measured.
+type connFloodResult struct {
+	flood         connFlood
+	calls         int
+	answered      int
+	p50, p95      time.Duration
+	statuses      map[int]int // the honest calls' statuses (0: transport error)
+	held          int64       // the flood's connections it believes open at the end
+	serverFDs     int         // the server's open file descriptors at the end
+	adminOK       int         // admin /healthz and /readyz answered 200
+	adminAsked    int
+	publicHealthz map[int]int // /healthz on a new public connection, by status
+	peak, rss     int64       // the server's VmHWM and VmRSS at the end
+	load          string
+}
+
+func (r *connFloodResult) ok() bool {
+	return float64(r.answered) >= r.flood.minRatio*float64(r.calls) && r.adminOK == r.adminAsked
+}
+
+// connFloodCalls is how many calls the verified token makes under each
+// flood, one every connFloodPause.
+const (
+	connFloodCalls = 50
+	connFloodPause = 100 * time.Millisecond
+)
+
+// runConnFloods runs every flood against a fresh server each and the
+// per-connection memory measure, prints their tables and returns the exit
+// code (1 when an aim fails).
+func runConnFloods(ctx context.Context, bin string) int {
+	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: demo RS: %v\n", err)
+		return 1
+	}
+	defer rsServer.Close()
+	rsURL, stopRS, err := serveHandler(rsServer.Handler())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+		return 1
+	}
+	defer stopRS()
+	code := 0
+	per, err := measureConnBytes(ctx, bin, rsURL)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: connection memory: %v\n", err)
+		return 1
+	}
+	per.write(os.Stdout)
+	for _, f := range connFloods {
+		res, err := runConnFlood(ctx, bin, rsURL, f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchrss: %s: %v\n", f.name, err)
+			return 1
+		}
+		res.write(os.Stdout)
+		if !res.ok() {
+			code = 1
+		}
+	}
+	return code
+}
+
+// startAdminChild starts the server with its admin listener on a loopback
+// port found free a moment before, and returns it with that address.
+func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*child, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	admin := ln.Addr().String()
+	_ = ln.Close()
+	c, err := startChild(ctx, bin, rsURL, append([]string{"--admin-listen", admin}, args...)...)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, admin, nil
+}
+
+func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFloodResult, error) {
+	c, admin, err := startAdminChild(ctx, bin, rsURL, f.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	url := "http://" + c.addr + "/mcp"
+	post := searchPoster(url)
+	honest := newConnClient(f.honestIP)
+	if _, ok, err := post(ctx, honest, benchmarks.ClientToken); !ok { // its verdict is cached from now on
+		return nil, fmt.Errorf("first verified call failed: %v", err)
+	}
+	flood, err := startConnFloodChild(ctx, c.addr, f)
+	if err != nil {
+		return nil, err
+	}
+	// The flood reaches its stride: all its connections opened once.
+	if err := flood.waitOpened(2 * time.Minute); err != nil {
+		_, _ = flood.stop()
+		return nil, err
+	}
+	res := &connFloodResult{flood: f, calls: connFloodCalls, statuses: map[int]int{}, publicHealthz: map[int]int{}}
+	var times []time.Duration
+	adminClient := &http.Client{Timeout: 10 * time.Second}
+	for i := range connFloodCalls {
+		start := time.Now()
+		status, ok, _ := post(ctx, honest, benchmarks.ClientToken)
+		times = append(times, time.Since(start))
+		res.statuses[status]++
+		if ok {
+			res.answered++
+		}
+		if i%10 == 0 {
+			for _, path := range []string{"/healthz", "/readyz"} {
+				res.adminAsked++
+				if resp, err := adminClient.Get("http://" + admin + path); err == nil {
+					_ = resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						res.adminOK++
+					}
+				}
+			}
+			status, _, _ := getOnNewConn(ctx, honest, "http://"+c.addr+"/healthz")
+			res.publicHealthz[status]++
+		}
+		time.Sleep(connFloodPause)
+	}
+	slices.Sort(times)
+	res.p50, res.p95 = times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	m, err := readMemory(c.cmd.Process.Pid)
+	if err != nil {
+		_, _ = flood.stop()
+		return nil, err
+	}
+	res.peak, res.rss, res.load = m.Peak, m.RSS, loadAverage()
+	if fds, err := os.ReadDir("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/fd"); err == nil {
+		res.serverFDs = len(fds)
+	}
+	if res.held, err = flood.stop(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// newConnClient is an HTTP client from ip that opens a new connection for
+// every request.
+func newConnClient(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+func getOnNewConn(ctx context.Context, hc *http.Client, url string) (int, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, resp.StatusCode == http.StatusOK, nil
+}
+
+func (r *connFloodResult) write(w io.Writer) {
+	f := r.flood
+	fmt.Fprintf(w, "## Held connections: %s\n\n", f.name)
+	fmt.Fprintln(w, "| measure | value | aim | verdict |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, r.calls, r.statuses, f.minRatio*100, verdict(float64(r.answered) >= f.minRatio*float64(r.calls)))
+	fmt.Fprintf(w, "| the same: p50, p95 | %s, %s | | |\n", r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond))
+	fmt.Fprintf(w, "| admin listener /healthz and /readyz answered 200 | %d of %d | all | %s |\n", r.adminOK, r.adminAsked, verdict(r.adminOK == r.adminAsked))
+	fmt.Fprintf(w, "| /healthz on a new public connection, by status | %v | | |\n", r.publicHealthz)
+	fmt.Fprintf(w, "| the flood's connections: opening, believed open (an idle one closed by the server is noticed at its next ask) | %d, %d | | |\n", f.networks*f.addrs*f.perAddr, r.held)
+	fmt.Fprintf(w, "| the server's open file descriptors at the end (connections, listeners, its RS client's) | %d | | |\n", r.serverFDs)
+	fmt.Fprintf(w, "| the server's RSS: peak, at the end | %.1f MB, %.1f MB | | |\n", float64(r.peak)/1e6, float64(r.rss)/1e6)
+	fmt.Fprintf(w, "| load average at the end | %s | | |\n\n", r.load)
+}
+
+// connBytesResult is the per-connection memory measure.
+type connBytesResult struct {
+	conns       int
+	before, idl memory
+	load        string
+}
+
+// connBytesConns is how many idle connections the memory measure holds: 8
+// networks x 3 addresses x 64, within the default bounds.
+const connBytesConns = 8 * 3 * 64
+
+// measureConnBytes holds connBytesConns idle kept-alive connections (each
+// served one /healthz) to a fresh server and reads its RSS before and
+// after.
+func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult, error) {
+	c, _, err := startAdminChild(ctx, bin, rsURL)
+	if err != nil {
+		return nil, err
+	}
+	defer c.stop()
+	if _, _, err := toolCall(ctx, c.addr, "search", map[string]any{"q": "budget", "limit": 3}); err != nil {
+		return nil, err
+	}
+	time.Sleep(time.Second)
+	res := &connBytesResult{conns: connBytesConns}
+	if res.before, err = readMemory(c.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, cn := range conns {
+			_ = cn.Close()
+		}
+	}()
+	for n := range 8 {
+		for a := range 3 {
+			ip := fmt.Sprintf("127.0.%d.%d", 130+n, 1+a)
+			for range 64 {
+				cn, err := holdConn(c.addr, ip)
+				if err != nil {
+					return nil, fmt.Errorf("connection %d from %s: %w", len(conns), ip, err)
+				}
+				conns = append(conns, cn)
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	if res.idl, err = readMemory(c.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	res.load = loadAverage()
+	return res, nil
+}
+
+func (r *connBytesResult) write(w io.Writer) {
+	per := float64(r.idl.RSS-r.before.RSS) / float64(r.conns)
+	fmt.Fprintf(w, "## Memory of idle kept-alive connections\n\n")
+	fmt.Fprintln(w, "| measure | value |")
+	fmt.Fprintln(w, "|---|---|")
+	fmt.Fprintf(w, "| the server's RSS before, with %d idle connections | %.1f MB, %.1f MB |\n", r.conns, float64(r.before.RSS)/1e6, float64(r.idl.RSS)/1e6)
+	fmt.Fprintf(w, "| per connection | %.1f KiB |\n", per/1024)
+	fmt.Fprintf(w, "| load average | %s |\n\n", r.load)
+}
+
+// holdConn opens a connection from ip to addr, asks /healthz once on it
+// and returns it open (kept alive by the server).
+func holdConn(addr, ip string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	cn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := askHealthz(cn, addr); err != nil {
+		_ = cn.Close()
+		return nil, err
+	}
+	return cn, nil
+}
+
+// askHealthz sends GET /healthz on cn and reads the answer, which must be
+// 200 and keep the connection open.
+func askHealthz(cn net.Conn, addr string) error {
+	_ = cn.SetDeadline(time.Now().Add(10 * time.Second))
+	defer cn.SetDeadline(time.Time{})
+	if _, err := fmt.Fprintf(cn, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(cn), nil)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Close {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// connFloodChildFlag makes benchrss hold the connections of one flood
+// (-conns-flood-shape "networks,addrs,perAddr") against the host:port it
+// names until its standard input closes: it prints "opened" once every
+// connection was opened once, then, at the end, how many were open.
+const (
+	connFloodChildFlag = "conns-flood-child"
+	connFloodShapeFlag = "conns-flood-shape"
+)
+
+// connFloodAsk is how often each held connection asks /healthz again: 8,704
+// connections then ask about 290 times a second in all.
+const connFloodAsk = 30 * time.Second
+
+type connFloodChild struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+}
+
+func startConnFloodChild(ctx context.Context, addr string, f connFlood) (*connFloodChild, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	ch := &connFloodChild{cmd: exec.CommandContext(ctx, self, "-"+connFloodChildFlag, addr,
+		"-"+connFloodShapeFlag, fmt.Sprintf("%d,%d,%d", f.networks, f.addrs, f.perAddr))}
+	ch.cmd.Stderr = os.Stderr
+	out, err := ch.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if ch.stdin, err = ch.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := ch.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("connection flood child: %w", err)
+	}
+	ch.lines = bufio.NewScanner(out)
+	return ch, nil
+}
+
+// waitOpened waits for the child's "opened" line.
+func (ch *connFloodChild) waitOpened(within time.Duration) error {
+	got := make(chan bool, 1)
+	go func() { got <- ch.lines.Scan() && ch.lines.Text() == "opened" }()
+	select {
+	case ok := <-got:
+		if !ok {
+			return fmt.Errorf("connection flood child ended before opening its connections")
+		}
+		return nil
+	case <-time.After(within):
+		return fmt.Errorf("connection flood child did not open its connections within %s", within)
+	}
+}
+
+// stop ends the flood and returns how many of its connections were open.
+func (ch *connFloodChild) stop() (int64, error) {
+	_ = ch.stdin.Close()
+	var held int64
+	var perr error
+	if ch.lines.Scan() {
+		held, perr = strconv.ParseInt(ch.lines.Text(), 10, 64)
+	}
+	if err := ch.cmd.Wait(); err != nil {
+		return 0, fmt.Errorf("connection flood child: %w", err)
+	}
+	return held, perr
+}
+
+// runConnFloodChild is the flood child. Each of its goroutines (one per
+// connection, networks x addrs x perAddr in all) keeps one connection
+// open: it opens it, asks /healthz, then asks again every connFloodAsk,
+// and opens a new one 100 ms after the server closes or refuses it, until
+// stdin closes.
+func runConnFloodChild(addr, shape string) int {
+	var n [3]int
+	parts := strings.Split(shape, ",")
+	if len(parts) != 3 {
+		fmt.Fprintf(os.Stderr, "benchrss: -%s %q: want networks,addrs,perAddr\n", connFloodShapeFlag, shape)
+		return 2
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "benchrss: -%s %q: want three positive counts\n", connFloodShapeFlag, shape)
+			return 2
+		}
+		n[i] = v
+	}
+	total := n[0] * n[1] * n[2]
+	if err := raiseFileLimit(uint64(total) + 256); err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+		return 1
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	var open atomic.Int64
+	var first sync.WaitGroup
+	var wg sync.WaitGroup
+	first.Add(total)
+	for nw := range n[0] {
+		for a := range n[1] {
+			ip := fmt.Sprintf("127.0.%d.%d", 110+nw, 1+a)
+			for range n[2] {
+				wg.Go(func() { holdLoop(ctx, addr, ip, &open, first.Done) })
+			}
+		}
+	}
+	first.Wait()
+	fmt.Println("opened")
+	<-ctx.Done()
+	held := open.Load()
+	wg.Wait()
+	fmt.Println(held)
+	return 0
+}
+
+// holdLoop keeps one connection from ip open until ctx ends (see
+// runConnFloodChild); opened is called after its first attempt.
+func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened func()) {
+	once := sync.OnceFunc(opened)
+	defer once()
+	for ctx.Err() == nil {
+		cn, err := holdConn(addr, ip)
+		once()
+		if err != nil {
+			sleepCtx(ctx, 100*time.Millisecond)
+			continue
+		}
+		open.Add(1)
+		closed := context.AfterFunc(ctx, func() { _ = cn.Close() })
+		for ctx.Err() == nil {
+			sleepCtx(ctx, connFloodAsk)
+			if ctx.Err() != nil || askHealthz(cn, addr) != nil {
+				break
+			}
+		}
+		closed()
+		_ = cn.Close()
+		open.Add(-1)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// raiseFileLimit raises this process's soft limit of open files to at
+// least need, within the hard limit, or says why it cannot.
+func raiseFileLimit(need uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("reading the file limit: %w", err)
+	}
+	if lim.Cur >= need {
+		return nil
+	}
+	if lim.Max < need {
+		return fmt.Errorf("the flood needs %d open files, the hard limit is %d (raise it with ulimit -Hn)", need, lim.Max)
+	}
+	lim.Cur = lim.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}
