@@ -540,8 +540,15 @@ func TestConcurrentRequestCap(t *testing.T) {
 			calls <- callOutcome{status: resp.StatusCode, body: b}
 		}()
 	}
-	<-started
-	<-started
+	// Both calls must reach the slow tool; one answered before it did (a
+	// refusal) fails the test here instead of leaving it waiting forever.
+	for range 2 {
+		select {
+		case <-started:
+		case out := <-calls:
+			t.Fatalf("a call was answered before the slow tool started: %v %d %s", out.err, out.status, out.body)
+		}
+	}
 	// The two calls' checks are made (one, or one each: concurrent
 	// requests with the same bearer share one).
 	checksBefore := checked.Load()
