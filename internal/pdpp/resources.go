@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
@@ -99,7 +100,7 @@ func (a *Adapter) ReadFieldWindowResource(ctx context.Context, req mcp.ReadResou
 	if err != nil {
 		return nil, badURI(err)
 	}
-	view, err := a.readWindow(ctx, w, true)
+	view, err := a.readWindow(ctx, mcptools.GetFieldWindowCall{}, w, true)
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}

@@ -47,19 +47,19 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	if args.Detail == "full" && args.Stream == "" {
 		return errorResult(rs.AdapterError("invalid_argument", `detail "full" needs stream: name the stream whose full field schemas you want`, "detail"), "schema", argsMap(args)), nil
 	}
-	params := &rsclient.GetSchemaParams{Stream: optString(args.Stream), ConnectionId: optString(args.ConnectionID)}
+	call := args.GetSchemaCall()
 	compact := args.Detail != "full"
 	if compact {
-		params.View = ptr(rsclient.GetSchemaParamsViewCompact)
+		call.Params.View = ptr(rsclient.GetSchemaParamsViewCompact)
 	}
-	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
 	projected := false
 	if err != nil && compact && rejectsView(err) {
 		// The RS does not know view=compact: read the full document and
 		// project it here.
-		params.View = nil
-		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
+		call.Params.View = nil
+		req, berr = call.NewRequest(a.rs.BaseURL())
 		resp, err = a.do(ctx, req, berr)
 		projected = err == nil
 	}
@@ -114,21 +114,11 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	if err := a.checkExpand(ctx, args.Stream, args.ConnectionID, args.Expand, len(expandLimit) > 0); err != nil {
 		return fail(err)
 	}
-	p := &rsclient.ListRecordsParams{
-		Limit: args.Limit, Cursor: optString(page.rsCursor), Sort: optString(args.Sort),
-		Fields: optString(fields), View: optString(args.View), ChangesSince: optString(args.ChangesSince),
-		ConnectionId: optString(args.ConnectionID),
-	}
-	if args.Order != "" {
-		p.Order = ptr(rsclient.ListRecordsParamsOrder(args.Order))
-	}
-	if args.Count != "" {
-		p.Count = ptr(rsclient.ListRecordsParamsCount(args.Count))
-	}
-	if len(args.Expand) > 0 {
-		p.Expand = &args.Expand
-	}
-	req, berr := rsclient.NewListRecordsRequest(a.rs.BaseURL(), args.Stream, p)
+	// Every argument with a param: is mapped by the generated call; what
+	// the catalog lists under by_hand is set here.
+	call := args.ListRecordsCall()
+	call.Params.Cursor, call.Params.Fields = optString(page.rsCursor), optString(fields)
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, withQuery(req, filter, expandLimit), berr)
 	if err != nil {
 		return fail(err)
@@ -194,15 +184,8 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	if err != nil {
 		return fail(err)
 	}
-	p := &rsclient.AggregateStreamParams{
-		Metric: rsclient.AggregateStreamParamsMetric(args.Metric), Field: optString(args.Field),
-		GroupBy: optString(args.GroupBy), GroupByTime: optString(args.GroupByTime),
-		TimeZone: optString(args.TimeZone), Limit: args.Limit, ConnectionId: optString(args.ConnectionID),
-	}
-	if args.Granularity != "" {
-		p.Granularity = ptr(rsclient.AggregateStreamParamsGranularity(args.Granularity))
-	}
-	req, berr := rsclient.NewAggregateStreamRequest(a.rs.BaseURL(), args.Stream, p)
+	call := args.AggregateStreamCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, withQuery(req, filter), berr)
 	if err != nil {
 		return fail(err)
@@ -226,27 +209,24 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		return fail(err)
 	}
 	cursor := optString(page.rsCursor)
-	var streams *rsclient.SearchStreams
-	if len(args.Streams) > 0 {
-		s := rsclient.SearchStreams(args.Streams)
-		streams = &s
-	}
 	base := a.rs.BaseURL()
 	var req *http.Request
 	var berr error
 	switch args.Mode {
 	case "semantic":
-		req, berr = rsclient.NewSearchRecordsSemanticRequest(base, &rsclient.SearchRecordsSemanticParams{
-			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: cursor, ConnectionId: optString(args.ConnectionID)})
+		call := args.SearchRecordsSemanticCall()
+		call.Params.Cursor = cursor
+		req, berr = call.NewRequest(base)
 	case "hybrid":
 		if page.rsCursor != "" {
 			return fail(rs.AdapterError("invalid_argument", "hybrid search returns one ranked page and takes no cursor; raise limit (up to 100) or use mode lexical to page", "cursor"))
 		}
-		req, berr = rsclient.NewSearchRecordsHybridRequest(base, &rsclient.SearchRecordsHybridParams{
-			Q: args.Q, Streams: streams, Limit: args.Limit, ConnectionId: optString(args.ConnectionID)})
+		call := args.SearchRecordsHybridCall()
+		req, berr = call.NewRequest(base)
 	default:
-		req, berr = rsclient.NewSearchRecordsLexicalRequest(base, &rsclient.SearchRecordsLexicalParams{
-			Q: args.Q, Streams: streams, Limit: args.Limit, Cursor: cursor, ConnectionId: optString(args.ConnectionID)})
+		call := args.SearchRecordsLexicalCall()
+		call.Params.Cursor = cursor
+		req, berr = call.NewRequest(base)
 	}
 	resp, err := a.do(ctx, withQuery(req, filter), berr)
 	if err != nil {
@@ -307,7 +287,7 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	if full {
 		check = func(body []byte) error { return a.fullBodyOver(mcptools.ToolFetch, argsMap(args), body) }
 	}
-	doc, body, err := a.fetchRecord(ctx, ref, args.Fields, args.Expand, args.ExpandLimit, full, check)
+	doc, body, err := a.fetchRecord(ctx, args.GetRecordCall(), ref, args.Fields, args.Expand, args.ExpandLimit, full, check)
 	if err != nil {
 		return fail(err)
 	}
@@ -338,15 +318,18 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 // fetchDocument reads one record and renders it; fetch and the record resource
 // share it.
 func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
-	doc, _, err := a.fetchRecord(ctx, ref, fieldList, expand, expandLimitRaw, false, nil)
+	doc, _, err := a.fetchRecord(ctx, mcptools.GetRecordCall{}, ref, fieldList, expand, expandLimitRaw, false, nil)
 	return doc, err
 }
 
 // fetchRecord reads one record and renders it within fetch's reply budget
 // (full: as evidence.RenderDocumentFull, beside the verbatim record); it
 // also returns the RS body it rendered. check, when not nil, may refuse
-// the body before anything is rendered from it.
-func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
+// the body before anything is rendered from it. call holds what fetch's
+// arguments map to by generated code (nothing for the record resource);
+// the record, fields and expansions, which the catalog lists under
+// by_hand, are set here.
+func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
 		return evidence.Document{}, nil, err
@@ -358,11 +341,12 @@ func (a *Adapter) fetchRecord(ctx context.Context, ref handles.RecordRef, fieldL
 	if err := a.checkExpand(ctx, ref.Stream, ref.ConnectionID, expand, len(expandLimit) > 0); err != nil {
 		return evidence.Document{}, nil, err
 	}
-	p := &rsclient.GetRecordParams{Fields: optString(fields), ConnectionId: optString(ref.ConnectionID)}
+	call.Stream, call.Id = ref.Stream, ref.RecordID
+	call.Params.Fields, call.Params.ConnectionId = optString(fields), optString(ref.ConnectionID)
 	if len(expand) > 0 {
-		p.Expand = &expand
+		call.Params.Expand = &expand
 	}
-	req, berr := rsclient.NewGetRecordRequest(a.rs.BaseURL(), ref.Stream, ref.RecordID, p)
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, withQuery(req, expandLimit), berr)
 	if err != nil {
 		return evidence.Document{}, nil, err
@@ -406,7 +390,7 @@ func (a *Adapter) ReadRecordField(ctx context.Context, args mcptools.ReadRecordF
 	}
 	// A compact reply's continuations are next and previous; only the full
 	// detail also names the next window as a cursor.
-	view, err := a.readWindow(ctx, w, args.Detail == evidence.DetailFull)
+	view, err := a.readWindow(ctx, args.GetFieldWindowCall(), w, args.Detail == evidence.DetailFull)
 	if err != nil {
 		return errorResult(err, "read_record_field", argsMap(args)), nil
 	}
@@ -582,9 +566,13 @@ func matchContext(q string, limit int, before, after *int) (int, int) {
 // readWindow performs the field-window call for w and renders it; the tool and
 // the field-window resource share it, so both return the same window.
 // withCursor adds the next window as a cursor (next_cursor) to next and
-// previous.
-func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef, withCursor bool) (evidence.WindowView, error) {
-	p := &rsclient.GetFieldWindowParams{Field: w.Field, ConnectionId: optString(w.Record.ConnectionID), Q: optString(w.Q)}
+// previous. call holds what the tool's arguments map to by generated code
+// (nothing for the resource); the window itself, which the catalog lists
+// under by_hand, is set here from w.
+func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCall, w handles.WindowRef, withCursor bool) (evidence.WindowView, error) {
+	call.Stream, call.Id = w.Record.Stream, w.Record.RecordID
+	p := &call.Params
+	p.Field, p.ConnectionId, p.Q = w.Field, optString(w.Record.ConnectionID), optString(w.Q)
 	if w.Offset > 0 {
 		p.OffsetChars = ptr(w.Offset)
 	}
@@ -594,7 +582,7 @@ func (a *Adapter) readWindow(ctx context.Context, w handles.WindowRef, withCurso
 	if w.Q != "" {
 		p.BeforeChars, p.AfterChars = ptr(w.Before), ptr(w.After)
 	}
-	req, berr := rsclient.NewGetFieldWindowRequest(a.rs.BaseURL(), w.Record.Stream, w.Record.RecordID, p)
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
 		return evidence.WindowView{}, err

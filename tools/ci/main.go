@@ -1,7 +1,9 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: no tracked file is a compiled binary or over 1 MiB (outside one
 // allow-list), the README and docs/benchmarks.md are within 300 lines and the
-// docs' relative links resolve, generated code is current, go.mod and go.sum
+// docs' relative links resolve, generated code is current (go generate runs in a
+// temporary copy of the tree; a stale tree is shown as a unified diff, never
+// rewritten), go.mod and go.sum
 // are tidy, gofmt and go vet are clean, the discovery footprint is within
 // budget, and
 // `go test -race ./...` passes (every fuzz target's seed corpus runs there as
@@ -28,12 +30,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 )
@@ -181,59 +183,133 @@ func countCPU(cmd *exec.Cmd) {
 	}
 }
 
-// snapshot reads every file under dir.
-func snapshot(paths ...string) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, dir := range paths {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			out[p] = b
-			return err
-		})
-		if err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
 // generatedPaths are what go generate writes: gen/ and the hidden-character
 // table of package unseen.
 var generatedPaths = []string{"gen", "internal/mcpserver/unseen/table.go"}
 
-// checkGenerated runs go generate and fails when what it writes changed: the committed
-// generated code must be what the spec and templates produce.
-func checkGenerated() error {
-	before, err := snapshot(generatedPaths...)
+// checkGenerated runs go generate in a temporary copy of the working tree
+// and fails when what it writes differs from the working tree's generated
+// files, printing the difference as a unified diff (git diff --no-index).
+// Nothing in the working tree is written: the committed generated code
+// must be what the spec and templates produce, and a stale tree is shown,
+// not repaired.
+func checkGenerated() error { return checkGeneratedIn(".", os.Stdout) }
+
+// checkGeneratedIn is checkGenerated on the tree at root, writing the diff
+// to w.
+func checkGeneratedIn(root string, w io.Writer) error {
+	tmp, err := os.MkdirTemp("", "pdpp-mcp-generated-")
 	if err != nil {
 		return err
 	}
-	if err := run("go", "generate", "./..."); err != nil {
-		return err
-	}
-	after, err := snapshot(generatedPaths...)
+	defer os.RemoveAll(tmp)
+	// a/ holds the working tree's generated files, b/ a copy of the whole
+	// tree that go generate rewrites; their diff reads as git's a/ b/.
+	files, err := treeFiles(root)
 	if err != nil {
 		return err
 	}
-	var changed []string
-	for p, b := range after {
-		if old, ok := before[p]; !ok || !bytes.Equal(old, b) {
-			changed = append(changed, p)
+	for _, f := range files {
+		if err := copyTreeFile(filepath.Join(root, f), filepath.Join(tmp, "b", f)); err != nil {
+			return err
+		}
+		for _, g := range generatedPaths {
+			if f == g || strings.HasPrefix(f, g+"/") {
+				if err := copyTreeFile(filepath.Join(root, f), filepath.Join(tmp, "a", f)); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			changed = append(changed, p+" (removed)")
+	gen := exec.Command("go", "generate", "./...")
+	gen.Dir = filepath.Join(tmp, "b")
+	gen.Stdout, gen.Stderr = os.Stdout, os.Stderr
+	err = gen.Run()
+	countCPU(gen)
+	if err != nil {
+		return fmt.Errorf("go generate (in a copy of the tree): %w", err)
+	}
+	var stale bytes.Buffer
+	for _, g := range generatedPaths {
+		for _, side := range []string{"a", "b"} {
+			if _, err := os.Stat(filepath.Join(tmp, side, g)); errors.Is(err, fs.ErrNotExist) {
+				// git diff --no-index needs both sides: an empty folder
+				// stands for a path one side lacks.
+				if err := os.MkdirAll(filepath.Join(tmp, side, g), 0o755); err != nil {
+					return err
+				}
+			}
+		}
+		diff := exec.Command("git", "diff", "--no-index", "--no-prefix", "--no-color", "--", filepath.Join("a", g), filepath.Join("b", g))
+		diff.Dir = tmp
+		out, err := diff.Output()
+		countCPU(diff)
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &exit) && exit.ExitCode() == 1:
+			stale.Write(out)
+		default:
+			return fmt.Errorf("git diff --no-index (is git installed?): %w", err)
 		}
 	}
-	if len(changed) > 0 {
-		sort.Strings(changed)
-		return fmt.Errorf("go generate changed %s: commit the regenerated files (edit spec/ or templates/, never gen/)", strings.Join(changed, ", "))
+	if stale.Len() > 0 {
+		if _, err := w.Write(stale.Bytes()); err != nil {
+			return err
+		}
+		return fmt.Errorf("generated code is stale: the diff above (a/ is the working tree, b/ what go generate writes) is what go generate ./... would change; run it and commit gen/ (edit spec/ or templates/, never gen/)")
 	}
 	return nil
+}
+
+// treeFiles lists the working tree's files by path from dir: what git
+// tracks and what it would track (untracked, not ignored), so an edit not
+// yet committed counts; without git, every file outside .git.
+func treeFiles(dir string) ([]string, error) {
+	if _, err := exec.LookPath("git"); err == nil {
+		out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+		if err == nil {
+			var files []string
+			for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+				if st, err := os.Lstat(filepath.Join(dir, f)); f != "" && err == nil && st.Mode().IsRegular() {
+					files = append(files, f)
+				}
+			}
+			return files, nil
+		}
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dir, p)
+			files = append(files, filepath.ToSlash(rel))
+			return err
+		}
+		return nil
+	})
+	return files, err
+}
+
+// copyTreeFile copies one file, keeping its permission bits.
+func copyTreeFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, st.Mode().Perm())
 }
 
 func checkGofmt() error {

@@ -29,6 +29,37 @@ type Catalog struct {
 	// Formats are the named string formats arguments may declare with
 	// Arg.Format; generated Validate methods check them.
 	Formats map[string]FormatSpec `yaml:"formats"`
+
+	// Toolsets declares every toolset a tool may name, with the hints its
+	// tools must carry; a tool naming another toolset is refused. Empty:
+	// any lower-case name is accepted.
+	Toolsets map[string]ToolsetSpec `yaml:"toolsets"`
+	// DescriptionRules are the wording rules every tool description keeps.
+	DescriptionRules DescriptionRules `yaml:"description_rules"`
+}
+
+// ToolsetSpec is one declared toolset. Hints, when given, are the values
+// every tool of the toolset must declare for those annotations.
+type ToolsetSpec struct {
+	Hints Annotations `yaml:"hints"`
+}
+
+// DescriptionRules are checked on every tool description. A zero rule is
+// not checked.
+type DescriptionRules struct {
+	// ReadOnlySays must appear in the description of a tool whose
+	// readOnlyHint is true; MutatingSays in every other one.
+	ReadOnlySays string `yaml:"read_only_says"`
+	MutatingSays string `yaml:"mutating_says"`
+	// NameEndpoint: a tool with an operation names its RS endpoint, the
+	// operation's method and path as the OpenAPI document has them
+	// ("GET /v1/streams/{stream}/records").
+	NameEndpoint bool `yaml:"name_endpoint"`
+	// PointsTo: every description names one of these (where the rules of
+	// use live); a tool named here is exempt, being such a place.
+	PointsTo []string `yaml:"points_to"`
+	// Forbidden words appear in no description (case-insensitive).
+	Forbidden []string `yaml:"forbidden"`
 }
 
 // homeInstructions is the GuidanceHomes value naming the instructions.
@@ -105,6 +136,22 @@ type Tool struct {
 	// View names an entry of Catalog.Views a host renders the tool's
 	// result in (_meta.ui.resourceUri); "" for none.
 	View string `yaml:"view"`
+	// AlsoOperations are further operations the handler may call instead
+	// of Operation (one route per mode, say); every argument mapped by
+	// generated code must be a parameter of each of them too.
+	AlsoOperations []string `yaml:"also_operations"`
+	// ByHand names the RS parameters the handler sets itself, each with
+	// the reason (a cursor decoded by the adapter, a path value taken from
+	// a result id): generated code maps every other argument with a param.
+	ByHand map[string]string `yaml:"by_hand"`
+}
+
+// operations lists the tool's operation and its also_operations.
+func (t Tool) operations() []string {
+	if t.Operation == "" {
+		return nil
+	}
+	return append([]string{t.Operation}, t.AlsoOperations...)
 }
 
 // ResultBudget is a tool's default reply budget. Bytes is a fixed ceiling;
@@ -143,6 +190,8 @@ type Arg struct {
 	Format string `yaml:"format"`
 
 	unresolved bool // Param could not be resolved; already reported
+	// declaredType is Type as the catalog gave it, before OpenAPI facts.
+	declaredType string
 }
 
 // FormatSpec is one named string format. Every value of the format is
@@ -202,18 +251,19 @@ func loadCatalog(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalog(data)
+	return parseCatalog(displayPath(path), data)
 }
 
-func parseCatalog(data []byte) (*Catalog, error) {
+// parseCatalog decodes a catalog; errors name file and line.
+func parseCatalog(file string, data []byte) (*Catalog, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Catalog
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("catalog is empty")
+			return nil, fmt.Errorf("%s: the catalog is empty", file)
 		}
-		return nil, fmt.Errorf("parse catalog: %w", err)
+		return nil, yamlError(file, data, err)
 	}
 	c.normalize()
 	return &c, nil

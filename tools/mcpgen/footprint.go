@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -42,6 +47,7 @@ type toolsetFootprint struct {
 
 type toolFootprint struct {
 	Name              string
+	Toolset           string
 	EntryBytes        int
 	DescriptionBytes  int
 	InputSchemaBytes  int
@@ -96,6 +102,7 @@ func measure(c *compiled) (footprint, error) {
 		}
 		tf := toolFootprint{
 			Name:              t.Name,
+			Toolset:           t.Toolset,
 			EntryBytes:        len(entry),
 			DescriptionBytes:  len(t.Description),
 			InputSchemaBytes:  len(c.schemas[t.Name].input),
@@ -148,29 +155,163 @@ func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	return len(msg.Result), nil
 }
 
-// checkBudgets compares measured sizes with the catalog's budgets.
-func checkBudgets(b Budgets, fp footprint) []string {
+// committedFootprint is what the committed FOOTPRINT.md of the output
+// folder says each tool's tools/list entry weighed, by tool name; a budget
+// failure names the change against it. Path is "" when there is none.
+type committedFootprint struct {
+	Path    string
+	Entries map[string]int
+}
+
+// footprintRow matches a row of FOOTPRINT.md's tools table: tool,
+// toolset, entry bytes.
+var footprintRow = regexp.MustCompile("(?m)^\\| `([a-z][a-z0-9_]*)` \\| [^|]+ \\| (\\d+) \\|")
+
+// readCommittedFootprint reads the footprint file in dir, if any.
+func readCommittedFootprint(dir string) committedFootprint {
+	if dir == "" {
+		return committedFootprint{}
+	}
+	path := filepath.Join(dir, footprintFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return committedFootprint{}
+	}
+	cf := committedFootprint{Path: displayPath(path), Entries: map[string]int{}}
+	for _, m := range footprintRow.FindAllStringSubmatch(string(data), -1) {
+		n, _ := strconv.Atoi(m[2])
+		cf.Entries[m[1]] = n
+	}
+	return cf
+}
+
+// largestShown is how many of the largest tools a budget failure lists.
+const largestShown = 5
+
+// overBudget says by how much a tools/list is over its budget, which tools
+// changed against the committed footprint (largest change first) and which
+// tools weigh most, and what to do; tools are those the list holds.
+func overBudget(what string, size, budget int, tools []toolFootprint, committed committedFootprint) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is %d bytes, budget %d: %d bytes over", what, size, budget, size-budget)
+	if committed.Path == "" {
+		b.WriteString("; no committed FOOTPRINT.md to compare with")
+	} else {
+		type change struct {
+			text  string
+			delta int
+		}
+		var changes []change
+		for _, t := range tools {
+			was, ok := committed.Entries[t.Name]
+			switch {
+			case !ok:
+				changes = append(changes, change{fmt.Sprintf("%s new (+%d)", t.Name, t.EntryBytes), t.EntryBytes})
+			case was != t.EntryBytes:
+				changes = append(changes, change{fmt.Sprintf("%s %+d (%d -> %d)", t.Name, t.EntryBytes-was, was, t.EntryBytes), t.EntryBytes - was})
+			}
+		}
+		sort.SliceStable(changes, func(i, j int) bool { return abs(changes[i].delta) > abs(changes[j].delta) })
+		if len(changes) == 0 {
+			fmt.Fprintf(&b, "; no tool's entry changed against the committed %s", committed.Path)
+		} else {
+			texts := make([]string, len(changes))
+			for i, c := range changes {
+				texts[i] = c.text
+			}
+			fmt.Fprintf(&b, "; change per tool against the committed %s: %s", committed.Path, strings.Join(texts, ", "))
+		}
+	}
+	largest := slices.Clone(tools)
+	sort.SliceStable(largest, func(i, j int) bool { return largest[i].EntryBytes > largest[j].EntryBytes })
+	if len(largest) > largestShown {
+		largest = largest[:largestShown]
+	}
+	texts := make([]string, len(largest))
+	for i, t := range largest {
+		texts[i] = fmt.Sprintf("%s %d", t.Name, t.EntryBytes)
+	}
+	fmt.Fprintf(&b, "; largest tools (entry bytes): %s. Shorten descriptions or schemas; a budget is a ceiling, never raised to fit", strings.Join(texts, ", "))
+	return b.String()
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// toolsOf lists the footprints of the tools of one toolset ("" for all).
+func toolsOf(fp footprint, toolset string) []toolFootprint {
+	var out []toolFootprint
+	for _, t := range fp.Tools {
+		if toolset == "" || t.Toolset == toolset {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// checkBudgets compares measured sizes with the catalog's budgets; a
+// tools/list over its budget is told against the committed footprint.
+func checkBudgets(b Budgets, fp footprint, committed committedFootprint) []string {
 	var p problems
 	if b.MaxToolsListBytes > 0 && fp.ToolsListBytes > b.MaxToolsListBytes {
-		p.addf("tools/list is %d bytes, budget %d", fp.ToolsListBytes, b.MaxToolsListBytes)
+		p.addf("%s", overBudget("tools/list", fp.ToolsListBytes, b.MaxToolsListBytes, fp.Tools, committed))
 	}
 	if b.MaxToolsListBytesNewest > 0 && fp.NewestToolsListBytes > b.MaxToolsListBytesNewest {
-		p.addf("tools/list at %s is %d bytes, budget %d", mcp.LATEST_PROTOCOL_VERSION, fp.NewestToolsListBytes, b.MaxToolsListBytesNewest)
+		p.addf("%s", overBudget("tools/list at "+mcp.LATEST_PROTOCOL_VERSION, fp.NewestToolsListBytes, b.MaxToolsListBytesNewest, fp.Tools, committed))
 	}
 	for _, ts := range fp.Toolsets {
 		if max := b.MaxToolsetListBytes[ts.Name]; max > 0 && ts.ToolsListBytes > max {
-			p.addf("tools/list of toolset %q alone is %d bytes, budget %d", ts.Name, ts.ToolsListBytes, max)
+			p.addf("%s", overBudget(fmt.Sprintf("tools/list of toolset %q alone", ts.Name), ts.ToolsListBytes, max, toolsOf(fp, ts.Name), committed))
 		}
 		if max := b.MaxToolsetListBytesNewest[ts.Name]; max > 0 && ts.NewestToolsListBytes > max {
-			p.addf("tools/list of toolset %q alone at %s is %d bytes, budget %d", ts.Name, mcp.LATEST_PROTOCOL_VERSION, ts.NewestToolsListBytes, max)
+			p.addf("%s", overBudget(fmt.Sprintf("tools/list of toolset %q alone at %s", ts.Name, mcp.LATEST_PROTOCOL_VERSION), ts.NewestToolsListBytes, max, toolsOf(fp, ts.Name), committed))
 		}
 	}
 	for _, t := range fp.Tools {
 		if b.MaxToolBytes > 0 && t.EntryBytes > b.MaxToolBytes {
-			p.addf("tool %q entry is %d bytes, budget %d", t.Name, t.EntryBytes, b.MaxToolBytes)
+			p.addf("tool %q entry is %d bytes, budget %d: %d bytes over; shorten its description, argument descriptions or enums", t.Name, t.EntryBytes, b.MaxToolBytes, t.EntryBytes-b.MaxToolBytes)
 		}
 	}
 	return p.list
+}
+
+// warnShare is how close to a budget a size may come before the generator
+// warns: within 5% of it, the headroom every budget keeps.
+const warnShare = 0.95
+
+// budgetWarnings lists every size within 5% of its budget (and not over
+// it): the next change there should make text shorter, not the budget
+// larger.
+func budgetWarnings(c *compiled) []string {
+	b, fp := c.catalog.Budgets, c.footprint
+	var out []string
+	near := func(what string, size, budget int) {
+		if budget > 0 && size <= budget && float64(size) > warnShare*float64(budget) {
+			out = append(out, fmt.Sprintf("%s is %d bytes, within 5%% of its budget %d (%d bytes left): make text shorter before anything is added", what, size, budget, budget-size))
+		}
+	}
+	near("tools/list", fp.ToolsListBytes, b.MaxToolsListBytes)
+	near("tools/list at "+mcp.LATEST_PROTOCOL_VERSION, fp.NewestToolsListBytes, b.MaxToolsListBytesNewest)
+	for _, ts := range fp.Toolsets {
+		near(fmt.Sprintf("tools/list of toolset %q", ts.Name), ts.ToolsListBytes, b.MaxToolsetListBytes[ts.Name])
+		near(fmt.Sprintf("tools/list of toolset %q at %s", ts.Name, mcp.LATEST_PROTOCOL_VERSION), ts.NewestToolsListBytes, b.MaxToolsetListBytesNewest[ts.Name])
+	}
+	for _, t := range fp.Tools {
+		near(fmt.Sprintf("tool %q entry", t.Name), t.EntryBytes, b.MaxToolBytes)
+		near(fmt.Sprintf("tool %q description", t.Name), t.DescriptionBytes, b.MaxDescriptionBytes)
+		for _, f := range t.Fields {
+			near(fmt.Sprintf("tool %q %s %q description", t.Name, f.Kind, f.Name), f.DescriptionBytes, b.MaxFieldDescriptionBytes)
+		}
+	}
+	near("instructions", fp.InstructionsBytes, b.MaxInstructionsBytes)
+	for _, v := range c.views {
+		near(fmt.Sprintf("view %q", v.Name), len(v.HTML), v.MaxBytes)
+	}
+	return out
 }
 
 // toolsetOrder lists the catalog's toolsets in order of first use.

@@ -37,7 +37,7 @@ func lintFormats(p *problems, c *Catalog) {
 			if !use(where, a.Format) {
 				continue
 			}
-			if a.Type != typeString && a.Type != typeStringArray {
+			if a.Type != typeString && a.Type != typeStringArray && !(a.Type == "" && a.unresolved) {
 				p.addf("%s: format is only allowed on string and string_array arguments", where)
 			}
 			if len(a.Enum) > 0 {

@@ -24,6 +24,10 @@ type options struct {
 	instructions string // instructions file path
 	out          string // output directory
 	kitImport    string // import path of the mcpkit runtime
+	// rsclient is the import path of the typed RS client oapi-codegen
+	// writes from the OpenAPI document; with it, the mapping of arguments
+	// to RS operations is generated (rscalls.go). "": not generated.
+	rsclient string
 }
 
 // lintError carries every problem found, so one run reports them all.
@@ -44,6 +48,11 @@ type compiled struct {
 	tools        []mcp.Tool // catalog order
 	footprint    footprint
 	views        []builtView // catalog order
+	// rsOps and calls are the generated mapping of arguments to RS
+	// operations, written when rsclientImport is set.
+	rsOps          []*rsOp
+	calls          []toolCall
+	rsclientImport string
 }
 
 // viewURI is the URI of the named view, or "" for none.
@@ -83,12 +92,13 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 	if len(problems) > 0 {
 		return nil, nil, &lintError{problems: problems}
 	}
-	c, err := compile(cat, api, instructions, views)
+	c, err := compile(cat, api, instructions, views, opt.rsclient != "", readCommittedFootprint(opt.out))
 	if err != nil {
 		return nil, nil, err
 	}
 	c.source = displayPath(opt.catalog)
 	c.kitImport = opt.kitImport
+	c.rsclientImport = opt.rsclient
 	if c.kitImport == "" {
 		c.kitImport = defaultKitImport
 	}
@@ -100,13 +110,29 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 }
 
 // compile resolves, lints, builds schemas and checks the byte budgets.
-func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView) (*compiled, error) {
-	problems := resolveArgs(cat, api)
+// mapping: the arguments' mapping to RS operations is planned (and its
+// rules checked) for generation.
+// committed is the footprint the output folder holds, which a budget
+// failure is told against.
+func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
+	var problems []string
+	if api != nil {
+		problems = api.lintParams()
+	}
+	problems = append(problems, resolveArgs(cat, api)...)
+	var rsOps []*rsOp
+	var calls []toolCall
+	if mapping {
+		var callProblems []string
+		rsOps, calls, callProblems = planCalls(cat, api)
+		problems = append(problems, callProblems...)
+	}
 	problems = append(problems, lintCatalog(cat, instructions)...)
+	problems = append(problems, lintDescriptionRules(cat, api)...)
 	if len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
-	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views}
+	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views, rsOps: rsOps, calls: calls}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {
@@ -124,7 +150,7 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView) 
 		return nil, err
 	}
 	c.footprint = fp
-	if problems := checkBudgets(cat.Budgets, fp); len(problems) > 0 {
+	if problems := checkBudgets(cat.Budgets, fp, committed); len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
 	return c, nil

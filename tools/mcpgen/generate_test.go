@@ -72,9 +72,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 
 // TestRealCatalogRules checks the PDPP catalog keeps the surface rules that
 // the lint cannot express generically: the footprint ceilings of the issue,
-// descriptions that say read-only or mutating, name their RS endpoint and
-// point to the instructions or a discovery tool, hints that fit each tool,
-// and the guidance homes for connection_id recovery and webhook signing.
+// the guidance homes for connection_id recovery and webhook signing, and
+// that it still declares the description rules and toolset hints the
+// generator enforces on every tool.
 func TestRealCatalogRules(t *testing.T) {
 	chdirRoot(t)
 	_, c, err := generate(realOptions)
@@ -126,49 +126,21 @@ func TestRealCatalogRules(t *testing.T) {
 			}
 		}
 	})
-	// Expected hints: readOnly, destructive, idempotent, openWorld.
-	hints := map[string][4]bool{
-		eventsDiscoveryTool:         {true, false, true, false},
-		"create_event_subscription": {false, false, false, true},
-		"list_event_subscriptions":  {true, false, true, false},
-		"get_event_subscription":    {true, false, true, false},
-		"update_event_subscription": {false, false, true, true},
-		"delete_event_subscription": {false, true, true, false},
-		"send_test_event":           {false, false, false, true},
-	}
-	readOnlySet := [4]bool{true, false, true, false}
-	for _, tool := range c.catalog.Tools {
-		t.Run(tool.Name, func(t *testing.T) {
-			a := tool.Annotations
-			got := [4]bool{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
-			want, ok := hints[tool.Name]
-			switch {
-			case tool.Toolset == "read":
-				want = readOnlySet
-			case !ok:
-				t.Fatalf("toolset %s tool has no expected hints in this test", tool.Toolset)
-			}
-			if got != want {
-				t.Errorf("hints (readOnly, destructive, idempotent, openWorld) = %v, want %v", got, want)
-			}
-			d := tool.Description
-			if *a.ReadOnlyHint && !strings.Contains(d, "Read-only") {
-				t.Errorf("read-only tool does not say Read-only: %q", d)
-			}
-			if !*a.ReadOnlyHint && !strings.Contains(d, "Mutating") {
-				t.Errorf("mutating tool does not say Mutating: %q", d)
-			}
-			if !strings.Contains(d, "/v1/") {
-				t.Errorf("description does not name its RS endpoint: %q", d)
-			}
-			if tool.Name != eventsDiscoveryTool && !strings.Contains(d, "server instructions") && !strings.Contains(d, eventsDiscoveryTool) {
-				t.Errorf("description points neither to the server instructions nor to %s: %q", eventsDiscoveryTool, d)
-			}
-			if strings.Contains(strings.ToLower(d), "hidden") {
-				t.Errorf("description calls output hidden: %q", d)
-			}
-		})
-	}
+	// The wording rules of the descriptions and the read toolset's hints
+	// are the generator's (description_rules, toolsets); the catalog must
+	// keep declaring them.
+	t.Run("description rules", func(t *testing.T) {
+		r := c.catalog.DescriptionRules
+		if r.ReadOnlySays != "Read-only" || r.MutatingSays != "Mutating" || !r.NameEndpoint ||
+			!slices.Contains(r.PointsTo, "server instructions") || !slices.Contains(r.PointsTo, eventsDiscoveryTool) ||
+			!slices.Contains(r.Forbidden, "hidden") {
+			t.Errorf("description_rules = %+v, want Read-only, Mutating, name_endpoint, points to the instructions and %s, hidden forbidden", r, eventsDiscoveryTool)
+		}
+		h := c.catalog.Toolsets["read"].Hints
+		if h.ReadOnlyHint == nil || !*h.ReadOnlyHint || h.DestructiveHint == nil || *h.DestructiveHint {
+			t.Errorf("toolsets.read.hints = %+v, want read-only and not destructive", h)
+		}
+	})
 }
 
 // eventsDiscoveryTool is the one tool that holds event-subscription

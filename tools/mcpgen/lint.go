@@ -144,6 +144,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
 		}
 	}
+	lintToolsets(&p, c)
 	lintToolsetBudgets(&p, c)
 	lintFormats(&p, c)
 	lintGuidanceHomes(&p, c, instructions)
@@ -498,4 +499,135 @@ func lintResultBudget(p *problems, b Budgets, where string, t Tool) {
 	case rb.Bytes > 0 && rb.MinBytes > 0:
 		p.addf("%s: result_budget min_bytes applies only with rs_body_ratio", where)
 	}
+}
+
+// lintToolsets checks tools against the declared toolsets: each tool names
+// one, each declared toolset has tools, every tool of a toolset carries
+// the hints it declares, and the budgets and result_budget_toolsets name
+// declared toolsets. A catalog that declares none is not checked here.
+func lintToolsets(p *problems, c *Catalog) {
+	if len(c.Toolsets) == 0 {
+		return
+	}
+	declared := sortedKeys(c.Toolsets)
+	used := map[string]bool{}
+	for _, t := range c.Tools {
+		spec, ok := c.Toolsets[t.Toolset]
+		if !ok {
+			hint := ""
+			if near := nearest(t.Toolset, declared); near != "" {
+				hint = fmt.Sprintf("; did you mean %q?", near)
+			}
+			p.addf("tool %q: toolset %q is not declared under toolsets (declared: %s)%s", t.Name, t.Toolset, strings.Join(declared, ", "), hint)
+			continue
+		}
+		used[t.Toolset] = true
+		want, got := spec.Hints, t.Annotations
+		for _, h := range []struct {
+			name      string
+			want, got *bool
+		}{
+			{"readOnlyHint", want.ReadOnlyHint, got.ReadOnlyHint},
+			{"destructiveHint", want.DestructiveHint, got.DestructiveHint},
+			{"idempotentHint", want.IdempotentHint, got.IdempotentHint},
+			{"openWorldHint", want.OpenWorldHint, got.OpenWorldHint},
+		} {
+			if h.want != nil && h.got != nil && *h.want != *h.got {
+				p.addf("tool %q: %s is %v, but every tool of toolset %q has %v (toolsets.%s.hints)", t.Name, h.name, *h.got, t.Toolset, *h.want, t.Toolset)
+			}
+		}
+	}
+	for _, name := range declared {
+		if !used[name] {
+			p.addf("toolsets: %q has no tools; remove it or give it a tool", name)
+		}
+	}
+	for _, name := range c.Budgets.ResultBudgetToolsets {
+		if _, ok := c.Toolsets[name]; !ok {
+			p.addf("result_budget_toolsets: toolset %q is not declared under toolsets (declared: %s)", name, strings.Join(declared, ", "))
+		}
+	}
+}
+
+// nearest returns the declared name within two edits of name, or "".
+func nearest(name string, declared []string) string {
+	best, bestDist := "", 3
+	for _, d := range declared {
+		if dist := editDistance(name, d); dist < bestDist {
+			best, bestDist = d, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between two short names, with
+// a swap of two neighbours counted as one edit (raed -> read).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// lintDescriptionRules checks every tool description against the
+// catalog's description_rules; api gives each operation's method and path
+// for name_endpoint.
+func lintDescriptionRules(c *Catalog, api *apiDoc) []string {
+	var p problems
+	r := c.DescriptionRules
+	for _, t := range c.Tools {
+		where := fmt.Sprintf("tool %q", t.Name)
+		d := strings.Join(strings.Fields(t.Description), " ")
+		if ro := t.Annotations.ReadOnlyHint; ro != nil {
+			if *ro && r.ReadOnlySays != "" && !strings.Contains(d, r.ReadOnlySays) {
+				p.addf("%s: description does not say %q, though readOnlyHint is true (description_rules.read_only_says)", where, r.ReadOnlySays)
+			}
+			if !*ro && r.MutatingSays != "" && !strings.Contains(d, r.MutatingSays) {
+				p.addf("%s: description does not say %q, though readOnlyHint is false (description_rules.mutating_says)", where, r.MutatingSays)
+			}
+		}
+		if r.NameEndpoint && t.Operation != "" && api != nil {
+			if op := api.ops[t.Operation]; op != nil {
+				if endpoint := strings.ToUpper(op.method) + " " + op.path; !strings.Contains(d, endpoint) {
+					p.addf("%s: description does not name its RS endpoint %q (description_rules.name_endpoint)", where, endpoint)
+				}
+			}
+		}
+		if len(r.PointsTo) > 0 && !slices.Contains(r.PointsTo, t.Name) &&
+			!slices.ContainsFunc(r.PointsTo, func(s string) bool { return strings.Contains(d, s) }) {
+			p.addf("%s: description points to none of %s, where the rules of use live (description_rules.points_to)", where, quoteAll(r.PointsTo))
+		}
+		for _, w := range r.Forbidden {
+			if containsFold(d, w) {
+				p.addf("%s: description says %q (description_rules.forbidden)", where, w)
+			}
+		}
+	}
+	return p.list
+}
+
+func quoteAll(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
 )
 
 // apiDoc indexes the operations of an OpenAPI document by operationId.
@@ -15,7 +18,12 @@ type apiDoc struct {
 }
 
 type apiOperation struct {
-	method, path string
+	id, method, path string
+	// jsonBody: the operation takes an application/json request body.
+	jsonBody bool
+	// order lists the parameters as the document declares them (operation
+	// parameters first, then the path item's).
+	order []*openapi3.Parameter
 	// params by name; a name used in two locations (path and query, say)
 	// keeps every occurrence so a reference to it can be refused as
 	// ambiguous.
@@ -24,13 +32,23 @@ type apiOperation struct {
 
 // loadOpenAPI loads and validates an OpenAPI document.
 func loadOpenAPI(path string) (*apiDoc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	// A YAML slip is reported by file and line before the loader sees it
+	// (the loader's own message names neither).
+	var node yaml.Node
+	if err := yaml.Unmarshal(data, &node); err != nil {
+		return nil, yamlError(displayPath(path), data, err)
+	}
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load OpenAPI %s: %w", path, err)
+		return nil, fmt.Errorf("load OpenAPI %s: %w", displayPath(path), err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("OpenAPI %s is invalid: %w", path, err)
+		return nil, fmt.Errorf("OpenAPI %s is invalid: %w", displayPath(path), err)
 	}
 	return indexOpenAPI(doc), nil
 }
@@ -45,7 +63,10 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 			if op.OperationID == "" {
 				continue
 			}
-			o := &apiOperation{method: method, path: path, params: map[string][]*openapi3.Parameter{}}
+			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{}}
+			if rb := op.RequestBody; rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil {
+				o.jsonBody = true
+			}
 			// Operation parameters override path-item parameters with the
 			// same name and location.
 			seen := map[[2]string]bool{}
@@ -61,6 +82,7 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 					}
 					seen[key] = true
 					o.params[p.Name] = append(o.params[p.Name], p)
+					o.order = append(o.order, p)
 				}
 			}
 			api.ops[op.OperationID] = o
@@ -228,7 +250,21 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				a.unresolved = true
 				continue
 			}
-			mergeFacts(a, factsOf(ps[0]))
+			a.declaredType = a.Type
+			facts := factsOf(ps[0])
+			_, byHand := t.ByHand[a.Param]
+			switch {
+			case byHand:
+			case facts.typ == "" && unionKeyword(paramSchema(ps[0])) != "":
+				a.unresolved = true // the parameter's schema is refused by lintParams
+			case facts.typ == "":
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param))
+			case a.Type != "" && a.Type != facts.typ:
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param))
+			}
+			mergeFacts(a, facts)
 		}
 	}
 	return problems
@@ -257,4 +293,60 @@ func mergeFacts(a *Arg, f paramFacts) {
 	if a.Description == "" {
 		a.Description = f.description
 	}
+}
+
+// lintParams refuses the parameter schemas the code generators cannot take,
+// whatever the catalog uses: oapi-codegen turns a parameter whose schema
+// (or whose items' schema) is an anyOf or oneOf into a reference to a type
+// it never declares, so gen/rsclient would stop building far from the
+// cause. Problems name the operation and the parameter and say the way out.
+func (a *apiDoc) lintParams() []string {
+	var problems []string
+	var order []*openapi3.Parameter
+	usedBy := map[*openapi3.Parameter][]string{}
+	for _, id := range a.operationIDs() {
+		for _, p := range a.ops[id].order {
+			if usedBy[p] == nil {
+				order = append(order, p)
+			}
+			usedBy[p] = append(usedBy[p], id)
+		}
+	}
+	for _, p := range order {
+		s := paramSchema(p)
+		if s == nil {
+			continue
+		}
+		where := "its schema"
+		if unionKeyword(s) == "" && s.Items != nil && s.Items.Value != nil {
+			where, s = "its items' schema", s.Items.Value
+		}
+		if union := unionKeyword(s); union != "" {
+			problems = append(problems, fmt.Sprintf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
+				"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
+				"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
+				"and say the alternatives in its description",
+				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name))
+		}
+	}
+	return problems
+}
+
+// paramSchema is a parameter's schema, or nil.
+func paramSchema(p *openapi3.Parameter) *openapi3.Schema {
+	if p.Schema == nil {
+		return nil
+	}
+	return p.Schema.Value
+}
+
+// unionKeyword names the union keyword a schema uses, or "".
+func unionKeyword(s *openapi3.Schema) string {
+	switch {
+	case len(s.AnyOf) > 0:
+		return "anyOf"
+	case len(s.OneOf) > 0:
+		return "oneOf"
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -48,7 +49,18 @@ type fileData struct {
 	// UIExtension and ViewMIMEType are the MCP Apps extension id and the
 	// mime type of its views.
 	UIExtension, ViewMIMEType string
+	// RSClientImport, RSOps and Calls are the generated mapping of
+	// arguments to RS operations (rscalls.go); Helpers and
+	// NumberConstraint the setters it calls.
+	RSClientImport   string
+	RSOps            []*rsOp
+	Calls            []toolCall
+	Helpers          []string
+	NumberConstraint string
 }
+
+// rsCallsFile is the generated mapping of arguments to RS operations.
+const rsCallsFile = "rscalls.go"
 
 // viewData is one view as the templates see it.
 type viewData struct {
@@ -139,8 +151,11 @@ var outputFiles = []struct {
 	{"args.go", "args.go.tmpl", true},
 	{"register.go", "register.go.tmpl", true},
 	{"views.go", "views.go.tmpl", true},
-	{"FOOTPRINT.md", "footprint.md.tmpl", false},
+	{footprintFile, "footprint.md.tmpl", false},
 }
+
+// footprintFile is the measured footprint, committed with the package.
+const footprintFile = "FOOTPRINT.md"
 
 // goldenFile is the pretty-printed tools/list result.
 const goldenFile = "tools_list.golden.json"
@@ -162,6 +177,18 @@ func render(c *compiled) (map[string][]byte, error) {
 		"checks": func(tool string, a argData, value string) stringCheck {
 			return stringCheck{Tool: tool, Arg: a, Value: value}
 		},
+		"joinOr": func(list []string, none string) string {
+			if len(list) == 0 {
+				return none
+			}
+			return strings.Join(list, ", ")
+		},
+		"byHandNote": func(list []string) string {
+			if len(list) == 0 {
+				return "The handler sets nothing by hand."
+			}
+			return "The handler sets by hand (by_hand): " + strings.Join(list, "; ") + "."
+		},
 		"toolset": func(name string) string {
 			for _, t := range c.catalog.Tools {
 				if t.Name == name {
@@ -175,7 +202,14 @@ func render(c *compiled) (map[string][]byte, error) {
 		return nil, fmt.Errorf("parse templates: %w", err)
 	}
 	files := map[string][]byte{}
-	for _, f := range outputFiles {
+	outputs := outputFiles
+	if data.RSClientImport != "" && len(data.Calls) > 0 {
+		outputs = append(slices.Clone(outputs), struct {
+			name, template string
+			goSource       bool
+		}{rsCallsFile, "rscalls.go.tmpl", true})
+	}
+	for _, f := range outputs {
 		var buf bytes.Buffer
 		if err := tmpl.ExecuteTemplate(&buf, f.template, data); err != nil {
 			return nil, fmt.Errorf("render %s: %w", f.name, err)
@@ -224,6 +258,14 @@ func templateData(c *compiled) (*fileData, error) {
 		NewestRevision:   mcp.LATEST_PROTOCOL_VERSION,
 		UIExtension:      uiExtension,
 		ViewMIMEType:     viewMIMEType,
+	}
+	if c.rsclientImport != "" {
+		d.RSClientImport, d.RSOps, d.Calls = c.rsclientImport, c.rsOps, c.calls
+		var number bool
+		d.Helpers, number = helpersUsed(c.calls)
+		if number {
+			d.NumberConstraint = numberConstraint
+		}
 	}
 	d.ViewIndex = map[string]int{}
 	for i, v := range c.views {

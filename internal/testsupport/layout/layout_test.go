@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"internal/papers": {"internal/mcpserver", "gen/papertools"},
 	// The demo RS implements the generated strict server, nothing more.
 	"internal/demors": {"gen/rsserver", "internal/mcpserver"},
-	"gen/mcptools":    {"internal/mcpserver"},
+	"gen/mcptools":    {"internal/mcpserver", "gen/rsclient"},
 	"gen/papertools":  {"internal/mcpserver"},
 	"gen/rsclient":    {},
 	"gen/rsserver":    {},
