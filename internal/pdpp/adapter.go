@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/events"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
@@ -15,15 +16,14 @@ import (
 
 // Adapter implements mcptools.Handlers and mcptools.ResourceHandlers.
 type Adapter struct {
+	// Tools serves the event-subscription tools (package events).
+	*events.Tools
 	rs         *rs.Client
 	token      rs.TokenSource
 	log        *slog.Logger
 	check      *tokencheck.Checker
 	onRejected func(context.Context)
-	// allowPrivateWebhooks lets callback URLs name loopback, private and
-	// metadata hosts (Config.AllowPrivateWebhooks).
-	allowPrivateWebhooks bool
-	fullMax              int64 // ceiling of one detail "full" reply, in bytes
+	fullMax    int64 // ceiling of one detail "full" reply, in bytes
 }
 
 var (
@@ -72,8 +72,9 @@ func New(cfg Config) *Adapter {
 		fullMax = DefaultFullMaxBytes
 	}
 	fullMax = max(fullMax, MinFullMaxBytes)
-	return &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax,
-		allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+	a := &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax}
+	a.Tools = events.New(events.Config{Host: eventsHost{a}, RS: cfg.RS, Logger: log, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks})
+	return a
 }
 
 // doControl sends a request of the event-subscription routes (the RS's

@@ -14,11 +14,32 @@
 //
 // Usage:
 //
-//	go run ./tools/mcpgen -catalog spec/tools.yaml [-openapi spec/api.yaml] \
-//	    [-instructions spec/instructions.md] -out gen/mcptools [-check]
+//	go run ./tools/mcpgen -catalog spec/tools.yaml [-openapi spec/api.yaml \
+//	    [-rsclient IMPORT] [-oapi-codegen CONFIG]...] \
+//	    [-instructions spec/instructions.md] -out gen/mcptools [-check | -lint]
+//
+// Everything is checked before anything is written (-lint stops there):
+// the OpenAPI document's parameter schemas (anyOf/oneOf are refused, naming
+// the parameter), catalog argument types against the spec's, toolsets
+// against the declared toolsets: (and the hints each declares), the
+// description_rules: (read-only or mutating wording, the operation's
+// endpoint, where the rules of use live, forbidden words), every lint rule
+// and budget. Then oapi-codegen runs with each -oapi-codegen configuration,
+// and its output and mcpgen's are written into a temporary folder beside
+// -out and swapped in together: a failed run leaves every output folder as
+// it was. YAML errors name the file and the line of the slip.
+//
+// With -rsclient (the import path of the client oapi-codegen writes), the
+// generated rscalls.go maps each tool's arguments to its operation (and
+// its also_operations): an <Operation>Call struct per operation and a
+// method on the tool's Args that sets every parameter an argument names
+// with param:, except those the tool lists under by_hand, which the
+// handler sets itself.
 //
 // Generation fails, writing nothing, when the catalog breaks a lint rule or a
-// byte budget: per description, per tool entry, the whole tools/list, the
+// byte budget (a tools/list over budget is told as the overage, the change
+// per tool against the committed FOOTPRINT.md and the largest tools; a size
+// within 5% of a budget is a warning on stderr): per description, per tool entry, the whole tools/list, the
 // tools/list of a server exposing one toolset (max_toolset_list_bytes), and
 // the instructions, whose first characters must mention given phrases. A
 // long sentence may be said in one description only, and each phrase of

@@ -21,6 +21,7 @@ var realOptions = options{
 	openapi:      "spec/pdpp-rs.openapi.yaml",
 	instructions: "spec/instructions.md",
 	out:          "gen/mcptools",
+	rsclient:     "github.com/pdpp-mcp/pdpp-mcp/gen/rsclient",
 }
 
 // chdirRoot moves the test to the repository root, skipping when the real
@@ -163,6 +164,7 @@ func catalogCases(t *testing.T) []struct {
 		catalog:      filepath.Join(repoRoot, realOptions.catalog),
 		openapi:      filepath.Join(repoRoot, realOptions.openapi),
 		instructions: filepath.Join(repoRoot, realOptions.instructions),
+		rsclient:     realOptions.rsclient,
 	}
 	if _, err := os.Stat(real.openapi); err == nil {
 		cases = append(cases, struct {
@@ -401,5 +403,19 @@ func TestFormatChecksGenerated(t *testing.T) {
 	// the server checks them anyway.
 	if in := string(c.schemas["list_items"].input); strings.Contains(in, "pattern") {
 		t.Errorf("input schema publishes a pattern: %s", in)
+	}
+}
+
+// TestGenerateLinesMatchRealOptions keeps realOptions the flags generate.go
+// passes for gen/mcptools, so the tests compare with what go generate writes.
+func TestGenerateLinesMatchRealOptions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "generate.go"))
+	if err != nil {
+		t.Skipf("generate.go is not present: %v", err)
+	}
+	o := realOptions
+	want := "-catalog " + o.catalog + " -openapi " + o.openapi + " -instructions " + o.instructions + " -rsclient " + o.rsclient
+	if !strings.Contains(string(data), want) || !strings.Contains(string(data), "-out "+o.out) {
+		t.Errorf("generate.go has no go:generate line with %q and -out %s", want, o.out)
 	}
 }

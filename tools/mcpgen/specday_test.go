@@ -153,6 +153,32 @@ func TestSpecDayRefusals(t *testing.T) {
 			old: "Compute a metric over one stream, optionally by field or time bucket.\n      Read-only;", new: "Compute a metric over one stream, optionally by field or time bucket.\n      Reads;",
 			want: []string{`tool "aggregate": description does not say "Read-only", though readOnlyHint is true (description_rules.read_only_says)`},
 		},
+		{
+			name: "toolset hints", file: realOptions.catalog,
+			old:  "    hints: {readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false}",
+			new:  "    hints: {readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true}",
+			want: []string{`tool "schema": openWorldHint is false, but every tool of toolset "read" has true (toolsets.read.hints)`},
+		},
+		{
+			name: "declared toolset without tools", file: realOptions.catalog,
+			old: "  events: {}\n", new: "  events: {}\n  admin: {}\n",
+			want: []string{`toolsets: "admin" has no tools; remove it or give it a tool`},
+		},
+		{
+			name: "endpoint not named", file: realOptions.catalog,
+			old: "Read-only; GET /v1/streams/{stream}/aggregate.", new: "Read-only; GET /v1/stream/{stream}/aggregate.",
+			want: []string{`tool "aggregate": description does not name its RS endpoint "GET /v1/streams/{stream}/aggregate" (description_rules.name_endpoint)`},
+		},
+		{
+			name: "rules of use not pointed to", file: realOptions.catalog,
+			old: "Filters: server instructions.", new: "Filters: see filter.",
+			want: []string{`tool "aggregate": description points to none of "server instructions", "discover_event_subscription_capabilities", where the rules of use live (description_rules.points_to)`},
+		},
+		{
+			name: "forbidden word", file: realOptions.catalog,
+			old: "Filters: server instructions.", new: "Filters: server instructions. Hidden totals too.",
+			want: []string{`tool "aggregate": description says "hidden" (description_rules.forbidden)`},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

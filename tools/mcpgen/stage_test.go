@@ -84,3 +84,33 @@ func TestWriteAllOrNothing(t *testing.T) {
 		t.Errorf("%s holds %s after a failed run: a temporary folder was left", dir, got)
 	}
 }
+
+// TestSwapInUndoes makes the second of two swaps fail (its staged folder is
+// missing) and checks the first is undone: both targets keep their files.
+func TestSwapInUndoes(t *testing.T) {
+	root := t.TempDir()
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "one", "f"), "old one")
+	write(filepath.Join(root, "two", "f"), "old two")
+	write(filepath.Join(root, "stage", "one", "f"), "new one")
+	err := swapIn([]swap{
+		{staged: filepath.Join(root, "stage", "one"), target: filepath.Join(root, "one")},
+		{staged: filepath.Join(root, "stage", "missing"), target: filepath.Join(root, "two")},
+	}, filepath.Join(root, "stage", "old"))
+	if err == nil {
+		t.Fatal("swapIn succeeded without the second staged folder")
+	}
+	for dir, want := range map[string]string{"one": "old one", "two": "old two"} {
+		if b, err := os.ReadFile(filepath.Join(root, dir, "f")); err != nil || string(b) != want {
+			t.Errorf("%s/f = %q, %v; want %q", dir, b, err, want)
+		}
+	}
+}

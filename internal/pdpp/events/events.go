@@ -1,4 +1,4 @@
-package pdpp
+package events
 
 import (
 	"context"
@@ -117,16 +117,16 @@ type scopeStream struct {
 // reference profile, and the grant's streams (GET /v1/schema). The scope
 // grows with the grant and the advertisement is the RS's own: compact
 // detail keeps what fits the reply budget and names the full call.
-func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, args mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDiscoverEventSubscriptionCapabilities
-	shown := argsMap(args)
+	shown := a.host.ArgsMap(args)
 	if err := a.refuseOwner(ctx); err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	adv, advertised := a.subscriptionAdvertisement(ctx)
 	scope, err := a.grantScope(ctx)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	caps := capabilities{advertised: advertised, scope: scope}
 	caps.supported, _ = adv["supported"].(bool)
@@ -134,23 +134,23 @@ func (a *Adapter) DiscoverEventSubscriptionCapabilities(ctx context.Context, arg
 	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv)
 	caps.signing, caps.signingFromRS = merged(profileSigning(), adv["signing"])
 	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv["delivery"])
-	full := fullDetailCall(tool, nil)
+	full := a.host.FullDetailCall(tool, nil)
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
 		out["detail"] = evidence.DetailFull
 		return a.fullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
 	}
-	limit := replyBudget(tool, 0)
-	text := compactText(caps.text(full), limit)
+	limit := a.host.ReplyBudget(tool, 0)
+	text := a.host.CompactText(caps.text(full), limit)
 	fit := newCapsFit(caps.structured(adv), full)
-	structured, cut, _ := fitStructured(limit, func() string { return text }, fit.build)
-	return compactResult(limit, text+fit.truncationLine(cut), structured, len(structured), &full), nil
+	structured, cut, _ := a.host.FitStructured(limit, func() string { return text }, fit.build)
+	return a.host.CompactResult(limit, text+fit.truncationLine(cut), structured, len(structured), &full), nil
 }
 
 // subscriptionAdvertisement reads capabilities.client_event_subscriptions
 // from the RS metadata. A missing document or entry is not an error: the
 // result then says the RS does not advertise subscriptions.
-func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any, bool) {
+func (a *Tools) subscriptionAdvertisement(ctx context.Context) (map[string]any, bool) {
 	resp, err := a.rs.Get(ctx, protectedResourcePath, nil)
 	if err != nil {
 		a.log.Debug("protected-resource metadata unavailable", "err", err)
@@ -169,11 +169,11 @@ func (a *Adapter) subscriptionAdvertisement(ctx context.Context) (map[string]any
 
 // grantScope lists the granted streams and their connections from the
 // compact schema (the full document when the RS refuses view=compact).
-func (a *Adapter) grantScope(ctx context.Context) ([]scopeStream, error) {
-	params := &rsclient.GetSchemaParams{View: ptr(rsclient.GetSchemaParamsViewCompact)}
+func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
+	params := &rsclient.GetSchemaParams{View: new(rsclient.GetSchemaParamsViewCompact)}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
 	resp, err := a.doControl(ctx, req, berr)
-	if err != nil && rejectsView(err) {
+	if err != nil && a.host.RejectsView(err) {
 		params.View = nil
 		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
 		resp, err = a.doControl(ctx, req, berr)
@@ -192,7 +192,7 @@ func (a *Adapter) grantScope(ctx context.Context) ([]scopeStream, error) {
 		} `json:"connectors"`
 	}
 	if err := json.Unmarshal(resp.Body, &doc); err != nil {
-		return nil, rs.AdapterError(codeBadResponse, "the schema document is not JSON: "+err.Error(), "")
+		return nil, rs.AdapterError(CodeBadResponse, "the schema document is not JSON: "+err.Error(), "")
 	}
 	var out []scopeStream
 	for _, c := range doc.Connectors {
@@ -380,10 +380,10 @@ func sourceNote(fromRS bool) string {
 
 // CreateEventSubscription serves create_event_subscription:
 // POST /v1/event-subscriptions, after checking the callback URL and streams.
-func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.CreateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.CreateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolCreateEventSubscription
-	shown := argsMap(args)
-	fail := func(err error) (*mcp.CallToolResult, error) { return errorResult(err, tool, shown), nil }
+	shown := a.host.ArgsMap(args)
+	fail := func(err error) (*mcp.CallToolResult, error) { return a.host.ErrorResult(err, tool, shown), nil }
 	if err := a.checkCallbackURL(args.CallbackURL); err != nil {
 		return fail(err)
 	}
@@ -395,7 +395,8 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 		streams := slices.Clone(args.Streams)
 		body.Filters = &rsclient.EventSubscriptionFilters{Streams: &streams}
 	}
-	req, berr := rsclient.NewCreateEventSubscriptionRequest(a.rs.BaseURL(), body)
+	call := args.CreateEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL(), body)
 	// The one answer whose secret reaches the client: read it whole, take
 	// the signing secret, and take every secret-like member out of the rest.
 	resp, err := a.do(ctx, req, berr)
@@ -404,14 +405,14 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	}
 	created, ok := decodeBoundedObject(resp.Body) // large members described, not decoded
 	if !ok {
-		return fail(rs.AdapterError(codeBadResponse, "the create answer is not a JSON object", ""))
+		return fail(rs.AdapterError(CodeBadResponse, "the create answer is not a JSON object", ""))
 	}
 	secret, _ := created["secret"].(string)
 	sub := withoutSecrets(created).(map[string]any)
 	id, _ := sub["subscription_id"].(string)
 	status, _ := sub["status"].(string)
 	if len(secret) > maxSecretBytes {
-		return fail(rs.AdapterError(codeBadResponse, fmt.Sprintf("the RS created subscription %s but answered a %d-byte signing secret, longer than any real one (%d bytes at most); delete it with %s",
+		return fail(rs.AdapterError(CodeBadResponse, fmt.Sprintf("the RS created subscription %s but answered a %d-byte signing secret, longer than any real one (%d bytes at most); delete it with %s",
 			clipShown(id), len(secret), maxSecretBytes, mcptools.ToolDeleteEventSubscription), ""))
 	}
 
@@ -428,7 +429,7 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	if secret != "" {
 		b.WriteString("Signing secret: in structured output (field secret), shown this once. Store it with the receiver now; no later result shows it.\n")
 	}
-	listFull := fullDetailCall(mcptools.ToolListEventSubscriptions, nil)
+	listFull := a.host.FullDetailCall(mcptools.ToolListEventSubscriptions, nil)
 	full := subscriptionFull(id, listFull)
 	if full.Tool == mcptools.ToolGetEventSubscription {
 		fmt.Fprintf(&b, "next: %s to check status; %s to test delivery\n",
@@ -439,14 +440,14 @@ func (a *Adapter) CreateEventSubscription(ctx context.Context, args mcptools.Cre
 	if secret != "" {
 		out["secret"] = secret
 	}
-	return subscriptionResult(tool, b.String(), sub, out, full), nil
+	return a.subscriptionResult(tool, b.String(), sub, out, full), nil
 }
 
 // checkCallbackURL refuses, before any RS request, a callback URL the RS
 // should not be asked to call (see package webhookurl): anything but https
 // to a public host, unless the operator allows private callbacks for local
 // development. It returns a typed adapter error naming callback_url.
-func (a *Adapter) checkCallbackURL(raw string) error {
+func (a *Tools) checkCallbackURL(raw string) error {
 	if err := webhookurl.Check(raw, a.allowPrivateWebhooks); err != nil {
 		return rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url")
 	}
@@ -492,17 +493,17 @@ func decodeSubscription(body []byte, member string) (map[string]any, error) {
 	if member != "" {
 		inner, isObject := lastMember(body, member)
 		if !isObject {
-			return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
+			return nil, rs.AdapterError(CodeBadResponse, "the subscription answer is not a JSON object", "")
 		}
 		if !isObjectJSON(inner) {
-			return nil, rs.AdapterError(codeBadResponse, "the answer has no "+member+" object", "")
+			return nil, rs.AdapterError(CodeBadResponse, "the answer has no "+member+" object", "")
 		}
 		body = inner
 	}
 	// Large members are described, not decoded.
 	doc, ok := decodeBoundedObject(body)
 	if !ok {
-		return nil, rs.AdapterError(codeBadResponse, "the subscription answer is not a JSON object", "")
+		return nil, rs.AdapterError(CodeBadResponse, "the subscription answer is not a JSON object", "")
 	}
 	return withoutSecrets(doc).(map[string]any), nil
 }
@@ -544,7 +545,7 @@ func subscriptionText(sub map[string]any) string {
 			if len(parts) > maxListedLines {
 				parts = append(parts[:maxListedLines], fmt.Sprintf("... %d more in structured output", len(parts)-maxListedLines))
 			}
-			fmt.Fprintf(&b, "streams: %s\n", joinNonEmpty(", ", parts...))
+			fmt.Fprintf(&b, "streams: %s\n", strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", "))
 		}
 	}
 	if c, u := str("created_at"), str("updated_at"); c != "" || u != "" {
@@ -561,39 +562,40 @@ func subscriptionText(sub map[string]any) string {
 // shown (the adapter's own: the RS list is read again and checked against
 // what the cursor saw); full detail carries the RS envelope verbatim in
 // data.
-func (a *Adapter) ListEventSubscriptions(ctx context.Context, args mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEventSubscriptionsArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolListEventSubscriptions
-	shown := argsMap(args)
-	page, err := resolvePage(tool, args.Cursor, args, false)
+	shown := a.host.ArgsMap(args)
+	page, err := a.host.ResolvePage(tool, args.Cursor, args, false)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	req, berr := rsclient.NewListEventSubscriptionsRequest(a.rs.BaseURL())
+	call := args.ListEventSubscriptionsCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	// Each item stays encoded until its rendering reaches it.
 	subs, err := subscriptionItems(resp.Body)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	fullCall := page.full()
+	fullCall := page.Full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
 		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", json.RawMessage(resp.Body)), nil
 	}
-	limit, room := stepBudget(tool, 0)
+	limit, room := a.host.StepBudget(tool, 0)
 	ids := make([]string, len(subs))
 	for i, s := range subs {
 		ids[i], _, _ = subscriptionFields(s)
 	}
-	st := page.step(ids, func() int {
+	st := page.Step(ids, func() int {
 		return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64
 	})
 	st.List = "list"
 	text, structured, cut := subscriptionStep(subs, ids, st, room)
-	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
+	return a.host.CompactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
 // listHead is the first line of a subscription list's text.
@@ -645,17 +647,18 @@ func listText(subs []json.RawMessage, fullCall evidence.Continuation) string {
 // lists every granted stream and connection, so it grows with the grant:
 // compact detail previews long values and names the full call; full detail
 // carries the RS body verbatim in subscription.
-func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolGetEventSubscription
-	shown := argsMap(args)
-	req, berr := rsclient.NewGetEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	shown := a.host.ArgsMap(args)
+	call := args.GetEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	sub, err := decodeSubscription(resp.Body, "")
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	text := subscriptionText(sub)
 	status, _ := sub["status"].(string)
@@ -669,41 +672,43 @@ func (a *Adapter) GetEventSubscription(ctx context.Context, args mcptools.GetEve
 		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", json.RawMessage(resp.Body)), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
-	return subscriptionResult(tool, text, sub, out, fullDetailCall(tool, shown)), nil
+	return a.subscriptionResult(tool, text, sub, out, a.host.FullDetailCall(tool, shown)), nil
 }
 
 // UpdateEventSubscription serves update_event_subscription:
 // PATCH /v1/event-subscriptions/{subscription_id} with {"enabled": ...}. It
 // never asks the RS to rotate the secret, so it stays idempotent.
-func (a *Adapter) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolUpdateEventSubscription
-	shown := argsMap(args)
+	shown := a.host.ArgsMap(args)
 	enabled := args.Enabled
-	req, berr := rsclient.NewUpdateEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID,
+	call := args.UpdateEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL(),
 		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	sub, err := decodeSubscription(resp.Body, "subscription")
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	verb := "Disabled"
 	if enabled {
 		verb = "Enabled"
 	}
 	text := verb + " delivery. " + subscriptionText(sub)
-	full := subscriptionFull(args.SubscriptionID, fullDetailCall(mcptools.ToolListEventSubscriptions, nil))
-	return subscriptionResult(tool, text, sub, map[string]any{}, full), nil
+	full := subscriptionFull(args.SubscriptionID, a.host.FullDetailCall(mcptools.ToolListEventSubscriptions, nil))
+	return a.subscriptionResult(tool, text, sub, map[string]any{}, full), nil
 }
 
 // DeleteEventSubscription serves delete_event_subscription:
 // DELETE /v1/event-subscriptions/{subscription_id}.
-func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) DeleteEventSubscription(ctx context.Context, args mcptools.DeleteEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDeleteEventSubscription
-	shown := argsMap(args)
-	req, berr := rsclient.NewDeleteEventSubscriptionRequest(a.rs.BaseURL(), args.SubscriptionID)
+	shown := a.host.ArgsMap(args)
+	call := args.DeleteEventSubscriptionCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	if _, err := a.doControl(ctx, req, berr); err != nil {
 		var re *rs.Error
 		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
@@ -711,46 +716,47 @@ func (a *Adapter) DeleteEventSubscription(ctx context.Context, args mcptools.Del
 			// subscription is gone either way, so the call is idempotent.
 			text := fmt.Sprintf("Event subscription %s does not exist (the RS answered 404 not_found): it was already deleted, or the id is not one of this grant's subscriptions. Nothing was changed; %s lists the live ones.\n",
 				args.SubscriptionID, mcptools.ToolListEventSubscriptions)
-			return deletedResult(args.SubscriptionID, text), nil
+			return a.deletedResult(args.SubscriptionID, text), nil
 		}
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	text := fmt.Sprintf("Deleted event subscription %s; its undelivered events are dropped and no more are sent. Deleting it again answers that it no longer exists.\n", args.SubscriptionID)
-	return deletedResult(args.SubscriptionID, text), nil
+	return a.deletedResult(args.SubscriptionID, text), nil
 }
 
 // deletedResult is delete_event_subscription's result. It renders nothing
 // the RS sent (only the validated id and fixed text), and is still held to
 // the tool's reply budget like every events result.
-func deletedResult(id, text string) *mcp.CallToolResult {
+func (a *Tools) deletedResult(id, text string) *mcp.CallToolResult {
 	structured := mustMarshalJSON(map[string]any{"subscription_id": id, "deleted": true})
-	list := fullDetailCall(mcptools.ToolListEventSubscriptions, nil)
-	return compactResult(replyBudget(mcptools.ToolDeleteEventSubscription, 0), text, structured, len(structured), &list)
+	list := a.host.FullDetailCall(mcptools.ToolListEventSubscriptions, nil)
+	return a.host.CompactResult(a.host.ReplyBudget(mcptools.ToolDeleteEventSubscription, 0), text, structured, len(structured), &list)
 }
 
 // SendTestEvent serves send_test_event:
 // POST /v1/event-subscriptions/{subscription_id}/test-event.
-func (a *Adapter) SendTestEvent(ctx context.Context, args mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
+func (a *Tools) SendTestEvent(ctx context.Context, args mcptools.SendTestEventArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolSendTestEvent
-	shown := argsMap(args)
-	req, berr := rsclient.NewSendTestEventRequest(a.rs.BaseURL(), args.SubscriptionID)
+	shown := a.host.ArgsMap(args)
+	call := args.SendTestEventCall()
+	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.doControl(ctx, req, berr)
 	if err != nil {
-		return errorResult(err, tool, shown), nil
+		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	var accepted struct {
 		EventID string `json:"event_id"`
 	}
 	if err := json.Unmarshal(resp.Body, &accepted); err != nil || accepted.EventID == "" {
-		return errorResult(rs.AdapterError(codeBadResponse, "the test-event answer has no event_id", ""), tool, shown), nil
+		return a.host.ErrorResult(rs.AdapterError(CodeBadResponse, "the test-event answer has no event_id", ""), tool, shown), nil
 	}
 	if len(accepted.EventID) > maxEventIDBytes {
-		return errorResult(rs.AdapterError(codeBadResponse, fmt.Sprintf("the test-event answer's event_id is %d bytes, longer than any webhook-id (%d bytes at most); the event may still be queued",
+		return a.host.ErrorResult(rs.AdapterError(CodeBadResponse, fmt.Sprintf("the test-event answer's event_id is %d bytes, longer than any webhook-id (%d bytes at most); the event may still be queued",
 			len(accepted.EventID), maxEventIDBytes), ""), tool, shown), nil
 	}
 	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
 		accepted.EventID, args.SubscriptionID, accepted.EventID)
 	structured := mustMarshalJSON(map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID})
 	status := subscriptionCall(mcptools.ToolGetEventSubscription, args.SubscriptionID)
-	return compactResult(replyBudget(tool, 0), text, structured, len(structured), &status), nil
+	return a.host.CompactResult(a.host.ReplyBudget(tool, 0), text, structured, len(structured), &status), nil
 }

@@ -1,4 +1,4 @@
-package pdpp
+package events
 
 import (
 	"bytes"
@@ -119,14 +119,14 @@ func (d describedValue) preview(next evidence.Continuation) evidence.Preview {
 var errTooLarge = fmt.Errorf("over %d bytes", maxDecodedObject)
 
 // costlyBytes counts the bytes of the JSON text raw that decode to many
-// times their size: all but those of strings of smallMemberBytes or more,
+// times their size: all but those of strings of SmallMemberBytes or more,
 // which decode to about their own. One pass; strings skipped whole.
 func costlyBytes(raw []byte) int {
 	n := 0
 	for i := 0; i < len(raw); {
 		if raw[i] == '"' {
 			e := jsonwalk.SkipString(raw, i)
-			if e-i < smallMemberBytes {
+			if e-i < SmallMemberBytes {
 				n += e - i
 			}
 			i = e

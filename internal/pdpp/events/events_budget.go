@@ -1,4 +1,4 @@
-package pdpp
+package events
 
 import (
 	"bytes"
@@ -32,8 +32,8 @@ const subscriptionBytes = 4096
 // maxSecretBytes is the longest signing secret create passes on. The
 // secret is shown once and cannot be cut, so a longer one (no real whsec_
 // secret is) is refused as a bad RS answer; it also stays within what a
-// truncation report keeps (smallMemberBytes).
-const maxSecretBytes = smallMemberBytes
+// truncation report keeps (SmallMemberBytes).
+const maxSecretBytes = SmallMemberBytes
 
 // maxEventIDBytes is the longest test-event id send_test_event passes on.
 // The id is what the receiver sees as webhook-id and cannot be cut, so a
@@ -211,9 +211,9 @@ func subscriptionStep(subs []json.RawMessage, ids []string, st evidence.Step, bu
 // subscription (get, update, create): out with member "subscription" set to
 // sub, its long values previews naming full, held to tool's reply budget.
 // The text says what was previewed and how to read it whole.
-func subscriptionResult(tool, text string, sub map[string]any, out map[string]any, full evidence.Continuation) *mcp.CallToolResult {
-	limit := replyBudget(tool, 0)
-	text = compactText(text, limit)
+func (a *Tools) subscriptionResult(tool, text string, sub map[string]any, out map[string]any, full evidence.Continuation) *mcp.CallToolResult {
+	limit := a.host.ReplyBudget(tool, 0)
+	text = a.host.CompactText(text, limit)
 	c, cut := compactValue(sub, full, compactDepth)
 	out["subscription"] = c
 	if cut > 0 {
@@ -221,7 +221,7 @@ func subscriptionResult(tool, text string, sub map[string]any, out map[string]an
 		text += fmt.Sprintf("structured output is compact: %d values previewed; everything: %s\n", cut, full.Call())
 	}
 	raw := mustMarshalJSON(out)
-	return compactResult(limit, text, raw, len(raw), &full)
+	return a.host.CompactResult(limit, text, raw, len(raw), &full)
 }
 
 // mustMarshalJSON encodes v, which holds only decoded JSON and plain
