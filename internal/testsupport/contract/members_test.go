@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,11 +30,13 @@ const (
 	whySharedRecord = "one Record serves getRecord and listRecords; upstream names this member on the single record only"
 	whySharedError  = "one ErrorObject serves every status; upstream's 409 body omits what its other error bodies name"
 	whySharedMeta   = "one ResponseMeta serves every reply; the RS sends this member on search replies (sample search-lexical)"
+	whySharedFlag   = "one CapabilityFlag serves every capability of a field; upstream names operators on range_filter only"
 )
 
 // memberExtensions are the response members our spec declares that upstream's published
 // schema for the same operation and status does not name, or names with another type. The
-// key is "operationId status member-path" ("[]" for array items); an entry also covers the
+// key is "operationId status member-path" ("[]" for array items, "{}" for the values of a
+// map); an entry also covers the
 // members below it. Each entry is checked to still be needed, so a stale one fails the test
 // as well. The field-window endpoint is not here: upstream does not publish it at all
 // (localOperations), so its members come from the samples alone (TestSamplesMatchSpec).
@@ -47,36 +50,42 @@ var memberExtensions = map[string]memberExtension{
 	"getSchema 200 connectors[].source.kind":   {sample: "schema", why: "upstream's source is a free-form object"},
 	"getSchema 200 connectors[].granted_connections": {sample: "multi-conn-schema-compact",
 		why: "the connections a grant covers, read by the connection_id disambiguation"},
-	"listStreams 200 links":                                     {sample: "streams-list", why: whyEnvelope},
-	"listStreams 200 meta":                                      {sample: "streams-list", why: whyEnvelope},
-	"listStreams 200 has_more":                                  {sample: "streams-list", why: "the list envelope the RS sends on every list"},
-	"listStreams 200 next_cursor":                               {why: "the list envelope (DESIGN §3); the sampled stream lists fit one page and send none"},
-	"getStreamMetadata 200 links":                               {sample: "stream-transcripts", why: whyEnvelope},
-	"getStreamMetadata 200 meta":                                {sample: "stream-transcripts", why: whyEnvelope},
-	"getStreamMetadata 200 instance_ids":                        {sample: "stream-transcripts", why: "the connections holding the stream, as the RS sends them"},
-	"listRecords 200 links":                                     {sample: "records-transcripts-limit2", why: whyEnvelope},
-	"listRecords 200 meta.count_accuracy":                       {why: whySharedMeta},
-	"listRecords 200 meta.recall":                               {why: whySharedMeta},
-	"listRecords 200 data[].connector_key":                      {why: whySharedRecord},
-	"listRecords 200 data[].links":                              {why: whySharedRecord},
-	"listRecords 200 data[].meta":                               {why: whySharedRecord},
-	"getRecord 200 links":                                       {sample: "record-transcripts-tr-5", why: whyEnvelope},
-	"getRecord 200 meta":                                        {sample: "record-transcripts-tr-5", why: whyEnvelope},
-	"getRecord 200 connector_key":                               {sample: "record-transcripts-tr-5", why: "the connector's registry key, as the RS sends it"},
-	"getRecord 409 error.next_step":                             {why: whySharedError},
-	"getRecord 409 error.resource_metadata":                     {why: whySharedError},
-	"getRecord 409 error.available_connections[].connector_id":  {why: whySharedError},
-	"getRecord 409 error.available_connections[].connector_key": {why: whySharedError},
-	"getBlob 409 error.next_step":                               {why: whySharedError},
-	"getBlob 409 error.resource_metadata":                       {why: whySharedError},
-	"getBlob 409 error.available_connections[].connector_id":    {why: whySharedError},
-	"getBlob 409 error.available_connections[].connector_key":   {why: whySharedError},
-	"aggregateStream 200 links":                                 {sample: "aggregate-count", why: whyEnvelope},
-	"aggregateStream 200 meta":                                  {sample: "aggregate-count", why: whyEnvelope},
-	"aggregateStream 200 groups[].value":                        {why: "a group's metric value for sum/min/max (DESIGN §3); the sampled groups count and send none"},
-	"searchRecordsLexical 200 links":                            {sample: "search-lexical", why: whyEnvelope},
-	"searchRecordsLexical 200 meta":                             {sample: "search-lexical", why: whyEnvelope},
-	"searchRecordsLexical 200 data[].authored_at":               {sample: "search-lexical", why: "the hit's authored time, as the RS sends it"},
+	"getSchema 200 connectors[].streams[].field_capabilities{}.exact_filter.operators":    {why: whySharedFlag},
+	"getSchema 200 connectors[].streams[].field_capabilities{}.lexical_search.operators":  {why: whySharedFlag},
+	"getSchema 200 connectors[].streams[].field_capabilities{}.semantic_search.operators": {why: whySharedFlag},
+	"listStreams 200 links":       {sample: "streams-list", why: whyEnvelope},
+	"listStreams 200 meta":        {sample: "streams-list", why: whyEnvelope},
+	"listStreams 200 has_more":    {sample: "streams-list", why: "the list envelope the RS sends on every list"},
+	"listStreams 200 next_cursor": {why: "the list envelope (DESIGN §3); the sampled stream lists fit one page and send none"},
+	"getStreamMetadata 200 links": {sample: "stream-transcripts", why: whyEnvelope},
+	"getStreamMetadata 200 meta":  {sample: "stream-transcripts", why: whyEnvelope},
+	"getStreamMetadata 200 field_capabilities{}.exact_filter.operators":    {why: whySharedFlag},
+	"getStreamMetadata 200 field_capabilities{}.lexical_search.operators":  {why: whySharedFlag},
+	"getStreamMetadata 200 field_capabilities{}.semantic_search.operators": {why: whySharedFlag},
+	"getStreamMetadata 200 instance_ids":                                   {sample: "stream-transcripts", why: "the connections holding the stream, as the RS sends them"},
+	"listRecords 200 links":                                                {sample: "records-transcripts-limit2", why: whyEnvelope},
+	"listRecords 200 meta.count_accuracy":                                  {why: whySharedMeta},
+	"listRecords 200 meta.recall":                                          {why: whySharedMeta},
+	"listRecords 200 data[].connector_key":                                 {why: whySharedRecord},
+	"listRecords 200 data[].links":                                         {why: whySharedRecord},
+	"listRecords 200 data[].meta":                                          {why: whySharedRecord},
+	"getRecord 200 links":                                                  {sample: "record-transcripts-tr-5", why: whyEnvelope},
+	"getRecord 200 meta":                                                   {sample: "record-transcripts-tr-5", why: whyEnvelope},
+	"getRecord 200 connector_key":                                          {sample: "record-transcripts-tr-5", why: "the connector's registry key, as the RS sends it"},
+	"getRecord 409 error.next_step":                                        {why: whySharedError},
+	"getRecord 409 error.resource_metadata":                                {why: whySharedError},
+	"getRecord 409 error.available_connections[].connector_id":             {why: whySharedError},
+	"getRecord 409 error.available_connections[].connector_key":            {why: whySharedError},
+	"getBlob 409 error.next_step":                                          {why: whySharedError},
+	"getBlob 409 error.resource_metadata":                                  {why: whySharedError},
+	"getBlob 409 error.available_connections[].connector_id":               {why: whySharedError},
+	"getBlob 409 error.available_connections[].connector_key":              {why: whySharedError},
+	"aggregateStream 200 links":                                            {sample: "aggregate-count", why: whyEnvelope},
+	"aggregateStream 200 meta":                                             {sample: "aggregate-count", why: whyEnvelope},
+	"aggregateStream 200 groups[].value":                                   {why: "a group's metric value for sum/min/max (DESIGN §3); the sampled groups count and send none"},
+	"searchRecordsLexical 200 links":                                       {sample: "search-lexical", why: whyEnvelope},
+	"searchRecordsLexical 200 meta":                                        {sample: "search-lexical", why: whyEnvelope},
+	"searchRecordsLexical 200 data[].authored_at":                          {sample: "search-lexical", why: "the hit's authored time, as the RS sends it"},
 	"searchRecordsLexical 200 data[].evidence_excerpts": {sample: "search-lexical",
 		why: "proven match evidence (DESIGN §3); upstream names the older match_windows"},
 	"searchRecordsLexical 200 data[].retrieval_mode":     {why: whySharedSearch},
@@ -105,9 +114,11 @@ type upSchema struct {
 	Nullable   bool                 `json:"nullable"`
 	Properties map[string]*upSchema `json:"properties"`
 	Items      *upSchema            `json:"items"`
-	AllOf      []*upSchema          `json:"allOf"`
-	AnyOf      []*upSchema          `json:"anyOf"`
-	OneOf      []*upSchema          `json:"oneOf"`
+	// AdditionalProperties is true, false or the schema of a map's values.
+	AdditionalProperties json.RawMessage `json:"additionalProperties"`
+	AllOf                []*upSchema     `json:"allOf"`
+	AnyOf                []*upSchema     `json:"anyOf"`
+	OneOf                []*upSchema     `json:"oneOf"`
 }
 
 type upMedia struct {
@@ -153,10 +164,12 @@ func (c upComponents) resolve(s *upSchema) (*upSchema, error) {
 }
 
 // shape is one schema seen as members: its property schemas by name (from every allOf,
-// anyOf and oneOf branch), its item schemas, and its type names without "null".
+// anyOf and oneOf branch), its item schemas, the schemas of its map values
+// (additionalProperties), and its type names without "null".
 type shape[S any] struct {
 	props    map[string][]S
 	items    []S
+	values   []S
 	types    map[string]bool
 	nullable bool
 }
@@ -185,6 +198,9 @@ func ourShape(s *openapi3.Schema) shape[*openapi3.Schema] {
 		}
 		if s.Items != nil {
 			sh.items = append(sh.items, s.Items.Value)
+		}
+		if ap := s.AdditionalProperties.Schema; ap != nil && ap.Value != nil {
+			sh.values = append(sh.values, ap.Value)
 		}
 		for _, group := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
 			for _, ref := range group {
@@ -231,6 +247,13 @@ func (c upComponents) shape(s *upSchema) (shape[*upSchema], error) {
 		}
 		if s.Items != nil {
 			sh.items = append(sh.items, s.Items)
+		}
+		if ap := bytes.TrimSpace(s.AdditionalProperties); len(ap) > 0 && ap[0] == '{' {
+			var values upSchema
+			if err := json.Unmarshal(ap, &values); err != nil {
+				return fmt.Errorf("upstream additionalProperties: %v", err)
+			}
+			sh.values = append(sh.values, &values)
 		}
 		for _, group := range [][]*upSchema{s.AllOf, s.AnyOf, s.OneOf} {
 			for _, b := range group {
@@ -327,6 +350,13 @@ func (c upComponents) compareMembers(path string, ours []*openapi3.Schema, up []
 		}
 		diffs = append(diffs, d...)
 	}
+	if len(o.values) > 0 && len(u.values) > 0 {
+		d, err := c.compareMembers(path+"{}", o.values, u.values, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		diffs = append(diffs, d...)
+	}
 	return diffs, nil
 }
 
@@ -335,6 +365,7 @@ func merge[S any](into *shape[S], sh shape[S]) {
 		into.props[name] = append(into.props[name], ss...)
 	}
 	into.items = append(into.items, sh.items...)
+	into.values = append(into.values, sh.values...)
 	for typ := range sh.types {
 		into.types[typ] = true
 	}
@@ -356,7 +387,7 @@ func extensionFor(opID, status, path string) (string, bool) {
 		if _, ok := memberExtensions[key]; ok {
 			return key, true
 		}
-		i := strings.LastIndexAny(p, ".[")
+		i := strings.LastIndexAny(p, ".[{")
 		if i < 0 {
 			break
 		}
@@ -462,14 +493,16 @@ func checkExtensionSamples(t *testing.T, doc *openapi3.T, keys []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !holdsMember(json.RawMessage(body), strings.Split(strings.ReplaceAll(path, "[]", ".[]"), "."), 0) {
+		steps := strings.NewReplacer("[]", ".[]", "{}", ".{}").Replace(path)
+		if !holdsMember(json.RawMessage(body), strings.Split(steps, "."), 0) {
 			t.Errorf("memberExtensions[%q]: sample %q has no %s", k, ext.sample, path)
 		}
 	}
 }
 
 // holdsMember reports whether a JSON value has a member at the path ("[]" steps into any
-// element of an array). Each level is read as raw members, never decoded whole.
+// element of an array, "{}" into any member of an object). Each level is read as raw
+// members, never decoded whole.
 func holdsMember(v json.RawMessage, path []string, depth int) bool {
 	if len(path) == 0 {
 		return true
@@ -486,6 +519,14 @@ func holdsMember(v json.RawMessage, path []string, depth int) bool {
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(v, &members) != nil {
+		return false
+	}
+	if path[0] == "{}" {
+		for _, m := range members {
+			if holdsMember(m, path[1:], depth+1) {
+				return true
+			}
+		}
 		return false
 	}
 	m, ok := members[path[0]]
@@ -520,6 +561,9 @@ func TestCompareMembersFindsDifferences(t *testing.T) {
 		{"upstream sends null we refuse", `{type: object, properties: {next: {type: string}}}`,
 			`{"type":"object","properties":{"next":{"type":["string","null"]}}}`,
 			[]string{"next: type [string] refuses null, upstream [string null]"}},
+		{"inside map values", `{type: object, properties: {caps: {type: object, additionalProperties: {type: object, properties: {ops: {type: array}}}}}}`,
+			`{"type":"object","properties":{"caps":{"type":"object","additionalProperties":{"type":"object","properties":{"usable":{"type":"boolean"}}}}}}`,
+			[]string{"caps{}.ops: not in upstream's schema"}},
 		{"3.1 type array takes null", `{type: object, properties: {next: {type: [string, 'null']}}}`,
 			`{"type":"object","properties":{"next":{"type":"string","nullable":true}}}`, nil},
 	}
@@ -556,13 +600,14 @@ func TestCompareMembersFindsDifferences(t *testing.T) {
 }
 
 func TestHoldsMember(t *testing.T) {
-	body := json.RawMessage(`{"data":[{"a":1},{"b":{"c":null}}],"meta":{}}`)
+	body := json.RawMessage(`{"data":[{"a":1},{"b":{"c":null}}],"meta":{},"caps":{"x":{},"y":{"ops":[]}}}`)
 	cases := []struct {
 		path string
 		want bool
 	}{
 		{"meta", true}, {"data.[].a", true}, {"data.[].b.c", true},
 		{"data.[].c", false}, {"links", false}, {"meta.count", false}, {"data.a", false},
+		{"caps.{}.ops", true}, {"caps.{}.usable", false}, {"data.{}.a", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
