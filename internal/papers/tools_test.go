@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/papertools"
 	paperstransport "github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 )
@@ -273,8 +274,8 @@ func TestOfficialSDKClient(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 6 {
-		t.Fatalf("tools/list: %v %d", err, len(tools.Tools))
+	if err != nil || len(tools.Tools) != len(papertools.Tools()) {
+		t.Fatalf("tools/list: %v (%d tools, the catalog %d)", err, len(tools.Tools), len(papertools.Tools()))
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_papers", Arguments: map[string]any{"query": "diffusion", "limit": 2}})
 	if err != nil || res.IsError {

@@ -38,8 +38,8 @@ const (
 	ceilingReadOnlyNewest = 10 << 10
 )
 
-// readTools are the six grant-scoped read tools, the --toolsets read surface.
-var readTools = []string{"aggregate", "fetch", "query_records", "read_record_field", "schema", "search"}
+// readTools are the catalog's read toolset, the --toolsets read surface, sorted.
+var readTools = catalogNames([]string{"read"})
 
 // fpClient is an initialized in-process MCP client of a real server built by
 // pdpp.NewServer over an RS at rsURL, exposing toolsets (nil: all).

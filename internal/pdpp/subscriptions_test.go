@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
@@ -466,22 +467,28 @@ func TestEventToolsOwnerRefused(t *testing.T) {
 // --toolsets does, and checks the tools it lists.
 func TestToolsetExposure(t *testing.T) {
 	demo := newDemoHarness(t, tokClient)
-	events := []string{
-		"create_event_subscription", "delete_event_subscription", "discover_event_subscription_capabilities",
-		"get_event_subscription", "list_event_subscriptions", "send_test_event", "update_event_subscription",
-	}
-	all := append(slices.Clone(readTools), events...)
-	slices.Sort(all)
-	tests := []struct {
+	type exposure struct {
 		name     string
 		toolsets []string
 		want     []string
-	}{
-		{"read", []string{"read"}, readTools},
-		{"events", []string{"events"}, events},
-		{"read,events", []string{"read", "events"}, all},
-		{"default", nil, all},
 	}
+	// One exposure per catalog toolset, all of them named, and none named.
+	var tests []exposure
+	inSome := 0
+	for _, set := range mcptools.Toolsets() {
+		want := catalogNames([]string{set})
+		if len(want) == 0 {
+			t.Errorf("toolset %s has no tools", set)
+		}
+		inSome += len(want)
+		tests = append(tests, exposure{set, []string{set}, want})
+	}
+	if all := catalogNames(nil); inSome != len(all) {
+		t.Errorf("the toolsets %v hold %d tools, the catalog %d", mcptools.Toolsets(), inSome, len(all))
+	}
+	tests = append(tests,
+		exposure{strings.Join(mcptools.Toolsets(), ","), mcptools.Toolsets(), catalogNames(nil)},
+		exposure{"default", nil, catalogNames(nil)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFPClient(t, demo.rsURL, tokClient, tc.toolsets)

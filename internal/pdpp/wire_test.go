@@ -558,6 +558,16 @@ func TestRepliesFitBudgetsOnTheWire(t *testing.T) {
 		{"RS error of 400,000 members", errorMembersRS(strings.Repeat(`,"m":0`, 400_000)), readWireCalls, true},
 		{"huge RS error", hugeErrorRS(), append(readWireCalls, events[1:]...), true},
 	}
+	// Every catalog tool is held to its budget against the RS built to break it.
+	breaking := map[string]bool{}
+	for _, c := range cases[1].calls {
+		breaking[c.tool] = true
+	}
+	for _, tool := range mcptools.Tools() {
+		if !breaking[tool.Name] {
+			t.Errorf("tool %s has no call in the %q case: add one, and a large answer for its route to budgetBreakingRS", tool.Name, cases[1].name)
+		}
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachWire(t, tc.rs, nil, func(t *testing.T, w *wireClient, log *reqLog, version string) {

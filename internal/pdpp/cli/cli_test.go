@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
@@ -169,10 +170,14 @@ func TestStdioJourney(t *testing.T) {
 			t.Errorf("tool %s lacks title, description or a hint", tool.Name)
 		}
 	}
-	for _, want := range []string{"schema", "query_records", "aggregate", "search", "fetch", "read_record_field"} {
-		if !names[want] {
-			t.Errorf("tool %s missing", want)
+	// The default exposure: every catalog tool.
+	for _, tool := range mcptools.Tools() {
+		if !names[tool.Name] {
+			t.Errorf("tool %s missing", tool.Name)
 		}
+	}
+	if len(names) != len(mcptools.Tools()) {
+		t.Errorf("tools/list has %d tools, the catalog %d", len(names), len(mcptools.Tools()))
 	}
 	callText := func(tool string, args map[string]any) (string, *mcp.CallToolResult) {
 		t.Helper()

@@ -335,7 +335,7 @@ func reportLoad(b *testing.B, prefix string, lat []time.Duration, elapsed time.D
 }
 
 // BenchmarkToolsList: the tools/list answer as sent on the wire (the
-// JSON-RPC response mcp-go writes), for the six read tools (--toolsets read;
+// JSON-RPC response mcp-go writes), for the read toolset (--toolsets read;
 // target: at most 12 KiB) and for the default exposure (every toolset).
 // Reports wire-bytes and the tool count.
 func BenchmarkToolsList(b *testing.B) {
