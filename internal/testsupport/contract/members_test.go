@@ -25,12 +25,15 @@ type memberExtension struct {
 
 // Reasons shared by several extensions.
 const (
-	whyEnvelope     = "the RS adds links and meta to every reply it sends; upstream leaves them out of its schemas"
-	whySharedSearch = "one SearchResultList serves the three search modes; upstream names this member for lexical search only"
-	whySharedRecord = "one Record serves getRecord and listRecords; upstream names this member on the single record only"
-	whySharedError  = "one ErrorObject serves every status; upstream's 409 body omits what its other error bodies name"
-	whySharedMeta   = "one ResponseMeta serves every reply; the RS sends this member on search replies (sample search-lexical)"
-	whySharedFlag   = "one CapabilityFlag serves every capability of a field; upstream names operators on range_filter only"
+	whyEnvelope        = "the RS adds links and meta to every reply it sends; upstream leaves them out of its schemas"
+	whySharedSearch    = "one SearchResultList serves the three search modes; upstream names this member for lexical search only"
+	whySharedRecord    = "one Record serves getRecord and listRecords; upstream names this member on the single record only"
+	whySharedError     = "one ErrorObject serves every status; upstream's 409 body omits what its other error bodies name"
+	whySharedMeta      = "one ResponseMeta serves every reply; the RS sends this member on search replies (sample search-lexical)"
+	whyRecordConnector = "the record's connector id, which the adapter reads beside connector_key when the RS sends it; the sampled RS does not"
+	whyHitURI          = "a hit's pdpp://record URI, which the adapter turns into the self-contained result id (seed: a parseable record_uri is normalised before display); the sampled RS does not send it"
+	whyHitConnectorKey = "the hit's connector registry key, shown with the hit when the RS sends it; the sampled RS does not"
+	whySharedFlag      = "one CapabilityFlag serves every capability of a field; upstream names operators on range_filter only"
 )
 
 // memberExtensions are the response members our spec declares that upstream's published
@@ -67,6 +70,14 @@ var memberExtensions = map[string]memberExtension{
 	"listRecords 200 meta.count_accuracy":                                  {why: whySharedMeta},
 	"listRecords 200 meta.recall":                                          {why: whySharedMeta},
 	"listRecords 200 data[].connector_key":                                 {why: whySharedRecord},
+	"listRecords 200 data[].connector_id":                                  {why: whyRecordConnector},
+	"getRecord 200 connector_id":                                           {why: whyRecordConnector},
+	"searchRecordsLexical 200 data[].record_uri":                           {why: whyHitURI},
+	"searchRecordsSemantic 200 data[].record_uri":                          {why: whyHitURI},
+	"searchRecordsHybrid 200 data[].record_uri":                            {why: whyHitURI},
+	"searchRecordsLexical 200 data[].connector_key":                        {why: whyHitConnectorKey},
+	"searchRecordsSemantic 200 data[].connector_key":                       {why: whyHitConnectorKey},
+	"searchRecordsHybrid 200 data[].connector_key":                         {why: whyHitConnectorKey},
 	"listRecords 200 data[].links":                                         {why: whySharedRecord},
 	"listRecords 200 data[].meta":                                          {why: whySharedRecord},
 	"getRecord 200 links":                                                  {sample: "record-transcripts-tr-5", why: whyEnvelope},
