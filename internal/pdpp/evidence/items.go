@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // An RS list (records, search hits, event subscriptions) is an array of
@@ -24,24 +26,8 @@ func ItemNotObject(what string, i int, raw []byte) error {
 	return NotAnObject(what, i, rawKind(raw))
 }
 
-// rawKind names the JSON kind of the encoded value raw by its first byte.
-func rawKind(raw []byte) string {
-	switch firstByte(raw) {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case 0:
-		return "empty"
-	}
-	return "a number"
-}
+// rawKind names the JSON kind of the encoded value raw as kindName does.
+func rawKind(raw []byte) string { return kindName(jsontext.Value(raw).Kind()) }
 
 // isObject reports whether the encoded value raw is a JSON object.
 func isObject(raw []byte) bool { return firstByte(raw) == '{' }
