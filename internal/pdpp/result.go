@@ -397,13 +397,3 @@ func argErrorResult(e *mcpkit.ArgError) *mcp.CallToolResult {
 	}
 	return errorResult(rs.AdapterError(e.Code, msg, e.Field), e.Tool, nil)
 }
-
-func joinNonEmpty(sep string, parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, sep)
-}

@@ -115,9 +115,6 @@ func NewFlagSet(env Env, prog, name, synopsis string) *FlagSet {
 	return &FlagSet{FlagSet: fs, env: env}
 }
 
-// Getenv reads the environment the flags were made with.
-func (f *FlagSet) Getenv(name string) string { return f.env.Getenv(name) }
-
 func withEnvName(usage, envName string) string {
 	if envName == "" {
 		return usage
