@@ -351,12 +351,13 @@ func (fs fieldSummaries) get(name string, raw []byte, limit int) jsonSummary {
 
 // text returns the summary of the string field name (q, its JSON text)
 // for its first max characters, from the cache when one kept at least
-// as many: only its prefix depends on max.
+// as many: only its prefix depends on max. Only a value of more than
+// FieldValueChars bytes is kept; a shorter one costs little to read again.
 func (fs fieldSummaries) text(name string, q []byte, max int) stringSummary {
 	s, ok := fs[name]
 	if !ok || s.textMax < max {
 		s = keptSummary{text: summarizeString(q, max), textMax: max}
-		if fs != nil {
+		if fs != nil && len(q) > FieldValueChars {
 			fs[name] = s
 		}
 	}
