@@ -34,12 +34,13 @@ type Preview struct {
 	Next        Continuation `json:"next"`
 }
 
-// CompactValue returns raw itself when it is small enough to keep, else a
+// compactValue returns raw itself when it is small enough to keep, else a
 // Preview of it. id and field name the record field raw is, for the
 // continuation: a read_record_field window for text and binary-like text, a
 // full-detail fetch of the field for large JSON. Blob references are small
-// objects and stay as they are: they never carry the bytes.
-func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.RawMessage, bool) {
+// objects and stay as they are: they never carry the bytes. cache is the
+// record's field summaries (nil: none kept).
+func compactValue(id, field string, raw json.RawMessage, maxChars int, cache fieldSummaries) (json.RawMessage, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return raw, false
@@ -50,24 +51,19 @@ func CompactValue(id, field string, raw json.RawMessage, maxChars int) (json.Raw
 		if len(raw) <= maxChars && !looksBinaryRaw(raw) {
 			return raw, false
 		}
-		s, err := decodeString(raw)
-		if err != nil {
-			return raw, false
-		}
-		if IsBinaryLike(s) {
+		switch s := cache.text(field, raw, maxChars); {
+		case s.binaryLike:
 			return mustMarshal(Preview{
-				Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s),
-				MediaType: dataURIMediaType(s), Next: ReadFieldCall(id, field, 0, 0, ""),
+				Truncated: true, Kind: "binary", Chars: s.chars, Bytes: s.bytes,
+				MediaType: s.mediaType, Next: ReadFieldCall(id, field, 0, 0, ""),
+			}), true
+		case s.cut:
+			return mustMarshal(Preview{
+				Truncated: true, Kind: "text", Preview: s.prefix, Chars: s.chars,
+				Next: ReadFieldCall(id, field, maxChars, 0, ""),
 			}), true
 		}
-		shown, cut := Cut(s, maxChars)
-		if !cut {
-			return raw, false
-		}
-		return mustMarshal(Preview{
-			Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s),
-			Next: ReadFieldCall(id, field, CountChars(shown), 0, ""),
-		}), true
+		return raw, false
 	case '{', '[':
 		if len(raw) <= InlineJSONBytes {
 			return raw, false
@@ -197,21 +193,12 @@ func requireObject(body []byte, what string) error {
 	return nil
 }
 
-// CompactRecord rewrites one RS record object, valid JSON, for compact
-// output: every member kept in order, each value of `data` kept or replaced
-// by a Preview. It returns the record, its self-contained id, how many
-// values it cut and the names of the `data` fields it replaced by a
-// Preview, in order (the record's entry in records[] lists them, so a
+// compactRecord rewrites one RS record object raw, decoded as rec, for
+// compact output: every member kept in order, each value of `data` kept
+// or replaced by a Preview. It returns the record, its self-contained id,
+// how many values it cut and the names of the `data` fields it replaced by
+// a Preview, in order (the record's entry in records[] lists them, so a
 // reader tells the server's previews from record values of the same shape).
-func CompactRecord(raw []byte, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
-	rec, err := DecodeRecord(raw)
-	if err != nil {
-		return nil, "", 0, nil, err
-	}
-	return compactRecord(raw, rec, stream, connectionID, maxChars)
-}
-
-// compactRecord is CompactRecord for raw already decoded as rec.
 func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()
@@ -233,8 +220,8 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 			return nil
 		}
 		var dw objectWriter
-		for _, name := range rec.fieldNames() {
-			v, c := CompactValue(id, name, rec.Data[name], maxChars)
+		for _, name := range rec.Order {
+			v, c := compactValue(id, name, rec.Data[name], maxChars, rec.summaries)
 			if c {
 				cut++
 				previewed = append(previewed, name)

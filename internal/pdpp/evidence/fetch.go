@@ -53,10 +53,9 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	chars := StructuredTextChars
-	// Every pass reads each JSON field's one summary (walked at the first
+	// Every pass reads each field's one summary (walked at the first
 	// pass's limit, the largest).
-	cache := fieldSummaries{}
-	doc := renderDocument(rec, ref, providerBase, roles, chars, cache)
+	doc := renderDocument(rec, ref, providerBase, roles, chars)
 	// Each pass shrinks the per-field cut in proportion to the excess; at
 	// most 12 passes, and never below FieldValueChars.
 	for pass := 0; pass < 12 && budget > 0; pass++ {
@@ -66,7 +65,7 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 			break
 		}
 		chars = max(FieldValueChars, chars*budget/size*9/10)
-		doc = renderDocument(rec, ref, providerBase, roles, chars, cache)
+		doc = renderDocument(rec, ref, providerBase, roles, chars)
 	}
 	return doc, nil
 }
@@ -87,7 +86,7 @@ func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string,
 	if rec.ID == "" && len(rec.Data) == 0 {
 		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
-	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars, fieldSummaries{})
+	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars)
 	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data)+rec.MoreFields)
 	delete(doc.Metadata, "fields")
 	doc.Truncated = false
@@ -130,8 +129,8 @@ func htmlEscapedLen(b []byte) int {
 }
 
 // renderDocument renders rec with each field's structured text cut at
-// fieldChars; cache keeps the summaries of its JSON fields across calls.
-func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int, cache fieldSummaries) Document {
+// fieldChars; the record keeps the summaries of its fields across calls.
+func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
 	if rec.ConnectionID != "" {
 		ref.ConnectionID = rec.ConnectionID
 	}
@@ -149,14 +148,14 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		}
 	}
 
-	names := orderByRole(rec.fieldNames(), roles)
+	names := orderByRole(rec.Order, roles)
 	fields := map[string]any{}
 	var text, shown strings.Builder
 	fmt.Fprintf(&shown, "id=%s title=%q\n", TextID(id), doc.Title)
 	cutFields := 0
 	for i, name := range names {
 		raw := rec.Data[name]
-		whole := describeField(id, name, raw, fieldChars, cache)
+		whole := describeField(id, name, raw, fieldChars, rec.summaries)
 		// Written piece by piece: the line can be a whole long text, which
 		// fmt would copy through its own buffer first.
 		text.WriteString(name)
@@ -167,7 +166,7 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			fields[name] = whole
 		}
 		if i < FieldsPerRecordShown {
-			brief := whole.within(id, raw, FetchTextChars/4, cache)
+			brief := whole.within(id, raw, FetchTextChars/4, rec.summaries)
 			fmt.Fprintf(&shown, "%s: %s\n", name, brief.Line)
 			if !brief.Complete {
 				cutFields++

@@ -89,12 +89,12 @@ const (
 )
 
 // renderAlloc is the bytes allocated by rendering raw as a record field,
-// in text (DescribeField) and compact structured output (CompactValue).
+// in text (DescribeField) and compact structured output (compactValue).
 func renderAlloc(raw []byte) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	fv := DescribeField("cin_a/notes:n1", "f", raw, FieldValueChars)
-	v, _ := CompactValue("cin_a/notes:n1", "f", raw, FieldValueChars)
+	v, _ := compactValue("cin_a/notes:n1", "f", raw, FieldValueChars, nil)
 	runtime.ReadMemStats(&after)
 	if fv.Line == "" || len(v) == 0 {
 		panic("no rendering")

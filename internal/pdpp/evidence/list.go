@@ -16,7 +16,7 @@ import (
 
 // recordPage is an RS record list as RenderList decodes it, in one
 // decode: the envelope through the generated model, each record both
-// decoded and kept raw (a slice of the body) for CompactRecord, which
+// decoded and kept raw (a slice of the body) for compactRecord, which
 // rewrites it member by member.
 type recordPage struct {
 	rsclient.RecordList
@@ -185,13 +185,13 @@ func (v ListView) summary() string {
 func recordCard(n int, id string, rec Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%d] id=%s\n", n, TextID(id))
-	for j, name := range rec.fieldNames() {
+	for j, name := range rec.Order {
 		if j == FieldsPerRecordShown {
 			more := len(rec.Data) + rec.MoreFields - j
 			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", more, noun(more, "field", "fields"))
 			break
 		}
-		fv := DescribeField(id, name, rec.Data[name], FieldValueChars)
+		fv := describeField(id, name, rec.Data[name], FieldValueChars, rec.summaries)
 		fmt.Fprintf(&b, "    %s: %s\n", name, fv.Line)
 	}
 	return b.String()
@@ -270,15 +270,16 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 		if !built[i] {
 			e := v.Records[pos+i]
 			rec := v.recs[pos+i]
-			compact, _, cut, previewed, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
-			if err != nil && itemErr == nil {
-				itemErr = err
-			}
 			var card string
 			if pos+i < len(v.cards) {
 				card = v.cards[pos+i] // the same record at the same place
 			} else {
 				card = recordCard(pos+i+1, e.ID, rec)
+			}
+			// After the card: the compact form reads the summaries it kept.
+			compact, _, cut, previewed, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
+			if err != nil && itemErr == nil {
+				itemErr = err
 			}
 			items[i] = listItem{card: []byte(card), record: compact, id: appendPreviewedEntry(nil, e.ID, previewed), cut: cut}
 			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {

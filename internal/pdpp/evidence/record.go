@@ -32,6 +32,8 @@ type Record struct {
 	// MoreFields counts the members of data past the first
 	// MaxRecordFields fields, which are not rendered.
 	MoreFields int
+	// summaries keeps its fields' summaries for its other renderings.
+	summaries fieldSummaries
 	// dataStart and dataEnd are where data's object lies in the JSON the
 	// record was decoded from (both 0 when it has none).
 	dataStart, dataEnd int
@@ -61,7 +63,7 @@ func (m *recordBody) record(base int) Record {
 	r := Record{
 		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
 		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
-		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more,
+		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more, summaries: fieldSummaries{},
 	}
 	if m.Data.end > 0 {
 		r.dataStart, r.dataEnd = m.Data.start-base, m.Data.end-base
@@ -144,19 +146,6 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return err
 }
 
-// fieldNames returns the record's fields in RS order, falling back to sorted.
-func (r Record) fieldNames() []string {
-	if len(r.Order) == len(r.Data) {
-		return r.Order
-	}
-	names := make([]string, 0, len(r.Data))
-	for k := range r.Data {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // Roles maps a field name to its display role as declared by the schema
 // (field_capabilities.<field>.role, from the manifest's x_pdpp_role, e.g.
 // "primary-title", "secondary", "event-time", "media"). Only declared roles are
@@ -229,7 +218,7 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 		fv.Line = "null"
 	case tb[0] == '"':
 		// Only the first max characters are decoded and kept.
-		sum := summarizeString(tb, max)
+		sum := cache.text(name, tb, max)
 		fv.Chars = sum.chars
 		if sum.binaryLike {
 			fv.Kind = "binary"
@@ -312,13 +301,9 @@ func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 	fv.Line = fmt.Sprintf("%s%s [%d chars in all; read on: %s]", ShowValue(shown), Ellipsis, fv.Chars, c.Call())
 }
 
-// Within returns the view of the same field bounded to max characters,
-// reusing the decoded text of a text field instead of decoding raw again.
-func (fv FieldView) Within(id string, raw json.RawMessage, max int) FieldView {
-	return fv.within(id, raw, max, nil)
-}
-
-// within is Within with the record's field summaries (nil: none kept).
+// within returns the view of the same field bounded to max characters,
+// reusing the decoded text of a text field instead of decoding raw again;
+// cache is the record's field summaries (nil: none kept).
 func (fv FieldView) within(id string, raw json.RawMessage, max int, cache fieldSummaries) FieldView {
 	if fv.Kind != "text" {
 		return describeField(id, fv.Name, raw, max, cache)
@@ -337,22 +322,49 @@ func jsonKind(trimmed string) string {
 	return "object"
 }
 
-// fieldSummaries keeps the summaries of one record's JSON fields by name,
-// so rendering the record again (fetch's budget passes, the brief view)
-// walks each value once. Its size is bounded by the record's fields.
-type fieldSummaries map[string]jsonSummary
+// fieldSummaries keeps the summaries of one record's fields by name, so
+// rendering the record again (fetch's budget passes, the brief view, a
+// page's compact form after its card) walks each value once. Its size is
+// bounded by the record's fields.
+type fieldSummaries map[string]keptSummary
+
+// keptSummary is a field's kept summary: of a JSON value, or of a string
+// for its first textMax characters (0: none kept).
+type keptSummary struct {
+	jsonSummary
+	text    stringSummary
+	textMax int
+}
 
 // get returns the summary of field name (raw, trimmed) keeping at least
 // limit bytes, from the cache when a kept one suffices.
 func (fs fieldSummaries) get(name string, raw []byte, limit int) jsonSummary {
 	if s, ok := fs[name]; ok && (s.complete || s.limit >= limit) {
-		return s
+		return s.jsonSummary
 	}
 	s := summarizeJSON(raw, limit)
 	if fs != nil {
-		fs[name] = s
+		fs[name] = keptSummary{jsonSummary: s}
 	}
 	return s
+}
+
+// text returns the summary of the string field name (q, its JSON text)
+// for its first max characters, from the cache when one kept at least
+// as many: only its prefix depends on max. Only a value of more than
+// FieldValueChars bytes is kept; a shorter one costs little to read again.
+func (fs fieldSummaries) text(name string, q []byte, max int) stringSummary {
+	s, ok := fs[name]
+	if !ok || s.textMax < max {
+		s = keptSummary{text: summarizeString(q, max), textMax: max}
+		if fs != nil && len(q) > FieldValueChars {
+			fs[name] = s
+		}
+	}
+	t := s.text
+	t.prefix, _ = Cut(t.prefix, max)
+	t.cut = t.chars > max
+	return t
 }
 
 type blobInfo struct {
