@@ -59,6 +59,16 @@ func checkSchemaItems(body []byte) error {
 	return nil
 }
 
+// schemaLists refuses an item of a schema document's lists (connectors,
+// their streams and granted connections, each stream's granted
+// connections) that is not an object, while they are read, where the
+// default decoding would read null as a nameless stream. checkSchemaItems
+// has bounded the lists before.
+var schemaLists = json.JoinUnmarshalers(rawInPlace,
+	objectItems[rsclient.SchemaConnector]("schema's connectors list", "connectors", 0),
+	objectItems[rsclient.SchemaStream]("schema's streams list", "streams", 0),
+	objectItems[rsclient.GrantedConnection]("schema's granted_connections list", "connections", 0))
+
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
@@ -68,11 +78,11 @@ func RenderSchema(body []byte) (string, error) {
 	if err := checkSchemaItems(body); err != nil {
 		return "", err
 	}
-	if err := schemaNonObject(body); err != nil {
-		return "", err
-	}
 	var doc rsclient.SchemaDocument
-	if err := decodeRS(body, &doc, nil); err != nil {
+	if err := decodeRS(body, &doc, schemaLists); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return "", perr
+		}
 		return "", fmt.Errorf("schema response is not a schema document: %w", err)
 	}
 	var b strings.Builder
