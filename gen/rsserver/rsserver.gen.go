@@ -494,18 +494,18 @@ func (e ListRecordsParamsCount) Valid() bool {
 
 // Aggregation defines model for Aggregation.
 type Aggregation struct {
-	Approximate         *bool               `json:"approximate,omitempty"`
-	Field               *string             `json:"field"`
-	FilteredRecordCount int                 `json:"filtered_record_count"`
-	Granularity         *string             `json:"granularity"`
-	GroupBy             *string             `json:"group_by"`
-	GroupByTime         *string             `json:"group_by_time"`
-	Groups              *[]AggregationGroup `json:"groups,omitempty"`
-	Limit               *int                `json:"limit,omitempty"`
-	Links               *Links              `json:"links,omitempty"`
-	Meta                *ResponseMeta       `json:"meta,omitempty"`
-	Metric              AggregationMetric   `json:"metric"`
-	Object              AggregationObject   `json:"object"`
+	Approximate         *bool              `json:"approximate,omitempty"`
+	Field               *string            `json:"field"`
+	FilteredRecordCount *int               `json:"filtered_record_count"`
+	Granularity         *string            `json:"granularity"`
+	GroupBy             *string            `json:"group_by"`
+	GroupByTime         *string            `json:"group_by_time"`
+	Groups              []AggregationGroup `json:"groups,omitempty"`
+	Limit               *int               `json:"limit,omitempty"`
+	Links               *Links             `json:"links,omitempty"`
+	Meta                *ResponseMeta      `json:"meta,omitempty"`
+	Metric              AggregationMetric  `json:"metric"`
+	Object              AggregationObject  `json:"object"`
 
 	// OtherCount Sum of the counts of groups beyond limit.
 	OtherCount *int    `json:"other_count,omitempty"`
@@ -513,7 +513,7 @@ type Aggregation struct {
 	TimeZone   *string `json:"time_zone"`
 
 	// Value Ungrouped result (number, or string for date min/max); absent when grouped.
-	Value interface{} `json:"value,omitempty"`
+	Value jsontext.Value `json:"value,omitempty"`
 }
 
 // AggregationMetric defines model for Aggregation.Metric.
@@ -527,10 +527,10 @@ type AggregationGroup struct {
 	Count int `json:"count"`
 
 	// Key Group value or bucket start (string, number, boolean or null).
-	Key interface{} `json:"key"`
+	Key jsontext.Value `json:"key"`
 
 	// Value Metric value for the group when the metric is not count.
-	Value interface{} `json:"value,omitempty"`
+	Value jsontext.Value `json:"value,omitempty"`
 }
 
 // AvailableConnection defines model for AvailableConnection.
@@ -690,26 +690,23 @@ type ExpandCapabilityCardinality string
 type ExpandLimit map[string]int
 
 // FieldCapabilities Per field, a compact capability string (view=compact) or a full capability object.
-type FieldCapabilities map[string]FieldCapabilities_AdditionalProperties
-
-// FieldCapabilities0 defines model for FieldCapabilities.0.
-type FieldCapabilities0 = string
-
-// FieldCapabilities_AdditionalProperties defines model for FieldCapabilities.AdditionalProperties.
-type FieldCapabilities_AdditionalProperties struct {
-	union json.RawMessage
-}
+type FieldCapabilities map[string]jsontext.Value
 
 // FieldCapability Full per-field capability object.
 type FieldCapability struct {
-	Aggregation   *map[string]CapabilityFlag `json:"aggregation,omitempty"`
-	ExactFilter   *CapabilityFlag            `json:"exact_filter,omitempty"`
-	Granted       *bool                      `json:"granted,omitempty"`
-	LexicalSearch *CapabilityFlag            `json:"lexical_search,omitempty"`
-	RangeFilter   *CapabilityFlag            `json:"range_filter,omitempty"`
+	Aggregation map[string]CapabilityFlag `json:"aggregation,omitempty"`
+	ExactFilter *CapabilityFlag           `json:"exact_filter,omitempty"`
+
+	// Filter Filter operators, as an RS that predates exact_filter and range_filter names them.
+	Filter *struct {
+		Operators []string `json:"operators,omitempty"`
+	} `json:"filter,omitempty"`
+	Granted       *bool           `json:"granted,omitempty"`
+	LexicalSearch *CapabilityFlag `json:"lexical_search,omitempty"`
+	RangeFilter   *CapabilityFlag `json:"range_filter,omitempty"`
 
 	// Role Display role declared by the manifest.
-	Role           *string                 `json:"role,omitempty"`
+	Role           string                  `json:"role,omitempty"`
 	Schema         *map[string]interface{} `json:"schema,omitempty"`
 	SemanticSearch *CapabilityFlag         `json:"semantic_search,omitempty"`
 	Type           *string                 `json:"type,omitempty"`
@@ -766,8 +763,8 @@ type FreshnessStatus string
 
 // GrantedConnection defines model for GrantedConnection.
 type GrantedConnection struct {
-	ConnectionId string  `json:"connection_id"`
-	DisplayName  *string `json:"display_name,omitempty"`
+	ConnectionId string `json:"connection_id"`
+	DisplayName  string `json:"display_name,omitempty"`
 }
 
 // Links defines model for Links.
@@ -833,10 +830,10 @@ type ResponseMeta struct {
 
 // SchemaBearer defines model for SchemaBearer.
 type SchemaBearer struct {
-	ClientId  *string                `json:"client_id,omitempty"`
-	GrantId   *string                `json:"grant_id,omitempty"`
-	Scope     *SchemaBearerScope     `json:"scope,omitempty"`
-	TokenKind *SchemaBearerTokenKind `json:"token_kind,omitempty"`
+	ClientId  *string               `json:"client_id,omitempty"`
+	GrantId   *string               `json:"grant_id,omitempty"`
+	Scope     *SchemaBearerScope    `json:"scope,omitempty"`
+	TokenKind SchemaBearerTokenKind `json:"token_kind,omitempty"`
 }
 
 // SchemaBearerScope defines model for SchemaBearer.Scope.
@@ -847,9 +844,9 @@ type SchemaBearerTokenKind string
 
 // SchemaConnector defines model for SchemaConnector.
 type SchemaConnector struct {
-	ConnectorId        *string                `json:"connector_id,omitempty"`
-	ConnectorKey       *string                `json:"connector_key,omitempty"`
-	GrantedConnections *[]GrantedConnection   `json:"granted_connections,omitempty"`
+	ConnectorId        string                 `json:"connector_id,omitempty"`
+	ConnectorKey       string                 `json:"connector_key,omitempty"`
+	GrantedConnections []GrantedConnection    `json:"granted_connections,omitempty"`
 	Object             *SchemaConnectorObject `json:"object,omitempty"`
 	Source             *struct {
 		Id   *string `json:"id,omitempty"`
@@ -864,7 +861,7 @@ type SchemaConnectorObject string
 
 // SchemaDocument defines model for SchemaDocument.
 type SchemaDocument struct {
-	Bearer         *SchemaBearer     `json:"bearer,omitempty"`
+	Bearer         SchemaBearer      `json:"bearer,omitempty"`
 	ConnectorCount *int              `json:"connector_count,omitempty"`
 	Connectors     []SchemaConnector `json:"connectors"`
 
@@ -881,15 +878,15 @@ type SchemaDocumentObject string
 
 // SchemaStream defines model for SchemaStream.
 type SchemaStream struct {
-	ExpandCapabilities *[]ExpandCapability `json:"expand_capabilities,omitempty"`
+	ExpandCapabilities []ExpandCapability `json:"expand_capabilities,omitempty"`
 
 	// FieldCapabilities Per field, a compact capability string (view=compact) or a full capability object.
-	FieldCapabilities  *FieldCapabilities   `json:"field_capabilities,omitempty"`
-	Freshness          *Freshness           `json:"freshness,omitempty"`
-	GrantedConnections *[]GrantedConnection `json:"granted_connections,omitempty"`
-	Name               string               `json:"name"`
-	Object             *string              `json:"object,omitempty"`
-	PrimaryKey         *[]string            `json:"primary_key,omitempty"`
+	FieldCapabilities  FieldCapabilities   `json:"field_capabilities,omitempty"`
+	Freshness          *Freshness          `json:"freshness,omitempty"`
+	GrantedConnections []GrantedConnection `json:"granted_connections,omitempty"`
+	Name               string              `json:"name"`
+	Object             *string             `json:"object,omitempty"`
+	PrimaryKey         *[]string           `json:"primary_key,omitempty"`
 }
 
 // SearchRecall defines model for SearchRecall.
@@ -1329,68 +1326,6 @@ type CreateEventSubscriptionJSONRequestBody = EventSubscriptionCreateRequest
 
 // UpdateEventSubscriptionJSONRequestBody defines body for UpdateEventSubscription for application/json ContentType.
 type UpdateEventSubscriptionJSONRequestBody = EventSubscriptionUpdateRequest
-
-// AsFieldCapabilities0 returns the union data inside the FieldCapabilities_AdditionalProperties as a FieldCapabilities0
-func (t FieldCapabilities_AdditionalProperties) AsFieldCapabilities0() (FieldCapabilities0, error) {
-	var body FieldCapabilities0
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromFieldCapabilities0 overwrites any union data inside the FieldCapabilities_AdditionalProperties as the provided FieldCapabilities0
-func (t *FieldCapabilities_AdditionalProperties) FromFieldCapabilities0(v FieldCapabilities0) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeFieldCapabilities0 performs a merge with any union data inside the FieldCapabilities_AdditionalProperties, using the provided FieldCapabilities0
-func (t *FieldCapabilities_AdditionalProperties) MergeFieldCapabilities0(v FieldCapabilities0) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsFieldCapability returns the union data inside the FieldCapabilities_AdditionalProperties as a FieldCapability
-func (t FieldCapabilities_AdditionalProperties) AsFieldCapability() (FieldCapability, error) {
-	var body FieldCapability
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromFieldCapability overwrites any union data inside the FieldCapabilities_AdditionalProperties as the provided FieldCapability
-func (t *FieldCapabilities_AdditionalProperties) FromFieldCapability(v FieldCapability) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeFieldCapability performs a merge with any union data inside the FieldCapabilities_AdditionalProperties, using the provided FieldCapability
-func (t *FieldCapabilities_AdditionalProperties) MergeFieldCapability(v FieldCapability) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t FieldCapabilities_AdditionalProperties) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *FieldCapabilities_AdditionalProperties) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {

@@ -8,11 +8,11 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
@@ -87,11 +87,8 @@ func DecodeArgs(args any, dst any) *ArgError {
 			// hidden characters written out) is taken back as it was.
 			value = unspellValue(value)
 		}
-		if setPlain(field, value) {
-			continue
-		}
-		if err := json.Unmarshal(value, field.Addr().Interface()); err != nil {
-			var syntaxErr *json.SyntaxError
+		if err := jsonv2.Unmarshal(value, field.Addr().Interface(), valueOptions); err != nil {
+			var syntaxErr *jsontext.SyntacticError
 			if errors.As(err, &syntaxErr) {
 				return &ArgError{Field: f.name, Code: CodeInvalidJSON, Message: f.name + " is not valid JSON"}
 			}
@@ -102,6 +99,11 @@ func DecodeArgs(args any, dst any) *ArgError {
 	}
 	return nil
 }
+
+// valueOptions decode one argument's value as encoding/json does: a
+// repeated member name is taken (inside a json.RawMessage, kept as sent)
+// and invalid UTF-8 is read as U+FFFD (FuzzDecodeArgs holds the two equal).
+var valueOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 
 // unspellValue is the JSON value raw with its strings unspelled
 // (unseen.Unspell): a string as a JSON string, anything else through
@@ -294,78 +296,3 @@ func wantedKind(t reflect.Type) string {
 		return "a value of type " + t.String()
 	}
 }
-
-// setPlain stores the commonest argument values without encoding/json: a
-// string without escapes into a string field, a short integer into an int
-// or *int field, true or false into a bool field. It reports whether it
-// did; anything else (escapes, fractions, exponents, other types) is left to
-// json.Unmarshal, whose result it equals where it acts (FuzzSetPlain).
-// value is one JSON value from a document already checked as valid.
-func setPlain(field reflect.Value, value []byte) bool {
-	value = bytes.TrimSpace(value)
-	if len(value) == 0 {
-		return false
-	}
-	t := field.Type()
-	ptr := t.Kind() == reflect.Pointer
-	if ptr {
-		t = t.Elem()
-	}
-	switch {
-	case t == stringType && !ptr:
-		if len(value) < 2 || value[0] != '"' {
-			return false
-		}
-		inner := value[1 : len(value)-1]
-		for _, c := range inner { // bounded by the value's length
-			if c == '\\' || c == '"' || c < 0x20 {
-				return false
-			}
-		}
-		if !utf8.Valid(inner) {
-			return false
-		}
-		field.SetString(string(inner))
-		return true
-	case t == intType:
-		digits := value
-		if digits[0] == '-' {
-			digits = digits[1:]
-		}
-		if len(digits) == 0 || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
-			return false
-		}
-		for _, c := range digits {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		n, err := strconv.Atoi(string(value))
-		if err != nil {
-			return false
-		}
-		if ptr {
-			field.Set(reflect.ValueOf(&n))
-		} else {
-			field.SetInt(int64(n))
-		}
-		return true
-	case t == boolType && !ptr:
-		switch string(value) {
-		case "true":
-			field.SetBool(true)
-		case "false":
-			field.SetBool(false)
-		default:
-			return false
-		}
-		return true
-	}
-	return false
-}
-
-var (
-	stringType = reflect.TypeFor[string]()
-	intType    = reflect.TypeFor[int]()
-	boolType   = reflect.TypeFor[bool]()
-)

@@ -188,9 +188,6 @@ func decodeArgsByMap(args any, dst any) *ArgError {
 			continue
 		}
 		field := target.Field(f.index)
-		if setPlain(field, value) {
-			continue
-		}
 		if err := json.Unmarshal(value, field.Addr().Interface()); err != nil {
 			var syntaxErr *json.SyntaxError
 			if errors.As(err, &syntaxErr) {
@@ -209,7 +206,11 @@ func decodeArgsByMap(args any, dst any) *ArgError {
 // error and in what it stores.
 func FuzzDecodeArgs(f *testing.F) {
 	for _, seed := range []string{`{}`, `{"name":"n","count":1}`, `[1]`, `{"fields":["a",1]}`, `{"count":1e400}`, `null`, ` `,
-		`{"name":"a","name":"b"}`, `{"zz":1,"aa":2,"name":"x"}`, `{"n\u0061me":"x"}`, `{"Name":"x"}`, "{\"\xff\":1}", `{"name":null}`, `{"name":"x"`} {
+		`{"name":"a","name":"b"}`, `{"zz":1,"aa":2,"name":"x"}`, `{"n\u0061me":"x"}`, `{"Name":"x"}`, "{\"\xff\":1}", `{"name":null}`, `{"name":"x"`,
+		// Values where json v2 and encoding/json could part.
+		`{"name":"\ud800x","count":-0}`, "{\"name\":\"a\xffb\",\"count\":1e2}", `{"name":"","count":1,"ratio":1e400}`,
+		`{"name":"","count":1,"fields":["a",null],"filter":{"a":1,"a":2}}`, `{"name":"","count":9223372036854775808}`,
+		`{"name":"","count":1,"limit":-1.0,"exact":null}`, `{"name":"","count":1,"limit":-7,"exact":false,"note":"\u00e9"}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -226,68 +227,6 @@ func FuzzDecodeArgs(f *testing.F) {
 			t.Fatalf("%q: DecodeArgs %+v %+v; by map %+v %+v", data, err, a, want, b)
 		}
 	})
-}
-
-// plainTargets are the field types setPlain acts on, and one it leaves.
-type plainTargets struct {
-	S  string
-	I  int
-	P  *int
-	B  bool
-	L  []string
-	NS namedString
-}
-
-type namedString string
-
-// FuzzSetPlain: wherever setPlain stores a value, json.Unmarshal of the
-// same JSON value into the same field succeeds with the same result.
-func FuzzSetPlain(f *testing.F) {
-	for _, seed := range []string{`"a"`, `"é"`, `"a\"b"`, `"\u0041"`, "\"\xff\"", `0`, `-0`, `12`, `-12`, `1.5`, `1e3`,
-		`123456789012345678`, `1234567890123456789`, `true`, `false`, `null`, `["a"]`, ` 7 `, `{}`} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, value []byte) {
-		if !json.Valid(value) {
-			return
-		}
-		var got plainTargets
-		v := reflect.ValueOf(&got).Elem()
-		for i := range v.NumField() {
-			if !setPlain(v.Field(i), value) {
-				continue
-			}
-			want := reflect.New(v.Field(i).Type())
-			if err := json.Unmarshal(value, want.Interface()); err != nil {
-				t.Fatalf("field %s: setPlain took %q, json.Unmarshal refuses it: %v", v.Type().Field(i).Name, value, err)
-			}
-			if !reflect.DeepEqual(v.Field(i).Interface(), want.Elem().Interface()) {
-				t.Fatalf("field %s on %q: setPlain %#v, json.Unmarshal %#v", v.Type().Field(i).Name, value, v.Field(i).Interface(), want.Elem().Interface())
-			}
-		}
-	})
-}
-
-// TestSetPlainTakesCommonValues: the values most calls carry are stored
-// without encoding/json, and the others are left to it.
-func TestSetPlainTakesCommonValues(t *testing.T) {
-	var p plainTargets
-	v := reflect.ValueOf(&p).Elem()
-	for _, tc := range []struct {
-		field, value string
-		taken        bool
-	}{
-		{"S", `"cin_x/transcripts:tr-5"`, true}, {"S", `"a\nb"`, false}, {"S", `5`, false},
-		{"I", `4096`, true}, {"I", `1.5`, false}, {"P", `-3`, true}, {"P", `"3"`, false},
-		{"B", `true`, true}, {"B", `1`, false}, {"L", `["a"]`, false}, {"NS", `"x"`, false},
-	} {
-		if got := setPlain(v.FieldByName(tc.field), []byte(tc.value)); got != tc.taken {
-			t.Errorf("setPlain(%s, %s) = %t, want %t", tc.field, tc.value, got, tc.taken)
-		}
-	}
-	if p.S != "cin_x/transcripts:tr-5" || p.I != 4096 || p.P == nil || *p.P != -3 || !p.B {
-		t.Errorf("stored %+v", p)
-	}
 }
 
 // TestDecodeArgsUnspells takes values as a reply spelled them (hidden

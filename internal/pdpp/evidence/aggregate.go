@@ -1,28 +1,17 @@
 package evidence
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// Aggregation is the part of an RS `aggregation` body the text uses.
-type Aggregation struct {
-	Stream      string          `json:"stream"`
-	Metric      string          `json:"metric"`
-	Field       *string         `json:"field"`
-	GroupBy     *string         `json:"group_by"`
-	GroupByTime *string         `json:"group_by_time"`
-	Granularity *string         `json:"granularity"`
-	Value       json.RawMessage `json:"value"`
-	Groups      []struct {
-		Key   json.RawMessage `json:"key"`
-		Count json.RawMessage `json:"count"`
-		Value json.RawMessage `json:"value"`
-	} `json:"groups"`
-	OtherCount          *int `json:"other_count"`
-	FilteredRecordCount *int `json:"filtered_record_count"`
-}
+// aggregateGroups refuses a group that is not an object while the groups
+// are read; the list is bounded by the body alone, as before any decode.
+var aggregateGroups = json.JoinUnmarshalers(rawInPlace, objectItems[rsclient.AggregationGroup]("aggregate's groups list", "buckets", 0))
 
 // RenderAggregate renders an aggregation as a short text: the number, or a
 // bounded list of buckets with other_count.
@@ -30,17 +19,15 @@ func RenderAggregate(body []byte) (string, error) {
 	if err := requireObject(body, "aggregate"); err != nil {
 		return "", err
 	}
-	if groups, ok := Member(body, "groups"); ok {
-		if err := firstNonObject(groups, "aggregate's groups list"); err != nil {
-			return "", err
+	var a rsclient.Aggregation
+	if err := decodeRS(body, &a, aggregateGroups); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return "", perr
 		}
-	}
-	var a Aggregation
-	if err := json.Unmarshal(body, &a); err != nil {
 		return "", fmt.Errorf("aggregate response is not an aggregation: %w", err)
 	}
 	var b strings.Builder
-	what := a.Metric
+	what := string(a.Metric)
 	if a.Field != nil && *a.Field != "" {
 		what += "(" + *a.Field + ")"
 	}
@@ -61,7 +48,7 @@ func RenderAggregate(body []byte) (string, error) {
 	b.WriteString("\n")
 	if len(a.Groups) == 0 {
 		v := scalarOf(a.Value)
-		if v == "" && a.Metric == "count" && a.FilteredRecordCount != nil {
+		if v == "" && a.Metric == rsclient.AggregationMetricCount && a.FilteredRecordCount != nil {
 			v = fmt.Sprint(*a.FilteredRecordCount)
 		}
 		fmt.Fprintf(&b, "%s = %s\n", what, v)
@@ -74,7 +61,7 @@ func RenderAggregate(body []byte) (string, error) {
 		}
 		val := scalarOf(g.Value)
 		if val == "" {
-			val = scalarOf(g.Count)
+			val = fmt.Sprint(g.Count)
 		}
 		fmt.Fprintf(&b, "  %s: %s\n", Clip(scalarOf(g.Key), FieldValueChars), val)
 	}
@@ -84,14 +71,12 @@ func RenderAggregate(body []byte) (string, error) {
 	return b.String(), nil
 }
 
-func scalarOf(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" {
-		return ""
-	}
+// scalarOf is the text of a raw scalar: a string unquoted, any other value
+// as sent, "" when absent.
+func scalarOf(raw jsontext.Value) string {
 	var str string
-	if s[0] == '"' && json.Unmarshal(raw, &str) == nil {
+	if raw.Kind() == '"' && json.Unmarshal(raw, &str, rsDecodeOptions) == nil {
 		return str
 	}
-	return s
+	return string(raw)
 }

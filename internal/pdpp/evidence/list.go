@@ -44,7 +44,7 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		// included; the bracket is found below.
 		l.start = int(dec.InputOffset())
 	}
-	err := readItems(dec, &l.items, "records page", "records")
+	err := readItems(dec, &l.items, "records page", "records", MaxPageItems)
 	var item *itemError
 	if errors.As(err, &item) {
 		return &pageError{fmt.Errorf("item %d of the records page is not a record: %w", item.i+1, item.err)}

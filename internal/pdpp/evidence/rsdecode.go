@@ -77,20 +77,26 @@ func asPageError(err error) error {
 }
 
 // listItems returns the unmarshaler of a page's item list ([]T, the data
-// member of a records or search page): it reads the list element by
-// element and stops at the first that is not a JSON object (named by what,
-// e.g. "search page") or at item MaxPageItems+1 (items names them, e.g.
-// "hits"), so a page of 2.6 million empty objects costs MaxPageItems
-// decoded items, not a gigabyte. null leaves the list nil; anything else
-// than an array is left to the default decoding (an error).
+// member of a records or search page): objectItems bounded at
+// MaxPageItems (items names them, e.g. "hits"), so a page of 2.6 million
+// empty objects costs MaxPageItems decoded items, not a gigabyte.
 func listItems[T any](what, items string) *json.Unmarshalers {
-	return json.JoinUnmarshalers(rawInPlace, json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
-		return readItems(dec, list, what, items)
-	}))
+	return json.JoinUnmarshalers(rawInPlace, objectItems[T](what, items, MaxPageItems))
 }
 
-// readItems is listItems' reading of one list.
-func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string) error {
+// objectItems returns the unmarshaler of a list of objects ([]T): it reads
+// the list element by element and stops at the first that is not a JSON
+// object (named by what, e.g. "search page") or, when max > 0, at item
+// max+1. null leaves the list nil; anything else than an array is left to
+// the default decoding (an error).
+func objectItems[T any](what, items string, max int) *json.Unmarshalers {
+	return json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
+		return readItems(dec, list, what, items, max)
+	})
+}
+
+// readItems is objectItems' reading of one list.
+func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string, max int) error {
 	switch dec.PeekKind() {
 	case 'n':
 		_, err := dec.ReadToken()
@@ -105,8 +111,8 @@ func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string) erro
 	}
 	*list = make([]T, 0, 8)
 	for i := 0; dec.PeekKind() != ']'; i++ {
-		if i == MaxPageItems {
-			return &pageError{fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", MaxPageItems, items)}
+		if max > 0 && i == max {
+			return &pageError{fmt.Errorf("the RS page lists more than %d %s, more than any page this server asks for (limit at most 100)", max, items)}
 		}
 		if k := dec.PeekKind(); k != '{' {
 			if k == 0 {

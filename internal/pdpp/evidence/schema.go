@@ -2,10 +2,14 @@ package evidence
 
 import (
 	"bytes"
-	"encoding/json"
+	jsonv1 "encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
 // Schema rendering budgets.
@@ -13,36 +17,6 @@ const (
 	schemaStreamsShown = 40
 	schemaFieldsShown  = 30
 )
-
-type schemaDoc struct {
-	Bearer struct {
-		TokenKind string `json:"token_kind"`
-		Scope     string `json:"scope"`
-	} `json:"bearer"`
-	Connectors []schemaConnector `json:"connectors"`
-}
-
-type schemaConnector struct {
-	ConnectorID  string `json:"connector_id"`
-	ConnectorKey string `json:"connector_key"`
-	Source       struct {
-		ID string `json:"id"`
-	} `json:"source"`
-	GrantedConnections []grantedConnection `json:"granted_connections"`
-	Streams            []schemaStream      `json:"streams"`
-}
-
-type grantedConnection struct {
-	ConnectionID string `json:"connection_id"`
-	DisplayName  string `json:"display_name"`
-}
-
-type schemaStream struct {
-	Name               string                     `json:"name"`
-	FieldCapabilities  map[string]json.RawMessage `json:"field_capabilities"`
-	ExpandCapabilities []json.RawMessage          `json:"expand_capabilities"`
-	GrantedConnections []grantedConnection        `json:"granted_connections"`
-}
 
 // MaxSchemaItems bounds the connectors, streams, connections and expand
 // relations of one schema document decoded (each costs a struct of about
@@ -64,7 +38,7 @@ func checkSchemaItems(body []byte) error {
 			return nil
 		}
 		return eachMember(raw, func(key string, v []byte) error {
-			switch strings.ToLower(key) { // encoding/json matches fields so
+			switch key { // the names the decoding reads, matched exactly as it does
 			case "connectors", "streams", "granted_connections", "expand_capabilities":
 			default:
 				return nil
@@ -85,6 +59,16 @@ func checkSchemaItems(body []byte) error {
 	return nil
 }
 
+// schemaLists refuses an item of a schema document's lists (connectors,
+// their streams and granted connections, each stream's granted
+// connections) that is not an object, while they are read, where the
+// default decoding would read null as a nameless stream. checkSchemaItems
+// has bounded the lists before.
+var schemaLists = json.JoinUnmarshalers(rawInPlace,
+	objectItems[rsclient.SchemaConnector]("schema's connectors list", "connectors", 0),
+	objectItems[rsclient.SchemaStream]("schema's streams list", "streams", 0),
+	objectItems[rsclient.GrantedConnection]("schema's granted_connections list", "connections", 0))
+
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
@@ -94,11 +78,11 @@ func RenderSchema(body []byte) (string, error) {
 	if err := checkSchemaItems(body); err != nil {
 		return "", err
 	}
-	if err := schemaNonObject(body); err != nil {
-		return "", err
-	}
-	var doc schemaDoc
-	if err := json.Unmarshal(body, &doc); err != nil {
+	var doc rsclient.SchemaDocument
+	if err := decodeRS(body, &doc, schemaLists); err != nil {
+		if perr := asPageError(err); perr != nil {
+			return "", perr
+		}
 		return "", fmt.Errorf("schema response is not a schema document: %w", err)
 	}
 	var b strings.Builder
@@ -114,7 +98,7 @@ func RenderSchema(body []byte) (string, error) {
 	shown := 0
 	var firstStream, firstConn string
 	for _, c := range doc.Connectors {
-		name := c.ConnectorID
+		name := c.ConnectorId
 		if name == "" {
 			name = c.ConnectorKey
 		}
@@ -122,7 +106,7 @@ func RenderSchema(body []byte) (string, error) {
 		if len(c.GrantedConnections) > 0 {
 			b.WriteString("; connections:")
 			for _, g := range c.GrantedConnections {
-				fmt.Fprintf(&b, " %s", g.ConnectionID)
+				fmt.Fprintf(&b, " %s", g.ConnectionId)
 				if g.DisplayName != "" {
 					fmt.Fprintf(&b, " (%s)", g.DisplayName)
 				}
@@ -147,7 +131,7 @@ func RenderSchema(body []byte) (string, error) {
 				// the stream, not the connector.
 				b.WriteString(" (connections:")
 				for _, g := range s.GrantedConnections {
-					fmt.Fprintf(&b, " %s", g.ConnectionID)
+					fmt.Fprintf(&b, " %s", g.ConnectionId)
 				}
 				b.WriteString(")")
 			}
@@ -157,7 +141,7 @@ func RenderSchema(body []byte) (string, error) {
 	}
 	switch {
 	case firstStream == "":
-	case isFullSchema(doc):
+	case isFullSchema(&doc):
 		// This already is the full document: suggest reading the data.
 		if firstConn != "" {
 			fmt.Fprintf(&b, "next: query_records {\"stream\":%q,\"connection_id\":%q,\"limit\":5}, or search with your own words as q\n", firstStream, firstConn)
@@ -172,11 +156,11 @@ func RenderSchema(body []byte) (string, error) {
 
 // firstConnection is the first connection id of a stream, or else of its
 // connector ("" when neither names one).
-func firstConnection(stream, connector []grantedConnection) string {
-	for _, list := range [][]grantedConnection{stream, connector} {
+func firstConnection(stream, connector []rsclient.GrantedConnection) string {
+	for _, list := range [][]rsclient.GrantedConnection{stream, connector} {
 		for _, g := range list {
-			if g.ConnectionID != "" {
-				return g.ConnectionID
+			if g.ConnectionId != "" {
+				return g.ConnectionId
 			}
 		}
 	}
@@ -185,18 +169,18 @@ func firstConnection(stream, connector []grantedConnection) string {
 
 // isFullSchema reports whether doc is a full schema document: its field
 // capabilities are objects, where a compact document has strings.
-func isFullSchema(doc schemaDoc) bool {
+func isFullSchema(doc *rsclient.SchemaDocument) bool {
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
 			for _, raw := range s.FieldCapabilities {
-				return firstByte(raw) == '{'
+				return raw.Kind() == '{'
 			}
 		}
 	}
 	return false
 }
 
-func fieldSummary(caps map[string]json.RawMessage) string {
+func fieldSummary(caps rsclient.FieldCapabilities) string {
 	names := make([]string, 0, len(caps))
 	for n := range caps {
 		names = append(names, n)
@@ -219,39 +203,33 @@ func fieldSummary(caps map[string]json.RawMessage) string {
 
 // capabilityString summarises one field capability: compact documents already
 // hold a string; full documents hold an object of declared/usable flags.
-func capabilityString(raw json.RawMessage) string {
+func capabilityString(raw jsontext.Value) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if raw.Kind() == '"' {
+		if json.Unmarshal(raw, &s, rsDecodeOptions) != nil {
+			return ""
+		}
 		return s
 	}
-	var obj struct {
-		Granted        *bool  `json:"granted"`
-		Role           string `json:"role"`
-		LexicalSearch  usable `json:"lexical_search"`
-		SemanticSearch usable `json:"semantic_search"`
-		Filter         *struct {
-			Operators []string `json:"operators"`
-		} `json:"filter"`
-		Aggregation map[string]usable `json:"aggregation"`
-	}
-	if json.Unmarshal(raw, &obj) != nil {
+	var c rsclient.FieldCapability
+	if json.Unmarshal(raw, &c, rsDecodeOptions) != nil {
 		return ""
 	}
 	var tags []string
-	if obj.Role != "" {
-		tags = append(tags, "role:"+obj.Role)
+	if c.Role != "" {
+		tags = append(tags, "role:"+c.Role)
 	}
-	if obj.LexicalSearch.Usable {
+	if c.LexicalSearch != nil && c.LexicalSearch.Usable {
 		tags = append(tags, "search")
 	}
-	if obj.SemanticSearch.Usable {
+	if c.SemanticSearch != nil && c.SemanticSearch.Usable {
 		tags = append(tags, "semantic")
 	}
-	if obj.Filter != nil && len(obj.Filter.Operators) > 0 {
-		tags = append(tags, "filter:"+strings.Join(obj.Filter.Operators, "|"))
+	if c.Filter != nil && len(c.Filter.Operators) > 0 {
+		tags = append(tags, "filter:"+strings.Join(c.Filter.Operators, "|"))
 	}
 	var aggs []string
-	for k, v := range obj.Aggregation {
+	for k, v := range c.Aggregation {
 		if v.Usable {
 			aggs = append(aggs, k)
 		}
@@ -260,34 +238,23 @@ func capabilityString(raw json.RawMessage) string {
 	if len(aggs) > 0 {
 		tags = append(tags, "agg:"+strings.Join(aggs, "|"))
 	}
-	if obj.Granted != nil && !*obj.Granted {
+	if c.Granted != nil && !*c.Granted {
 		tags = append(tags, "not granted")
 	}
 	return strings.Join(tags, " ")
 }
 
-type usable struct {
-	Usable bool `json:"usable"`
-}
-
-func expandSummary(caps []json.RawMessage) string {
+func expandSummary(caps []rsclient.ExpandCapability) string {
 	if len(caps) == 0 {
 		return "none"
 	}
-	var names []string
+	names := make([]string, 0, len(caps))
 	for _, c := range caps {
-		var s string
-		if json.Unmarshal(c, &s) == nil {
-			names = append(names, s)
-			continue
+		relation := ""
+		if c.Relation != nil {
+			relation = *c.Relation
 		}
-		var obj struct {
-			Name         string `json:"name"`
-			Relation     string `json:"relation"`
-			Relationship string `json:"relationship"`
-		}
-		_ = json.Unmarshal(c, &obj)
-		names = append(names, firstNonEmpty(obj.Name, obj.Relation, obj.Relationship, "?"))
+		names = append(names, firstNonEmpty(c.Name, relation, "?"))
 	}
 	return strings.Join(names, ", ")
 }
@@ -303,13 +270,13 @@ func firstNonEmpty(s ...string) string {
 
 // ExpandCapabilities returns the expand_capabilities the schema document lists
 // for stream, and whether the stream appears in the document at all.
-func ExpandCapabilities(body []byte, stream string) ([]json.RawMessage, bool) {
-	var doc schemaDoc
-	if checkSchemaItems(body) != nil || json.Unmarshal(body, &doc) != nil {
+func ExpandCapabilities(body []byte, stream string) ([]rsclient.ExpandCapability, bool) {
+	var doc rsclient.SchemaDocument
+	if checkSchemaItems(body) != nil || decodeRS(body, &doc, nil) != nil {
 		return nil, false
 	}
 	found := false
-	var caps []json.RawMessage
+	var caps []rsclient.ExpandCapability
 	for _, c := range doc.Connectors {
 		for _, s := range c.Streams {
 			if s.Name == stream {
@@ -330,8 +297,8 @@ func RolesFor(body []byte, stream string) Roles {
 // AllRoles returns the declared display roles of every stream in a schema
 // document; streams without declared roles are absent.
 func AllRoles(body []byte) map[string]Roles {
-	var doc schemaDoc
-	if checkSchemaItems(body) != nil || json.Unmarshal(body, &doc) != nil {
+	var doc rsclient.SchemaDocument
+	if checkSchemaItems(body) != nil || decodeRS(body, &doc, nil) != nil {
 		return nil
 	}
 	all := map[string]Roles{}
@@ -342,14 +309,12 @@ func AllRoles(body []byte) map[string]Roles {
 				roles = Roles{}
 			}
 			for f, raw := range s.FieldCapabilities {
-				var obj struct {
-					Role string `json:"role"`
-				}
+				var full rsclient.FieldCapability
 				var compact string
 				switch {
-				case json.Unmarshal(raw, &obj) == nil && obj.Role != "":
-					roles[f] = obj.Role
-				case json.Unmarshal(raw, &compact) == nil:
+				case raw.Kind() == '{' && json.Unmarshal(raw, &full, rsDecodeOptions) == nil && full.Role != "":
+					roles[f] = full.Role
+				case raw.Kind() == '"' && json.Unmarshal(raw, &compact, rsDecodeOptions) == nil:
 					// Compact capability strings carry "role=<role>" as one flag.
 					for _, flag := range strings.Split(compact, ",") {
 						if r, ok := strings.CutPrefix(strings.TrimSpace(flag), "role="); ok && r != "" {
@@ -368,9 +333,11 @@ func AllRoles(body []byte) map[string]Roles {
 
 // CompactSchema projects a full schema document to the compact shape (one
 // capability string per field), for an RS that does not serve view=compact.
+// It re-encodes the whole document with encoding/json (keys sorted, HTML
+// characters escaped), the bytes the structured reply has always carried.
 func CompactSchema(body []byte) []byte {
 	var doc map[string]any
-	if json.Unmarshal(body, &doc) != nil {
+	if jsonv1.Unmarshal(body, &doc) != nil {
 		return body
 	}
 	conns, _ := doc["connectors"].([]any)
@@ -386,7 +353,7 @@ func CompactSchema(body []byte) []byte {
 			fc := map[string]any{}
 			if caps, ok := sm["field_capabilities"].(map[string]any); ok {
 				for f, v := range caps {
-					raw, _ := json.Marshal(v)
+					raw, _ := jsonv1.Marshal(v)
 					fc[f] = capabilityString(raw)
 				}
 			}
@@ -395,7 +362,7 @@ func CompactSchema(body []byte) []byte {
 		}
 	}
 	doc["detail"] = "compact"
-	out, err := json.Marshal(doc)
+	out, err := jsonv1.Marshal(doc)
 	if err != nil {
 		return body
 	}

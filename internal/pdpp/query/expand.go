@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Bounds on one expand_limit value. The published OpenAPI gives no global
@@ -38,16 +40,16 @@ func EncodeExpandLimit(raw json.RawMessage, expand []string) (url.Values, error)
 	if !json.Valid(raw) {
 		return nil, expandLimitErr("expand_limit is not well-formed JSON; %s", forms)
 	}
-	switch k := kindOf(raw); k {
-	case kindObject:
-	case kindString:
+	switch k := jsontext.Value(raw).Kind(); k {
+	case '{':
+	case '"':
 		var s string
-		if json.Unmarshal(raw, &s) == nil && json.Valid([]byte(strings.TrimSpace(s))) && kindOf([]byte(s)) == kindObject {
+		if json.Unmarshal(raw, &s) == nil && json.Valid([]byte(strings.TrimSpace(s))) && jsontext.Value(s).Kind() == '{' {
 			return nil, expandLimitErr("expand_limit was sent as a JSON-encoded string; send the object itself, without quotes: %s", snippet([]byte(s), 200))
 		}
 		return nil, expandLimitErr("expand_limit must be a JSON object, not a string like %s; %s", snippet(raw, 80), forms)
 	default:
-		return nil, expandLimitErr("expand_limit must be a JSON object, not %s; %s", kindNames[k], forms)
+		return nil, expandLimitErr("expand_limit must be a JSON object, not %s; %s", kindName(k), forms)
 	}
 	members, err := objectMembers(raw)
 	if err != nil {
@@ -94,9 +96,9 @@ func EncodeExpandLimit(raw json.RawMessage, expand []string) (url.Values, error)
 
 func expandLimitValue(rel string, raw json.RawMessage) (int, error) {
 	example := fmt.Sprintf("{%s: 5}", quoteKey(rel))
-	switch k := kindOf(raw); k {
-	case kindNumber:
-	case kindString:
+	switch k := jsontext.Value(raw).Kind(); k {
+	case '0':
+	case '"':
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if _, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
@@ -105,7 +107,7 @@ func expandLimitValue(rel string, raw json.RawMessage) (int, error) {
 		}
 		return 0, expandLimitErr("expand_limit for %s must be a whole number, not a string; e.g. %s", quoteKey(rel), example)
 	default:
-		return 0, expandLimitErr("expand_limit for %s must be a whole number, not %s; e.g. %s", quoteKey(rel), kindNames[k], example)
+		return 0, expandLimitErr("expand_limit for %s must be a whole number, not %s; e.g. %s", quoteKey(rel), kindName(k), example)
 	}
 	text := string(raw)
 	if strings.ContainsAny(text, ".eE") {
@@ -124,7 +126,7 @@ func expandLimitValue(rel string, raw json.RawMessage) (int, error) {
 // exampleLimit renders a limit for an example: the given value when it is
 // a plain positive integer in range, otherwise 5.
 func exampleLimit(raw json.RawMessage) string {
-	if kindOf(raw) == kindNumber {
+	if jsontext.Value(raw).Kind() == '0' {
 		if n, err := strconv.Atoi(string(raw)); err == nil && n >= MinExpandLimit && n <= MaxExpandLimit {
 			return strconv.Itoa(n)
 		}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Bounds on a filter argument. They keep the encoded query string small;
@@ -71,12 +73,12 @@ func ParseFilter(raw json.RawMessage) ([]Condition, error) {
 	if !json.Valid(raw) {
 		return nil, filterErr("filter is not well-formed JSON; %s", filterForms)
 	}
-	switch k := kindOf(raw); k {
-	case kindObject:
-	case kindString:
+	switch k := jsontext.Value(raw).Kind(); k {
+	case '{':
+	case '"':
 		return nil, stringFilterError(raw)
 	default:
-		return nil, filterErr("filter must be a JSON object mapping field names to values, not %s; %s", kindNames[k], filterForms)
+		return nil, filterErr("filter must be a JSON object mapping field names to values, not %s; %s", kindName(k), filterForms)
 	}
 	members, err := objectMembers(raw)
 	if err != nil {
@@ -143,12 +145,12 @@ func parseFilterMember(m member) ([]Condition, error) {
 		return nil, filterErr("filter field %s is not a valid field name: %s", quoteKey(m.key), fieldRule)
 	}
 	field := m.key
-	switch k := kindOf(m.value); k {
-	case kindObject:
+	switch k := jsontext.Value(m.value).Kind(); k {
+	case '{':
 		return parseOperators(field, m.value)
-	case kindNull:
+	case 'n':
 		return nil, filterErr("filter value for %s is null; filters cannot match null, so remove the field or give a value, e.g. {%s: \"en\"}", quoteKey(field), quoteKey(field))
-	case kindArray:
+	case '[':
 		return nil, filterErr("filter value for %s is an array; a filter takes one value per field (there is no list match), e.g. {%s: \"en\"}, with one call per value", quoteKey(field), quoteKey(field))
 	default:
 		val, err := filterValue(field, "", m.value)
@@ -196,10 +198,10 @@ func filterValue(field, op string, raw json.RawMessage) (string, error) {
 	}
 	text, kind, ok := scalarText(raw)
 	if !ok {
-		if kind == kindObject && op != "" {
+		if kind == '{' && op != "" {
 			return "", filterErr("filter value for %s is an object; operators take a plain string, number or boolean (no deeper nesting), e.g. %s", where, example)
 		}
-		return "", filterErr("filter value for %s must be a string, number or boolean, not %s; e.g. %s", where, kindNames[kind], example)
+		return "", filterErr("filter value for %s must be a string, number or boolean, not %s; e.g. %s", where, kindName(kind), example)
 	}
 	if text == "" {
 		return "", filterErr("filter value for %s is an empty string, which the RS cannot tell apart from a missing value; give a non-empty value, e.g. %s", where, example)
@@ -213,8 +215,8 @@ func filterValue(field, op string, raw json.RawMessage) (string, error) {
 // exampleValue renders a value for an example, falling back to a
 // placeholder when it is not a short scalar.
 func exampleValue(raw json.RawMessage) string {
-	switch kindOf(raw) {
-	case kindString, kindNumber, kindBool:
+	switch jsontext.Value(raw).Kind() {
+	case '"', '0', 't', 'f':
 		if s := snippet(raw, 48); !strings.HasSuffix(s, "…") {
 			return s
 		}

@@ -18,48 +18,24 @@ type member struct {
 	value json.RawMessage
 }
 
-// JSON value kinds, as classified by kindOf.
-const (
-	kindNone   = iota // absent or only whitespace
-	kindNull          // null
-	kindObject        // {...}
-	kindArray         // [...]
-	kindString        // "..."
-	kindNumber        // 1, -2.5, 1e3
-	kindBool          // true, false
-)
-
-var kindNames = map[int]string{
-	kindNone:   "nothing",
-	kindNull:   "null",
-	kindObject: "an object",
-	kindArray:  "an array",
-	kindString: "a string",
-	kindNumber: "a number",
-	kindBool:   "a boolean",
-}
-
-// kindOf classifies a raw JSON value by its first significant byte
-// (jsontext.Value.Kind). It does not check that the value is well formed:
-// any other first byte counts as a number.
-func kindOf(raw []byte) int {
-	switch jsontext.Value(raw).Kind() {
+// kindName names a kind (jsontext.Value's Kind: 0 for nothing) in an
+// error message.
+func kindName(k jsontext.Kind) string {
+	switch k {
 	case 'n':
-		return kindNull
+		return "null"
 	case '{':
-		return kindObject
+		return "an object"
 	case '[':
-		return kindArray
+		return "an array"
 	case '"':
-		return kindString
+		return "a string"
+	case '0':
+		return "a number"
 	case 't', 'f':
-		return kindBool
-	case 0:
-		if len(bytes.TrimSpace(raw)) == 0 {
-			return kindNone
-		}
+		return "a boolean"
 	}
-	return kindNumber
+	return "nothing"
 }
 
 // errDuplicateKey reports a key that occurs twice in one object.
@@ -72,7 +48,9 @@ func (e errDuplicateKey) Error() string { return fmt.Sprintf("duplicate key %q",
 // json.Valid does (invalid UTF-8 read as U+FFFD). It rejects malformed
 // JSON, trailing data after the object and duplicate keys (which
 // encoding/json would silently collapse, last one winning; the decoder
-// takes them, and errDuplicateKey names the key).
+// takes them, and errDuplicateKey names the key). jsontext's own check of
+// names cannot serve: it refuses a repeated name inside a member's value
+// too, which the member's own reading reports better (a repeated operator).
 func objectMembers(raw []byte) ([]member, error) {
 	dec := jsonpool.Get(raw) // read in place: values alias raw
 	defer jsonpool.Put(dec)
@@ -119,16 +97,16 @@ func atEOF(dec *jsonpool.Reader) bool {
 // scalarText returns the query-string text of a JSON scalar from a checked
 // document: a string's decoded content, a number's literal text exactly as
 // written, or "true"/"false". ok is false for null, objects and arrays.
-func scalarText(raw json.RawMessage) (text string, kind int, ok bool) {
-	kind = kindOf(raw)
+func scalarText(raw json.RawMessage) (text string, kind jsontext.Kind, ok bool) {
+	kind = jsontext.Value(raw).Kind()
 	v := bytes.TrimSpace(raw)
 	switch kind {
-	case kindString:
+	case '"':
 		// In a checked document the only fault left is invalid UTF-8,
 		// read as U+FFFD as encoding/json reads it.
 		s, _ := jsontext.AppendUnquote(nil, v)
 		return string(s), kind, true
-	case kindNumber, kindBool:
+	case '0', 't', 'f':
 		if !jsontext.Value(v).IsValid() {
 			return "", kind, false
 		}
@@ -140,25 +118,20 @@ func scalarText(raw json.RawMessage) (text string, kind int, ok bool) {
 // isAbsent reports whether an optional raw argument was not given: no
 // bytes, only whitespace, or JSON null.
 func isAbsent(raw []byte) bool {
-	k := kindOf(raw)
-	if k == kindNone {
-		return true
-	}
-	return k == kindNull && string(bytes.TrimSpace(raw)) == "null"
+	v := bytes.TrimSpace(raw)
+	return len(v) == 0 || string(v) == "null"
 }
 
 // snippet renders a raw value for an error message, shortened when long.
 func snippet(raw []byte, max int) string {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		buf.Reset()
-		buf.Write(bytes.TrimSpace(raw))
+	v := jsontext.Value(bytes.Clone(raw))
+	if v.Compact() != nil {
+		v = bytes.TrimSpace(raw)
 	}
-	s := buf.String()
-	if len(s) > max {
+	if s := string(v); len(s) > max {
 		return s[:max] + "…"
 	}
-	return s
+	return string(v)
 }
 
 // quoteKey renders a key for an error message, shortened when long.

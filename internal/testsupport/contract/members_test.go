@@ -34,6 +34,7 @@ const (
 	whyHitURI          = "a hit's pdpp://record URI, which the adapter turns into the self-contained result id (seed: a parseable record_uri is normalised before display); the sampled RS does not send it"
 	whyHitConnectorKey = "the hit's connector registry key, shown with the hit when the RS sends it; the sampled RS does not"
 	whySharedFlag      = "one CapabilityFlag serves every capability of a field; upstream names operators on range_filter only"
+	whyOlderFilter     = "a field's filter operators as an RS older than exact_filter and range_filter names them, which the compact projection of a full schema document keeps (TestSchemaCompactFallback); the sampled RS does not send it"
 )
 
 // memberExtensions are the response members our spec declares that upstream's published
@@ -56,6 +57,7 @@ var memberExtensions = map[string]memberExtension{
 	"getSchema 200 connectors[].streams[].field_capabilities{}.exact_filter.operators":    {why: whySharedFlag},
 	"getSchema 200 connectors[].streams[].field_capabilities{}.lexical_search.operators":  {why: whySharedFlag},
 	"getSchema 200 connectors[].streams[].field_capabilities{}.semantic_search.operators": {why: whySharedFlag},
+	"getSchema 200 connectors[].streams[].field_capabilities{}.filter":                    {why: whyOlderFilter},
 	"listStreams 200 links":       {sample: "streams-list", why: whyEnvelope},
 	"listStreams 200 meta":        {sample: "streams-list", why: whyEnvelope},
 	"listStreams 200 has_more":    {sample: "streams-list", why: "the list envelope the RS sends on every list"},
@@ -65,6 +67,7 @@ var memberExtensions = map[string]memberExtension{
 	"getStreamMetadata 200 field_capabilities{}.exact_filter.operators":    {why: whySharedFlag},
 	"getStreamMetadata 200 field_capabilities{}.lexical_search.operators":  {why: whySharedFlag},
 	"getStreamMetadata 200 field_capabilities{}.semantic_search.operators": {why: whySharedFlag},
+	"getStreamMetadata 200 field_capabilities{}.filter":                    {why: whyOlderFilter},
 	"getStreamMetadata 200 instance_ids":                                   {sample: "stream-transcripts", why: "the connections holding the stream, as the RS sends them"},
 	"listRecords 200 links":                                                {sample: "records-transcripts-limit2", why: whyEnvelope},
 	"listRecords 200 meta.count_accuracy":                                  {why: whySharedMeta},
