@@ -79,11 +79,9 @@ func profileDelivery() map[string]any {
 		"envelope":  "CloudEvents 1.0 structured mode, POSTed as application/cloudevents+json",
 		"semantics": "at-least-once, after the change is committed; deduplicate on webhook-id",
 		"retries":   "a non-2xx answer or no answer is retried with backoff; when attempts run out the subscription becomes disabled_failure (re-enable it with update_event_subscription)",
-		"verification": map[string]any{
-			"event":  "pdpp.subscription.verify",
-			"answer": `HTTP 2xx with the JSON body {"challenge": "<data.challenge>"}`,
-			"until":  "the subscription stays pending_verification",
-		},
+		// Written as an RS writes it, so text reads either the same way.
+		"verification": jsontext.Value(`{"answer":"HTTP 2xx with the JSON body {\"challenge\": \"<data.challenge>\"}",` +
+			`"event":"pdpp.subscription.verify","until":"the subscription stays pending_verification"}`),
 		"callback_url": "https to a public host, at most 2048 characters; loopback, private and metadata addresses are refused unless the server allows them for local development",
 		"statuses": map[string]any{
 			"pending_verification": "waiting for the verify answer",
@@ -289,21 +287,6 @@ func shown(v any) string {
 	return fmt.Sprint(v)
 }
 
-// verification is the delivery's verification member: the profile's, or
-// the RS's object as it wrote it.
-func verification(v any) (map[string]any, bool) {
-	if raw, ok := v.(jsontext.Value); ok {
-		o, ok := decodeObject(raw)
-		m := make(map[string]any, len(o.members))
-		for k, v := range o.members {
-			m[k] = v
-		}
-		return m, ok
-	}
-	m, ok := v.(map[string]any)
-	return m, ok
-}
-
 // capabilities is the answer of the discovery tool.
 type capabilities struct {
 	advertised, supported                           bool
@@ -397,8 +380,9 @@ func (c capabilities) text(full evidence.Continuation) string {
 		sv(c.signing["signed_payload"]), sv(c.signing["key"]), sv(c.signing["check"]))
 	fmt.Fprintf(&b, "Delivery (%s): %v; %v. Retries: %v. Callback URL: %v.\n",
 		sourceNote(c.deliveryFromRS), sv(c.delivery["envelope"]), sv(c.delivery["semantics"]), sv(c.delivery["retries"]), sv(c.delivery["callback_url"]))
-	if v, ok := verification(c.delivery["verification"]); ok {
-		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v["event"]), sv(v["answer"]), sv(v["until"]))
+	if raw, _ := c.delivery["verification"].(jsontext.Value); raw.Kind() == '{' {
+		v, _ := decodeObject(raw)
+		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v.members["event"]), sv(v.members["answer"]), sv(v.members["until"]))
 	}
 	b.WriteString("Preflight:\n")
 	for i, step := range preflightSteps {
