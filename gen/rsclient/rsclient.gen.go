@@ -621,7 +621,8 @@ type EventSubscriptionFilters struct {
 
 // EventSubscriptionList defines model for EventSubscriptionList.
 type EventSubscriptionList struct {
-	Data   []EventSubscription          `json:"data"`
+	// Data Each subscription as the RS wrote it, members of its own included, all of which a reply shows.
+	Data   []jsontext.Value             `json:"data"`
 	Object *EventSubscriptionListObject `json:"object,omitempty"`
 }
 
@@ -643,8 +644,10 @@ type EventSubscriptionUpdateRequest struct {
 // EventSubscriptionUpdated defines model for EventSubscriptionUpdated.
 type EventSubscriptionUpdated struct {
 	// Secret New signing secret; present only when rotate_secret was true.
-	Secret       *string           `json:"secret,omitempty"`
-	Subscription EventSubscription `json:"subscription"`
+	Secret *string `json:"secret,omitempty"`
+
+	// Subscription The subscription as the RS wrote it, members of its own included, all of which a reply shows.
+	Subscription jsontext.Value `json:"subscription"`
 }
 
 // EvidenceExcerpt defines model for EvidenceExcerpt.

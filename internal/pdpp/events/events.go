@@ -2,19 +2,20 @@ package events
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/webhookurl"
 )
@@ -78,11 +79,9 @@ func profileDelivery() map[string]any {
 		"envelope":  "CloudEvents 1.0 structured mode, POSTed as application/cloudevents+json",
 		"semantics": "at-least-once, after the change is committed; deduplicate on webhook-id",
 		"retries":   "a non-2xx answer or no answer is retried with backoff; when attempts run out the subscription becomes disabled_failure (re-enable it with update_event_subscription)",
-		"verification": map[string]any{
-			"event":  "pdpp.subscription.verify",
-			"answer": `HTTP 2xx with the JSON body {"challenge": "<data.challenge>"}`,
-			"until":  "the subscription stays pending_verification",
-		},
+		// Written as an RS writes it, so text reads either the same way.
+		"verification": jsontext.Value(`{"answer":"HTTP 2xx with the JSON body {\"challenge\": \"<data.challenge>\"}",` +
+			`"event":"pdpp.subscription.verify","until":"the subscription stays pending_verification"}`),
 		"callback_url": "https to a public host, at most 2048 characters; loopback, private and metadata addresses are refused unless the server allows them for local development",
 		"statuses": map[string]any{
 			"pending_verification": "waiting for the verify answer",
@@ -129,11 +128,11 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	caps := capabilities{advertised: advertised, scope: scope}
-	caps.supported, _ = adv["supported"].(bool)
-	caps.endpoint, _ = adv["endpoint"].(string)
-	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv)
-	caps.signing, caps.signingFromRS = merged(profileSigning(), adv["signing"])
-	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv["delivery"])
+	caps.supported = string(adv.members["supported"]) == "true"
+	caps.endpoint = adv.str("endpoint")
+	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv.members["event_types"])
+	caps.signing, caps.signingFromRS = merged(profileSigning(), adv.members["signing"])
+	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv.members["delivery"])
 	full := a.host.FullDetailCall(tool, nil)
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
@@ -150,21 +149,14 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 // subscriptionAdvertisement reads capabilities.client_event_subscriptions
 // from the RS metadata. A missing document or entry is not an error: the
 // result then says the RS does not advertise subscriptions.
-func (a *Tools) subscriptionAdvertisement(ctx context.Context) (map[string]any, bool) {
+func (a *Tools) subscriptionAdvertisement(ctx context.Context) (object, bool) {
 	resp, err := a.rs.Get(ctx, protectedResourcePath, nil)
 	if err != nil {
 		a.log.Debug("protected-resource metadata unavailable", "err", err)
-		return map[string]any{}, false
-	}
-	// Walked, not decoded: only the advertisement is, and bounded.
-	caps, _ := lastMember(resp.Body, "capabilities")
-	raw, _ := lastMember(caps, "client_event_subscriptions")
-	adv, decoded := decodeAdvertisement(raw) // large members described, not decoded
-	if !decoded {
-		return map[string]any{}, false
+		return object{}, false
 	}
 	// Read without do, so its secret-like members are taken out here.
-	return withoutSecrets(adv).(map[string]any), true
+	return advertisement(resp.Body)
 }
 
 // grantScope lists the granted streams and their connections from the
@@ -191,7 +183,7 @@ func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 			} `json:"granted_connections"`
 		} `json:"connectors"`
 	}
-	if err := json.Unmarshal(resp.Body, &doc); err != nil {
+	if err := json.Unmarshal(resp.Body, &doc, decodeOptions); err != nil {
 		return nil, rs.AdapterError(CodeBadResponse, "the schema document is not JSON: "+err.Error(), "")
 	}
 	var out []scopeStream
@@ -221,23 +213,34 @@ func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 	return out, nil
 }
 
-// advertisedEventTypes reads the RS's event types (strings, or objects with
-// a type) and gives the known meaning of each; without a list it returns
-// the profile's types.
-func advertisedEventTypes(adv map[string]any) ([]eventType, bool) {
-	list, ok := adv["event_types"].([]any)
-	if !ok || len(list) == 0 {
+// maxEventTypes bounds the event types read from an advertisement; no RS
+// defines that many.
+const maxEventTypes = 10_000
+
+// advertisedEventTypes reads the RS's event types, the array list (strings,
+// or objects with a type and a description), at most maxEventTypes of
+// them, and gives the known meaning of each; without a list it returns the
+// profile's types. Each item is read in place, one a turn.
+func advertisedEventTypes(list jsontext.Value) ([]eventType, bool) {
+	if list.Kind() != '[' {
 		return profileEventTypes, false
 	}
 	var out []eventType
-	for _, item := range list {
+	dec := jsonpool.Get(list) // values alias list
+	defer jsonpool.Put(dec)
+	_, _ = dec.ReadToken()
+	for i := 0; i < maxEventTypes && dec.PeekKind() != ']'; i++ {
+		item, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
 		var et eventType
-		switch v := item.(type) {
-		case string:
-			et.Type = v
-		case map[string]any:
-			et.Type, _ = v["type"].(string)
-			et.Meaning, _ = v["description"].(string)
+		switch item.Kind() {
+		case '"':
+			et.Type = unquote(item)
+		case '{':
+			o, _ := decodeObject(item)
+			et.Type, et.Meaning = o.str("type"), o.str("description")
 		}
 		if et.Type == "" {
 			continue
@@ -255,17 +258,33 @@ func advertisedEventTypes(adv map[string]any) ([]eventType, bool) {
 	return out, true
 }
 
-// merged lays the RS's advertised object over the profile defaults and
-// reports whether the RS advertised anything.
-func merged(profile map[string]any, advertised any) (map[string]any, bool) {
-	adv, ok := advertised.(map[string]any)
-	if !ok || len(adv) == 0 {
+// merged lays the RS's advertised object over the profile defaults (its
+// members as the RS wrote them) and reports whether the RS advertised
+// anything.
+func merged(profile map[string]any, advertised jsontext.Value) (map[string]any, bool) {
+	adv, ok := decodeObject(advertised)
+	if !ok || len(adv.members) == 0 {
 		return profile, false
 	}
-	for k, v := range adv {
+	for k, v := range adv.members {
 		profile[k] = v
 	}
 	return profile, true
+}
+
+// shown is a member of the capabilities (a profile value, or one the RS
+// wrote) as text: a string as it is, other JSON as the RS wrote it.
+func shown(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case jsontext.Value:
+		if v.Kind() == '"' {
+			return unquote(v)
+		}
+		return string(v)
+	}
+	return fmt.Sprint(v)
 }
 
 // capabilities is the answer of the discovery tool.
@@ -285,7 +304,7 @@ func source(fromRS bool) string {
 	return "pdpp_profile"
 }
 
-func (c capabilities) structured(adv map[string]any) map[string]any {
+func (c capabilities) structured(adv object) map[string]any {
 	signing := map[string]any{"source": source(c.signingFromRS)}
 	for k, v := range c.signing {
 		signing[k] = v
@@ -314,7 +333,7 @@ func (c capabilities) structured(adv map[string]any) map[string]any {
 // text renders the capabilities, each RS string clipped and each list at
 // most maxListedLines lines; full is the call that shows everything.
 func (c capabilities) text(full evidence.Continuation) string {
-	sv := func(v any) string { return clipShown(fmt.Sprint(v)) }
+	sv := func(v any) string { return clipShown(shown(v)) }
 	var b strings.Builder
 	switch {
 	case !c.advertised:
@@ -361,8 +380,9 @@ func (c capabilities) text(full evidence.Continuation) string {
 		sv(c.signing["signed_payload"]), sv(c.signing["key"]), sv(c.signing["check"]))
 	fmt.Fprintf(&b, "Delivery (%s): %v; %v. Retries: %v. Callback URL: %v.\n",
 		sourceNote(c.deliveryFromRS), sv(c.delivery["envelope"]), sv(c.delivery["semantics"]), sv(c.delivery["retries"]), sv(c.delivery["callback_url"]))
-	if v, ok := c.delivery["verification"].(map[string]any); ok {
-		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v["event"]), sv(v["answer"]), sv(v["until"]))
+	if raw, _ := c.delivery["verification"].(jsontext.Value); raw.Kind() == '{' {
+		v, _ := decodeObject(raw)
+		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v.members["event"]), sv(v.members["answer"]), sv(v.members["until"]))
 	}
 	b.WriteString("Preflight:\n")
 	for i, step := range preflightSteps {
@@ -403,14 +423,13 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 	if err != nil {
 		return fail(err)
 	}
-	created, ok := decodeBoundedObject(resp.Body) // large members described, not decoded
+	created, ok := decodeObject(resp.Body)
 	if !ok {
 		return fail(rs.AdapterError(CodeBadResponse, "the create answer is not a JSON object", ""))
 	}
-	secret, _ := created["secret"].(string)
-	sub := withoutSecrets(created).(map[string]any)
-	id, _ := sub["subscription_id"].(string)
-	status, _ := sub["status"].(string)
+	secret := created.str("secret")
+	sub := created.withoutSecrets()
+	id, status := sub.str("subscription_id"), sub.str("status")
 	if len(secret) > maxSecretBytes {
 		return fail(rs.AdapterError(CodeBadResponse, fmt.Sprintf("the RS created subscription %s but answered a %d-byte signing secret, longer than any real one (%d bytes at most); delete it with %s",
 			clipShown(id), len(secret), maxSecretBytes, mcptools.ToolDeleteEventSubscription), ""))
@@ -482,76 +501,68 @@ func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
 	return evidence.Continuation{Tool: tool, Arguments: args}
 }
 
-// withoutSecrets returns a decoded JSON value without its secret-like
-// members (see package redact), so no result after create can show a
-// secret.
-func withoutSecrets(v any) any { return redact.Value(v) }
-
-// decodeSubscription reads one subscription object from an RS body, without
-// secrets.
-func decodeSubscription(body []byte, member string) (map[string]any, error) {
-	if member != "" {
-		inner, isObject := lastMember(body, member)
-		if !isObject {
-			return nil, rs.AdapterError(CodeBadResponse, "the subscription answer is not a JSON object", "")
-		}
-		if !isObjectJSON(inner) {
-			return nil, rs.AdapterError(CodeBadResponse, "the answer has no "+member+" object", "")
-		}
-		body = inner
-	}
-	// Large members are described, not decoded.
-	doc, ok := decodeBoundedObject(body)
-	if !ok {
-		return nil, rs.AdapterError(CodeBadResponse, "the subscription answer is not a JSON object", "")
-	}
-	return withoutSecrets(doc).(map[string]any), nil
-}
-
 // subscriptionText renders one subscription in a few lines, each RS string
 // clipped to shownChars.
-func subscriptionText(sub map[string]any) string {
+func subscriptionText(sub object) string {
 	var b strings.Builder
-	str := func(k string) string { s, _ := sub[k].(string); return clipShown(s) }
-	fmt.Fprintf(&b, "Event subscription %s: status %s\n", str("subscription_id"), str("status"))
-	fmt.Fprintf(&b, "callback: %s\n", str("callback_url"))
-	if r := str("disabled_reason"); r != "" {
+	field := func(k string) string { return clipShown(sub.str(k)) }
+	fmt.Fprintf(&b, "Event subscription %s: status %s\n", field("subscription_id"), field("status"))
+	fmt.Fprintf(&b, "callback: %s\n", field("callback_url"))
+	if r := field("disabled_reason"); r != "" {
 		fmt.Fprintf(&b, "disabled_reason: %s\n", r)
 	}
-	if scope, ok := sub["scope"].(map[string]any); ok {
+	if scope, ok := decodeObject(sub.members["scope"]); ok {
 		// The subscription's own stream filter (scope.filters.streams) is
 		// what it delivers; scope.streams is the whole grant, shown only
 		// when there is no filter.
-		filters, _ := scope["filters"].(map[string]any)
-		streams, ok := filters["streams"].([]any)
-		if !ok {
-			streams, ok = scope["streams"].([]any)
+		filters, _ := decodeObject(scope.members["filters"])
+		streams := filters.members["streams"]
+		if streams.Kind() != '[' {
+			streams = scope.members["streams"]
 		}
-		if ok {
-			var parts []string
-			for _, s := range streams {
-				var name string
-				switch v := s.(type) {
-				case string:
-					name = v
-				case map[string]any:
-					name, _ = v["name"].(string)
-					if conn, _ := v["connection_id"].(string); conn != "" {
-						name += " (" + conn + ")"
-					}
-				}
-				parts = append(parts, clipShown(name))
-			}
-			if len(parts) > maxListedLines {
-				parts = append(parts[:maxListedLines], fmt.Sprintf("... %d more in structured output", len(parts)-maxListedLines))
-			}
-			fmt.Fprintf(&b, "streams: %s\n", strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), ", "))
+		if streams.Kind() == '[' {
+			fmt.Fprintf(&b, "streams: %s\n", strings.Join(streamNames(streams), ", "))
 		}
 	}
-	if c, u := str("created_at"), str("updated_at"); c != "" || u != "" {
+	if c, u := field("created_at"), field("updated_at"); c != "" || u != "" {
 		fmt.Fprintf(&b, "created %s, updated %s\n", c, u)
 	}
 	return b.String()
+}
+
+// streamNames are the names shown for the streams of a subscription's
+// scope, the JSON array list (each a string, or an object with a name and
+// a connection_id), clipped, at most maxListedLines of them and a count of
+// the rest. The items are read in place, one a turn: bounded by len(list).
+func streamNames(list jsontext.Value) []string {
+	var names []string
+	dec := jsonpool.Get(list) // values alias list
+	defer jsonpool.Put(dec)
+	_, _ = dec.ReadToken()
+	n := 0
+	for ; dec.PeekKind() != ']'; n++ {
+		s, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		if n >= maxListedLines {
+			continue
+		}
+		name := str(s)
+		if o, ok := decodeObject(s); ok {
+			name = o.str("name")
+			if conn := o.str("connection_id"); conn != "" {
+				name += " (" + conn + ")"
+			}
+		}
+		if name = clipShown(name); name != "" {
+			names = append(names, name)
+		}
+	}
+	if n > maxListedLines {
+		names = append(names, fmt.Sprintf("... %d more in structured output", n-maxListedLines))
+	}
+	return names
 }
 
 // ListEventSubscriptions serves list_event_subscriptions:
@@ -583,15 +594,15 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	fullCall := page.Full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", json.RawMessage(resp.Body)), nil
+		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", resp.Body), nil
 	}
 	limit, room := a.host.StepBudget(tool, 0)
 	ids := make([]string, len(subs))
 	for i, s := range subs {
-		ids[i], _, _ = subscriptionFields(s)
+		ids[i], _, _ = fields(s)
 	}
 	st := page.Step(ids, func() int {
-		return evidence.JSONStringLen(fullText) + evidence.WireLen(json.RawMessage(resp.Body)) + 64
+		return evidence.JSONStringLen(fullText) + evidence.WireLen(resp.Body) + 64
 	})
 	st.List = "list"
 	text, structured, cut := subscriptionStep(subs, ids, st, room)
@@ -613,8 +624,8 @@ func listHead(n int) string {
 // subscriptionLine is one subscription's line in a list's text, RS strings
 // clipped; a clipped line names the call that shows it whole (fullCall
 // when it has no usable id).
-func subscriptionLine(s json.RawMessage, fullCall evidence.Continuation) string {
-	id, status, cb := subscriptionFields(s)
+func subscriptionLine(s jsontext.Value, fullCall evidence.Continuation) string {
+	id, status, cb := fields(s)
 	line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
 	if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
 		line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
@@ -624,7 +635,7 @@ func subscriptionLine(s json.RawMessage, fullCall evidence.Continuation) string 
 
 // listText renders a subscription list at detail "full": one line per
 // subscription (at most maxListedLines; structured output has them all).
-func listText(subs []json.RawMessage, fullCall evidence.Continuation) string {
+func listText(subs []jsontext.Value, fullCall evidence.Continuation) string {
 	var b strings.Builder
 	b.WriteString(listHead(len(subs)))
 	for i, s := range subs {
@@ -635,7 +646,7 @@ func listText(subs []json.RawMessage, fullCall evidence.Continuation) string {
 		b.WriteString(subscriptionLine(s, fullCall))
 	}
 	if len(subs) > 0 {
-		if id, _, _ := subscriptionFields(subs[0]); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
+		if id, _, _ := fields(subs[0]); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
 			fmt.Fprintf(&b, "read one whole: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
 		}
 	}
@@ -656,20 +667,19 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	sub, err := decodeSubscription(resp.Body, "")
+	sub, err := decodeSubscription(resp.Body, false)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	text := subscriptionText(sub)
-	status, _ := sub["status"].(string)
-	switch status {
+	switch sub.str("status") {
 	case "active", "pending_verification":
 		text += "next: " + subscriptionCall(mcptools.ToolSendTestEvent, args.SubscriptionID).Call() + "\n"
 	case "disabled", "disabled_failure":
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", json.RawMessage(resp.Body)), nil
+		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return a.subscriptionResult(tool, text, sub, out, a.host.FullDetailCall(tool, shown)), nil
@@ -689,7 +699,7 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	sub, err := decodeSubscription(resp.Body, "subscription")
+	sub, err := decodeSubscription(resp.Body, true)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -744,19 +754,17 @@ func (a *Tools) SendTestEvent(ctx context.Context, args mcptools.SendTestEventAr
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	var accepted struct {
-		EventID string `json:"event_id"`
-	}
-	if err := json.Unmarshal(resp.Body, &accepted); err != nil || accepted.EventID == "" {
+	var accepted rsclient.TestEventAccepted
+	if err := json.Unmarshal(resp.Body, &accepted, decodeOptions); err != nil || accepted.EventId == "" {
 		return a.host.ErrorResult(rs.AdapterError(CodeBadResponse, "the test-event answer has no event_id", ""), tool, shown), nil
 	}
-	if len(accepted.EventID) > maxEventIDBytes {
+	if len(accepted.EventId) > maxEventIDBytes {
 		return a.host.ErrorResult(rs.AdapterError(CodeBadResponse, fmt.Sprintf("the test-event answer's event_id is %d bytes, longer than any webhook-id (%d bytes at most); the event may still be queued",
-			len(accepted.EventID), maxEventIDBytes), ""), tool, shown), nil
+			len(accepted.EventId), maxEventIDBytes), ""), tool, shown), nil
 	}
 	text := fmt.Sprintf("Queued test event %s (pdpp.subscription.test) for %s. Delivery is asynchronous: the receiver gets it with webhook-id %s.\n",
-		accepted.EventID, args.SubscriptionID, accepted.EventID)
-	structured := mustMarshalJSON(map[string]any{"event_id": accepted.EventID, "subscription_id": args.SubscriptionID})
+		accepted.EventId, args.SubscriptionID, accepted.EventId)
+	structured := mustMarshalJSON(map[string]any{"event_id": accepted.EventId, "subscription_id": args.SubscriptionID})
 	status := subscriptionCall(mcptools.ToolGetEventSubscription, args.SubscriptionID)
 	return a.host.CompactResult(a.host.ReplyBudget(tool, 0), text, structured, len(structured), &status), nil
 }

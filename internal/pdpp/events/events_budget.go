@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
@@ -56,43 +57,56 @@ func clipShown(s string) string {
 	return c
 }
 
-// previewValue is the evidence.Preview standing in for v: a text preview
-// for a string (size and media type only for binary-like text), the start of its JSON encoding otherwise, with its size and
-// next, the call that shows it whole.
-func previewValue(v any, raw []byte, next evidence.Continuation) evidence.Preview {
-	if s, ok := v.(string); ok {
-		return evidence.StringPreview(s, evidence.FieldValueChars, next)
+// compactValue returns raw when it encodes to at most
+// evidence.InlineJSONBytes; else, for an object and depth > 0, the object
+// with each member compacted one level deeper (object.compact); else a
+// Preview naming next: a text preview for a string (size and media type
+// only for binary-like text), a description otherwise (evidence.DescribeValue:
+// kind, size, items, the start of its encoding). It also returns how many
+// values it replaced. The walk reads each member once per level, at most
+// depth levels; only a value it shows is looked into.
+func compactValue(raw jsontext.Value, next evidence.Continuation, depth int) (any, int) {
+	if evidence.WireLen(raw) <= evidence.InlineJSONBytes {
+		return raw, 0
 	}
-	shown, _ := evidence.Cut(string(raw), evidence.FieldValueChars)
-	return evidence.Preview{Truncated: true, Kind: "json", Preview: shown, Bytes: len(raw), Next: next}
+	switch raw.Kind() {
+	case '"':
+		return evidence.StringPreview(unquote(raw), evidence.FieldValueChars, next), 1
+	case '{':
+		if o, ok := decodeObject(raw); ok && depth > 0 && !o.stub {
+			return o.compact(next, depth)
+		}
+	}
+	return describe(raw, next), 1
 }
 
-// compactValue returns v when it encodes to at most
-// evidence.InlineJSONBytes; else, for an object and depth > 0, the object
-// with each member compacted one level deeper; else a Preview naming next.
-// It also returns how many values it replaced. The walk visits each member
-// once per level, at most depth levels.
-func compactValue(v any, next evidence.Continuation, depth int) (any, int) {
-	if d, ok := v.(describedValue); ok {
-		return d.preview(next), 1 // left encoded when decoded: too large to show
-	}
-	raw, err := json.Marshal(v)
-	if (err != nil || len(raw) <= evidence.InlineJSONBytes) && !holdsDescribed(v) {
-		return v, 0
-	}
-	m, ok := v.(map[string]any)
-	if !ok || depth <= 0 {
-		return previewValue(v, raw, next), 1
-	}
-	out := make(map[string]any, len(m))
+// describe is the Preview of raw naming next: evidence.DescribeValue's.
+func describe(raw jsontext.Value, next evidence.Continuation) evidence.Preview {
+	var d evidence.ValueDescription
+	_ = json.Unmarshal(evidence.DescribeValue(raw, evidence.FieldValueChars), &d)
+	return evidence.Preview{Truncated: true, Kind: d.Kind, Preview: d.Preview, Bytes: d.Bytes, Items: d.Items, ItemsCapped: d.ItemsCapped, Next: next}
+}
+
+// compact is o for compact output: each member compacted one level
+// deeper (compactValue at depth-1), so a small object stays as it is; and
+// how many values it replaced. A stub shows its members, truncated and the
+// description of the whole under wholeKey.
+func (o object) compact(next evidence.Continuation, depth int) (map[string]any, int) {
+	out := make(map[string]any, len(o.members)+2)
 	cut := 0
-	for k, val := range m {
-		c, n := compactValue(val, next, depth-1)
+	if o.stub {
+		out["truncated"], out[wholeKey], cut = true, describe(o.raw, next), 1
+	}
+	for k, v := range o.members {
+		c, n := compactValue(v, next, depth-1)
 		out[k] = c
 		cut += n
 	}
 	return out, cut
 }
+
+// MarshalJSON encodes o's members as encoding/json writes a map: by name.
+func (o object) MarshalJSON() ([]byte, error) { return json.Marshal(o.members) }
 
 // subscriptionFull is the call that shows subscription id whole:
 // get_event_subscription at detail "full", or fallback when id is not one
@@ -107,32 +121,27 @@ func subscriptionFull(id string, fallback evidence.Continuation) evidence.Contin
 
 // compactSubscription encodes one listed subscription for compact output,
 // its long values as previews naming its full get (fallback when it has no
-// usable id), and returns how many values it replaced. A subscription still
-// over subscriptionBytes is replaced by its id, status, size and that call.
-func compactSubscription(sub any, fallback evidence.Continuation) (json.RawMessage, int) {
-	m, _ := sub.(map[string]any)
-	id, _ := m["subscription_id"].(string)
+// usable id), and returns how many values it replaced. A subscription over
+// subscriptionBytes even so, or too large to decode (a stub), is replaced
+// by its id, status, size and that call.
+func compactSubscription(sub object, fallback evidence.Continuation) (json.RawMessage, int) {
+	id := sub.str("subscription_id")
 	next := subscriptionFull(id, fallback)
-	if whole, ok := m[wholeKey].(describedValue); ok && m["truncated"] == true {
-		// Too large to decode (decodeBoundedObject): its stub.
-		stub := map[string]any{"truncated": true, "bytes": whole.preview(next).Bytes, "next": next, "subscription_id": id, "status": m["status"]}
-		raw, _ := json.Marshal(stub)
-		return raw, 1
+	cut := 0
+	if !sub.stub {
+		c, n := sub.compact(next, compactDepth)
+		if raw := mustMarshalJSON(c); len(raw) <= subscriptionBytes {
+			return raw, n
+		}
+		cut = n
 	}
-	c, cut := compactValue(sub, next, compactDepth)
-	raw, err := json.Marshal(c)
-	if err == nil && len(raw) <= subscriptionBytes {
-		return raw, cut
-	}
-	whole, _ := json.Marshal(sub)
-	stub := map[string]any{"truncated": true, "bytes": len(whole), "next": next}
+	stub := map[string]any{"truncated": true, "bytes": len(sub.raw), "next": next}
 	for _, k := range []string{"subscription_id", "status"} {
-		if v, ok := m[k]; ok {
+		if v, ok := sub.members[k]; ok {
 			stub[k], _ = compactValue(v, next, 0)
 		}
 	}
-	raw, _ = json.Marshal(stub)
-	return raw, cut + 1
+	return mustMarshalJSON(stub), cut + 1
 }
 
 // subscriptionStep builds list_event_subscriptions' compact reply, text
@@ -142,7 +151,7 @@ func compactSubscription(sub any, fallback evidence.Continuation) (json.RawMessa
 // subscription_ids, the ids of those and of the ones after them; and next.
 // ids are the subscriptions' ids ("" for one without), in the RS's order.
 // The loops are bounded by the number of subscriptions.
-func subscriptionStep(subs []json.RawMessage, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
+func subscriptionStep(subs []jsontext.Value, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
 	total := len(subs)
 	pos := min(st.Pos, total)
 	tr := evidence.Truncation{Total: total}
@@ -211,10 +220,10 @@ func subscriptionStep(subs []json.RawMessage, ids []string, st evidence.Step, bu
 // subscription (get, update, create): out with member "subscription" set to
 // sub, its long values previews naming full, held to tool's reply budget.
 // The text says what was previewed and how to read it whole.
-func (a *Tools) subscriptionResult(tool, text string, sub map[string]any, out map[string]any, full evidence.Continuation) *mcp.CallToolResult {
+func (a *Tools) subscriptionResult(tool, text string, sub object, out map[string]any, full evidence.Continuation) *mcp.CallToolResult {
 	limit := a.host.ReplyBudget(tool, 0)
 	text = a.host.CompactText(text, limit)
-	c, cut := compactValue(sub, full, compactDepth)
+	c, cut := sub.compact(full, compactDepth)
 	out["subscription"] = c
 	if cut > 0 {
 		out["truncated"], out["values_cut"], out["full"] = true, cut, full
@@ -258,7 +267,7 @@ func newCapsFit(out map[string]any, full evidence.Continuation) *capsFit {
 	items := func(v any) ([]json.RawMessage, []int) {
 		var raws []json.RawMessage
 		var cuts []int
-		var list []any
+		var list []jsontext.Value
 		_ = json.Unmarshal(mustMarshalJSON(v), &list)
 		for _, it := range list {
 			c, n := compactValue(it, full, 1)
@@ -275,7 +284,13 @@ func newCapsFit(out map[string]any, full evidence.Continuation) *capsFit {
 		case "preflight":
 			f.base[k] = v // the adapter's own fixed steps, nothing from the RS
 		default:
-			c, n := compactValue(v, full, compactDepth)
+			var c any
+			var n int
+			if o, ok := v.(object); ok { // the advertisement: compacted without encoding it whole
+				c, n = o.compact(full, compactDepth)
+			} else {
+				c, n = compactValue(jsontext.Value(mustMarshalJSON(v)), full, compactDepth)
+			}
 			f.base[k], f.baseCut = c, f.baseCut+n
 		}
 	}

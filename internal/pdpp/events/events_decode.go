@@ -1,408 +1,218 @@
 package events
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
+	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
-// Bounds of decoding event-subscription answers into Go values. An RS's
-// JSON costs 17-100 times its size once decoded, so only what is shown is
-// decoded, and only in pieces of a bounded size: a member over
-// maxDecodedValue bytes is described (kind, bytes, items, a preview)
-// instead, an object still over maxDecodedObject bytes is refused, and a
-// list is read item by item as its rendering reaches each.
+// An RS answer of the subscription routes is decoded once, by the json v2
+// API. Its subscriptions and advertisement are objects an RS may extend
+// with members of its own, every one of which a reply shows: each is read
+// as an object, its members' values kept as the slices of the body the
+// decoder read (jsontext.Value), never decoded; a value is looked into only
+// where the reply shows it (its text, or a preview). The generated models
+// (gen/rsclient) cannot hold them: they drop the members they do not name
+// and refuse a whole answer for one member of an unexpected type, which
+// today's replies show as the RS sent it.
+//
+// Names match exactly, a repeated name is taken as encoding/json takes it
+// (the last wins) and invalid UTF-8 in a name reads as U+FFFD, as
+// encoding/json reads it (FuzzDecodeSubscription holds both to it).
+
+// decodeOptions are the options of every decode of an RS answer here.
+var decodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+
+// Bounds of what a decode builds. A member costs its name and memberCost
+// bytes of map entry, whatever the size of its value (a slice of the
+// body); an object whose members would cost over maxDecodedObject keeps
+// only stubNames (a stub: its reply shows its id, status and size).
 const (
-	maxDecodedValue  = 16 << 10
 	maxDecodedObject = 64 << 10
+	memberCost       = 64
 	// maxSubscriptions is the most items a subscription list answer may
 	// hold; no grant has that many, and each costs a slice of the body.
 	maxSubscriptions = 10_000
 )
 
-// decodeBoundedObject decodes the JSON object raw, with each member whose
-// value is an object or array of over maxDecodedValue costly bytes (see
-// costlyBytes) left encoded and described instead (a describedValue); an
-// object of over maxDecodedObject costly bytes even so becomes a stub: its
-// subscription_id, status and callback_url, with truncated and the whole
-// described under wholeKey. Members named skip (if any) decode as null and
-// cost nothing: the caller reads them its own way. ok is false when raw is
-// not a JSON object. A small object decodes exactly as json.Unmarshal
-// reads it.
-func decodeBoundedObject(raw []byte, skip ...string) (map[string]any, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var described map[string]describedValue
-	if len(raw) > maxDecodedValue {
-		if !jsontext.Value(raw).IsValid(jsonpool.AsDecoded...) {
-			return nil, false
-		}
-		var b bytes.Buffer
-		b.WriteByte('{')
-		n, costly := 0, 0 // costly: bytes that decode to more than themselves
-		err := eachMember(raw, func(k string, v []byte) error {
-			if n > 0 {
-				b.WriteByte(',')
-			}
-			n++
-			b.Write(mustMarshalJSON(k))
-			b.WriteByte(':')
-			if slices.Contains(skip, k) {
-				v = []byte("null")
-			}
-			if c := jsontext.Value(v).Kind(); len(v) > maxDecodedValue && (c == '{' || c == '[') && costlyBytes(v) > maxDecodedValue {
-				if described == nil {
-					described = map[string]describedValue{}
-				}
-				described[k] = describedValue(evidence.DescribeValue(v, evidence.FieldValueChars))
-				v = []byte("null") // the last of a repeated key wins, as decoding keeps it
-			} else {
-				delete(described, k)
-			}
-			b.Write(v)
-			costly += len(k) + costlyBytes(v)
-			if costly > maxDecodedObject {
-				return errTooLarge
-			}
-			return nil
-		})
-		if err == errTooLarge {
-			id, status, callback := subscriptionFields(raw)
-			return map[string]any{"subscription_id": id, "status": status, "callback_url": callback, "truncated": true,
-				wholeKey: describedValue(evidence.DescribeValue(raw, evidence.FieldValueChars))}, true
-		}
-		if err != nil {
-			return nil, false
-		}
-		b.WriteByte('}')
-		raw = b.Bytes()
-	}
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return nil, false
-	}
-	for k, d := range described {
-		m[k] = d
-	}
-	return m, true
+// stubNames are the members a stub keeps.
+var stubNames = []string{"subscription_id", "status", "callback_url"}
+
+// object is a JSON object an RS wrote: each member's value as the body
+// spells it, by name.
+type object struct {
+	members map[string]jsontext.Value
+	raw     jsontext.Value // the object as the body spells it
+	stub    bool           // members over maxDecodedObject: only stubNames kept
 }
 
-// wholeKey names, in the stub of an object too large to decode, the
-// description of the whole.
+// wholeKey names, in a stub's compact form, the description of the whole.
 const wholeKey = "whole"
 
-// describedValue stands, in a decoded RS answer, for a value left encoded:
-// its evidence.ValueDescription, encoded. It encodes as that description;
-// compactValue shows it as a Preview naming the call that reads it whole,
-// and counts it as cut.
-type describedValue json.RawMessage
-
-// MarshalJSON encodes the description.
-func (d describedValue) MarshalJSON() ([]byte, error) { return d, nil }
-
-// preview is the evidence.Preview of the value d describes, naming next.
-func (d describedValue) preview(next evidence.Continuation) evidence.Preview {
-	var v evidence.ValueDescription
-	_ = json.Unmarshal(d, &v)
-	return evidence.Preview{Truncated: true, Kind: v.Kind, Preview: v.Preview, Bytes: v.Bytes, Items: v.Items, ItemsCapped: v.ItemsCapped, Next: next}
-}
-
-var errTooLarge = fmt.Errorf("over %d bytes", maxDecodedObject)
-
-// costlyBytes counts the bytes of the valid JSON text raw that decode to
-// many times their size: all but those of strings of SmallMemberBytes or
-// more, which decode to about their own. One pass of a pooled
-// jsontext.Decoder (jsonpool); strings read whole.
-func costlyBytes(raw []byte) int {
-	n := len(raw)
-	d := jsonpool.Get(raw)
-	defer jsonpool.Put(d)
-	for { // each turn reads a token: bounded by len(raw)
-		if d.PeekKind() != '"' {
-			if _, err := d.ReadToken(); err != nil {
-				return n
-			}
-			continue
-		}
-		v, err := d.ReadValue()
+// decodeObject reads the JSON object raw; ok is false when raw is not one
+// valid JSON object. One pass of a pooled jsontext.Decoder (jsonpool) over
+// raw, each value read in place; the loop reads a member a turn, bounded
+// by len(raw).
+func decodeObject(raw []byte) (obj object, ok bool) {
+	dec := jsonpool.Get(raw) // values alias raw; options as decodeOptions
+	defer jsonpool.Put(dec)
+	if dec.PeekKind() != '{' {
+		return object{}, false
+	}
+	_, _ = dec.ReadToken()
+	obj = object{members: map[string]jsontext.Value{}, raw: raw}
+	cost := 0
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
 		if err != nil {
-			return n
+			return object{}, false
 		}
-		if len(v) >= SmallMemberBytes {
-			n -= len(v)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return object{}, false
 		}
-	}
-}
-
-// maxEventTypes bounds the event types read from an advertisement; no RS
-// defines that many.
-const maxEventTypes = 10_000
-
-// decodeAdvertisement decodes the RS's client_event_subscriptions object
-// raw as decodeBoundedObject does, but for event_types, an array whose
-// items are decoded one by one, at most maxEventTypes of them, each a
-// string or, for an object, its type and description strings alone when
-// it is larger than maxDecodedValue. ok is false when raw is not an object.
-func decodeAdvertisement(raw []byte) (map[string]any, bool) {
-	if len(bytes.TrimSpace(raw)) <= maxDecodedValue {
-		return decodeBoundedObject(raw) // small: decoded as it is
-	}
-	adv, ok := decodeBoundedObject(raw, "event_types")
-	if !ok {
-		return nil, false
-	}
-	types, _ := lastMember(raw, "event_types")
-	if jsontext.Value(types).Kind() != '[' {
-		if len(types) > 0 && len(types) <= maxDecodedValue {
-			var v any
-			_ = json.Unmarshal(types, &v)
-			adv["event_types"] = v
-		}
-		return adv, true
-	}
-	list := []any{}
-	_ = eachElement(types, func(v []byte) error {
-		if len(list) == maxEventTypes {
-			return errTooLarge
-		}
-		var item any
-		if len(v) <= maxDecodedValue {
-			_ = json.Unmarshal(v, &item)
-		} else if jsontext.Value(v).Kind() == '{' {
-			m := map[string]any{}
-			for _, k := range []string{"type", "description"} {
-				if s, _ := lastMember(v, k); len(s) > 0 && s[0] == '"' {
-					m[k] = unquote(s)
+		k := unquote(name)
+		if cost += len(k) + memberCost; cost > maxDecodedObject && !obj.stub {
+			obj.stub = true
+			for name := range obj.members {
+				if !isStubName(name) {
+					delete(obj.members, name)
 				}
 			}
-			item = m
 		}
-		list = append(list, item)
-		return nil
-	})
-	adv["event_types"] = list
-	return adv, true
+		if !obj.stub || isStubName(k) {
+			obj.members[k] = v
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return object{}, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return object{}, false // more than one value
+	}
+	return obj, true
 }
 
-// subscriptionItems returns the items of a subscription list answer, each
-// still encoded: a JSON object whose data member is an array ([] when the
-// list is empty), of at most maxSubscriptions items. Anything else (null,
-// {}, {"data":null}, a data member that is not an array) is
-// rs_bad_response, never an empty list. Nothing is decoded.
-func subscriptionItems(body []byte) ([]json.RawMessage, error) {
-	const what = "subscription list"
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a JSON object", what))
+func isStubName(k string) bool { return slices.Contains(stubNames, k) }
+
+// str is member k as a string: "" when absent or not a string.
+func (o object) str(k string) string { return str(o.members[k]) }
+
+// str is the JSON value v as a string: "" when it is not a string.
+func str(v jsontext.Value) string {
+	if v.Kind() != '"' {
+		return ""
 	}
-	if !jsontext.Value(trimmed).IsValid(jsonpool.AsDecoded...) {
-		return listItemsFallback(trimmed, what)
-	}
-	var data []byte
-	if err := eachMember(trimmed, func(k string, v []byte) error {
-		if k == "data" {
-			data = v // the last one, as json.Unmarshal keeps
+	return unquote(v)
+}
+
+// withoutSecrets is o without its secret-like members, at any depth (see
+// package redact), so no result after create can show a secret.
+func (o object) withoutSecrets() object {
+	out := object{members: make(map[string]jsontext.Value, len(o.members)), raw: redact.JSON(o.raw), stub: o.stub}
+	for k, v := range o.members {
+		if !redact.IsSecretName(k) {
+			out.members[k] = redact.JSON(v)
 		}
-		return nil
-	}); err != nil {
-		return listItemsFallback(trimmed, what)
 	}
-	if len(data) == 0 || data[0] == 'n' {
+	return out
+}
+
+// decodeSubscription reads one subscription object from an RS answer,
+// without secrets: the body of a get, or the subscription member of an
+// update's answer (rsclient.EventSubscriptionUpdated).
+func decodeSubscription(body []byte, updated bool) (object, error) {
+	if updated {
+		var upd rsclient.EventSubscriptionUpdated
+		if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &upd, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
+			return object{}, badResponse(errors.New("the update answer is not a JSON object holding a subscription"))
+		}
+		if body = upd.Subscription; jsontext.Value(body).Kind() != '{' {
+			return object{}, badResponse(errors.New("the answer has no subscription object"))
+		}
+	}
+	doc, ok := decodeObject(body)
+	if !ok {
+		return object{}, badResponse(errors.New("the subscription answer is not a JSON object"))
+	}
+	return doc.withoutSecrets(), nil
+}
+
+// subscriptionItems returns the items of a subscription list answer
+// (rsclient.EventSubscriptionList), each still encoded: a JSON object
+// whose data member is an array ([] when the list is empty) of at most
+// maxSubscriptions objects. Anything else (null, {}, {"data":null}, a data
+// member that is not an array) is rs_bad_response, never an empty list.
+// One decode; the items are read in place, none decoded.
+func subscriptionItems(body []byte) ([]jsontext.Value, error) {
+	const what = "subscription list"
+	var doc rsclient.EventSubscriptionList
+	err := json.Unmarshal(body, &doc, decodeOptions, json.WithUnmarshalers(subscriptionList))
+	var refused *rs.Error
+	switch {
+	case errors.As(err, &refused):
+		return nil, refused
+	case err != nil:
+		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
+	case doc.Data == nil:
 		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
 	}
-	if data[0] != '[' {
-		return listItemsFallback(trimmed, what)
+	return doc.Data, nil
+}
+
+// subscriptionList reads the data list of a subscription list answer: item
+// by item, each a JSON object kept as the body spells it, at most
+// maxSubscriptions of them. null leaves the list nil; anything else than an
+// array is left to the default decoding (an error). Made once: json v2
+// caches its choices in it.
+var subscriptionList = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]jsontext.Value) error {
+	if dec.PeekKind() != '[' {
+		return json.SkipFunc
 	}
-	items := []json.RawMessage{}
-	err := eachElement(data, func(v []byte) error {
-		if len(items) == maxSubscriptions {
-			return errTooLarge
+	_, _ = dec.ReadToken()
+	*list = []jsontext.Value{}
+	for i := 0; dec.PeekKind() != ']'; i++ { // an item a turn: bounded by maxSubscriptions
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
 		}
-		if err := evidence.ItemNotObject(what, len(items), v); err != nil {
+		if i == maxSubscriptions {
+			return rs.AdapterError("rs_response_too_large",
+				fmt.Sprintf("the RS listed more than %d event subscriptions for this grant, more than this server renders; delete the ones no longer needed (%s), or ask the RS's operator", maxSubscriptions, mcptools.ToolDeleteEventSubscription), "")
+		}
+		if err := evidence.ItemNotObject("subscription list", i, v); err != nil {
 			return badResponse(err)
 		}
-		items = append(items, v)
-		return nil
-	})
-	if err == errTooLarge {
-		return nil, rs.AdapterError("rs_response_too_large",
-			fmt.Sprintf("the RS listed more than %d event subscriptions for this grant, more than this server renders; delete the ones no longer needed (%s), or ask the RS's operator", maxSubscriptions, mcptools.ToolDeleteEventSubscription), "")
+		*list = append(*list, v[:len(v):len(v)])
 	}
-	var bad *rs.Error
-	if errors.As(err, &bad) {
-		return nil, err
-	}
-	if err != nil {
-		return listItemsFallback(trimmed, what)
-	}
-	return items, nil
-}
+	_, err := dec.ReadToken()
+	return err
+})
 
-// listItemsFallback is subscriptionItems for a body the walk does not
-// read, with encoding/json's error for it.
-func listItemsFallback(body []byte, what string) ([]json.RawMessage, error) {
-	var doc struct {
-		Data *[]json.RawMessage `json:"data"`
+// fields reads a subscription's id, status and callback URL (strings; ""
+// when absent or not a string, the last of a repeated name) from its
+// encoding, decoding nothing else.
+func fields(raw jsontext.Value) (id, status, callback string) {
+	var f struct {
+		ID       jsontext.Value `json:"subscription_id"`
+		Status   jsontext.Value `json:"status"`
+		Callback jsontext.Value `json:"callback_url"`
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
-	}
-	if doc.Data == nil {
-		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
-	}
-	for i, item := range *doc.Data {
-		if err := evidence.ItemNotObject(what, i, item); err != nil {
-			return nil, badResponse(err)
-		}
-	}
-	return *doc.Data, nil
-}
-
-// subscriptionAt decodes the subscription raw, an item of a list, for
-// rendering: bounded (decodeBoundedObject), without secrets. An item that
-// is not an object decodes as it is when small, else is described.
-func subscriptionAt(raw json.RawMessage) any {
-	if m, ok := decodeBoundedObject(raw); ok {
-		return withoutSecrets(m)
-	}
-	var v any
-	if t := bytes.TrimSpace(raw); len(t) <= maxDecodedValue && json.Unmarshal(t, &v) == nil {
-		return withoutSecrets(v)
-	}
-	return describedValue(evidence.DescribeValue(raw, evidence.FieldValueChars))
-}
-
-// subscriptionFields reads a subscription's id, status and callback URL
-// (strings; "" when absent or not a string, the last of a repeated key)
-// from its encoding, without decoding anything else.
-func subscriptionFields(raw json.RawMessage) (id, status, callback string) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' || !jsontext.Value(t).IsValid(jsonpool.AsDecoded...) {
+	if json.Unmarshal(raw, &f, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
 		return "", "", ""
 	}
-	str := func(v []byte) string {
-		if len(v) == 0 || v[0] != '"' {
-			return ""
-		}
-		return unquote(v)
-	}
-	_ = eachMember(t, func(k string, v []byte) error {
-		switch k {
-		case "subscription_id":
-			id = str(v)
-		case "status":
-			status = str(v)
-		case "callback_url":
-			callback = str(v)
-		}
-		return nil
-	})
-	return id, status, callback
-}
-
-// holdsDescribed reports whether v is an object with a member left
-// encoded (decodeBoundedObject), which compactValue always shows as cut.
-func holdsDescribed(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	for _, val := range m {
-		if _, ok := val.(describedValue); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// lastMember returns the value of the last member key of the JSON object
-// body (as json.Unmarshal into a map keeps it; nil when absent), and
-// whether body is a valid JSON object at all. Nothing else is decoded.
-func lastMember(body []byte, key string) (json.RawMessage, bool) {
-	if !isObjectJSON(body) || !jsontext.Value(body).IsValid(jsonpool.AsDecoded...) {
-		return nil, false
-	}
-	var val json.RawMessage
-	err := eachMember(body, func(k string, v []byte) error {
-		if k == key {
-			val = v
-		}
-		return nil
-	})
-	return val, err == nil
-}
-
-// isObjectJSON reports whether raw starts, after white space, a JSON object.
-func isObjectJSON(raw []byte) bool { return jsontext.Value(raw).Kind() == '{' }
-
-// errNotObject and errNotArray are eachMember's and eachElement's refusal
-// of a value of another kind.
-var (
-	errNotObject = errors.New("not a JSON object")
-	errNotArray  = errors.New("not a JSON array")
-)
-
-// eachMember calls fn with each member of the JSON object obj in order:
-// its name decoded (unquote) and its value as obj spells it, read in place
-// by a pooled jsontext.Decoder (jsonpool), as encoding/json reads it. It stops at fn's first error and returns it; a
-// fault of obj is jsontext's error (fn may have seen members before it).
-func eachMember(obj []byte, fn func(k string, v []byte) error) error {
-	d := jsonpool.Get(obj) // values alias obj
-	defer jsonpool.Put(d)
-	if tok, err := d.ReadToken(); err != nil {
-		return err
-	} else if tok.Kind() != '{' {
-		return errNotObject
-	}
-	for d.PeekKind() == '"' { // each turn reads a member: bounded by len(obj)
-		k, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		v, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		if err := fn(unquote(k), v); err != nil {
-			return err
-		}
-	}
-	_, err := d.ReadToken()
-	return err
-}
-
-// eachElement calls fn with each element of the JSON array arr in order, as
-// arr spells it; errors as eachMember's.
-func eachElement(arr []byte, fn func(v []byte) error) error {
-	d := jsonpool.Get(arr) // values alias arr
-	defer jsonpool.Put(d)
-	if tok, err := d.ReadToken(); err != nil {
-		return err
-	} else if tok.Kind() != '[' {
-		return errNotArray
-	}
-	for d.PeekKind() != ']' { // each turn reads an element: bounded by len(arr)
-		v, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		if err := fn(v); err != nil {
-			return err
-		}
-	}
-	_, err := d.ReadToken()
-	return err
+	return str(f.ID), str(f.Status), str(f.Callback)
 }
 
 // unquote is the JSON string q decoded, invalid UTF-8 and lone surrogates
@@ -411,3 +221,35 @@ func unquote(q []byte) string {
 	s, _ := jsontext.AppendUnquote(nil, q)
 	return string(s)
 }
+
+// subscriptionAt decodes the subscription raw, an item of a list, for
+// rendering: bounded (decodeObject), without secrets.
+func subscriptionAt(raw jsontext.Value) object {
+	o, _ := decodeObject(raw)
+	return o.withoutSecrets()
+}
+
+// advertisement reads capabilities.client_event_subscriptions from the RS
+// metadata document body, without secrets; ok is false when it has none.
+// One decode of the body: the advertisement is kept as the body spells it
+// (rawInPlace), then read as an object.
+func advertisement(body []byte) (object, bool) {
+	var doc struct {
+		Capabilities struct {
+			Adv jsontext.Value `json:"client_event_subscriptions"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(body, &doc, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
+		return object{}, false
+	}
+	adv, ok := decodeObject(doc.Capabilities.Adv)
+	return adv.withoutSecrets(), ok
+}
+
+// rawInPlace keeps a raw member as the slice of the body it was read from,
+// not a copy (json.Unmarshal reads a []byte in place).
+var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
+	raw, err := dec.ReadValue()
+	*v = raw[:len(raw):len(raw)]
+	return err
+})

@@ -163,67 +163,12 @@ func hex4(b []byte) (rune, bool) {
 	return v, true
 }
 
-// Value returns v, a decoded JSON value, without secret-like members: a
-// map or slice that holds one (at any depth) is copied without it,
-// everything else is returned as it is.
-func Value(v any) any {
-	out, _ := strip(v)
-	return out
-}
-
 // Has reports whether a decoded JSON value holds a secret-like member at any
-// depth.
+// depth: whether JSON would take one out of its encoding.
 func Has(v any) bool {
-	_, changed := strip(v)
-	return changed
-}
-
-// strip is Value that also says whether anything was removed. Its recursion
-// follows the value's nesting, which encoding/json bounds when decoding.
-func strip(v any) (any, bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		var out map[string]any
-		for k, val := range t {
-			nv, changed := strip(val)
-			drop := IsSecretName(k)
-			if !drop && !changed {
-				continue
-			}
-			if out == nil {
-				out = make(map[string]any, len(t))
-				for k2, v2 := range t {
-					out[k2] = v2
-				}
-			}
-			if drop {
-				delete(out, k)
-			} else {
-				out[k] = nv
-			}
-		}
-		if out == nil {
-			return t, false
-		}
-		return out, true
-	case []any:
-		var out []any
-		for i, val := range t {
-			nv, changed := strip(val)
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = append([]any(nil), t...)
-			}
-			out[i] = nv
-		}
-		if out == nil {
-			return t, false
-		}
-		return out, true
-	}
-	return v, false
+	raw, err := json.Marshal(v)
+	_, changed := Strip(raw)
+	return err == nil && changed
 }
 
 // JSON returns body without secret-like members, or body itself when it

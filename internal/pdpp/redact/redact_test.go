@@ -57,23 +57,23 @@ func TestJSON(t *testing.T) {
 }
 
 func TestValue(t *testing.T) {
-	var in any
-	if err := json.Unmarshal([]byte(`{"a":[{"Secret":1,"b":2}],"signing_secret":"x","c":{"d":1}}`), &in); err != nil {
+	in := []byte(`{"a":[{"Secret":1,"b":2}],"signing_secret":"x","c":{"d":1}}`)
+	before := string(in)
+	var v any
+	if err := json.Unmarshal(in, &v); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := json.Marshal(in)
-	if !Has(in) {
+	if !Has(v) {
 		t.Fatal("Has = false")
 	}
-	out, _ := json.Marshal(Value(in))
-	if string(out) != `{"a":[{"b":2}],"c":{"d":1}}` {
-		t.Errorf("Value = %s", out)
+	if out := JSON(in); string(out) != `{"a":[{"b":2}],"c":{"d":1}}` {
+		t.Errorf("JSON = %s", out)
 	}
-	if after, _ := json.Marshal(in); string(after) != string(before) {
-		t.Errorf("Value changed its input: %s", after)
+	if string(in) != before {
+		t.Errorf("JSON changed its input: %s", in)
 	}
 	clean := map[string]any{"a": []any{1.0, "secret"}}
-	if Has(clean) || Value(clean).(map[string]any)["a"] == nil {
+	if Has(clean) {
 		t.Error("a value without secret-like members was changed")
 	}
 }
