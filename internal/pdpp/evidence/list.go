@@ -280,7 +280,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			} else {
 				card = recordCard(pos+i+1, e.ID, rec)
 			}
-			items[i] = listItem{card: []byte(card), record: compact, id: appendPreviewedEntry(nil, e.ID, previewed), cut: cut}
+			items[i] = listItem{card: []byte(card), record: compact, id: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
 			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves
