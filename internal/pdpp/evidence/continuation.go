@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
@@ -85,9 +84,8 @@ func compareArgs(a, b string) int {
 }
 
 // appendOrderedJSON appends m as one JSON object, members in compareArgs
-// order, values without HTML escaping. Names and the usual values (plain
-// ASCII strings, integers, booleans) are written directly; anything else
-// goes through encoding/json, so the bytes are what it would write.
+// order, values as appendJSON writes them (without HTML escaping). Plain
+// names are written directly, others through encoding/json.
 func appendOrderedJSON(b []byte, m map[string]any) []byte {
 	var room [8]string // a call's arguments, without a heap slice
 	keys := room[:0]
@@ -107,30 +105,13 @@ func appendOrderedJSON(b []byte, m map[string]any) []byte {
 			b = append(b, kb...)
 		}
 		b = append(b, ':')
-		b = appendArg(b, m[k])
+		b = appendJSON(b, m[k])
 	}
 	return append(b, '}')
 }
 
-// appendArg appends the JSON of one argument value, as MarshalNoEscape
-// writes it.
-func appendArg(b []byte, v any) []byte {
-	switch t := v.(type) {
-	case string:
-		return appendNoEscapeString(b, t)
-	case int:
-		return strconv.AppendInt(b, int64(t), 10)
-	case int64:
-		return strconv.AppendInt(b, t, 10)
-	case bool:
-		return strconv.AppendBool(b, t)
-	}
-	vb, err := MarshalNoEscape(v)
-	if err != nil {
-		vb = []byte("null")
-	}
-	return append(b, vb...)
-}
+// encoded is c as MarshalNoEscape writes it.
+func (c *Continuation) encoded() []byte { return c.appendTo(make([]byte, 0, 128)) }
 
 // plainJSONString reports whether s is written as itself between quotes
 // by encoding/json with or without HTML escaping: printable ASCII other

@@ -17,7 +17,7 @@ import (
 // idOnlyItem is the three parts of item n (counted from 1) shown by its id
 // alone within room bytes: its card in content[] text, its shown entry and
 // its identity entry, each as a step writes it.
-func idOnlyItem(n int, id string, room int) (card, entry, idEntry []byte) {
+func idOnlyItem(n int, id string, room int) (card, entry, identity []byte) {
 	build := func(shown string) ([]byte, []byte, []byte) {
 		note := "too large to show beside this reply's other parts; read it with fetch and this id, narrowing with fields"
 		if !takesBack(id) {
@@ -27,21 +27,29 @@ func idOnlyItem(n int, id string, room int) (card, entry, idEntry []byte) {
 			note = fmt.Sprintf("id of %d bytes, shortened to fit the reply", len(id))
 		}
 		card = []byte("[" + strconv.Itoa(n) + "] id=" + shown + "\n    (" + note + ")\n")
-		entry = append(appendNoEscapeString(append([]byte(nil), `{"id":`...), shown), `,"truncated":true`...)
+		e := idOnlyEntry{ID: shown, Truncated: true}
 		if shown != id {
-			entry = append(entry, `,"id_bytes":`+strconv.Itoa(len(id))...)
+			e.IDBytes = len(id)
 		}
-		return card, append(entry, '}'), appendIDEntry(nil, shown)
+		return card, appendJSON(nil, e), appendIDEntry(nil, shown)
 	}
-	card, entry, idEntry = build(id)
-	if idOnlyCost(card, entry, idEntry) <= room {
-		return card, entry, idEntry
+	card, entry, identity = build(id)
+	if idOnlyCost(card, entry, identity) <= room {
+		return card, entry, identity
 	}
 	// Each of the three places gets a third of what the parts leave; the
 	// shortened id ends with an ellipsis.
 	c0, e0, i0 := build("")
 	per := (room-idOnlyCost(c0, e0, i0))/3 - len(Ellipsis) - 24
 	return build(cutEncoded(id, max(per, 0)) + Ellipsis)
+}
+
+// idOnlyEntry is the shown entry of an item shown by its id alone, with
+// the length of the id when it is shortened.
+type idOnlyEntry struct {
+	ID        string `json:"id"`
+	Truncated bool   `json:"truncated"`
+	IDBytes   int    `json:"id_bytes,omitzero"`
 }
 
 // takesBack reports whether id is one fetch takes back.

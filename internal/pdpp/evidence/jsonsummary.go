@@ -337,7 +337,7 @@ func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			n++
-			dst = appendNoEscapeString(dst, string(c.key(m)))
+			dst = appendString(dst, string(c.key(m)))
 			dst = append(dst, ':')
 			if dst, err = c.value(dst, c.raw[m.val:m.val+m.valLen]); err != nil || c.stopped {
 				return dst, err
@@ -373,7 +373,7 @@ func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		dst = appendNoEscapeString(dst, s)
+		dst = appendString(dst, s)
 	case 't', 'f', 'n':
 		dst = append(dst, raw...)
 	default:

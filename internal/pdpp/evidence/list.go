@@ -281,7 +281,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			if err != nil && itemErr == nil {
 				itemErr = err
 			}
-			items[i] = listItem{card: []byte(card), record: compact, id: appendPreviewedEntry(nil, e.ID, previewed), cut: cut}
+			items[i] = listItem{card: []byte(card), record: compact, id: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
 			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
 				// Too large for a step even on its own (many long fields):
 				// shown by id with its fetch call, so the walk still moves

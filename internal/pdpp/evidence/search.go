@@ -247,7 +247,7 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 		r.snippet = snippetLine(hit.Snippet)
 	}
 	r.nextCall = r.Next.Call()
-	r.nextJSON = r.Next.appendNoEscape(nil)
+	r.nextJSON = r.Next.appendTo(nil)
 	return r
 }
 
@@ -419,6 +419,17 @@ type compactLadderRecord struct {
 	Fetch Continuation `json:"fetch"`
 }
 
+// previewedEntry is the records[] entry of a record a compact step shows:
+// its id, with Previewed, the names of the fields of its data the server
+// replaced by a Preview, when there are any. The list is written outside
+// the record's data, where the RS cannot write, so a reader (the evidence
+// view) follows a preview's next only for the fields it names, never for a
+// record value shaped like a Preview.
+type previewedEntry struct {
+	ID        string   `json:"id"`
+	Previewed []string `json:"previewed,omitempty"`
+}
+
 // CompactPreviewChars bounds a hit's evidence preview in compact output
 // once the page does not fit with the previews as the RS gave them.
 const CompactPreviewChars = 200
@@ -587,7 +598,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Continuation, st Step, tr *Truncation, fullJSON []byte, fullBytes int) {
 	w.member("has_more", boolJSON(hasMore))
 	if nextCursor != "" {
-		w.member("next_cursor", appendNoEscapeString(nil, nextCursor))
+		w.member("next_cursor", appendString(nil, nextCursor))
 	}
 	if next != nil {
 		w.member("next", next.encoded())

@@ -1,56 +1,30 @@
 package evidence
 
-import (
-	"slices"
-	"strconv"
-)
+import "strconv"
 
 // The appenders below write what mustMarshal (encoding/json without HTML
 // escaping) writes for the values of a compact search step, member for
 // member, without reflection: a step encodes every hit it weighs, twice
 // when previews must shrink, and the full-detail size estimate encodes the
 // page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
-
-// encoded is c as mustMarshal writes it, built by appendNoEscape.
-func (c *Continuation) encoded() []byte { return c.appendNoEscape(nil) }
-
-// appendNoEscape appends c: the tool, then the arguments with their names
-// in byte order. A continuation has a handful of arguments, sorted here in
-// a fixed-size array (a longer list grows it).
-func (c *Continuation) appendNoEscape(b []byte) []byte {
-	b = append(b, `{"tool":`...)
-	b = appendNoEscapeString(b, c.Tool)
-	if c.Arguments == nil {
-		return append(b, `,"arguments":null}`...)
-	}
-	var store [8]string
-	keys := store[:0]
-	for k := range c.Arguments {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, `,"arguments":{`...)
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendNoEscapeString(b, k)
-		b = append(b, ':')
-		b = appendArg(b, c.Arguments[k])
-	}
-	return append(b, "}}"...)
-}
+// They stay hand-written for CPU: appendJSON (json v2, the same bytes)
+// made BenchmarkRenderRSBodies/search 1.14 to 1.22 times as costly (median
+// paired ratio and ratio of the medians, nine paired runs of user+system
+// CPU; the struct marshal of each hit was a ninth of the step's CPU in its
+// profile), past the issue's ceiling of 1.05 times the tree of commit
+// b514ee8 from today's 0.90. Strings are written by appendString,
+// continuations by appendTo.
 
 // appendEvidence appends the optional scalar evidence members shared by
 // results[] and content_ladder entries.
 func appendEvidence(b []byte, field, preview string, complete *bool) []byte {
 	if field != "" {
 		b = append(b, `,"evidence_field":`...)
-		b = appendNoEscapeString(b, field)
+		b = appendString(b, field)
 	}
 	if preview != "" {
 		b = append(b, `,"evidence_preview":`...)
-		b = appendNoEscapeString(b, preview)
+		b = appendString(b, preview)
 	}
 	if complete != nil {
 		b = append(b, `,"evidence_complete":`...)
@@ -62,23 +36,23 @@ func appendEvidence(b []byte, field, preview string, complete *bool) []byte {
 // appendJSON appends r as a results[] entry.
 func (r *SearchResult) appendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendNoEscapeString(b, r.ID)
+	b = appendString(b, r.ID)
 	b = append(b, `,"title":`...)
-	b = appendNoEscapeString(b, r.Title)
+	b = appendString(b, r.Title)
 	if r.URL != "" {
 		b = append(b, `,"url":`...)
-		b = appendNoEscapeString(b, r.URL)
+		b = appendString(b, r.URL)
 	}
 	b = append(b, `,"stream":`...)
-	b = appendNoEscapeString(b, r.Stream)
+	b = appendString(b, r.Stream)
 	b = append(b, `,"record_id":`...)
-	b = appendNoEscapeString(b, r.RecordID)
+	b = appendString(b, r.RecordID)
 	for _, m := range [...]struct{ name, val string }{
 		{`,"connection_id":`, r.ConnectionID}, {`,"connector_id":`, r.ConnectorID}, {`,"connector_key":`, r.ConnectorKey},
 	} {
 		if m.val != "" {
 			b = append(b, m.name...)
-			b = appendNoEscapeString(b, m.val)
+			b = appendString(b, m.val)
 		}
 	}
 	if len(r.MatchedFields) > 0 {
@@ -87,7 +61,7 @@ func (r *SearchResult) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendNoEscapeString(b, f)
+			b = appendString(b, f)
 		}
 		b = append(b, ']')
 	}
@@ -96,7 +70,7 @@ func (r *SearchResult) appendJSON(b []byte) []byte {
 	if r.nextJSON != nil {
 		b = append(b, r.nextJSON...)
 	} else {
-		b = r.Next.appendNoEscape(b)
+		b = r.Next.appendTo(b)
 	}
 	return append(b, '}')
 }
@@ -104,12 +78,12 @@ func (r *SearchResult) appendJSON(b []byte) []byte {
 // appendJSON appends l as a content_ladder.records[] entry of detail full.
 func (l *LadderRecord) appendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendNoEscapeString(b, l.ID)
+	b = appendString(b, l.ID)
 	b = appendEvidence(b, l.EvidenceField, l.EvidencePreview, l.EvidenceComplete)
 	b = append(b, `,"next":`...)
-	b = l.Next.appendNoEscape(b)
+	b = l.Next.appendTo(b)
 	b = append(b, `,"fetch":`...)
-	b = l.Fetch.appendNoEscape(b)
+	b = l.Fetch.appendTo(b)
 	return append(b, '}')
 }
 
@@ -117,11 +91,11 @@ func (l *LadderRecord) appendJSON(b []byte) []byte {
 // id: the id and its fetch call.
 func appendCompactLadder(b []byte, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendNoEscapeString(b, id)
+	b = appendString(b, id)
 	b = append(b, `,"fetch":{"tool":`...)
-	b = appendNoEscapeString(b, ToolFetch)
+	b = appendString(b, ToolFetch)
 	b = append(b, `,"arguments":{"id":`...)
-	b = appendNoEscapeString(b, id)
+	b = appendString(b, id)
 	return append(b, "}}}"...)
 }
 
@@ -138,33 +112,11 @@ func idEntryCosts(n int, id func(i int) string) []int {
 	return costs
 }
 
-// appendPreviewedEntry appends the records[] entry of a record a compact
-// step shows: {"id": id}, with "previewed", the names of the fields of its
-// data the server replaced by a Preview, when there are any. The list is
-// written outside the record's data, where the RS cannot write, so a
-// reader (the evidence view) follows a preview's next only for the fields
-// it names, never for a record value shaped like a Preview.
-func appendPreviewedEntry(b []byte, id string, previewed []string) []byte {
-	if len(previewed) == 0 {
-		return appendIDEntry(b, id)
-	}
-	b = append(b, `{"id":`...)
-	b = appendNoEscapeString(b, id)
-	b = append(b, `,"previewed":[`...)
-	for i, name := range previewed {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendNoEscapeString(b, name)
-	}
-	return append(b, "]}"...)
-}
-
 // appendIDEntry appends the entry of an item listed by its id alone,
 // {"id": id}: a search hit in content_ladder.records[], a record in a
 // query step's list.
 func appendIDEntry(b []byte, id string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendNoEscapeString(b, id)
+	b = appendString(b, id)
 	return append(b, '}')
 }

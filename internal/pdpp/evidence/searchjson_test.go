@@ -6,8 +6,9 @@ import (
 )
 
 // TestSearchAppendersMatchMarshal holds each appender of a compact search
-// step to the bytes mustMarshal writes for the same value: over the hits of
-// the real samples and over values that need escaping or are left out.
+// step, and appendJSON's marshaling of its other entries, to the bytes
+// mustMarshal writes for the same value: over the hits of the real samples
+// and over values that need escaping or are left out.
 func TestSearchAppendersMatchMarshal(t *testing.T) {
 	var results []SearchResult
 	for _, name := range []string{"search-lexical.json", "multi-conn-search.json"} {
@@ -46,7 +47,21 @@ func TestSearchAppendersMatchMarshal(t *testing.T) {
 			check(t, "id entry", appendIDEntry(nil, r.ID), struct {
 				ID string `json:"id"`
 			}{r.ID})
-			check(t, "continuation", r.Next.appendNoEscape(nil), r.Next)
+			for _, previewed := range [][]string{nil, {}, {r.ID, "b"}} {
+				check(t, "previewed entry", appendJSON(nil, previewedEntry{r.ID, previewed}), struct {
+					ID        string   `json:"id"`
+					Previewed []string `json:"previewed,omitempty"`
+				}{r.ID, previewed})
+			}
+			for _, n := range []int{0, 42} {
+				check(t, "id-only entry", appendJSON(nil, idOnlyEntry{r.ID, true, n}), struct {
+					ID        string `json:"id"`
+					Truncated bool   `json:"truncated"`
+					IDBytes   int    `json:"id_bytes,omitempty"`
+				}{r.ID, true, n})
+			}
+			check(t, "continuation", r.Next.appendTo(nil), r.Next)
+			check(t, "cursor", appendJSON(nil, r.ID), r.ID)
 		})
 	}
 }

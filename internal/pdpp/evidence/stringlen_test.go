@@ -30,10 +30,9 @@ func FuzzJSONStringLen(f *testing.F) {
 	})
 }
 
-// FuzzAppendJSONString holds the string encoder of the appenders
-// (appendNoEscapeString) to the
-// bytes MarshalNoEscape (encoding/json, HTML escaping off) writes for any
-// string, valid UTF-8 or not.
+// FuzzAppendJSONString holds the string writer of a reply's values
+// (appendJSON, appendString) to the bytes MarshalNoEscape (encoding/json,
+// HTML escaping off) writes for any string, valid UTF-8 or not.
 func FuzzAppendJSONString(f *testing.F) {
 	for _, s := range []string{"", "plain ascii text", "<mark>é</mark> & \"q\" \\", "\x00\x01\x1f\x7f\t\n\r\b\f", "\u2028\u2029…😀", "\xff\xfe\xe2\x80", "12345678\"12345678\\", strings.Repeat("abcdefgh", 5) + "\xe2\x80\xa8"} {
 		f.Add(s)
@@ -43,7 +42,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendNoEscapeString([]byte("x"), s); string(got) != "x"+string(want) {
+		if got := appendJSON([]byte("x"), s); string(got) != "x"+string(want) {
 			t.Fatalf("%q: appended %s, encoding/json %s", s, got[1:], want)
 		}
 	})

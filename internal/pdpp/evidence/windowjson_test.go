@@ -3,6 +3,8 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -53,6 +55,30 @@ func TestWindowAppendJSONMatchesMarshal(t *testing.T) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkWindowReply builds read_record_field's compact reply as the
+// adapter does (compactWindowParts), from the RS body to the structured
+// bytes weighed: the cost AppendJSON's hand-writing is kept for.
+func BenchmarkWindowReply(b *testing.B) {
+	ref := handles.RecordRef{Stream: "transcripts", RecordID: "tr-5"}
+	body, err := os.ReadFile(filepath.Join(samplesDir, "field-window-q-match.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := RenderWindow(body, ref, 0, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		call := ReadFieldCall(v.ID, v.FieldPath, v.Window.StartChars, v.Window.EndChars-v.Window.StartChars, "")
+		call.Arguments["detail"] = DetailFull
+		v.CompactText(call)
+		if JSONStringLen(v.Rendered)+WireLen(v.AppendJSON(make([]byte, 0, 1024))) == 0 {
+			b.Fatal("empty reply")
 		}
 	}
 }
