@@ -211,7 +211,7 @@ func capabilityString(raw jsontext.Value) string {
 		return s
 	}
 	var c rsclient.FieldCapability
-	if json.Unmarshal(raw, &c, rsDecodeOptions) != nil {
+	if decodeRS(raw, &c, nil) != nil {
 		return ""
 	}
 	var tags []string
@@ -311,7 +311,7 @@ func AllRoles(body []byte) map[string]Roles {
 				var full rsclient.FieldCapability
 				var compact string
 				switch {
-				case raw.Kind() == '{' && json.Unmarshal(raw, &full, rsDecodeOptions) == nil && full.Role != "":
+				case raw.Kind() == '{' && decodeRS(raw, &full, nil) == nil && full.Role != "":
 					roles[f] = full.Role
 				case raw.Kind() == '"' && json.Unmarshal(raw, &compact, rsDecodeOptions) == nil:
 					// Compact capability strings carry "role=<role>" as one flag.
