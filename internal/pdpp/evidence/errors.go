@@ -21,9 +21,8 @@ type ErrorBody struct {
 	rsclient.ErrorObject
 	// Next is the call that reads what the failed one meant to (an
 	// adapter error's own continuation, e.g. the last window of a field
-	// read past its end), kept as sent. The text shows it for adapter
-	// errors only, and only then decodes it: a call an RS puts in its
-	// envelope is not presented as one of ours, nor its arguments decoded.
+	// read past its end), kept raw: it is decoded and shown for adapter
+	// errors only, never an RS's (a stranger's value, not one of our calls).
 	Next jsontext.Value `json:"next"`
 }
 

@@ -332,10 +332,8 @@ func AllRoles(body []byte) map[string]Roles {
 
 // CompactSchema projects a full schema document to the compact shape (one
 // capability string per field), for an RS that does not serve view=compact.
-// The body is decoded once: each stream keeps its name, primary key and
-// expand relations as the RS wrote them and each field capability becomes
-// its summary string; every other member stays as the RS sent it. A body
-// that is not a schema document is returned as it is.
+// The body is decoded once; what the projection does not change stays as
+// the RS wrote it. A body that is not a schema document is returned as is.
 func CompactSchema(body []byte) []byte {
 	var doc compactDocument
 	if checkSchemaItems(body) != nil || decodeRS(body, &doc, compactLists) != nil {
@@ -349,31 +347,29 @@ func CompactSchema(body []byte) []byte {
 		}
 	}
 	doc.Detail = DetailCompact
-	// The options that read the body write it back (a stranger's repeated
-	// names and bad bytes kept); field names are sorted.
-	out, err := json.Marshal(&doc, rsDecodeOptions, json.Deterministic(true))
-	if err != nil {
-		return body
+	// Written with the options it was read with (a stranger's repeated
+	// names and bad bytes kept as read), field names sorted.
+	if out, err := json.Marshal(&doc, rsDecodeOptions, json.Deterministic(true)); err == nil {
+		return out
 	}
-	return out
+	return body
 }
 
-// compactDocument is a schema document as CompactSchema reads and writes
-// it: the members it does not change are kept raw (Rest).
+// compactDocument, compactConnector and compactStream are a schema document
+// as CompactSchema reads and writes it: a stream keeps what the compact
+// shape shows, in the order encoding/json wrote it; every other member is
+// kept raw (Rest), in the RS's order.
 type compactDocument struct {
 	Connectors []compactConnector `json:"connectors,omitzero"`
 	Detail     string             `json:"detail"`
 	Rest       jsontext.Value     `json:",unknown"`
 }
 
-// compactConnector is a connector of compactDocument.
 type compactConnector struct {
 	Streams []compactStream `json:"streams,omitzero"`
 	Rest    jsontext.Value  `json:",unknown"`
 }
 
-// compactStream is a stream of compactDocument: what the compact shape
-// keeps of it, in the order encoding/json wrote it.
 type compactStream struct {
 	ExpandCapabilities jsontext.Value             `json:"expand_capabilities"`
 	FieldCapabilities  rsclient.FieldCapabilities `json:"field_capabilities"`
