@@ -708,10 +708,12 @@ type FieldCapability struct {
 	RangeFilter   *CapabilityFlag `json:"range_filter,omitempty"`
 
 	// Role Display role declared by the manifest.
-	Role           string                  `json:"role,omitempty"`
-	Schema         *map[string]interface{} `json:"schema,omitempty"`
-	SemanticSearch *CapabilityFlag         `json:"semantic_search,omitempty"`
-	Type           *string                 `json:"type,omitempty"`
+	Role string `json:"role,omitempty"`
+
+	// Schema The field's JSON Schema, kept as sent (a stranger's value, never decoded whole).
+	Schema         jsontext.Value  `json:"schema,omitempty"`
+	SemanticSearch *CapabilityFlag `json:"semantic_search,omitempty"`
+	Type           *string         `json:"type,omitempty"`
 }
 
 // FieldWindow defines model for FieldWindow.

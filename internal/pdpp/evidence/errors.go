@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
@@ -20,9 +21,9 @@ type ErrorBody struct {
 	rsclient.ErrorObject
 	// Next is the call that reads what the failed one meant to (an
 	// adapter error's own continuation, e.g. the last window of a field
-	// read past its end). The text shows it for adapter errors only: a
-	// call an RS puts in its envelope is not presented as one of ours.
-	Next *Continuation `json:"next"`
+	// read past its end), kept raw: it is decoded and shown for adapter
+	// errors only, never an RS's (a stranger's value, not one of our calls).
+	Next jsontext.Value `json:"next"`
 }
 
 // adapterErrorType is the type of the errors the adapter makes itself.
@@ -72,8 +73,9 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	if e.NextStep != "" {
 		fmt.Fprintf(&b, "next step: %s\n", Clip(oneLine(e.NextStep), 400))
 	}
-	if e.Type == adapterErrorType && e.Next != nil && e.Next.Tool != "" && e.Next.Arguments != nil {
-		fmt.Fprintf(&b, "next: %s\n", e.Next.Call())
+	var next Continuation
+	if e.Type == adapterErrorType && json.Unmarshal(e.Next, &next) == nil && next.Tool != "" && next.Arguments != nil {
+		fmt.Fprintf(&b, "next: %s\n", next.Call())
 	}
 	return b.String()
 }

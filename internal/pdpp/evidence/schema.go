@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"bytes"
-	jsonv1 "encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -212,7 +211,7 @@ func capabilityString(raw jsontext.Value) string {
 		return s
 	}
 	var c rsclient.FieldCapability
-	if json.Unmarshal(raw, &c, rsDecodeOptions) != nil {
+	if decodeRS(raw, &c, nil) != nil {
 		return ""
 	}
 	var tags []string
@@ -312,7 +311,7 @@ func AllRoles(body []byte) map[string]Roles {
 				var full rsclient.FieldCapability
 				var compact string
 				switch {
-				case raw.Kind() == '{' && json.Unmarshal(raw, &full, rsDecodeOptions) == nil && full.Role != "":
+				case raw.Kind() == '{' && decodeRS(raw, &full, nil) == nil && full.Role != "":
 					roles[f] = full.Role
 				case raw.Kind() == '"' && json.Unmarshal(raw, &compact, rsDecodeOptions) == nil:
 					// Compact capability strings carry "role=<role>" as one flag.
@@ -333,38 +332,53 @@ func AllRoles(body []byte) map[string]Roles {
 
 // CompactSchema projects a full schema document to the compact shape (one
 // capability string per field), for an RS that does not serve view=compact.
-// It re-encodes the whole document with encoding/json (keys sorted, HTML
-// characters escaped), the bytes the structured reply has always carried.
+// The body is decoded once; what the projection does not change stays as
+// the RS wrote it. A body that is not a schema document is returned as is.
 func CompactSchema(body []byte) []byte {
-	var doc map[string]any
-	if jsonv1.Unmarshal(body, &doc) != nil {
+	var doc compactDocument
+	if checkSchemaItems(body) != nil || decodeRS(body, &doc, compactLists) != nil {
 		return body
 	}
-	conns, _ := doc["connectors"].([]any)
-	for _, c := range conns {
-		cm, _ := c.(map[string]any)
-		streams, _ := cm["streams"].([]any)
-		for i, s := range streams {
-			sm, _ := s.(map[string]any)
-			out := map[string]any{"name": sm["name"], "expand_capabilities": sm["expand_capabilities"]}
-			if pk, ok := sm["primary_key"]; ok {
-				out["primary_key"] = pk
+	for _, c := range doc.Connectors {
+		for _, s := range c.Streams {
+			for f, raw := range s.FieldCapabilities {
+				s.FieldCapabilities[f], _ = jsontext.AppendQuote(nil, capabilityString(raw))
 			}
-			fc := map[string]any{}
-			if caps, ok := sm["field_capabilities"].(map[string]any); ok {
-				for f, v := range caps {
-					raw, _ := jsonv1.Marshal(v)
-					fc[f] = capabilityString(raw)
-				}
-			}
-			out["field_capabilities"] = fc
-			streams[i] = out
 		}
 	}
-	doc["detail"] = "compact"
-	out, err := jsonv1.Marshal(doc)
-	if err != nil {
-		return body
+	doc.Detail = DetailCompact
+	// Written with the options it was read with (a stranger's repeated
+	// names and bad bytes kept as read), field names sorted.
+	if out, err := json.Marshal(&doc, rsDecodeOptions, json.Deterministic(true)); err == nil {
+		return out
 	}
-	return out
+	return body
 }
+
+// compactDocument, compactConnector and compactStream are a schema document
+// as CompactSchema reads and writes it: a stream keeps what the compact
+// shape shows, in the order encoding/json wrote it; every other member is
+// kept raw (Rest), in the RS's order.
+type compactDocument struct {
+	Connectors []compactConnector `json:"connectors,omitzero"`
+	Detail     string             `json:"detail"`
+	Rest       jsontext.Value     `json:",unknown"`
+}
+
+type compactConnector struct {
+	Streams []compactStream `json:"streams,omitzero"`
+	Rest    jsontext.Value  `json:",unknown"`
+}
+
+type compactStream struct {
+	ExpandCapabilities jsontext.Value             `json:"expand_capabilities"`
+	FieldCapabilities  rsclient.FieldCapabilities `json:"field_capabilities"`
+	Name               jsontext.Value             `json:"name"`
+	PrimaryKey         jsontext.Value             `json:"primary_key,omitzero"`
+}
+
+// compactLists refuses, as schemaLists does, a connector or stream that is
+// not an object: the document is then rendered, and refused, as it came.
+var compactLists = json.JoinUnmarshalers(rawInPlace,
+	objectItems[compactConnector]("schema's connectors list", "connectors", 0),
+	objectItems[compactStream]("schema's streams list", "streams", 0))
