@@ -151,7 +151,7 @@ func compactSubscription(sub object, fallback evidence.Continuation) (json.RawMe
 // subscription_ids, the ids of those and of the ones after them; and next.
 // ids are the subscriptions' ids ("" for one without), in the RS's order.
 // The loops are bounded by the number of subscriptions.
-func subscriptionStep(subs []jsontext.Value, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
+func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
 	total := len(subs)
 	pos := min(st.Pos, total)
 	tr := evidence.Truncation{Total: total}
