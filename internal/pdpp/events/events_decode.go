@@ -138,9 +138,11 @@ func str(v jsontext.Value) string {
 }
 
 // withoutSecrets is o without its secret-like members, at any depth (see
-// package redact), so no result after create can show a secret.
+// package redact), so no result after create can show a secret. Its raw
+// still holds them: what shows raw (its size, a stub's description) takes
+// them out then (redact.JSON), so an answer shown whole is not read again.
 func (o object) withoutSecrets() object {
-	out := object{members: make(map[string]jsontext.Value, len(o.members)), raw: redact.JSON(o.raw), stub: o.stub}
+	out := object{members: make(map[string]jsontext.Value, len(o.members)), raw: o.raw, stub: o.stub}
 	for k, v := range o.members {
 		if !redact.IsSecretName(k) {
 			out.members[k] = redact.JSON(v)
