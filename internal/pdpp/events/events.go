@@ -586,7 +586,6 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	// Each item stays encoded until its rendering reaches it.
 	subs, err := subscriptionItems(resp.Body)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
@@ -599,7 +598,7 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	limit, room := a.host.StepBudget(tool, 0)
 	ids := make([]string, len(subs))
 	for i, s := range subs {
-		ids[i], _, _ = fields(s)
+		ids[i] = s.str("subscription_id")
 	}
 	st := page.Step(ids, func() int {
 		return evidence.JSONStringLen(fullText) + evidence.WireLen(resp.Body) + 64
@@ -624,8 +623,8 @@ func listHead(n int) string {
 // subscriptionLine is one subscription's line in a list's text, RS strings
 // clipped; a clipped line names the call that shows it whole (fullCall
 // when it has no usable id).
-func subscriptionLine(s jsontext.Value, fullCall evidence.Continuation) string {
-	id, status, cb := fields(s)
+func subscriptionLine(s object, fullCall evidence.Continuation) string {
+	id, status, cb := s.str("subscription_id"), s.str("status"), s.str("callback_url")
 	line := fmt.Sprintf("- %s  %s  %s", clipShown(id), clipShown(status), clipShown(cb))
 	if clipShown(id) != id || clipShown(status) != status || clipShown(cb) != cb {
 		line += "  (whole: " + subscriptionFull(id, fullCall).Call() + ")"
@@ -635,7 +634,7 @@ func subscriptionLine(s jsontext.Value, fullCall evidence.Continuation) string {
 
 // listText renders a subscription list at detail "full": one line per
 // subscription (at most maxListedLines; structured output has them all).
-func listText(subs []jsontext.Value, fullCall evidence.Continuation) string {
+func listText(subs []object, fullCall evidence.Continuation) string {
 	var b strings.Builder
 	b.WriteString(listHead(len(subs)))
 	for i, s := range subs {
@@ -646,7 +645,7 @@ func listText(subs []jsontext.Value, fullCall evidence.Continuation) string {
 		b.WriteString(subscriptionLine(s, fullCall))
 	}
 	if len(subs) > 0 {
-		if id, _, _ := fields(subs[0]); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
+		if id := subs[0].str("subscription_id"); id != "" && subscriptionFull(id, fullCall).Tool == mcptools.ToolGetEventSubscription {
 			fmt.Fprintf(&b, "read one whole: %s\n", subscriptionCall(mcptools.ToolGetEventSubscription, id).Call())
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 )
 
 // The events tools render objects the RS provides (subscriptions, its
@@ -95,7 +96,7 @@ func (o object) compact(next evidence.Continuation, depth int) (map[string]any, 
 	out := make(map[string]any, len(o.members)+2)
 	cut := 0
 	if o.stub {
-		out["truncated"], out[wholeKey], cut = true, describe(o.raw, next), 1
+		out["truncated"], out[wholeKey], cut = true, describe(redact.JSON(o.raw), next), 1
 	}
 	for k, v := range o.members {
 		c, n := compactValue(v, next, depth-1)
@@ -135,7 +136,7 @@ func compactSubscription(sub object, fallback evidence.Continuation) (json.RawMe
 		}
 		cut = n
 	}
-	stub := map[string]any{"truncated": true, "bytes": len(sub.raw), "next": next}
+	stub := map[string]any{"truncated": true, "bytes": len(redact.JSON(sub.raw)), "next": next}
 	for _, k := range []string{"subscription_id", "status"} {
 		if v, ok := sub.members[k]; ok {
 			stub[k], _ = compactValue(v, next, 0)
@@ -151,7 +152,7 @@ func compactSubscription(sub object, fallback evidence.Continuation) (json.RawMe
 // subscription_ids, the ids of those and of the ones after them; and next.
 // ids are the subscriptions' ids ("" for one without), in the RS's order.
 // The loops are bounded by the number of subscriptions.
-func subscriptionStep(subs []jsontext.Value, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
+func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int) (string, json.RawMessage, evidence.Truncation) {
 	total := len(subs)
 	pos := min(st.Pos, total)
 	tr := evidence.Truncation{Total: total}

@@ -1,9 +1,9 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/go-json-experiment/json"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
@@ -44,6 +43,11 @@ const (
 	// maxSubscriptions is the most items a subscription list answer may
 	// hold; no grant has that many, and each costs a slice of the body.
 	maxSubscriptions = 10_000
+	// maxBuiltList bounds the members a list's items keep whole, in all:
+	// 16 times list_event_subscriptions' 16 KiB reply budget. An item read
+	// past it keeps only stubNames (partial), read again should a reply
+	// show it.
+	maxBuiltList = 4 * maxDecodedObject
 )
 
 // stubNames are the members a stub keeps.
@@ -55,53 +59,69 @@ type object struct {
 	members map[string]jsontext.Value
 	raw     jsontext.Value // the object as the body spells it
 	stub    bool           // members over maxDecodedObject: only stubNames kept
+	partial bool           // read past maxBuiltList: only stubNames kept
+	cost    int            // of the members read (memberCost each, and the name)
 }
 
 // wholeKey names, in a stub's compact form, the description of the whole.
 const wholeKey = "whole"
 
 // decodeObject reads the JSON object raw; ok is false when raw is not one
-// valid JSON object. One pass of a pooled jsontext.Decoder (jsonpool) over
-// raw, each value read in place; the loop reads a member a turn, bounded
-// by len(raw).
+// valid JSON object. One pass over raw, each value read in place.
 func decodeObject(raw []byte) (obj object, ok bool) {
-	dec := jsonpool.Get(raw) // values alias raw; options as decodeOptions
-	defer jsonpool.Put(dec)
-	if dec.PeekKind() != '{' {
+	if json.Unmarshal(raw, &obj, decodeOptions) != nil || obj.members == nil {
 		return object{}, false
 	}
+	obj.raw = raw
+	return obj, true
+}
+
+// UnmarshalJSONFrom reads the object dec is at, its members' values read in
+// place (dec reads a []byte in place); a value of another kind is skipped,
+// leaving o without members. The loop reads a member a turn, bounded by
+// the length of the object.
+func (o *object) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return o.read(dec, maxDecodedObject)
+}
+
+// read is UnmarshalJSONFrom keeping whole members costing at most room; a
+// costlier object keeps only stubNames.
+func (o *object) read(dec *jsontext.Decoder, room int) error {
+	if *o = (object{}); dec.PeekKind() != '{' {
+		return dec.SkipValue()
+	}
+	rest := dec.UnreadBuffer() // the object, after the delimiter and space before it
 	_, _ = dec.ReadToken()
-	obj = object{members: map[string]jsontext.Value{}, raw: raw}
-	cost := 0
+	o.members = map[string]jsontext.Value{}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadValue()
 		if err != nil {
-			return object{}, false
+			return err
 		}
 		v, err := dec.ReadValue()
 		if err != nil {
-			return object{}, false
+			return err
 		}
 		k := unquote(name)
-		if cost += len(k) + memberCost; cost > maxDecodedObject && !obj.stub {
-			obj.stub = true
-			for name := range obj.members {
+		if o.cost += len(k) + memberCost; o.cost > room && !o.stub {
+			o.stub = true
+			for name := range o.members {
 				if !isStubName(name) {
-					delete(obj.members, name)
+					delete(o.members, name)
 				}
 			}
 		}
-		if !obj.stub || isStubName(k) {
-			obj.members[k] = v
+		if !o.stub || isStubName(k) {
+			o.members[k] = v
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return object{}, false
+		return err
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return object{}, false // more than one value
-	}
-	return obj, true
+	// rest and what is left unread are the one input dec reads in place.
+	rest = rest[:len(rest)-len(dec.UnreadBuffer())]
+	o.raw = bytes.TrimLeft(rest, ",: \t\r\n")
+	return nil
 }
 
 func isStubName(k string) bool { return slices.Contains(stubNames, k) }
@@ -118,9 +138,11 @@ func str(v jsontext.Value) string {
 }
 
 // withoutSecrets is o without its secret-like members, at any depth (see
-// package redact), so no result after create can show a secret.
+// package redact), so no result after create can show a secret. Its raw
+// still holds them: what shows raw (its size, a stub's description) takes
+// them out then (redact.JSON), so an answer shown whole is not read again.
 func (o object) withoutSecrets() object {
-	out := object{members: make(map[string]jsontext.Value, len(o.members)), raw: redact.JSON(o.raw), stub: o.stub}
+	out := object{members: make(map[string]jsontext.Value, len(o.members)), raw: o.raw, stub: o.stub}
 	for k, v := range o.members {
 		if !redact.IsSecretName(k) {
 			out.members[k] = redact.JSON(v)
@@ -131,35 +153,46 @@ func (o object) withoutSecrets() object {
 
 // decodeSubscription reads one subscription object from an RS answer,
 // without secrets: the body of a get, or the subscription member of an
-// update's answer (rsclient.EventSubscriptionUpdated).
+// update's answer (rsclient.EventSubscriptionUpdated, its subscription
+// read as an object in the same pass).
 func decodeSubscription(body []byte, updated bool) (object, error) {
-	if updated {
-		var upd rsclient.EventSubscriptionUpdated
-		if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &upd, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
-			return object{}, badResponse(errors.New("the update answer is not a JSON object holding a subscription"))
+	if !updated {
+		doc, ok := decodeObject(body)
+		if !ok {
+			return object{}, badResponse(errors.New("the subscription answer is not a JSON object"))
 		}
-		if body = upd.Subscription; jsontext.Value(body).Kind() != '{' {
-			return object{}, badResponse(errors.New("the answer has no subscription object"))
-		}
+		return doc.withoutSecrets(), nil
 	}
-	doc, ok := decodeObject(body)
-	if !ok {
-		return object{}, badResponse(errors.New("the subscription answer is not a JSON object"))
+	var upd struct {
+		rsclient.EventSubscriptionUpdated
+		Subscription object `json:"subscription"`
 	}
-	return doc.withoutSecrets(), nil
+	if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &upd, decodeOptions) != nil {
+		return object{}, badResponse(errors.New("the update answer is not a JSON object holding a subscription"))
+	}
+	if upd.Subscription.members == nil {
+		return object{}, badResponse(errors.New("the answer has no subscription object"))
+	}
+	return upd.Subscription.withoutSecrets(), nil
 }
 
 // subscriptionItems returns the items of a subscription list answer
-// (rsclient.EventSubscriptionList), each still encoded: a JSON object
-// whose data member is an array ([] when the list is empty) of at most
-// maxSubscriptions objects. Anything else (null, {}, {"data":null}, a data
-// member that is not an array) is rs_bad_response, never an empty list.
-// One decode; the items are read in place, none decoded.
-func subscriptionItems(body []byte) ([]jsontext.Value, error) {
+// (rsclient.EventSubscriptionList), each read as an object in the one
+// decode of the answer: a JSON object whose data member is an array ([]
+// when the list is empty) of at most maxSubscriptions objects. Anything
+// else (null, {}, {"data":null}, a data member that is not an array) is
+// rs_bad_response, never an empty list.
+func subscriptionItems(body []byte) ([]object, error) {
 	const what = "subscription list"
 	var doc rsclient.EventSubscriptionList
-	err := json.Unmarshal(body, &doc, decodeOptions, json.WithUnmarshalers(subscriptionList))
+	var subs []object
+	err := json.Unmarshal(body, &doc, decodeOptions, json.WithUnmarshalers(json.UnmarshalFromFunc(
+		func(dec *jsontext.Decoder, list *[]jsontext.Value) error { return readList(dec, list, &subs) })))
 	var refused *rs.Error
+	if err != nil && !errors.As(err, &refused) {
+		// Malformed: worded as a decode reading each item whole words it.
+		err = json.Unmarshal(body, new(rsclient.EventSubscriptionList), decodeOptions)
+	}
 	switch {
 	case errors.As(err, &refused):
 		return nil, refused
@@ -168,22 +201,30 @@ func subscriptionItems(body []byte) ([]jsontext.Value, error) {
 	case doc.Data == nil:
 		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
 	}
-	return doc.Data, nil
+	return subs, nil
 }
 
-// subscriptionList reads the data list of a subscription list answer: item
-// by item, each a JSON object kept as the body spells it, at most
-// maxSubscriptions of them. null leaves the list nil; anything else than an
-// array is left to the default decoding (an error). Made once: json v2
-// caches its choices in it.
-var subscriptionList = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]jsontext.Value) error {
+// readList reads the data list of a subscription list answer into subs,
+// list left empty (not nil: the answer has a list): item
+// by item, each a JSON object, at most maxSubscriptions of them, whole while
+// the items' members cost at most maxBuiltList in all, partial after. null
+// leaves the list nil; anything else than an array is left to the default
+// decoding (an error).
+func readList(dec *jsontext.Decoder, list *[]jsontext.Value, subs *[]object) error {
 	if dec.PeekKind() != '[' {
 		return json.SkipFunc
 	}
 	_, _ = dec.ReadToken()
-	*list = []jsontext.Value{}
+	*list, *subs = []jsontext.Value{}, []object{}
+	built := 0                               // cost of the whole items' members: at most maxBuiltList
 	for i := 0; dec.PeekKind() != ']'; i++ { // an item a turn: bounded by maxSubscriptions
-		v, err := dec.ReadValue()
+		var o object
+		var err error
+		if dec.PeekKind() == '{' {
+			err = o.read(dec, min(maxDecodedObject, maxBuiltList-built))
+		} else {
+			o.raw, err = dec.ReadValue()
+		}
 		if err != nil {
 			return err
 		}
@@ -191,28 +232,18 @@ var subscriptionList = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *
 			return rs.AdapterError("rs_response_too_large",
 				fmt.Sprintf("the RS listed more than %d event subscriptions for this grant, more than this server renders; delete the ones no longer needed (%s), or ask the RS's operator", maxSubscriptions, mcptools.ToolDeleteEventSubscription), "")
 		}
-		if err := evidence.ItemNotObject("subscription list", i, v); err != nil {
+		if err := evidence.ItemNotObject("subscription list", i, o.raw); err != nil {
 			return badResponse(err)
 		}
-		*list = append(*list, v[:len(v):len(v)])
+		if o.stub && o.cost <= maxDecodedObject {
+			o.stub, o.partial = false, true
+		} else if !o.stub {
+			built += o.cost
+		}
+		*subs = append(*subs, o)
 	}
 	_, err := dec.ReadToken()
 	return err
-})
-
-// fields reads a subscription's id, status and callback URL (strings; ""
-// when absent or not a string, the last of a repeated name) from its
-// encoding, decoding nothing else.
-func fields(raw jsontext.Value) (id, status, callback string) {
-	var f struct {
-		ID       jsontext.Value `json:"subscription_id"`
-		Status   jsontext.Value `json:"status"`
-		Callback jsontext.Value `json:"callback_url"`
-	}
-	if json.Unmarshal(raw, &f, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
-		return "", "", ""
-	}
-	return str(f.ID), str(f.Status), str(f.Callback)
 }
 
 // unquote is the JSON string q decoded, invalid UTF-8 and lone surrogates
@@ -222,34 +253,28 @@ func unquote(q []byte) string {
 	return string(s)
 }
 
-// subscriptionAt decodes the subscription raw, an item of a list, for
-// rendering: bounded (decodeObject), without secrets.
-func subscriptionAt(raw jsontext.Value) object {
-	o, _ := decodeObject(raw)
-	return o.withoutSecrets()
+// subscriptionAt is the subscription sub, an item of a list, for
+// rendering: whole (a partial one read again, bounded by decodeObject),
+// without secrets.
+func subscriptionAt(sub object) object {
+	if sub.partial {
+		sub, _ = decodeObject(sub.raw)
+	}
+	return sub.withoutSecrets()
 }
 
 // advertisement reads capabilities.client_event_subscriptions from the RS
 // metadata document body, without secrets; ok is false when it has none.
-// One decode of the body: the advertisement is kept as the body spells it
-// (rawInPlace), then read as an object.
+// One decode of the body, the advertisement read as an object in it.
 func advertisement(body []byte) (object, bool) {
 	var doc struct {
 		Capabilities struct {
-			Adv jsontext.Value `json:"client_event_subscriptions"`
+			Adv object `json:"client_event_subscriptions"`
 		} `json:"capabilities"`
 	}
-	if json.Unmarshal(body, &doc, decodeOptions, json.WithUnmarshalers(rawInPlace)) != nil {
+	if json.Unmarshal(body, &doc, decodeOptions) != nil {
 		return object{}, false
 	}
-	adv, ok := decodeObject(doc.Capabilities.Adv)
-	return adv.withoutSecrets(), ok
+	adv := doc.Capabilities.Adv
+	return adv.withoutSecrets(), adv.members != nil
 }
-
-// rawInPlace keeps a raw member as the slice of the body it was read from,
-// not a copy (json.Unmarshal reads a []byte in place).
-var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
-	raw, err := dec.ReadValue()
-	*v = raw[:len(raw):len(raw)]
-	return err
-})

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -17,10 +18,10 @@ var decodeCases = []string{
 
 // FuzzDecodeSubscription holds the readers of subscription answers to
 // encoding/json's answers: decodeObject to the members a decode into a map
-// of raw values keeps, fields to the strings among them, and
-// subscriptionItems to a decode of its data list (and its object member a
-// string, as the generated model reads it). Its seeds run as a unit
-// test.
+// of raw values keeps and to the strings among them, and subscriptionItems
+// to a decode of its data list (and its object member a string, as the
+// generated model reads it), each item read as decodeObject reads it. Its
+// seeds run as a unit test.
 func FuzzDecodeSubscription(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
@@ -47,9 +48,9 @@ func FuzzDecodeSubscription(f *testing.F) {
 			_ = json.Unmarshal(members[key], &s)
 			return s
 		}
-		id, status, callback := fields(raw)
+		id, status, callback := obj.str("subscription_id"), obj.str("status"), obj.str("callback_url")
 		if id != str("subscription_id") || status != str("status") || callback != str("callback_url") {
-			t.Fatalf("fields(%q) = %q %q %q; encoding/json finds %q %q %q", raw, id, status, callback,
+			t.Fatalf("decodeObject(%q) strings = %q %q %q; encoding/json finds %q %q %q", raw, id, status, callback,
 				str("subscription_id"), str("status"), str("callback_url"))
 		}
 		items, err := subscriptionItems(raw)
@@ -66,8 +67,11 @@ func FuzzDecodeSubscription(f *testing.F) {
 			t.Fatalf("subscriptionItems(%q) = %d items, %v; encoding/json finds %d, error %t", raw, len(items), err, len(want), wantErr)
 		}
 		for i := range items {
-			if !bytes.Equal(items[i], bytes.TrimSpace(want[i])) {
-				t.Fatalf("subscriptionItems(%q) item %d = %s; encoding/json finds %s", raw, i, items[i], want[i])
+			if !bytes.Equal(items[i].raw, bytes.TrimSpace(want[i])) {
+				t.Fatalf("subscriptionItems(%q) item %d = %s; encoding/json finds %s", raw, i, items[i].raw, want[i])
+			}
+			if o, _ := decodeObject(items[i].raw); !maps.EqualFunc(o.members, items[i].members, func(a, b jsontext.Value) bool { return bytes.Equal(a, b) }) {
+				t.Fatalf("subscriptionItems(%q) item %d has members %q; decodeObject reads %q", raw, i, items[i].members, o.members)
 			}
 		}
 	})
