@@ -346,7 +346,6 @@ var fuzzTargets = []struct{ pkg, name string }{
 	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},
 	{"./internal/mcpserver/mcpkit", "FuzzFormat"},
 	{"./internal/mcpserver/mcpkit", "FuzzFastMatcher"},
-	{"./internal/mcpserver/mcpkit", "FuzzSetPlain"},
 	{"./internal/mcpserver/reqid", "FuzzFromRequest"},
 	{"./internal/pdpp/tokencheck", "FuzzTokenKind"},
 	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
