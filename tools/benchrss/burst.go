@@ -3,29 +3,75 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// burst is what measureBurst saw of one child: its idle and peak memory,
-// the CPU time and wall time of the calls, their outcomes by code and the
-// largest reply.
-type burst struct {
-	idle, peak memory
-	cpu        time.Duration
-	elapsed    time.Duration
-	outcomes   map[string]int
-	replyBytes int64
+// Bounds of the decoded-size check (issue 27): a record whose field is a
+// 7.8 MB array of 2.6 million empty objects.
+const (
+	hostilePeakTarget = 160e6           // peak RSS under the concurrent calls
+	hostileCPUTarget  = 3 * time.Second // the child's CPU time for all of them
+)
+
+// Bounds of the escaped full-detail check (issue 33): concurrent full
+// fetches of a record whose text is Unicode tag characters, 4 bytes each
+// raw and 12 as the \u escapes full data writes them as.
+const hiddenfullPeakTarget = 160e6 // peak RSS under the calls, without GOMEMLIMIT
+
+// fillTag is one tag character (U+E0061, an invisible "a").
+const fillTag = "\U000E0061"
+
+// hostileOptions describe the decoded-size check (-hostile).
+type hostileOptions struct {
+	calls    int    // concurrent calls of each tool
+	elements int    // empty objects in the array (or members of its object)
+	members  bool   // an object of elements members instead of an array
+	tools    string // comma-separated tools measured, each in a fresh child
 }
 
-// measureBurst warms the child with one schema call (token check, first
-// allocations, without reading the measured record), reads its idle memory
-// a second later, then makes calls concurrent calls of tool with args
-// (bounded by the caller's flag) and reads the CPU time they took and the
-// peak memory.
-func (b *burst) measureBurst(ctx context.Context, c *child, tool string, args map[string]any, calls int) error {
+// hiddenfullOptions describe the escaped full-detail check (-hiddenfull).
+type hiddenfullOptions struct {
+	calls    int    // concurrent full fetches of the record
+	bytes    int    // bytes of the record's text (a multiple of 4: tag characters)
+	ceilings string // comma-separated --full-max-bytes values (0: the default)
+}
+
+// burst is what one child did under concurrent calls: its idle memory, its
+// peak memory and the CPU time and wall time of the calls, their outcomes
+// by label and code, and the largest reply.
+type burst struct {
+	idle, peak   memory
+	cpu, elapsed time.Duration
+	outcomes     map[string]int
+	replyBytes   int64
+}
+
+// toolReq is one tools/call; label prefixes the code of its outcome.
+type toolReq struct {
+	label, tool string
+	args        map[string]any
+}
+
+// schemaCall warms a child (token check, first allocations) without
+// reading the measured record.
+var schemaCall = toolReq{tool: "schema", args: map[string]any{}}
+
+// measure makes the warm call in c, reads its idle memory a second later,
+// then makes calls at once (bounded by the caller's flags) and reads the
+// CPU time they took and the peak memory.
+func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []toolReq) error {
 	pid := c.cmd.Process.Pid
-	if _, _, err := toolCall(ctx, c.addr, "schema", map[string]any{}); err != nil {
+	if _, _, err := toolCall(ctx, c.addr, warm.tool, warm.args); err != nil {
 		return err
 	}
 	time.Sleep(time.Second)
@@ -37,30 +83,28 @@ func (b *burst) measureBurst(ctx context.Context, c *child, tool string, args ma
 	if err != nil {
 		return err
 	}
-	if b.outcomes == nil {
-		b.outcomes = map[string]int{}
-	}
+	b.outcomes = map[string]int{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
 	start := time.Now()
-	for range calls {
+	for _, call := range calls {
 		wg.Go(func() {
-			n, code, err := toolCall(ctx, c.addr, tool, args)
+			n, code, err := toolCall(ctx, c.addr, call.tool, call.args)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			b.outcomes[code]++
+			b.outcomes[call.label+code]++
 			b.replyBytes = max(b.replyBytes, n)
 		})
 	}
 	wg.Wait()
 	b.elapsed = time.Since(start)
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	cpuAfter, err := readCPU(pid)
 	if err != nil {
@@ -69,4 +113,166 @@ func (b *burst) measureBurst(ctx context.Context, c *child, tool string, args ma
 	b.cpu = cpuAfter - cpuBefore
 	b.peak, err = readMemory(pid)
 	return err
+}
+
+// burstRun is one child of the decoded-size or the escaped full-detail
+// check: its table's first column (a tool or a ceiling) and what its calls
+// did.
+type burstRun struct {
+	name string
+	burst
+	err error
+}
+
+// run starts a child with args and measures calls of tool with targs at
+// once in it.
+func (r *burstRun) run(ctx context.Context, bin, rsURL string, args []string, tool string, targs map[string]any, calls int) error {
+	c, err := startChild(ctx, bin, rsURL, args...)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	return r.measure(ctx, c, schemaCall, slices.Repeat([]toolReq{{tool: tool, args: targs}}, max(calls, 0)))
+}
+
+// burstCheck is the runs of one burst check, its table and its bound.
+type burstCheck struct {
+	title, head string // the table's heading and column names
+	runs        []*burstRun
+	runOK       func(*burstRun) bool
+}
+
+func (c *burstCheck) ok() bool {
+	for _, r := range c.runs {
+		if !c.runOK(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *burstCheck) write(w io.Writer) {
+	fmt.Fprint(w, c.title, c.head, "|---|---|---|---|---|---|---|---|\n")
+	for _, r := range c.runs {
+		if r.err != nil {
+			fmt.Fprintf(w, "| %s | error: %v | | | | | | **missed** |\n", r.name, r.err)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d bytes | %s |\n", r.name, mb(r.idle.RSS), mb(r.peak.Peak),
+			r.cpu.Round(10*time.Millisecond), r.elapsed.Round(time.Millisecond), outcomeList(r.outcomes), r.replyBytes, verdict(c.runOK(r)))
+	}
+}
+
+// outcomeList is outcomes as "code: count", sorted, comma-separated.
+func outcomeList(outcomes map[string]int) string {
+	var outs []string
+	for k, n := range outcomes {
+		outs = append(outs, fmt.Sprintf("%s: %d", k, n))
+	}
+	sort.Strings(outs)
+	return strings.Join(outs, ", ")
+}
+
+// hostile serves a HostileRS from this process and measures the server
+// binary over HTTP, one child per tool: its peak RSS and CPU time while
+// o.calls calls of the tool read the record at once.
+func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, error) {
+	rs := benchmarks.HostileRS{Elements: o.elements, Members: o.members}
+	shape := fmt.Sprintf("an array of %d empty objects", o.elements)
+	if o.members {
+		shape = fmt.Sprintf("an object of %d members", o.elements)
+	}
+	chk := &burstCheck{
+		title: fmt.Sprintf("## Decoded size: a record whose field is %s (%d bytes), %d calls at once\n\n", shape, len(rs.Blob()), o.calls),
+		head:  "| tool | idle RSS | peak RSS (<= 160 MB) | child CPU for all calls (<= 3 s) | wall | outcomes | largest reply | verdict |\n",
+		runOK: func(r *burstRun) bool {
+			return r.err == nil && r.peak.Peak <= hostilePeakTarget && r.cpu <= hostileCPUTarget &&
+				len(r.outcomes) == 1 && r.outcomes["ok"] > 0
+		},
+	}
+	rsURL, stop, err := serveHandler(rs.Handler())
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	for _, tool := range strings.Split(o.tools, ",") {
+		run := &burstRun{name: strings.TrimSpace(tool)}
+		chk.runs = append(chk.runs, run)
+		switch run.name {
+		case "query_records":
+			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"stream": "pages"}, o.calls) // bounded by -hostile-calls
+		case "fetch":
+			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"id": "cin_pages/pages:" + benchmarks.HostileRecordID}, o.calls)
+		default:
+			run.err = fmt.Errorf("unknown tool %q (query_records, fetch)", run.name)
+		}
+	}
+	return chk, nil
+}
+
+// hiddenfull serves a LargeRS of one record of tag characters from this
+// process and measures the server binary over HTTP without GOMEMLIMIT,
+// one child per ceiling: its peak RSS and CPU time while o.calls full
+// fetches of the record run at once.
+func hiddenfull(ctx context.Context, bin string, o hiddenfullOptions) (*burstCheck, error) {
+	if o.bytes <= 0 || o.bytes%len(fillTag) != 0 {
+		return nil, fmt.Errorf("-hiddenfull-bytes must be a positive multiple of %d", len(fillTag))
+	}
+	ceilings, err := parseCeilings(o.ceilings)
+	if err != nil {
+		return nil, err
+	}
+	// The check is of what the server bounds itself, not of the collector
+	// working harder near a soft limit.
+	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
+		return nil, err
+	}
+	rsURL, stop, err := serveHandler(benchmarks.LargeRS{Records: 1, Chars: o.bytes, Fill: fillTag}.Handler())
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	chk := &burstCheck{
+		title: fmt.Sprintf("## Escaped full detail: %d full fetches at once of a record of %d tag characters (%d bytes raw, %d escaped), no GOMEMLIMIT\n\n",
+			o.calls, o.bytes/len(fillTag), o.bytes, 3*o.bytes),
+		head: "| --full-max-bytes | idle RSS | peak RSS (<= 160 MB) | child CPU for all calls | wall | outcomes | largest reply | verdict |\n",
+		runOK: func(r *burstRun) bool {
+			return r.err == nil && r.peak.Peak <= hiddenfullPeakTarget && r.outcomes["jsonrpc_error"] == 0
+		},
+	}
+	fetch := map[string]any{"id": "cin_pages/pages:" + benchmarks.LargeRecordID, "detail": "full"}
+	for _, ceiling := range ceilings {
+		run := &burstRun{name: ceilingText(ceiling)}
+		chk.runs = append(chk.runs, run)
+		run.err = run.run(ctx, bin, rsURL, ceilingArgs(ceiling), "fetch", fetch, o.calls) // bounded by -hiddenfull-calls
+	}
+	return chk, nil
+}
+
+// parseCeilings reads comma-separated --full-max-bytes values.
+func parseCeilings(s string) ([]int64, error) {
+	var out []int64
+	for _, c := range strings.Split(s, ",") {
+		ceiling, err := strconv.ParseInt(strings.TrimSpace(c), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad ceiling %q", c)
+		}
+		out = append(out, ceiling)
+	}
+	return out, nil
+}
+
+// ceilingArgs are the server's flags for a ceiling (0: its default).
+func ceilingArgs(ceiling int64) []string {
+	if ceiling > 0 {
+		return []string{"--full-max-bytes", strconv.FormatInt(ceiling, 10)}
+	}
+	return nil
+}
+
+func ceilingText(ceiling int64) string {
+	if ceiling > 0 {
+		return strconv.FormatInt(ceiling, 10)
+	}
+	return "default"
 }

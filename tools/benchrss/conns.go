@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
@@ -81,13 +78,7 @@ const (
 // per-connection memory measure, prints their tables and returns the exit
 // code (1 when an aim fails).
 func runConnFloods(ctx context.Context, bin string) int {
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: demo RS: %v\n", err)
-		return 1
-	}
-	defer rsServer.Close()
-	rsURL, stopRS, err := serveHandler(rsServer.Handler())
+	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 		return 1
@@ -137,18 +128,19 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	}
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
-	post := searchPoster(url)
 	honest := newConnClient(f.honestIP)
-	if _, ok, err := post(ctx, honest, benchmarks.ClientToken); !ok { // its verdict is cached from now on
+	if _, ok, err := postSearch(ctx, honest, url, benchmarks.ClientToken); !ok { // its verdict is cached from now on
 		return nil, fmt.Errorf("first verified call failed: %v", err)
 	}
-	flood, err := startConnFloodChild(ctx, c.addr, f)
+	flood, err := startSelf(ctx, "connection flood child", "-"+connFloodChildFlag, c.addr,
+		"-"+connFloodShapeFlag, fmt.Sprintf("%d,%d,%d", f.networks, f.addrs, f.perAddr))
 	if err != nil {
 		return nil, err
 	}
-	// The flood reaches its stride: all its connections opened once.
-	if err := flood.waitOpened(2 * time.Minute); err != nil {
-		_, _ = flood.stop()
+	// The flood reaches its stride: all its connections opened once (its
+	// "opened" line).
+	if err := waitOpened(flood, 2*time.Minute); err != nil {
+		_, _ = flood.wait(true)
 		return nil, err
 	}
 	res := &connFloodResult{flood: f, calls: connFloodCalls, statuses: map[int]int{}, publicHealthz: map[int]int{}}
@@ -156,7 +148,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	adminClient := &http.Client{Timeout: 10 * time.Second}
 	for i := range connFloodCalls {
 		start := time.Now()
-		status, ok, _ := post(ctx, honest, benchmarks.ClientToken)
+		status, ok, _ := postSearch(ctx, honest, url, benchmarks.ClientToken)
 		times = append(times, time.Since(start))
 		res.statuses[status]++
 		if ok {
@@ -172,26 +164,32 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 					}
 				}
 			}
-			status, _, _ := getOnNewConn(ctx, honest, "http://"+c.addr+"/healthz")
+			status := 0
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.addr+"/healthz", nil)
+			if resp, err := honest.Do(req); err == nil {
+				_ = resp.Body.Close()
+				status = resp.StatusCode
+			}
 			res.publicHealthz[status]++
 		}
 		time.Sleep(connFloodPause)
 	}
-	slices.Sort(times)
-	res.p50, res.p95 = times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	res.p50, res.p95 = medianP95(times)
 	m, err := readMemory(c.cmd.Process.Pid)
 	if err != nil {
-		_, _ = flood.stop()
+		_, _ = flood.wait(true)
 		return nil, err
 	}
 	res.peak, res.rss, res.load = m.Peak, m.RSS, loadAverage()
 	if fds, err := os.ReadDir("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/fd"); err == nil {
 		res.serverFDs = len(fds)
 	}
-	if res.held, err = flood.stop(); err != nil {
+	held, err := flood.wait(true)
+	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	res.held, err = strconv.ParseInt(strings.TrimSpace(string(held)), 10, 64)
+	return res, err
 }
 
 // newConnClient is an HTTP client from ip that opens a new connection for
@@ -201,24 +199,10 @@ func newConnClient(ip string) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-func getOnNewConn(ctx context.Context, hc *http.Client, url string) (int, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, false, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, false, err
-	}
-	_ = resp.Body.Close()
-	return resp.StatusCode, resp.StatusCode == http.StatusOK, nil
-}
-
 func (r *connFloodResult) write(w io.Writer) {
 	f := r.flood
 	fmt.Fprintf(w, "## Held connections: %s\n\n", f.name)
-	fmt.Fprintln(w, "| measure | value | aim | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, strings.Replace(measureHead, "bound", "aim", 1))
 	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, r.calls, r.statuses, f.minRatio*100, verdict(float64(r.answered) >= f.minRatio*float64(r.calls)))
 	fmt.Fprintf(w, "| the same: p50, p95 | %s, %s | | |\n", r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond))
 	fmt.Fprintf(w, "| admin listener /healthz and /readyz answered 200 | %d of %d | all | %s |\n", r.adminOK, r.adminAsked, verdict(r.adminOK == r.adminAsked))
@@ -341,38 +325,13 @@ const (
 // connections then ask about 290 times a second in all.
 const connFloodAsk = 30 * time.Second
 
-type connFloodChild struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines *bufio.Scanner
-}
-
-func startConnFloodChild(ctx context.Context, addr string, f connFlood) (*connFloodChild, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	ch := &connFloodChild{cmd: exec.CommandContext(ctx, self, "-"+connFloodChildFlag, addr,
-		"-"+connFloodShapeFlag, fmt.Sprintf("%d,%d,%d", f.networks, f.addrs, f.perAddr))}
-	ch.cmd.Stderr = os.Stderr
-	out, err := ch.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if ch.stdin, err = ch.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := ch.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("connection flood child: %w", err)
-	}
-	ch.lines = bufio.NewScanner(out)
-	return ch, nil
-}
-
-// waitOpened waits for the child's "opened" line.
-func (ch *connFloodChild) waitOpened(within time.Duration) error {
+// waitOpened waits for the connection flood child's "opened" line.
+func waitOpened(ch *selfChild, within time.Duration) error {
 	got := make(chan bool, 1)
-	go func() { got <- ch.lines.Scan() && ch.lines.Text() == "opened" }()
+	go func() {
+		line, err := ch.out.ReadString('\n')
+		got <- err == nil && line == "opened\n"
+	}()
 	select {
 	case ok := <-got:
 		if !ok {
@@ -382,20 +341,6 @@ func (ch *connFloodChild) waitOpened(within time.Duration) error {
 	case <-time.After(within):
 		return fmt.Errorf("connection flood child did not open its connections within %s", within)
 	}
-}
-
-// stop ends the flood and returns how many of its connections were open.
-func (ch *connFloodChild) stop() (int64, error) {
-	_ = ch.stdin.Close()
-	var held int64
-	var perr error
-	if ch.lines.Scan() {
-		held, perr = strconv.ParseInt(ch.lines.Text(), 10, 64)
-	}
-	if err := ch.cmd.Wait(); err != nil {
-		return 0, fmt.Errorf("connection flood child: %w", err)
-	}
-	return held, perr
 }
 
 // runConnFloodChild is the flood child. Each of its goroutines (one per
@@ -419,15 +364,11 @@ func runConnFloodChild(addr, shape string) int {
 		n[i] = v
 	}
 	total := n[0] * n[1] * n[2]
-	if err := raiseFileLimit(uint64(total) + 256); err != nil {
+	if err := checkFileLimit(uint64(total) + 256); err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 		return 1
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		stop()
-	}()
+	ctx := stdinContext()
 	var open atomic.Int64
 	var first sync.WaitGroup
 	var wg sync.WaitGroup
@@ -484,19 +425,15 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// raiseFileLimit raises this process's soft limit of open files to at
-// least need, within the hard limit, or says why it cannot.
-func raiseFileLimit(need uint64) error {
+// checkFileLimit says why this process cannot open need files, if it
+// cannot: the Go runtime raised its soft limit to the hard one at start.
+func checkFileLimit(need uint64) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("reading the file limit: %w", err)
 	}
-	if lim.Cur >= need {
-		return nil
-	}
-	if lim.Max < need {
+	if lim.Cur < need {
 		return fmt.Errorf("the flood needs %d open files, the hard limit is %d (raise it with ulimit -Hn)", need, lim.Max)
 	}
-	lim.Cur = lim.Max
-	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	return nil
 }

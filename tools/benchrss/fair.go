@@ -6,13 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
@@ -57,18 +53,11 @@ func rpcCall(id int, tool string, args map[string]any) json.RawMessage {
 // fair serves the demo RS, starts the server binary in HTTP mode with its
 // default flags and runs the two phases.
 func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{
-		demors.GrantClient: benchmarks.ClientToken, demors.GrantNarrow: narrowToken}})
-	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
-	}
-	defer rsServer.Close()
-	rsURL, stopRS, err := serveHandler(rsServer.Handler())
+	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
 		return nil, err
 	}
 	defer stopRS()
-
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
 		return nil, err
@@ -76,27 +65,10 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
 	hc := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: o.loopConns + 8}}
-	post := func(ctx context.Context, body []byte, token, version string) (int, []byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("MCP-Protocol-Version", version)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, b, err
-	}
 	search := func() (time.Duration, bool) {
 		start := time.Now()
-		status, b, err := post(ctx, rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}), narrowToken, "2025-11-25")
-		return time.Since(start), err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`)
+		_, ok, _ := postSearch(ctx, hc, url, narrowToken)
+		return time.Since(start), ok
 	}
 	res := &fairResult{opt: o, codes: map[string]int{}}
 
@@ -111,7 +83,7 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	start := time.Now()
 	for range o.batches {
 		wg.Go(func() {
-			status, b, err := post(ctx, batch, benchmarks.ClientToken, "2025-03-26")
+			status, b, err := postMCP(ctx, hc, url, benchmarks.ClientToken, "2025-03-26", batch)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil || status != http.StatusOK {
@@ -134,7 +106,7 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	for range o.loopConns {
 		wg.Go(func() {
 			for loopCtx.Err() == nil {
-				status, _, err := post(loopCtx, rpcCall(1, "query_records", fullPage), benchmarks.ClientToken, "2025-11-25")
+				status, _, err := postMCP(loopCtx, hc, url, benchmarks.ClientToken, "2025-11-25", rpcCall(1, "query_records", fullPage))
 				if err == nil && status == http.StatusServiceUnavailable {
 					time.Sleep(100 * time.Millisecond) // over its share: again soon
 				}
@@ -153,8 +125,7 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	}
 	stop()
 	wg.Wait()
-	slices.Sort(times)
-	res.loopP50, res.loopP95 = times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	res.loopP50, res.loopP95 = medianP95(times)
 	return res, nil
 }
 
@@ -224,8 +195,7 @@ func (r *fairResult) batchesOK() bool {
 func (r *fairResult) write(w io.Writer) {
 	o := r.opt
 	fmt.Fprintf(w, "## Fair shares: one token's full calls beside another token's small searches\n\n")
-	fmt.Fprintln(w, "| measure | value | bound | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, measureHead)
 	fmt.Fprintf(w, "| %d concurrent %d-item batches of full calls: items by outcome | %v in %s | no server_busy, request_timeout | %s |\n",
 		o.batches, o.items, r.codes, r.batchTime.Round(10*time.Millisecond), verdict(r.batchesOK()))
 	fmt.Fprintf(w, "| the other token's search beside them | %s (ok: %v) | <= %s | %s |\n",
@@ -234,19 +204,4 @@ func (r *fairResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| its %d searches beside full calls looping on %d connections: p50, p95 | %s, %s (%d failed) | p95 <= %s | %s |\n",
 		o.searches, o.loopConns, r.loopP50.Round(time.Millisecond), r.loopP95.Round(time.Millisecond), r.loopFailed, o.maxP95,
 		verdict(r.loopFailed == 0 && r.loopP95 <= o.maxP95))
-}
-
-// runFair builds the server (unless -bin is given), runs the fairness
-// check, prints its table and returns the exit code.
-func runFair(ctx context.Context, bin string, o fairOptions) int {
-	res, err := fair(ctx, bin, o)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: fair: %v\n", err)
-		return 1
-	}
-	res.write(os.Stdout)
-	if !res.ok() {
-		return 1
-	}
-	return 0
 }

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
@@ -41,26 +38,20 @@ type floodResult struct {
 // maxRSS or the RS saw more than the batch cap of data requests per batch
 // (token checks on /v1/schema are counted apart).
 func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error) {
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
-	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
-	}
-	defer rsServer.Close()
 	var rsRequests, dataRequests atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	rsURL, stopRS, err := serveDemoRS(func(demo http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rsRequests.Add(1)
+			if !strings.HasPrefix(r.URL.Path, "/v1/schema") {
+				dataRequests.Add(1)
+			}
+			demo.ServeHTTP(w, r)
+		})
+	})
 	if err != nil {
 		return nil, err
 	}
-	rs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rsRequests.Add(1)
-		if !strings.HasPrefix(r.URL.Path, "/v1/schema") {
-			dataRequests.Add(1)
-		}
-		rsServer.Handler().ServeHTTP(w, r)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = rs.Serve(ln) }()
-	defer rs.Close()
-	rsURL := "http://" + ln.Addr().String()
+	defer stopRS()
 
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
@@ -74,45 +65,30 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 		return nil, err
 	}
 
-	parts := make([]string, o.items)
-	for i := range parts {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": map[string]any{
-			"name": "read_record_field", "arguments": map[string]any{"id": benchmarks.FetchID, "field_path": "text"}}})
-		parts[i] = string(b)
+	items := make([]json.RawMessage, o.items)
+	for i := range items {
+		items[i] = rpcCall(i+1, "read_record_field", map[string]any{"id": benchmarks.FetchID, "field_path": "text"})
 	}
-	body := "[" + strings.Join(parts, ",") + "]"
+	body, _ := json.Marshal(items)
 	before, beforeData := rsRequests.Load(), dataRequests.Load()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	errs := make(chan error, o.clients)
+	var errs []error
 	for range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
-			if err != nil {
-				errs <- err
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Authorization", "Bearer "+benchmarks.ClientToken)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				errs <- err
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
+		wg.Go(func() {
+			status, _, err := postMCP(ctx, http.DefaultClient, "http://"+addr+"/mcp", benchmarks.ClientToken, "", body)
 			mu.Lock()
-			res.statuses[resp.StatusCode]++
-			mu.Unlock()
-		}()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			res.statuses[status]++
+		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		return nil, err
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
 	res.rsRequests = rsRequests.Load() - before
 	res.dataRequests = dataRequests.Load() - beforeData
@@ -130,8 +106,7 @@ func (r *floodResult) ok() bool {
 
 func (r *floodResult) write(w io.Writer) {
 	fmt.Fprintf(w, "## Batch flood: %d concurrent batches of %d read_record_field calls\n\n", r.opt.clients, r.opt.items)
-	fmt.Fprintln(w, "| measure | value | bound | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, measureHead)
 	fmt.Fprintf(w, "| child RSS idle | %s | | |\n", mb(r.idle.RSS))
 	fmt.Fprintf(w, "| child peak RSS after the flood | %s | < %s | %s |\n", mb(r.after.Peak), mb(r.opt.maxRSS), verdict(r.after.Peak < r.opt.maxRSS))
 	fmt.Fprintf(w, "| RS data requests (batch cap %d per batch) | %d | <= %d | %s |\n", r.maxPerClient, r.dataRequests, int64(r.opt.clients)*r.maxPerClient, verdict(r.dataRequests <= int64(r.opt.clients)*r.maxPerClient))

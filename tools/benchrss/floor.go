@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/server"
@@ -43,21 +42,16 @@ type floorChildren struct {
 }
 
 // startFloors starts the floor children: this executable with
-// -floor-child.
+// -floor-child (or -bare-floor-child), each through its handshake.
 func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
 	args := []string{"-" + floorChildFlag, m.rsURL}
-	f := &floorChildren{params: make([][]byte, len(m.work))}
-	for i, call := range m.work {
-		// The floor is sent the call's own arguments (its tool ignores
-		// them), so both servers decode the same request.
-		if f.params[i], err = json.Marshal(map[string]any{"name": benchmarks.FloorTool(call), "arguments": call.Args}); err != nil {
-			return nil, err
-		}
-	}
+	// The floor is sent the call's own arguments (its tool ignores them),
+	// so both servers decode the same request.
+	f := &floorChildren{params: toolParams(m.work, benchmarks.FloorTool)}
 	if f.mcp, err = client.NewStdioMCPClientWithOptions(self, nil, args); err != nil {
 		return nil, fmt.Errorf("floor child: %w", err)
 	}
@@ -68,26 +62,12 @@ func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
 		return nil, fmt.Errorf("floor child: initialize: %w", err)
 	}
 	if m.opt.stdioRaw {
-		// Both are driven by the bare client, each through its handshake.
-		for _, child := range []struct {
-			name string
-			into **rawChild
-			args []string
-		}{
-			{"raw floor child", &f.raw, args},
-			{"bare floor child", &f.bare, []string{"-" + bareFloorChildFlag, m.rsURL}},
-		} {
-			c, err := startRawChild(ctx, self, nil, child.args)
-			if err != nil {
-				f.close()
-				return nil, fmt.Errorf("%s: %w", child.name, err)
-			}
-			*child.into = c
-			if err := c.initialize(ictx); err != nil {
-				err = c.wrap(err)
-				f.close()
-				return nil, fmt.Errorf("%s: %w", child.name, err)
-			}
+		if f.raw, err = m.startRawChild(ctx, "raw floor child", self, args); err == nil {
+			f.bare, err = m.startRawChild(ctx, "bare floor child", self, []string{"-" + bareFloorChildFlag, m.rsURL})
+		}
+		if err != nil {
+			f.close()
+			return nil, err
 		}
 	}
 	return f, nil
@@ -111,31 +91,12 @@ func (f *floorChildren) close() {
 func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latencies) []func() error {
 	call := m.work[i%len(m.work)]
 	floorCall := benchmarks.Call{Name: call.Name, Tool: benchmarks.FloorTool(call)}
-	steps := []func() error{func() error {
-		d, err := m.callAdapter(ctx, f.mcp, floorCall)
-		into.floor[call.Name] = append(into.floor[call.Name], d)
-		if err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		return nil
-	}}
-	rawClientStep := func(c *rawChild, name string, into map[string][]time.Duration) func() error {
-		return func() error {
-			cctx, cancel := m.callCtx(ctx)
-			defer cancel()
-			start := time.Now()
-			if err := c.callTool(cctx, f.params[i%len(m.work)]); err != nil {
-				return fmt.Errorf("%s %s: %w", call.Name, name, c.wrap(err))
-			}
-			into[call.Name] = append(into[call.Name], time.Since(start))
-			return nil
-		}
-	}
+	steps := []func() error{m.step(ctx, into.floor, call.Name, viaMCP(f.mcp, "floor: ", floorCall))}
 	if f.raw != nil {
-		steps = append(steps, rawClientStep(f.raw, "raw floor", into.rawFloor))
+		steps = append(steps, m.step(ctx, into.rawFloor, call.Name, viaRaw(f.raw, "raw floor", call, f.params[i%len(m.work)])))
 	}
 	if f.bare != nil {
-		steps = append(steps, rawClientStep(f.bare, "bare floor", into.bareFloor))
+		steps = append(steps, m.step(ctx, into.bareFloor, call.Name, viaRaw(f.bare, "bare floor", call, f.params[i%len(m.work)])))
 	}
 	return steps
 }

@@ -3,19 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
@@ -37,25 +36,24 @@ type fullcapOptions struct {
 	fills          string        // comma-separated fills: lt (<), html
 }
 
-// fullcapRun is one child measured: a fill, a ceiling, and what it did.
+// fullcapRun is one child measured: a fill, a ceiling, what its calls did,
+// its settled RSS and what one full fetch of the whole-page record did in a
+// second child.
 type fullcapRun struct {
-	fill                       string
-	ceiling                    int64
-	idle, loaded, settled      memory
-	recordIdle, recordPeak     memory
-	outcomes                   map[string]int // "full ok", "compact ok", "full full_too_large", ...
-	replyBytes                 int64          // largest reply received
-	loadedAt                   time.Time
-	err                        error
-	recordOutcome              string
-	loadElapsed, recordElapsed time.Duration
-	settledAfter               time.Duration
+	fill         string
+	ceiling      int64
+	load, record burst
+	settled      memory
+	loaded       *child // the child of the load, until its settled reading
+	loadedAt     time.Time
+	settledAfter time.Duration
+	err          error
 }
 
 func (r *fullcapRun) ok() bool {
-	return r.err == nil && r.loaded.Peak <= fullcapPeakTarget &&
-		r.recordPeak.Peak-r.recordIdle.RSS <= fullcapRecordTarget &&
-		float64(r.settled.RSS) <= fullcapSettleFactor*float64(r.idle.RSS)
+	return r.err == nil && r.load.peak.Peak <= fullcapPeakTarget &&
+		r.record.peak.Peak-r.record.idle.RSS <= fullcapRecordTarget &&
+		float64(r.settled.RSS) <= fullcapSettleFactor*float64(r.load.idle.RSS)
 }
 
 // fullcap serves LargeRS pages from this process and measures the server
@@ -63,32 +61,32 @@ func (r *fullcapRun) ok() bool {
 // fulls concurrent full query_records calls on the page plus compacts
 // compact ones, its RSS settle later, and, in a second child, the rise of
 // RSS for one full fetch of a record the size of the whole page.
-func fullcap(ctx context.Context, bin string, o fullcapOptions) ([]*fullcapRun, error) {
-	var runs []*fullcapRun
+func fullcap(ctx context.Context, bin string, o fullcapOptions) (*fullcapRuns, error) {
+	runs := &fullcapRuns{o: o}
+	ceilings, err := parseCeilings(o.ceilings)
+	if err != nil {
+		return nil, err
+	}
 	fills := map[string]string{"lt": benchmarks.FillLessThan, "html": benchmarks.FillHTML}
 	for _, name := range strings.Split(o.fills, ",") {
 		fill, ok := fills[strings.TrimSpace(name)]
 		if !ok {
 			return nil, fmt.Errorf("unknown fill %q (lt, html)", name)
 		}
-		rsURL, stop, err := serveLarge(benchmarks.LargeRS{Records: o.records, Chars: o.chars, Fill: fill})
+		rsURL, stop, err := serveHandler(benchmarks.LargeRS{Records: o.records, Chars: o.chars, Fill: fill}.Handler())
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		for _, c := range strings.Split(o.ceilings, ",") {
-			ceiling, err := strconv.ParseInt(strings.TrimSpace(c), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("bad ceiling %q", c)
-			}
-			run := &fullcapRun{fill: strings.TrimSpace(name), ceiling: ceiling, outcomes: map[string]int{}}
-			runs = append(runs, run)
+		for _, ceiling := range ceilings {
+			run := &fullcapRun{fill: strings.TrimSpace(name), ceiling: ceiling}
+			runs.runs = append(runs.runs, run)
 			run.err = run.measure(ctx, bin, rsURL, o)
 		}
 	}
 	// Every child's settled reading comes o.settle after its own load, so
 	// the waits overlap.
-	for _, r := range runs {
+	for _, r := range runs.runs {
 		if r.err == nil {
 			r.err = r.settle(ctx, o.settle)
 		}
@@ -96,15 +94,34 @@ func fullcap(ctx context.Context, bin string, o fullcapOptions) ([]*fullcapRun, 
 	return runs, nil
 }
 
-// serveLarge serves l on a loopback port.
-func serveLarge(l benchmarks.LargeRS) (string, func(), error) {
+// serveHandler serves h on a loopback port.
+func serveHandler(h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: l.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// serveDemoRS serves the demo RS, which knows the client token and
+// narrowToken, on a loopback port, through wrap when it is not nil.
+func serveDemoRS(wrap func(http.Handler) http.Handler) (string, func(), error) {
+	rs, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken, demors.GrantNarrow: narrowToken}})
+	if err != nil {
+		return "", nil, fmt.Errorf("demo RS: %w", err)
+	}
+	h := rs.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	url, stop, err := serveHandler(h)
+	if err != nil {
+		rs.Close()
+		return "", nil, err
+	}
+	return url, func() { stop(); rs.Close() }, nil
 }
 
 // child is a running server binary in HTTP mode.
@@ -137,99 +154,35 @@ func startChild(ctx context.Context, bin, rsURL string, args ...string) (*child,
 
 func (c *child) stop() { stopChild(c.cmd, c.exited) }
 
-// settleReadings keeps the children whose settled RSS is still to be read.
-var settleReadings sync.Map // *fullcapRun -> *child
-
 func (r *fullcapRun) measure(ctx context.Context, bin, rsURL string, o fullcapOptions) error {
-	args := []string{}
-	if r.ceiling > 0 {
-		args = append(args, "--full-max-bytes", strconv.FormatInt(r.ceiling, 10))
-	}
-	c, err := startChild(ctx, bin, rsURL, args...)
+	// A first small call warms the process (token check, first
+	// allocations) so idle is what a serving process holds.
+	warm := toolReq{tool: "query_records", args: map[string]any{"stream": "pages", "limit": 1, "fields": []string{"title"}}}
+	full := toolReq{"full ", "query_records", map[string]any{"stream": "pages", "limit": o.records, "detail": "full"}}
+	compact := toolReq{"compact ", "query_records", map[string]any{"stream": "pages", "limit": o.records}}
+	c, err := startChild(ctx, bin, rsURL, ceilingArgs(r.ceiling)...)
 	if err != nil {
 		return err
 	}
-	pid := c.cmd.Process.Pid
-	// A first small call warms the process (token check, first
-	// allocations) so idle is what a serving process holds.
-	if _, _, err := toolCall(ctx, c.addr, "query_records", map[string]any{"stream": "pages", "limit": 1, "fields": []string{"title"}}); err != nil {
+	if err := r.load.measure(ctx, c, warm, append(slices.Repeat([]toolReq{full}, max(o.fulls, 0)), slices.Repeat([]toolReq{compact}, max(o.compacts, 0))...)); err != nil {
 		c.stop()
 		return err
 	}
-	time.Sleep(time.Second)
-	if r.idle, err = readMemory(pid); err != nil {
-		c.stop()
-		return err
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var errs []error
-	start := time.Now()
-	fire := func(kind string, args map[string]any) {
-		defer wg.Done()
-		n, code, err := toolCall(ctx, c.addr, "query_records", args)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		r.outcomes[kind+" "+code]++
-		r.replyBytes = max(r.replyBytes, n)
-	}
-	for range o.fulls {
-		wg.Add(1)
-		go fire("full", map[string]any{"stream": "pages", "limit": o.records, "detail": "full"})
-	}
-	for range o.compacts {
-		wg.Add(1)
-		go fire("compact", map[string]any{"stream": "pages", "limit": o.records})
-	}
-	wg.Wait()
-	r.loadElapsed = time.Since(start)
-	if len(errs) > 0 {
-		c.stop()
-		return errors.Join(errs...)
-	}
-	if r.loaded, err = readMemory(pid); err != nil {
-		c.stop()
-		return err
-	}
-	r.loadedAt = time.Now()
-	settleReadings.Store(r, c)
+	r.loaded, r.loadedAt = c, time.Now()
 
 	// One full fetch of a record the size of the whole page, in a fresh
 	// child so its rise is its own.
-	rc, err := startChild(ctx, bin, rsURL, args...)
+	rc, err := startChild(ctx, bin, rsURL, ceilingArgs(r.ceiling)...)
 	if err != nil {
 		return err
 	}
 	defer rc.stop()
-	if _, _, err := toolCall(ctx, rc.addr, "query_records", map[string]any{"stream": "pages", "limit": 1, "fields": []string{"title"}}); err != nil {
-		return err
-	}
-	time.Sleep(time.Second)
-	if r.recordIdle, err = readMemory(rc.cmd.Process.Pid); err != nil {
-		return err
-	}
-	start = time.Now()
-	_, code, err := toolCall(ctx, rc.addr, "fetch", map[string]any{"id": "cin_pages/pages:" + benchmarks.LargeRecordID, "detail": "full"})
-	if err != nil {
-		return err
-	}
-	r.recordElapsed, r.recordOutcome = time.Since(start), code
-	r.recordPeak, err = readMemory(rc.cmd.Process.Pid)
-	return err
+	return r.record.measure(ctx, rc, warm, []toolReq{{tool: "fetch", args: map[string]any{"id": "cin_pages/pages:" + benchmarks.LargeRecordID, "detail": "full"}}})
 }
 
 // settle reads the loaded child's RSS d after its load ended, then stops it.
 func (r *fullcapRun) settle(ctx context.Context, d time.Duration) error {
-	v, ok := settleReadings.LoadAndDelete(r)
-	if !ok {
-		return nil
-	}
-	c := v.(*child)
-	defer c.stop()
+	defer r.loaded.stop()
 	select {
 	case <-time.After(time.Until(r.loadedAt.Add(d))):
 	case <-ctx.Done():
@@ -237,28 +190,14 @@ func (r *fullcapRun) settle(ctx context.Context, d time.Duration) error {
 	}
 	var err error
 	r.settledAfter = time.Since(r.loadedAt)
-	r.settled, err = readMemory(c.cmd.Process.Pid)
+	r.settled, err = readMemory(r.loaded.cmd.Process.Pid)
 	return err
 }
 
 // toolCall makes one tools/call over HTTP, reads the whole reply and
 // returns its size and outcome: "ok", or the error code of a tool error.
 func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int64, string, error) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(string(body)))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+benchmarks.ClientToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
+	status, raw, err := postMCP(ctx, http.DefaultClient, "http://"+addr+"/mcp", benchmarks.ClientToken, "", rpcCall(1, tool, args))
 	if err != nil {
 		return 0, "", err
 	}
@@ -272,7 +211,7 @@ func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int6
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return 0, "", fmt.Errorf("%s: HTTP %d, reply is not JSON: %v", tool, resp.StatusCode, err)
+		return 0, "", fmt.Errorf("%s: HTTP %d, reply is not JSON: %v", tool, status, err)
 	}
 	if r.Error != nil {
 		return int64(len(raw)), "jsonrpc_error", nil
@@ -283,45 +222,36 @@ func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int6
 	return int64(len(raw)), "ok", nil
 }
 
-func writeFullcap(w io.Writer, o fullcapOptions, runs []*fullcapRun) {
+// fullcapRuns is what the full-detail memory check measured.
+type fullcapRuns struct {
+	o    fullcapOptions
+	runs []*fullcapRun
+}
+
+func (f *fullcapRuns) ok() bool {
+	for _, r := range f.runs {
+		if !r.ok() {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fullcapRuns) write(w io.Writer) {
+	o := f.o
 	fmt.Fprintf(w, "## Full detail and memory: a page of %d records x %d characters, %d full + %d compact query_records calls at once\n\n",
 		o.records, o.chars, o.fulls, o.compacts)
 	fmt.Fprintln(w, "| fill | --full-max-bytes | idle RSS | peak RSS under the calls (<= 160 MB) | outcomes | largest reply | RSS after settling (<= 2x idle) | full fetch of the whole-page record: outcome, RSS rise (<= 64 MB) | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	for _, r := range runs {
-		ceiling := "default"
-		if r.ceiling > 0 {
-			ceiling = strconv.FormatInt(r.ceiling, 10)
-		}
+	for _, r := range f.runs {
 		if r.err != nil {
-			fmt.Fprintf(w, "| %s | %s | error: %v | | | | | | **missed** |\n", r.fill, ceiling, r.err)
+			fmt.Fprintf(w, "| %s | %s | error: %v | | | | | | **missed** |\n", r.fill, ceilingText(r.ceiling), r.err)
 			continue
 		}
-		var outs []string
-		for k, n := range r.outcomes {
-			outs = append(outs, fmt.Sprintf("%s: %d", k, n))
-		}
-		sort.Strings(outs)
+		l, rec := r.load, r.record
 		fmt.Fprintf(w, "| %s | %s | %s | %s (%s) | %s | %s | %s after %s | %s, %s (%s) | %s |\n",
-			r.fill, ceiling, mb(r.idle.RSS), mb(r.loaded.Peak), r.loadElapsed.Round(time.Millisecond), strings.Join(outs, ", "),
-			mb(r.replyBytes), mb(r.settled.RSS), r.settledAfter.Round(time.Second),
-			r.recordOutcome, mb(r.recordPeak.Peak-r.recordIdle.RSS), r.recordElapsed.Round(time.Millisecond), verdict(r.ok()))
+			r.fill, ceilingText(r.ceiling), mb(l.idle.RSS), mb(l.peak.Peak), l.elapsed.Round(time.Millisecond), outcomeList(l.outcomes),
+			mb(l.replyBytes), mb(r.settled.RSS), r.settledAfter.Round(time.Second),
+			strings.Join(slices.Collect(maps.Keys(rec.outcomes)), ""), mb(rec.peak.Peak-rec.idle.RSS), rec.elapsed.Round(time.Millisecond), verdict(r.ok()))
 	}
-}
-
-// runFullcap builds the server (unless -bin is given), runs the check,
-// prints its table and returns the exit code.
-func runFullcap(ctx context.Context, bin string, o fullcapOptions) int {
-	runs, err := fullcap(ctx, bin, o)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: fullcap: %v\n", err)
-		return 1
-	}
-	writeFullcap(os.Stdout, o, runs)
-	for _, r := range runs {
-		if !r.ok() {
-			return 1
-		}
-	}
-	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -150,50 +151,58 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	if o.floodOnly {
-		os.Exit(runFlood(ctx, log, o))
-	}
-	if o.hostOnly || o.fairOnly || o.hidOnly || o.strOnly || o.connsOnly {
-		bin, cleanup, err := serverBinary(ctx, log, o.bin)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			os.Exit(1)
-		}
-		var code int
-		switch {
-		case o.hostOnly:
-			code = runHostile(ctx, bin, o.hostile)
-		case o.connsOnly:
-			code = runConnFloods(ctx, bin)
-		case o.strOnly:
-			code = runStrangersAndChecks(ctx, bin, o.strangers)
-			if !checksOnly {
-				code = max(code, runConnFloods(ctx, bin))
-			}
-		case o.hidOnly:
-			code = runHiddenfull(ctx, bin, o.hidden)
-		default:
-			code = runFair(ctx, bin, o.fair)
-		}
-		cleanup()
-		os.Exit(code)
-	}
-	if o.fullOnly {
-		bin, cleanup, err := serverBinary(ctx, log, o.bin)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			os.Exit(1)
-		}
-		code := runFullcap(ctx, bin, o.fullcap)
-		cleanup()
-		os.Exit(code)
-	}
-	rep, err := run(ctx, log, o)
+	bin, cleanup, err := serverBinary(ctx, log, o.bin)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
 		os.Exit(1)
 	}
+	code := runMode(ctx, log, bin, o)
+	cleanup()
+	os.Exit(code)
+}
+
+// runMode runs what the flags ask for against bin, prints its tables and
+// returns the exit code: 1 when it fails or misses a bound.
+func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
+	switch {
+	case o.floodOnly:
+		res, err := flood(ctx, bin, o.flood)
+		return exitCode("flood", res, err)
+	case o.hostOnly:
+		res, err := hostile(ctx, bin, o.hostile)
+		return exitCode("hostile", res, err)
+	case o.connsOnly:
+		return runConnFloods(ctx, bin)
+	case o.strOnly:
+		// The cached token's check (unless -checks-only), the token-check
+		// floods, then the connection floods.
+		code := 0
+		if !checksOnly {
+			res, err := strangers(ctx, bin, o.strangers)
+			code = exitCode("strangers", res, err)
+		}
+		code = max(code, runTokenChecks(ctx, bin, checksOpt))
+		if !checksOnly {
+			code = max(code, runConnFloods(ctx, bin))
+		}
+		return code
+	case o.hidOnly:
+		res, err := hiddenfull(ctx, bin, o.hidden)
+		return exitCode("hiddenfull", res, err)
+	case o.fairOnly:
+		res, err := fair(ctx, bin, o.fair)
+		return exitCode("fair", res, err)
+	case o.fullOnly:
+		res, err := fullcap(ctx, bin, o.fullcap)
+		return exitCode("fullcap", res, err)
+	}
+	rep, err := run(ctx, log, bin, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+		return 1
+	}
 	rep.write(os.Stdout)
+	return 0
 }
 
 // serverBinary returns bin, or builds the server into a temporary
@@ -221,60 +230,12 @@ func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, fu
 	return bin, cleanup, nil
 }
 
-// runFlood builds the server (unless -bin is given), runs the flood check,
-// prints its table and returns the exit code.
-func runFlood(ctx context.Context, log *slog.Logger, o options) int {
-	bin := o.bin
-	if bin == "" {
-		tmp, err := os.MkdirTemp("", "pdpp-benchrss-")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			return 1
-		}
-		defer os.RemoveAll(tmp)
-		root, err := moduleRoot(ctx)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			return 1
-		}
-		bin = filepath.Join(tmp, "pdpp-mcp-server")
-		log.Info("building the server", "module", root)
-		if err := buildServer(ctx, root, bin); err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			return 1
-		}
-	}
-	res, err := flood(ctx, bin, o.flood)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: flood: %v\n", err)
-		return 1
-	}
-	res.write(os.Stdout)
-	if !res.ok() {
-		return 1
-	}
-	return 0
-}
-
-func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
+func run(ctx context.Context, log *slog.Logger, bin string, o options) (*report, error) {
 	tmp, err := os.MkdirTemp("", "pdpp-benchrss-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.bin
-	if bin == "" {
-		root, err := moduleRoot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		bin = filepath.Join(tmp, "pdpp-mcp-server")
-		log.Info("building the server", "module", root)
-		if err := buildServer(ctx, root, bin); err != nil {
-			return nil, err
-		}
-	}
-
 	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
 	if err != nil {
 		return nil, fmt.Errorf("demo RS: %w", err)
@@ -362,50 +323,59 @@ func (m *meter) callCtx(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, m.opt.callLimit)
 }
 
-func (m *meter) callAdapter(ctx context.Context, c *client.Client, call benchmarks.Call) (time.Duration, error) {
-	ctx, cancel := m.callCtx(ctx)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = call.Tool
-	req.Params.Arguments = call.Args
-	start := time.Now()
-	res, err := c.CallTool(ctx, req)
-	d := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", call.Name, err)
-	}
-	if res.IsError {
-		return 0, fmt.Errorf("%s: tool error", call.Name)
-	}
-	return d, nil
-}
-
-func (m *meter) callDirect(ctx context.Context, c *rsclient.ClientWithResponses, call benchmarks.Call) (time.Duration, error) {
+// timed makes call under the bound on one call and returns how long it took.
+func (m *meter) timed(ctx context.Context, call func(context.Context) error) (time.Duration, error) {
 	ctx, cancel := m.callCtx(ctx)
 	defer cancel()
 	start := time.Now()
-	if _, _, err := call.Direct(ctx, c); err != nil {
-		return 0, fmt.Errorf("%s direct: %w", call.Name, err)
-	}
-	return time.Since(start), nil
+	err := call(ctx)
+	return time.Since(start), err
 }
 
-// callRaw makes call through the bare stdio client; params is the call's
-// encoded tools/call params.
-func (m *meter) callRaw(ctx context.Context, c *rawChild, call benchmarks.Call, params []byte) (time.Duration, error) {
-	ctx, cancel := m.callCtx(ctx)
-	defer cancel()
-	start := time.Now()
-	if err := c.callTool(ctx, params); err != nil {
-		return 0, fmt.Errorf("%s raw: %w", call.Name, c.wrap(err))
+// step returns call as an interleaved step timed into into[name].
+func (m *meter) step(ctx context.Context, into map[string][]time.Duration, name string, call func(context.Context) error) func() error {
+	return func() error {
+		d, err := m.timed(ctx, call)
+		into[name] = append(into[name], d)
+		return err
 	}
-	return time.Since(start), nil
 }
 
-// pair makes call through the adapter and directly, alternating which goes
-// first, and records both times.
-func (m *meter) pair(ctx context.Context, c *client.Client, call benchmarks.Call, i int, into latencies) error {
-	return m.interleave(i, m.adapterStep(ctx, c, call, into), m.directStep(ctx, call, into))
+// viaMCP is call made through the mcp-go client c; prefix starts its errors.
+func viaMCP(c *client.Client, prefix string, call benchmarks.Call) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = call.Tool, call.Args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			return fmt.Errorf("%s%s: %w", prefix, call.Name, err)
+		}
+		if res.IsError {
+			return fmt.Errorf("%s%s: tool error", prefix, call.Name)
+		}
+		return nil
+	}
+}
+
+// viaRS is the direct RS request of call through c.
+func viaRS(c *rsclient.ClientWithResponses, call benchmarks.Call) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if _, _, err := call.Direct(ctx, c); err != nil {
+			return fmt.Errorf("%s direct: %w", call.Name, err)
+		}
+		return nil
+	}
+}
+
+// viaRaw is the tools/call of params (encoded {"name","arguments"}) through
+// the bare client of c; path names it in errors.
+func viaRaw(c *rawChild, path string, call benchmarks.Call, params []byte) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := c.callTool(ctx, params); err != nil {
+			return fmt.Errorf("%s %s: %w", call.Name, path, c.wrap(err))
+		}
+		return nil
+	}
 }
 
 // interleave runs steps, rotated by one place every len(m.work) calls so each
@@ -418,33 +388,6 @@ func (m *meter) interleave(i int, steps ...func() error) error {
 		}
 	}
 	return nil
-}
-
-// adapterStep times call through the mcp-go client c into into.adapter.
-func (m *meter) adapterStep(ctx context.Context, c *client.Client, call benchmarks.Call, into latencies) func() error {
-	return func() error {
-		d, err := m.callAdapter(ctx, c, call)
-		into.adapter[call.Name] = append(into.adapter[call.Name], d)
-		return err
-	}
-}
-
-// directStep times the direct RS request of call into into.direct.
-func (m *meter) directStep(ctx context.Context, call benchmarks.Call, into latencies) func() error {
-	return func() error {
-		d, err := m.callDirect(ctx, m.direct, call)
-		into.direct[call.Name] = append(into.direct[call.Name], d)
-		return err
-	}
-}
-
-// rawStep times call through the bare stdio client into into.raw.
-func (m *meter) rawStep(ctx context.Context, c *rawChild, call benchmarks.Call, params []byte, into latencies) func() error {
-	return func() error {
-		d, err := m.callRaw(ctx, c, call, params)
-		into.raw[call.Name] = append(into.raw[call.Name], d)
-		return err
-	}
 }
 
 // initialize makes the mcp-go client's handshake and returns the protocol
@@ -494,9 +437,9 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	// The raw child starts after the first child's cold start and idle
 	// memory are read, so it disturbs neither.
 	var raw *rawChild
-	var params [][]byte // encoded tools/call params, by workload index
+	params := toolParams(m.work, func(c benchmarks.Call) string { return c.Tool })
 	if m.opt.stdioRaw {
-		if raw, params, err = m.startRaw(ctx, bin, args); err != nil {
+		if raw, err = m.startRawChild(ctx, "raw stdio child", bin, args); err != nil {
 			return err
 		}
 		defer raw.close()
@@ -526,9 +469,9 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 			return fmt.Errorf("stopped after %d calls: %w", i, err)
 		}
 		call := m.work[i%len(m.work)]
-		steps := []func() error{m.adapterStep(ctx, c, call, out.lat), m.directStep(ctx, call, out.lat)}
+		steps := []func() error{m.step(ctx, out.lat.adapter, call.Name, viaMCP(c, "", call)), m.step(ctx, out.lat.direct, call.Name, viaRS(m.direct, call))}
 		if raw != nil {
-			steps = append(steps, m.rawStep(ctx, raw, call, params[i%len(m.work)], out.lat))
+			steps = append(steps, m.step(ctx, out.lat.raw, call.Name, viaRaw(raw, "raw", call, params[i%len(m.work)])))
 		}
 		if floors != nil {
 			steps = append(steps, floors.steps(ctx, m, i, out.lat)...)
@@ -554,69 +497,66 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	return nil
 }
 
-// startRaw starts the raw child with args, makes its handshake and encodes
-// the tools/call params of each workload call.
-func (m *meter) startRaw(ctx context.Context, bin string, args []string) (*rawChild, [][]byte, error) {
-	params := make([][]byte, len(m.work))
-	for i, call := range m.work {
-		b, err := json.Marshal(map[string]any{"name": call.Tool, "arguments": call.Args})
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", call.Name, err)
-		}
-		params[i] = b
+// toolParams encodes the tools/call params of each workload call, of the
+// tool that tool names for it.
+func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]byte {
+	params := make([][]byte, len(work))
+	for i, call := range work {
+		params[i], _ = json.Marshal(map[string]any{"name": tool(call), "arguments": call.Args})
 	}
-	raw, err := startRawChild(ctx, bin, nil, args)
+	return params
+}
+
+// startRawChild runs bin with args (in this process's environment, as the
+// mcp-go stdio client does) and makes the bare client's handshake; name
+// names the child in errors.
+func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
+	raw, err := startRawChild(ctx, bin, args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("raw stdio child: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	ictx, cancel := m.callCtx(ctx)
 	defer cancel()
 	if err := raw.initialize(ictx); err != nil {
 		err = raw.wrap(err)
 		raw.close()
-		return nil, nil, fmt.Errorf("raw stdio child: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return raw, params, nil
+	return raw, nil
 }
 
 // http starts the server in HTTP mode, times it to its listen log line and
 // to the first initialize reply, runs the one-client pairs, then the
 // concurrent load through the adapter and directly.
 func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
-	cmd := exec.CommandContext(ctx, bin, "http", "--provider-url", m.rsURL, "--listen", "127.0.0.1:0")
-	cmd.Env = os.Environ()
-	watch := newListenWatcher()
-	cmd.Stderr = watch
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer stopChild(cmd, exited)
-	addr, err := waitListen(watch, exited, 30*time.Second)
+	child, err := startChild(ctx, bin, m.rsURL)
 	if err != nil {
 		return err
 	}
+	defer child.stop()
 	out.listen = time.Since(start)
-	mcpURL := "http://" + addr + "/mcp"
+	mcpURL := "http://" + child.addr + "/mcp"
 	first, err := m.httpClient(ctx, mcpURL)
 	if err != nil {
 		return err
 	}
 	defer first.Close()
 	out.coldStart = time.Since(start)
-	pid := cmd.Process.Pid
+	pid := child.cmd.Process.Pid
 	if out.idle, err = readMemory(pid); err != nil {
 		return err
 	}
 
+	// One client: adapter and direct, alternating which goes first.
 	out.lat = newLatencies()
 	for i := range m.opt.pairs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.pair(ctx, first, m.work[i%len(m.work)], i, out.lat); err != nil {
+		call := m.work[i%len(m.work)]
+		if err := m.interleave(i, m.step(ctx, out.lat.adapter, call.Name, viaMCP(first, "", call)),
+			m.step(ctx, out.lat.direct, call.Name, viaRS(m.direct, call))); err != nil {
 			return err
 		}
 	}
@@ -635,9 +575,7 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	stop := make(chan struct{})
 	var peak int64
 	var sampler sync.WaitGroup
-	sampler.Add(1)
-	go func() {
-		defer sampler.Done()
+	sampler.Go(func() {
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -650,7 +588,7 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 			case <-t.C:
 			}
 		}
-	}()
+	})
 	cpuBefore, err := readCPU(pid)
 	if err != nil {
 		return err
@@ -661,19 +599,14 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	for r := range m.opt.rounds {
 		per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
 		for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
+			lat, el := &out.load.direct, &out.load.directElapsed
+			via := func(i int, call benchmarks.Call) func(context.Context) error { return viaRS(directs[i], call) }
 			if adapterPhase {
-				lat, el, err := m.concurrent(ctx, per, func(i int, call benchmarks.Call) (time.Duration, error) {
-					return m.callAdapter(ctx, clients[i], call)
-				})
-				out.load.adapter, out.load.adapterElapsed = append(out.load.adapter, lat...), out.load.adapterElapsed+el
-				loadErr = errors.Join(loadErr, err)
-			} else {
-				lat, el, err := m.concurrent(ctx, per, func(i int, call benchmarks.Call) (time.Duration, error) {
-					return m.callDirect(ctx, directs[i], call)
-				})
-				out.load.direct, out.load.directElapsed = append(out.load.direct, lat...), out.load.directElapsed+el
-				loadErr = errors.Join(loadErr, err)
+				lat, el = &out.load.adapter, &out.load.adapterElapsed
+				via = func(i int, call benchmarks.Call) func(context.Context) error { return viaMCP(clients[i], "", call) }
 			}
+			l, d, err := m.concurrent(ctx, per, via)
+			*lat, *el, loadErr = append(*lat, l...), *el+d, err
 			if loadErr != nil {
 				break
 			}
@@ -718,39 +651,33 @@ func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, 
 	return c, nil
 }
 
-// concurrent runs opt.clients goroutines, each making per calls over the
-// workload (client i starts at call i), and returns all latencies and the
-// wall time.
-func (m *meter) concurrent(ctx context.Context, per int, call func(client int, c benchmarks.Call) (time.Duration, error)) ([]time.Duration, time.Duration, error) {
+// concurrent runs opt.clients goroutines, each making per timed calls over
+// the workload (client i starts at call i) through via, and returns all
+// latencies and the wall time.
+func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c benchmarks.Call) func(context.Context) error) ([]time.Duration, time.Duration, error) {
 	lats := make([][]time.Duration, m.opt.clients)
 	errs := make([]error, m.opt.clients)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range m.opt.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range per {
 				if ctx.Err() != nil {
 					errs[i] = ctx.Err()
 					return
 				}
-				d, err := call(i, m.work[(i+k)%len(m.work)])
+				d, err := m.timed(ctx, via(i, m.work[(i+k)%len(m.work)]))
 				if err != nil {
 					errs[i] = err
 					return
 				}
 				lats[i] = append(lats[i], d)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	var all []time.Duration
-	for _, l := range lats {
-		all = append(all, l...)
-	}
-	return all, elapsed, errors.Join(errs...)
+	return slices.Concat(lats...), elapsed, errors.Join(errs...)
 }
 
 // stopChild interrupts the child and waits a little for exited (the result

@@ -220,11 +220,10 @@ type rawChild struct {
 	exited chan error // receives the result of cmd.Wait
 }
 
-// startRawChild runs bin with args and env (added to this process's
-// environment, as the mcp-go stdio client does) and makes the handshake.
-func startRawChild(ctx context.Context, bin string, env, args []string) (*rawChild, error) {
+// startRawChild runs bin with args in this process's environment.
+func startRawChild(ctx context.Context, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = os.Environ()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

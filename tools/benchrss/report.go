@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -156,4 +157,25 @@ func (r *report) writeFloor(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.2f |%s\n", c.Name, ms(d), ms(f), ratio(f, d), ratio(a, f), rawCols)
 	}
 	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Bare floor is the same work with no MCP library at all (benchrss -bare-floor-child: the request line decoded for id, method and tool name only, the reply concatenated around the RS body), driven by the bare client: the least any stdio server can cost. All calls are interleaved. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
+}
+
+// checkResult is what a check measured: its table, and whether it met its
+// bounds.
+type checkResult interface {
+	write(io.Writer)
+	ok() bool
+}
+
+// exitCode prints r and returns the exit code of check name: 1 when it
+// failed (err) or missed a bound.
+func exitCode(name string, r checkResult, err error) int {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %s: %v\n", name, err)
+		return 1
+	}
+	r.write(os.Stdout)
+	if !r.ok() {
+		return 1
+	}
+	return 0
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
@@ -49,57 +48,36 @@ type strangersResult struct {
 // the scheduler's noise.
 const strangersFloor = 25 * time.Millisecond
 
-// strangers serves the demo RS behind a rejection delay for unknown
+// strangers serves the demo RS behind a rejection delay for made-up
 // tokens, starts the server binary in HTTP mode with its default flags,
 // times the verified token's calls idle, then under the flood.
 func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersResult, error) {
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
-	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
-	}
-	defer rsServer.Close()
-	demo := rsServer.Handler()
-	rsURL, stopRS, err := serveHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+benchmarks.ClientToken {
-			select {
-			case <-time.After(o.reject):
-			case <-r.Context().Done():
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`)
-			return
-		}
-		demo.ServeHTTP(w, r)
-	}))
+	rsURL, stopRS, err := checksRS(o.reject, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer stopRS()
-
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
 		return nil, err
 	}
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
-	post := searchPoster(url)
 	honest := clientFromLoopback("127.0.0.250", 4)
 	timed := func() (p50, p95 time.Duration, answered int) {
 		var times []time.Duration
 		for range o.calls {
 			start := time.Now()
-			if _, ok, _ := post(ctx, honest, benchmarks.ClientToken); ok {
+			if _, ok, _ := postSearch(ctx, honest, url, benchmarks.ClientToken); ok {
 				answered++
 			}
 			times = append(times, time.Since(start))
 			time.Sleep(20 * time.Millisecond)
 		}
-		slices.Sort(times)
-		return times[len(times)/2], times[max(len(times)*95/100-1, 0)], answered
+		p50, p95 = medianP95(times)
+		return p50, p95, answered
 	}
-	if _, ok, err := post(ctx, honest, benchmarks.ClientToken); !ok {
+	if _, ok, err := postSearch(ctx, honest, url, benchmarks.ClientToken); !ok {
 		return nil, fmt.Errorf("first verified call failed: %v", err)
 	}
 	res := &strangersResult{opt: o}
@@ -110,7 +88,8 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	// with the server and this process but not this process's scheduler:
 	// the verified token's calls are timed as a client on another machine
 	// would time them, behind the server's own queue.
-	flood, err := startFloodChild(ctx, url, o.addrs, o.perAddr)
+	flood, err := startSelf(ctx, "flood child", "-"+strangersFloodChildFlag, url,
+		"-strangers-addrs", strconv.Itoa(o.addrs), "-strangers-per-addr", strconv.Itoa(o.perAddr))
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +97,20 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	cpu0, _ := readCPU(c.cmd.Process.Pid)
 	time.Sleep(2 * time.Second) // the flood reaches its stride
 	res.p50, res.p95, res.answered = timed()
-	if res.flood, err = flood.stop(); err != nil {
+	if err := flood.decode(true, "flood child's counts", &res.flood); err != nil {
 		return nil, err
 	}
 	res.floodFor = time.Since(start)
 	cpu1, _ := readCPU(c.cmd.Process.Pid)
 	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
 	return res, nil
+}
+
+// medianP95 returns the median and the 95th percentile of times, as the
+// searches timed beside a flood are reported (sorting times).
+func medianP95(times []time.Duration) (time.Duration, time.Duration) {
+	slices.Sort(times)
+	return times[len(times)/2], times[max(len(times)*95/100-1, 0)]
 }
 
 // maxConnsPerAddr bounds the connections of one flood address: 100
@@ -140,6 +126,8 @@ func clientFromLoopback(ip string, conns int) *http.Client {
 	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}}
 }
 
+func (r *strangersResult) ok() bool { return r.answeredOK() && r.fastOK() }
+
 func (r *strangersResult) answeredOK() bool {
 	return float64(r.answered) >= r.opt.minRatio*float64(r.opt.calls)
 }
@@ -151,8 +139,7 @@ func (r *strangersResult) fastOK() bool {
 func (r *strangersResult) write(w io.Writer) {
 	o := r.opt
 	fmt.Fprintf(w, "## Made-up bearers: %d addresses x %d goroutines, the RS rejecting each after %s, beside a verified token\n\n", o.addrs, o.perAddr, o.reject)
-	fmt.Fprintln(w, "| measure | value | bound | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, measureHead)
 	fmt.Fprintf(w, "| the verified token's %d searches, idle: p50, p95 | %s, %s | | |\n", o.calls, r.idleP50.Round(time.Millisecond), r.idleP95.Round(time.Millisecond))
 	fmt.Fprintf(w, "| the same under the flood: answered | %d of %d | >= %.0f%% | %s |\n", r.answered, o.calls, o.minRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same under the flood: p50, p95 | %s, %s | p95 <= %.1f x max(idle p95, %s) | %s |\n",
@@ -169,41 +156,37 @@ func (r *strangersResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| load average after the flood (the flood's client shares the machine) | %s | | |\n", r.load)
 }
 
-// runStrangers builds the server (unless -bin is given), runs the check,
-// prints its table and returns the exit code.
-func runStrangers(ctx context.Context, bin string, o strangersOptions) int {
-	res, err := strangers(ctx, bin, o)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: strangers: %v\n", err)
-		return 1
-	}
-	res.write(os.Stdout)
-	if !res.answeredOK() || !res.fastOK() {
-		return 1
-	}
-	return 0
+// measureHead heads the tables of a measure, its value, bound and verdict.
+const measureHead = "| measure | value | bound | verdict |\n|---|---|---|---|\n"
+
+// postSearch posts one search call to the /mcp URL with a bearer, and says
+// its HTTP status and whether it was answered.
+func postSearch(ctx context.Context, hc *http.Client, url, token string) (int, bool, error) {
+	status, b, err := postMCP(ctx, hc, url, token, "2025-11-25", rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))
+	return status, err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
 }
 
-// searchPoster returns a function that posts one search call to url with
-// a bearer, and says its HTTP status and whether it was answered.
-func searchPoster(url string) func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
-	return func(ctx context.Context, hc *http.Client, token string) (int, bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))))
-		if err != nil {
-			return 0, false, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, false, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, err == nil && resp.StatusCode == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
+// postMCP posts body to the /mcp URL as an MCP client does, with a bearer
+// and, when version is not empty, an MCP-Protocol-Version header; it
+// returns the HTTP status and the whole reply.
+func postMCP(ctx context.Context, hc *http.Client, url, token, version string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
+	if err != nil {
+		return 0, nil, err
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // strangersFloodChildFlag makes benchrss run the made-up bearer flood
@@ -211,73 +194,124 @@ func searchPoster(url string) func(ctx context.Context, hc *http.Client, token s
 // the flood's answers by status as JSON and exit.
 const strangersFloodChildFlag = "strangers-flood-child"
 
-// floodChild is a running flood child.
-type floodChild struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   bytes.Buffer
-}
-
-func startFloodChild(ctx context.Context, url string, addrs, perAddr int) (*floodChild, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("flood child: %w", err)
-	}
-	f := &floodChild{cmd: exec.CommandContext(ctx, self, "-"+strangersFloodChildFlag, url,
-		"-strangers-addrs", strconv.Itoa(addrs), "-strangers-per-addr", strconv.Itoa(perAddr))}
-	f.cmd.Stdout, f.cmd.Stderr = &f.out, os.Stderr
-	if f.stdin, err = f.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := f.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("flood child: %w", err)
-	}
-	return f, nil
-}
-
-// stop ends the flood and returns its answers by status.
-func (f *floodChild) stop() (map[int]int, error) {
-	_ = f.stdin.Close()
-	if err := f.cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("flood child: %w", err)
-	}
-	counts := map[int]int{}
-	if err := json.Unmarshal(f.out.Bytes(), &counts); err != nil {
-		return nil, fmt.Errorf("flood child's counts %q: %w", f.out.String(), err)
-	}
-	return counts, nil
-}
-
 // runFloodChild is the flood child: addrs loopback addresses x perAddr
-// goroutines, each sending calls with a fresh made-up bearer until stdin
-// closes (each loop ends then, after the call in flight), then the answers
-// by status (0: a transport error) as JSON on stdout.
+// goroutines (see madeUpFlood), then the answers by status as JSON on
+// stdout.
 func runFloodChild(url string, addrs, perAddr int) int {
-	ctx, stop := context.WithCancel(context.Background())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		stop()
-	}()
-	post := searchPoster(url)
+	var from []floodSource
+	for a := range addrs {
+		from = append(from, floodSource{fmt.Sprintf("127.%d.%d.%d", 1+a/(250*250), 1+a/250%250, 1+a%250), fmt.Sprintf("made-up-%d", a)})
+	}
+	return printJSON(madeUpFlood(url, from, perAddr, 0))
+}
+
+// floodSource is one address of a made-up bearer flood and the prefix of
+// its bearers.
+type floodSource struct{ ip, prefix string }
+
+// madeUpFlood sends search calls to url, each with a fresh made-up bearer
+// (its source's prefix, then goroutine and call numbers), from every
+// source, perAddr goroutines each over at most perAddr connections, until
+// standard input closes (each loop ends then, after the call in flight);
+// with backoff, a call refused with 503 is sent again after that pause. It
+// returns the answers by status (0: a transport error).
+func madeUpFlood(url string, from []floodSource, perAddr int, backoff time.Duration) map[int]int {
+	ctx := stdinContext()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[int]int{}
-	for a := range addrs {
-		hc := clientFromLoopback(fmt.Sprintf("127.%d.%d.%d", 1+a/(250*250), 1+a/250%250, 1+a%250), perAddr)
+	for _, src := range from {
+		hc := clientFromLoopback(src.ip, perAddr)
 		for g := range perAddr {
 			wg.Go(func() {
 				for i := 0; ctx.Err() == nil; i++ {
-					status, _, _ := post(ctx, hc, fmt.Sprintf("made-up-%d-%d-%d", a, g, i))
+					status, _, _ := postSearch(ctx, hc, url, fmt.Sprintf("%s-%d-%d", src.prefix, g, i))
 					mu.Lock()
 					counts[status]++
 					mu.Unlock()
+					if backoff > 0 && status == http.StatusServiceUnavailable {
+						time.Sleep(backoff)
+					}
 				}
 			})
 		}
 	}
 	wg.Wait()
-	if err := json.NewEncoder(os.Stdout).Encode(counts); err != nil {
+	return counts
+}
+
+// stdinContext is cancelled when standard input closes: how a child's
+// parent ends it.
+func stdinContext() context.Context {
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	return ctx
+}
+
+// printJSON writes v as JSON on standard output and returns the exit code.
+func printJSON(v any) int {
+	if err := json.NewEncoder(os.Stdout).Encode(v); err != nil {
 		return 1
 	}
 	return 0
+}
+
+// selfChild is this executable run again with internal flags as a flood
+// (until its standard input closes) or timing child that reports on its
+// standard output.
+type selfChild struct {
+	name  string // in errors
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startSelf(ctx context.Context, name string, args ...string) (*selfChild, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := &selfChild{name: name, cmd: exec.CommandContext(ctx, self, args...)}
+	c.cmd.Stderr = os.Stderr
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c.out = bufio.NewReader(out)
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+// wait closes the child's standard input first when stop (ending a flood),
+// and returns the rest of its output once it exited.
+func (c *selfChild) wait(stop bool) ([]byte, error) {
+	if stop {
+		_ = c.stdin.Close()
+	}
+	b, _ := io.ReadAll(c.out)
+	if err := c.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	return b, nil
+}
+
+// decode is wait with the output decoded as JSON into v; what names the
+// output in errors.
+func (c *selfChild) decode(stop bool, what string, v any) error {
+	b, err := c.wait(stop)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s %q: %w", what, b, err)
+	}
+	return nil
 }

@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
@@ -150,45 +146,39 @@ type burstResult struct {
 
 func (b *burstResult) ok() bool { return b.statuses[http.StatusOK] >= b.minBurst }
 
-// checksRS serves the demo RS behind the bench's tokens (see honestPrefix).
-func checksRS(o tokenCheckOptions) (string, func(), error) {
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
-	if err != nil {
-		return "", nil, fmt.Errorf("demo RS: %w", err)
-	}
-	demo := rsServer.Handler()
-	url, stop, err := serveHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		wait := time.Duration(0)
-		switch {
-		case strings.HasPrefix(tok, madeUpPrefix):
-			wait = o.reject
-		case strings.HasPrefix(tok, slowPrefix) && r.URL.Path == "/v1/schema":
-			wait = o.checkSlow
-		}
-		if wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-r.Context().Done():
+// checksRS serves the demo RS behind the bench's tokens (see
+// honestPrefix), rejecting made-up ones after reject and answering the
+// check of slow ones after checkSlow.
+func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
+	return serveDemoRS(func(demo http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			wait := time.Duration(0)
+			switch {
+			case strings.HasPrefix(tok, madeUpPrefix):
+				wait = reject
+			case strings.HasPrefix(tok, slowPrefix) && r.URL.Path == "/v1/schema":
+				wait = checkSlow
+			}
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			if strings.HasPrefix(tok, madeUpPrefix) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`)
 				return
 			}
-		}
-		if strings.HasPrefix(tok, madeUpPrefix) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, `{"error":{"type":"authentication_error","code":"context.active_false","message":"token is not active"}}`)
-			return
-		}
-		if strings.HasPrefix(tok, honestPrefix) || strings.HasPrefix(tok, slowPrefix) {
-			r.Header.Set("Authorization", "Bearer "+benchmarks.ClientToken)
-		}
-		demo.ServeHTTP(w, r)
-	}))
-	if err != nil {
-		rsServer.Close()
-		return "", nil, err
-	}
-	return url, func() { stop(); rsServer.Close() }, nil
+			if strings.HasPrefix(tok, honestPrefix) || strings.HasPrefix(tok, slowPrefix) {
+				r.Header.Set("Authorization", "Bearer "+benchmarks.ClientToken)
+			}
+			demo.ServeHTTP(w, r)
+		})
+	})
 }
 
 // firstBurst sends o.burst parallel calls with a new token from one address
@@ -199,7 +189,7 @@ func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*b
 		return nil, err
 	}
 	defer c.stop()
-	post := searchPoster("http://" + c.addr + "/mcp")
+	url := "http://" + c.addr + "/mcp"
 	hc := clientFromLoopback("127.97.0.5", o.burst)
 	res := &burstResult{statuses: map[int]int{}, minBurst: o.minBurst}
 	var mu sync.Mutex
@@ -207,7 +197,7 @@ func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*b
 	start := time.Now()
 	for range o.burst {
 		wg.Go(func() {
-			status, ok, _ := post(ctx, hc, slowPrefix+"burst")
+			status, ok, _ := postSearch(ctx, hc, url, slowPrefix+"burst")
 			if status == http.StatusOK && !ok {
 				status = -1 // a tool error
 			}
@@ -230,10 +220,9 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	}
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
-	post := searchPoster(url)
 	// The honest address shows a good token first, as a client that had
 	// one and now brings a refreshed or new one.
-	if _, ok, err := post(ctx, clientFromLoopback(honestKnownAddr, 1), benchmarks.ClientToken); !ok {
+	if _, ok, err := postSearch(ctx, clientFromLoopback(honestKnownAddr, 1), url, benchmarks.ClientToken); !ok {
 		return nil, fmt.Errorf("the honest address's first call failed: %v", err)
 	}
 	res := &checkFloodResult{networks: networks, minRatio: o.minRatio, maxP95: o.maxP95, honestCount: o.honest}
@@ -246,11 +235,12 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	time.Sleep(o.warmup) // the flood reaches its steady state
 	honest, err := startChecksChild(ctx, "honest", url, fmt.Sprintf("%s%d-", honestPrefix, networks))
 	if err != nil {
-		_, _ = flood.stop()
+		_, _ = flood.wait(true)
 		return nil, err
 	}
-	out, herr := honest.wait()
-	fl, ferr := flood.stop()
+	var both struct{ Known, Fresh honestTimes }
+	herr := honest.decode(false, "honest child's timings", &both)
+	ferr := flood.decode(true, "flood child's counts", &res.flood)
 	res.floodFor = time.Since(start)
 	cpu1, _ := readCPU(c.cmd.Process.Pid)
 	res.serverCPU, res.load = cpu1-cpu0, loadAverage()
@@ -263,32 +253,14 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	if ferr != nil {
 		return nil, ferr
 	}
-	var both struct{ Known, Fresh honestTimes }
-	if err := json.Unmarshal(out, &both); err != nil {
-		return nil, fmt.Errorf("honest child's timings %q: %w", out, err)
-	}
 	res.known, res.fresh = both.Known, both.Fresh
-	if err := json.Unmarshal(fl, &res.flood); err != nil {
-		return nil, fmt.Errorf("flood child's counts %q: %w", fl, err)
-	}
 	return res, nil
-}
-
-// checksChildProc is a running token-check child.
-type checksChildProc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   bytes.Buffer
 }
 
 // startChecksChild runs this executable as a token-check child of role
 // (flood: until its standard input closes; honest: to its end), with arg
 // (the flood's networks, or the honest tokens' prefix).
-func startChecksChild(ctx context.Context, role, url, arg string) (*checksChildProc, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("%s child: %w", role, err)
-	}
+func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, error) {
 	o := checksOpt
 	args := []string{"-checks-child", role, "-checks-url", url, "-checks-per-net", strconv.Itoa(o.perNet),
 		"-checks-honest", strconv.Itoa(o.honest), "-checks-addr", honestKnownAddr}
@@ -297,34 +269,16 @@ func startChecksChild(ctx context.Context, role, url, arg string) (*checksChildP
 	} else {
 		args = append(args, "-checks-run", arg)
 	}
-	p := &checksChildProc{cmd: exec.CommandContext(ctx, self, args...)}
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, os.Stderr
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		return nil, err
+	c, err := startSelf(ctx, role+" child", args...)
+	if err == nil {
+		c.name = fmt.Sprint("child ", args[:2])
 	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s child: %w", role, err)
-	}
-	return p, nil
-}
-
-// stop closes the child's standard input and waits for its output.
-func (p *checksChildProc) stop() ([]byte, error) {
-	_ = p.stdin.Close()
-	return p.wait()
-}
-
-func (p *checksChildProc) wait() ([]byte, error) {
-	if err := p.cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("child %v: %w", p.cmd.Args[1:3], err)
-	}
-	return p.out.Bytes(), nil
+	return c, err
 }
 
 // runChecksChild is a token-check child (see startChecksChild); it prints
 // its JSON result on stdout and returns the exit code.
 func runChecksChild() int {
-	var out any
 	switch checksChild {
 	case "flood":
 		n, err := strconv.Atoi(checksOpt.networks)
@@ -332,53 +286,20 @@ func runChecksChild() int {
 			fmt.Fprintf(os.Stderr, "benchrss: flood child: %v\n", err)
 			return 2
 		}
-		out = checkFloodChild(checksURL, n, checksOpt.perNet)
-	case "honest":
-		out = checkHonestChild(checksURL, checksAddr, checksRun, checksOpt.honest)
-	default:
-		fmt.Fprintf(os.Stderr, "benchrss: unknown -checks-child %q\n", checksChild)
-		return 2
-	}
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-		return 1
-	}
-	return 0
-}
-
-// checkFloodChild sends made-up bearers, a fresh one with each call, from
-// networks /24s x 4 addresses, perNet goroutines per network, until its
-// standard input closes; a refused call is sent again after 50 ms. It
-// returns the answers by status (0: a transport error).
-func checkFloodChild(url string, networks, perNet int) map[int]int {
-	ctx, stop := context.WithCancel(context.Background())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		stop()
-	}()
-	post := searchPoster(url)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[int]int{}
-	for n := range networks {
-		for a := range 4 {
-			hc := clientFromLoopback(floodAddr(n, a), max(1, perNet/4))
-			for g := range max(1, perNet/4) {
-				wg.Go(func() {
-					for i := 0; ctx.Err() == nil; i++ {
-						status, _, _ := post(ctx, hc, fmt.Sprintf("%s%d-%d-%d-%d", madeUpPrefix, n, a, g, i))
-						mu.Lock()
-						counts[status]++
-						mu.Unlock()
-						if status == http.StatusServiceUnavailable {
-							time.Sleep(50 * time.Millisecond)
-						}
-					}
-				})
+		// Made-up bearers from n /24s x 4 addresses, perNet goroutines
+		// per network; a refused call is sent again after 50 ms.
+		var from []floodSource
+		for nw := range n {
+			for a := range 4 {
+				from = append(from, floodSource{floodAddr(nw, a), fmt.Sprintf("%s%d-%d", madeUpPrefix, nw, a)})
 			}
 		}
+		return printJSON(madeUpFlood(checksURL, from, max(1, checksOpt.perNet/4), 50*time.Millisecond))
+	case "honest":
+		return printJSON(checkHonestChild(checksURL, checksAddr, checksRun, checksOpt.honest))
 	}
-	wg.Wait()
-	return counts
+	fmt.Fprintf(os.Stderr, "benchrss: unknown -checks-child %q\n", checksChild)
+	return 2
 }
 
 // checkHonestChild times the first calls of count never-seen tokens from
@@ -386,7 +307,6 @@ func checkFloodChild(url string, networks, perNet int) map[int]int {
 // many never-seen tokens, each from a network of its own that never showed
 // a good token.
 func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
-	post := searchPoster(url)
 	seq := func(count int, token func(i int) string, client func(i int) *http.Client) honestTimes {
 		h := honestTimes{Statuses: map[int]int{}}
 		for i := range count {
@@ -394,7 +314,7 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 			var conn time.Duration
 			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 				GotConn: func(httptrace.GotConnInfo) { conn = time.Since(start) }})
-			status, ok, _ := post(ctx, client(i), token(i))
+			status, ok, _ := postSearch(ctx, client(i), url, token(i))
 			h.Times = append(h.Times, time.Since(start))
 			h.Connects = append(h.Connects, conn)
 			h.Statuses[status]++
@@ -419,20 +339,10 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	return map[string]honestTimes{"Known": k, "Fresh": fresh}
 }
 
-// runStrangersAndChecks is -strangers: the cached token's check (unless
-// -checks-only), then the token-check floods; 1 when an aim is missed.
-func runStrangersAndChecks(ctx context.Context, bin string, o strangersOptions) int {
-	code := 0
-	if !checksOnly {
-		code = runStrangers(ctx, bin, o)
-	}
-	return max(code, runTokenChecks(ctx, bin, checksOpt))
-}
-
 // runTokenChecks runs the first burst and the floods, prints their tables
 // and returns the exit code: 1 when an aim is missed.
 func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
-	rsURL, stopRS, err := checksRS(o)
+	rsURL, stopRS, err := checksRS(o.reject, o.checkSlow)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: token checks: %v\n", err)
 		return 1
@@ -445,8 +355,7 @@ func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 		return 1
 	}
 	fmt.Printf("\n## First burst: %d parallel calls with a new token from one address, a fresh server, the RS answering the check after %s\n\n", o.burst, o.checkSlow)
-	fmt.Println("| measure | value | bound | verdict |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Print(measureHead)
 	fmt.Printf("| answers by status (-1: a tool error) | %v | 200 >= %d | %s |\n", b.statuses, o.minBurst, verdict(b.ok()))
 	fmt.Printf("| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
 	if !b.ok() {
@@ -473,8 +382,7 @@ func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 
 func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
 	fmt.Fprintf(w, "\n## Made-up bearers from %d /24s (4 addresses and %d goroutines each, the RS rejecting each after %s), honest never-seen tokens beside them from %s on\n\n", r.networks, o.perNet, o.reject, o.warmup)
-	fmt.Fprintln(w, "| measure | value | bound | verdict |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprint(w, measureHead)
 	k, f := r.known, r.fresh
 	fmt.Fprintf(w, "| never-seen tokens from an address that showed a good token: first calls answered | %d of %d | >= %.0f%% | %s |\n",
 		k.Answered, r.honestCount, r.minRatio*100, verdict(float64(k.Answered) >= r.minRatio*float64(r.honestCount)))
