@@ -84,22 +84,16 @@ func runConnFloods(ctx context.Context, bin string) int {
 		return 1
 	}
 	defer stopRS()
-	code := 0
 	per, err := measureConnBytes(ctx, bin, rsURL)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: connection memory: %v\n", err)
+	if exitCode("connection memory", per, err) != 0 {
 		return 1
 	}
-	per.write(os.Stdout)
+	code := 0
 	for _, f := range connFloods {
 		res, err := runConnFlood(ctx, bin, rsURL, f)
+		code = max(code, exitCode(f.name, res, err))
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %s: %v\n", f.name, err)
 			return 1
-		}
-		res.write(os.Stdout)
-		if !res.ok() {
-			code = 1
 		}
 	}
 	return code
@@ -157,20 +151,11 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 		if i%10 == 0 {
 			for _, path := range []string{"/healthz", "/readyz"} {
 				res.adminAsked++
-				if resp, err := adminClient.Get("http://" + admin + path); err == nil {
-					_ = resp.Body.Close()
-					if resp.StatusCode == http.StatusOK {
-						res.adminOK++
-					}
+				if getStatus(ctx, adminClient, "http://"+admin+path) == http.StatusOK {
+					res.adminOK++
 				}
 			}
-			status := 0
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.addr+"/healthz", nil)
-			if resp, err := honest.Do(req); err == nil {
-				_ = resp.Body.Close()
-				status = resp.StatusCode
-			}
-			res.publicHealthz[status]++
+			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz")]++
 		}
 		time.Sleep(connFloodPause)
 	}
@@ -197,6 +182,18 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 func newConnClient(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+// getStatus GETs url and returns the answer's status (0: a transport
+// error).
+func getStatus(ctx context.Context, hc *http.Client, url string) int {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
 
 func (r *connFloodResult) write(w io.Writer) {
@@ -266,6 +263,8 @@ func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult,
 	res.load = loadAverage()
 	return res, nil
 }
+
+func (r *connBytesResult) ok() bool { return true } // a measure without a bound
 
 func (r *connBytesResult) write(w io.Writer) {
 	per := float64(r.idl.RSS-r.before.RSS) / float64(r.conns)

@@ -120,28 +120,17 @@ func main() {
 		// which the measurement reads.
 		log.SetOutput(io.Discard)
 	}
-	if checksChild != "" {
+	switch {
+	case checksChild != "":
 		os.Exit(runChecksChild())
-	}
-	if floodURL != "" {
+	case floodURL != "":
 		os.Exit(runFloodChild(floodURL, o.strangers.addrs, o.strangers.perAddr))
-	}
-	if connFloodAddr != "" {
+	case connFloodAddr != "":
 		os.Exit(runConnFloodChild(connFloodAddr, connFloodShape))
-	}
-	if bareFloorRS != "" {
-		if err := serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if floorRS != "" {
-		if err := serveFloor(context.Background(), floorRS); err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: floor: %v\n", err)
-			os.Exit(1)
-		}
-		return
+	case bareFloorRS != "":
+		os.Exit(floorExit("", serveBareFloor(context.Background(), bareFloorRS, os.Stdin, os.Stdout)))
+	case floorRS != "":
+		os.Exit(floorExit("floor: ", serveFloor(context.Background(), floorRS)))
 	}
 	o.flood.maxRSS = maxMB * 1e6
 	if o.calls < 4 || o.pairs < 4 || o.clients < 1 || o.rounds < 1 || o.perClient < o.rounds {
@@ -159,6 +148,16 @@ func main() {
 	code := runMode(ctx, log, bin, o)
 	cleanup()
 	os.Exit(code)
+}
+
+// floorExit is the exit code of a floor child that served until err, which
+// it prints after prefix.
+func floorExit(prefix string, err error) int {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: %s%v\n", prefix, err)
+		return 1
+	}
+	return 0
 }
 
 // runMode runs what the flags ask for against bin, prints its tables and

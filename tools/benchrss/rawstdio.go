@@ -21,8 +21,8 @@ const (
 	// rawReplyLimit bounds one line the bare stdio client reads; a longer
 	// reply ends the run (the workload's replies are tens of KB).
 	rawReplyLimit = 4 << 20
-	// rawReadBuffer is the size of the bare client's line reader; longer
-	// lines are assembled in its reused line buffer, up to rawReplyLimit.
+	// rawReadBuffer is the first size of the bare client's line buffer,
+	// which grows for longer lines up to rawReplyLimit.
 	rawReadBuffer = 64 << 10
 	// rawSkipLimit bounds the lines without an id (notifications, blank
 	// lines) skipped while waiting for one reply.
@@ -43,16 +43,23 @@ const (
 // half read.
 type rawClient struct {
 	w      io.Writer
-	src    io.Reader // under r, for its read deadline
-	r      *bufio.Reader
-	req    []byte // request line, reused
-	line   []byte // reply line assembled from several reads, reused; at most rawReplyLimit
-	idText []byte // the current id as JSON, reused
+	src    io.Reader      // under lines, for its read deadline
+	lines  *bufio.Scanner // reply lines, at most rawReplyLimit bytes each
+	req    []byte         // request line, reused
+	idText []byte         // the current id as JSON, reused
 	nextID int64
 }
 
 func newRawClient(r io.Reader, w io.Writer) *rawClient {
-	return &rawClient{w: w, src: r, r: bufio.NewReaderSize(r, rawReadBuffer), nextID: 1}
+	lines := bufio.NewScanner(r)
+	lines.Buffer(make([]byte, 0, rawReadBuffer), rawReplyLimit+2)
+	lines.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if atEOF && len(data) > 0 && bytes.IndexByte(data, '\n') < 0 {
+			return 0, nil, io.ErrUnexpectedEOF // a reply cut off
+		}
+		return bufio.ScanLines(data, atEOF)
+	})
+	return &rawClient{w: w, src: r, lines: lines, nextID: 1}
 }
 
 // rawReply is the part of a reply the bare client decodes.
@@ -78,9 +85,6 @@ func (c *rawClient) initialize(ctx context.Context) error {
 	if err := c.roundTrip(ctx, "initialize", []byte(params)); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	if err := setWriteDeadline(ctx, c.w); err != nil {
-		return err
-	}
 	_, err := io.WriteString(c.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	return err
 }
@@ -98,17 +102,8 @@ func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte)
 	id := c.nextID
 	c.nextID++
 	c.idText = strconv.AppendInt(c.idText[:0], id, 10)
-	c.req = append(c.req[:0], `{"jsonrpc":"2.0","id":`...)
-	c.req = append(c.req, c.idText...)
-	c.req = append(c.req, `,"method":"`...)
-	c.req = append(c.req, method...)
-	c.req = append(c.req, `","params":`...)
-	c.req = append(c.req, params...)
-	c.req = append(c.req, "}\n"...)
-	if err := setWriteDeadline(ctx, c.w); err != nil {
-		return err
-	}
-	if err := setReadDeadline(ctx, c.src); err != nil {
+	c.req = fmt.Appendf(c.req[:0], `{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}`+"\n", c.idText, method, params)
+	if err := c.setDeadlines(ctx); err != nil {
 		return err
 	}
 	if _, err := c.w.Write(c.req); err != nil {
@@ -161,52 +156,30 @@ func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 // readLine returns the next line without its line ending. The slice is valid
 // until the next read.
 func (c *rawClient) readLine() ([]byte, error) {
-	c.line = c.line[:0]
-	for { // bounded: each pass adds to a line of at most rawReplyLimit bytes
-		frag, err := c.r.ReadSlice('\n')
-		if len(c.line)+len(frag) > rawReplyLimit+2 {
-			return nil, errReplyTooLong
-		}
-		switch {
-		case err == nil && len(c.line) == 0:
-			return trimEOL(frag), nil
-		case err == nil:
-			c.line = append(c.line, frag...)
-			return trimEOL(c.line), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			c.line = append(c.line, frag...)
-		case errors.Is(err, io.EOF) && len(c.line)+len(frag) > 0:
-			return nil, io.ErrUnexpectedEOF
-		default:
-			return nil, err
-		}
+	if c.lines.Scan() {
+		return c.lines.Bytes(), nil
+	}
+	switch err := c.lines.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, errReplyTooLong
+	case err == nil:
+		return nil, io.EOF
+	default:
+		return nil, err
 	}
 }
 
-// trimEOL drops a trailing "\n" or "\r\n".
-func trimEOL(b []byte) []byte {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.TrimSuffix(b, []byte("\r"))
-}
-
-// deadline is the deadline of ctx, or the zero time (none).
-func deadline(ctx context.Context) time.Time {
+// setDeadlines gives the client's pipes the deadline of ctx (none when it
+// has none), each when it can take one.
+func (c *rawClient) setDeadlines(ctx context.Context) error {
 	d, _ := ctx.Deadline()
-	return d
-}
-
-// setWriteDeadline gives w the deadline of ctx, when w can take one.
-func setWriteDeadline(ctx context.Context, w io.Writer) error {
-	if f, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		return f.SetWriteDeadline(deadline(ctx))
+	if f, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		if err := f.SetWriteDeadline(d); err != nil {
+			return err
+		}
 	}
-	return nil
-}
-
-// setReadDeadline gives r the deadline of ctx, when r can take one.
-func setReadDeadline(ctx context.Context, r io.Reader) error {
-	if f, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
-		return f.SetReadDeadline(deadline(ctx))
+	if f, ok := c.src.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return f.SetReadDeadline(d)
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,17 +100,14 @@ func floodAddr(network, i int) string {
 
 // checkFloodResult is what one flood measured.
 type checkFloodResult struct {
-	networks    int
-	known       honestTimes
-	fresh       honestTimes
-	flood       map[int]int
-	floodFor    time.Duration
-	serverCPU   time.Duration
-	serverPeak  int64
-	load        string
-	minRatio    float64
-	maxP95      time.Duration
-	honestCount int
+	o            tokenCheckOptions
+	networks     int
+	known, fresh honestTimes
+	flood        map[int]int
+	floodFor     time.Duration
+	serverCPU    time.Duration
+	serverPeak   int64
+	load         string
 }
 
 // honestTimes are the honest child's timings of one sequence of tokens.
@@ -122,29 +118,29 @@ type honestTimes struct {
 	Connects []time.Duration `json:"connects"` // of each call, until its connection was had
 }
 
-func (h honestTimes) pct(p int) time.Duration { return pct(h.Times, p) }
-
-// pct is the p-th percentile of ts (nearest rank).
-func pct(ts []time.Duration, p int) time.Duration {
-	if len(ts) == 0 {
-		return 0
-	}
-	t := slices.Sorted(slices.Values(ts))
-	return t[min(len(t)-1, max(0, (len(t)*p+99)/100-1))]
+func (r *checkFloodResult) answeredOK() bool {
+	return float64(r.known.Answered) >= r.o.minRatio*float64(r.o.honest)
 }
 
 func (r *checkFloodResult) ok() bool {
-	return float64(r.known.Answered) >= r.minRatio*float64(r.honestCount) && r.known.pct(95) <= r.maxP95
+	return r.answeredOK() && benchmarks.Percentile(r.known.Times, 95) <= r.o.maxP95
 }
 
 // burstResult is what the first burst measured.
 type burstResult struct {
+	o        tokenCheckOptions
 	statuses map[int]int
 	took     time.Duration
-	minBurst int
 }
 
-func (b *burstResult) ok() bool { return b.statuses[http.StatusOK] >= b.minBurst }
+func (b *burstResult) ok() bool { return b.statuses[http.StatusOK] >= b.o.minBurst }
+
+func (b *burstResult) write(w io.Writer) {
+	fmt.Fprintf(w, "\n## First burst: %d parallel calls with a new token from one address, a fresh server, the RS answering the check after %s\n\n", b.o.burst, b.o.checkSlow)
+	fmt.Fprint(w, measureHead)
+	fmt.Fprintf(w, "| answers by status (-1: a tool error) | %v | 200 >= %d | %s |\n", b.statuses, b.o.minBurst, verdict(b.ok()))
+	fmt.Fprintf(w, "| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
+}
 
 // checksRS serves the demo RS behind the bench's tokens (see
 // honestPrefix), rejecting made-up ones after reject and answering the
@@ -191,7 +187,7 @@ func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*b
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
 	hc := clientFromLoopback("127.97.0.5", o.burst)
-	res := &burstResult{statuses: map[int]int{}, minBurst: o.minBurst}
+	res := &burstResult{o: o, statuses: map[int]int{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -225,7 +221,7 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	if _, ok, err := postSearch(ctx, clientFromLoopback(honestKnownAddr, 1), url, benchmarks.ClientToken); !ok {
 		return nil, fmt.Errorf("the honest address's first call failed: %v", err)
 	}
-	res := &checkFloodResult{networks: networks, minRatio: o.minRatio, maxP95: o.maxP95, honestCount: o.honest}
+	res := &checkFloodResult{o: o, networks: networks}
 	flood, err := startChecksChild(ctx, "flood", url, strconv.Itoa(networks))
 	if err != nil {
 		return nil, err
@@ -348,18 +344,10 @@ func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 		return 1
 	}
 	defer stopRS()
-	code := 0
 	b, err := firstBurst(ctx, bin, rsURL, o)
+	code := exitCode("first burst", b, err)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: first burst: %v\n", err)
 		return 1
-	}
-	fmt.Printf("\n## First burst: %d parallel calls with a new token from one address, a fresh server, the RS answering the check after %s\n\n", o.burst, o.checkSlow)
-	fmt.Print(measureHead)
-	fmt.Printf("| answers by status (-1: a tool error) | %v | 200 >= %d | %s |\n", b.statuses, o.minBurst, verdict(b.ok()))
-	fmt.Printf("| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
-	if !b.ok() {
-		code = 1
 	}
 	for _, f := range strings.Split(o.networks, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -368,30 +356,29 @@ func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 			return 2
 		}
 		r, err := checkFlood(ctx, bin, rsURL, n, o)
+		code = max(code, exitCode(fmt.Sprintf("token-check flood from %d networks", n), r, err))
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchrss: token-check flood from %d networks: %v\n", n, err)
 			return 1
-		}
-		r.write(os.Stdout, o)
-		if !r.ok() {
-			code = 1
 		}
 	}
 	return code
 }
 
-func (r *checkFloodResult) write(w io.Writer, o tokenCheckOptions) {
+func (r *checkFloodResult) write(w io.Writer) {
+	o, k, f := r.o, r.known, r.fresh
+	pct := func(ts []time.Duration, p float64) time.Duration {
+		return benchmarks.Percentile(ts, p).Round(time.Millisecond)
+	}
 	fmt.Fprintf(w, "\n## Made-up bearers from %d /24s (4 addresses and %d goroutines each, the RS rejecting each after %s), honest never-seen tokens beside them from %s on\n\n", r.networks, o.perNet, o.reject, o.warmup)
 	fmt.Fprint(w, measureHead)
-	k, f := r.known, r.fresh
 	fmt.Fprintf(w, "| never-seen tokens from an address that showed a good token: first calls answered | %d of %d | >= %.0f%% | %s |\n",
-		k.Answered, r.honestCount, r.minRatio*100, verdict(float64(k.Answered) >= r.minRatio*float64(r.honestCount)))
+		k.Answered, o.honest, o.minRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same: p50, p95, max | %s, %s, %s | p95 <= %s | %s |\n",
-		k.pct(50).Round(time.Millisecond), k.pct(95).Round(time.Millisecond), k.pct(100).Round(time.Millisecond), r.maxP95, verdict(k.pct(95) <= r.maxP95))
+		pct(k.Times, 50), pct(k.Times, 95), pct(k.Times, 100), o.maxP95, verdict(benchmarks.Percentile(k.Times, 95) <= o.maxP95))
 	fmt.Fprintf(w, "| never-seen tokens, each from a network that never showed one (strangers to the server): answered; p50, p95 | %d of %d; %s, %s | | |\n",
-		f.Answered, len(f.Times), f.pct(50).Round(time.Millisecond), f.pct(95).Round(time.Millisecond))
+		f.Answered, len(f.Times), pct(f.Times, 50), pct(f.Times, 95))
 	fmt.Fprintf(w, "| of which connecting (new connections from the other networks): p95 known; p50, p95 strangers | %s; %s, %s | | |\n",
-		pct(k.Connects, 95).Round(time.Millisecond), pct(f.Connects, 50).Round(time.Millisecond), pct(f.Connects, 95).Round(time.Millisecond))
+		pct(k.Connects, 95), pct(f.Connects, 50), pct(f.Connects, 95))
 	fmt.Fprintf(w, "| honest answers by status (known; strangers) | %v; %v | | |\n", k.Statuses, f.Statuses)
 	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
 	fmt.Fprintf(w, "| the server's CPU time over the flood; its peak RSS | %s; %.0f MB | | |\n", r.serverCPU.Round(10*time.Millisecond), float64(r.serverPeak)/1e6)

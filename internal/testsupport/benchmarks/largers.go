@@ -65,16 +65,10 @@ func (l LargeRS) Handler() http.Handler {
 		id := "p" + strconv.Itoa(i+1)
 		one[id] = encodeRaw(record(id, l.Chars))
 	}
-	schema := encodeRaw(map[string]any{"object": "schema", "bearer": map[string]any{"token_kind": "client"},
-		"connectors": []any{map[string]any{"connector_key": "pages", "streams": []any{map[string]any{"name": "pages"}}}}})
-	notFound := []byte(`{"error":{"type":"invalid_request_error","code":"not_found","message":"no such resource"}}`)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, status := notFound, http.StatusNotFound
+	return scripted(func(r *http.Request) []byte {
 		switch p := r.URL.Path; {
-		case p == "/v1/schema":
-			body, status = schema, http.StatusOK
 		case p == "/v1/streams/pages/records":
-			body, status = list, http.StatusOK
+			return list
 		case strings.HasPrefix(p, "/v1/streams/pages/records/") && strings.HasSuffix(p, "/field-window"):
 			id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/streams/pages/records/"), "/field-window")
 			if _, ok := one[id]; ok && r.URL.Query().Get("field") == "text" {
@@ -82,12 +76,30 @@ func (l LargeRS) Handler() http.Handler {
 				if id == LargeRecordID {
 					chars = l.Records * l.Chars
 				}
-				body, status = l.window(id, text(chars), r), http.StatusOK
+				return l.window(id, text(chars), r)
 			}
 		case strings.HasPrefix(p, "/v1/streams/pages/records/"):
-			if b, ok := one[strings.TrimPrefix(p, "/v1/streams/pages/records/")]; ok {
-				body, status = b, http.StatusOK
-			}
+			return one[strings.TrimPrefix(p, "/v1/streams/pages/records/")]
+		}
+		return nil
+	})
+}
+
+// scripted is the handler of a scripted RS: a client token's schema of its
+// one stream, "pages", at /v1/schema, and elsewhere the body route gives
+// for the request, or 404 not_found when it gives none; every answer JSON
+// with a Content-Length.
+func scripted(route func(r *http.Request) []byte) http.Handler {
+	schema := encodeRaw(map[string]any{"object": "schema", "bearer": map[string]any{"token_kind": "client"},
+		"connectors": []any{map[string]any{"connector_key": "pages", "streams": []any{map[string]any{"name": "pages"}}}}})
+	notFound := []byte(`{"error":{"type":"invalid_request_error","code":"not_found","message":"no such resource"}}`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, status := schema, http.StatusOK
+		if r.URL.Path != "/v1/schema" {
+			body = route(r)
+		}
+		if body == nil {
+			body, status = notFound, http.StatusNotFound
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
@@ -130,4 +142,58 @@ func encodeRaw(v any) []byte {
 		panic(fmt.Sprintf("benchmarks: encoding a scripted answer: %v", err))
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// HostileRS is a scripted resource server whose data is costly to decode,
+// for the decoded-size check: one stream, "pages", of one record, h1, whose
+// field blob is an array of Elements empty objects ([{},{},...], three
+// bytes each) or, with Members set, an object of that many members
+// ({"k0000001":{},...}). Its answers are built once, with a Content-Length:
+//
+//	GET /v1/schema                      a client token's schema
+//	GET /v1/streams/pages/records       a page of the one record (has_more false)
+//	GET /v1/streams/pages/records/h1    the record
+//
+// Any other path is 404 not_found.
+type HostileRS struct {
+	Elements int
+	Members  bool
+}
+
+// HostileRecordID is the id of HostileRS's one record.
+const HostileRecordID = "h1"
+
+// Blob returns the record's blob value.
+func (h HostileRS) Blob() []byte {
+	if !h.Members {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat("{},", h.Elements), ",") + "]")
+	}
+	var b strings.Builder
+	b.Grow(h.Elements*15 + 2)
+	b.WriteByte('{')
+	for i := range h.Elements {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k`)
+		b.WriteString(strconv.Itoa(1_000_000_000 + i)[1:])
+		b.WriteString(`":{}`)
+	}
+	b.WriteByte('}')
+	return []byte(b.String())
+}
+
+// Handler builds every answer and returns the handler serving them.
+func (h HostileRS) Handler() http.Handler {
+	record := []byte(`{"object":"record","id":"` + HostileRecordID + `","stream":"pages","connection_id":"cin_pages","emitted_at":"2026-01-01T00:00:00Z","data":{"title":"hostile","blob":` + string(h.Blob()) + `}}`)
+	list := []byte(`{"object":"list","data":[` + string(record) + `],"has_more":false,"next_cursor":null}`)
+	return scripted(func(r *http.Request) []byte {
+		switch r.URL.Path {
+		case "/v1/streams/pages/records":
+			return list
+		case "/v1/streams/pages/records/" + HostileRecordID:
+			return record
+		}
+		return nil
+	})
 }

@@ -16,12 +16,3 @@ func ProcessCPU() (time.Duration, bool) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
-
-// CPUBudget is a CPU-time bound as a test asserts it: d, or ten times d
-// under the race detector.
-func CPUBudget(d time.Duration) time.Duration {
-	if RaceEnabled {
-		return 10 * d
-	}
-	return d
-}

@@ -28,3 +28,12 @@ func Eventually(within time.Duration, cond func() bool) bool {
 		time.Sleep(pollEvery)
 	}
 }
+
+// CPUBudget is a CPU-time bound as a test asserts it: d, or ten times d
+// under the race detector.
+func CPUBudget(d time.Duration) time.Duration {
+	if RaceEnabled {
+		return 10 * d
+	}
+	return d
+}
