@@ -50,13 +50,10 @@ var connFloods = []connFlood{
 // connFloodResult is what one flood measured.
 type connFloodResult struct {
 	flood         connFlood
-	calls         int
-	answered      int
-	p50, p95      time.Duration
-	statuses      map[int]int // the honest calls' statuses (0: transport error)
-	held          int64       // the flood's connections it believes open at the end
-	serverFDs     int         // the server's open file descriptors at the end
-	adminOK       int         // admin /healthz and /readyz answered 200
+	searchTimes         // the verified token's calls
+	held          int64 // the flood's connections it believes open at the end
+	serverFDs     int   // the server's open file descriptors at the end
+	adminOK       int   // admin /healthz and /readyz answered 200
 	adminAsked    int
 	publicHealthz map[int]int // /healthz on a new public connection, by status
 	peak, rss     int64       // the server's VmHWM and VmRSS at the end
@@ -64,7 +61,11 @@ type connFloodResult struct {
 }
 
 func (r *connFloodResult) ok() bool {
-	return float64(r.answered) >= r.flood.minRatio*float64(r.calls) && r.adminOK == r.adminAsked
+	return r.answeredOK() && r.adminOK == r.adminAsked
+}
+
+func (r *connFloodResult) answeredOK() bool {
+	return float64(r.answered) >= r.flood.minRatio*connFloodCalls
 }
 
 // connFloodCalls is how many calls the verified token makes under each
@@ -137,17 +138,9 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 		_, _ = flood.wait(true)
 		return nil, err
 	}
-	res := &connFloodResult{flood: f, calls: connFloodCalls, statuses: map[int]int{}, publicHealthz: map[int]int{}}
-	var times []time.Duration
+	res := &connFloodResult{flood: f, publicHealthz: map[int]int{}}
 	adminClient := &http.Client{Timeout: 10 * time.Second}
-	for i := range connFloodCalls {
-		start := time.Now()
-		status, ok, _ := postSearch(ctx, honest, url, benchmarks.ClientToken)
-		times = append(times, time.Since(start))
-		res.statuses[status]++
-		if ok {
-			res.answered++
-		}
+	res.searchTimes = timedSearches(ctx, honest, url, benchmarks.ClientToken, connFloodCalls, connFloodPause, func(i int) {
 		if i%10 == 0 {
 			for _, path := range []string{"/healthz", "/readyz"} {
 				res.adminAsked++
@@ -157,9 +150,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 			}
 			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz")]++
 		}
-		time.Sleep(connFloodPause)
-	}
-	res.p50, res.p95 = medianP95(times)
+	})
 	m, err := readMemory(c.cmd.Process.Pid)
 	if err != nil {
 		_, _ = flood.wait(true)
@@ -200,7 +191,7 @@ func (r *connFloodResult) write(w io.Writer) {
 	f := r.flood
 	fmt.Fprintf(w, "## Held connections: %s\n\n", f.name)
 	fmt.Fprint(w, strings.Replace(measureHead, "bound", "aim", 1))
-	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, r.calls, r.statuses, f.minRatio*100, verdict(float64(r.answered) >= f.minRatio*float64(r.calls)))
+	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, connFloodCalls, r.statuses, f.minRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same: p50, p95 | %s, %s | | |\n", r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond))
 	fmt.Fprintf(w, "| admin listener /healthz and /readyz answered 200 | %d of %d | all | %s |\n", r.adminOK, r.adminAsked, verdict(r.adminOK == r.adminAsked))
 	fmt.Fprintf(w, "| /healthz on a new public connection, by status | %v | | |\n", r.publicHealthz)
@@ -212,7 +203,6 @@ func (r *connFloodResult) write(w io.Writer) {
 
 // connBytesResult is the per-connection memory measure.
 type connBytesResult struct {
-	conns       int
 	before, idl memory
 	load        string
 }
@@ -234,7 +224,7 @@ func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult,
 		return nil, err
 	}
 	time.Sleep(time.Second)
-	res := &connBytesResult{conns: connBytesConns}
+	res := &connBytesResult{}
 	if res.before, err = readMemory(c.cmd.Process.Pid); err != nil {
 		return nil, err
 	}
@@ -267,11 +257,11 @@ func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult,
 func (r *connBytesResult) ok() bool { return true } // a measure without a bound
 
 func (r *connBytesResult) write(w io.Writer) {
-	per := float64(r.idl.RSS-r.before.RSS) / float64(r.conns)
+	per := float64(r.idl.RSS-r.before.RSS) / connBytesConns
 	fmt.Fprintf(w, "## Memory of idle kept-alive connections\n\n")
 	fmt.Fprintln(w, "| measure | value |")
 	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| the server's RSS before, with %d idle connections | %.1f MB, %.1f MB |\n", r.conns, float64(r.before.RSS)/1e6, float64(r.idl.RSS)/1e6)
+	fmt.Fprintf(w, "| the server's RSS before, with %d idle connections | %.1f MB, %.1f MB |\n", connBytesConns, float64(r.before.RSS)/1e6, float64(r.idl.RSS)/1e6)
 	fmt.Fprintf(w, "| per connection | %.1f KiB |\n", per/1024)
 	fmt.Fprintf(w, "| load average | %s |\n\n", r.load)
 }
@@ -416,11 +406,9 @@ func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened f
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-time.After(d):
 	}
 }
 

@@ -34,10 +34,11 @@ func readMemory(pid int) (memory, error) {
 // parseStatus extracts VmRSS and VmHWM from the text of /proc/<pid>/status.
 func parseStatus(s string) (memory, error) {
 	var m memory
-	var haveRSS, havePeak bool
+	want := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.Peak}
 	for _, line := range strings.Split(s, "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
+		name, rest, _ := strings.Cut(line, ":")
+		into := want[name]
+		if into == nil {
 			continue
 		}
 		f := strings.Fields(rest)
@@ -48,13 +49,10 @@ func parseStatus(s string) (memory, error) {
 		if err != nil {
 			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
 		}
-		if name == "VmRSS" {
-			m.RSS, haveRSS = kb*1024, true
-		} else {
-			m.Peak, havePeak = kb*1024, true
-		}
+		*into = kb * 1024
+		delete(want, name)
 	}
-	if !haveRSS || !havePeak {
+	if len(want) > 0 {
 		return memory{}, errors.New("no VmRSS/VmHWM in /proc status")
 	}
 	return m, nil

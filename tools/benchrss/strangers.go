@@ -33,14 +33,12 @@ type strangersOptions struct {
 
 // strangersResult is what the check measured.
 type strangersResult struct {
-	opt              strangersOptions
-	idleP50, idleP95 time.Duration
-	p50, p95         time.Duration
-	answered         int
-	flood            map[int]int // the flood's answers by status (0: transport error)
-	floodFor         time.Duration
-	serverCPU        time.Duration // the server's CPU time over the flood
-	load             string        // the load average when the flood ended
+	opt         strangersOptions
+	idle, under searchTimes // the verified token's searches, idle and under the flood
+	flood       map[int]int // the flood's answers by status (0: transport error)
+	floodFor    time.Duration
+	serverCPU   time.Duration // the server's CPU time over the flood
+	load        string        // the load average when the flood ended
 }
 
 // strangersFloor is the least idle p95 the bound is a multiple of: a few
@@ -64,24 +62,11 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	defer c.stop()
 	url := "http://" + c.addr + "/mcp"
 	honest := clientFromLoopback("127.0.0.250", 4)
-	timed := func() (p50, p95 time.Duration, answered int) {
-		var times []time.Duration
-		for range o.calls {
-			start := time.Now()
-			if _, ok, _ := postSearch(ctx, honest, url, benchmarks.ClientToken); ok {
-				answered++
-			}
-			times = append(times, time.Since(start))
-			time.Sleep(20 * time.Millisecond)
-		}
-		p50, p95 = medianP95(times)
-		return p50, p95, answered
-	}
 	if _, ok, err := postSearch(ctx, honest, url, benchmarks.ClientToken); !ok {
 		return nil, fmt.Errorf("first verified call failed: %v", err)
 	}
 	res := &strangersResult{opt: o}
-	res.idleP50, res.idleP95, _ = timed()
+	res.idle = timedSearches(ctx, honest, url, benchmarks.ClientToken, o.calls, 20*time.Millisecond, nil)
 
 	// The flood runs in a child process of its own (this executable with
 	// -strangers-flood-child), so its goroutines share the machine's cores
@@ -96,7 +81,7 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	start := time.Now()
 	cpu0, _ := readCPU(c.cmd.Process.Pid)
 	time.Sleep(2 * time.Second) // the flood reaches its stride
-	res.p50, res.p95, res.answered = timed()
+	res.under = timedSearches(ctx, honest, url, benchmarks.ClientToken, o.calls, 20*time.Millisecond, nil)
 	if err := flood.decode(true, "flood child's counts", &res.flood); err != nil {
 		return nil, err
 	}
@@ -106,11 +91,35 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	return res, nil
 }
 
-// medianP95 returns the median and the 95th percentile of times, as the
-// searches timed beside a flood are reported (sorting times).
-func medianP95(times []time.Duration) (time.Duration, time.Duration) {
+// searchTimes are timed searches' median and 95th percentile times, their
+// HTTP statuses (0: a transport error) and how many were answered.
+type searchTimes struct {
+	p50, p95 time.Duration
+	statuses map[int]int
+	answered int
+}
+
+// timedSearches makes n (at least 1) searches with token through hc, one
+// after another, each followed by each(i) (when not nil) and a pause.
+func timedSearches(ctx context.Context, hc *http.Client, url, token string, n int, pause time.Duration, each func(i int)) searchTimes {
+	s := searchTimes{statuses: map[int]int{}}
+	var times []time.Duration
+	for i := range n {
+		start := time.Now()
+		status, ok, _ := postSearch(ctx, hc, url, token)
+		times = append(times, time.Since(start))
+		s.statuses[status]++
+		if ok {
+			s.answered++
+		}
+		if each != nil {
+			each(i)
+		}
+		time.Sleep(pause)
+	}
 	slices.Sort(times)
-	return times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	s.p50, s.p95 = times[len(times)/2], times[max(len(times)*95/100-1, 0)]
+	return s
 }
 
 // maxConnsPerAddr bounds the connections of one flood address: 100
@@ -129,21 +138,21 @@ func clientFromLoopback(ip string, conns int) *http.Client {
 func (r *strangersResult) ok() bool { return r.answeredOK() && r.fastOK() }
 
 func (r *strangersResult) answeredOK() bool {
-	return float64(r.answered) >= r.opt.minRatio*float64(r.opt.calls)
+	return float64(r.under.answered) >= r.opt.minRatio*float64(r.opt.calls)
 }
 
 func (r *strangersResult) fastOK() bool {
-	return float64(r.p95) <= r.opt.maxSlow*float64(max(r.idleP95, strangersFloor))
+	return float64(r.under.p95) <= r.opt.maxSlow*float64(max(r.idle.p95, strangersFloor))
 }
 
 func (r *strangersResult) write(w io.Writer) {
 	o := r.opt
 	fmt.Fprintf(w, "## Made-up bearers: %d addresses x %d goroutines, the RS rejecting each after %s, beside a verified token\n\n", o.addrs, o.perAddr, o.reject)
 	fmt.Fprint(w, measureHead)
-	fmt.Fprintf(w, "| the verified token's %d searches, idle: p50, p95 | %s, %s | | |\n", o.calls, r.idleP50.Round(time.Millisecond), r.idleP95.Round(time.Millisecond))
-	fmt.Fprintf(w, "| the same under the flood: answered | %d of %d | >= %.0f%% | %s |\n", r.answered, o.calls, o.minRatio*100, verdict(r.answeredOK()))
+	fmt.Fprintf(w, "| the verified token's %d searches, idle: p50, p95 | %s, %s | | |\n", o.calls, r.idle.p50.Round(time.Millisecond), r.idle.p95.Round(time.Millisecond))
+	fmt.Fprintf(w, "| the same under the flood: answered | %d of %d | >= %.0f%% | %s |\n", r.under.answered, o.calls, o.minRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same under the flood: p50, p95 | %s, %s | p95 <= %.1f x max(idle p95, %s) | %s |\n",
-		r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond), o.maxSlow, strangersFloor, verdict(r.fastOK()))
+		r.under.p50.Round(time.Millisecond), r.under.p95.Round(time.Millisecond), o.maxSlow, strangersFloor, verdict(r.fastOK()))
 	fmt.Fprintf(w, "| the flood's answers by status over %s | %v | | |\n", r.floodFor.Round(100*time.Millisecond), r.flood)
 	answers := 0
 	for _, n := range r.flood {
