@@ -204,8 +204,9 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	return 0
 }
 
-// serverBinary returns bin, or builds the server into a temporary
-// directory that cleanup removes.
+// serverBinary returns bin, or builds ./cmd/pdpp-mcp-server of the module
+// around the working directory into a temporary directory that cleanup
+// removes.
 func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, func(), error) {
 	if bin != "" {
 		return bin, func() {}, nil
@@ -215,14 +216,23 @@ func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, fu
 		return "", nil, err
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
-	root, err := moduleRoot(ctx)
-	if err != nil {
-		cleanup()
-		return "", nil, err
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	mod := strings.TrimSpace(string(out))
+	switch {
+	case err != nil:
+		err = fmt.Errorf("go env GOMOD: %w", err)
+	case mod == "" || mod == os.DevNull:
+		err = errors.New("run benchrss from inside the pdpp-mcp module")
+	default:
+		bin = filepath.Join(tmp, "pdpp-mcp-server")
+		log.Info("building the server", "module", filepath.Dir(mod))
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pdpp-mcp-server")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = filepath.Dir(mod), os.Stderr, os.Stderr
+		if err = cmd.Run(); err != nil {
+			err = fmt.Errorf("go build ./cmd/pdpp-mcp-server: %w", err)
+		}
 	}
-	bin = filepath.Join(tmp, "pdpp-mcp-server")
-	log.Info("building the server", "module", root)
-	if err := buildServer(ctx, root, bin); err != nil {
+	if err != nil {
 		cleanup()
 		return "", nil, err
 	}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -106,30 +104,6 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-// buildServer builds ./cmd/pdpp-mcp-server of the module in dir into out.
-func buildServer(ctx context.Context, moduleDir, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/pdpp-mcp-server")
-	cmd.Dir = moduleDir
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/pdpp-mcp-server: %w", err)
-	}
-	return nil
-}
-
-// moduleRoot returns the directory of the main module (where go.mod is).
-func moduleRoot(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run benchrss from inside the pdpp-mcp module")
-	}
-	return filepath.Dir(mod), nil
 }
 
 // listenAddr matches the HTTP server's startup log line, e.g.

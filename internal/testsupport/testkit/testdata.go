@@ -1,9 +1,11 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"testing"
 )
 
 // moduleRoot is the folder holding the module's go.mod, found by walking up
@@ -41,3 +43,19 @@ func Testdata(parts ...string) string {
 // SamplesDir is the folder of captured reference-RS responses, with their
 // index (_index.json) and README.
 func SamplesDir() string { return Testdata("pdpp-samples") }
+
+// RunInTempDir is a TestMain body for a package whose tests share files
+// built once per test binary: it makes a temporary folder (its name
+// starting with prefix), stores its path in *dir, runs the tests, removes
+// the folder and exits with the tests' code.
+func RunInTempDir(m *testing.M, prefix string, dir *string) {
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*dir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
