@@ -143,12 +143,7 @@ type burstCheck struct {
 }
 
 func (c *burstCheck) ok() bool {
-	for _, r := range c.runs {
-		if !c.runOK(r) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(c.runs, func(r *burstRun) bool { return !c.runOK(r) })
 }
 
 func (c *burstCheck) write(w io.Writer) {

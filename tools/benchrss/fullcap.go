@@ -229,12 +229,7 @@ type fullcapRuns struct {
 }
 
 func (f *fullcapRuns) ok() bool {
-	for _, r := range f.runs {
-		if !r.ok() {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(f.runs, func(r *fullcapRun) bool { return !r.ok() })
 }
 
 func (f *fullcapRuns) write(w io.Writer) {

@@ -95,15 +95,11 @@ func parseStat(s string) (time.Duration, error) {
 // loadAverage returns the first three fields of /proc/loadavg (1, 5 and 15
 // minute load averages), or "unknown".
 func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
+	b, _ := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); len(f) >= 3 {
+		return strings.Join(f[:3], " ")
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return "unknown"
 }
 
 // listenAddr matches the HTTP server's startup log line, e.g.
@@ -157,14 +153,9 @@ func (w *listenWatcher) Write(p []byte) (int, error) {
 	}
 	w.seen += len(p)
 	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(w.buf[:i])
-		w.buf = w.buf[i+1:]
-		if addr, ok, err := parseListenAddr(line); ok {
+	for line, rest, ok := bytes.Cut(w.buf, []byte("\n")); ok; line, rest, ok = bytes.Cut(w.buf, []byte("\n")) {
+		w.buf = rest
+		if addr, ok, err := parseListenAddr(string(line)); ok {
 			w.settle(listenResult{addr, err})
 			return len(p), nil
 		}

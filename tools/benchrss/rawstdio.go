@@ -221,11 +221,8 @@ func (c *rawChild) close() {
 	stopChild(c.cmd, c.exited)
 }
 
-// wrap adds the end of the child's stderr to err.
+// wrap adds the end of the child's stderr to err (not nil).
 func (c *rawChild) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
 	return fmt.Errorf("%w (raw stdio child's stderr ends: %q)", err, c.stderr.String())
 }
 

@@ -94,10 +94,6 @@ const (
 	honestFreshNets = "127.98.%d.1"
 )
 
-func floodAddr(network, i int) string {
-	return fmt.Sprintf("127.%d.%d.%d", 100+network/200, network%200, 1+i)
-}
-
 // checkFloodResult is what one flood measured.
 type checkFloodResult struct {
 	o            tokenCheckOptions
@@ -287,7 +283,7 @@ func runChecksChild() int {
 		var from []floodSource
 		for nw := range n {
 			for a := range 4 {
-				from = append(from, floodSource{floodAddr(nw, a), fmt.Sprintf("%s%d-%d", madeUpPrefix, nw, a)})
+				from = append(from, floodSource{fmt.Sprintf("127.%d.%d.%d", 100+nw/200, nw%200, 1+a), fmt.Sprintf("%s%d-%d", madeUpPrefix, nw, a)})
 			}
 		}
 		return printJSON(madeUpFlood(checksURL, from, max(1, checksOpt.perNet/4), 50*time.Millisecond))
@@ -303,14 +299,15 @@ func runChecksChild() int {
 // many never-seen tokens, each from a network of its own that never showed
 // a good token.
 func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
-	seq := func(count int, token func(i int) string, client func(i int) *http.Client) honestTimes {
+	// seq times count first calls of the tokens prefix+kind+"-"+i.
+	seq := func(count int, kind string, client func(i int) *http.Client) honestTimes {
 		h := honestTimes{Statuses: map[int]int{}}
 		for i := range count {
 			start := time.Now()
 			var conn time.Duration
 			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 				GotConn: func(httptrace.GotConnInfo) { conn = time.Since(start) }})
-			status, ok, _ := postSearch(ctx, client(i), url, token(i))
+			status, ok, _ := postSearch(ctx, client(i), url, fmt.Sprintf("%s%s-%d", prefix, kind, i))
 			h.Times = append(h.Times, time.Since(start))
 			h.Connects = append(h.Connects, conn)
 			h.Statuses[status]++
@@ -323,15 +320,12 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	}
 	knownClient := clientFromLoopback(known, 1)
 	var fresh honestTimes
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fresh = seq(max(1, count/2), func(i int) string { return fmt.Sprintf("%sfresh-%d", prefix, i) },
-			func(i int) *http.Client { return clientFromLoopback(fmt.Sprintf(honestFreshNets, 1+i), 1) })
-	}()
-	k := seq(count, func(i int) string { return fmt.Sprintf("%sknown-%d", prefix, i) },
-		func(int) *http.Client { return knownClient })
-	<-done
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		fresh = seq(max(1, count/2), "fresh", func(i int) *http.Client { return clientFromLoopback(fmt.Sprintf(honestFreshNets, 1+i), 1) })
+	})
+	k := seq(count, "known", func(int) *http.Client { return knownClient })
+	wg.Wait()
 	return map[string]honestTimes{"Known": k, "Fresh": fresh}
 }
 
