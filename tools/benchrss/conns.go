@@ -19,12 +19,9 @@ import (
 )
 
 // The connection floods of -strangers: a flood child holds kept-alive
-// connections from many loopback addresses (each served one /healthz, then
-// idle, asking again now and then, and opened again whenever the server
-// closes or refuses it), while this process times a verified token's
-// calls, each on a new connection, from an address the flood does not
-// use. The server runs with its default flags; its admin listener is
-// asked too.
+// connections from many loopback addresses (see runConnFloodChild) while
+// this process times a verified token's calls, each on a new connection,
+// from an address the flood does not use, and asks the admin listener.
 
 // connFlood is one flood shape and its aim.
 type connFlood struct {
@@ -301,10 +298,9 @@ func askHealthz(cn net.Conn, addr string) error {
 	return nil
 }
 
-// connFloodChildFlag makes benchrss hold the connections of one flood
+// connFloodChildFlag makes benchrss the flood child of one flood
 // (-conns-flood-shape "networks,addrs,perAddr") against the host:port it
-// names until its standard input closes: it prints "opened" once every
-// connection was opened once, then, at the end, how many were open.
+// names (see runConnFloodChild).
 const (
 	connFloodChildFlag = "conns-flood-child"
 	connFloodShapeFlag = "conns-flood-shape"
@@ -336,7 +332,8 @@ func waitOpened(ch *selfChild, within time.Duration) error {
 // connection, networks x addrs x perAddr in all) keeps one connection
 // open: it opens it, asks /healthz, then asks again every connFloodAsk,
 // and opens a new one 100 ms after the server closes or refuses it, until
-// stdin closes.
+// stdin closes. It prints "opened" once every connection was opened once,
+// then, at the end, how many were open.
 func runConnFloodChild(addr, shape string) int {
 	var n [3]int
 	parts := strings.Split(shape, ",")
@@ -353,8 +350,14 @@ func runConnFloodChild(addr, shape string) int {
 		n[i] = v
 	}
 	total := n[0] * n[1] * n[2]
-	if err := checkFileLimit(uint64(total) + 256); err != nil {
-		fmt.Fprintf(os.Stderr, "benchrss: %v\n", err)
+	// The Go runtime raised the soft limit of open files to the hard one.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Fprintf(os.Stderr, "benchrss: reading the file limit: %v\n", err)
+		return 1
+	}
+	if need := uint64(total) + 256; lim.Cur < need {
+		fmt.Fprintf(os.Stderr, "benchrss: the flood needs %d open files, the hard limit is %d (raise it with ulimit -Hn)\n", need, lim.Max)
 		return 1
 	}
 	ctx := stdinContext()
@@ -410,17 +413,4 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
-}
-
-// checkFileLimit says why this process cannot open need files, if it
-// cannot: the Go runtime raised its soft limit to the hard one at start.
-func checkFileLimit(need uint64) error {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("reading the file limit: %w", err)
-	}
-	if lim.Cur < need {
-		return fmt.Errorf("the flood needs %d open files, the hard limit is %d (raise it with ulimit -Hn)", need, lim.Max)
-	}
-	return nil
 }

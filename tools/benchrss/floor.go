@@ -77,11 +77,10 @@ func (f *floorChildren) close() {
 	if f.mcp != nil {
 		_ = f.mcp.Close()
 	}
-	if f.raw != nil {
-		f.raw.close()
-	}
-	if f.bare != nil {
-		f.bare.close()
+	for _, c := range []*rawChild{f.raw, f.bare} {
+		if c != nil {
+			c.close()
+		}
 	}
 }
 

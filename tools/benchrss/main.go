@@ -516,24 +516,6 @@ func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]b
 	return params
 }
 
-// startRawChild runs bin with args (in this process's environment, as the
-// mcp-go stdio client does) and makes the bare client's handshake; name
-// names the child in errors.
-func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
-	raw, err := startRawChild(ctx, bin, args)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	ictx, cancel := m.callCtx(ctx)
-	defer cancel()
-	if err := raw.initialize(ictx); err != nil {
-		err = raw.wrap(err)
-		raw.close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return raw, nil
-}
-
 // http starts the server in HTTP mode, times it to its listen log line and
 // to the first initialize reply, runs the one-client pairs, then the
 // concurrent load through the adapter and directly.

@@ -75,9 +75,6 @@ type rawReply struct {
 	} `json:"result"`
 }
 
-// errReplyTooLong is returned for a reply line over rawReplyLimit.
-var errReplyTooLong = fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
-
 // initialize makes the initialize handshake: the request, its reply, then
 // notifications/initialized.
 func (c *rawClient) initialize(ctx context.Context) error {
@@ -161,7 +158,7 @@ func (c *rawClient) readLine() ([]byte, error) {
 	}
 	switch err := c.lines.Err(); {
 	case errors.Is(err, bufio.ErrTooLong):
-		return nil, errReplyTooLong
+		return nil, fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
 	case err == nil:
 		return nil, io.EOF
 	default:
@@ -193,25 +190,34 @@ type rawChild struct {
 	exited chan error // receives the result of cmd.Wait
 }
 
-// startRawChild runs bin with args in this process's environment.
-func startRawChild(ctx context.Context, bin string, args []string) (*rawChild, error) {
+// startRawChild runs bin with args in this process's environment (as the
+// mcp-go stdio client does) and makes the bare client's handshake; name
+// names the child in errors.
+func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = os.Environ()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	tail := &tailBuffer{}
 	cmd.Stderr = tail
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stdin: stdin, stderr: tail, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
+	ictx, cancel := m.callCtx(ctx)
+	defer cancel()
+	if err := c.initialize(ictx); err != nil {
+		err = c.wrap(err)
+		c.close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return c, nil
 }
 

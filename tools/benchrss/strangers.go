@@ -198,14 +198,13 @@ func postMCP(ctx context.Context, hc *http.Client, url, token, version string, b
 	return resp.StatusCode, b, err
 }
 
-// strangersFloodChildFlag makes benchrss run the made-up bearer flood
-// against the /mcp URL it names until its standard input closes, then print
-// the flood's answers by status as JSON and exit.
+// strangersFloodChildFlag makes benchrss the flood child (runFloodChild)
+// against the /mcp URL it names.
 const strangersFloodChildFlag = "strangers-flood-child"
 
 // runFloodChild is the flood child: addrs loopback addresses x perAddr
-// goroutines (see madeUpFlood), then the answers by status as JSON on
-// stdout.
+// goroutines (see madeUpFlood) until its standard input closes, then the
+// answers by status as JSON on stdout.
 func runFloodChild(url string, addrs, perAddr int) int {
 	var from []floodSource
 	for a := range addrs {
