@@ -190,37 +190,25 @@ type Checker struct {
 // New returns a Checker reading through client; token yields the bearer of
 // the current call (the same source client sends).
 func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
-	if opt.TTL <= 0 {
-		opt.TTL = DefaultTTL
-	}
-	if opt.MaxEntries <= 0 {
-		opt.MaxEntries = DefaultMaxEntries
-	}
-	if opt.MaxInFlight <= 0 {
-		opt.MaxInFlight = DefaultMaxInFlight
-	}
-	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimeout
-	}
-	if opt.ChecksPerSecond <= 0 {
-		opt.ChecksPerSecond = DefaultChecksPerSecond
-	}
-	if opt.CheckBurst <= 0 {
-		opt.CheckBurst = DefaultCheckBurst
-	}
-	if opt.MaxClients <= 0 {
-		opt.MaxClients = DefaultMaxClients
-	}
 	c := &Checker{
-		rs: client, token: token, timeout: opt.Timeout, ttl: opt.TTL,
-		flights: newFlights(opt.MaxInFlight),
-		rates:   newClientRates(opt.ChecksPerSecond, opt.CheckBurst, opt.MaxClients),
-		now:     time.Now,
+		rs: client, token: token, timeout: orDefault(opt.Timeout, DefaultTimeout), ttl: orDefault(opt.TTL, DefaultTTL),
+		flights: newFlights(orDefault(opt.MaxInFlight, DefaultMaxInFlight)),
+		rates: newClientRates(orDefault(opt.ChecksPerSecond, DefaultChecksPerSecond),
+			orDefault(opt.CheckBurst, DefaultCheckBurst), orDefault(opt.MaxClients, DefaultMaxClients)),
+		now: time.Now,
 	}
-	c.cache = newCache(opt.MaxEntries, c.clock)
+	c.cache = newCache(orDefault(opt.MaxEntries, DefaultMaxEntries), c.clock)
 	c.rejected = newCache(MaxRejectedEntries, c.clock)
 	c.strikes = newCache(MaxRejectedEntries, c.clock)
 	return c
+}
+
+// orDefault is v, or def when v is not positive.
+func orDefault[T int | float64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // clock reads c.now, which tests may replace before first use.
