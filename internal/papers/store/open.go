@@ -133,22 +133,13 @@ func needsImmutable(err error) bool {
 
 // check verifies the schema and records the optional parts.
 func (s *Store) check(ctx context.Context) error {
-	tables := map[string]bool{}
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+	names, err := s.strings(ctx, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
 	if err != nil {
 		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return err
-		}
+	tables := map[string]bool{}
+	for _, name := range names {
 		tables[name] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
 	serr := &SchemaError{Path: s.path}
 	for _, t := range requiredTables {
@@ -157,7 +148,7 @@ func (s *Store) check(ctx context.Context) error {
 		}
 	}
 	if tables["paper"] {
-		cols, err := s.columns(ctx, "paper")
+		cols, err := s.strings(ctx, "SELECT name FROM pragma_table_info(?)", "paper")
 		if err != nil {
 			return err
 		}
@@ -173,23 +164,6 @@ func (s *Store) check(ctx context.Context) error {
 	}
 	s.hasBibTeX = tables["paper_bibtex"]
 	return nil
-}
-
-func (s *Store) columns(ctx context.Context, table string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	return cols, rows.Err()
 }
 
 // cleanSQLiteError shortens the driver's message for a file that is not a
