@@ -100,11 +100,9 @@ func fetchFailed(err error, what, paperID string) *toolError {
 	var fe *assets.FetchError
 	if errors.As(err, &fe) {
 		te.Fields["reason"] = fe.Reason
-		if fe.Status != 0 {
-			te.Fields["http_status"] = fe.Status
-		}
 		te.Message = fmt.Sprintf("the %s of paper %s could not be loaded: %s", what, paperID, strings.ReplaceAll(fe.Reason, "_", " "))
 		if fe.Status != 0 {
+			te.Fields["http_status"] = fe.Status
 			te.Message += fmt.Sprintf(" (HTTP %d)", fe.Status)
 		}
 	} else {

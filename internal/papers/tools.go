@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -239,36 +240,21 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 		}
 	}
-	if err != nil {
-		te := h.assetFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID)
-		if te.Code == CodeServerBusy {
-			return "", "", te
+	if err != nil || !json.Valid(raw) {
+		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID,
+			Message: fmt.Sprintf("the summary of paper %s in template %s is not valid JSON", p.ID, tpl)}
+		if err != nil {
+			if te = h.assetFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID); te.Code == CodeServerBusy {
+				return "", "", te
+			}
 		}
 		te.Template, te.Available = tpl, p.Templates
-		if others := without(p.Templates, tpl); len(others) > 0 {
-			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
-		}
-		return "", "", te
-	}
-	if !json.Valid(raw) {
-		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID, Template: tpl, Available: p.Templates,
-			Message: fmt.Sprintf("the summary of paper %s in template %s is not valid JSON", p.ID, tpl)}
-		if others := without(p.Templates, tpl); len(others) > 0 {
+		if others := slices.DeleteFunc(slices.Clone(p.Templates), func(t string) bool { return t == tpl }); len(others) > 0 {
 			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
 		}
 		return "", "", te
 	}
 	return tpl, string(raw), nil
-}
-
-func without(list []string, drop string) []string {
-	var out []string
-	for _, v := range list {
-		if v != drop {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // GetPaperSource serves get_paper_source.
