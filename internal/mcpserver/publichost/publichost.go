@@ -2,6 +2,7 @@ package publichost
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -27,10 +28,8 @@ func Problem(host string) string {
 			return "is in the reserved local domain ." + suffix
 		}
 	}
-	for _, m := range metadataHosts {
-		if name == m {
-			return "is a cloud metadata service"
-		}
+	if slices.Contains(metadataHosts, name) {
+		return "is a cloud metadata service"
 	}
 	return ""
 }
@@ -106,10 +105,8 @@ func AddrProblem(ip netip.Addr) string {
 		return "is not a unicast address"
 	}
 	if ip.Is4() {
-		for _, m := range metadataAddrs {
-			if ip == m {
-				return "is a cloud metadata service"
-			}
+		if slices.Contains(metadataAddrs, ip) {
+			return "is a cloud metadata service"
 		}
 		for _, p := range nonPublic4 {
 			if p.Contains(ip) {

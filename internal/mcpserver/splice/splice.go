@@ -77,7 +77,7 @@ func Value(ctx context.Context, raw []byte, release func()) any {
 	if release == nil {
 		release = func() {}
 	}
-	release = onceFunc(release)
+	release = sync.OnceFunc(release)
 	raw = bytes.TrimSpace(raw)
 	s := FromContext(ctx)
 	if s == nil || !utf8.Valid(raw) {
@@ -174,7 +174,7 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 	parts = append(parts, b[start:])
 	size += int64(len(b) - start)
 	if len(taken) > 0 {
-		done = onceFunc(func() {
+		done = sync.OnceFunc(func() {
 			s.mu.Lock()
 			var rel []func()
 			for _, id := range taken {
@@ -227,10 +227,4 @@ func (s *Store) Close() {
 	for _, r := range taken {
 		r()
 	}
-}
-
-// onceFunc wraps f so that only its first call runs it.
-func onceFunc(f func()) func() {
-	var once sync.Once
-	return func() { once.Do(f) }
 }

@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,16 +74,8 @@ func New(cfg Config) (*Loader, error) {
 	if cfg.Dir == "" && cfg.BaseURL == "" {
 		return nil, errors.New("assets: give a local asset folder, a base URL, or both")
 	}
-	l := &Loader{timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, client: cfg.Client}
-	if l.timeout <= 0 {
-		l.timeout = DefaultTimeout
-	}
-	if l.maxBytes <= 0 {
-		l.maxBytes = DefaultMaxBytes
-	}
-	if l.client == nil {
-		l.client = &http.Client{}
-	}
+	l := &Loader{timeout: cmp.Or(max(cfg.Timeout, 0), DefaultTimeout), maxBytes: cmp.Or(max(cfg.MaxBytes, 0), DefaultMaxBytes),
+		client: cmp.Or(cfg.Client, &http.Client{})}
 	if cfg.Dir != "" {
 		root, err := os.OpenRoot(cfg.Dir)
 		if err != nil {

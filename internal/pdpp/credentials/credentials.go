@@ -91,9 +91,7 @@ func (e *Expiry) UnmarshalJSON(b []byte) error {
 		*e = Expiry(s)
 	default:
 		var n json.Number
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
+		if err := json.Unmarshal(b, &n); err != nil {
 			return fmt.Errorf("expires_at must be an RFC 3339 string or unix seconds: %w", err)
 		}
 		*e = Expiry(n.String())

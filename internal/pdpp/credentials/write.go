@@ -62,31 +62,22 @@ func Write(cacheRoot string, f File) (string, error) {
 	if err != nil {
 		return "", failed(err)
 	}
-	tmpName := tmp.Name()
-	committed := false
-	defer func() {
-		if !committed {
-			_ = os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
 		return "", failed(err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return "", failed(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return "", failed(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", failed(err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return "", failed(err)
-	}
-	committed = true
 	return path, nil
 }

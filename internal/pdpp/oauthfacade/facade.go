@@ -1,6 +1,7 @@
 package oauthfacade
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,23 +99,14 @@ func New(cfg Config) (*Facade, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: DefaultTimeout}
 	}
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
 	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, now: time.Now,
-		slots: make(chan struct{}, cfg.MaxConcurrent)}
+		slots: make(chan struct{}, cmp.Or(max(cfg.MaxConcurrent, 0), DefaultMaxConcurrent))}
 	f.meta = docache.New(docache.Config[metadata]{
 		Fetch: func(ctx context.Context) (metadata, error) {
 			doc, ep, err := f.fetch(ctx)
 			return metadata{doc, ep}, err
 		},
-		TTL: cfg.TTL, Timeout: DefaultTimeout, FailMemo: failMemo,
+		TTL: cmp.Or(max(cfg.TTL, 0), DefaultTTL), Timeout: DefaultTimeout, FailMemo: failMemo,
 		Now:    func() time.Time { return f.now() },
 		Logger: cfg.Logger, Name: "oauth facade: provider authorization server metadata",
 	})
@@ -347,15 +339,16 @@ func unavailable(w http.ResponseWriter, why string) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	write(w, status, "application/json", b)
 }
 
 func writeText(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	write(w, status, "text/plain; charset=utf-8", []byte(msg+"\n"))
+}
+
+func write(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg+"\n")
+	_, _ = w.Write(body)
 }
