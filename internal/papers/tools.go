@@ -264,8 +264,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 		return fail, nil
 	}
 	if p.SourceHash == "" {
-		no := false
-		res := textResult{PaperID: p.ID, Available: &no, Reason: CodeSourceNotAvailable}
+		res := textResult{PaperID: p.ID, Available: new(false), Reason: CodeSourceNotAvailable}
 		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
 		return mcp.NewToolResultStructured(res, text), nil
 	}
@@ -273,8 +272,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 	if terr != nil {
 		return terr.result(), nil
 	}
-	yes := true
-	res := textResult{PaperID: p.ID, Available: &yes, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
+	res := textResult{PaperID: p.ID, Available: new(true), TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
 	return structuredWithText(res, c.Text), nil
 }
 

@@ -39,15 +39,8 @@ const (
 )
 
 func (v Verdict) String() string {
-	switch v {
-	case Client:
-		return "client"
-	case Owner:
-		return "owner"
-	case Rejected:
-		return "rejected"
-	case Unusable:
-		return "unusable"
+	if names := [...]string{"unavailable", "client", "owner", "rejected", "unusable"}; v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
 	return "unavailable"
 }
