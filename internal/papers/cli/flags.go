@@ -92,6 +92,9 @@ func (o *opened) Close() {
 
 // open opens the snapshot read-only and the assets, and builds the server.
 func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
+	if err := s.checkServer(); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(s.snapshot)
 	if err != nil {
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
@@ -103,11 +106,6 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 	if err != nil {
 		st.Close()
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
-	}
-	if err := s.checkServer(); err != nil {
-		loader.Close()
-		st.Close()
-		return nil, err
 	}
 	lim := inflight.New(s.inFlightMax)
 	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -250,10 +251,8 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 		return errors.New("at least one summary is required")
 	}
 	var preferredMD string
-	for _, s := range p.Summaries {
-		if s.Template == p.Preferred {
-			preferredMD = s.Markdown
-		}
+	if i := slices.IndexFunc(p.Summaries, func(s Summary) bool { return s.Template == p.Preferred }); i >= 0 {
+		preferredMD = p.Summaries[i].Markdown
 	}
 	if preferredMD == "" {
 		return fmt.Errorf("preferred template %q has no summary", p.Preferred)
@@ -308,13 +307,8 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 			}
 		}
 	}
-	langs := make([]string, 0, len(p.Translations))
-	for lang := range p.Translations {
-		langs = append(langs, lang)
-	}
-	slices.Sort(langs)
 	var translated []string
-	for _, lang := range langs {
+	for _, lang := range slices.Sorted(maps.Keys(p.Translations)) {
 		md := p.Translations[lang]
 		h := ContentHash(md)
 		if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_translation (paper_id, lang, md_content_hash) VALUES (?, ?, ?)", id, strings.ToLower(lang), h); err != nil {
