@@ -69,14 +69,8 @@ type HTTPFlags struct {
 // The port is the one usual for a Prometheus exporter.
 const DefaultAdminListen = "127.0.0.1:9464"
 
-// Register defines --listen, --allowed-origins, --allowed-hosts,
-// --public-base-url, --cors, --max-body-bytes, --max-batch-items,
-// --max-reply-bytes, --max-concurrent-requests, --request-timeout, --write-timeout, --drain-delay,
-// --shutdown-timeout, --admin-listen, --metrics-listen, --body-read-timeout, --max-body-readers and
-// --max-body-readers-per-client, --max-body-readers-per-prefix, --min-body-rate,
-// --trusted-proxies, --forwarded-header, --max-unverified-requests,
-// --max-conns-per-network, --max-conns-per-address and --max-conns, read
-// from <envPrefix>LISTEN and so on.
+// Register defines the flags of HTTPFlags (--listen, --allowed-origins and
+// the rest, as listed below), read from <envPrefix>LISTEN and so on.
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
