@@ -90,19 +90,17 @@ func pageResult(page store.Page, limit, offset int) searchResult {
 // searchText is the text content of a search page: one numbered entry per
 // paper with its id and snippet, and how to get the next page.
 func searchText(res searchResult, what, tool string) string {
-	var b strings.Builder
 	papers := "papers"
 	if res.Total == 1 {
 		papers = "paper"
 	}
 	switch {
 	case res.Total == 0:
-		fmt.Fprintf(&b, "No papers %s.", what)
-		return b.String()
+		return fmt.Sprintf("No papers %s.", what)
 	case len(res.Results) == 0:
-		fmt.Fprintf(&b, "Found %d %s %s, none at offset %d.", res.Total, papers, what, res.Offset)
-		return b.String()
+		return fmt.Sprintf("Found %d %s %s, none at offset %d.", res.Total, papers, what, res.Offset)
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "Found %d %s %s; showing %d-%d.", res.Total, papers, what, res.Offset+1, res.Offset+len(res.Results))
 	switch {
 	case res.NextOffset != nil:
