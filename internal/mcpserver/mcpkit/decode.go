@@ -2,6 +2,7 @@ package mcpkit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -245,9 +246,7 @@ func specFor(t reflect.Type) *argsSpec {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = sf.Name
-		}
+		name = cmp.Or(name, sf.Name)
 		spec.byName[name] = len(spec.fields)
 		spec.names = append(spec.names, name)
 		spec.fields = append(spec.fields, fieldSpec{

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -60,9 +61,7 @@ func (s *snapshotFlags) check() error {
 
 // checkServer checks the flags of registerServer.
 func (s *snapshotFlags) checkServer() error {
-	if s.inFlightMax == 0 {
-		s.inFlightMax = papers.DefaultMaxInFlightBytes
-	}
+	s.inFlightMax = cmp.Or(s.inFlightMax, papers.DefaultMaxInFlightBytes)
 	if s.inFlightMax < papers.MinMaxInFlightBytes {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must be at least %d (a text at the largest max_chars), got %d", papers.MinMaxInFlightBytes, s.inFlightMax)
 	}

@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,10 +208,7 @@ func Path(cacheRoot, providerURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cacheRoot == "" {
-		cacheRoot = DefaultCacheRoot
-	}
-	return filepath.Join(cacheRoot, "clients", name), nil
+	return filepath.Join(cmp.Or(cacheRoot, DefaultCacheRoot), "clients", name), nil
 }
 
 // sameProvider compares two provider URLs by scheme, host (both
@@ -329,15 +327,12 @@ func Load(cacheRoot, providerURL string, now time.Time) (Token, error) {
 		AccessToken: tok,
 		TokenType:   "Bearer",
 		GrantID:     f.Credential.GrantID,
-		Scope:       f.Credential.Scope,
+		Scope:       cmp.Or(f.Credential.Scope, f.Scope),
 		ProviderURL: providerURL,
 		Path:        path,
 	}
 	if set {
 		t.ExpiresAt = exp
-	}
-	if t.Scope == "" {
-		t.Scope = f.Scope
 	}
 	if runtime.GOOS != "windows" && info.Mode().Perm()&0o077 != 0 {
 		t.Warning = fmt.Sprintf("credential file %s is readable by group or others (mode %04o); restrict it with `chmod 600 %s`",

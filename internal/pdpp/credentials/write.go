@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,9 +43,7 @@ func Write(cacheRoot string, f File) (string, error) {
 	if len(f.Client) > 0 && !json.Valid(f.Client) {
 		return "", bad("client is not valid JSON")
 	}
-	if f.CreatedAt == "" {
-		f.CreatedAt = time.Now().UTC().Format(time.RFC3339)
-	}
+	f.CreatedAt = cmp.Or(f.CreatedAt, time.Now().UTC().Format(time.RFC3339))
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return "", bad("cannot encode the file: %v", err)

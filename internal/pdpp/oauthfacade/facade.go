@@ -99,10 +99,7 @@ func New(cfg Config) (*Facade, error) {
 	if cfg.Issuer == nil {
 		return nil, errors.New("oauth facade: no provider issuer")
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: DefaultTimeout}
-	}
-	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, now: time.Now,
+	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cmp.Or(cfg.Client, &http.Client{Timeout: DefaultTimeout}), now: time.Now,
 		slots: make(chan struct{}, cmp.Or(max(cfg.MaxConcurrent, 0), DefaultMaxConcurrent))}
 	f.meta = docache.New(docache.Config[metadata]{
 		Fetch: f.fetch,
