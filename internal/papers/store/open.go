@@ -178,9 +178,6 @@ func cleanSQLiteError(err error) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Path is the snapshot file the store reads.
-func (s *Store) Path() string { return s.path }
-
 // Immutable reports whether the file had to be opened with immutable=1
 // (a WAL-mode snapshot in a directory the process cannot write).
 func (s *Store) Immutable() bool { return s.immutable }
