@@ -266,13 +266,10 @@ func (c *Checker) Check(ctx context.Context) Result {
 	}
 }
 
-// keep caches a verdict for as long as it may be trusted: client and owner
-// verdicts for the TTL; a rejection only when its code is a listed
-// token-level one: for RejectedTTL when the grant ended (grant_*) or the
-// RS rejected the token before (within StrikeMemory), for
-// FirstRejectedTTL on a first rejection otherwise, and for at most
-// SuspectRejectedTTL right after RS trouble; Unusable and Unavailable
-// verdicts not at all.
+// keep caches a verdict for as long as it may be trusted (see RejectedTTL
+// and the TTLs after it): client and owner verdicts for the TTL, a
+// rejection only when its code is a listed token-level one, Unusable and
+// Unavailable verdicts not at all.
 func (c *Checker) keep(key [32]byte, r Result) {
 	switch r.Verdict {
 	case Client, Owner:
