@@ -108,9 +108,6 @@ func (l *Loader) Close() error {
 	return nil
 }
 
-// Timeout is the bound of one HTTP fetch.
-func (l *Loader) Timeout() time.Duration { return l.timeout }
-
 // CheckPath reports whether rel is a safe relative asset path: forward
 // slashes, no empty, "." or ".." segment, no leading slash, no backslash
 // or NUL.

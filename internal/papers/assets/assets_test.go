@@ -202,7 +202,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Timeout() != DefaultTimeout {
-		t.Fatalf("default timeout %s", l.Timeout())
+	if l.timeout != DefaultTimeout {
+		t.Fatalf("default timeout %s", l.timeout)
 	}
 }
