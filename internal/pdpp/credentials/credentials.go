@@ -189,16 +189,12 @@ func FileName(providerURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	for _, c := range u.Host {
+	return strings.Map(func(c rune) rune {
 		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('_')
+			return c
 		}
-	}
-	b.WriteString(".json")
-	return b.String(), nil
+		return '_'
+	}, u.Host) + ".json", nil
 }
 
 // Path returns <cacheRoot>/clients/<FileName(providerURL)>; an empty

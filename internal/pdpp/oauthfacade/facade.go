@@ -125,11 +125,9 @@ func CheckSource(s string) error {
 		}
 		return nil
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-' {
-			continue
-		}
+	if strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-')
+	}) >= 0 {
 		return fmt.Errorf("oauth source %q: a connector id holds only letters, digits and . _ : -", s)
 	}
 	return nil
