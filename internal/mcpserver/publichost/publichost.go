@@ -20,7 +20,7 @@ func Problem(host string) string {
 	if len(labels) < 2 {
 		return "is a single-label name, which resolves to local or internal hosts"
 	}
-	if last := labels[len(labels)-1]; allDigits(last) || strings.HasPrefix(last, "0x") {
+	if last := labels[len(labels)-1]; strings.TrimLeft(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
 		return "is a numeric address in a non-canonical form"
 	}
 	for _, suffix := range localSuffixes {
@@ -142,24 +142,10 @@ func dnsName(s string) bool {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
+			strings.TrimLeft(label, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
 		}
 	}
 	return true
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
