@@ -3,6 +3,7 @@ package papers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -54,9 +55,7 @@ func (e *toolError) structured() map[string]any {
 	if e.Lang != "" {
 		m["lang"] = e.Lang
 	}
-	for k, v := range e.Fields {
-		m[k] = v
-	}
+	maps.Copy(m, e.Fields)
 	return m
 }
 

@@ -141,12 +141,7 @@ func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
 
 // adminAddr is the admin listener's address: --metrics-listen when set,
 // else --admin-listen.
-func (h *HTTPFlags) adminAddr() string {
-	if h.MetricsListen != "" {
-		return h.MetricsListen
-	}
-	return h.AdminListen
-}
+func (h *HTTPFlags) adminAddr() string { return cmp.Or(h.MetricsListen, h.AdminListen) }
 
 // Metrics returns this server's instruments (one private registry per
 // HTTPFlags), or nil when the admin listener is off.
