@@ -3,6 +3,7 @@ package papers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -54,9 +55,7 @@ func (e *toolError) structured() map[string]any {
 	if e.Lang != "" {
 		m["lang"] = e.Lang
 	}
-	for k, v := range e.Fields {
-		m[k] = v
-	}
+	maps.Copy(m, e.Fields)
 	return m
 }
 
@@ -100,11 +99,9 @@ func fetchFailed(err error, what, paperID string) *toolError {
 	var fe *assets.FetchError
 	if errors.As(err, &fe) {
 		te.Fields["reason"] = fe.Reason
-		if fe.Status != 0 {
-			te.Fields["http_status"] = fe.Status
-		}
 		te.Message = fmt.Sprintf("the %s of paper %s could not be loaded: %s", what, paperID, strings.ReplaceAll(fe.Reason, "_", " "))
 		if fe.Status != 0 {
+			te.Fields["http_status"] = fe.Status
 			te.Message += fmt.Sprintf(" (HTTP %d)", fe.Status)
 		}
 	} else {

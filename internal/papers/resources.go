@@ -111,16 +111,6 @@ func (h *Handlers) ReadPaperMetadataResource(ctx context.Context, req mcp.ReadRe
 // ReadPaperSummaryResource reads paper://{paper_id}/summary, the preferred
 // template.
 func (h *Handlers) ReadPaperSummaryResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	return h.readSummary(ctx, req)
-}
-
-// ReadPaperSummaryByTemplateResource reads
-// paper://{paper_id}/summary/{template}.
-func (h *Handlers) ReadPaperSummaryByTemplateResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	return h.readSummary(ctx, req)
-}
-
-func (h *Handlers) readSummary(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	u, p, err := h.resourcePaper(ctx, req, KindSummary)
 	if err != nil {
 		return nil, err
@@ -131,6 +121,12 @@ func (h *Handlers) readSummary(ctx context.Context, req mcp.ReadResourceRequest)
 	}
 	c := truncate(body, DefaultMaxChars, resourceHint("get_paper_summary"))
 	return textContents(req, "application/json", c.Text), nil
+}
+
+// ReadPaperSummaryByTemplateResource reads
+// paper://{paper_id}/summary/{template}.
+func (h *Handlers) ReadPaperSummaryByTemplateResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	return h.ReadPaperSummaryResource(ctx, req)
 }
 
 // ReadPaperSourceResource reads paper://{paper_id}/source.

@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 
@@ -42,15 +43,8 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Store == nil || cfg.Assets == nil {
 		return nil, errors.New("papers: a store and an asset loader are required")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	lim := cfg.InFlight
-	if lim == nil {
-		lim = inflight.New(DefaultMaxInFlightBytes)
-	}
-	return &Handlers{store: cfg.Store, assets: cfg.Assets, log: log, inflight: lim}, nil
+	return &Handlers{store: cfg.Store, assets: cfg.Assets, log: cmp.Or(cfg.Logger, slog.Default()),
+		inflight: cmp.Or(cfg.InFlight, inflight.New(DefaultMaxInFlightBytes))}, nil
 }
 
 // ServerOptions name the MCP server.
@@ -63,10 +57,6 @@ type ServerOptions struct {
 // h, instructions from spec/papers.instructions.md, tools and resources
 // only (what the hosted transport requires).
 func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
-	name := opt.Name
-	if name == "" {
-		name = papertools.ServerName
-	}
 	opts := append(mcpkit.CacheHints(),
 		server.WithInstructions(papertools.Instructions),
 		server.WithToolCapabilities(false),
@@ -84,7 +74,7 @@ func NewServer(h *Handlers, opt ServerOptions) *server.MCPServer {
 		transport.RequestGuard(transport.RequestBounds{
 			ResourceURIBytes: papertools.MaxResourceURIBytes, ToolNameBytes: papertools.MaxToolNameBytes}),
 	)
-	s := server.NewMCPServer(name, opt.Version, opts...)
+	s := server.NewMCPServer(cmp.Or(opt.Name, papertools.ServerName), opt.Version, opts...)
 	papertools.Register(s, h, h, mcpkit.RegisterOptions{ArgErrorResult: ArgErrorResult})
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -89,19 +90,17 @@ func pageResult(page store.Page, limit, offset int) searchResult {
 // searchText is the text content of a search page: one numbered entry per
 // paper with its id and snippet, and how to get the next page.
 func searchText(res searchResult, what, tool string) string {
-	var b strings.Builder
 	papers := "papers"
 	if res.Total == 1 {
 		papers = "paper"
 	}
 	switch {
 	case res.Total == 0:
-		fmt.Fprintf(&b, "No papers %s.", what)
-		return b.String()
+		return fmt.Sprintf("No papers %s.", what)
 	case len(res.Results) == 0:
-		fmt.Fprintf(&b, "Found %d %s %s, none at offset %d.", res.Total, papers, what, res.Offset)
-		return b.String()
+		return fmt.Sprintf("Found %d %s %s, none at offset %d.", res.Total, papers, what, res.Offset)
 	}
+	var b strings.Builder
 	fmt.Fprintf(&b, "Found %d %s %s; showing %d-%d.", res.Total, papers, what, res.Offset+1, res.Offset+len(res.Results))
 	switch {
 	case res.NextOffset != nil:
@@ -239,36 +238,21 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 		}
 	}
-	if err != nil {
-		te := h.assetFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID)
-		if te.Code == CodeServerBusy {
-			return "", "", te
+	if err != nil || !json.Valid(raw) {
+		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID,
+			Message: fmt.Sprintf("the summary of paper %s in template %s is not valid JSON", p.ID, tpl)}
+		if err != nil {
+			if te = h.assetFailed(err, fmt.Sprintf("summary (template %s)", tpl), p.ID); te.Code == CodeServerBusy {
+				return "", "", te
+			}
 		}
 		te.Template, te.Available = tpl, p.Templates
-		if others := without(p.Templates, tpl); len(others) > 0 {
-			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
-		}
-		return "", "", te
-	}
-	if !json.Valid(raw) {
-		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID, Template: tpl, Available: p.Templates,
-			Message: fmt.Sprintf("the summary of paper %s in template %s is not valid JSON", p.ID, tpl)}
-		if others := without(p.Templates, tpl); len(others) > 0 {
+		if others := slices.DeleteFunc(slices.Clone(p.Templates), func(t string) bool { return t == tpl }); len(others) > 0 {
 			te.Next = fmt.Sprintf("Another template may load: %s.", strings.Join(others, ", "))
 		}
 		return "", "", te
 	}
 	return tpl, string(raw), nil
-}
-
-func without(list []string, drop string) []string {
-	var out []string
-	for _, v := range list {
-		if v != drop {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // GetPaperSource serves get_paper_source.
@@ -278,8 +262,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 		return fail, nil
 	}
 	if p.SourceHash == "" {
-		no := false
-		res := textResult{PaperID: p.ID, Available: &no, Reason: CodeSourceNotAvailable}
+		res := textResult{PaperID: p.ID, Available: new(false), Reason: CodeSourceNotAvailable}
 		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
 		return mcp.NewToolResultStructured(res, text), nil
 	}
@@ -287,8 +270,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 	if terr != nil {
 		return terr.result(), nil
 	}
-	yes := true
-	res := textResult{PaperID: p.ID, Available: &yes, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
+	res := textResult{PaperID: p.ID, Available: new(true), TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
 	return structuredWithText(res, c.Text), nil
 }
 

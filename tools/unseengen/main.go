@@ -47,8 +47,8 @@ const blockBits = 256
 func main() {
 	out := flag.String("out", "table.go", "file to write")
 	flag.Parse()
-	var blocks [][4]uint64
-	seen := map[[4]uint64]int{}
+	blocks := [][4]uint64{{}} // the empty bitmap is block 0, so only other blocks are listed
+	seen := map[[4]uint64]int{{}: 0}
 	index := make([]byte, (unicode.MaxRune+1)/blockBits)
 	di, hidden := 0, 0
 	for k := range index {
@@ -79,15 +79,21 @@ func main() {
 	src.WriteString("package unseen\n\nimport \"unicode\"\n\n")
 	fmt.Fprintf(&src, "// tableUnicodeVersion is the Unicode version the table was derived from.\nconst tableUnicodeVersion = %q\n\n", unicode.Version)
 	fmt.Fprintf(&src, "// tableDefaultIgnorable and tableHidden count the table's default\n// ignorable code points and all its hidden ones.\nconst (\n\ttableDefaultIgnorable = %d\n\ttableHidden = %d\n)\n\n", di, hidden)
-	src.WriteString("// hiddenIndex names, for each block of 256 code points (r>>8), its\n// bitmap in hiddenBlocks.\nvar hiddenIndex = [unicode.MaxRune>>8 + 1]uint8{\n")
-	for k := 0; k < len(index); k += 16 {
-		src.WriteString("\t")
-		for _, c := range index[k:min(k+16, len(index))] {
-			fmt.Fprintf(&src, "%d, ", c)
+	src.WriteString("// hiddenIndex names, for each block of 256 code points (r>>8), its\n// bitmap in hiddenBlocks; blocks not listed hide nothing (bitmap 0).\nvar hiddenIndex = [unicode.MaxRune>>8 + 1]uint8{\n")
+	listed := 0
+	for k, c := range index {
+		if c == 0 {
+			continue
 		}
-		src.WriteString("\n")
+		if listed%8 == 0 {
+			src.WriteString("\t")
+		}
+		fmt.Fprintf(&src, "%#04x: %d, ", k, c)
+		if listed++; listed%8 == 0 {
+			src.WriteString("\n")
+		}
 	}
-	src.WriteString("}\n\n// hiddenBlocks are the distinct bitmaps (the rest zero, so a byte of\n// hiddenIndex always names one): bit r&255 of a block is set when that\n// code point is hidden wherever it stands.\nvar hiddenBlocks = [256][4]uint64{\n")
+	src.WriteString("\n}\n\n// hiddenBlocks are the distinct bitmaps, the empty one first (the rest\n// zero, so a byte of hiddenIndex always names one): bit r&255 of a block\n// is set when that code point is hidden wherever it stands.\nvar hiddenBlocks = [256][4]uint64{\n")
 	for _, b := range blocks {
 		fmt.Fprintf(&src, "\t{%#016x, %#016x, %#016x, %#016x},\n", b[0], b[1], b[2], b[3])
 	}

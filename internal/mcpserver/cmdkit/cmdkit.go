@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,14 +135,24 @@ func (f *FlagSet) Str(p *string, name, envName, def, usage string) {
 // else to def. A value ParseBool refuses is a usage error naming the variable,
 // never read as false.
 func (f *FlagSet) Bool(p *bool, name, envName string, def bool, usage string) error {
-	if v := f.env.Getenv(envName); envName != "" && v != "" {
-		b, err := ParseBool(v)
-		if err != nil {
-			return Fail(ExitUsage, "%s=%q: %v", envName, v, err)
-		}
-		def = b
-	}
+	err := fromEnv(f, envName, &def, ParseBool, "%s=%q: %v")
 	f.BoolVar(p, name, def, withEnvName(usage, envName))
+	return err
+}
+
+// fromEnv sets *def to $envName parsed, when it is named and set; a value
+// parse refuses is a usage error formatted with the name, the value and the
+// parse error.
+func fromEnv[T any](f *FlagSet, envName string, def *T, parse func(string) (T, error), format string) error {
+	v := f.env.Getenv(envName)
+	if envName == "" || v == "" {
+		return nil
+	}
+	x, err := parse(v)
+	if err != nil {
+		return Fail(ExitUsage, format, envName, v, err)
+	}
+	*def = x
 	return nil
 }
 
@@ -159,28 +170,17 @@ func ParseBool(s string) (bool, error) {
 
 // Dur defines a duration flag defaulting to $envName when set.
 func (f *FlagSet) Dur(p *time.Duration, name, envName string, def time.Duration, usage string) error {
-	if v := f.env.Getenv(envName); envName != "" && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return Fail(ExitUsage, "%s=%q is not a duration such as 30s", envName, v)
-		}
-		def = d
-	}
+	err := fromEnv(f, envName, &def, time.ParseDuration, "%[1]s=%[2]q is not a duration such as 30s")
 	f.DurationVar(p, name, def, withEnvName(usage, envName))
-	return nil
+	return err
 }
 
 // Int64 defines an integer flag defaulting to $envName when set.
 func (f *FlagSet) Int64(p *int64, name, envName string, def int64, usage string) error {
-	if v := f.env.Getenv(envName); envName != "" && v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return Fail(ExitUsage, "%s=%q is not an integer", envName, v)
-		}
-		def = n
-	}
+	parse := func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+	err := fromEnv(f, envName, &def, parse, "%[1]s=%[2]q is not an integer")
 	f.Int64Var(p, name, def, withEnvName(usage, envName))
-	return nil
+	return err
 }
 
 // Parse parses args: --help gives flag.ErrHelp, a bad flag a usage error.
@@ -275,12 +275,8 @@ func (p Program) dispatch(ctx context.Context, env Env, log *slog.Logger) error 
 		return cmd(ctx, env, log, args)
 	}
 	// One line, not buried under the usage text.
-	names := make([]string, 0, len(p.Commands)+1)
-	for n := range p.Commands {
-		names = append(names, n)
-	}
-	names = append(names, "version")
-	sort.Strings(names)
+	names := append(slices.Collect(maps.Keys(p.Commands)), "version")
+	slices.Sort(names)
 	return Fail(ExitUsage, "unknown command %q (commands: %s); run %q for usage", name, strings.Join(names, ", "), p.Name+" --help")
 }
 

@@ -1,6 +1,7 @@
 package docache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,25 +65,14 @@ type Cache[T any] struct {
 
 // New returns a cache with cfg's zero fields set to their defaults.
 func New[T any](cfg Config[T]) *Cache[T] {
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.FailMemo <= 0 {
-		cfg.FailMemo = DefaultFailMemo
-	}
-	cfg.FailMemo = min(cfg.FailMemo, cfg.TTL)
-	if cfg.StaleWait <= 0 {
-		cfg.StaleWait = DefaultStaleWait
-	}
+	cfg.TTL = cmp.Or(max(cfg.TTL, 0), DefaultTTL)
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), DefaultTimeout)
+	cfg.FailMemo = min(cmp.Or(max(cfg.FailMemo, 0), DefaultFailMemo), cfg.TTL)
+	cfg.StaleWait = cmp.Or(max(cfg.StaleWait, 0), DefaultStaleWait)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	return &Cache[T]{cfg: cfg}
 }
 
@@ -95,6 +85,14 @@ func (c *Cache[T]) Get(ctx context.Context) (T, error) {
 	c.mu.Lock()
 	now := c.cfg.Now()
 	val, have := c.val, c.have
+	// fallback answers a failure: with the previous document when there is one.
+	fallback := func(err error) (T, error) {
+		if have {
+			return val, nil
+		}
+		var zero T
+		return zero, err
+	}
 	switch {
 	case have && (now.Sub(c.fetched) < c.cfg.TTL || c.running):
 		// Fresh, or a refresh is already in flight: the requests that started
@@ -104,11 +102,7 @@ func (c *Cache[T]) Get(ctx context.Context) (T, error) {
 	case !c.failed.IsZero() && now.Sub(c.failed) < c.cfg.FailMemo:
 		err := c.failErr
 		c.mu.Unlock()
-		if have {
-			return val, nil
-		}
-		var zero T
-		return zero, err
+		return fallback(err)
 	}
 	c.mu.Unlock()
 
@@ -124,19 +118,11 @@ func (c *Cache[T]) Get(ctx context.Context) (T, error) {
 		if r.Err == nil {
 			return r.Val.(T), nil
 		}
-		if have {
-			return val, nil
-		}
-		var zero T
-		return zero, r.Err
+		return fallback(r.Err)
 	case <-wait:
 		return val, nil
 	case <-ctx.Done():
-		if have {
-			return val, nil
-		}
-		var zero T
-		return zero, ctx.Err()
+		return fallback(ctx.Err())
 	}
 }
 

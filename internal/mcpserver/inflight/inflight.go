@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -217,12 +218,7 @@ func (l *Limiter) grantHeadLocked(t *tenant) {
 }
 
 func (l *Limiter) leaveTurnLocked(t *tenant) {
-	for i, u := range l.turn {
-		if u == t {
-			l.turn = append(l.turn[:i:i], l.turn[i+1:]...)
-			return
-		}
-	}
+	l.turn = slices.DeleteFunc(l.turn, func(u *tenant) bool { return u == t })
 }
 
 // take reserves n bytes for the tenant key, waiting within ctx unless
@@ -259,12 +255,7 @@ func (l *Limiter) take(ctx context.Context, key string, n int64, wait bool) erro
 		l.waited(w.since)
 		return nil
 	}
-	for i, u := range t.waiters {
-		if u == w {
-			t.waiters = append(t.waiters[:i:i], t.waiters[i+1:]...)
-			break
-		}
-	}
+	t.waiters = slices.DeleteFunc(t.waiters, func(u *waiter) bool { return u == w })
 	if len(t.waiters) == 0 {
 		l.leaveTurnLocked(t)
 	}

@@ -2,6 +2,7 @@ package mcpkit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,11 +72,7 @@ func DecodeArgs(args any, dst any) *ArgError {
 
 	for i, f := range spec.fields {
 		value := values[i]
-		present := value != nil
-		if present && bytes.Equal(value, []byte("null")) {
-			present = false
-		}
-		if !present {
+		if value == nil || bytes.Equal(value, []byte("null")) {
 			if f.required {
 				return &ArgError{Field: f.name, Code: CodeMissingArgument, Message: f.name + " is required"}
 			}
@@ -208,14 +205,11 @@ func unknownMessage(name string, valid []string) string {
 // quoted as they are, so "got 1.5" reads plainly for an integer field.
 func describeValue(raw json.RawMessage) string {
 	trimmed := bytes.TrimSpace(raw)
-	switch kind := jsonKind(trimmed); kind {
-	case "an array":
+	switch kind := jsonKind(trimmed); {
+	case kind == "an array":
 		return "an array holding another type"
-	case "a number":
-		if len(trimmed) <= 24 {
-			return string(trimmed)
-		}
-		return kind
+	case kind == "a number" && len(trimmed) <= 24:
+		return string(trimmed)
 	default:
 		return kind
 	}
@@ -252,9 +246,7 @@ func specFor(t reflect.Type) *argsSpec {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = sf.Name
-		}
+		name = cmp.Or(name, sf.Name)
 		spec.byName[name] = len(spec.fields)
 		spec.names = append(spec.names, name)
 		spec.fields = append(spec.fields, fieldSpec{

@@ -1,6 +1,7 @@
 package mcpkit
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -55,10 +56,7 @@ func DefaultArgErrorResult(e *ArgError) *mcp.CallToolResult {
 }
 
 func errorLine(e *ArgError) string {
-	tool := e.Tool
-	if tool == "" {
-		tool = "this tool"
-	}
+	tool := cmp.Or(e.Tool, "this tool")
 	if e.Field == "" {
 		return fmt.Sprintf("%s %s: %s. Fix the arguments and call %s again.", ErrorType, e.Code, e.Message, tool)
 	}

@@ -36,23 +36,15 @@ func (m *Metrics) WatchTokenChecks(depth func() (waiting, running int)) {
 	}
 	m.checksOnce.Do(func() {
 		c := &checkInstruments{
-			wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-				Name: NameCheckWait, Help: "Time token checks waited in line for their turn, in seconds, by class (person: from an address that showed a good token recently; stranger), whether they ran or not.", Buckets: latencyBuckets,
-			}, []string{"class"}),
-			refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-				Name: NameCheckRefused, Help: "Token checks the line refused, by reason: prefix_unverified_busy (the network's queue was full), client_unverified_busy (the address's share of it, or the requests one check may gather), unverified_busy (every place in line was taken and the network held the most), unverified_wait_timeout (no turn in time).",
-			}, []string{"reason"}),
+			wait:    histogramVec(NameCheckWait, "Time token checks waited in line for their turn, in seconds, by class (person: from an address that showed a good token recently; stranger), whether they ran or not.", "class"),
+			refused: counterVec(NameCheckRefused, "Token checks the line refused, by reason: prefix_unverified_busy (the network's queue was full), client_unverified_busy (the address's share of it, or the requests one check may gather), unverified_busy (every place in line was taken and the network held the most), unverified_wait_timeout (no turn in time).", "reason"),
 			joined: prometheus.NewCounter(prometheus.CounterOpts{
 				Name: NameCheckJoined, Help: "Requests that waited for a check of the same bearer already in line or running, instead of a check of their own.",
 			}),
 		}
 		m.reg.MustRegister(c.wait, c.refused, c.joined,
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: NameCheckQueue, Help: "Token checks waiting in line for their turn now.",
-			}, func() float64 { w, _ := depth(); return float64(w) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: NameChecksRunning, Help: "Token checks running now.",
-			}, func() float64 { _, r := depth(); return float64(r) }),
+			gaugeFunc(NameCheckQueue, "Token checks waiting in line for their turn now.", func() float64 { w, _ := depth(); return float64(w) }),
+			gaugeFunc(NameChecksRunning, "Token checks running now.", func() float64 { _, r := depth(); return float64(r) }),
 		)
 		m.checks = c
 	})

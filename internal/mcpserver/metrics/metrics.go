@@ -96,48 +96,43 @@ func (b *boundedLabel) value(v string) string {
 // latencyBuckets span a cached answer (ms) to a call at the RS timeout.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
+// counterVec, histogramVec and gaugeFunc make one instrument each.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func histogramVec(name, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+}
+
+func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+}
+
 // New returns instruments registered in a fresh private registry, together
 // with the Go runtime and process collectors.
 func New() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameHTTPRequests, Help: "HTTP requests answered, by route (/mcp, probes, metadata, other) and status code.",
-		}, []string{"route", "status"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameToolCalls, Help: "Tool calls finished, by tool, outcome (ok, tool_error, failure) and error code (empty when ok).",
-		}, []string{"tool", "outcome", "error_code"}),
-		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: NameToolDuration, Help: "Tool call latency in seconds, by tool and outcome.", Buckets: latencyBuckets,
-		}, []string{"tool", "outcome"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: NameToolsInFlight, Help: "Tool calls being served now.",
-		}),
+		reg:          prometheus.NewRegistry(),
+		httpRequests: counterVec(NameHTTPRequests, "HTTP requests answered, by route (/mcp, probes, metadata, other) and status code.", "route", "status"),
+		toolCalls:    counterVec(NameToolCalls, "Tool calls finished, by tool, outcome (ok, tool_error, failure) and error code (empty when ok).", "tool", "outcome", "error_code"),
+		toolDuration: histogramVec(NameToolDuration, "Tool call latency in seconds, by tool and outcome.", "tool", "outcome"),
+		inFlight:     prometheus.NewGauge(prometheus.GaugeOpts{Name: NameToolsInFlight, Help: "Tool calls being served now."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: NameBatchSize, Help: "Messages per JSON-RPC batch (protocol 2025-03-26 only).", Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
 		}),
-		rsRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameRSRequests, Help: "Requests to the resource server, by method, route template and status (a code, or timeout, unreachable, cancelled).",
-		}, []string{"method", "route", "status"}),
-		rsDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: NameRSDuration, Help: "Resource server request latency in seconds, by method and route template.", Buckets: latencyBuckets,
-		}, []string{"method", "route"}),
-		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameAuthRefusals, Help: "Requests refused for authentication or authorization, by reason.",
-		}, []string{"reason"}),
-		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameShed, Help: "Requests refused at once, before any work, to protect the server, by reason: server_busy (the concurrent request cap was reached), body_readers_busy and client_body_readers_busy (the places for reading request bodies, in all or for one client address, were taken).",
-		}, []string{"reason"}),
+		rsRequests:   counterVec(NameRSRequests, "Requests to the resource server, by method, route template and status (a code, or timeout, unreachable, cancelled).", "method", "route", "status"),
+		rsDuration:   histogramVec(NameRSDuration, "Resource server request latency in seconds, by method and route template.", "method", "route"),
+		authRefusals: counterVec(NameAuthRefusals, "Requests refused for authentication or authorization, by reason.", "reason"),
+		shed:         counterVec(NameShed, "Requests refused at once, before any work, to protect the server, by reason: server_busy (the concurrent request cap was reached), body_readers_busy and client_body_readers_busy (the places for reading request bodies, in all or for one client address, were taken).", "reason"),
 		bodyTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: NameBodyTimeouts, Help: "Requests refused because their body did not arrive within the body read timeout.",
 		}),
 		budgetWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: NameBudgetWait, Help: "Time reservations of the bytes-in-flight budget waited for room, in seconds (granted or not; reservations granted at once are not counted).", Buckets: latencyBuckets,
 		}),
-		budgetRefuse: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: NameBudgetRefused, Help: "Reservations of the bytes-in-flight budget refused, by reason: over_limit (larger than the whole budget), deadline (the call's deadline passed while it waited), cancelled (the call ended while it waited).",
-		}, []string{"reason"}),
-		errorCodes: newBoundedLabel(maxErrorCodes),
+		budgetRefuse: counterVec(NameBudgetRefused, "Reservations of the bytes-in-flight budget refused, by reason: over_limit (larger than the whole budget), deadline (the call's deadline passed while it waited), cancelled (the call ended while it waited).", "reason"),
+		errorCodes:   newBoundedLabel(maxErrorCodes),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -238,12 +233,8 @@ func (m *Metrics) WatchBudget(held func() int64, max int64) {
 	}
 	m.watchOnce.Do(func() {
 		m.reg.MustRegister(
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: NameBudgetHeld, Help: "Bytes the bytes-in-flight budget holds now, for RS bodies and replies of all calls.",
-			}, func() float64 { return float64(held()) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name: NameBudgetMax, Help: "The bytes-in-flight budget.",
-			}, func() float64 { return float64(max) }),
+			gaugeFunc(NameBudgetHeld, "Bytes the bytes-in-flight budget holds now, for RS bodies and replies of all calls.", func() float64 { return float64(held()) }),
+			gaugeFunc(NameBudgetMax, "The bytes-in-flight budget.", func() float64 { return float64(max) }),
 		)
 	})
 }
@@ -272,9 +263,7 @@ func (m *Metrics) WatchBodyReaders(inUse func() int) {
 		return
 	}
 	m.readersOnce.Do(func() {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: NameBodyReaders, Help: "Requests holding a place to read their body now (slow or large bodies).",
-		}, func() float64 { return float64(inUse()) }))
+		m.reg.MustRegister(gaugeFunc(NameBodyReaders, "Requests holding a place to read their body now (slow or large bodies).", func() float64 { return float64(inUse()) }))
 	})
 }
 
@@ -287,9 +276,7 @@ func (m *Metrics) WatchUnverified(inUse func() int) {
 		return
 	}
 	m.unverifOnce.Do(func() {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: NameUnverified, Help: "Requests whose bearer is being checked now, in the pool for tokens without a good verdict yet.",
-		}, func() float64 { return float64(inUse()) }))
+		m.reg.MustRegister(gaugeFunc(NameUnverified, "Requests whose bearer is being checked now, in the pool for tokens without a good verdict yet.", func() float64 { return float64(inUse()) }))
 	})
 }
 

@@ -2,6 +2,7 @@ package publichost
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,7 @@ func Problem(host string) string {
 	if len(labels) < 2 {
 		return "is a single-label name, which resolves to local or internal hosts"
 	}
-	if last := labels[len(labels)-1]; allDigits(last) || strings.HasPrefix(last, "0x") {
+	if last := labels[len(labels)-1]; strings.TrimLeft(last, "0123456789") == "" || strings.HasPrefix(last, "0x") {
 		return "is a numeric address in a non-canonical form"
 	}
 	for _, suffix := range localSuffixes {
@@ -27,10 +28,8 @@ func Problem(host string) string {
 			return "is in the reserved local domain ." + suffix
 		}
 	}
-	for _, m := range metadataHosts {
-		if name == m {
-			return "is a cloud metadata service"
-		}
+	if slices.Contains(metadataHosts, name) {
+		return "is a cloud metadata service"
 	}
 	return ""
 }
@@ -106,10 +105,8 @@ func AddrProblem(ip netip.Addr) string {
 		return "is not a unicast address"
 	}
 	if ip.Is4() {
-		for _, m := range metadataAddrs {
-			if ip == m {
-				return "is a cloud metadata service"
-			}
+		if slices.Contains(metadataAddrs, ip) {
+			return "is a cloud metadata service"
 		}
 		for _, p := range nonPublic4 {
 			if p.Contains(ip) {
@@ -145,24 +142,10 @@ func dnsName(s string) bool {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
+			strings.TrimLeft(label, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
 		}
 	}
 	return true
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }

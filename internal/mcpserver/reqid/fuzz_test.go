@@ -23,7 +23,7 @@ func FuzzFromRequest(f *testing.F) {
 		if !SaneID(info.ID) {
 			t.Fatalf("id %q is not sane", info.ID)
 		}
-		if info.TraceParent != "" && (!ValidTraceParent(info.TraceParent) || len(info.TraceParent) != 55 || info.TraceParent[:3] != "00-") {
+		if _, valid := ParseTraceParent(info.TraceParent); info.TraceParent != "" && (!valid || len(info.TraceParent) != 55 || info.TraceParent[:3] != "00-") {
 			t.Fatalf("traceparent %q kept, not a valid version-00 one", info.TraceParent)
 		}
 		if info.TraceParent != "" && !strings.Contains(traceparent, info.TraceParent[3:35]) {

@@ -164,13 +164,6 @@ func ParseTraceParent(s string) (TraceParent, bool) {
 	return TraceParent{TraceID: trace, ParentID: parent, Flags: byte(f) & knownTraceFlags}, true
 }
 
-// ValidTraceParent reports whether s is a traceparent ParseTraceParent
-// accepts.
-func ValidTraceParent(s string) bool {
-	_, ok := ParseTraceParent(s)
-	return ok
-}
-
 // cleanTraceState joins the tracestate headers of a request and checks them
 // as W3C Trace Context does: at most maxTraceStateLen bytes in all, at most
 // maxTraceStateMembers list members, each a valid key=value with no key

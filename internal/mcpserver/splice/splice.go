@@ -77,7 +77,7 @@ func Value(ctx context.Context, raw []byte, release func()) any {
 	if release == nil {
 		release = func() {}
 	}
-	release = onceFunc(release)
+	release = sync.OnceFunc(release)
 	raw = bytes.TrimSpace(raw)
 	s := FromContext(ctx)
 	if s == nil || !utf8.Valid(raw) {
@@ -138,8 +138,7 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 	}
 	var taken []uint64
 	rest := b
-	var lit []byte // the literal run being gathered, a slice of b
-	start := 0     // where lit starts in b
+	start := 0 // where the literal run being gathered starts in b
 	for {
 		i := bytes.Index(rest, s.prefix)
 		if i < 0 {
@@ -164,9 +163,8 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 			rest = rest[i+len(s.prefix):]
 			continue
 		}
-		lit = b[start:at]
-		parts = append(parts, lit, e.raw)
-		size += int64(len(lit) + len(e.raw))
+		parts = append(parts, b[start:at], e.raw)
+		size += int64(at - start + len(e.raw))
 		taken = append(taken, id)
 		start = at + len(s.prefix) + end + 1
 		rest = b[start:]
@@ -174,7 +172,7 @@ func (s *Store) Take(b []byte) (parts [][]byte, size int64, done func()) {
 	parts = append(parts, b[start:])
 	size += int64(len(b) - start)
 	if len(taken) > 0 {
-		done = onceFunc(func() {
+		done = sync.OnceFunc(func() {
 			s.mu.Lock()
 			var rel []func()
 			for _, id := range taken {
@@ -227,10 +225,4 @@ func (s *Store) Close() {
 	for _, r := range taken {
 		r()
 	}
-}
-
-// onceFunc wraps f so that only its first call runs it.
-func onceFunc(f func()) func() {
-	var once sync.Once
-	return func() { once.Do(f) }
 }

@@ -250,21 +250,19 @@ func AppendJSONString(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, s[done:i]...)
+		n := 1
 		switch c {
 		case '"', '\\':
 			dst = append(dst, '\\', c)
-			i++
 		case '\n':
 			dst = append(dst, '\\', 'n')
-			i++
 		case '\r':
 			dst = append(dst, '\\', 'r')
-			i++
 		case '\t':
 			dst = append(dst, '\\', 't')
-			i++
 		default:
-			r, n := decodeAt(s, i)
+			var r rune
+			r, n = decodeAt(s, i)
 			switch {
 			case r == utf8.RuneError && n == 1:
 				dst = append(dst, `\ufffd`...)
@@ -273,8 +271,8 @@ func AppendJSONString(dst []byte, s string) []byte {
 			default:
 				dst = append(dst, s[i:i+n]...)
 			}
-			i += n
 		}
+		i += n
 		done = i
 	}
 	return append(append(dst, s[done:]...), '"')

@@ -163,15 +163,6 @@ func hiddenHere(s string, i int) bool {
 	return hiddenAt(prev, r, next)
 }
 
-// Count returns how many hidden runes s holds.
-func Count(s string) int {
-	n := 0
-	for i := first(s, 0); i >= 0; i = first(s, i+runeLen(s, i)) {
-		n++
-	}
-	return n
-}
-
 func runeLen(s string, i int) int {
 	_, n := decodeAt(s, i)
 	return n

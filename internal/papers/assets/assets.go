@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,16 +74,8 @@ func New(cfg Config) (*Loader, error) {
 	if cfg.Dir == "" && cfg.BaseURL == "" {
 		return nil, errors.New("assets: give a local asset folder, a base URL, or both")
 	}
-	l := &Loader{timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, client: cfg.Client}
-	if l.timeout <= 0 {
-		l.timeout = DefaultTimeout
-	}
-	if l.maxBytes <= 0 {
-		l.maxBytes = DefaultMaxBytes
-	}
-	if l.client == nil {
-		l.client = &http.Client{}
-	}
+	l := &Loader{timeout: cmp.Or(max(cfg.Timeout, 0), DefaultTimeout), maxBytes: cmp.Or(max(cfg.MaxBytes, 0), DefaultMaxBytes),
+		client: cmp.Or(cfg.Client, &http.Client{})}
 	if cfg.Dir != "" {
 		root, err := os.OpenRoot(cfg.Dir)
 		if err != nil {
@@ -115,9 +108,6 @@ func (l *Loader) Close() error {
 	return nil
 }
 
-// Timeout is the bound of one HTTP fetch.
-func (l *Loader) Timeout() time.Duration { return l.timeout }
-
 // CheckPath reports whether rel is a safe relative asset path: forward
 // slashes, no empty, "." or ".." segment, no leading slash, no backslash
 // or NUL.
@@ -133,23 +123,12 @@ func CheckPath(rel string) error {
 	return nil
 }
 
-// Load returns the asset at rel: the local file when the folder has it,
-// else the body of GET <base URL>/<rel>.
-func (l *Loader) Load(ctx context.Context, rel string) ([]byte, error) {
-	rc, _, err := l.Open(ctx, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return l.readBounded(rel, rc)
-}
-
-// Open returns the asset at rel as a stream, as Load finds it, and its
-// size in bytes: the local file's, or the answer's Content-Length (-1 when
-// the answer gives none). The caller closes the stream. Reading it fails
-// with a too_large *FetchError past MaxBytes and with a timeout one when a
-// remote answer outlasts the fetch timeout; other read failures are
-// unreadable ones.
+// Open returns the asset at rel as a stream (the local file when the folder
+// has it, else the body of GET <base URL>/<rel>) and its size in bytes: the
+// local file's, or the answer's Content-Length (-1 when the answer gives
+// none). The caller closes the stream. Reading it fails with a too_large
+// *FetchError past MaxBytes and with a timeout one when a remote answer
+// outlasts the fetch timeout; other read failures are unreadable ones.
 func (l *Loader) Open(ctx context.Context, rel string) (io.ReadCloser, int64, error) {
 	if err := CheckPath(rel); err != nil {
 		return nil, 0, &FetchError{Path: rel, Reason: ReasonInvalidPath, Err: err}
@@ -224,18 +203,6 @@ func (s *stream) Read(p []byte) (int, error) {
 }
 
 func (s *stream) Close() error { return s.close() }
-
-func (l *Loader) readBounded(rel string, r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		var fe *FetchError
-		if errors.As(err, &fe) {
-			return nil, fe
-		}
-		return nil, &FetchError{Path: rel, Reason: ReasonUnreadable, Err: err}
-	}
-	return b, nil
-}
 
 // fetch opens GET <base URL>/<rel>; the fetch timeout bounds the answer and
 // the reading of its body, until the stream is closed.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -60,9 +61,7 @@ func (s *snapshotFlags) check() error {
 
 // checkServer checks the flags of registerServer.
 func (s *snapshotFlags) checkServer() error {
-	if s.inFlightMax == 0 {
-		s.inFlightMax = papers.DefaultMaxInFlightBytes
-	}
+	s.inFlightMax = cmp.Or(s.inFlightMax, papers.DefaultMaxInFlightBytes)
 	if s.inFlightMax < papers.MinMaxInFlightBytes {
 		return cmdkit.Fail(cmdkit.ExitUsage, "--max-inflight-bytes must be at least %d (a text at the largest max_chars), got %d", papers.MinMaxInFlightBytes, s.inFlightMax)
 	}
@@ -92,6 +91,9 @@ func (o *opened) Close() {
 
 // open opens the snapshot read-only and the assets, and builds the server.
 func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
+	if err := s.checkServer(); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(s.snapshot)
 	if err != nil {
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
@@ -103,11 +105,6 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 	if err != nil {
 		st.Close()
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
-	}
-	if err := s.checkServer(); err != nil {
-		loader.Close()
-		st.Close()
-		return nil, err
 	}
 	lim := inflight.New(s.inFlightMax)
 	lim.OnIdle(inflight.FreeWhenIdle(idleFreePeak, idleFreeEvery, nil))

@@ -55,17 +55,18 @@ func runJourney(ctx context.Context, w io.Writer, mcpURL, token string) error {
 		return fmt.Errorf("search_papers found nothing")
 	}
 	first, _ := results[0].(map[string]any)["paper_id"].(string)
-	if _, err := call("get_paper_metadata", map[string]any{"paper_id": first}); err != nil {
-		return err
-	}
-	if _, err := call("get_paper_summary", map[string]any{"paper_id": first, "max_chars": 500}); err != nil {
-		return err
-	}
-	if _, err := call("search_papers", map[string]any{"query": "视觉变换器", "limit": 2}); err != nil {
-		return err
-	}
-	if _, err := call("list_top_facets", map[string]any{"category": "author", "limit": 5}); err != nil {
-		return err
+	for _, step := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get_paper_metadata", map[string]any{"paper_id": first}},
+		{"get_paper_summary", map[string]any{"paper_id": first, "max_chars": 500}},
+		{"search_papers", map[string]any{"query": "视觉变换器", "limit": 2}},
+		{"list_top_facets", map[string]any{"category": "author", "limit": 5}},
+	} {
+		if _, err := call(step.tool, step.args); err != nil {
+			return err
+		}
 	}
 	uri := "paper://" + first + "/translation/zh"
 	fmt.Fprintf(w, "$ resources/read %s\n", uri)

@@ -64,12 +64,6 @@ func (h *httpFlags) register(f *cmdkit.FlagSet, defListen string) error {
 	return h.HTTPFlags.Register(f, "PAPER_MCP_", defListen)
 }
 
-func (h *httpFlags) config(log *slog.Logger, ready func(context.Context) error) transport.HTTPConfig {
-	cfg := h.HTTPFlags.Config(log)
-	cfg.ReadyCheck = ready
-	return cfg
-}
-
 func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) error {
 	var h httpFlags
 	o, err := openSnapshot(env, log, args, "http", "http --snapshot FILE (--assets DIR | --assets-base-url URL) [--listen "+DefaultListen+"] [flags]",
@@ -85,8 +79,8 @@ func runHTTP(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 // onListen, when set, receives the bound address (and onMetrics that of the
 // admin listener, with probes and metrics, when on).
 func serveHTTP(ctx context.Context, log *slog.Logger, o *opened, h *httpFlags, onListen, onMetrics func(net.Addr)) error {
-	cfg := h.config(log, o.store.Ping)
-	cfg.OnListen = onListen
+	cfg := h.Config(log)
+	cfg.ReadyCheck, cfg.OnListen = o.store.Ping, onListen
 	if m := h.Metrics(); m != nil {
 		o.lim.Observe(m)
 		m.WatchBudget(o.lim.Held, o.lim.Max())

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,7 +172,7 @@ func Build(dir string, papers []Paper, opt Options) (*Snapshot, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	w := &writer{db: db, opt: opt, assets: snap.AssetsDir, facetIDs: map[string]map[string]int64{}}
+	w := &writer{db: db, opt: opt, assets: snap.AssetsDir, facetIDs: map[[2]string]int64{}}
 	err = w.write(papers)
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -187,19 +188,15 @@ type writer struct {
 	tx       *sql.Tx
 	opt      Options
 	assets   string
-	facetIDs map[string]map[string]int64 // facet -> value -> id
-	written  map[string]bool             // asset paths already written
+	facetIDs map[[2]string]int64 // (facet, value) -> id
+	written  map[string]bool     // asset paths already written
 }
 
 func (w *writer) write(papers []Paper) error {
 	ctx := context.Background()
-	doiCol := "doi TEXT,"
+	ddl := fmt.Sprintf(schemaSQL, "doi TEXT,") + bibtexSQL
 	if w.opt.Legacy {
-		doiCol = ""
-	}
-	ddl := fmt.Sprintf(schemaSQL, doiCol)
-	if !w.opt.Legacy {
-		ddl += bibtexSQL
+		ddl = fmt.Sprintf(schemaSQL, "")
 	}
 	for _, f := range Facets {
 		ddl += fmt.Sprintf(facetSQL, f)
@@ -250,10 +247,8 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 		return errors.New("at least one summary is required")
 	}
 	var preferredMD string
-	for _, s := range p.Summaries {
-		if s.Template == p.Preferred {
-			preferredMD = s.Markdown
-		}
+	if i := slices.IndexFunc(p.Summaries, func(s Summary) bool { return s.Template == p.Preferred }); i >= 0 {
+		preferredMD = p.Summaries[i].Markdown
 	}
 	if preferredMD == "" {
 		return fmt.Errorf("preferred template %q has no summary", p.Preferred)
@@ -308,13 +303,8 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 			}
 		}
 	}
-	langs := make([]string, 0, len(p.Translations))
-	for lang := range p.Translations {
-		langs = append(langs, lang)
-	}
-	slices.Sort(langs)
 	var translated []string
-	for _, lang := range langs {
+	for _, lang := range slices.Sorted(maps.Keys(p.Translations)) {
 		md := p.Translations[lang]
 		h := ContentHash(md)
 		if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_translation (paper_id, lang, md_content_hash) VALUES (?, ?, ?)", id, strings.ToLower(lang), h); err != nil {
@@ -363,12 +353,7 @@ func (w *writer) facet(ctx context.Context, f, paperID, raw string) error {
 	if v == "" || v == unknown {
 		return nil
 	}
-	ids := w.facetIDs[f]
-	if ids == nil {
-		ids = map[string]int64{}
-		w.facetIDs[f] = ids
-	}
-	id, ok := ids[v]
+	id, ok := w.facetIDs[[2]string{f, v}]
 	if !ok {
 		res, err := w.tx.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (value) VALUES (?)", f), v)
 		if err != nil {
@@ -377,7 +362,7 @@ func (w *writer) facet(ctx context.Context, f, paperID, raw string) error {
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		ids[v] = id
+		w.facetIDs[[2]string{f, v}] = id
 	}
 	_, err := w.tx.ExecContext(ctx, fmt.Sprintf("INSERT OR IGNORE INTO paper_%[1]s (paper_id, %[1]s_id) VALUES (?, ?)", f), paperID, id)
 	return err

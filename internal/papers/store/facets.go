@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 )
@@ -28,18 +29,7 @@ func (s *Store) TopFacets(ctx context.Context, category string, limit int) ([]Fa
 	if err := s.db.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE paper_count > 0", category)).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := s.db.QueryContext(ctx, fmt.Sprintf("SELECT value, paper_count FROM %s WHERE paper_count > 0 ORDER BY paper_count DESC, value ASC LIMIT ?", category), limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Facet{}
-	for rows.Next() {
-		var f Facet
-		if err := rows.Scan(&f.Value, &f.PaperCount); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, f)
-	}
-	return out, total, rows.Err()
+	q := fmt.Sprintf("SELECT value, paper_count FROM %s WHERE paper_count > 0 ORDER BY paper_count DESC, value ASC LIMIT ?", category)
+	out, err := scanRows(ctx, s.db, q, func(rows *sql.Rows, f *Facet) error { return rows.Scan(&f.Value, &f.PaperCount) }, limit)
+	return out, total, err
 }

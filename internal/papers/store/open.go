@@ -133,22 +133,13 @@ func needsImmutable(err error) bool {
 
 // check verifies the schema and records the optional parts.
 func (s *Store) check(ctx context.Context) error {
-	tables := map[string]bool{}
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+	names, err := s.strings(ctx, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
 	if err != nil {
 		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return err
-		}
+	tables := map[string]bool{}
+	for _, name := range names {
 		tables[name] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
 	serr := &SchemaError{Path: s.path}
 	for _, t := range requiredTables {
@@ -157,7 +148,7 @@ func (s *Store) check(ctx context.Context) error {
 		}
 	}
 	if tables["paper"] {
-		cols, err := s.columns(ctx, "paper")
+		cols, err := s.strings(ctx, "SELECT name FROM pragma_table_info(?)", "paper")
 		if err != nil {
 			return err
 		}
@@ -175,23 +166,6 @@ func (s *Store) check(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) columns(ctx context.Context, table string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	return cols, rows.Err()
-}
-
 // cleanSQLiteError shortens the driver's message for a file that is not a
 // database.
 func cleanSQLiteError(err error) error {
@@ -203,9 +177,6 @@ func cleanSQLiteError(err error) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-// Path is the snapshot file the store reads.
-func (s *Store) Path() string { return s.path }
 
 // Immutable reports whether the file had to be opened with immutable=1
 // (a WAL-mode snapshot in a directory the process cannot write).

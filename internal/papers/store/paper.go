@@ -81,21 +81,12 @@ func (s *Store) Paper(ctx context.Context, id string) (*Paper, error) {
 	if p.Templates, err = s.strings(ctx, "SELECT template_tag FROM paper_summary WHERE paper_id = ? ORDER BY template_tag", id); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT lang, md_content_hash FROM paper_translation WHERE paper_id = ? ORDER BY lang", id)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var t Translation
-		if err := rows.Scan(&t.Lang, &t.Hash); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	p.Translations, err = scanRows(ctx, s.db, "SELECT lang, md_content_hash FROM paper_translation WHERE paper_id = ? ORDER BY lang", func(rows *sql.Rows, t *Translation) error {
+		err := rows.Scan(&t.Lang, &t.Hash)
 		t.Lang = strings.ToLower(t.Lang)
-		p.Translations = append(p.Translations, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return err
+	}, id)
+	if err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {
@@ -118,15 +109,21 @@ func (s *Store) Paper(ctx context.Context, id string) (*Paper, error) {
 }
 
 func (s *Store) strings(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	return scanRows(ctx, s.db, q, func(rows *sql.Rows, v *string) error { return rows.Scan(v) }, args...)
+}
+
+// scanRows runs q and reads each row with scan, as many as q returns (each
+// query here is bounded by its LIMIT, by one paper or by the schema).
+func scanRows[T any](ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows, *T) error, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []string{}
+	out := []T{}
 	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
+		var v T
+		if err := scan(rows, &v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)

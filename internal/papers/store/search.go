@@ -73,23 +73,16 @@ func (s *Store) Search(ctx context.Context, query string, limit, offset int) (Pa
 	if page.Total == 0 || offset >= page.Total {
 		return page, nil
 	}
-	rows, err := s.db.QueryContext(ctx, SearchSQL, expr, limit, offset, string(markOpen), string(markClose))
+	hits, err := scanRows(ctx, s.db, SearchSQL, func(rows *sql.Rows, h *Hit) error {
+		var snip sql.NullString
+		err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &snip, &h.Score)
+		h.SnippetMarkdown = SnippetMarkdown(snip.String)
+		return err
+	}, expr, limit, offset, string(markOpen), string(markClose))
 	if err != nil {
 		return Page{}, matchError(err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h Hit
-		var snip sql.NullString
-		if err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &snip, &h.Score); err != nil {
-			return Page{}, err
-		}
-		h.SnippetMarkdown = SnippetMarkdown(snip.String)
-		page.Hits = append(page.Hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return Page{}, matchError(err)
-	}
+	page.Hits = hits
 	return page, nil
 }
 
@@ -125,7 +118,8 @@ func (s *Store) SearchByKeyword(ctx context.Context, keyword string, limit, offs
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(k) + "%"
 	var page Page
 	countQ := "SELECT count(DISTINCT paper_id) FROM (" + keywordMatchesSQL + ")"
-	if err := s.db.QueryRowContext(ctx, countQ, pattern).Scan(&page.Total); err != nil {
+	err := s.db.QueryRowContext(ctx, countQ, pattern).Scan(&page.Total)
+	if err != nil {
 		return Page{}, err
 	}
 	if page.Total == 0 || offset >= page.Total {
@@ -137,19 +131,14 @@ FROM m JOIN paper p ON p.paper_id = m.paper_id
 GROUP BY p.paper_id
 ORDER BY (p.year GLOB '[0-9][0-9][0-9][0-9]') DESC, p.year DESC, p.title COLLATE NOCASE, p.paper_id
 LIMIT ?2 OFFSET ?3`
-	rows, err := s.db.QueryContext(ctx, q, pattern, limit, offset)
+	page.Hits, err = scanRows(ctx, s.db, q, func(rows *sql.Rows, h *Hit) error {
+		var values string
+		err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &h.SnippetMarkdown, &values)
+		h.MatchedValues = sortedUnique(strings.Split(values, "\x1f"))
+		return err
+	}, pattern, limit, offset)
 	if err != nil {
 		return Page{}, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h Hit
-		var values string
-		if err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &h.SnippetMarkdown, &values); err != nil {
-			return Page{}, err
-		}
-		h.MatchedValues = sortedUnique(strings.Split(values, "\x1f"))
-		page.Hits = append(page.Hits, h)
-	}
-	return page, rows.Err()
+	return page, nil
 }

@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,9 +92,7 @@ func (e *Expiry) UnmarshalJSON(b []byte) error {
 		*e = Expiry(s)
 	default:
 		var n json.Number
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&n); err != nil {
+		if err := json.Unmarshal(b, &n); err != nil {
 			return fmt.Errorf("expires_at must be an RFC 3339 string or unix seconds: %w", err)
 		}
 		*e = Expiry(n.String())
@@ -190,16 +189,12 @@ func FileName(providerURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	for _, c := range u.Host {
+	return strings.Map(func(c rune) rune {
 		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('_')
+			return c
 		}
-	}
-	b.WriteString(".json")
-	return b.String(), nil
+		return '_'
+	}, u.Host) + ".json", nil
 }
 
 // Path returns <cacheRoot>/clients/<FileName(providerURL)>; an empty
@@ -209,10 +204,7 @@ func Path(cacheRoot, providerURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cacheRoot == "" {
-		cacheRoot = DefaultCacheRoot
-	}
-	return filepath.Join(cacheRoot, "clients", name), nil
+	return filepath.Join(cmp.Or(cacheRoot, DefaultCacheRoot), "clients", name), nil
 }
 
 // sameProvider compares two provider URLs by scheme, host (both
@@ -331,15 +323,12 @@ func Load(cacheRoot, providerURL string, now time.Time) (Token, error) {
 		AccessToken: tok,
 		TokenType:   "Bearer",
 		GrantID:     f.Credential.GrantID,
-		Scope:       f.Credential.Scope,
+		Scope:       cmp.Or(f.Credential.Scope, f.Scope),
 		ProviderURL: providerURL,
 		Path:        path,
 	}
 	if set {
 		t.ExpiresAt = exp
-	}
-	if t.Scope == "" {
-		t.Scope = f.Scope
 	}
 	if runtime.GOOS != "windows" && info.Mode().Perm()&0o077 != 0 {
 		t.Warning = fmt.Sprintf("credential file %s is readable by group or others (mode %04o); restrict it with `chmod 600 %s`",

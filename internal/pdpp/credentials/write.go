@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,9 +43,7 @@ func Write(cacheRoot string, f File) (string, error) {
 	if len(f.Client) > 0 && !json.Valid(f.Client) {
 		return "", bad("client is not valid JSON")
 	}
-	if f.CreatedAt == "" {
-		f.CreatedAt = time.Now().UTC().Format(time.RFC3339)
-	}
+	f.CreatedAt = cmp.Or(f.CreatedAt, time.Now().UTC().Format(time.RFC3339))
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return "", bad("cannot encode the file: %v", err)
@@ -62,31 +61,22 @@ func Write(cacheRoot string, f File) (string, error) {
 	if err != nil {
 		return "", failed(err)
 	}
-	tmpName := tmp.Name()
-	committed := false
-	defer func() {
-		if !committed {
-			_ = os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		_ = tmp.Close()
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
 		return "", failed(err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return "", failed(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return "", failed(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", failed(err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return "", failed(err)
-	}
-	committed = true
 	return path, nil
 }

@@ -1,6 +1,7 @@
 package oauthfacade
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,10 @@ type Facade struct {
 	client *http.Client
 	now    func() time.Time
 
-	// The provider's metadata, fetched one at a time within DefaultTimeout.
+	// The provider's metadata and authorization endpoint (see docache): one
+	// fetch at a time within DefaultTimeout, a failure remembered for
+	// failMemo from when it ends, the previous document served while a
+	// refresh fails.
 	meta *docache.Cache[metadata]
 	// slots bounds the facade's requests served at once; one more is answered
 	// 503 at once rather than queued behind a provider that hangs.
@@ -95,26 +99,11 @@ func New(cfg Config) (*Facade, error) {
 	if cfg.Issuer == nil {
 		return nil, errors.New("oauth facade: no provider issuer")
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: DefaultTimeout}
-	}
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
-	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cfg.Client, now: time.Now,
-		slots: make(chan struct{}, cfg.MaxConcurrent)}
+	f := &Facade{source: cfg.Source, issuer: cfg.Issuer, client: cmp.Or(cfg.Client, &http.Client{Timeout: DefaultTimeout}), now: time.Now,
+		slots: make(chan struct{}, cmp.Or(max(cfg.MaxConcurrent, 0), DefaultMaxConcurrent))}
 	f.meta = docache.New(docache.Config[metadata]{
-		Fetch: func(ctx context.Context) (metadata, error) {
-			doc, ep, err := f.fetch(ctx)
-			return metadata{doc, ep}, err
-		},
-		TTL: cfg.TTL, Timeout: DefaultTimeout, FailMemo: failMemo,
+		Fetch: f.fetch,
+		TTL:   cmp.Or(max(cfg.TTL, 0), DefaultTTL), Timeout: DefaultTimeout, FailMemo: failMemo,
 		Now:    func() time.Time { return f.now() },
 		Logger: cfg.Logger, Name: "oauth facade: provider authorization server metadata",
 	})
@@ -136,11 +125,9 @@ func CheckSource(s string) error {
 		}
 		return nil
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-' {
-			continue
-		}
+	if strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-')
+	}) >= 0 {
 		return fmt.Errorf("oauth source %q: a connector id holds only letters, digits and . _ : -", s)
 	}
 	return nil
@@ -180,49 +167,40 @@ func (f *Facade) AuthorizationServers(ctx context.Context) ([]string, error) {
 	return []string{base}, nil
 }
 
-// provider returns the provider's metadata and authorization endpoint from the
-// cache (see docache): one fetch at a time within DefaultTimeout, a failure
-// remembered for failMemo from when it ends, the previous document served
-// while a refresh fails.
-func (f *Facade) provider(ctx context.Context) (map[string]json.RawMessage, *url.URL, error) {
-	m, err := f.meta.Get(ctx)
-	return m.doc, m.endpoint, err
-}
-
 // fetch reads the provider's metadata from the well-known URLs of its issuer, in
 // the order clients try them (RFC 8414 first, then OpenID Connect discovery), and
 // checks it as a client would: the issuer it states is the one asked for, and its
 // authorization endpoint is an absolute http(s) URL.
-func (f *Facade) fetch(ctx context.Context) (map[string]json.RawMessage, *url.URL, error) {
+func (f *Facade) fetch(ctx context.Context) (metadata, error) {
 	iss, err := f.issuer(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("provider issuer: %w", err)
+		return metadata{}, fmt.Errorf("provider issuer: %w", err)
 	}
 	candidates, err := metadataURLs(iss)
 	if err != nil {
-		return nil, nil, err
+		return metadata{}, err
 	}
 	for _, target := range candidates {
 		doc, found, err := f.get(ctx, target)
 		if err != nil {
-			return nil, nil, err
+			return metadata{}, err
 		}
 		if !found {
 			continue
 		}
 		var stated string
 		if json.Unmarshal(doc["issuer"], &stated) != nil || strings.TrimRight(stated, "/") != strings.TrimRight(iss, "/") {
-			return nil, nil, fmt.Errorf("%s states issuer %q, not %q", target, stated, iss)
+			return metadata{}, fmt.Errorf("%s states issuer %q, not %q", target, stated, iss)
 		}
 		var ep string
 		_ = json.Unmarshal(doc["authorization_endpoint"], &ep)
 		u, err := url.Parse(ep)
 		if ep == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
-			return nil, nil, fmt.Errorf("%s: authorization_endpoint %q is not an absolute http(s) URL", target, ep)
+			return metadata{}, fmt.Errorf("%s: authorization_endpoint %q is not an absolute http(s) URL", target, ep)
 		}
-		return doc, u, nil
+		return metadata{doc, u}, nil
 	}
-	return nil, nil, fmt.Errorf("no authorization server metadata at %s", strings.Join(candidates, ", "))
+	return metadata{}, fmt.Errorf("no authorization server metadata at %s", strings.Join(candidates, ", "))
 }
 
 // metadataURLs are the well-known URLs of an issuer: RFC 8414 section 3.1 (path
@@ -275,13 +253,13 @@ func (f *Facade) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if !transport.MetadataMethod(w, r) {
 		return
 	}
-	doc, _, err := f.provider(r.Context())
+	m, err := f.meta.Get(r.Context())
 	if err != nil {
 		unavailable(w, "the provider's authorization server metadata could not be loaded; retry later")
 		return
 	}
 	base := transport.PublicBaseURL(r.Context())
-	out := maps.Clone(doc)
+	out := maps.Clone(m.doc)
 	out["issuer"], _ = json.Marshal(base)
 	out["authorization_endpoint"], _ = json.Marshal(base + PathAuthorize)
 	// An RFC 9207 iss in the provider's authorization response names the provider,
@@ -309,7 +287,7 @@ func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusBadRequest, "the authorization request's query is malformed")
 		return
 	}
-	_, endpoint, err := f.provider(r.Context())
+	m, err := f.meta.Get(r.Context())
 	if err != nil {
 		unavailable(w, "the provider's authorization server metadata could not be loaded; retry later")
 		return
@@ -317,8 +295,8 @@ func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	if !q.Has("connector_id") && !q.Has("authorization_details") && !q.Has("request_uri") {
 		raw = join(raw, "connector_id="+url.QueryEscape(f.source))
 	}
-	target := *endpoint
-	target.RawQuery = join(endpoint.RawQuery, raw)
+	target := *m.endpoint
+	target.RawQuery = join(m.endpoint.RawQuery, raw)
 	h := w.Header()
 	h.Set("Location", target.String())
 	h.Set("Cache-Control", "no-store")
@@ -347,15 +325,16 @@ func unavailable(w http.ResponseWriter, why string) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	write(w, status, "application/json", b)
 }
 
 func writeText(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	write(w, status, "text/plain; charset=utf-8", []byte(msg+"\n"))
+}
+
+func write(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, msg+"\n")
+	_, _ = w.Write(body)
 }

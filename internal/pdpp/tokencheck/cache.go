@@ -45,22 +45,27 @@ func (c *cache) put(k [32]byte, r Result, ttl time.Duration) {
 	defer c.mu.Unlock()
 	now := c.now()
 	if _, ok := c.items[k]; !ok && len(c.items) >= c.max {
-		var oldest [32]byte
-		var oldestAt time.Time
-		for key, e := range c.items {
-			if now.After(e.expires) {
-				delete(c.items, key)
-				continue
-			}
-			if oldestAt.IsZero() || e.expires.Before(oldestAt) {
-				oldest, oldestAt = key, e.expires
-			}
-		}
-		if len(c.items) >= c.max {
-			delete(c.items, oldest)
-		}
+		makeRoom(c.items, c.max, func(e entry) time.Time { return e.expires }, now.After)
 	}
 	c.items[k] = entry{res: r, expires: now.Add(ttl)}
+}
+
+// makeRoom deletes the entries of m whose time (at) stale reports, then,
+// while m still holds max, the one with the earliest time: one O(len(m))
+// scan.
+func makeRoom[K comparable, V any](m map[K]V, max int, at func(V) time.Time, stale func(time.Time) bool) {
+	var oldest K
+	var oldestAt time.Time
+	for k, v := range m {
+		if t := at(v); stale(t) {
+			delete(m, k)
+		} else if oldestAt.IsZero() || t.Before(oldestAt) {
+			oldest, oldestAt = k, t
+		}
+	}
+	if len(m) >= max {
+		delete(m, oldest)
+	}
 }
 
 func (c *cache) remove(k [32]byte) {

@@ -39,15 +39,8 @@ const (
 )
 
 func (v Verdict) String() string {
-	switch v {
-	case Client:
-		return "client"
-	case Owner:
-		return "owner"
-	case Rejected:
-		return "rejected"
-	case Unusable:
-		return "unusable"
+	if names := [...]string{"unavailable", "client", "owner", "rejected", "unusable"}; v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
 	return "unavailable"
 }
@@ -190,37 +183,25 @@ type Checker struct {
 // New returns a Checker reading through client; token yields the bearer of
 // the current call (the same source client sends).
 func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
-	if opt.TTL <= 0 {
-		opt.TTL = DefaultTTL
-	}
-	if opt.MaxEntries <= 0 {
-		opt.MaxEntries = DefaultMaxEntries
-	}
-	if opt.MaxInFlight <= 0 {
-		opt.MaxInFlight = DefaultMaxInFlight
-	}
-	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimeout
-	}
-	if opt.ChecksPerSecond <= 0 {
-		opt.ChecksPerSecond = DefaultChecksPerSecond
-	}
-	if opt.CheckBurst <= 0 {
-		opt.CheckBurst = DefaultCheckBurst
-	}
-	if opt.MaxClients <= 0 {
-		opt.MaxClients = DefaultMaxClients
-	}
 	c := &Checker{
-		rs: client, token: token, timeout: opt.Timeout, ttl: opt.TTL,
-		flights: newFlights(opt.MaxInFlight),
-		rates:   newClientRates(opt.ChecksPerSecond, opt.CheckBurst, opt.MaxClients),
-		now:     time.Now,
+		rs: client, token: token, timeout: orDefault(opt.Timeout, DefaultTimeout), ttl: orDefault(opt.TTL, DefaultTTL),
+		flights: newFlights(orDefault(opt.MaxInFlight, DefaultMaxInFlight)),
+		rates: newClientRates(orDefault(opt.ChecksPerSecond, DefaultChecksPerSecond),
+			orDefault(opt.CheckBurst, DefaultCheckBurst), orDefault(opt.MaxClients, DefaultMaxClients)),
+		now: time.Now,
 	}
-	c.cache = newCache(opt.MaxEntries, c.clock)
+	c.cache = newCache(orDefault(opt.MaxEntries, DefaultMaxEntries), c.clock)
 	c.rejected = newCache(MaxRejectedEntries, c.clock)
 	c.strikes = newCache(MaxRejectedEntries, c.clock)
 	return c
+}
+
+// orDefault is v, or def when v is not positive.
+func orDefault[T int | float64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // clock reads c.now, which tests may replace before first use.
@@ -285,13 +266,10 @@ func (c *Checker) Check(ctx context.Context) Result {
 	}
 }
 
-// keep caches a verdict for as long as it may be trusted: client and owner
-// verdicts for the TTL; a rejection only when its code is a listed
-// token-level one: for RejectedTTL when the grant ended (grant_*) or the
-// RS rejected the token before (within StrikeMemory), for
-// FirstRejectedTTL on a first rejection otherwise, and for at most
-// SuspectRejectedTTL right after RS trouble; Unusable and Unavailable
-// verdicts not at all.
+// keep caches a verdict for as long as it may be trusted (see RejectedTTL
+// and the TTLs after it): client and owner verdicts for the TTL, a
+// rejection only when its code is a listed token-level one, Unusable and
+// Unavailable verdicts not at all.
 func (c *Checker) keep(key [32]byte, r Result) {
 	switch r.Verdict {
 	case Client, Owner:

@@ -72,31 +72,15 @@ func (c *clientRates) allow(ctx context.Context, now time.Time) bool {
 	e := c.m[p]
 	if e == nil {
 		if len(c.m) >= c.max {
-			c.evict(now)
+			// A bucket idle long enough to be full again is as good as new.
+			refill := time.Duration(float64(c.burst) / float64(c.limit) * float64(time.Second))
+			makeRoom(c.m, c.max, func(e *clientRate) time.Time { return e.last }, func(t time.Time) bool { return now.Sub(t) >= refill })
 		}
 		e = &clientRate{lim: rate.NewLimiter(c.limit, c.burst)}
 		c.m[p] = e
 	}
 	e.last = now
 	return e.lim.AllowN(now, 1)
-}
-
-func (c *clientRates) evict(now time.Time) {
-	refill := time.Duration(float64(c.burst) / float64(c.limit) * float64(time.Second))
-	var oldest netip.Prefix
-	var oldestAt time.Time
-	for p, e := range c.m {
-		if now.Sub(e.last) >= refill {
-			delete(c.m, p)
-			continue
-		}
-		if oldestAt.IsZero() || e.last.Before(oldestAt) {
-			oldest, oldestAt = p, e.last
-		}
-	}
-	if len(c.m) >= c.max {
-		delete(c.m, oldest)
-	}
 }
 
 func (c *clientRates) len() int {

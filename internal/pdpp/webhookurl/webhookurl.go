@@ -69,11 +69,8 @@ func portProblem(port string) string {
 	if port == "" {
 		return ""
 	}
-	if len(port) > 5 || port[0] == '0' {
-		return "is not a port number from 1 to 65535"
-	}
 	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
+	if len(port) > 5 || port[0] == '0' || err != nil || n < 1 || n > 65535 {
 		return "is not a port number from 1 to 65535"
 	}
 	return ""
