@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -300,24 +301,13 @@ func (c *Catalog) normalize() {
 }
 
 // headChars is the window of the instructions that must stand alone.
-func (b Budgets) headChars() int {
-	if b.InstructionsHeadChars > 0 {
-		return b.InstructionsHeadChars
-	}
-	return defaultHeadChars
-}
+func (b Budgets) headChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
 
 // resourceURIBytes is the bound of a resources/read URI.
 func (b Budgets) resourceURIBytes() int {
-	if b.MaxResourceURIBytes > 0 {
-		return b.MaxResourceURIBytes
-	}
-	return defaultResourceURIBytes
+	return cmp.Or(max(b.MaxResourceURIBytes, 0), defaultResourceURIBytes)
 }
 
 func (b Budgets) longSentenceChars() int {
-	if b.LongSentenceChars > 0 {
-		return b.LongSentenceChars
-	}
-	return defaultLongSentenceChars
+	return cmp.Or(max(b.LongSentenceChars, 0), defaultLongSentenceChars)
 }

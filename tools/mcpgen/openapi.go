@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -91,16 +91,6 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 	return api
 }
 
-// operationIDs lists the known operation ids, for error messages.
-func (a *apiDoc) operationIDs() []string {
-	ids := make([]string, 0, len(a.ops))
-	for id := range a.ops {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
 // paramFacts are what an OpenAPI parameter can tell an argument.
 type paramFacts struct {
 	typ         string
@@ -116,50 +106,31 @@ type paramFacts struct {
 // say); the catalog must then give it.
 func factsOf(p *openapi3.Parameter) paramFacts {
 	f := paramFacts{description: p.Description}
-	var s *openapi3.Schema
-	if p.Schema != nil {
-		s = p.Schema.Value
+	s := paramSchema(p)
+	if (s == nil || singleType(s.Type) == "") && p.Style == openapi3.SerializationDeepObject {
+		f.typ = typeObject
 	}
 	if s == nil {
-		if p.Style == openapi3.SerializationDeepObject {
-			f.typ = typeObject
-		}
 		return f
 	}
-	if f.description == "" {
-		f.description = s.Description
-	}
-	switch singleType(s.Type) {
-	case "string":
-		f.typ = typeString
-		f.enum = stringEnum(s.Enum)
-		if s.MaxLength != nil {
-			n := int(*s.MaxLength)
-			f.maxLength = &n
-		}
-	case "integer":
-		f.typ = typeInteger
-	case "number":
-		f.typ = typeNumber
-	case "boolean":
-		f.typ = typeBoolean
-	case "object":
-		f.typ = typeObject
+	f.description = cmp.Or(f.description, s.Description)
+	items := s // the schema enum and maxLength are read from
+	switch t := singleType(s.Type); t {
+	case typeString, typeInteger, typeNumber, typeBoolean, typeObject: // the catalog's names
+		f.typ = t
 	case "array":
 		if s.Items != nil && s.Items.Value != nil && singleType(s.Items.Value.Type) == "string" {
-			f.typ = typeStringArray
-			f.enum = stringEnum(s.Items.Value.Enum)
-			if s.Items.Value.MaxLength != nil {
-				n := int(*s.Items.Value.MaxLength)
-				f.maxLength = &n
-			}
-		}
-	case "":
-		if p.Style == openapi3.SerializationDeepObject {
-			f.typ = typeObject
+			f.typ, items = typeStringArray, s.Items.Value
 		}
 	}
-	if f.typ == typeInteger || f.typ == typeNumber {
+	switch f.typ {
+	case typeString, typeStringArray:
+		f.enum = stringEnum(items.Enum)
+		if items.MaxLength != nil {
+			n := int(*items.MaxLength)
+			f.maxLength = &n
+		}
+	case typeInteger, typeNumber:
 		f.minimum, f.maximum = s.Min, s.Max
 	}
 	return f
@@ -170,16 +141,11 @@ func singleType(t *openapi3.Types) string {
 	if t == nil {
 		return ""
 	}
-	var out []string
-	for _, name := range t.Slice() {
-		if name != "null" {
-			out = append(out, name)
-		}
-	}
-	if len(out) != 1 {
+	names := slices.DeleteFunc(slices.Clone(t.Slice()), func(name string) bool { return name == "null" })
+	if len(names) != 1 {
 		return ""
 	}
-	return out[0]
+	return names[0]
 }
 
 // stringEnum keeps an enum only when every value is a string.
@@ -223,7 +189,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 		if t.Operation != "" {
 			op = api.ops[t.Operation]
 			if op == nil {
-				problems = append(problems, fmt.Sprintf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, api.operationIDs()))
+				problems = append(problems, fmt.Sprintf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, sortedKeys(api.ops)))
 				markAll()
 				continue
 			}
@@ -239,14 +205,12 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				continue
 			}
 			ps := op.params[a.Param]
-			switch len(ps) {
-			case 0:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has no parameter %q", t.Name, a.Name, t.Operation, a.Param))
-				a.unresolved = true
-				continue
-			case 1:
-			default:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has more than one parameter named %q", t.Name, a.Name, t.Operation, a.Param))
+			if len(ps) != 1 {
+				what := "has no parameter"
+				if len(ps) > 1 {
+					what = "has more than one parameter named"
+				}
+				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s %s %q", t.Name, a.Name, t.Operation, what, a.Param))
 				a.unresolved = true
 				continue
 			}
@@ -304,7 +268,7 @@ func (a *apiDoc) lintParams() []string {
 	var problems []string
 	var order []*openapi3.Parameter
 	usedBy := map[*openapi3.Parameter][]string{}
-	for _, id := range a.operationIDs() {
+	for _, id := range sortedKeys(a.ops) {
 		for _, p := range a.ops[id].order {
 			if usedBy[p] == nil {
 				order = append(order, p)
