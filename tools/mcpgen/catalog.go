@@ -172,6 +172,18 @@ type Annotations struct {
 	OpenWorldHint   *bool `yaml:"openWorldHint"`
 }
 
+// namedHint is one annotation with its catalog name.
+type namedHint struct {
+	name string
+	v    *bool
+}
+
+// hints lists the four annotations in catalog order.
+func (a Annotations) hints() [4]namedHint {
+	return [4]namedHint{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint},
+		{"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}}
+}
+
 // Arg is one tool argument. Type, Enum, Minimum, Maximum, MaxLength and
 // Description may be left out when Param names an OpenAPI parameter of the
 // tool's operation that supplies them.

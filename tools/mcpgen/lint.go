@@ -61,15 +61,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		if !toolsetPattern.MatchString(t.Toolset) {
 			p.addf("%s: toolset %q is missing or not a lower-case name", where, t.Toolset)
 		}
-		for _, h := range []struct {
-			name string
-			v    *bool
-		}{
-			{"readOnlyHint", t.Annotations.ReadOnlyHint},
-			{"destructiveHint", t.Annotations.DestructiveHint},
-			{"idempotentHint", t.Annotations.IdempotentHint},
-			{"openWorldHint", t.Annotations.OpenWorldHint},
-		} {
+		for _, h := range t.Annotations.hints() {
 			if h.v == nil {
 				p.addf("%s: annotation %s must be set explicitly", where, h.name)
 			}
@@ -522,18 +514,10 @@ func lintToolsets(p *problems, c *Catalog) {
 			continue
 		}
 		used[t.Toolset] = true
-		want, got := spec.Hints, t.Annotations
-		for _, h := range []struct {
-			name      string
-			want, got *bool
-		}{
-			{"readOnlyHint", want.ReadOnlyHint, got.ReadOnlyHint},
-			{"destructiveHint", want.DestructiveHint, got.DestructiveHint},
-			{"idempotentHint", want.IdempotentHint, got.IdempotentHint},
-			{"openWorldHint", want.OpenWorldHint, got.OpenWorldHint},
-		} {
-			if h.want != nil && h.got != nil && *h.want != *h.got {
-				p.addf("tool %q: %s is %v, but every tool of toolset %q has %v (toolsets.%s.hints)", t.Name, h.name, *h.got, t.Toolset, *h.want, t.Toolset)
+		got := t.Annotations.hints()
+		for i, want := range spec.Hints.hints() {
+			if g := got[i]; want.v != nil && g.v != nil && *want.v != *g.v {
+				p.addf("tool %q: %s is %v, but every tool of toolset %q has %v (toolsets.%s.hints)", t.Name, g.name, *g.v, t.Toolset, *want.v, t.Toolset)
 			}
 		}
 	}

@@ -55,12 +55,11 @@ func run(args []string, stderr io.Writer) int {
 
 	files, c, err := generate(opt)
 	if err != nil {
-		var lint *lintError
-		if errors.As(err, &lint) {
-			fmt.Fprintf(stderr, "mcpgen: %s: %v\nNothing was written.\n", displayPath(opt.catalog), err)
-			return 1
+		where := "" // a lint failure names the catalog
+		if errors.As(err, new(*lintError)) {
+			where = displayPath(opt.catalog) + ": "
 		}
-		fmt.Fprintf(stderr, "mcpgen: %v\nNothing was written.\n", err)
+		fmt.Fprintf(stderr, "mcpgen: %s%v\nNothing was written.\n", where, err)
 		return 1
 	}
 	for _, w := range budgetWarnings(c) {

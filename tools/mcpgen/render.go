@@ -141,11 +141,14 @@ type resourceData struct {
 	Name, Camel, URITemplate, Title, Description, MIMEType string
 }
 
-// outputFiles maps each output file to its template.
-var outputFiles = []struct {
+// outputFile is one output file and its template.
+type outputFile struct {
 	name, template string
 	goSource       bool
-}{
+}
+
+// outputFiles are the files every catalog renders.
+var outputFiles = []outputFile{
 	{"doc.go", "doc.go.tmpl", true},
 	{"tools.go", "tools.go.tmpl", true},
 	{"args.go", "args.go.tmpl", true},
@@ -204,10 +207,7 @@ func render(c *compiled) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	outputs := outputFiles
 	if data.RSClientImport != "" && len(data.Calls) > 0 {
-		outputs = append(slices.Clone(outputs), struct {
-			name, template string
-			goSource       bool
-		}{rsCallsFile, "rscalls.go.tmpl", true})
+		outputs = append(slices.Clone(outputs), outputFile{rsCallsFile, "rscalls.go.tmpl", true})
 	}
 	for _, f := range outputs {
 		var buf bytes.Buffer
@@ -287,19 +287,18 @@ func templateData(c *compiled) (*fileData, error) {
 	}
 	d.Formats = formatTemplateData(cat)
 	d.NeedKit = len(d.Formats) > 0
-	seenSet := map[string]bool{}
-	for _, t := range cat.Tools {
-		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
-		if !seenSet[t.Toolset] {
-			seenSet[t.Toolset] = true
-			d.Toolsets = append(d.Toolsets, t.Toolset)
-			d.ToolsetGroups = append(d.ToolsetGroups, toolsetGroup{Name: t.Toolset})
-		}
-		for gi := range d.ToolsetGroups {
-			if d.ToolsetGroups[gi].Name == t.Toolset {
-				d.ToolsetGroups[gi].Tools = append(d.ToolsetGroups[gi].Tools, t.Name)
+	d.Toolsets = toolsetOrder(cat)
+	for _, set := range d.Toolsets {
+		g := toolsetGroup{Name: set}
+		for _, t := range cat.Tools {
+			if t.Toolset == set {
+				g.Tools = append(g.Tools, t.Name)
 			}
 		}
+		d.ToolsetGroups = append(d.ToolsetGroups, g)
+	}
+	for _, t := range cat.Tools {
+		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
 		td := toolData{
 			Name:        t.Name,
 			Camel:       camel(t.Name),
@@ -363,11 +362,7 @@ func argTemplateData(a Arg) (argData, error) {
 		Pointer:     f.pointer,
 	}
 	if len(a.Enum) > 0 {
-		quoted := make([]string, len(a.Enum))
-		for i, v := range a.Enum {
-			quoted[i] = strconv.Quote(v)
-		}
-		ad.EnumLit = "[]string{" + strings.Join(quoted, ", ") + "}"
+		ad.EnumLit = stringsLiteral(a.Enum)
 	}
 	if a.MaxLength != nil {
 		ad.MaxLength = *a.MaxLength
@@ -496,8 +491,8 @@ func multilineLiteral(s string) string {
 func comment(text, indent string) string {
 	const width = 76
 	var lines []string
-	for _, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if len(lines) > 0 {
+	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		if i > 0 {
 			lines = append(lines, indent+"//")
 		}
 		line := ""
@@ -506,11 +501,7 @@ func comment(text, indent string) string {
 				lines = append(lines, indent+"// "+line)
 				line = ""
 			}
-			if line == "" {
-				line = w
-			} else {
-				line += " " + w
-			}
+			line = strings.TrimPrefix(line+" "+w, " ")
 		}
 		if line != "" {
 			lines = append(lines, indent+"// "+line)

@@ -52,13 +52,10 @@ var callHelpers = map[string]string{
 // numberConstraint is the type set setNumber and optNumber convert to.
 const numberConstraint = "type number interface {\n\t~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64\n}"
 
-// goOpName is oapi-codegen's Go name of an operation id (its default name
-// normalizer), e.g. listRecords -> ListRecords.
-func goOpName(id string) string { return codegen.SchemaNameToTypeName(id) }
-
-// goParamName is oapi-codegen's Go field name of a parameter, e.g.
-// connection_id -> ConnectionId.
-func goParamName(name string) string { return codegen.SchemaNameToTypeName(name) }
+// goName is oapi-codegen's Go name of an operation id or a parameter (its
+// default name normalizer): listRecords -> ListRecords, connection_id ->
+// ConnectionId.
+func goName(name string) string { return codegen.SchemaNameToTypeName(name) }
 
 // planCalls checks how every tool's arguments reach its operations and
 // builds the generated mapping: each argument with a param: is set by
@@ -126,7 +123,7 @@ func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
 // are not plain strings or integers (generated code passes them as string
 // or int).
 func newRSOp(op *apiOperation) (*rsOp, error) {
-	ro := &rsOp{ID: op.id, GoName: goOpName(op.id), Method: strings.ToUpper(op.method), Path: op.path, JSONBody: op.jsonBody}
+	ro := &rsOp{ID: op.id, GoName: goName(op.id), Method: strings.ToUpper(op.method), Path: op.path, JSONBody: op.jsonBody}
 	for _, p := range op.order {
 		if p.In != openapi3.ParameterInPath {
 			ro.HasParams = true
@@ -147,7 +144,7 @@ func newRSOp(op *apiOperation) (*rsOp, error) {
 		if goType == "" || len(f.enum) > 0 {
 			return nil, fmt.Errorf("operation %s path parameter %q: only a plain string or integer path parameter can be mapped; give it type: string (an enum belongs in the catalog's argument)", op.id, name)
 		}
-		ro.PathParams = append(ro.PathParams, rsPathParam{Name: name, Field: goParamName(name), GoType: goType})
+		ro.PathParams = append(ro.PathParams, rsPathParam{Name: name, Field: goName(name), GoType: goType})
 	}
 	return ro, nil
 }
@@ -182,7 +179,7 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 			continue // reported by resolveArgs
 		}
 		set[p.Name] = true
-		field := goParamName(p.Name)
+		field := goName(p.Name)
 		arg := "a." + camel(a.Name)
 		switch p.In {
 		case openapi3.ParameterInPath:
@@ -229,34 +226,19 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 // parameter is required (a plain field) or optional (a pointer, left nil
 // when the argument is absent).
 func queryStmt(a Arg, p *openapi3.Parameter, dst, arg string) (string, error) {
-	opt := !p.Required
-	switch a.Type {
-	case typeString:
-		if opt {
-			return fmt.Sprintf("optString(%s, %s)", dst, arg), nil
-		}
-		return fmt.Sprintf("setString(%s, %s)", dst, arg), nil
-	case typeInteger, typeNumber, typeBoolean:
-		kind := "Number"
-		if a.Type == typeBoolean {
-			kind = "Bool"
-		}
-		switch {
-		case opt && a.Required:
-			return fmt.Sprintf("opt%s(%s, &%s)", kind, dst, arg), nil
-		case opt:
-			return fmt.Sprintf("opt%s(%s, %s)", kind, dst, arg), nil
-		default:
-			return fmt.Sprintf("set%s(%s, %s)", kind, dst, arg), nil
-		}
-	case typeStringArray:
-		if opt {
-			return fmt.Sprintf("optStrings(%s, %s)", dst, arg), nil
-		}
-		return fmt.Sprintf("setStrings(%s, %s)", dst, arg), nil
+	kind := map[string]string{typeString: "String", typeInteger: "Number", typeNumber: "Number", typeBoolean: "Bool", typeStringArray: "Strings"}[a.Type]
+	if kind == "" {
+		return "", fmt.Errorf("parameter %q is an object (%s); object arguments reach the RS through the handler: list %s under by_hand and encode it there",
+			p.Name, orNone(p.Style), p.Name)
 	}
-	return "", fmt.Errorf("parameter %q is an object (%s); object arguments reach the RS through the handler: list %s under by_hand and encode it there",
-		p.Name, orNone(p.Style), p.Name)
+	verb := "set"
+	if !p.Required {
+		verb = "opt"
+		if a.Required && (kind == "Number" || kind == "Bool") {
+			arg = "&" + arg // the setter takes a pointer, nil when absent
+		}
+	}
+	return fmt.Sprintf("%s%s(%s, %s)", verb, kind, dst, arg), nil
 }
 
 func orNone(s string) string {

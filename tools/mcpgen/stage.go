@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,20 +168,15 @@ func swapIn(swaps []swap, trash string) error {
 	return nil
 }
 
+// copyFile copies one file, keeping its permission bits.
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	data, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	st, err := in.Stat()
+	st, err := os.Stat(from)
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	_, werr := io.Copy(out, in)
-	return errors.Join(werr, out.Close())
+	return os.WriteFile(to, data, st.Mode().Perm())
 }

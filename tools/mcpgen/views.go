@@ -234,8 +234,7 @@ func hiddenTablesJS() string {
 			hidden.add(r)
 			if !unseen.Has(probeVisible + s) {
 				keep.add(r)
-			}
-			if !keep.has(r) && !unseen.Has(probeSymbol+s+probeSymbol) {
+			} else if !unseen.Has(probeSymbol + s + probeSymbol) {
 				joiners.add(r)
 			}
 		}
@@ -297,10 +296,4 @@ func (rs ranges) js() string {
 // toolViewMeta is the _meta of a tool that names a view.
 func toolViewMeta(uri string) *mcp.Meta {
 	return &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": uri}}}
-}
-
-// has reports whether r is the last rune added.
-func (rs ranges) has(r rune) bool {
-	n := len(rs)
-	return n > 0 && rs[n-1][0] <= r && r <= rs[n-1][1]
 }
