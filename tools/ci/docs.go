@@ -167,18 +167,9 @@ func eachProseLine(page []byte, fn func(string)) {
 	}
 }
 
-// stripCode blanks inline code spans, whose text is not Markdown.
-func stripCode(line string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range line {
-		if r == '`' {
-			in = !in
-			continue
-		}
-		if !in {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// codeSpan matches an inline code span, whose text is not Markdown: from a
+// backtick to the next one, or to the end of the line.
+var codeSpan = regexp.MustCompile("`[^`]*(`|$)")
+
+// stripCode blanks inline code spans.
+func stripCode(line string) string { return codeSpan.ReplaceAllString(line, "") }

@@ -453,30 +453,28 @@ func benchrssSmoke() error {
 	if err := runImageFlags("go", "build", "-trimpath", "-o", meter, "./tools/benchrss"); err != nil {
 		return fmt.Errorf("build benchrss: %w", err)
 	}
-	if err := run(meter, "-bin", server, "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
-		return fmt.Errorf("benchrss: %w", err)
-	}
-	if err := run(meter, "-bin", server, "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
-		return fmt.Errorf("benchrss -flood: %w", err)
-	}
-	// A small page, with a ceiling it passes and the default it fits: the
-	// full-detail memory check's refusal and success paths, in seconds.
-	if err := run(meter, "-bin", server, "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
-		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
-		return fmt.Errorf("benchrss -fullcap: %w", err)
-	}
-	// A record of 100 KB of tag characters, two full fetches at once,
-	// refused once escaped at a ceiling of 64 KiB and served at the
-	// default: the escaped full-detail check's paths.
-	if err := run(meter, "-bin", server, "-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2",
-		"-hiddenfull-ceilings", "65536,0"); err != nil {
-		return fmt.Errorf("benchrss -hiddenfull: %w", err)
-	}
-	// A 300 KB array of empty objects, two calls at once: the decoded-size
-	// check's paths (make bench-hostile measures the 7.8 MB one), about
-	// two CPU-seconds.
-	if err := run(meter, "-bin", server, "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
-		return fmt.Errorf("benchrss -hostile: %w", err)
+	for _, r := range []struct {
+		name string
+		args []string
+	}{
+		{"benchrss", []string{"-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"}},
+		{"benchrss -flood", []string{"-flood", "-flood-clients", "2", "-flood-items", "200"}},
+		// A small page, with a ceiling it passes and the default it fits:
+		// the full-detail memory check's refusal and success paths, in
+		// seconds.
+		{"benchrss -fullcap", []string{"-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800", "-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"}},
+		// A record of 100 KB of tag characters, two full fetches at once,
+		// refused once escaped at a ceiling of 64 KiB and served at the
+		// default: the escaped full-detail check's paths.
+		{"benchrss -hiddenfull", []string{"-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2", "-hiddenfull-ceilings", "65536,0"}},
+		// A 300 KB array of empty objects, two calls at once: the
+		// decoded-size check's paths (make bench-hostile measures the
+		// 7.8 MB one), about two CPU-seconds.
+		{"benchrss -hostile", []string{"-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"}},
+	} {
+		if err := run(meter, append([]string{"-bin", server}, r.args...)...); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
 	}
 	return nil
 }

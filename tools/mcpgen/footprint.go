@@ -227,15 +227,9 @@ func overBudget(what string, size, budget int, tools []toolFootprint, committed 
 	return b.String()
 }
 
-// toolsOf lists the footprints of the tools of one toolset ("" for all).
+// toolsOf lists the footprints of the tools of one toolset.
 func toolsOf(fp footprint, toolset string) []toolFootprint {
-	var out []toolFootprint
-	for _, t := range fp.Tools {
-		if toolset == "" || t.Toolset == toolset {
-			out = append(out, t)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(fp.Tools), func(t toolFootprint) bool { return t.Toolset != toolset })
 }
 
 // checkBudgets compares measured sizes with the catalog's budgets; a

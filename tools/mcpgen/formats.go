@@ -81,9 +81,8 @@ func lintFormats(p *problems, c *Catalog) {
 
 // formatData is one format as the templates render it.
 type formatData struct {
-	Name, GoName, Description, PatternLit string
-	MaxBytes                              int
-	Segment                               bool
+	FormatSpec
+	Name, GoName, PatternLit string
 }
 
 // formatGoName is the generated variable that holds format name.
@@ -94,10 +93,7 @@ func formatTemplateData(c *Catalog) []formatData {
 	var out []formatData
 	for _, name := range sortedKeys(c.Formats) {
 		f := c.Formats[name]
-		out = append(out, formatData{
-			Name: name, GoName: formatGoName(name), Description: f.Description,
-			PatternLit: rawLiteral(f.Pattern), MaxBytes: f.MaxBytes, Segment: f.Segment,
-		})
+		out = append(out, formatData{FormatSpec: f, Name: name, GoName: formatGoName(name), PatternLit: rawLiteral(f.Pattern)})
 	}
 	return out
 }

@@ -64,9 +64,10 @@ const rsCallsFile = "rscalls.go"
 
 // viewData is one view as the templates see it.
 type viewData struct {
-	Name, Camel, URI, Title, Description, File string
-	Bytes, MaxBytes                            int
-	PrefersBorder                              bool
+	builtView
+	Camel         string
+	Bytes         int
+	PrefersBorder bool
 }
 
 // toolsetRow is one toolset's measured tools/list size and budget.
@@ -97,9 +98,8 @@ func (r resultBudgetRow) Text() string {
 }
 
 type toolData struct {
-	Name, Camel, ArgsType, Toolset    string
-	Title, Description                string
-	OperationNote                     string
+	Tool                              // Args is shadowed by the rendered arguments
+	Camel, ArgsType, OperationNote    string
 	InputLit, OutputLit               string
 	ReadOnly, Destructive, Idempotent bool
 	OpenWorld                         bool
@@ -138,7 +138,8 @@ type toolsetGroup struct {
 }
 
 type resourceData struct {
-	Name, Camel, URITemplate, Title, Description, MIMEType string
+	Resource
+	Camel string
 }
 
 // outputFile is one output file and its template.
@@ -270,10 +271,7 @@ func templateData(c *compiled) (*fileData, error) {
 	d.ViewIndex = map[string]int{}
 	for i, v := range c.views {
 		d.ViewIndex[v.Name] = i
-		d.Views = append(d.Views, viewData{
-			Name: v.Name, Camel: camel(v.Name), URI: v.URI, Title: v.Title, Description: v.Description,
-			File: v.File(), Bytes: len(v.HTML), MaxBytes: v.MaxBytes, PrefersBorder: *v.PrefersBorder,
-		})
+		d.Views = append(d.Views, viewData{builtView: v, Camel: camel(v.Name), Bytes: len(v.HTML), PrefersBorder: *v.PrefersBorder})
 	}
 	for _, ts := range c.footprint.Toolsets {
 		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
@@ -300,12 +298,9 @@ func templateData(c *compiled) (*fileData, error) {
 	for _, t := range cat.Tools {
 		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
 		td := toolData{
-			Name:        t.Name,
+			Tool:        t,
 			Camel:       camel(t.Name),
 			ArgsType:    camel(t.Name) + "Args",
-			Toolset:     t.Toolset,
-			Title:       t.Title,
-			Description: t.Description,
 			InputLit:    rawLiteral(string(c.schemas[t.Name].input)),
 			OutputLit:   rawLiteral(string(c.schemas[t.Name].output)),
 			ReadOnly:    *t.Annotations.ReadOnlyHint,
@@ -340,10 +335,7 @@ func templateData(c *compiled) (*fileData, error) {
 		}
 	}
 	for _, r := range cat.Resources {
-		d.Resources = append(d.Resources, resourceData{
-			Name: r.Name, Camel: camel(r.Name), URITemplate: r.URITemplate,
-			Title: r.Title, Description: r.Description, MIMEType: r.MIMEType,
-		})
+		d.Resources = append(d.Resources, resourceData{Resource: r, Camel: camel(r.Name)})
 	}
 	return d, nil
 }
