@@ -36,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -138,12 +139,6 @@ var childCPU time.Duration
 
 func run(name string, args ...string) error { return runEnv(nil, name, args...) }
 
-// runImageFlags runs a go command with the Dockerfile's build settings
-// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
-// runs then compile the dependencies exactly as the image test of
-// internal/pdpp/cli builds the binaries, so the whole tree is compiled
-// once for the three instead of once more for the image. No file of the
-// module needs cgo, so vet sees every file either way.
 // testGOGC is the collector's target for the test step: under the race
 // detector a collection costs several times its usual CPU, and the tests'
 // heaps are small beside the machine's memory, so collecting four times
@@ -161,6 +156,12 @@ func testGC() []string {
 	return []string{"GOGC=" + testGOGC}
 }
 
+// runImageFlags runs a go command with the Dockerfile's build settings
+// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
+// runs then compile the dependencies exactly as the image test of
+// internal/pdpp/cli builds the binaries, so the whole tree is compiled
+// once for the three instead of once more for the image. No file of the
+// module needs cgo, so vet sees every file either way.
 func runImageFlags(name string, args ...string) error {
 	return runEnv([]string{"CGO_ENABLED=0"}, name, args...)
 }
@@ -267,15 +268,11 @@ func checkGeneratedIn(root string, w io.Writer) error {
 // yet committed counts; without git, every file outside .git.
 func treeFiles(dir string) ([]string, error) {
 	if _, err := exec.LookPath("git"); err == nil {
-		out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-		if err == nil {
-			var files []string
-			for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-				if st, err := os.Lstat(filepath.Join(dir, f)); f != "" && err == nil && st.Mode().IsRegular() {
-					files = append(files, f)
-				}
-			}
-			return files, nil
+		if paths, err := gitFiles(dir, "--cached", "--others", "--exclude-standard"); err == nil {
+			return slices.DeleteFunc(paths, func(f string) bool {
+				st, err := os.Lstat(filepath.Join(dir, f))
+				return err != nil || !st.Mode().IsRegular()
+			}), nil
 		}
 	}
 	var files []string

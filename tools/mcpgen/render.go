@@ -193,14 +193,6 @@ func render(c *compiled) (map[string][]byte, error) {
 			}
 			return "The handler sets by hand (by_hand): " + strings.Join(list, "; ") + "."
 		},
-		"toolset": func(name string) string {
-			for _, t := range c.catalog.Tools {
-				if t.Name == name {
-					return t.Toolset
-				}
-			}
-			return ""
-		},
 	}).ParseFS(templates.FS, "*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parse templates: %w", err)
