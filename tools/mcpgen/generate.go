@@ -110,24 +110,20 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 // committed is the footprint the output folder holds, which a budget
 // failure is told against.
 func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
-	var problems []string
+	var p problems
 	if api != nil {
-		problems = api.lintParams()
+		api.lintParams(&p)
 	}
-	problems = append(problems, resolveArgs(cat, api)...)
-	var rsOps []*rsOp
-	var calls []toolCall
+	resolveArgs(&p, cat, api)
+	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views}
 	if mapping {
-		var callProblems []string
-		rsOps, calls, callProblems = planCalls(cat, api)
-		problems = append(problems, callProblems...)
+		c.rsOps, c.calls = planCalls(&p, cat, api)
 	}
-	problems = append(problems, lintCatalog(cat, instructions)...)
-	problems = append(problems, lintDescriptionRules(cat, api)...)
-	if len(problems) > 0 {
-		return nil, &lintError{problems: problems}
+	lintCatalog(&p, cat, instructions)
+	lintDescriptionRules(&p, cat, api)
+	if len(p.list) > 0 {
+		return nil, &lintError{problems: p.list}
 	}
-	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views, rsOps: rsOps, calls: calls}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {

@@ -20,9 +20,8 @@ var (
 )
 
 // lintCatalog checks everything that can be checked before schemas are
-// built. It returns one line per problem, in catalog order.
-func lintCatalog(c *Catalog, instructions string) []string {
-	var p problems
+// built, adding one line per problem to p, in catalog order.
+func lintCatalog(p *problems, c *Catalog, instructions string) {
 	if !token.IsIdentifier(c.Package) || strings.ToLower(c.Package) != c.Package {
 		p.addf("package %q must be a lower-case Go identifier", c.Package)
 	}
@@ -32,7 +31,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 	if len(c.Tools) == 0 {
 		p.addf("the catalog declares no tools")
 	}
-	lintInstructions(&p, c.Budgets, instructions)
+	lintInstructions(p, c.Budgets, instructions)
 
 	toolNames := map[string]bool{}
 	goNames := map[string]string{}
@@ -72,7 +71,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		}
 		argNames := map[string]bool{}
 		for _, a := range t.Args {
-			lintArg(&p, c.Budgets, where, a)
+			lintArg(p, c.Budgets, where, a)
 			if argNames[a.Name] {
 				p.addf("%s arg %q: duplicate argument name", where, a.Name)
 			}
@@ -102,9 +101,9 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
 			}
-			lintFieldDescription(&p, c.Budgets, ow, o.Description)
+			lintFieldDescription(p, c.Budgets, ow, o.Description)
 		}
-		lintResultBudget(&p, c.Budgets, where, t)
+		lintResultBudget(p, c.Budgets, where, t)
 	}
 
 	resNames := map[string]bool{}
@@ -136,12 +135,11 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
 		}
 	}
-	lintToolsets(&p, c)
-	lintToolsetBudgets(&p, c)
-	lintFormats(&p, c)
-	lintGuidanceHomes(&p, c, instructions)
-	lintRepeatedSentences(&p, c, instructions)
-	return p.list
+	lintToolsets(p, c)
+	lintToolsetBudgets(p, c)
+	lintFormats(p, c)
+	lintGuidanceHomes(p, c, instructions)
+	lintRepeatedSentences(p, c, instructions)
 }
 
 // lintToolsetBudgets checks that every per-toolset budget names a toolset
@@ -574,8 +572,7 @@ func editDistance(a, b string) int {
 // lintDescriptionRules checks every tool description against the
 // catalog's description_rules; api gives each operation's method and path
 // for name_endpoint.
-func lintDescriptionRules(c *Catalog, api *apiDoc) []string {
-	var p problems
+func lintDescriptionRules(p *problems, c *Catalog, api *apiDoc) {
 	r := c.DescriptionRules
 	for _, t := range c.Tools {
 		where := fmt.Sprintf("tool %q", t.Name)
@@ -605,7 +602,6 @@ func lintDescriptionRules(c *Catalog, api *apiDoc) []string {
 			}
 		}
 	}
-	return p.list
 }
 
 func quoteAll(list []string) string {

@@ -167,8 +167,7 @@ func stringEnum(values []any) []string {
 // resolveArgs fills arguments from the OpenAPI parameters they name, in
 // place, and reports references that cannot be resolved. Catalog values
 // always win over OpenAPI facts.
-func resolveArgs(c *Catalog, api *apiDoc) []string {
-	var problems []string
+func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 	for ti := range c.Tools {
 		t := &c.Tools[ti]
 		usesAPI := t.Operation != "" || slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" })
@@ -181,7 +180,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 			}
 		}
 		if api == nil {
-			problems = append(problems, fmt.Sprintf("tool %q references OpenAPI operations or parameters but no -openapi document was given", t.Name))
+			probs.addf("tool %q references OpenAPI operations or parameters but no -openapi document was given", t.Name)
 			markAll()
 			continue
 		}
@@ -189,7 +188,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 		if t.Operation != "" {
 			op = api.ops[t.Operation]
 			if op == nil {
-				problems = append(problems, fmt.Sprintf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, sortedKeys(api.ops)))
+				probs.addf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, sortedKeys(api.ops))
 				markAll()
 				continue
 			}
@@ -200,7 +199,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				continue
 			}
 			if op == nil {
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: param %q needs the tool to name its operation", t.Name, a.Name, a.Param))
+				probs.addf("tool %q arg %q: param %q needs the tool to name its operation", t.Name, a.Name, a.Param)
 				a.unresolved = true
 				continue
 			}
@@ -210,7 +209,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				if len(ps) > 1 {
 					what = "has more than one parameter named"
 				}
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s %s %q", t.Name, a.Name, t.Operation, what, a.Param))
+				probs.addf("tool %q arg %q: operation %s %s %q", t.Name, a.Name, t.Operation, what, a.Param)
 				a.unresolved = true
 				continue
 			}
@@ -222,16 +221,15 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 			case facts.typ == "" && unionKeyword(paramSchema(ps[0])) != "":
 				a.unresolved = true // the parameter's schema is refused by lintParams
 			case facts.typ == "":
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
-					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param))
+				probs.addf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param)
 			case a.Type != "" && a.Type != facts.typ:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
-					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param))
+				probs.addf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param)
 			}
 			mergeFacts(a, facts)
 		}
 	}
-	return problems
 }
 
 func mergeFacts(a *Arg, f paramFacts) {
@@ -264,8 +262,7 @@ func mergeFacts(a *Arg, f paramFacts) {
 // (or whose items' schema) is an anyOf or oneOf into a reference to a type
 // it never declares, so gen/rsclient would stop building far from the
 // cause. Problems name the operation and the parameter and say the way out.
-func (a *apiDoc) lintParams() []string {
-	var problems []string
+func (a *apiDoc) lintParams(probs *problems) {
 	var order []*openapi3.Parameter
 	usedBy := map[*openapi3.Parameter][]string{}
 	for _, id := range sortedKeys(a.ops) {
@@ -286,14 +283,13 @@ func (a *apiDoc) lintParams() []string {
 			where, s = "its items' schema", s.Items.Value
 		}
 		if union := unionKeyword(s); union != "" {
-			problems = append(problems, fmt.Sprintf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
+			probs.addf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
 				"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
 				"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
 				"and say the alternatives in its description",
-				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name))
+				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name)
 		}
 	}
-	return problems
 }
 
 // paramSchema is a parameter's schema, or nil.
