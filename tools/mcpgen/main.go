@@ -17,16 +17,10 @@ func main() {
 // oapiCommand runs oapi-codegen: the version go.mod pins as a tool.
 var oapiCommand = []string{"go", "tool", "oapi-codegen"}
 
-// run parses flags, generates, and writes or checks the output. It returns
-// the process exit code: 0 on success, 1 when the catalog fails lint or a
-// budget (or -check finds stale files), 2 on usage errors.
-//
-// Everything is checked before anything is written: the OpenAPI document
-// and the catalog are linted, every file is rendered in memory and every
-// budget measured; only then does oapi-codegen run (-oapi-codegen), and
-// its output and mcpgen's are written into a temporary folder beside -out
-// and swapped in together. A failed run leaves every output folder as it
-// was. Sizes within 5% of a budget are warned about on stderr.
+// run parses flags, generates, and writes or checks the output (see the
+// package doc). It returns the process exit code: 0 on success, 1 when the
+// catalog fails lint or a budget (or -check finds stale files), 2 on usage
+// errors.
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -109,15 +109,15 @@ type toolData struct {
 }
 
 type argData struct {
-	Name, GoName, GoType, GoBase, Tag string
-	Description                       string
-	Kind                              string
-	Required, Pointer                 bool
-	EnumLit                           string // Go []string literal, or ""
-	MaxLength                         int
-	RangeCond, RangeMsg, ValueExpr    string
-	DefaultLit                        string
-	Format                            string // Go variable of the format, or ""
+	Arg                            // MaxLength and Format are shadowed below
+	GoName, GoType, GoBase, Tag    string
+	Kind                           string
+	Pointer                        bool
+	EnumLit                        string // Go []string literal, or ""
+	MaxLength                      int
+	RangeCond, RangeMsg, ValueExpr string
+	DefaultLit                     string
+	Format                         string // Go variable of the format, or ""
 	// MaxBytes is the catalog-wide byte bound of a string (or array item)
 	// with no enum, maxLength or format; MaxItems the item bound of an
 	// array. 0: none.
@@ -165,10 +165,7 @@ const footprintFile = "FOOTPRINT.md"
 const goldenFile = "tools_list.golden.json"
 
 func render(c *compiled) (map[string][]byte, error) {
-	data, err := templateData(c)
-	if err != nil {
-		return nil, err
-	}
+	data := templateData(c)
 	tmpl, err := template.New("mcpgen").Funcs(template.FuncMap{
 		"quote":   strconv.Quote,
 		"comment": comment,
@@ -228,7 +225,7 @@ func render(c *compiled) (map[string][]byte, error) {
 	return files, nil
 }
 
-func templateData(c *compiled) (*fileData, error) {
+func templateData(c *compiled) *fileData {
 	cat := c.catalog
 	doc := cat.PackageDoc
 	if doc == "" {
@@ -307,10 +304,7 @@ func templateData(c *compiled) (*fileData, error) {
 			td.OperationNote = " (OpenAPI operation " + t.Operation + ")"
 		}
 		for _, a := range t.Args {
-			ad, err := argTemplateData(a)
-			if err != nil {
-				return nil, fmt.Errorf("tool %q arg %q: %w", t.Name, a.Name, err)
-			}
+			ad := argTemplateData(a)
 			ad.applyCatalogBounds(cat.Budgets)
 			td.HasDefaults = td.HasDefaults || ad.DefaultLit != ""
 			d.NeedJSON = d.NeedJSON || ad.GoType == rawMessageGoType
@@ -329,21 +323,19 @@ func templateData(c *compiled) (*fileData, error) {
 	for _, r := range cat.Resources {
 		d.Resources = append(d.Resources, resourceData{Resource: r, Camel: camel(r.Name)})
 	}
-	return d, nil
+	return d
 }
 
-func argTemplateData(a Arg) (argData, error) {
+func argTemplateData(a Arg) argData {
 	f := fieldFor(a)
 	ad := argData{
-		Name:        a.Name,
-		GoName:      f.name,
-		GoType:      f.goType,
-		GoBase:      strings.TrimPrefix(f.goType, "*"),
-		Tag:         f.tag,
-		Description: a.Description,
-		Kind:        a.Type,
-		Required:    a.Required,
-		Pointer:     f.pointer,
+		Arg:     a,
+		GoName:  f.name,
+		GoType:  f.goType,
+		GoBase:  strings.TrimPrefix(f.goType, "*"),
+		Tag:     f.tag,
+		Kind:    a.Type,
+		Pointer: f.pointer,
 	}
 	if len(a.Enum) > 0 {
 		ad.EnumLit = stringsLiteral(a.Enum)
@@ -358,13 +350,9 @@ func argTemplateData(a Arg) (argData, error) {
 		ad.RangeCond, ad.RangeMsg, ad.ValueExpr = rangeCheck(a, f)
 	}
 	if a.Default != nil {
-		lit, err := defaultLiteral(a)
-		if err != nil {
-			return ad, err
-		}
-		ad.DefaultLit = lit
+		ad.DefaultLit = defaultLiteral(a.Default)
 	}
-	return ad, nil
+	return ad
 }
 
 // applyCatalogBounds sets the catalog-wide argument bounds of b on a string
@@ -424,17 +412,16 @@ func rangeCheck(a Arg, f goField) (cond, msg, value string) {
 	return cond, msg, value
 }
 
-func defaultLiteral(a Arg) (string, error) {
-	switch a.Type {
-	case typeString:
-		return strconv.Quote(a.Default.(string)), nil
-	case typeInteger, typeNumber:
-		f, _ := number(a.Default)
-		return strconv.FormatFloat(f, 'f', -1, 64), nil
-	case typeBoolean:
-		return strconv.FormatBool(a.Default.(bool)), nil
+// defaultLiteral writes a default that lint (checkDefault) has matched
+// with its argument's type: a string, a number or a boolean.
+func defaultLiteral(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
 	}
-	return "", fmt.Errorf("default is not supported for type %s", a.Type)
+	if f, ok := number(v); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // stringsLiteral writes a Go []string literal.

@@ -44,18 +44,16 @@ func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec st
 		}
 	}()
 	var swaps []swap
-	if len(oapiConfigs) > 0 {
-		absSpec, err := filepath.Abs(spec)
+	absSpec, err := filepath.Abs(spec)
+	if err != nil {
+		return err
+	}
+	for _, cfg := range oapiConfigs {
+		s, err := stageOAPI(stage, cfg, absSpec, oapiCmd)
 		if err != nil {
 			return err
 		}
-		for _, cfg := range oapiConfigs {
-			s, err := stageOAPI(stage, cfg, absSpec, oapiCmd)
-			if err != nil {
-				return err
-			}
-			swaps = append(swaps, s)
-		}
+		swaps = append(swaps, s)
 	}
 	mine := filepath.Join(stage, "mcpgen")
 	if err := writeFiles(mine, files); err != nil {
