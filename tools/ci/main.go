@@ -190,14 +190,11 @@ var generatedPaths = []string{"gen", "internal/mcpserver/unseen/table.go"}
 
 // checkGenerated runs go generate in a temporary copy of the working tree
 // and fails when what it writes differs from the working tree's generated
-// files, printing the difference as a unified diff (git diff --no-index).
-// Nothing in the working tree is written: the committed generated code
-// must be what the spec and templates produce, and a stale tree is shown,
-// not repaired.
+// files, printing the difference as a unified diff (git diff --no-index);
+// nothing in the working tree is written.
 func checkGenerated() error { return checkGeneratedIn(".", os.Stdout) }
 
-// checkGeneratedIn is checkGenerated on the tree at root, writing the diff
-// to w.
+// checkGeneratedIn is checkGenerated on the tree at root, diff to w.
 func checkGeneratedIn(root string, w io.Writer) error {
 	tmp, err := os.MkdirTemp("", "pdpp-mcp-generated-")
 	if err != nil {

@@ -26,9 +26,7 @@ import (
 type footprint struct {
 	ToolsListBytes int
 	// NewestToolsListBytes is the tools/list result at the newest protocol
-	// revision (mcp.LATEST_PROTOCOL_VERSION), as an mcp-go server sends it
-	// with the catalog's largest server name and version; 0 when the
-	// catalog bounds neither.
+	// revision (newestToolsListBytes); 0 when not measured.
 	NewestToolsListBytes   int
 	Toolsets               []toolsetFootprint // catalog order of first use
 	ResourceTemplatesBytes int
@@ -122,11 +120,10 @@ var newestRevisionToolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","pa
 	`"` + mcp.MetaKeyClientCapabilities + `":{}}}}`
 
 // newestToolsListBytes serves tools from an mcp-go server whose name and
-// version take the catalog's largest sizes and returns the bytes of its
-// tools/list result at the newest protocol revision: the result as every
-// earlier revision gets it plus what that revision adds (resultType, the
-// cache hints the servers send, mcpkit.CacheHints, and _meta serverInfo). It returns 0 when the catalog bounds
-// no server identity.
+// version take the catalog's largest sizes, with the cache hints the
+// servers send (mcpkit.CacheHints), and returns the bytes of its tools/list
+// result at the newest protocol revision; 0 when the catalog bounds no
+// server identity.
 func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	if b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0 {
 		return 0, nil

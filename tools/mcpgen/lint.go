@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -146,10 +147,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 // of the catalog and is positive, and that budgets at the newest revision
 // come with the server identity bounds they are measured with.
 func lintToolsetBudgets(p *problems, c *Catalog) {
-	sets := map[string]bool{}
-	for _, t := range c.Tools {
-		sets[t.Toolset] = true
-	}
+	sets := toolsetOrder(c)
 	b := c.Budgets
 	for _, kb := range []struct {
 		key     string
@@ -157,7 +155,7 @@ func lintToolsetBudgets(p *problems, c *Catalog) {
 	}{{"max_toolset_list_bytes", b.MaxToolsetListBytes}, {"max_toolset_list_bytes_newest", b.MaxToolsetListBytesNewest}} {
 		key, budgets := kb.key, kb.budgets
 		for _, name := range sortedKeys(budgets) {
-			if !sets[name] {
+			if !slices.Contains(sets, name) {
 				p.addf("%s: toolset %q has no tools", key, name)
 			}
 			if budgets[name] <= 0 {
@@ -178,10 +176,6 @@ func lintToolsetBudgets(p *problems, c *Catalog) {
 // and nowhere else: not in another tool's description, argument or output
 // descriptions, nor in the instructions unless they are the home.
 func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
-	tools := map[string]bool{}
-	for _, t := range c.Tools {
-		tools[t.Name] = true
-	}
 	places := guidancePlaces(c, instructions)
 	for _, phrase := range sortedKeys(c.GuidanceHomes) {
 		home := c.GuidanceHomes[phrase]
@@ -190,7 +184,7 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 			p.addf("guidance_homes: a phrase is empty")
 			continue
 		}
-		if home != homeInstructions && !tools[home] {
+		if home != homeInstructions && !slices.ContainsFunc(c.Tools, func(t Tool) bool { return t.Name == home }) {
 			p.addf("%s: home %q is neither %q nor a tool of the catalog", where, home, homeInstructions)
 			continue
 		}
@@ -604,10 +598,11 @@ func lintDescriptionRules(p *problems, c *Catalog, api *apiDoc) {
 	}
 }
 
+// quoteAll writes each string as a Go literal, separated by commas.
 func quoteAll(list []string) string {
 	q := make([]string, len(list))
 	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
 }

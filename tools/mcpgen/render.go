@@ -425,13 +425,7 @@ func defaultLiteral(v any) string {
 }
 
 // stringsLiteral writes a Go []string literal.
-func stringsLiteral(list []string) string {
-	quoted := make([]string, len(list))
-	for i, v := range list {
-		quoted[i] = strconv.Quote(v)
-	}
-	return "[]string{" + strings.Join(quoted, ", ") + "}"
-}
+func stringsLiteral(list []string) string { return "[]string{" + quoteAll(list) + "}" }
 
 // rawLiteral writes s as a raw string literal when it can, else quoted.
 func rawLiteral(s string) string {
@@ -447,12 +441,9 @@ func multilineLiteral(s string) string {
 	if s == "" {
 		return `""`
 	}
-	lines := strings.SplitAfter(s, "\n")
-	parts := make([]string, 0, len(lines))
-	for _, l := range lines {
-		if l != "" {
-			parts = append(parts, strconv.Quote(l))
-		}
+	var parts []string
+	for l := range strings.Lines(s) {
+		parts = append(parts, strconv.Quote(l))
 	}
 	return strings.Join(parts, " +\n\t")
 }

@@ -21,14 +21,10 @@ const stageDirPattern = ".mcpgen-stage-*"
 // the folder it replaces.
 type swap struct{ staged, target string }
 
-// writeAll writes a run's whole output or nothing: mcpgen's files into a
-// fresh folder, and each oapi-codegen configuration's output file into a
-// copy of its folder, all in a temporary folder beside out; only when every
-// one is written are the folders swapped in, one rename each (and the
-// renames already done undone if one fails). A failed run leaves every
-// output folder as it was. oapiCmd is the command that runs oapi-codegen
-// (go tool oapi-codegen), run from the stage so a configuration's relative
-// output path lands there.
+// writeAll writes a run's whole output or nothing: mcpgen's files and each
+// oapi-codegen configuration's folder are written in a stage beside out,
+// then swapped in together (swapIn). oapiCmd runs oapi-codegen from the
+// stage, so a configuration's relative output path lands there.
 func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec string, oapiCmd []string) (err error) {
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
