@@ -16,8 +16,10 @@ import (
 
 var (
 	toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	argNamePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	toolsetPattern  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	// namePattern is what the name of an argument, output, resource, format
+	// (the Go variable Format<Camel>) or view must look like.
+	namePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	toolsetPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 )
 
 // lintCatalog checks everything that can be checked before schemas are
@@ -38,13 +40,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 	goNames := map[string]string{}
 	for _, t := range c.Tools {
 		where := fmt.Sprintf("tool %q", t.Name)
-		if !toolNamePattern.MatchString(t.Name) {
-			p.addf("%s: name must match %s", where, toolNamePattern)
-		}
-		if toolNames[t.Name] {
-			p.addf("%s: duplicate tool name", where)
-		}
-		toolNames[t.Name] = true
+		p.name(where, t.Name, toolNamePattern, toolNames, "duplicate tool name")
 		if other, ok := goNames[camel(t.Name)]; ok && other != t.Name {
 			p.addf("%s: Go name %s collides with tool %q", where, camel(t.Name), other)
 		}
@@ -84,12 +80,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 		outNames := map[string]bool{}
 		for _, o := range t.Output {
 			ow := fmt.Sprintf("%s output %q", where, o.Name)
-			if !argNamePattern.MatchString(o.Name) {
-				p.addf("%s: name must match %s", ow, argNamePattern)
-			}
-			if outNames[o.Name] {
-				p.addf("%s: duplicate output property", ow)
-			}
+			p.name(ow, o.Name, namePattern, outNames, "duplicate output property")
 			if o.Nullable {
 				// A value that may be null has no portable schema: the array
 				// form ["string","null"] is read as one string by several
@@ -98,7 +89,6 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 				// instead.
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
-			outNames[o.Name] = true
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
 			}
@@ -110,13 +100,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 	resNames := map[string]bool{}
 	for _, r := range c.Resources {
 		where := fmt.Sprintf("resource %q", r.Name)
-		if !argNamePattern.MatchString(r.Name) {
-			p.addf("%s: name must match %s", where, argNamePattern)
-		}
-		if resNames[r.Name] {
-			p.addf("%s: duplicate resource name", where)
-		}
-		resNames[r.Name] = true
+		p.name(where, r.Name, namePattern, resNames, "duplicate resource name")
 		if strings.TrimSpace(r.Title) == "" {
 			p.addf("%s: title is missing", where)
 		}
@@ -232,8 +216,8 @@ func containsFold(s, sub string) bool {
 
 func lintArg(p *problems, b Budgets, tool string, a Arg) {
 	where := fmt.Sprintf("%s arg %q", tool, a.Name)
-	if !argNamePattern.MatchString(a.Name) {
-		p.addf("%s: name must match %s", where, argNamePattern)
+	if !namePattern.MatchString(a.Name) {
+		p.addf("%s: name must match %s", where, namePattern)
 	}
 	if !slices.Contains(argTypes, a.Type) {
 		if a.Type == "" && a.unresolved {
@@ -458,6 +442,18 @@ type problems struct{ list []string }
 
 func (p *problems) addf(format string, args ...any) {
 	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+// name reports a name that does not match pattern or that seen already
+// holds (as dup says), and adds it to seen.
+func (p *problems) name(where, name string, pattern *regexp.Regexp, seen map[string]bool, dup string) {
+	if !pattern.MatchString(name) {
+		p.addf("%s: name must match %s", where, pattern)
+	}
+	if seen[name] {
+		p.addf("%s: %s", where, dup)
+	}
+	seen[name] = true
 }
 
 // lintResultBudget checks a tool's declared reply budget: positive figures,
