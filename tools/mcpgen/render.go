@@ -70,14 +70,11 @@ type viewData struct {
 	PrefersBorder bool
 }
 
-// toolsetRow is one toolset's measured tools/list size and budget.
+// toolsetRow is one toolset's measured tools/list sizes and budgets (0:
+// none).
 type toolsetRow struct {
-	Name         string
-	Tools, Bytes int
-	Budget       int // 0: none
-	// NewestBytes and NewestBudget are the same at the newest revision (0:
-	// not measured, none).
-	NewestBytes, NewestBudget int
+	toolsetFootprint
+	Budget, NewestBudget int
 }
 
 type guidanceRow struct{ Phrase, Home string }
@@ -263,11 +260,7 @@ func templateData(c *compiled) *fileData {
 		d.Views = append(d.Views, viewData{builtView: v, Camel: camel(v.Name), Bytes: len(v.HTML), PrefersBorder: *v.PrefersBorder})
 	}
 	for _, ts := range c.footprint.Toolsets {
-		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
-			Name: ts.Name, Tools: ts.Tools, Bytes: ts.ToolsListBytes,
-			Budget:      cat.Budgets.MaxToolsetListBytes[ts.Name],
-			NewestBytes: ts.NewestToolsListBytes, NewestBudget: cat.Budgets.MaxToolsetListBytesNewest[ts.Name],
-		})
+		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{ts, cat.Budgets.MaxToolsetListBytes[ts.Name], cat.Budgets.MaxToolsetListBytesNewest[ts.Name]})
 	}
 	for _, phrase := range sortedKeys(cat.GuidanceHomes) {
 		d.GuidanceRows = append(d.GuidanceRows, guidanceRow{Phrase: phrase, Home: cat.GuidanceHomes[phrase]})
