@@ -55,9 +55,6 @@ func loadOpenAPI(path string) (*apiDoc, error) {
 
 func indexOpenAPI(doc *openapi3.T) *apiDoc {
 	api := &apiDoc{ops: map[string]*apiOperation{}}
-	if doc.Paths == nil {
-		return api
-	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			if op.OperationID == "" {

@@ -81,9 +81,9 @@ type guidanceRow struct{ Phrase, Home string }
 
 // resultBudgetRow is one tool's declared default reply budget.
 type resultBudgetRow struct {
-	Tool, Camel     string
-	Bytes, MinBytes int
-	Ratio           string // Go float literal, "" when the budget is fixed
+	ResultBudget
+	Tool, Camel string
+	Ratio       string // Go float literal, "" when the budget is fixed
 }
 
 // Text is the budget as the footprint table states it.
@@ -306,7 +306,7 @@ func templateData(c *compiled) *fileData {
 		}
 		d.Tools = append(d.Tools, td)
 		if rb := t.ResultBudget; rb != nil {
-			row := resultBudgetRow{Tool: t.Name, Camel: td.Camel, Bytes: rb.Bytes, MinBytes: rb.MinBytes}
+			row := resultBudgetRow{ResultBudget: *rb, Tool: t.Name, Camel: td.Camel}
 			if rb.RSBodyRatio > 0 {
 				row.Ratio = strconv.FormatFloat(rb.RSBodyRatio, 'f', -1, 64)
 			}
