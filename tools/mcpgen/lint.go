@@ -82,11 +82,9 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 			ow := fmt.Sprintf("%s output %q", where, o.Name)
 			p.name(ow, o.Name, namePattern, outNames, "duplicate output property")
 			if o.Nullable {
-				// A value that may be null has no portable schema: the array
-				// form ["string","null"] is read as one string by several
-				// clients, anyOf is refused by others, and a schema without a
-				// type accepts anything (MCP Inspector flags it). Omit the key
-				// instead.
+				// No portable schema says "this type or null": the array form
+				// is read as one string by several clients, anyOf is refused
+				// by others, and no type accepts anything.
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
 			if !slices.Contains(outputTypes, o.Type) {

@@ -80,7 +80,7 @@ func inputSchema(t Tool) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("tool %q: reflected schema lacks argument %q", t.Name, a.Name)
 		}
-		prop.Description = a.Description
+		prop.Description, prop.Default = a.Description, a.Default
 		target := prop
 		if a.Type == typeStringArray {
 			target = prop.Items
@@ -100,9 +100,6 @@ func inputSchema(t Tool) ([]byte, error) {
 		}
 		if a.Maximum != nil {
 			prop.Maximum = jsonNumber(*a.Maximum)
-		}
-		if a.Default != nil {
-			prop.Default = a.Default
 		}
 	}
 	return marshalSchema(s)
