@@ -134,11 +134,10 @@ func headingAnchors(page []byte) map[string]bool {
 			}
 		}
 		a := b.String()
-		if n := seen[a]; n > 0 {
-			seen[a]++
+		n := seen[a]
+		seen[a]++
+		if n > 0 {
 			a = fmt.Sprintf("%s-%d", a, n)
-		} else {
-			seen[a] = 1
 		}
 		out[a] = true
 	})

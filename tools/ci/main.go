@@ -265,19 +265,14 @@ func treeFiles(dir string) ([]string, error) {
 		}
 	}
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
 		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, p)
-			files = append(files, filepath.ToSlash(rel))
-			return err
-		}
-		return nil
+		return err
 	})
 	return files, err
 }
