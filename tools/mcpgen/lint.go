@@ -45,12 +45,8 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 			p.addf("%s: Go name %s collides with tool %q", where, camel(t.Name), other)
 		}
 		goNames[camel(t.Name)] = t.Name
-		if strings.TrimSpace(t.Title) == "" {
-			p.addf("%s: title is missing", where)
-		}
-		if strings.TrimSpace(t.Description) == "" {
-			p.addf("%s: description is missing", where)
-		}
+		p.missing(where, "title", t.Title)
+		p.missing(where, "description", t.Description)
 		if max := c.Budgets.MaxDescriptionBytes; max > 0 && len(t.Description) > max {
 			p.addf("%s: description is %d bytes, budget %d", where, len(t.Description), max)
 		}
@@ -99,12 +95,8 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 	for _, r := range c.Resources {
 		where := fmt.Sprintf("resource %q", r.Name)
 		p.name(where, r.Name, namePattern, resNames, "duplicate resource name")
-		if strings.TrimSpace(r.Title) == "" {
-			p.addf("%s: title is missing", where)
-		}
-		if strings.TrimSpace(r.Description) == "" {
-			p.addf("%s: description is missing", where)
-		}
+		p.missing(where, "title", r.Title)
+		p.missing(where, "description", r.Description)
 		if err := checkURITemplate(r.URITemplate); err != nil {
 			p.addf("%s: %v", where, err)
 		}
@@ -218,12 +210,11 @@ func lintArg(p *problems, b Budgets, tool string, a Arg) {
 		p.addf("%s: name must match %s", where, namePattern)
 	}
 	if !slices.Contains(argTypes, a.Type) {
-		if a.Type == "" && a.unresolved {
-			return // the failed reference is already reported
-		}
-		if a.Type == "" {
+		switch {
+		case a.Type == "" && a.unresolved: // the failed reference is already reported
+		case a.Type == "":
 			p.addf("%s: type is missing (give it, or a param whose schema has one)", where)
-		} else {
+		default:
 			p.addf("%s: type %q must be one of %s", where, a.Type, strings.Join(argTypes, ", "))
 		}
 		return
@@ -315,9 +306,7 @@ func number(v any) (float64, bool) {
 }
 
 func lintFieldDescription(p *problems, b Budgets, where, desc string) {
-	if strings.TrimSpace(desc) == "" {
-		p.addf("%s: description is missing", where)
-	}
+	p.missing(where, "description", desc)
 	if max := b.MaxFieldDescriptionBytes; max > 0 && len(desc) > max {
 		p.addf("%s: description is %d bytes, budget %d", where, len(desc), max)
 	}
@@ -440,6 +429,13 @@ type problems struct{ list []string }
 
 func (p *problems) addf(format string, args ...any) {
 	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+// missing reports a text of where that is empty or only white space.
+func (p *problems) missing(where, what, text string) {
+	if strings.TrimSpace(text) == "" {
+		p.addf("%s: %s is missing", where, what)
+	}
 }
 
 // name reports a name that does not match pattern or that seen already
