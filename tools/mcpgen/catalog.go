@@ -205,8 +205,6 @@ type Arg struct {
 	Format string `yaml:"format"`
 
 	unresolved bool // Param could not be resolved; already reported
-	// declaredType is Type as the catalog gave it, before OpenAPI facts.
-	declaredType string
 }
 
 // FormatSpec is one named string format. Every value of the format is

@@ -139,7 +139,6 @@ func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(reply, &msg); err != nil || len(msg.Result) == 0 {
 		return 0, fmt.Errorf("tools/list at %s has no result: %s", mcp.LATEST_PROTOCOL_VERSION, reply)

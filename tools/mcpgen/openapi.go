@@ -167,9 +167,8 @@ func stringEnum(values []any) []string {
 func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 	for ti := range c.Tools {
 		t := &c.Tools[ti]
-		usesAPI := t.Operation != "" || slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" })
-		if !usesAPI {
-			continue
+		if t.Operation == "" && !slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" }) {
+			continue // the tool uses no OpenAPI fact
 		}
 		markAll := func() {
 			for ai := range t.Args {
@@ -210,7 +209,6 @@ func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 				a.unresolved = true
 				continue
 			}
-			a.declaredType = a.Type
 			facts := factsOf(ps[0])
 			_, byHand := t.ByHand[a.Param]
 			switch {
