@@ -78,9 +78,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 			ow := fmt.Sprintf("%s output %q", where, o.Name)
 			p.name(ow, o.Name, namePattern, outNames, "duplicate output property")
 			if o.Nullable {
-				// No portable schema says "this type or null": the array form
-				// is read as one string by several clients, anyOf is refused
-				// by others, and no type accepts anything.
+				// No portable schema says "this type or null" (see Output).
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
 			if !slices.Contains(outputTypes, o.Type) {
