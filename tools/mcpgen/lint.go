@@ -331,12 +331,11 @@ func lintInstructions(p *problems, b Budgets, instructions string) {
 
 // firstChars returns the first n characters (runes) of s.
 func firstChars(s string, n int) string {
-	i := 0
 	for pos := range s {
-		if i == n {
+		if n == 0 {
 			return s[:pos]
 		}
-		i++
+		n--
 	}
 	return s
 }

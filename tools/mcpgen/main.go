@@ -45,8 +45,6 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mcpgen -catalog FILE [-openapi FILE [-rsclient IMPORT] [-oapi-codegen CONFIG]...] -instructions FILE -out DIR [-check | -lint]")
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-
 	files, c, err := generate(opt)
 	if err != nil {
 		where := "" // a lint failure names the catalog
@@ -73,7 +71,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpgen: %v\nNothing was written: %s and the oapi-codegen outputs are as they were.\n", err, opt.out)
 		return 1
 	}
-	log.Info("generated", "out", opt.out, "tools", len(c.tools),
+	slog.New(slog.NewTextHandler(stderr, nil)).Info("generated", "out", opt.out, "tools", len(c.tools),
 		"tools_list_bytes", c.footprint.ToolsListBytes, "instructions_bytes", c.footprint.InstructionsBytes)
 	return 0
 }
