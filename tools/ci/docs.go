@@ -134,11 +134,10 @@ func headingAnchors(page []byte) map[string]bool {
 			}
 		}
 		a := b.String()
-		if n := seen[a]; n > 0 {
-			seen[a]++
+		n := seen[a]
+		seen[a]++
+		if n > 0 {
 			a = fmt.Sprintf("%s-%d", a, n)
-		} else {
-			seen[a] = 1
 		}
 		out[a] = true
 	})
@@ -167,18 +166,9 @@ func eachProseLine(page []byte, fn func(string)) {
 	}
 }
 
-// stripCode blanks inline code spans, whose text is not Markdown.
-func stripCode(line string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range line {
-		if r == '`' {
-			in = !in
-			continue
-		}
-		if !in {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// codeSpan matches an inline code span, whose text is not Markdown: from a
+// backtick to the next one, or to the end of the line.
+var codeSpan = regexp.MustCompile("`[^`]*(`|$)")
+
+// stripCode blanks inline code spans.
+func stripCode(line string) string { return codeSpan.ReplaceAllString(line, "") }

@@ -36,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,15 +49,12 @@ func main() {
 	skipBench := flag.Bool("skip-bench", false, "leave out the benchmark and benchrss smoke runs")
 	skipTracked := flag.Bool("skip-tracked", false, "leave out the tracked-files check (for a source tree that is not a git work tree)")
 	flag.Parse()
-	if *onlyFuzz {
-		if err := fuzzSmoke(*fuzzTime); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
-			os.Exit(1)
+	if *onlyFuzz || *onlyGenerated {
+		only := checkGenerated
+		if *onlyFuzz {
+			only = func() error { return fuzzSmoke(*fuzzTime) }
 		}
-		return
-	}
-	if *onlyGenerated {
-		if err := checkGenerated(); err != nil {
+		if err := only(); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 			os.Exit(1)
 		}
@@ -65,20 +63,16 @@ func main() {
 	start := time.Now()
 	steps := []struct {
 		name string
+		skip bool // reported as passed without running
 		run  func() error
 	}{
-		{"tracked files: no compiled binary, nothing over 1 MiB", func() error {
-			if *skipTracked {
-				return nil
-			}
-			return checkTracked(".", largeFixtures)
-		}},
-		{"docs: line budgets and relative links", func() error { return checkDocs(".") }},
-		{"generated code is current and within its footprint budgets", checkGenerated},
-		{"go mod tidy -diff", func() error { return run("go", "mod", "tidy", "-diff") }},
-		{"gofmt", checkGofmt},
-		{"go vet", func() error { return runImageFlags("go", "vet", "-trimpath", "./...") }},
-		{"go test", func() error {
+		{"tracked files: no compiled binary, nothing over 1 MiB", *skipTracked, func() error { return checkTracked(".", largeFixtures) }},
+		{"docs: line budgets and relative links", false, func() error { return checkDocs(".") }},
+		{"generated code is current and within its footprint budgets", false, checkGenerated},
+		{"go mod tidy -diff", false, func() error { return run("go", "mod", "tidy", "-diff") }},
+		{"gofmt", false, checkGofmt},
+		{"go vet", false, func() error { return runImageFlags("go", "vet", "-trimpath", "./...") }},
+		{"go test", false, func() error {
 			// -vet=off: the go vet step has run every analyzer go test
 			// would (a subset of vet's defaults) on the same packages and
 			// their tests; go test's own pass would type-check the tree
@@ -90,17 +84,16 @@ func main() {
 			}
 			return runEnv(testGC(), "go", append(args, "./...")...)
 		}},
-		{"benchmark smoke", func() error {
-			if *skipBench {
-				return nil
-			}
-			return benchSmoke()
-		}},
+		{"benchmark smoke", *skipBench, benchSmoke},
 	}
 	for _, s := range steps {
 		t0, cpu0 := time.Now(), childCPU
 		fmt.Fprintf(os.Stderr, "==> %s\n", s.name)
-		if err := s.run(); err != nil {
+		var err error
+		if !s.skip {
+			err = s.run()
+		}
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: %s: %v\n", s.name, err)
 			os.Exit(1)
 		}
@@ -138,12 +131,6 @@ var childCPU time.Duration
 
 func run(name string, args ...string) error { return runEnv(nil, name, args...) }
 
-// runImageFlags runs a go command with the Dockerfile's build settings
-// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
-// runs then compile the dependencies exactly as the image test of
-// internal/pdpp/cli builds the binaries, so the whole tree is compiled
-// once for the three instead of once more for the image. No file of the
-// module needs cgo, so vet sees every file either way.
 // testGOGC is the collector's target for the test step: under the race
 // detector a collection costs several times its usual CPU, and the tests'
 // heaps are small beside the machine's memory, so collecting four times
@@ -161,6 +148,12 @@ func testGC() []string {
 	return []string{"GOGC=" + testGOGC}
 }
 
+// runImageFlags runs a go command with the Dockerfile's build settings
+// (CGO_ENABLED=0; the caller passes -trimpath): vet and the benchrss smoke
+// runs then compile the dependencies exactly as the image test of
+// internal/pdpp/cli builds the binaries, so the whole tree is compiled
+// once for the three instead of once more for the image. No file of the
+// module needs cgo, so vet sees every file either way.
 func runImageFlags(name string, args ...string) error {
 	return runEnv([]string{"CGO_ENABLED=0"}, name, args...)
 }
@@ -189,14 +182,11 @@ var generatedPaths = []string{"gen", "internal/mcpserver/unseen/table.go"}
 
 // checkGenerated runs go generate in a temporary copy of the working tree
 // and fails when what it writes differs from the working tree's generated
-// files, printing the difference as a unified diff (git diff --no-index).
-// Nothing in the working tree is written: the committed generated code
-// must be what the spec and templates produce, and a stale tree is shown,
-// not repaired.
+// files, printing the difference as a unified diff (git diff --no-index);
+// nothing in the working tree is written.
 func checkGenerated() error { return checkGeneratedIn(".", os.Stdout) }
 
-// checkGeneratedIn is checkGenerated on the tree at root, writing the diff
-// to w.
+// checkGeneratedIn is checkGenerated on the tree at root, diff to w.
 func checkGeneratedIn(root string, w io.Writer) error {
 	tmp, err := os.MkdirTemp("", "pdpp-mcp-generated-")
 	if err != nil {
@@ -267,31 +257,22 @@ func checkGeneratedIn(root string, w io.Writer) error {
 // yet committed counts; without git, every file outside .git.
 func treeFiles(dir string) ([]string, error) {
 	if _, err := exec.LookPath("git"); err == nil {
-		out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-		if err == nil {
-			var files []string
-			for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-				if st, err := os.Lstat(filepath.Join(dir, f)); f != "" && err == nil && st.Mode().IsRegular() {
-					files = append(files, f)
-				}
-			}
-			return files, nil
+		if paths, err := gitFiles(dir, "--cached", "--others", "--exclude-standard"); err == nil {
+			return slices.DeleteFunc(paths, func(f string) bool {
+				st, err := os.Lstat(filepath.Join(dir, f))
+				return err != nil || !st.Mode().IsRegular()
+			}), nil
 		}
 	}
 	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
 		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dir, p)
-			files = append(files, filepath.ToSlash(rel))
-			return err
-		}
-		return nil
+		return err
 	})
 	return files, err
 }
@@ -453,30 +434,28 @@ func benchrssSmoke() error {
 	if err := runImageFlags("go", "build", "-trimpath", "-o", meter, "./tools/benchrss"); err != nil {
 		return fmt.Errorf("build benchrss: %w", err)
 	}
-	if err := run(meter, "-bin", server, "-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"); err != nil {
-		return fmt.Errorf("benchrss: %w", err)
-	}
-	if err := run(meter, "-bin", server, "-flood", "-flood-clients", "2", "-flood-items", "200"); err != nil {
-		return fmt.Errorf("benchrss -flood: %w", err)
-	}
-	// A small page, with a ceiling it passes and the default it fits: the
-	// full-detail memory check's refusal and success paths, in seconds.
-	if err := run(meter, "-bin", server, "-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800",
-		"-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"); err != nil {
-		return fmt.Errorf("benchrss -fullcap: %w", err)
-	}
-	// A record of 100 KB of tag characters, two full fetches at once,
-	// refused once escaped at a ceiling of 64 KiB and served at the
-	// default: the escaped full-detail check's paths.
-	if err := run(meter, "-bin", server, "-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2",
-		"-hiddenfull-ceilings", "65536,0"); err != nil {
-		return fmt.Errorf("benchrss -hiddenfull: %w", err)
-	}
-	// A 300 KB array of empty objects, two calls at once: the decoded-size
-	// check's paths (make bench-hostile measures the 7.8 MB one), about
-	// two CPU-seconds.
-	if err := run(meter, "-bin", server, "-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"); err != nil {
-		return fmt.Errorf("benchrss -hostile: %w", err)
+	for _, r := range []struct {
+		name string
+		args []string
+	}{
+		{"benchrss", []string{"-calls", "5", "-pairs", "5", "-clients", "2", "-per-client", "1", "-rounds", "1"}},
+		{"benchrss -flood", []string{"-flood", "-flood-clients", "2", "-flood-items", "200"}},
+		// A small page, with a ceiling it passes and the default it fits:
+		// the full-detail memory check's refusal and success paths, in
+		// seconds.
+		{"benchrss -fullcap", []string{"-fullcap", "-fullcap-records", "10", "-fullcap-chars", "7800", "-fullcap-ceilings", "65536,0", "-fullcap-settle", "1s"}},
+		// A record of 100 KB of tag characters, two full fetches at once,
+		// refused once escaped at a ceiling of 64 KiB and served at the
+		// default: the escaped full-detail check's paths.
+		{"benchrss -hiddenfull", []string{"-hiddenfull", "-hiddenfull-bytes", "100000", "-hiddenfull-calls", "2", "-hiddenfull-ceilings", "65536,0"}},
+		// A 300 KB array of empty objects, two calls at once: the
+		// decoded-size check's paths (make bench-hostile measures the
+		// 7.8 MB one), about two CPU-seconds.
+		{"benchrss -hostile", []string{"-hostile", "-hostile-elements", "100000", "-hostile-calls", "2"}},
+	} {
+		if err := run(meter, append([]string{"-bin", server}, r.args...)...); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
 	}
 	return nil
 }

@@ -36,16 +36,13 @@ func checkTracked(dir string, allow map[string]string) error {
 	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
 		return fmt.Errorf("%s is not a git work tree (a source archive?): this check lists the tracked files with git ls-files, so run it in a clone (or pass -skip-tracked to leave it out)", dir)
 	}
-	out, err := exec.Command("git", "-C", dir, "ls-files", "-z").Output()
+	paths, err := gitFiles(dir)
 	if err != nil {
 		return fmt.Errorf("git ls-files: %w", err)
 	}
 	var problems []string
 	seen := map[string]bool{}
-	for _, p := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if p == "" {
-			continue
-		}
+	for _, p := range paths {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		st, err := os.Lstat(full)
 		if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
@@ -76,6 +73,13 @@ func checkTracked(dir string, allow map[string]string) error {
 		return fmt.Errorf("tracked files:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// gitFiles lists the paths git ls-files names in the work tree at dir,
+// with the given options.
+func gitFiles(dir string, options ...string) ([]string, error) {
+	out, err := exec.Command("git", append([]string{"-C", dir, "ls-files", "-z"}, options...)...).Output()
+	return strings.FieldsFunc(string(out), func(r rune) bool { return r == 0 }), err
 }
 
 // binaryKind names the executable format whose magic number opens the file

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -171,6 +174,18 @@ type Annotations struct {
 	OpenWorldHint   *bool `yaml:"openWorldHint"`
 }
 
+// namedHint is one annotation with its catalog name.
+type namedHint struct {
+	name string
+	v    *bool
+}
+
+// hints lists the four annotations in catalog order.
+func (a Annotations) hints() [4]namedHint {
+	return [4]namedHint{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint},
+		{"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}}
+}
+
 // Arg is one tool argument. Type, Enum, Minimum, Maximum, MaxLength and
 // Description may be left out when Param names an OpenAPI parameter of the
 // tool's operation that supplies them.
@@ -190,8 +205,6 @@ type Arg struct {
 	Format string `yaml:"format"`
 
 	unresolved bool // Param could not be resolved; already reported
-	// declaredType is Type as the catalog gave it, before OpenAPI facts.
-	declaredType string
 }
 
 // FormatSpec is one named string format. Every value of the format is
@@ -300,24 +313,79 @@ func (c *Catalog) normalize() {
 }
 
 // headChars is the window of the instructions that must stand alone.
-func (b Budgets) headChars() int {
-	if b.InstructionsHeadChars > 0 {
-		return b.InstructionsHeadChars
-	}
-	return defaultHeadChars
-}
+func (b Budgets) headChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
 
 // resourceURIBytes is the bound of a resources/read URI.
 func (b Budgets) resourceURIBytes() int {
-	if b.MaxResourceURIBytes > 0 {
-		return b.MaxResourceURIBytes
-	}
-	return defaultResourceURIBytes
+	return cmp.Or(max(b.MaxResourceURIBytes, 0), defaultResourceURIBytes)
 }
 
 func (b Budgets) longSentenceChars() int {
-	if b.LongSentenceChars > 0 {
-		return b.LongSentenceChars
+	return cmp.Or(max(b.LongSentenceChars, 0), defaultLongSentenceChars)
+}
+
+// yamlLine matches the "yaml: line N: " prefix of a yaml.v3 syntax error.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError names the file and the line of a YAML problem, as an editor's
+// file:line. yaml.v3 reports a syntax error inside a block collection at the
+// line where the collection starts (an indentation slip at line 158 of an
+// args list starting at line 151 is "line 151"); the line given here is
+// the first at which the document stops parsing, found by parsing longer
+// and longer prefixes of it, and the collection's line is kept as context.
+// Type errors (unknown keys, wrong kinds) already carry their own lines.
+func yamlError(file string, data []byte, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		lines := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			lines[i] = file + ":" + strings.TrimPrefix(e, "line ")
+		}
+		return errors.New(strings.Join(lines, "\n"))
 	}
-	return defaultLongSentenceChars
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	reported, _ := strconv.Atoi(m[1])
+	line := firstFailingLine(data, reported)
+	if line == reported {
+		return fmt.Errorf("%s:%d: %s", file, line, m[2])
+	}
+	return fmt.Errorf("%s:%d: %s (in the block that starts at line %d; check this line's indentation)", file, line, m[2], reported)
+}
+
+// firstFailingLine returns the first line from `from` on such that the
+// document up to and including it does not parse; from when none does
+// (the error is then about the document as a whole). Bounded by the
+// document's line count: at most that many parses, on the error path only.
+func firstFailingLine(data []byte, from int) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for n := max(from, 1); n <= len(lines); n++ {
+		var node yaml.Node
+		if err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &node); err != nil {
+			return n
+		}
+	}
+	return from
+}
+
+// initialisms are written in capitals inside Go names, as Go style has it.
+var initialisms = map[string]string{
+	"id": "ID", "url": "URL", "uri": "URI", "json": "JSON", "http": "HTTP",
+	"api": "API", "html": "HTML", "sql": "SQL", "mime": "MIME", "utc": "UTC",
+}
+
+// camel turns a snake_case (or kebab-case) wire name into an exported Go
+// name: query_records -> QueryRecords, connection_id -> ConnectionID.
+func camel(name string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' }) {
+		if up, ok := initialisms[part]; ok {
+			b.WriteString(up)
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
 }

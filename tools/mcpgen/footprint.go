@@ -1,14 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,9 +26,7 @@ import (
 type footprint struct {
 	ToolsListBytes int
 	// NewestToolsListBytes is the tools/list result at the newest protocol
-	// revision (mcp.LATEST_PROTOCOL_VERSION), as an mcp-go server sends it
-	// with the catalog's largest server name and version; 0 when the
-	// catalog bounds neither.
+	// revision (newestToolsListBytes); 0 when not measured.
 	NewestToolsListBytes   int
 	Toolsets               []toolsetFootprint // catalog order of first use
 	ResourceTemplatesBytes int
@@ -63,11 +62,16 @@ type fieldFootprint struct {
 
 func measure(c *compiled) (footprint, error) {
 	var fp footprint
-	list, err := json.Marshal(toolsListResult(c.tools))
-	if err != nil {
-		return fp, fmt.Errorf("serialize tools/list: %w", err)
+	var errs []error
+	size := func(what string, v any) int {
+		b, err := json.Marshal(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("serialize %s: %w", what, err))
+		}
+		return len(b)
 	}
-	fp.ToolsListBytes = len(list)
+	var err error
+	fp.ToolsListBytes = size("tools/list", toolsListResult(c.tools))
 	if fp.NewestToolsListBytes, err = newestToolsListBytes(c.tools, c.catalog.Budgets); err != nil {
 		return fp, err
 	}
@@ -78,32 +82,21 @@ func measure(c *compiled) (footprint, error) {
 				only = append(only, c.tools[i])
 			}
 		}
-		b, err := json.Marshal(toolsListResult(only))
-		if err != nil {
-			return fp, fmt.Errorf("serialize tools/list of toolset %q: %w", set, err)
-		}
 		newest, err := newestToolsListBytes(only, c.catalog.Budgets)
 		if err != nil {
 			return fp, err
 		}
-		fp.Toolsets = append(fp.Toolsets, toolsetFootprint{Name: set, Tools: len(only), ToolsListBytes: len(b), NewestToolsListBytes: newest})
+		fp.Toolsets = append(fp.Toolsets, toolsetFootprint{Name: set, Tools: len(only),
+			ToolsListBytes: size(fmt.Sprintf("tools/list of toolset %q", set), toolsListResult(only)), NewestToolsListBytes: newest})
 	}
-	templates, err := json.Marshal(mcp.ListResourceTemplatesResult{ResourceTemplates: resourceTemplates(c.catalog)})
-	if err != nil {
-		return fp, fmt.Errorf("serialize resources/templates/list: %w", err)
-	}
-	fp.ResourceTemplatesBytes = len(templates)
+	fp.ResourceTemplatesBytes = size("resources/templates/list", mcp.ListResourceTemplatesResult{ResourceTemplates: resourceTemplates(c.catalog)})
 	fp.InstructionsBytes = len(c.instructions)
 	fp.InstructionsChars = utf8.RuneCountInString(c.instructions)
 	for i, t := range c.catalog.Tools {
-		entry, err := json.Marshal(c.tools[i])
-		if err != nil {
-			return fp, fmt.Errorf("serialize tool %q: %w", t.Name, err)
-		}
 		tf := toolFootprint{
 			Name:              t.Name,
 			Toolset:           t.Toolset,
-			EntryBytes:        len(entry),
+			EntryBytes:        size(fmt.Sprintf("tool %q", t.Name), c.tools[i]),
 			DescriptionBytes:  len(t.Description),
 			InputSchemaBytes:  len(c.schemas[t.Name].input),
 			OutputSchemaBytes: len(c.schemas[t.Name].output),
@@ -116,7 +109,7 @@ func measure(c *compiled) (footprint, error) {
 		}
 		fp.Tools = append(fp.Tools, tf)
 	}
-	return fp, nil
+	return fp, errors.Join(errs...)
 }
 
 // newestRevisionToolsList is a tools/list request made at the newest
@@ -127,11 +120,10 @@ var newestRevisionToolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","pa
 	`"` + mcp.MetaKeyClientCapabilities + `":{}}}}`
 
 // newestToolsListBytes serves tools from an mcp-go server whose name and
-// version take the catalog's largest sizes and returns the bytes of its
-// tools/list result at the newest protocol revision: the result as every
-// earlier revision gets it plus what that revision adds (resultType, the
-// cache hints the servers send, mcpkit.CacheHints, and _meta serverInfo). It returns 0 when the catalog bounds
-// no server identity.
+// version take the catalog's largest sizes, with the cache hints the
+// servers send (mcpkit.CacheHints), and returns the bytes of its tools/list
+// result at the newest protocol revision; 0 when the catalog bounds no
+// server identity.
 func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	if b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0 {
 		return 0, nil
@@ -147,7 +139,6 @@ func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(reply, &msg); err != nil || len(msg.Result) == 0 {
 		return 0, fmt.Errorf("tools/list at %s has no result: %s", mcp.LATEST_PROTOCOL_VERSION, reply)
@@ -211,7 +202,7 @@ func overBudget(what string, size, budget int, tools []toolFootprint, committed 
 				changes = append(changes, change{fmt.Sprintf("%s %+d (%d -> %d)", t.Name, t.EntryBytes-was, was, t.EntryBytes), t.EntryBytes - was})
 			}
 		}
-		sort.SliceStable(changes, func(i, j int) bool { return abs(changes[i].delta) > abs(changes[j].delta) })
+		slices.SortStableFunc(changes, func(a, b change) int { return cmp.Compare(max(b.delta, -b.delta), max(a.delta, -a.delta)) })
 		if len(changes) == 0 {
 			fmt.Fprintf(&b, "; no tool's entry changed against the committed %s", committed.Path)
 		} else {
@@ -223,34 +214,18 @@ func overBudget(what string, size, budget int, tools []toolFootprint, committed 
 		}
 	}
 	largest := slices.Clone(tools)
-	sort.SliceStable(largest, func(i, j int) bool { return largest[i].EntryBytes > largest[j].EntryBytes })
-	if len(largest) > largestShown {
-		largest = largest[:largestShown]
-	}
-	texts := make([]string, len(largest))
-	for i, t := range largest {
-		texts[i] = fmt.Sprintf("%s %d", t.Name, t.EntryBytes)
+	slices.SortStableFunc(largest, func(a, b toolFootprint) int { return cmp.Compare(b.EntryBytes, a.EntryBytes) })
+	texts := make([]string, 0, largestShown)
+	for _, t := range largest[:min(len(largest), largestShown)] {
+		texts = append(texts, fmt.Sprintf("%s %d", t.Name, t.EntryBytes))
 	}
 	fmt.Fprintf(&b, "; largest tools (entry bytes): %s. Shorten descriptions or schemas; a budget is a ceiling, never raised to fit", strings.Join(texts, ", "))
 	return b.String()
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// toolsOf lists the footprints of the tools of one toolset ("" for all).
+// toolsOf lists the footprints of the tools of one toolset.
 func toolsOf(fp footprint, toolset string) []toolFootprint {
-	var out []toolFootprint
-	for _, t := range fp.Tools {
-		if toolset == "" || t.Toolset == toolset {
-			out = append(out, t)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(fp.Tools), func(t toolFootprint) bool { return t.Toolset != toolset })
 }
 
 // checkBudgets compares measured sizes with the catalog's budgets; a

@@ -6,10 +6,6 @@ import (
 	"strings"
 )
 
-// formatNamePattern is what a format name must look like; it becomes the Go
-// variable Format<Camel> of the generated package.
-var formatNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-
 // maxFormatBytes bounds a format's max_bytes, so no declared format admits
 // values larger than any id or URI the parsers take.
 const maxFormatBytes = 4096
@@ -57,8 +53,8 @@ func lintFormats(p *problems, c *Catalog) {
 	for _, name := range sortedKeys(c.Formats) {
 		f := c.Formats[name]
 		where := fmt.Sprintf("format %q", name)
-		if !formatNamePattern.MatchString(name) {
-			p.addf("%s: name must match %s", where, formatNamePattern)
+		if !namePattern.MatchString(name) {
+			p.addf("%s: name must match %s", where, namePattern)
 		}
 		if f.MaxBytes <= 0 || f.MaxBytes > maxFormatBytes {
 			p.addf("%s: max_bytes must be between 1 and %d", where, maxFormatBytes)
@@ -81,9 +77,8 @@ func lintFormats(p *problems, c *Catalog) {
 
 // formatData is one format as the templates render it.
 type formatData struct {
-	Name, GoName, Description, PatternLit string
-	MaxBytes                              int
-	Segment                               bool
+	FormatSpec
+	Name, GoName, PatternLit string
 }
 
 // formatGoName is the generated variable that holds format name.
@@ -94,10 +89,7 @@ func formatTemplateData(c *Catalog) []formatData {
 	var out []formatData
 	for _, name := range sortedKeys(c.Formats) {
 		f := c.Formats[name]
-		out = append(out, formatData{
-			Name: name, GoName: formatGoName(name), Description: f.Description,
-			PatternLit: rawLiteral(f.Pattern), MaxBytes: f.MaxBytes, Segment: f.Segment,
-		})
+		out = append(out, formatData{FormatSpec: f, Name: name, GoName: formatGoName(name), PatternLit: rawLiteral(f.Pattern)})
 	}
 	return out
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -96,12 +96,7 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c.source = displayPath(opt.catalog)
-	c.kitImport = opt.kitImport
-	c.rsclientImport = opt.rsclient
-	if c.kitImport == "" {
-		c.kitImport = defaultKitImport
-	}
+	c.source, c.kitImport, c.rsclientImport = displayPath(opt.catalog), cmp.Or(opt.kitImport, defaultKitImport), opt.rsclient
 	files, err := render(c)
 	if err != nil {
 		return nil, nil, err
@@ -115,24 +110,20 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 // committed is the footprint the output folder holds, which a budget
 // failure is told against.
 func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
-	var problems []string
+	var p problems
 	if api != nil {
-		problems = api.lintParams()
+		api.lintParams(&p)
 	}
-	problems = append(problems, resolveArgs(cat, api)...)
-	var rsOps []*rsOp
-	var calls []toolCall
+	resolveArgs(&p, cat, api)
+	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views}
 	if mapping {
-		var callProblems []string
-		rsOps, calls, callProblems = planCalls(cat, api)
-		problems = append(problems, callProblems...)
+		c.rsOps, c.calls = planCalls(&p, cat, api)
 	}
-	problems = append(problems, lintCatalog(cat, instructions)...)
-	problems = append(problems, lintDescriptionRules(cat, api)...)
-	if len(problems) > 0 {
-		return nil, &lintError{problems: problems}
+	lintCatalog(&p, cat, instructions)
+	lintDescriptionRules(&p, cat, api)
+	if len(p.list) > 0 {
+		return nil, &lintError{problems: p.list}
 	}
-	c := &compiled{catalog: cat, instructions: instructions, schemas: map[string]toolSchemas{}, views: views, rsOps: rsOps, calls: calls}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {
@@ -180,23 +171,13 @@ func mcpTool(t Tool, in, out []byte, viewURI string) mcp.Tool {
 // toolsListResult is the tools/list result an mcp-go server sends for
 // these tools: sorted by name, as the server sorts them.
 func toolsListResult(tools []mcp.Tool) mcp.ListToolsResult {
-	sorted := slices.Clone(tools)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	return mcp.ListToolsResult{Tools: sorted}
+	return mcp.ListToolsResult{Tools: slices.SortedFunc(slices.Values(tools), func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })}
 }
 
 // goldenToolsList is the pretty-printed tools/list result.
 func goldenToolsList(tools []mcp.Tool) ([]byte, error) {
-	compact, err := json.Marshal(toolsListResult(tools))
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, compact, "", "  "); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes(), nil
+	b, err := json.MarshalIndent(toolsListResult(tools), "", "  ")
+	return append(b, '\n'), err
 }
 
 // displayPath keeps generated comments free of machine paths: a relative
@@ -209,29 +190,14 @@ func displayPath(p string) string {
 	return filepath.ToSlash(filepath.Clean(p))
 }
 
-// writeFiles writes the rendered files into dir, creating it if needed.
-// Each file is replaced atomically so a failed run leaves the old one.
+// writeFiles writes the rendered files into dir, creating it if needed;
+// dir is a fresh folder of the stage that writeAll swaps in whole.
 func writeFiles(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(files) {
-		tmp, err := os.CreateTemp(dir, "."+name+".tmp*")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.Write(files[name])
-		cerr := tmp.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-			os.Remove(tmp.Name())
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -250,11 +216,4 @@ func staleFiles(dir string, files map[string][]byte) []string {
 	return stale
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,14 +16,15 @@ import (
 
 var (
 	toolNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	argNamePattern  = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	toolsetPattern  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	// namePattern is what the name of an argument, output, resource, format
+	// (the Go variable Format<Camel>) or view must look like.
+	namePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	toolsetPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 )
 
 // lintCatalog checks everything that can be checked before schemas are
-// built. It returns one line per problem, in catalog order.
-func lintCatalog(c *Catalog, instructions string) []string {
-	var p problems
+// built, adding one line per problem to p, in catalog order.
+func lintCatalog(p *problems, c *Catalog, instructions string) {
 	if !token.IsIdentifier(c.Package) || strings.ToLower(c.Package) != c.Package {
 		p.addf("package %q must be a lower-case Go identifier", c.Package)
 	}
@@ -32,44 +34,26 @@ func lintCatalog(c *Catalog, instructions string) []string {
 	if len(c.Tools) == 0 {
 		p.addf("the catalog declares no tools")
 	}
-	lintInstructions(&p, c.Budgets, instructions)
+	lintInstructions(p, c.Budgets, instructions)
 
 	toolNames := map[string]bool{}
 	goNames := map[string]string{}
 	for _, t := range c.Tools {
 		where := fmt.Sprintf("tool %q", t.Name)
-		if !toolNamePattern.MatchString(t.Name) {
-			p.addf("%s: name must match %s", where, toolNamePattern)
-		}
-		if toolNames[t.Name] {
-			p.addf("%s: duplicate tool name", where)
-		}
-		toolNames[t.Name] = true
+		p.name(where, t.Name, toolNamePattern, toolNames, "duplicate tool name")
 		if other, ok := goNames[camel(t.Name)]; ok && other != t.Name {
 			p.addf("%s: Go name %s collides with tool %q", where, camel(t.Name), other)
 		}
 		goNames[camel(t.Name)] = t.Name
-		if strings.TrimSpace(t.Title) == "" {
-			p.addf("%s: title is missing", where)
-		}
-		if strings.TrimSpace(t.Description) == "" {
-			p.addf("%s: description is missing", where)
-		}
+		p.missing(where, "title", t.Title)
+		p.missing(where, "description", t.Description)
 		if max := c.Budgets.MaxDescriptionBytes; max > 0 && len(t.Description) > max {
 			p.addf("%s: description is %d bytes, budget %d", where, len(t.Description), max)
 		}
 		if !toolsetPattern.MatchString(t.Toolset) {
 			p.addf("%s: toolset %q is missing or not a lower-case name", where, t.Toolset)
 		}
-		for _, h := range []struct {
-			name string
-			v    *bool
-		}{
-			{"readOnlyHint", t.Annotations.ReadOnlyHint},
-			{"destructiveHint", t.Annotations.DestructiveHint},
-			{"idempotentHint", t.Annotations.IdempotentHint},
-			{"openWorldHint", t.Annotations.OpenWorldHint},
-		} {
+		for _, h := range t.Annotations.hints() {
 			if h.v == nil {
 				p.addf("%s: annotation %s must be set explicitly", where, h.name)
 			}
@@ -80,7 +64,7 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		}
 		argNames := map[string]bool{}
 		for _, a := range t.Args {
-			lintArg(&p, c.Budgets, where, a)
+			lintArg(p, c.Budgets, where, a)
 			if argNames[a.Name] {
 				p.addf("%s arg %q: duplicate argument name", where, a.Name)
 			}
@@ -92,45 +76,25 @@ func lintCatalog(c *Catalog, instructions string) []string {
 		outNames := map[string]bool{}
 		for _, o := range t.Output {
 			ow := fmt.Sprintf("%s output %q", where, o.Name)
-			if !argNamePattern.MatchString(o.Name) {
-				p.addf("%s: name must match %s", ow, argNamePattern)
-			}
-			if outNames[o.Name] {
-				p.addf("%s: duplicate output property", ow)
-			}
+			p.name(ow, o.Name, namePattern, outNames, "duplicate output property")
 			if o.Nullable {
-				// A value that may be null has no portable schema: the array
-				// form ["string","null"] is read as one string by several
-				// clients, anyOf is refused by others, and a schema without a
-				// type accepts anything (MCP Inspector flags it). Omit the key
-				// instead.
+				// No portable schema says "this type or null" (see Output).
 				p.addf("%s is nullable; omit the key instead of sending null, and drop nullable", ow)
 			}
-			outNames[o.Name] = true
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
 			}
-			lintFieldDescription(&p, c.Budgets, ow, o.Description)
+			lintFieldDescription(p, c.Budgets, ow, o.Description)
 		}
-		lintResultBudget(&p, c.Budgets, where, t)
+		lintResultBudget(p, c.Budgets, where, t)
 	}
 
 	resNames := map[string]bool{}
 	for _, r := range c.Resources {
 		where := fmt.Sprintf("resource %q", r.Name)
-		if !argNamePattern.MatchString(r.Name) {
-			p.addf("%s: name must match %s", where, argNamePattern)
-		}
-		if resNames[r.Name] {
-			p.addf("%s: duplicate resource name", where)
-		}
-		resNames[r.Name] = true
-		if strings.TrimSpace(r.Title) == "" {
-			p.addf("%s: title is missing", where)
-		}
-		if strings.TrimSpace(r.Description) == "" {
-			p.addf("%s: description is missing", where)
-		}
+		p.name(where, r.Name, namePattern, resNames, "duplicate resource name")
+		p.missing(where, "title", r.Title)
+		p.missing(where, "description", r.Description)
 		if err := checkURITemplate(r.URITemplate); err != nil {
 			p.addf("%s: %v", where, err)
 		}
@@ -144,22 +108,18 @@ func lintCatalog(c *Catalog, instructions string) []string {
 			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
 		}
 	}
-	lintToolsets(&p, c)
-	lintToolsetBudgets(&p, c)
-	lintFormats(&p, c)
-	lintGuidanceHomes(&p, c, instructions)
-	lintRepeatedSentences(&p, c, instructions)
-	return p.list
+	lintToolsets(p, c)
+	lintToolsetBudgets(p, c)
+	lintFormats(p, c)
+	lintGuidanceHomes(p, c, instructions)
+	lintRepeatedSentences(p, c, instructions)
 }
 
 // lintToolsetBudgets checks that every per-toolset budget names a toolset
 // of the catalog and is positive, and that budgets at the newest revision
 // come with the server identity bounds they are measured with.
 func lintToolsetBudgets(p *problems, c *Catalog) {
-	sets := map[string]bool{}
-	for _, t := range c.Tools {
-		sets[t.Toolset] = true
-	}
+	sets := toolsetOrder(c)
 	b := c.Budgets
 	for _, kb := range []struct {
 		key     string
@@ -167,7 +127,7 @@ func lintToolsetBudgets(p *problems, c *Catalog) {
 	}{{"max_toolset_list_bytes", b.MaxToolsetListBytes}, {"max_toolset_list_bytes_newest", b.MaxToolsetListBytesNewest}} {
 		key, budgets := kb.key, kb.budgets
 		for _, name := range sortedKeys(budgets) {
-			if !sets[name] {
+			if !slices.Contains(sets, name) {
 				p.addf("%s: toolset %q has no tools", key, name)
 			}
 			if budgets[name] <= 0 {
@@ -188,10 +148,6 @@ func lintToolsetBudgets(p *problems, c *Catalog) {
 // and nowhere else: not in another tool's description, argument or output
 // descriptions, nor in the instructions unless they are the home.
 func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
-	tools := map[string]bool{}
-	for _, t := range c.Tools {
-		tools[t.Name] = true
-	}
 	places := guidancePlaces(c, instructions)
 	for _, phrase := range sortedKeys(c.GuidanceHomes) {
 		home := c.GuidanceHomes[phrase]
@@ -200,7 +156,7 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 			p.addf("guidance_homes: a phrase is empty")
 			continue
 		}
-		if home != homeInstructions && !tools[home] {
+		if home != homeInstructions && !slices.ContainsFunc(c.Tools, func(t Tool) bool { return t.Name == home }) {
 			p.addf("%s: home %q is neither %q nor a tool of the catalog", where, home, homeInstructions)
 			continue
 		}
@@ -248,16 +204,15 @@ func containsFold(s, sub string) bool {
 
 func lintArg(p *problems, b Budgets, tool string, a Arg) {
 	where := fmt.Sprintf("%s arg %q", tool, a.Name)
-	if !argNamePattern.MatchString(a.Name) {
-		p.addf("%s: name must match %s", where, argNamePattern)
+	if !namePattern.MatchString(a.Name) {
+		p.addf("%s: name must match %s", where, namePattern)
 	}
 	if !slices.Contains(argTypes, a.Type) {
-		if a.Type == "" && a.unresolved {
-			return // the failed reference is already reported
-		}
-		if a.Type == "" {
+		switch {
+		case a.Type == "" && a.unresolved: // the failed reference is already reported
+		case a.Type == "":
 			p.addf("%s: type is missing (give it, or a param whose schema has one)", where)
-		} else {
+		default:
 			p.addf("%s: type %q must be one of %s", where, a.Type, strings.Join(argTypes, ", "))
 		}
 		return
@@ -349,9 +304,7 @@ func number(v any) (float64, bool) {
 }
 
 func lintFieldDescription(p *problems, b Budgets, where, desc string) {
-	if strings.TrimSpace(desc) == "" {
-		p.addf("%s: description is missing", where)
-	}
+	p.missing(where, "description", desc)
 	if max := b.MaxFieldDescriptionBytes; max > 0 && len(desc) > max {
 		p.addf("%s: description is %d bytes, budget %d", where, len(desc), max)
 	}
@@ -378,12 +331,11 @@ func lintInstructions(p *problems, b Budgets, instructions string) {
 
 // firstChars returns the first n characters (runes) of s.
 func firstChars(s string, n int) string {
-	i := 0
 	for pos := range s {
-		if i == n {
+		if n == 0 {
 			return s[:pos]
 		}
-		i++
+		n--
 	}
 	return s
 }
@@ -476,6 +428,25 @@ func (p *problems) addf(format string, args ...any) {
 	p.list = append(p.list, fmt.Sprintf(format, args...))
 }
 
+// missing reports a text of where that is empty or only white space.
+func (p *problems) missing(where, what, text string) {
+	if strings.TrimSpace(text) == "" {
+		p.addf("%s: %s is missing", where, what)
+	}
+}
+
+// name reports a name that does not match pattern or that seen already
+// holds (as dup says), and adds it to seen.
+func (p *problems) name(where, name string, pattern *regexp.Regexp, seen map[string]bool, dup string) {
+	if !pattern.MatchString(name) {
+		p.addf("%s: name must match %s", where, pattern)
+	}
+	if seen[name] {
+		p.addf("%s: %s", where, dup)
+	}
+	seen[name] = true
+}
+
 // lintResultBudget checks a tool's declared reply budget: positive figures,
 // a ratio only with a floor, and a budget on every tool of a toolset the
 // catalog says must have one.
@@ -522,18 +493,10 @@ func lintToolsets(p *problems, c *Catalog) {
 			continue
 		}
 		used[t.Toolset] = true
-		want, got := spec.Hints, t.Annotations
-		for _, h := range []struct {
-			name      string
-			want, got *bool
-		}{
-			{"readOnlyHint", want.ReadOnlyHint, got.ReadOnlyHint},
-			{"destructiveHint", want.DestructiveHint, got.DestructiveHint},
-			{"idempotentHint", want.IdempotentHint, got.IdempotentHint},
-			{"openWorldHint", want.OpenWorldHint, got.OpenWorldHint},
-		} {
-			if h.want != nil && h.got != nil && *h.want != *h.got {
-				p.addf("tool %q: %s is %v, but every tool of toolset %q has %v (toolsets.%s.hints)", t.Name, h.name, *h.got, t.Toolset, *h.want, t.Toolset)
+		got := t.Annotations.hints()
+		for i, want := range spec.Hints.hints() {
+			if g := got[i]; want.v != nil && g.v != nil && *want.v != *g.v {
+				p.addf("tool %q: %s is %v, but every tool of toolset %q has %v (toolsets.%s.hints)", t.Name, g.name, *g.v, t.Toolset, *want.v, t.Toolset)
 			}
 		}
 	}
@@ -590,8 +553,7 @@ func editDistance(a, b string) int {
 // lintDescriptionRules checks every tool description against the
 // catalog's description_rules; api gives each operation's method and path
 // for name_endpoint.
-func lintDescriptionRules(c *Catalog, api *apiDoc) []string {
-	var p problems
+func lintDescriptionRules(p *problems, c *Catalog, api *apiDoc) {
 	r := c.DescriptionRules
 	for _, t := range c.Tools {
 		where := fmt.Sprintf("tool %q", t.Name)
@@ -621,13 +583,13 @@ func lintDescriptionRules(c *Catalog, api *apiDoc) []string {
 			}
 		}
 	}
-	return p.list
 }
 
+// quoteAll writes each string as a Go literal, separated by commas.
 func quoteAll(list []string) string {
 	q := make([]string, len(list))
 	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
 }

@@ -17,16 +17,10 @@ func main() {
 // oapiCommand runs oapi-codegen: the version go.mod pins as a tool.
 var oapiCommand = []string{"go", "tool", "oapi-codegen"}
 
-// run parses flags, generates, and writes or checks the output. It returns
-// the process exit code: 0 on success, 1 when the catalog fails lint or a
-// budget (or -check finds stale files), 2 on usage errors.
-//
-// Everything is checked before anything is written: the OpenAPI document
-// and the catalog are linted, every file is rendered in memory and every
-// budget measured; only then does oapi-codegen run (-oapi-codegen), and
-// its output and mcpgen's are written into a temporary folder beside -out
-// and swapped in together. A failed run leaves every output folder as it
-// was. Sizes within 5% of a budget are warned about on stderr.
+// run parses flags, generates, and writes or checks the output (see the
+// package doc). It returns the process exit code: 0 on success, 1 when the
+// catalog fails lint or a budget (or -check finds stale files), 2 on usage
+// errors.
 func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcpgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -51,16 +45,13 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: mcpgen -catalog FILE [-openapi FILE [-rsclient IMPORT] [-oapi-codegen CONFIG]...] -instructions FILE -out DIR [-check | -lint]")
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-
 	files, c, err := generate(opt)
 	if err != nil {
-		var lint *lintError
-		if errors.As(err, &lint) {
-			fmt.Fprintf(stderr, "mcpgen: %s: %v\nNothing was written.\n", displayPath(opt.catalog), err)
-			return 1
+		where := "" // a lint failure names the catalog
+		if errors.As(err, new(*lintError)) {
+			where = displayPath(opt.catalog) + ": "
 		}
-		fmt.Fprintf(stderr, "mcpgen: %v\nNothing was written.\n", err)
+		fmt.Fprintf(stderr, "mcpgen: %s%v\nNothing was written.\n", where, err)
 		return 1
 	}
 	for _, w := range budgetWarnings(c) {
@@ -80,7 +71,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcpgen: %v\nNothing was written: %s and the oapi-codegen outputs are as they were.\n", err, opt.out)
 		return 1
 	}
-	log.Info("generated", "out", opt.out, "tools", len(c.tools),
+	slog.New(slog.NewTextHandler(stderr, nil)).Info("generated", "out", opt.out, "tools", len(c.tools),
 		"tools_list_bytes", c.footprint.ToolsListBytes, "instructions_bytes", c.footprint.InstructionsBytes)
 	return 0
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -55,9 +55,6 @@ func loadOpenAPI(path string) (*apiDoc, error) {
 
 func indexOpenAPI(doc *openapi3.T) *apiDoc {
 	api := &apiDoc{ops: map[string]*apiOperation{}}
-	if doc.Paths == nil {
-		return api
-	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			if op.OperationID == "" {
@@ -91,16 +88,6 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 	return api
 }
 
-// operationIDs lists the known operation ids, for error messages.
-func (a *apiDoc) operationIDs() []string {
-	ids := make([]string, 0, len(a.ops))
-	for id := range a.ops {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
 // paramFacts are what an OpenAPI parameter can tell an argument.
 type paramFacts struct {
 	typ         string
@@ -116,50 +103,31 @@ type paramFacts struct {
 // say); the catalog must then give it.
 func factsOf(p *openapi3.Parameter) paramFacts {
 	f := paramFacts{description: p.Description}
-	var s *openapi3.Schema
-	if p.Schema != nil {
-		s = p.Schema.Value
+	s := paramSchema(p)
+	if (s == nil || singleType(s.Type) == "") && p.Style == openapi3.SerializationDeepObject {
+		f.typ = typeObject
 	}
 	if s == nil {
-		if p.Style == openapi3.SerializationDeepObject {
-			f.typ = typeObject
-		}
 		return f
 	}
-	if f.description == "" {
-		f.description = s.Description
-	}
-	switch singleType(s.Type) {
-	case "string":
-		f.typ = typeString
-		f.enum = stringEnum(s.Enum)
-		if s.MaxLength != nil {
-			n := int(*s.MaxLength)
-			f.maxLength = &n
-		}
-	case "integer":
-		f.typ = typeInteger
-	case "number":
-		f.typ = typeNumber
-	case "boolean":
-		f.typ = typeBoolean
-	case "object":
-		f.typ = typeObject
+	f.description = cmp.Or(f.description, s.Description)
+	items := s // the schema enum and maxLength are read from
+	switch t := singleType(s.Type); t {
+	case typeString, typeInteger, typeNumber, typeBoolean, typeObject: // the catalog's names
+		f.typ = t
 	case "array":
 		if s.Items != nil && s.Items.Value != nil && singleType(s.Items.Value.Type) == "string" {
-			f.typ = typeStringArray
-			f.enum = stringEnum(s.Items.Value.Enum)
-			if s.Items.Value.MaxLength != nil {
-				n := int(*s.Items.Value.MaxLength)
-				f.maxLength = &n
-			}
-		}
-	case "":
-		if p.Style == openapi3.SerializationDeepObject {
-			f.typ = typeObject
+			f.typ, items = typeStringArray, s.Items.Value
 		}
 	}
-	if f.typ == typeInteger || f.typ == typeNumber {
+	switch f.typ {
+	case typeString, typeStringArray:
+		f.enum = stringEnum(items.Enum)
+		if items.MaxLength != nil {
+			n := int(*items.MaxLength)
+			f.maxLength = &n
+		}
+	case typeInteger, typeNumber:
 		f.minimum, f.maximum = s.Min, s.Max
 	}
 	return f
@@ -170,16 +138,11 @@ func singleType(t *openapi3.Types) string {
 	if t == nil {
 		return ""
 	}
-	var out []string
-	for _, name := range t.Slice() {
-		if name != "null" {
-			out = append(out, name)
-		}
-	}
-	if len(out) != 1 {
+	names := slices.DeleteFunc(slices.Clone(t.Slice()), func(name string) bool { return name == "null" })
+	if len(names) != 1 {
 		return ""
 	}
-	return out[0]
+	return names[0]
 }
 
 // stringEnum keeps an enum only when every value is a string.
@@ -201,13 +164,11 @@ func stringEnum(values []any) []string {
 // resolveArgs fills arguments from the OpenAPI parameters they name, in
 // place, and reports references that cannot be resolved. Catalog values
 // always win over OpenAPI facts.
-func resolveArgs(c *Catalog, api *apiDoc) []string {
-	var problems []string
+func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 	for ti := range c.Tools {
 		t := &c.Tools[ti]
-		usesAPI := t.Operation != "" || slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" })
-		if !usesAPI {
-			continue
+		if t.Operation == "" && !slices.ContainsFunc(t.Args, func(a Arg) bool { return a.Param != "" }) {
+			continue // the tool uses no OpenAPI fact
 		}
 		markAll := func() {
 			for ai := range t.Args {
@@ -215,7 +176,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 			}
 		}
 		if api == nil {
-			problems = append(problems, fmt.Sprintf("tool %q references OpenAPI operations or parameters but no -openapi document was given", t.Name))
+			probs.addf("tool %q references OpenAPI operations or parameters but no -openapi document was given", t.Name)
 			markAll()
 			continue
 		}
@@ -223,7 +184,7 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 		if t.Operation != "" {
 			op = api.ops[t.Operation]
 			if op == nil {
-				problems = append(problems, fmt.Sprintf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, api.operationIDs()))
+				probs.addf("tool %q: operation %q is not in the OpenAPI document (known: %v)", t.Name, t.Operation, sortedKeys(api.ops))
 				markAll()
 				continue
 			}
@@ -234,23 +195,20 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 				continue
 			}
 			if op == nil {
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: param %q needs the tool to name its operation", t.Name, a.Name, a.Param))
+				probs.addf("tool %q arg %q: param %q needs the tool to name its operation", t.Name, a.Name, a.Param)
 				a.unresolved = true
 				continue
 			}
 			ps := op.params[a.Param]
-			switch len(ps) {
-			case 0:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has no parameter %q", t.Name, a.Name, t.Operation, a.Param))
-				a.unresolved = true
-				continue
-			case 1:
-			default:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: operation %s has more than one parameter named %q", t.Name, a.Name, t.Operation, a.Param))
+			if len(ps) != 1 {
+				what := "has no parameter"
+				if len(ps) > 1 {
+					what = "has more than one parameter named"
+				}
+				probs.addf("tool %q arg %q: operation %s %s %q", t.Name, a.Name, t.Operation, what, a.Param)
 				a.unresolved = true
 				continue
 			}
-			a.declaredType = a.Type
 			facts := factsOf(ps[0])
 			_, byHand := t.ByHand[a.Param]
 			switch {
@@ -258,16 +216,15 @@ func resolveArgs(c *Catalog, api *apiDoc) []string {
 			case facts.typ == "" && unionKeyword(paramSchema(ps[0])) != "":
 				a.unresolved = true // the parameter's schema is refused by lintParams
 			case facts.typ == "":
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
-					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param))
+				probs.addf("tool %q arg %q: the schema of parameter %q of %s maps to no argument type (%s); give the parameter a plain schema, or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Param, t.Operation, strings.Join(argTypes, ", "), a.Param)
 			case a.Type != "" && a.Type != facts.typ:
-				problems = append(problems, fmt.Sprintf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
-					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param))
+				probs.addf("tool %q arg %q: type %s contradicts the OpenAPI type of parameter %q of %s (%s); drop type (the spec gives it), or list %s under the tool's by_hand and convert it in the handler",
+					t.Name, a.Name, a.Type, a.Param, t.Operation, facts.typ, a.Param)
 			}
 			mergeFacts(a, facts)
 		}
 	}
-	return problems
 }
 
 func mergeFacts(a *Arg, f paramFacts) {
@@ -300,11 +257,10 @@ func mergeFacts(a *Arg, f paramFacts) {
 // (or whose items' schema) is an anyOf or oneOf into a reference to a type
 // it never declares, so gen/rsclient would stop building far from the
 // cause. Problems name the operation and the parameter and say the way out.
-func (a *apiDoc) lintParams() []string {
-	var problems []string
+func (a *apiDoc) lintParams(probs *problems) {
 	var order []*openapi3.Parameter
 	usedBy := map[*openapi3.Parameter][]string{}
-	for _, id := range a.operationIDs() {
+	for _, id := range sortedKeys(a.ops) {
 		for _, p := range a.ops[id].order {
 			if usedBy[p] == nil {
 				order = append(order, p)
@@ -322,14 +278,13 @@ func (a *apiDoc) lintParams() []string {
 			where, s = "its items' schema", s.Items.Value
 		}
 		if union := unionKeyword(s); union != "" {
-			problems = append(problems, fmt.Sprintf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
+			probs.addf("OpenAPI parameter %q (in %s) of %s: %s uses %s, which oapi-codegen cannot generate for a parameter "+
 				"(gen/rsclient would stop building at an undefined type such as N0); give the parameter one schema "+
 				"(for one value or several: type: array, items: {type: string}, style: form, explode: true, which takes %s=a as well as %s=a&%s=b) "+
 				"and say the alternatives in its description",
-				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name))
+				p.Name, p.In, strings.Join(usedBy[p], ", "), where, union, p.Name, p.Name, p.Name)
 		}
 	}
-	return problems
 }
 
 // paramSchema is a parameter's schema, or nil.

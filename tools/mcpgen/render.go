@@ -64,28 +64,26 @@ const rsCallsFile = "rscalls.go"
 
 // viewData is one view as the templates see it.
 type viewData struct {
-	Name, Camel, URI, Title, Description, File string
-	Bytes, MaxBytes                            int
-	PrefersBorder                              bool
+	builtView
+	Camel         string
+	Bytes         int
+	PrefersBorder bool
 }
 
-// toolsetRow is one toolset's measured tools/list size and budget.
+// toolsetRow is one toolset's measured tools/list sizes and budgets (0:
+// none).
 type toolsetRow struct {
-	Name         string
-	Tools, Bytes int
-	Budget       int // 0: none
-	// NewestBytes and NewestBudget are the same at the newest revision (0:
-	// not measured, none).
-	NewestBytes, NewestBudget int
+	toolsetFootprint
+	Budget, NewestBudget int
 }
 
 type guidanceRow struct{ Phrase, Home string }
 
 // resultBudgetRow is one tool's declared default reply budget.
 type resultBudgetRow struct {
-	Tool, Camel     string
-	Bytes, MinBytes int
-	Ratio           string // Go float literal, "" when the budget is fixed
+	ResultBudget
+	Tool, Camel string
+	Ratio       string // Go float literal, "" when the budget is fixed
 }
 
 // Text is the budget as the footprint table states it.
@@ -97,9 +95,8 @@ func (r resultBudgetRow) Text() string {
 }
 
 type toolData struct {
-	Name, Camel, ArgsType, Toolset    string
-	Title, Description                string
-	OperationNote                     string
+	Tool                              // Args is shadowed by the rendered arguments
+	Camel, ArgsType, OperationNote    string
 	InputLit, OutputLit               string
 	ReadOnly, Destructive, Idempotent bool
 	OpenWorld                         bool
@@ -109,15 +106,15 @@ type toolData struct {
 }
 
 type argData struct {
-	Name, GoName, GoType, GoBase, Tag string
-	Description                       string
-	Kind                              string
-	Required, Pointer                 bool
-	EnumLit                           string // Go []string literal, or ""
-	MaxLength                         int
-	RangeCond, RangeMsg, ValueExpr    string
-	DefaultLit                        string
-	Format                            string // Go variable of the format, or ""
+	Arg                            // MaxLength and Format are shadowed below
+	GoName, GoType, GoBase, Tag    string
+	Kind                           string
+	Pointer                        bool
+	EnumLit                        string // Go []string literal, or ""
+	MaxLength                      int
+	RangeCond, RangeMsg, ValueExpr string
+	DefaultLit                     string
+	Format                         string // Go variable of the format, or ""
 	// MaxBytes is the catalog-wide byte bound of a string (or array item)
 	// with no enum, maxLength or format; MaxItems the item bound of an
 	// array. 0: none.
@@ -138,14 +135,18 @@ type toolsetGroup struct {
 }
 
 type resourceData struct {
-	Name, Camel, URITemplate, Title, Description, MIMEType string
+	Resource
+	Camel string
 }
 
-// outputFiles maps each output file to its template.
-var outputFiles = []struct {
+// outputFile is one output file and its template.
+type outputFile struct {
 	name, template string
 	goSource       bool
-}{
+}
+
+// outputFiles are the files every catalog renders.
+var outputFiles = []outputFile{
 	{"doc.go", "doc.go.tmpl", true},
 	{"tools.go", "tools.go.tmpl", true},
 	{"args.go", "args.go.tmpl", true},
@@ -161,10 +162,7 @@ const footprintFile = "FOOTPRINT.md"
 const goldenFile = "tools_list.golden.json"
 
 func render(c *compiled) (map[string][]byte, error) {
-	data, err := templateData(c)
-	if err != nil {
-		return nil, err
-	}
+	data := templateData(c)
 	tmpl, err := template.New("mcpgen").Funcs(template.FuncMap{
 		"quote":   strconv.Quote,
 		"comment": comment,
@@ -189,14 +187,6 @@ func render(c *compiled) (map[string][]byte, error) {
 			}
 			return "The handler sets by hand (by_hand): " + strings.Join(list, "; ") + "."
 		},
-		"toolset": func(name string) string {
-			for _, t := range c.catalog.Tools {
-				if t.Name == name {
-					return t.Toolset
-				}
-			}
-			return ""
-		},
 	}).ParseFS(templates.FS, "*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parse templates: %w", err)
@@ -204,10 +194,7 @@ func render(c *compiled) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	outputs := outputFiles
 	if data.RSClientImport != "" && len(data.Calls) > 0 {
-		outputs = append(slices.Clone(outputs), struct {
-			name, template string
-			goSource       bool
-		}{rsCallsFile, "rscalls.go.tmpl", true})
+		outputs = append(slices.Clone(outputs), outputFile{rsCallsFile, "rscalls.go.tmpl", true})
 	}
 	for _, f := range outputs {
 		var buf bytes.Buffer
@@ -235,7 +222,7 @@ func render(c *compiled) (map[string][]byte, error) {
 	return files, nil
 }
 
-func templateData(c *compiled) (*fileData, error) {
+func templateData(c *compiled) *fileData {
 	cat := c.catalog
 	doc := cat.PackageDoc
 	if doc == "" {
@@ -270,43 +257,32 @@ func templateData(c *compiled) (*fileData, error) {
 	d.ViewIndex = map[string]int{}
 	for i, v := range c.views {
 		d.ViewIndex[v.Name] = i
-		d.Views = append(d.Views, viewData{
-			Name: v.Name, Camel: camel(v.Name), URI: v.URI, Title: v.Title, Description: v.Description,
-			File: v.File(), Bytes: len(v.HTML), MaxBytes: v.MaxBytes, PrefersBorder: *v.PrefersBorder,
-		})
+		d.Views = append(d.Views, viewData{builtView: v, Camel: camel(v.Name), Bytes: len(v.HTML), PrefersBorder: *v.PrefersBorder})
 	}
 	for _, ts := range c.footprint.Toolsets {
-		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{
-			Name: ts.Name, Tools: ts.Tools, Bytes: ts.ToolsListBytes,
-			Budget:      cat.Budgets.MaxToolsetListBytes[ts.Name],
-			NewestBytes: ts.NewestToolsListBytes, NewestBudget: cat.Budgets.MaxToolsetListBytesNewest[ts.Name],
-		})
+		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{ts, cat.Budgets.MaxToolsetListBytes[ts.Name], cat.Budgets.MaxToolsetListBytesNewest[ts.Name]})
 	}
 	for _, phrase := range sortedKeys(cat.GuidanceHomes) {
 		d.GuidanceRows = append(d.GuidanceRows, guidanceRow{Phrase: phrase, Home: cat.GuidanceHomes[phrase]})
 	}
 	d.Formats = formatTemplateData(cat)
 	d.NeedKit = len(d.Formats) > 0
-	seenSet := map[string]bool{}
-	for _, t := range cat.Tools {
-		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
-		if !seenSet[t.Toolset] {
-			seenSet[t.Toolset] = true
-			d.Toolsets = append(d.Toolsets, t.Toolset)
-			d.ToolsetGroups = append(d.ToolsetGroups, toolsetGroup{Name: t.Toolset})
-		}
-		for gi := range d.ToolsetGroups {
-			if d.ToolsetGroups[gi].Name == t.Toolset {
-				d.ToolsetGroups[gi].Tools = append(d.ToolsetGroups[gi].Tools, t.Name)
+	d.Toolsets = toolsetOrder(cat)
+	for _, set := range d.Toolsets {
+		g := toolsetGroup{Name: set}
+		for _, t := range cat.Tools {
+			if t.Toolset == set {
+				g.Tools = append(g.Tools, t.Name)
 			}
 		}
+		d.ToolsetGroups = append(d.ToolsetGroups, g)
+	}
+	for _, t := range cat.Tools {
+		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
 		td := toolData{
-			Name:        t.Name,
+			Tool:        t,
 			Camel:       camel(t.Name),
 			ArgsType:    camel(t.Name) + "Args",
-			Toolset:     t.Toolset,
-			Title:       t.Title,
-			Description: t.Description,
 			InputLit:    rawLiteral(string(c.schemas[t.Name].input)),
 			OutputLit:   rawLiteral(string(c.schemas[t.Name].output)),
 			ReadOnly:    *t.Annotations.ReadOnlyHint,
@@ -321,10 +297,7 @@ func templateData(c *compiled) (*fileData, error) {
 			td.OperationNote = " (OpenAPI operation " + t.Operation + ")"
 		}
 		for _, a := range t.Args {
-			ad, err := argTemplateData(a)
-			if err != nil {
-				return nil, fmt.Errorf("tool %q arg %q: %w", t.Name, a.Name, err)
-			}
+			ad := argTemplateData(a)
 			ad.applyCatalogBounds(cat.Budgets)
 			td.HasDefaults = td.HasDefaults || ad.DefaultLit != ""
 			d.NeedJSON = d.NeedJSON || ad.GoType == rawMessageGoType
@@ -333,7 +306,7 @@ func templateData(c *compiled) (*fileData, error) {
 		}
 		d.Tools = append(d.Tools, td)
 		if rb := t.ResultBudget; rb != nil {
-			row := resultBudgetRow{Tool: t.Name, Camel: td.Camel, Bytes: rb.Bytes, MinBytes: rb.MinBytes}
+			row := resultBudgetRow{ResultBudget: *rb, Tool: t.Name, Camel: td.Camel}
 			if rb.RSBodyRatio > 0 {
 				row.Ratio = strconv.FormatFloat(rb.RSBodyRatio, 'f', -1, 64)
 			}
@@ -341,33 +314,24 @@ func templateData(c *compiled) (*fileData, error) {
 		}
 	}
 	for _, r := range cat.Resources {
-		d.Resources = append(d.Resources, resourceData{
-			Name: r.Name, Camel: camel(r.Name), URITemplate: r.URITemplate,
-			Title: r.Title, Description: r.Description, MIMEType: r.MIMEType,
-		})
+		d.Resources = append(d.Resources, resourceData{Resource: r, Camel: camel(r.Name)})
 	}
-	return d, nil
+	return d
 }
 
-func argTemplateData(a Arg) (argData, error) {
+func argTemplateData(a Arg) argData {
 	f := fieldFor(a)
 	ad := argData{
-		Name:        a.Name,
-		GoName:      f.name,
-		GoType:      f.goType,
-		GoBase:      strings.TrimPrefix(f.goType, "*"),
-		Tag:         f.tag,
-		Description: a.Description,
-		Kind:        a.Type,
-		Required:    a.Required,
-		Pointer:     f.pointer,
+		Arg:     a,
+		GoName:  f.name,
+		GoType:  f.goType,
+		GoBase:  strings.TrimPrefix(f.goType, "*"),
+		Tag:     f.tag,
+		Kind:    a.Type,
+		Pointer: f.pointer,
 	}
 	if len(a.Enum) > 0 {
-		quoted := make([]string, len(a.Enum))
-		for i, v := range a.Enum {
-			quoted[i] = strconv.Quote(v)
-		}
-		ad.EnumLit = "[]string{" + strings.Join(quoted, ", ") + "}"
+		ad.EnumLit = stringsLiteral(a.Enum)
 	}
 	if a.MaxLength != nil {
 		ad.MaxLength = *a.MaxLength
@@ -379,13 +343,9 @@ func argTemplateData(a Arg) (argData, error) {
 		ad.RangeCond, ad.RangeMsg, ad.ValueExpr = rangeCheck(a, f)
 	}
 	if a.Default != nil {
-		lit, err := defaultLiteral(a)
-		if err != nil {
-			return ad, err
-		}
-		ad.DefaultLit = lit
+		ad.DefaultLit = defaultLiteral(a.Default)
 	}
-	return ad, nil
+	return ad
 }
 
 // applyCatalogBounds sets the catalog-wide argument bounds of b on a string
@@ -445,27 +405,20 @@ func rangeCheck(a Arg, f goField) (cond, msg, value string) {
 	return cond, msg, value
 }
 
-func defaultLiteral(a Arg) (string, error) {
-	switch a.Type {
-	case typeString:
-		return strconv.Quote(a.Default.(string)), nil
-	case typeInteger, typeNumber:
-		f, _ := number(a.Default)
-		return strconv.FormatFloat(f, 'f', -1, 64), nil
-	case typeBoolean:
-		return strconv.FormatBool(a.Default.(bool)), nil
+// defaultLiteral writes a default that lint (checkDefault) has matched
+// with its argument's type: a string, a number or a boolean.
+func defaultLiteral(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
 	}
-	return "", fmt.Errorf("default is not supported for type %s", a.Type)
+	if f, ok := number(v); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // stringsLiteral writes a Go []string literal.
-func stringsLiteral(list []string) string {
-	quoted := make([]string, len(list))
-	for i, v := range list {
-		quoted[i] = strconv.Quote(v)
-	}
-	return "[]string{" + strings.Join(quoted, ", ") + "}"
-}
+func stringsLiteral(list []string) string { return "[]string{" + quoteAll(list) + "}" }
 
 // rawLiteral writes s as a raw string literal when it can, else quoted.
 func rawLiteral(s string) string {
@@ -481,12 +434,9 @@ func multilineLiteral(s string) string {
 	if s == "" {
 		return `""`
 	}
-	lines := strings.SplitAfter(s, "\n")
-	parts := make([]string, 0, len(lines))
-	for _, l := range lines {
-		if l != "" {
-			parts = append(parts, strconv.Quote(l))
-		}
+	var parts []string
+	for l := range strings.Lines(s) {
+		parts = append(parts, strconv.Quote(l))
 	}
 	return strings.Join(parts, " +\n\t")
 }
@@ -496,8 +446,8 @@ func multilineLiteral(s string) string {
 func comment(text, indent string) string {
 	const width = 76
 	var lines []string
-	for _, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if len(lines) > 0 {
+	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		if i > 0 {
 			lines = append(lines, indent+"//")
 		}
 		line := ""
@@ -506,11 +456,7 @@ func comment(text, indent string) string {
 				lines = append(lines, indent+"// "+line)
 				line = ""
 			}
-			if line == "" {
-				line = w
-			} else {
-				line += " " + w
-			}
+			line = strings.TrimPrefix(line+" "+w, " ")
 		}
 		if line != "" {
 			lines = append(lines, indent+"// "+line)

@@ -52,13 +52,10 @@ var callHelpers = map[string]string{
 // numberConstraint is the type set setNumber and optNumber convert to.
 const numberConstraint = "type number interface {\n\t~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64\n}"
 
-// goOpName is oapi-codegen's Go name of an operation id (its default name
-// normalizer), e.g. listRecords -> ListRecords.
-func goOpName(id string) string { return codegen.SchemaNameToTypeName(id) }
-
-// goParamName is oapi-codegen's Go field name of a parameter, e.g.
-// connection_id -> ConnectionId.
-func goParamName(name string) string { return codegen.SchemaNameToTypeName(name) }
+// goName is oapi-codegen's Go name of an operation id or a parameter (its
+// default name normalizer): listRecords -> ListRecords, connection_id ->
+// ConnectionId.
+func goName(name string) string { return codegen.SchemaNameToTypeName(name) }
 
 // planCalls checks how every tool's arguments reach its operations and
 // builds the generated mapping: each argument with a param: is set by
@@ -66,10 +63,9 @@ func goParamName(name string) string { return codegen.SchemaNameToTypeName(name)
 // parameter no argument sets must be listed there; by_hand names only
 // parameters of the tool's operations. Problems name the tool, the
 // argument or parameter, and the way out.
-func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
-	var problems []string
+func planCalls(probs *problems, c *Catalog, api *apiDoc) ([]*rsOp, []toolCall) {
 	if api == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
 	ops := map[string]*rsOp{}
 	var opOrder []*rsOp
@@ -78,7 +74,7 @@ func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
 		where := fmt.Sprintf("tool %q", t.Name)
 		if t.Operation == "" {
 			if len(t.AlsoOperations) > 0 || len(t.ByHand) > 0 {
-				problems = append(problems, fmt.Sprintf("%s: also_operations and by_hand need an operation", where))
+				probs.addf("%s: also_operations and by_hand need an operation", where)
 			}
 			continue
 		}
@@ -87,7 +83,7 @@ func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
 			if api.ops[id] == nil {
 				known = false
 				if id != t.Operation { // the operation itself is reported by resolveArgs
-					problems = append(problems, fmt.Sprintf("%s: also_operations names %q, which is not in the OpenAPI document", where, id))
+					probs.addf("%s: also_operations names %q, which is not in the OpenAPI document", where, id)
 				}
 			}
 		}
@@ -96,10 +92,10 @@ func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
 		}
 		for _, name := range sortedKeys(t.ByHand) {
 			if strings.TrimSpace(t.ByHand[name]) == "" {
-				problems = append(problems, fmt.Sprintf("%s by_hand %q: say why the handler sets it (the reason is written into the generated code)", where, name))
+				probs.addf("%s by_hand %q: say why the handler sets it (the reason is written into the generated code)", where, name)
 			}
 			if !slices.ContainsFunc(t.operations(), func(id string) bool { return len(api.ops[id].params[name]) > 0 }) {
-				problems = append(problems, fmt.Sprintf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(t.operations(), ", ")))
+				probs.addf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(t.operations(), ", "))
 			}
 		}
 		for _, id := range t.operations() {
@@ -108,25 +104,23 @@ func planCalls(c *Catalog, api *apiDoc) ([]*rsOp, []toolCall, []string) {
 			if ro == nil {
 				var err error
 				if ro, err = newRSOp(op); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %v", where, err))
+					probs.addf("%s: %v", where, err)
 					continue
 				}
 				ops[id] = ro
 				opOrder = append(opOrder, ro)
 			}
-			call, p := planCall(t, op, ro)
-			problems = append(problems, p...)
-			calls = append(calls, call)
+			calls = append(calls, planCall(probs, t, op, ro))
 		}
 	}
-	return opOrder, calls, problems
+	return opOrder, calls
 }
 
 // newRSOp describes an operation's call; it refuses path parameters that
 // are not plain strings or integers (generated code passes them as string
 // or int).
 func newRSOp(op *apiOperation) (*rsOp, error) {
-	ro := &rsOp{ID: op.id, GoName: goOpName(op.id), Method: strings.ToUpper(op.method), Path: op.path, JSONBody: op.jsonBody}
+	ro := &rsOp{ID: op.id, GoName: goName(op.id), Method: strings.ToUpper(op.method), Path: op.path, JSONBody: op.jsonBody}
 	for _, p := range op.order {
 		if p.In != openapi3.ParameterInPath {
 			ro.HasParams = true
@@ -147,14 +141,13 @@ func newRSOp(op *apiOperation) (*rsOp, error) {
 		if goType == "" || len(f.enum) > 0 {
 			return nil, fmt.Errorf("operation %s path parameter %q: only a plain string or integer path parameter can be mapped; give it type: string (an enum belongs in the catalog's argument)", op.id, name)
 		}
-		ro.PathParams = append(ro.PathParams, rsPathParam{Name: name, Field: goParamName(name), GoType: goType})
+		ro.PathParams = append(ro.PathParams, rsPathParam{Name: name, Field: goName(name), GoType: goType})
 	}
 	return ro, nil
 }
 
 // planCall builds one tool's mapping to one operation.
-func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
-	var problems []string
+func planCall(probs *problems, t Tool, op *apiOperation, ro *rsOp) toolCall {
 	where := fmt.Sprintf("tool %q", t.Name)
 	call := toolCall{ArgsType: camel(t.Name) + "Args", Tool: t.Name, Op: ro}
 	set := map[string]bool{} // parameters an argument sets
@@ -169,25 +162,25 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 		ps := op.params[a.Param]
 		if len(ps) != 1 {
 			if op.id != t.Operation {
-				problems = append(problems, fmt.Sprintf("%s: parameter %q is not a parameter of %s (also_operations); add it to that operation in the spec, or list %s under by_hand and set it in the handler",
-					aw, a.Param, op.id, a.Param))
+				probs.addf("%s: parameter %q is not a parameter of %s (also_operations); add it to that operation in the spec, or list %s under by_hand and set it in the handler",
+					aw, a.Param, op.id, a.Param)
 			}
 			continue // the tool's own operation is reported by resolveArgs
 		}
 		p := ps[0]
 		if f := factsOf(p); f.typ != a.Type {
 			if op.id != t.Operation {
-				problems = append(problems, fmt.Sprintf("%s: parameter %q of %s is %s, not %s as in %s", aw, a.Param, op.id, orNone(f.typ), a.Type, t.Operation))
+				probs.addf("%s: parameter %q of %s is %s, not %s as in %s", aw, a.Param, op.id, orNone(f.typ), a.Type, t.Operation)
 			}
 			continue // reported by resolveArgs
 		}
 		set[p.Name] = true
-		field := goParamName(p.Name)
+		field := goName(p.Name)
 		arg := "a." + camel(a.Name)
 		switch p.In {
 		case openapi3.ParameterInPath:
 			if !a.Required {
-				problems = append(problems, fmt.Sprintf("%s: parameter %q is part of the path of %s, so the argument must be required: true", aw, p.Name, op.id))
+				probs.addf("%s: parameter %q is part of the path of %s, so the argument must be required: true", aw, p.Name, op.id)
 				continue
 			}
 			if a.Type != typeString && a.Type != typeInteger {
@@ -196,17 +189,17 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 			call.Stmts = append(call.Stmts, fmt.Sprintf("c.%s = %s", field, arg))
 		case openapi3.ParameterInQuery:
 			if p.Required && !a.Required {
-				problems = append(problems, fmt.Sprintf("%s: %s requires parameter %q, so the argument must be required: true", aw, op.id, p.Name))
+				probs.addf("%s: %s requires parameter %q, so the argument must be required: true", aw, op.id, p.Name)
 				continue
 			}
 			stmt, err := queryStmt(a, p, "&c.Params."+field, arg)
 			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", aw, err))
+				probs.addf("%s: %v", aw, err)
 				continue
 			}
 			call.Stmts = append(call.Stmts, stmt)
 		default:
-			problems = append(problems, fmt.Sprintf("%s: parameter %q is in the %s; generated code maps path and query parameters only: list %s under by_hand and set it in the handler", aw, p.Name, p.In, p.Name))
+			probs.addf("%s: parameter %q is in the %s; generated code maps path and query parameters only: list %s under by_hand and set it in the handler", aw, p.Name, p.In, p.Name)
 			continue
 		}
 		call.Mapped = append(call.Mapped, a.Name+" -> "+p.Name)
@@ -217,11 +210,11 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 		case byHand:
 			call.ByHand = append(call.ByHand, fmt.Sprintf("%s (%s)", p.Name, strings.TrimSpace(reason)))
 		case (p.Required || p.In == openapi3.ParameterInPath) && !set[p.Name]:
-			problems = append(problems, fmt.Sprintf("%s: %s requires parameter %q, which no argument sets; add an argument with param: %s, or list %s under by_hand with the reason and set it in the handler",
-				where, op.id, p.Name, p.Name, p.Name))
+			probs.addf("%s: %s requires parameter %q, which no argument sets; add an argument with param: %s, or list %s under by_hand with the reason and set it in the handler",
+				where, op.id, p.Name, p.Name, p.Name)
 		}
 	}
-	return call, problems
+	return call
 }
 
 // queryStmt is the statement that sets one query parameter from one
@@ -229,34 +222,19 @@ func planCall(t Tool, op *apiOperation, ro *rsOp) (toolCall, []string) {
 // parameter is required (a plain field) or optional (a pointer, left nil
 // when the argument is absent).
 func queryStmt(a Arg, p *openapi3.Parameter, dst, arg string) (string, error) {
-	opt := !p.Required
-	switch a.Type {
-	case typeString:
-		if opt {
-			return fmt.Sprintf("optString(%s, %s)", dst, arg), nil
-		}
-		return fmt.Sprintf("setString(%s, %s)", dst, arg), nil
-	case typeInteger, typeNumber, typeBoolean:
-		kind := "Number"
-		if a.Type == typeBoolean {
-			kind = "Bool"
-		}
-		switch {
-		case opt && a.Required:
-			return fmt.Sprintf("opt%s(%s, &%s)", kind, dst, arg), nil
-		case opt:
-			return fmt.Sprintf("opt%s(%s, %s)", kind, dst, arg), nil
-		default:
-			return fmt.Sprintf("set%s(%s, %s)", kind, dst, arg), nil
-		}
-	case typeStringArray:
-		if opt {
-			return fmt.Sprintf("optStrings(%s, %s)", dst, arg), nil
-		}
-		return fmt.Sprintf("setStrings(%s, %s)", dst, arg), nil
+	kind := map[string]string{typeString: "String", typeInteger: "Number", typeNumber: "Number", typeBoolean: "Bool", typeStringArray: "Strings"}[a.Type]
+	if kind == "" {
+		return "", fmt.Errorf("parameter %q is an object (%s); object arguments reach the RS through the handler: list %s under by_hand and encode it there",
+			p.Name, orNone(p.Style), p.Name)
 	}
-	return "", fmt.Errorf("parameter %q is an object (%s); object arguments reach the RS through the handler: list %s under by_hand and encode it there",
-		p.Name, orNone(p.Style), p.Name)
+	verb := "set"
+	if !p.Required {
+		verb = "opt"
+		if a.Required && (kind == "Number" || kind == "Bool") {
+			arg = "&" + arg // the setter takes a pointer, nil when absent
+		}
+	}
+	return fmt.Sprintf("%s%s(%s, %s)", verb, kind, dst, arg), nil
 }
 
 func orNone(s string) string {

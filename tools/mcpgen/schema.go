@@ -22,83 +22,45 @@ type goField struct {
 	pointer     bool   // optional scalar held as a pointer
 }
 
-var (
-	rawMessageGoType = "json.RawMessage"
-	objectModelType  = reflect.TypeFor[map[string]any]()
-)
+// rawMessageGoType is the Go type of an object argument in the emitted source.
+const rawMessageGoType = "json.RawMessage"
 
-// fieldFor decides the Go shape of an argument. Optional integers, numbers
-// and booleans are pointers so absence is visible; optional strings are
-// plain strings (empty = absent); object arguments stay raw JSON for the
-// handler to interpret, and reflect as a JSON object.
+// modelTypes are the Go types arguments and outputs reflect from, by
+// catalog type; an object reflects as a JSON object.
+var modelTypes = map[string]reflect.Type{
+	typeString: reflect.TypeFor[string](), typeInteger: reflect.TypeFor[int](), typeNumber: reflect.TypeFor[float64](),
+	typeBoolean: reflect.TypeFor[bool](), typeStringArray: reflect.TypeFor[[]string](),
+	typeObject: reflect.TypeFor[map[string]any](), typeArray: reflect.TypeFor[[]any](),
+}
+
+// fieldFor decides the Go shape of an argument of a linted type. Optional
+// integers, numbers and booleans are pointers so absence is visible;
+// optional strings are plain strings (empty = absent); object arguments
+// stay raw JSON for the handler to interpret.
 func fieldFor(a Arg) goField {
-	f := goField{name: camel(a.Name)}
 	omit := ""
 	if !a.Required {
 		omit = ",omitempty"
 	}
-	f.tag = fmt.Sprintf(`json:"%s%s"`, a.Name, omit)
-	scalar := func(t reflect.Type) {
-		if a.Required {
-			f.goType, f.reflectType = t.String(), t
-			return
-		}
-		f.goType, f.reflectType, f.pointer = "*"+t.String(), reflect.PointerTo(t), true
+	f := goField{name: camel(a.Name), reflectType: modelTypes[a.Type], tag: fmt.Sprintf(`json:"%s%s"`, a.Name, omit)}
+	if !a.Required && (a.Type == typeInteger || a.Type == typeNumber || a.Type == typeBoolean) {
+		f.reflectType, f.pointer = reflect.PointerTo(f.reflectType), true
 	}
-	switch a.Type {
-	case typeString:
-		f.goType, f.reflectType = "string", reflect.TypeFor[string]()
-	case typeInteger:
-		scalar(reflect.TypeFor[int]())
-	case typeNumber:
-		scalar(reflect.TypeFor[float64]())
-	case typeBoolean:
-		scalar(reflect.TypeFor[bool]())
-	case typeStringArray:
-		f.goType, f.reflectType = "[]string", reflect.TypeFor[[]string]()
-	case typeObject:
-		f.goType, f.reflectType = rawMessageGoType, objectModelType
+	f.goType = f.reflectType.String()
+	if a.Type == typeObject {
+		f.goType = rawMessageGoType
 	}
 	return f
 }
 
-// outputModelType is the Go type an output property reflects from.
-func outputModelType(typ string) reflect.Type {
-	switch typ {
-	case typeString:
-		return reflect.TypeFor[string]()
-	case typeInteger:
-		return reflect.TypeFor[int]()
-	case typeNumber:
-		return reflect.TypeFor[float64]()
-	case typeBoolean:
-		return reflect.TypeFor[bool]()
-	case typeStringArray:
-		return reflect.TypeFor[[]string]()
-	case typeArray:
-		return reflect.TypeFor[[]any]()
-	default:
-		return objectModelType
-	}
-}
-
-// reflector produces schemas every client accepts: the struct expanded in
-// place, no $ref/$defs, and no additionalProperties (strictness is enforced
-// by decoding, and some clients reject the keyword).
-func reflector() *jsonschema.Reflector {
-	return &jsonschema.Reflector{
-		ExpandedStruct:            true,
-		DoNotReference:            true,
-		AllowAdditionalProperties: true,
-	}
-}
-
-// reflectStruct reflects a struct type built from fields, in field order.
+// reflectStruct reflects a struct type built from fields, in field order,
+// into a schema every client accepts: the struct expanded in place, no
+// $ref/$defs, and no additionalProperties (strictness is enforced by
+// decoding, and some clients reject the keyword).
 func reflectStruct(fields []reflect.StructField) *jsonschema.Schema {
-	s := reflector().ReflectFromType(reflect.StructOf(fields))
-	s.Version = ""
-	s.ID = ""
-	s.Definitions = nil
+	r := &jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, AllowAdditionalProperties: true}
+	s := r.ReflectFromType(reflect.StructOf(fields))
+	s.Version, s.ID, s.Definitions = "", "", nil
 	if s.Properties == nil {
 		s.Properties = orderedmap.New[string, *jsonschema.Schema]()
 	}
@@ -118,7 +80,7 @@ func inputSchema(t Tool) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("tool %q: reflected schema lacks argument %q", t.Name, a.Name)
 		}
-		prop.Description = a.Description
+		prop.Description, prop.Default = a.Description, a.Default
 		target := prop
 		if a.Type == typeStringArray {
 			target = prop.Items
@@ -139,9 +101,6 @@ func inputSchema(t Tool) ([]byte, error) {
 		if a.Maximum != nil {
 			prop.Maximum = jsonNumber(*a.Maximum)
 		}
-		if a.Default != nil {
-			prop.Default = a.Default
-		}
 	}
 	return marshalSchema(s)
 }
@@ -153,7 +112,7 @@ func outputSchema(t Tool) ([]byte, error) {
 	for _, o := range t.Output {
 		fields = append(fields, reflect.StructField{
 			Name: camel(o.Name),
-			Type: outputModelType(o.Type),
+			Type: modelTypes[o.Type],
 			Tag:  reflect.StructTag(fmt.Sprintf(`json:"%s,omitempty"`, o.Name)),
 		})
 	}
@@ -176,10 +135,10 @@ func outputSchema(t Tool) ([]byte, error) {
 // clients cannot take.
 func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
 	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = checkPortableSchema(b)
 	}
-	if err := checkPortableSchema(b); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -248,17 +207,14 @@ func walkSchema(node map[string]any, path string) error {
 			}
 			continue
 		}
-		switch v := value.(type) {
-		case map[string]any:
-			if err := walkSchema(v, path+"/"+key); err != nil {
-				return err
-			}
-		case []any:
-			for _, item := range v {
-				if m, ok := item.(map[string]any); ok {
-					if err := walkSchema(m, path+"/"+key); err != nil {
-						return err
-					}
+		items, ok := value.([]any)
+		if !ok {
+			items = []any{value}
+		}
+		for _, item := range items {
+			if m, ok := item.(map[string]any); ok {
+				if err := walkSchema(m, path+"/"+key); err != nil {
+					return err
 				}
 			}
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,14 +21,10 @@ const stageDirPattern = ".mcpgen-stage-*"
 // the folder it replaces.
 type swap struct{ staged, target string }
 
-// writeAll writes a run's whole output or nothing: mcpgen's files into a
-// fresh folder, and each oapi-codegen configuration's output file into a
-// copy of its folder, all in a temporary folder beside out; only when every
-// one is written are the folders swapped in, one rename each (and the
-// renames already done undone if one fails). A failed run leaves every
-// output folder as it was. oapiCmd is the command that runs oapi-codegen
-// (go tool oapi-codegen), run from the stage so a configuration's relative
-// output path lands there.
+// writeAll writes a run's whole output or nothing: mcpgen's files and each
+// oapi-codegen configuration's folder are written in a stage beside out,
+// then swapped in together (swapIn). oapiCmd runs oapi-codegen from the
+// stage, so a configuration's relative output path lands there.
 func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec string, oapiCmd []string) (err error) {
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -45,18 +40,16 @@ func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec st
 		}
 	}()
 	var swaps []swap
-	if len(oapiConfigs) > 0 {
-		absSpec, err := filepath.Abs(spec)
+	absSpec, err := filepath.Abs(spec)
+	if err != nil {
+		return err
+	}
+	for _, cfg := range oapiConfigs {
+		s, err := stageOAPI(stage, cfg, absSpec, oapiCmd)
 		if err != nil {
 			return err
 		}
-		for _, cfg := range oapiConfigs {
-			s, err := stageOAPI(stage, cfg, absSpec, oapiCmd)
-			if err != nil {
-				return err
-			}
-			swaps = append(swaps, s)
-		}
+		swaps = append(swaps, s)
 	}
 	mine := filepath.Join(stage, "mcpgen")
 	if err := writeFiles(mine, files); err != nil {
@@ -169,20 +162,15 @@ func swapIn(swaps []swap, trash string) error {
 	return nil
 }
 
+// copyFile copies one file, keeping its permission bits.
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	data, err := os.ReadFile(from)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	st, err := in.Stat()
+	st, err := os.Stat(from)
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	_, werr := io.Copy(out, in)
-	return errors.Join(werr, out.Close())
+	return os.WriteFile(to, data, st.Mode().Perm())
 }
