@@ -66,24 +66,31 @@ const (
 // or two).
 const bodyRateGrace = time.Second
 
-// readerPlaces hands out the places of the body-reading phase: at most max
-// at once, at most perClient at once for one client key, at most perPrefix
-// for one prefix and, while several prefixes hold places, a share (see
-// take). The maps hold one entry per key with a place taken, so neither
-// ever has more than max entries.
-type readerPlaces struct {
-	mu        sync.Mutex
-	max       int
-	perClient int
-	perPrefix int
-	inUse     int
-	byClient  map[netip.Prefix]int // places held per client key; at most max entries
-	byPrefix  map[netip.Prefix]int // places held per prefix; at most max entries
+// readPlaces hands out the reading places of one kind: at most max at once, at
+// most perKey for one key, at most perGroup for one group of keys and,
+// while k groups hold places, one that holds some takes another only below
+// max/(k+1): k groups then hold at most k/(k+1) of the places, so a new
+// group finds one free (groupBusy otherwise). Strangers' places are keyed
+// by client key and grouped by prefix (newReaderPlaces); verified tenants'
+// are keyed and grouped by tenant (newTenantPlaces). The maps hold one
+// entry per key or group with a place taken: at most max entries each.
+type readPlaces[K comparable] struct {
+	mu                    sync.Mutex
+	max, perKey, perGroup int
+	group                 func(K) K
+	groupBusy             string
+	inUse                 int
+	byKey, byGroup        map[K]int
 }
 
-func newReaderPlaces(places, perClient, perPrefix int) *readerPlaces {
-	return &readerPlaces{max: places, perClient: perClient, perPrefix: max(perPrefix, perClient),
-		byClient: make(map[netip.Prefix]int), byPrefix: make(map[netip.Prefix]int)}
+func newReaderPlaces(n, perClient, perPrefix int) *readPlaces[netip.Prefix] {
+	return &readPlaces[netip.Prefix]{max: n, perKey: perClient, perGroup: max(perPrefix, perClient), group: prefixKey,
+		groupBusy: reasonPrefixReadersBusy, byKey: map[netip.Prefix]int{}, byGroup: map[netip.Prefix]int{}}
+}
+
+func newTenantPlaces(n, per int) *readPlaces[string] {
+	return &readPlaces[string]{max: n, perKey: per, perGroup: per, group: func(t string) string { return t },
+		groupBusy: reasonClientReadersBusy, byKey: map[string]int{}, byGroup: map[string]int{}}
 }
 
 // Shed reasons of the body-reading phase.
@@ -95,41 +102,38 @@ const (
 	reasonBodyTooSlow       = "body_too_slow"
 )
 
-// take reserves a place for client, or returns the reason it cannot (and no
-// place). A reserved place is given back with release. A prefix that holds
-// places while k prefixes do (itself included, k > 1) takes another only
-// below max/(k+1): k prefixes then hold at most k/(k+1) of the places, so a
-// new prefix finds one free.
-func (p *readerPlaces) take(client netip.Prefix) string {
+// take reserves a place for key, or returns the reason it cannot (and no
+// place). A reserved place is given back with release.
+func (p *readPlaces[K]) take(key K) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inUse >= p.max {
 		return reasonReadersBusy
 	}
-	if p.byClient[client] >= p.perClient {
+	if p.byKey[key] >= p.perKey {
 		return reasonClientReadersBusy
 	}
-	pfx := prefixKey(client)
-	held, k := p.byPrefix[pfx], len(p.byPrefix)
-	if held >= p.perPrefix || held > 0 && k > 1 && held >= p.max/(k+1) {
-		return reasonPrefixReadersBusy
+	g := p.group(key)
+	held, k := p.byGroup[g], len(p.byGroup)
+	if held >= p.perGroup || held > 0 && k > 1 && held >= p.max/(k+1) {
+		return p.groupBusy
 	}
 	p.inUse++
-	p.byClient[client]++
-	p.byPrefix[pfx]++
+	p.byKey[key]++
+	p.byGroup[g]++
 	return ""
 }
 
-func (p *readerPlaces) release(client netip.Prefix) {
+func (p *readPlaces[K]) release(key K) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inUse--
-	dec(p.byClient, client)
-	dec(p.byPrefix, prefixKey(client))
+	dec(p.byKey, key)
+	dec(p.byGroup, p.group(key))
 }
 
-// dec counts one place less for key, forgetting a key that holds none.
-func dec(m map[netip.Prefix]int, key netip.Prefix) {
+// dec counts one less for key, forgetting a key that holds none.
+func dec[K comparable](m map[K]int, key K) {
 	if n := m[key] - 1; n > 0 {
 		m[key] = n
 	} else {
@@ -138,56 +142,7 @@ func dec(m map[netip.Prefix]int, key netip.Prefix) {
 }
 
 // held returns the places taken now.
-func (p *readerPlaces) held() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inUse
-}
-
-// tenantPlaces hands out the reading places of verified tenants: at most
-// max at once, at most per for one tenant, and while k tenants hold places
-// one that holds some takes another only below max/(k+1), so a new tenant
-// always finds one. The map holds one entry per tenant with a place taken:
-// at most max entries.
-type tenantPlaces struct {
-	mu       sync.Mutex
-	max, per int
-	inUse    int
-	byTenant map[string]int
-}
-
-func newTenantPlaces(places, per int) *tenantPlaces {
-	return &tenantPlaces{max: places, per: per, byTenant: map[string]int{}}
-}
-
-// take reserves a place for tenant, or returns the reason it cannot.
-func (p *tenantPlaces) take(tenant string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	held, k := p.byTenant[tenant], len(p.byTenant)
-	switch {
-	case p.inUse >= p.max:
-		return reasonReadersBusy
-	case held >= p.per || held > 0 && k > 1 && held >= p.max/(k+1):
-		return reasonClientReadersBusy
-	}
-	p.inUse++
-	p.byTenant[tenant]++
-	return ""
-}
-
-func (p *tenantPlaces) release(tenant string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.inUse--
-	if n := p.byTenant[tenant] - 1; n > 0 {
-		p.byTenant[tenant] = n
-	} else {
-		delete(p.byTenant, tenant)
-	}
-}
-
-func (p *tenantPlaces) held() int {
+func (p *readPlaces[K]) held() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.inUse
@@ -251,7 +206,7 @@ type bodyReadData struct {
 // the prompt path or within a reading place (see above), refusing more than
 // MaxBodyBytes with 413, and keeps it for the later stages. It runs before
 // the concurrency cap, so no slot is held while a body is still arriving.
-func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPlaces, next http.Handler) http.Handler {
+func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verified *readPlaces[string], next http.Handler) http.Handler {
 	prompt := make(chan struct{}, maxPromptReads) // one token per request on the prompt path
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: body-reading places taken (slow or stalled senders)",
 		attrs: []any{"max_body_readers", st.MaxBodyReaders, "max_body_readers_per_client", st.MaxBodyReadersPerClient}}
@@ -344,7 +299,7 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 
 // readingPlace picks the places r reads among: a verified tenant's, or
 // its client key's among strangers'.
-func (st *settings) readingPlace(r *http.Request, places *readerPlaces, verified *tenantPlaces) (take func() string, release func()) {
+func (st *settings) readingPlace(r *http.Request, places *readPlaces[netip.Prefix], verified *readPlaces[string]) (take func() string, release func()) {
 	if tenant, ok := st.verifiedTenant(r); ok {
 		return func() string { return verified.take(tenant) }, func() { verified.release(tenant) }
 	}

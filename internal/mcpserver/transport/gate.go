@@ -107,11 +107,7 @@ func (g *slotGate) release(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inUse--
-	if n := g.byTenant[tenant] - 1; n > 0 {
-		g.byTenant[tenant] = n
-	} else {
-		delete(g.byTenant, tenant)
-	}
+	dec(g.byTenant, tenant)
 	g.fullSince = time.Time{}
 }
 

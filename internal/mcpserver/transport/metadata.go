@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,11 +241,7 @@ func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
 	list := c.AllowedHosts
 	if len(list) == 0 {
 		list = slices.Clone(loopbackHosts)
-		listen := c.Listen
-		if listen == "" {
-			listen = DefaultListen
-		}
-		if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" {
 			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
 				list = append(list, h)
 			}

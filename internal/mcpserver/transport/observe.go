@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -25,14 +26,10 @@ import (
 // check) around the handler NewHTTPHandler returns, with the same cfg, and
 // have the requests they answer logged and counted too.
 func Observe(cfg HTTPConfig, next http.Handler) http.Handler {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
 	// A configuration error is reported by NewHTTPHandler and ServeHTTP;
 	// here it leaves the peer's address in charge.
 	proxies, _ := parseProxies(cfg.TrustedProxies, cfg.ForwardedHeader)
-	return observe(cfg.Metrics, log, proxies, next)
+	return observe(cfg.Metrics, cmp.Or(cfg.Logger, slog.Default()), proxies, next)
 }
 
 func observe(m *metrics.Metrics, log *slog.Logger, proxies proxySet, next http.Handler) http.Handler {

@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,9 +63,7 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	if s == nil {
 		return errors.New("transport: nil MCP server")
 	}
-	if errLog == nil {
-		errLog = slog.Default()
-	}
+	errLog = cmp.Or(errLog, slog.Default())
 	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", stdioSessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 16)}
 	if err := s.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("transport: stdio: %w", err)
