@@ -179,16 +179,21 @@ func prefixKey(client netip.Prefix) netip.Prefix {
 // the remote IPv4 address, or the /64 prefix of a remote IPv6 address. A
 // remote address that does not parse (not a TCP peer) shares one key.
 func clientKey(remoteAddr string) netip.Prefix {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
+	ap, _ := netip.ParseAddrPort(remoteAddr)
+	return addrKey(ap.Addr())
+}
+
+// addrKey is the client key of an address; the zero Prefix for the zero Addr.
+func addrKey(a netip.Addr) netip.Prefix {
+	if !a.IsValid() {
 		return netip.Prefix{}
 	}
-	addr := ap.Addr().Unmap().WithZone("")
+	a = a.Unmap().WithZone("")
 	bits := 32
-	if addr.Is6() {
+	if a.Is6() {
 		bits = 64
 	}
-	pfx, _ := addr.Prefix(bits)
+	pfx, _ := a.Prefix(bits)
 	return pfx
 }
 
@@ -290,7 +295,7 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			st.bodyTooLarge(w)
 			return
 		}
-		x.body, x.bodyRead = body, true
+		x.body = body
 		x.env = peekEnvelope(body)
 		x.rpcMethod = x.env.Method
 		next.ServeHTTP(w, r)

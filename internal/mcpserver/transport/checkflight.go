@@ -28,33 +28,29 @@ import (
 // are fewer than this at the default of a tenant's share.
 const maxJoiners = 256
 
-// checkFlights are the flights of one server, by the SHA-256 of the bearer
-// (never the bearer itself). Each holds a ticket in line or a running
-// check, so there are at most maxWaiting+max of them (plus those being
-// answered).
-type checkFlights struct {
-	mu sync.Mutex
-	m  map[[32]byte]*checkFlight
-}
-
 // checkFlight is one bearer's check, shared by the requests waiting for it.
 type checkFlight struct {
 	key     [32]byte
 	done    chan struct{} // closed when verdict or reason is set
 	verdict AuthVerdict
 	reason  string // the line's refusal, when no check ran
-	waiters int    // requests waiting now; guarded by checkFlights.mu
+	waiters int    // requests waiting now; guarded by tokenChecks.mu
 	cancel  context.CancelFunc
 }
 
 // tokenChecks are what the checks of unverified bearers share: the line,
-// the flights and the places known as people's, and the requests waiting
-// now (mcp_http_unverified_requests).
+// the places known as people's, the requests waiting now
+// (mcp_http_unverified_requests) and the flights, by the SHA-256 of the
+// bearer (never the bearer itself). Each flight holds a ticket in line or a
+// running check, so there are at most maxWaiting+max of them (plus those
+// being answered).
 type tokenChecks struct {
+	st      *settings
 	line    *checkLine
-	flights *checkFlights
 	people  *knownPlaces
 	waiting atomic.Int64
+	mu      sync.Mutex
+	flights map[[32]byte]*checkFlight
 }
 
 // newTokenChecks sizes the line from the settings: MaxUnverifiedRequests
@@ -66,58 +62,55 @@ func newTokenChecks(st *settings) *tokenChecks {
 	places := st.MaxUnverifiedRequests
 	perQueue := max(2, places/2)
 	return &tokenChecks{
+		st:      st,
 		line:    newCheckLine(places, max(1, places/4), perQueue, max(1, perQueue/2), max(perQueue, st.MaxConcurrentRequests), st.Metrics),
-		flights: &checkFlights{m: map[[32]byte]*checkFlight{}},
 		people:  newKnownPlaces(),
+		flights: map[[32]byte]*checkFlight{},
 	}
-}
-
-// check is checkUnverified over c, counting the request while it waits.
-func (c *tokenChecks) check(st *settings, ctx context.Context, client netip.Prefix, token string) (AuthVerdict, string) {
-	c.waiting.Add(1)
-	defer c.waiting.Add(-1)
-	return st.checkUnverified(ctx, client, token, c.line, c.flights, c.people)
 }
 
 // held is the requests waiting for a check now.
 func (c *tokenChecks) held() int { return int(c.waiting.Load()) }
 
-// checkUnverified gets the verdict for a bearer with no good verdict yet: it
-// joins the flight of the same bearer, or starts one (a ticket in line, see
-// checkLine). It returns the verdict, or the reason the line refused the
-// check; a request whose own context ends first gets AuthUnavailable.
-func (st *settings) checkUnverified(ctx context.Context, client netip.Prefix, token string, line *checkLine, flights *checkFlights, people *knownPlaces) (AuthVerdict, string) {
+// check gets the verdict for a bearer with no good verdict yet, counting the
+// request while it waits: it joins the flight of the same bearer, or starts
+// one (a ticket in line, see checkLine). It returns the verdict, or the
+// reason the line refused the check; a request whose own context ends first
+// gets AuthUnavailable.
+func (c *tokenChecks) check(ctx context.Context, client netip.Prefix, token string) (AuthVerdict, string) {
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
 	key := sha256.Sum256([]byte(token))
-	flights.mu.Lock()
-	f := flights.m[key]
+	c.mu.Lock()
+	f := c.flights[key]
 	switch {
 	case f != nil && f.waiters >= maxJoiners:
-		flights.mu.Unlock()
+		c.mu.Unlock()
 		return AuthVerdict{}, reasonClientUnverifiedBusy
 	case f != nil:
 		f.waiters++
-		flights.mu.Unlock()
-		st.Metrics.TokenCheckJoined()
+		c.mu.Unlock()
+		c.st.Metrics.TokenCheckJoined()
 	default:
 		// The flight keeps the values of the request that started it (the
 		// bearer, the client address) but not its cancellation.
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &checkFlight{key: key, done: make(chan struct{}), waiters: 1, cancel: cancel}
-		flights.m[key] = f
-		flights.mu.Unlock()
-		t, reason := line.join(client, people.known(client))
+		c.flights[key] = f
+		c.mu.Unlock()
+		t, reason := c.line.join(client, c.people.known(client))
 		if reason != "" {
 			cancel()
-			flights.finish(f, AuthVerdict{}, reason)
+			c.finish(f, AuthVerdict{}, reason)
 			return AuthVerdict{}, reason
 		}
-		go st.fly(fctx, f, t, token, line, flights)
+		go c.fly(fctx, f, t, token)
 	}
 	select {
 	case <-f.done:
 		return f.verdict, f.reason
 	case <-ctx.Done():
-		flights.leave(f)
+		c.leave(f)
 		return AuthVerdict{Outcome: AuthUnavailable, Reason: "token_check_unavailable",
 			Message: "the request ended before its token was checked"}, ""
 	}
@@ -126,30 +119,30 @@ func (st *settings) checkUnverified(ctx context.Context, client netip.Prefix, to
 // fly waits for the flight's turn in line (at most lineWait), runs the
 // check under checkWait, gives the place back and answers every request
 // waiting for it.
-func (st *settings) fly(ctx context.Context, f *checkFlight, t *ticket, token string, line *checkLine, flights *checkFlights) {
+func (c *tokenChecks) fly(ctx context.Context, f *checkFlight, t *ticket, token string) {
 	defer f.cancel()
 	wctx, cancel := context.WithTimeout(ctx, lineWait)
-	reason := line.wait(wctx, t)
+	reason := c.line.wait(wctx, t)
 	cancel()
 	if reason != "" {
-		flights.finish(f, AuthVerdict{}, reason)
+		c.finish(f, AuthVerdict{}, reason)
 		return
 	}
 	// Every unverified check's reads share one tenant of the bytes-in-flight
 	// budget: strangers hold at most its share.
 	cctx, cancel := context.WithTimeout(inflight.WithTenant(ctx, unverifiedTenant), checkWait)
-	v := st.Authenticate(cctx, token)
+	v := c.st.Authenticate(cctx, token)
 	cancel()
-	line.done(t)
-	flights.finish(f, v, "")
+	c.line.done(t)
+	c.finish(f, v, "")
 }
 
 // finish answers the flight's requests and forgets it, so the next request
 // with the same bearer asks again (or finds its verdict cached).
-func (fs *checkFlights) finish(f *checkFlight, v AuthVerdict, reason string) {
-	fs.mu.Lock()
-	fs.forget(f)
-	fs.mu.Unlock()
+func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
+	c.mu.Lock()
+	c.forget(f)
+	c.mu.Unlock()
 	f.verdict, f.reason = v, reason
 	close(f.done)
 }
@@ -157,23 +150,23 @@ func (fs *checkFlights) finish(f *checkFlight, v AuthVerdict, reason string) {
 // leave counts one request less waiting for f; when none is left, f is
 // cancelled and forgotten (a request with the same bearer that comes next
 // starts a flight of its own).
-func (fs *checkFlights) leave(f *checkFlight) {
-	fs.mu.Lock()
+func (c *tokenChecks) leave(f *checkFlight) {
+	c.mu.Lock()
 	f.waiters--
 	last := f.waiters == 0
 	if last {
-		fs.forget(f)
+		c.forget(f)
 	}
-	fs.mu.Unlock()
+	c.mu.Unlock()
 	if last {
 		f.cancel()
 	}
 }
 
-// forget removes f from the map, unless another flight took its key; the
-// caller holds fs.mu.
-func (fs *checkFlights) forget(f *checkFlight) {
-	if fs.m[f.key] == f {
-		delete(fs.m, f.key)
+// forget removes f from the flights, unless another flight took its key;
+// the caller holds c.mu.
+func (c *tokenChecks) forget(f *checkFlight) {
+	if c.flights[f.key] == f {
+		delete(c.flights, f.key)
 	}
 }

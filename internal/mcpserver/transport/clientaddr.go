@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -94,9 +95,8 @@ func (ps proxySet) resolve(peer string, h http.Header) netip.Addr {
 	if len(ps.nets) == 0 || !ps.trusted(client) {
 		return client
 	}
-	hops := forwardedHops(h, ps.header)
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, ok := parseHop(hops[i], ps.header)
+	for _, hop := range forwardedHops(h, ps.header) {
+		a, ok := parseHop(hop, ps.header)
 		if !ok {
 			return client
 		}
@@ -109,18 +109,17 @@ func (ps proxySet) resolve(peer string, h http.Header) netip.Addr {
 }
 
 // forwardedHops returns at most the last maxForwardedHops entries of the
-// header's values, in order (several header lines count as one list).
+// header's values, right-most first (several header lines count as one
+// list).
 func forwardedHops(h http.Header, name string) []string {
-	values := h.Values(name)
 	var hops []string
-	for i := len(values) - 1; i >= 0 && len(hops) < maxForwardedHops; i-- {
-		parts := strings.Split(values[i], ",")
-		for j := len(parts) - 1; j >= 0 && len(hops) < maxForwardedHops; j-- {
-			hops = append(hops, strings.TrimSpace(parts[j]))
+	for _, v := range slices.Backward(h.Values(name)) {
+		for _, hop := range slices.Backward(strings.Split(v, ",")) {
+			if len(hops) == maxForwardedHops {
+				return hops
+			}
+			hops = append(hops, strings.TrimSpace(hop))
 		}
-	}
-	for i, j := 0, len(hops)-1; i < j; i, j = i+1, j-1 {
-		hops[i], hops[j] = hops[j], hops[i]
 	}
 	return hops
 }
@@ -185,10 +184,4 @@ func ClientAddr(ctx context.Context) string {
 }
 
 // clientKeyOf is the client key (see clientKey) of r's client address.
-func clientKeyOf(r *http.Request) netip.Prefix {
-	a := clientAddrOf(r)
-	if !a.IsValid() {
-		return netip.Prefix{}
-	}
-	return clientKey(netip.AddrPortFrom(a, 0).String())
-}
+func clientKeyOf(r *http.Request) netip.Prefix { return addrKey(clientAddrOf(r)) }

@@ -165,14 +165,8 @@ func (d *dispatcher) requestTimedOut(id json.RawMessage) []byte {
 }
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The body-read and protocol-version stages ran before (NewHTTPHandler).
 	r, x := withExchange(r)
-	if !x.bodyRead || x.version == "" {
-		// The chain built by NewHTTPHandler always runs the body-limit and
-		// protocol-version stages first.
-		d.st.logger.Error("dispatcher reached without the body-limit and protocol-version stages")
-		writeRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "internal error", nil)
-		return
-	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeRPCError(w, http.StatusUnsupportedMediaType, x.env.ID, mcp.INVALID_REQUEST,
 			"Content-Type must be application/json", nil)
@@ -433,15 +427,19 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 	ctx := r.Context()
 	b := &batchWriter{w: w, max: d.st.MaxReplyBytes}
 	b.put([]byte{'['})
+	// notRun answers the items not run yet with answer, each of an id.
+	notRun := func(rest []json.RawMessage, answer func(id json.RawMessage) []byte) reply {
+		for _, item := range rest {
+			if env := peekEnvelope(item); len(env.ID) > 0 && !b.add(answer(env.ID)) {
+				return d.batchTooLarge(b, rest)
+			}
+		}
+		return b.end()
+	}
 	for i, item := range items {
 		if tokenRejected(r) {
 			// An earlier item met the refusal after others were answered.
-			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.notRunRejected(r, env.ID)) {
-					return d.batchTooLarge(b, items[i:])
-				}
-			}
-			break
+			return notRun(items[i:], func(id json.RawMessage) []byte { return d.notRunRejected(r, id) })
 		}
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -451,12 +449,7 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 				return reply{} // the client went away
 			}
 			// Out of time: the items not run yet are answered, not run.
-			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.requestTimedOut(env.ID)) {
-					return d.batchTooLarge(b, items[i:])
-				}
-			}
-			break
+			return notRun(items[i:], d.requestTimedOut)
 		}
 		env := peekEnvelope(item)
 		var rp reply
@@ -482,9 +475,6 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 		if b.failed {
 			return b.end() // the client went away mid-reply
 		}
-	}
-	if b.answered == 0 {
-		return reply{status: http.StatusAccepted}
 	}
 	return b.end()
 }
@@ -611,11 +601,12 @@ func (b *batchWriter) write(p []byte) {
 	}
 }
 
-// end closes the batch: the reply to write, or (streaming) its last byte.
+// end closes the batch: the reply to write (202 when no item had an
+// answer), or (streaming) its last byte.
 func (b *batchWriter) end() reply {
 	if !b.streaming {
 		if b.answered == 0 {
-			return reply{}
+			return reply{status: http.StatusAccepted}
 		}
 		b.put([]byte{']'})
 		return reply{status: http.StatusOK, header: http.Header{}, body: b.out, keep: true}

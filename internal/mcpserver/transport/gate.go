@@ -174,7 +174,7 @@ type unverifiedData struct {
 //     is served; no stranger's work stands in its way.
 //   - Any other bearer is unverified: its check waits for its turn in the
 //     fair line of checks (see checkLine), shared with every request with
-//     the same bearer (see checkUnverified), under lineWait and then
+//     the same bearer (see tokenChecks.check), under lineWait and then
 //     checkWait; the request holds nothing meanwhile. Accepted, it takes a
 //     slot as its verified tenant, and its client address is remembered as
 //     a person's (knownPlaces). Refused: 401 invalid_token, 403 or 503 with
@@ -240,7 +240,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 				busy(w, r, reasonServerBusy)
 				return
 			}
-			v, reason := checks.check(st, ctx, clientKeyOf(r), token)
+			v, reason := checks.check(ctx, clientKeyOf(r), token)
 			if reason != "" {
 				st.refuseUnverified(w, r, reason)
 				unverifiedWarn.refused()

@@ -25,7 +25,6 @@ import (
 // it needs no locking.
 type exchange struct {
 	body       []byte
-	bodyRead   bool
 	env        envelope // id and method when body is a single message
 	version    string
 	rpcMethod  string
