@@ -37,8 +37,8 @@ type busyData struct {
 }
 
 // slotGate holds the MaxConcurrentRequests slots, shared fairly between
-// tenants (see tenantKey), and remembers since when all of them have been
-// taken, for /readyz.
+// tenants, and remembers since when all of them have been taken, for
+// /readyz.
 type slotGate struct {
 	mu        sync.Mutex
 	max       int
@@ -62,11 +62,9 @@ func newSlotGate(slots, contended int) *slotGate {
 
 // take reserves a slot for tenant, or returns why it cannot: server_busy
 // when all are taken, tenant_share_busy when the tenant holds its share.
-// Under no contention one tenant may take every slot. While other tenants
-// hold slots (or did within sharedFor), a tenant's share is max/k for the
-// k tenants holding slots and, for a token, at most the contended cap
-// (MaxConcurrentPerTenant): it takes no more until it is back within it, so the slots and CPU
-// time it gives back go to the others.
+// Alone, a tenant may take every slot. While others hold slots (or did
+// within sharedFor), its share is max/k for the k tenants holding slots
+// and, for a token, at most contended (MaxConcurrentPerTenant).
 func (g *slotGate) take(tenant string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -163,33 +161,24 @@ type unverifiedData struct {
 	MaxUnverifiedRequests int    `json:"max_unverified_requests"`
 }
 
-// admitMiddleware decides who a request is before it may take a slot, and
-// puts the request's bearer into its context:
+// admitMiddleware decides who a request is before it may take a slot, puts
+// its bearer into its context and names its tenant there
+// (inflight.WithTenant):
 //
 //   - With RequireBearer, a missing or malformed Authorization header is
-//     answered 401 with a challenge naming the protected-resource metadata,
-//     at no cost.
-//   - A bearer that HTTPConfig.Verified knows (a good verdict is cached) is
-//     its verified tenant at once: it takes a slot (see slotGate.take) and
-//     is served; no stranger's work stands in its way.
-//   - Any other bearer is unverified: its check waits for its turn in the
-//     fair line of checks (see checkLine), shared with every request with
-//     the same bearer (see tokenChecks.check), under lineWait and then
-//     checkWait; the request holds nothing meanwhile. Accepted, it takes a
-//     slot as its verified tenant, and its client address is remembered as
-//     a person's (knownPlaces). Refused: 401 invalid_token, 403 or 503 with
-//     Retry-After as the verdict says, or 503 when its own network's queue
-//     is full. While every slot is taken it is refused before its check,
-//     so a refused request costs no upstream call.
+//     answered 401 with a challenge, at no cost.
+//   - A bearer that HTTPConfig.Verified knows is its verified tenant at
+//     once and takes a slot; no stranger's work stands in its way.
+//   - Any other bearer waits for its check (tokenChecks.check), holding
+//     nothing meanwhile; accepted, it takes a slot as its verified tenant
+//     and its client address is remembered as a person's (knownPlaces).
+//     While every slot is taken it is refused before its check, so a
+//     refused request costs no upstream call.
 //   - Without Authenticate, or without a bearer, the request is the tenant
 //     of its client address.
 //
-// A request over the slots waits for nothing: 503 with Retry-After and a
-// JSON-RPC error, counted in Metrics as shed, and a rate-limited warning
-// that carries no request data. It sits after the body has been read (see
-// bodyReadMiddleware), so only requests whose whole body has arrived hold a
-// slot or a place. It names the tenant in the context (inflight.WithTenant)
-// for the budget.
+// A request over the slots waits for nothing: 503 with Retry-After, counted
+// as shed, and a rate-limited warning that carries no request data.
 func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.Handler) http.Handler {
 	msg := fmt.Sprintf("the server is serving its limit of %d concurrent requests: retry after a second", st.MaxConcurrentRequests)
 	shareMsg := fmt.Sprintf("the server is serving its share of %d concurrent requests for your token (or address) while others wait: retry after a second", st.MaxConcurrentRequests)
