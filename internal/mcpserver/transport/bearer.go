@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -143,9 +144,7 @@ type AuthVerdict struct {
 // data is the error data of a refusal: Data with reason set to Reason.
 func (v AuthVerdict) data() map[string]any {
 	out := make(map[string]any, len(v.Data)+1)
-	for k, val := range v.Data {
-		out[k] = val
-	}
+	maps.Copy(out, v.Data)
 	out["reason"] = v.Reason
 	return out
 }

@@ -227,11 +227,11 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 		// one), so it never cuts the call that follows, which its own
 		// deadline bounds. A writer that cannot set one (not a real
 		// connection) leaves the server's ReadTimeout in charge.
-		clock := newBodyClock(http.NewResponseController(w), st.BodyReadTimeout, st.MinBodyRate)
+		clock := newBodyClock(http.NewResponseController(w), r.Body, st.BodyReadTimeout, st.MinBodyRate)
 		read := make(chan bodyResult, 1)
 		start := func() {
 			go func() {
-				b, err := readBody(clock.reader(r.Body), r.ContentLength, st.MaxBodyBytes)
+				b, err := readBody(clock, r.ContentLength, st.MaxBodyBytes)
 				read <- bodyResult{b, err}
 			}()
 		}
@@ -243,13 +243,11 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			case prompt <- struct{}{}:
 				reading = true
 				start()
-				timer := time.NewTimer(promptWindow)
 				select {
 				case res = <-read:
 					arrived = true
-				case <-timer.C:
+				case <-time.After(promptWindow):
 				}
-				timer.Stop()
 				<-prompt
 			default: // the prompt path is full: this one needs a place
 			}
@@ -312,12 +310,14 @@ func (st *settings) readingPlace(r *http.Request, places *readPlaces[netip.Prefi
 	return func() string { return places.take(client) }, func() { places.release(client) }
 }
 
-// bodyClock moves a body's read deadline as its bytes arrive: it is the
-// earlier of start+timeout and the moment the body falls below rate bytes
-// a second on average, counted from start, once grace has passed. A peer
-// that stalls is cut at that moment, one that keeps the rate only by the
-// overall timeout.
+// bodyClock reads a body, moving its read deadline as its bytes arrive: it
+// is the earlier of start+timeout and the moment the body falls below rate
+// bytes a second on average, counted from start, once grace has passed. A
+// peer that stalls is cut at that moment, one that keeps the rate only by
+// the overall timeout.
 type bodyClock struct {
+	r         io.Reader
+	n         int64 // bytes read so far
 	rc        *http.ResponseController
 	start     time.Time
 	end       time.Time // start + BodyReadTimeout
@@ -327,9 +327,9 @@ type bodyClock struct {
 	abandoned bool      // abandon was called: the deadline stays in the past
 }
 
-func newBodyClock(rc *http.ResponseController, timeout time.Duration, rate int64) *bodyClock {
+func newBodyClock(rc *http.ResponseController, r io.Reader, timeout time.Duration, rate int64) *bodyClock {
 	now := time.Now()
-	c := &bodyClock{rc: rc, start: now, end: now.Add(timeout), rate: rate}
+	c := &bodyClock{r: r, rc: rc, start: now, end: now.Add(timeout), rate: rate}
 	c.arrived(0)
 	return c
 }
@@ -367,22 +367,14 @@ func (c *bodyClock) abandon(w http.ResponseWriter) {
 	abandonBody(w)
 }
 
-// reader counts what r gives, moving the deadline.
-func (c *bodyClock) reader(r io.Reader) io.Reader { return &clockedReader{r: r, c: c} }
-
-type clockedReader struct {
-	r io.Reader
-	c *bodyClock
-	n int64
-}
-
-func (cr *clockedReader) Read(p []byte) (int, error) {
-	n, err := cr.r.Read(p)
+// Read reads the body, moving the deadline.
+func (c *bodyClock) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
 	// Not at the end: net/http lifts the deadline when the body ends (inside
 	// that Read), and setting one again would cut the call that follows.
 	if n > 0 && err == nil {
-		cr.n += int64(n)
-		cr.c.arrived(cr.n)
+		c.n += int64(n)
+		c.arrived(c.n)
 	}
 	return n, err
 }
@@ -445,9 +437,6 @@ func readBody(r io.Reader, declared, max int64) ([]byte, error) {
 
 // isTimeout reports whether a body read failed on its deadline.
 func isTimeout(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+	ne, ok := errors.AsType[net.Error](err)
+	return errors.Is(err, os.ErrDeadlineExceeded) || ok && ne.Timeout()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"strconv"
@@ -215,9 +216,7 @@ func (rp reply) write(w http.ResponseWriter) {
 		return
 	}
 	h := w.Header()
-	for k, v := range rp.header {
-		h[k] = v
-	}
+	maps.Copy(h, rp.header)
 	h.Del(server.HeaderKeySessionID)
 	size := len(rp.body)
 	for _, p := range rp.spliced {

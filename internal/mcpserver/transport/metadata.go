@@ -25,20 +25,17 @@ import (
 // wellKnownPRM is the RFC 9728 well-known prefix.
 const wellKnownPRM = server.WellKnownProtectedResourcePath
 
-// baseURL is the public origin and path prefix for r: PublicBaseURL when
+// base is the public origin and path prefix for r: PublicBaseURL when
 // configured, otherwise the scheme and Host of the request itself.
-func (st *settings) baseURL(r *http.Request) url.URL {
-	if st.publicBase != nil {
-		return *st.publicBase
+func (st *settings) base(r *http.Request) (origin, path string) {
+	if b := st.publicBase; b != nil {
+		return b.Scheme + "://" + b.Host, b.Path
 	}
-	u := url.URL{Scheme: "http", Host: r.Host}
+	scheme := "http"
 	if r.TLS != nil {
-		u.Scheme = "https"
+		scheme = "https"
 	}
-	if u.Host == "" {
-		u.Host = "localhost"
-	}
-	return u
+	return scheme + "://" + cmp.Or(r.Host, "localhost"), ""
 }
 
 // ownRoutes are the mux patterns the transport serves itself.
@@ -50,9 +47,8 @@ type baseKey struct{}
 // PublicBaseURL).
 func (st *settings) withBase(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b := st.baseURL(r)
-		base := b.Scheme + "://" + b.Host + b.Path
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseKey{}, base)))
+		origin, path := st.base(r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseKey{}, origin+path)))
 	})
 }
 
@@ -69,16 +65,16 @@ func PublicBaseURL(ctx context.Context) string {
 
 // resourceURL is the public URL of /mcp, the resource identifier.
 func (st *settings) resourceURL(r *http.Request) string {
-	b := st.baseURL(r)
-	return b.Scheme + "://" + b.Host + b.Path + "/mcp"
+	origin, path := st.base(r)
+	return origin + path + "/mcp"
 }
 
 // metadataURL is where the protected-resource metadata of /mcp lives: the
 // well-known segment goes between the host and the resource path (RFC 9728
 // section 3.1).
 func (st *settings) metadataURL(r *http.Request) string {
-	b := st.baseURL(r)
-	return b.Scheme + "://" + b.Host + wellKnownPRM + b.Path + "/mcp"
+	origin, path := st.base(r)
+	return origin + wellKnownPRM + path + "/mcp"
 }
 
 // prmDocument is the protected-resource metadata this server publishes.
@@ -130,11 +126,7 @@ func (st *settings) metadataHandler() http.Handler {
 					st.logger.Warn("authorization servers unavailable", "err", err)
 				}
 				h.Set("Retry-After", "30")
-				body, _ := json.Marshal(map[string]string{
-					"error":             "temporarily_unavailable",
-					"error_description": "the authorization server list could not be loaded; retry later",
-				})
-				writeJSON(w, http.StatusServiceUnavailable, body)
+				writeJSON(w, http.StatusServiceUnavailable, []byte(`{"error":"temporarily_unavailable","error_description":"the authorization server list could not be loaded; retry later"}`))
 				return
 			}
 			issuers = list

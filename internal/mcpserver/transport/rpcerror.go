@@ -76,23 +76,11 @@ func peekEnvelope(body []byte) envelope {
 	if json.Unmarshal(body, &e) != nil {
 		return envelope{}
 	}
-	if !validID(e.ID) {
+	// The id forms JSON-RPC allows: string, number or null.
+	if k := jsontext.Value(e.ID).Kind(); k != '"' && k != '0' && k != 'n' {
 		e.ID = nil
 	}
 	return e
-}
-
-// validID accepts the id forms JSON-RPC allows: string, number or null.
-func validID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
-	}
-	switch c := id[0]; {
-	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
-	default:
-		return bytes.Equal(id, jsonNull)
-	}
 }
 
 // showErrorText returns the JSON-RPC error reply msg with the hidden
