@@ -270,7 +270,7 @@ type HTTPConfig struct {
 
 	// AdminListener, when set, is bound by the caller (flag --admin-listen)
 	// and served by ServeHTTP with /healthz, /readyz and /metrics (see
-	// admin.go), outside the connection bounds of Listen; ServeHTTP closes
+	// serve.go), outside the connection bounds of Listen; ServeHTTP closes
 	// it when it returns.
 	AdminListener net.Listener
 

@@ -23,16 +23,9 @@ import (
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //	HTTPConfig.ExtraRoutes                     as configured
 //
-// Every request is observed (request id, trace context, access log,
-// metrics; see Observe), and s gets a tool middleware that counts its calls
-// and stamps request ids into adapter errors, so build one handler per
-// server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
-// get 421, except the two probes. At most HTTPConfig.MaxConcurrentRequests
-// /mcp requests whose body has arrived are served at once, and bodies are
-// read under bounds of their own (HTTPConfig.MaxBodyReaders and after); the
-// other routes are not capped. s must advertise only tools and resources
-// (without listChanged or subscribe) and carry instructions; see
-// VerifyCapabilities.
+// The stages are those of the package doc. s gets a tool middleware that
+// counts its calls and stamps request ids into adapter errors, so build one
+// handler per server. s must pass VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	if s == nil {
 		return nil, errors.New("transport: nil MCP server")
@@ -45,16 +38,12 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 
-	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
+	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (toolObserver)
 	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
 	checks := newTokenChecks(st)
 	st.Metrics.WatchUnverified(checks.held)
 	st.Metrics.WatchTokenChecks(checks.line.depth)
 	var mcpHandler http.Handler = newDispatcher(st, s)
-	// The bearer is decided and the slot taken after the body has arrived
-	// and before anything that reads the RS (see admitMiddleware); the body
-	// is read in a phase of its own, with its own bounds (see
-	// bodyReadMiddleware).
 	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
@@ -99,17 +88,13 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 
 // readyz tells a load balancer whether this replica can serve verified
 // work: 503 ("busy") while every request slot has been taken for longer
-// than busyNotReadyAfter by verified work (only with Authenticate: then only
-// requests whose bearer was checked hold slots; without it anyone could
-// fill them, so they are not reported), otherwise ReadyCheck with a
-// deadline (for the PDPP adapter: the RS answers): 200 when it passes, 503
-// otherwise; and 503 "draining" once shutdown began (drainGate). Nothing an
-// unauthenticated sender can cause on every replica at once turns it 503:
-// not the body-reading places (strangers' slow bodies have places of their
-// own, apart from verified tokens'), not the line of token checks. The probe is
-// unauthenticated, so the 503 body says only that the server is not ready;
-// the cause (which may name the provider URL or a dial error) goes to the
-// log at warn level.
+// than busyNotReadyAfter by verified work (only with Authenticate: without
+// it anyone could fill them), otherwise ReadyCheck with a deadline: 200
+// when it passes, 503 otherwise; and 503 "draining" once shutdown began
+// (drainGate). Nothing an unauthenticated sender can cause on every replica
+// at once (reading places, the line of token checks) turns it 503. The 503
+// body says only that the server is not ready; the cause (which may name
+// the provider URL or a dial error) goes to the log.
 func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
@@ -222,16 +207,10 @@ var allowedExtensions = []string{"io.modelcontextprotocol/ui"}
 
 // VerifyCapabilities runs an in-process initialize against s and checks that
 // it advertises tools (and optionally resources and the MCP Apps extension)
-// and nothing else, that
-// neither asks for listChanged or subscribe (nothing can be pushed on a
-// stateless JSON-only endpoint), and that instructions are present.
-//
-// A server passes when built with server.WithToolCapabilities(false),
-// server.WithResourceCapabilities(false, false) and
-// server.WithInstructions(...), and without WithLogging,
-// WithPromptCapabilities or any AddPrompt, WithCompletions,
-// WithTaskCapabilities, WithElicitation, WithRoots, WithExperimental or
-// WithExtensions naming any extension but MCP Apps.
+// and nothing else, that neither asks for listChanged or subscribe (nothing
+// can be pushed on a stateless JSON-only endpoint), and that instructions
+// are present: build it with server.WithToolCapabilities(false),
+// server.WithResourceCapabilities(false, false) and WithInstructions.
 func VerifyCapabilities(s *server.MCPServer) error {
 	const probe = `{"jsonrpc":"2.0","id":"capability-check","method":"initialize","params":{` +
 		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"capability-check","version":"0"}}}`
