@@ -59,10 +59,6 @@ type bufferedReply struct {
 	release  []func()      // gives back the spliced values' bytes; one per Write that took any
 }
 
-func newBufferedReply(limit int64, store *splice.Store) *bufferedReply {
-	return &bufferedReply{header: make(http.Header), limit: limit, store: store}
-}
-
 func (b *bufferedReply) Header() http.Header { return b.header }
 
 func (b *bufferedReply) WriteHeader(code int) {
@@ -280,7 +276,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		}
 	}
 
-	buf := newBufferedReply(d.st.MaxReplyBytes, splice.FromContext(r.Context()))
+	buf := &bufferedReply{header: http.Header{}, limit: d.st.MaxReplyBytes, store: splice.FromContext(r.Context())}
 	d.core.Handle(buf, &server.HTTPRequest{
 		Method:  http.MethodPost,
 		URL:     r.URL,

@@ -346,27 +346,10 @@ func parseBearer(h http.Header) (string, error) {
 // isB64Token checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
 // "+" / "/" ) *"=".
 func isB64Token(s string) bool {
-	if s == "" || len(s) > maxTokenBytes {
-		return false
-	}
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' {
-			continue
-		}
-		break
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
+	body := strings.TrimRight(s, "=")
+	return body != "" && len(s) <= maxTokenBytes && !strings.ContainsFunc(body, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~+/", c))
+	})
 }
 
 // challenge answers a request whose Authorization header is missing or

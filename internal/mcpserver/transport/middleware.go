@@ -295,12 +295,9 @@ func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
 				"more than one MCP-Protocol-Version header: send exactly one", map[string]int{"headers": len(values)})
 			return
 		}
-		v := ""
-		if len(values) == 1 {
+		v := firstStreamableVersion
+		if len(values) == 1 && values[0] != "" {
 			v = values[0]
-		}
-		if v == "" {
-			v = firstStreamableVersion
 		}
 		x.version = v
 		if !st.supports(v) {
