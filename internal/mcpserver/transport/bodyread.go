@@ -197,16 +197,6 @@ func addrKey(a netip.Addr) netip.Prefix {
 	return pfx
 }
 
-// bodyReadData is the data member of a body-phase refusal.
-type bodyReadData struct {
-	Reason                  string `json:"reason"`
-	MaxBodyReaders          int    `json:"max_body_readers,omitempty"`
-	MaxBodyReadersPerClient int    `json:"max_body_readers_per_client,omitempty"`
-	BodyReadTimeout         string `json:"body_read_timeout,omitempty"`
-	MaxBodyReadersPerPrefix int    `json:"max_body_readers_per_prefix,omitempty"`
-	MinBodyRate             int64  `json:"min_body_rate,omitempty"`
-}
-
 // bodyReadMiddleware reads the whole body once, under BodyReadTimeout, on
 // the prompt path or within a reading place (see above), refusing more than
 // MaxBodyBytes with 413, and keeps it for the later stages. It runs before
@@ -275,14 +265,14 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			clock.abandon(w)
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
 				fmt.Sprintf("the request body arrived slower than %d bytes a second: send it whole and at once", st.MinBodyRate),
-				bodyReadData{Reason: reasonBodyTooSlow, MinBodyRate: st.MinBodyRate})
+				limitData{Reason: reasonBodyTooSlow, MinBodyRate: st.MinBodyRate})
 			st.Metrics.Shed(reasonBodyTooSlow)
 			return
 		case isTimeout(err):
 			clock.abandon(w)
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
 				fmt.Sprintf("the request body did not arrive within %v: send it whole and at once", st.BodyReadTimeout),
-				bodyReadData{Reason: reasonBodyReadTimeout, BodyReadTimeout: st.BodyReadTimeout.String()})
+				limitData{Reason: reasonBodyReadTimeout, BodyReadTimeout: st.BodyReadTimeout.String()})
 			st.Metrics.BodyReadTimeout()
 			return
 		case err != nil:
@@ -388,14 +378,14 @@ type bodyResult struct {
 // refuseReader answers a request that found no reading place: 503 with
 // Retry-After and a JSON-RPC error naming the cap it met.
 func (st *settings) refuseReader(w http.ResponseWriter, reason string) {
-	data := bodyReadData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
+	data := limitData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
 	msg := fmt.Sprintf("the server is reading the bodies of %d requests, its limit: send the body whole with the headers, or retry after a second", st.MaxBodyReaders)
 	switch reason {
 	case reasonClientReadersBusy:
-		data = bodyReadData{Reason: reason, MaxBodyReadersPerClient: st.MaxBodyReadersPerClient}
+		data = limitData{Reason: reason, MaxBodyReadersPerClient: st.MaxBodyReadersPerClient}
 		msg = fmt.Sprintf("the server is reading the bodies of %d requests from your address, its limit per client: send the body whole with the headers, or retry after a second", st.MaxBodyReadersPerClient)
 	case reasonPrefixReadersBusy:
-		data = bodyReadData{Reason: reason, MaxBodyReadersPerPrefix: st.MaxBodyReadersPerPrefix}
+		data = limitData{Reason: reason, MaxBodyReadersPerPrefix: st.MaxBodyReadersPerPrefix}
 		msg = "the server is reading the bodies of its share of requests from your network (IPv4 /24, IPv6 /64): send the body whole with the headers, or retry after a second"
 	}
 	w.Header().Set("Retry-After", busyRetryAfter)

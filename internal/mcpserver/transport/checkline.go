@@ -575,9 +575,6 @@ func newTokenChecks(st *settings) *tokenChecks {
 	}
 }
 
-// held is the requests waiting for a check now.
-func (c *tokenChecks) held() int { return int(c.waiting.Load()) }
-
 // check gets the verdict for a bearer with no good verdict yet, counting the
 // request while it waits: it joins the flight of the same bearer, or starts
 // one (a ticket in line, see checkLine). It returns the verdict, or the

@@ -446,17 +446,15 @@ func (st *settings) settleBounds() error {
 	return nil
 }
 
-// boundWarnings lists explicit timeouts that break the order call budget <
+// warnBounds logs explicit timeouts that break the order call budget <
 // request deadline < write timeout < shutdown grace.
-func (st *settings) boundWarnings() []string {
-	var out []string
+func (st *settings) warnBounds() {
 	if st.WriteTimeout <= st.RequestTimeout {
-		out = append(out, fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
+		st.logger.Warn(fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
 	}
 	if st.ShutdownTimeout <= st.WriteTimeout {
-		out = append(out, fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
+		st.logger.Warn(fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
 	}
-	return out
 }
 
 func orDefault(d, def time.Duration) time.Duration {

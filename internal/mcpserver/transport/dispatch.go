@@ -139,14 +139,22 @@ func rpcErrorReply(status int, id json.RawMessage, code int, message string) rep
 // into one of the server's bounds (reply size, request deadline).
 const codeServerLimit = -32000
 
-// limitData is the data member of a bound's JSON-RPC error: a reason code
-// and the limit that was met.
+// limitData is the data member of the JSON-RPC error of a request that met
+// a bound: a reason code and the limit that was met (each refusal sets
+// only its own, which are never zero).
 type limitData struct {
-	Reason         string `json:"reason"`
-	MaxBatchItems  int    `json:"max_batch_items,omitempty"`
-	BatchItems     int    `json:"batch_items,omitempty"`
-	MaxReplyBytes  int64  `json:"max_reply_bytes,omitempty"`
-	RequestTimeout string `json:"request_timeout,omitempty"`
+	Reason                  string `json:"reason"`
+	MaxBatchItems           int    `json:"max_batch_items,omitempty"`
+	BatchItems              int    `json:"batch_items,omitempty"`
+	MaxReplyBytes           int64  `json:"max_reply_bytes,omitempty"`
+	RequestTimeout          string `json:"request_timeout,omitempty"`
+	MaxBodyReaders          int    `json:"max_body_readers,omitempty"`
+	MaxBodyReadersPerClient int    `json:"max_body_readers_per_client,omitempty"`
+	BodyReadTimeout         string `json:"body_read_timeout,omitempty"`
+	MaxBodyReadersPerPrefix int    `json:"max_body_readers_per_prefix,omitempty"`
+	MinBodyRate             int64  `json:"min_body_rate,omitempty"`
+	MaxConcurrentRequests   int    `json:"max_concurrent_requests,omitempty"`
+	MaxUnverifiedRequests   int    `json:"max_unverified_requests,omitempty"`
 }
 
 func (d *dispatcher) replyTooLarge(id json.RawMessage) reply {

@@ -34,12 +34,6 @@ const busyLogEvery = time.Second
 // stops getting new traffic within a probe or two.
 const busyNotReadyAfter = 3 * time.Second
 
-// busyData is the data member of the JSON-RPC error of a refused request.
-type busyData struct {
-	Reason                string `json:"reason"`
-	MaxConcurrentRequests int    `json:"max_concurrent_requests"`
-}
-
 // slotGate holds the MaxConcurrentRequests slots, shared fairly between
 // tenants, and remembers since when all of them have been taken, for
 // /readyz.
@@ -159,12 +153,6 @@ func hashTenant(token string) string {
 // token_check_unavailable (retry).
 const checkWait = 10 * time.Second
 
-// unverifiedData is the data member of a refusal by the line of checks.
-type unverifiedData struct {
-	Reason                string `json:"reason"`
-	MaxUnverifiedRequests int    `json:"max_unverified_requests"`
-}
-
 // admitMiddleware decides who a request is before it may take a slot, puts
 // its bearer into its context and names its tenant there
 // (inflight.WithTenant):
@@ -197,7 +185,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 			m = shareMsg
 		}
 		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, m,
-			busyData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
+			limitData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
 		st.Metrics.Shed(reason)
 		warn.refused()
 	}
@@ -266,7 +254,7 @@ func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, rea
 	}
 	w.Header().Set("Retry-After", busyRetryAfter)
 	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, msg,
-		unverifiedData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
+		limitData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
 	st.Metrics.Shed(reason)
 }
 

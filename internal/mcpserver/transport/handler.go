@@ -49,7 +49,7 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (toolObserver)
 	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
 	checks := newTokenChecks(st)
-	st.Metrics.WatchUnverified(checks.held)
+	st.Metrics.WatchUnverified(func() int { return int(checks.waiting.Load()) })
 	st.Metrics.WatchTokenChecks(checks.line.depth)
 	var mcpHandler http.Handler = newDispatcher(st, s)
 	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
@@ -530,11 +530,6 @@ func parseHost(s string) (hostPort, bool) {
 	return hostPort{host: host, port: port}, true
 }
 
-// allows reports whether a request's Host header value is served.
-func (hs hostSet) allows(host string) bool {
-	return hs.any || hs.named(host)
-}
-
 // named reports whether a Host header value is served by name: listed, a
 // default loopback name or the listen host, or the public base URL's host;
 // "*" names nothing.
@@ -557,7 +552,7 @@ func (hs hostSet) named(host string) bool {
 // carry no data, and orchestrators send them with the pod address as Host.
 func (st *settings) hostMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || st.hosts.allows(r.Host) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || st.hosts.any || st.hosts.named(r.Host) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -40,9 +40,7 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 				"listen", st.Listen)
 		}
 	}
-	for _, w := range st.boundWarnings() {
-		st.logger.Warn(w)
-	}
+	st.warnBounds()
 	if st.OnListen != nil {
 		st.OnListen(ln.Addr())
 	}
