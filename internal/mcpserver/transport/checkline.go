@@ -479,8 +479,6 @@ const (
 	knownMax = 8192
 )
 
-func newKnownPlaces() *knownPlaces { return &knownPlaces{at: map[netip.Prefix]time.Time{}} }
-
 // mark notes that client presented a good token now.
 func (k *knownPlaces) mark(client netip.Prefix) {
 	if !client.IsValid() {
@@ -570,7 +568,7 @@ func newTokenChecks(st *settings) *tokenChecks {
 	return &tokenChecks{
 		st:      st,
 		line:    newCheckLine(places, max(1, places/4), perQueue, max(1, perQueue/2), max(perQueue, st.MaxConcurrentRequests), st.Metrics),
-		people:  newKnownPlaces(),
+		people:  &knownPlaces{at: map[netip.Prefix]time.Time{}},
 		flights: map[[32]byte]*checkFlight{},
 	}
 }

@@ -530,11 +530,19 @@ func (b *batchWriter) force(p []byte) {
 	if !b.streaming && len(b.out)+1+len(p) > BatchHeldBytes {
 		b.start()
 	}
+	b.append(p)
+}
+
+// append adds one answer of parts, written or gathered as put does.
+func (b *batchWriter) append(parts ...[]byte) {
 	if b.answered > 0 {
 		b.put([]byte{','})
 	}
-	b.put(p)
-	b.size += int64(len(p)) + 1
+	for _, p := range parts {
+		b.put(p)
+		b.size += int64(len(p))
+	}
+	b.size++
 	b.answered++
 }
 
@@ -572,9 +580,9 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 	if rp.release != nil {
 		defer rp.release()
 	}
-	body := bytes.TrimRight(rp.body, " \t\r\n")
-	n := int64(len(body))
-	for _, p := range rp.spliced {
+	parts := append(rp.spliced, bytes.TrimRight(rp.body, " \t\r\n"))
+	n := int64(0)
+	for _, p := range parts {
 		n += int64(len(p))
 	}
 	if b.size+n+2 > b.max {
@@ -583,15 +591,7 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 	if !b.streaming {
 		b.start()
 	}
-	if b.answered > 0 {
-		b.write([]byte{','})
-	}
-	for _, p := range rp.spliced {
-		b.write(p)
-	}
-	b.write(body)
-	b.size += n + 1
-	b.answered++
+	b.append(parts...)
 	return true
 }
 

@@ -245,9 +245,8 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 // refuseUnverified answers a request whose check the line refused: 503
 // with Retry-After, the reason and the number of checks run at once.
 func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, reason string) {
-	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
-		x.shed = true
-	}
+	_, x := withExchange(r)
+	x.shed = true
 	msg := "the server's queue of token checks for your network (IPv4 /24, IPv6 /48) or address is full: retry after a second; a token checked once is served without waiting here"
 	if reason == reasonUnverifiedWait {
 		msg = fmt.Sprintf("the token check did not get its turn within %v: retry after a second; a token checked once is served without waiting here", lineWait)

@@ -54,10 +54,8 @@ func withExchange(r *http.Request) (*http.Request, *exchange) {
 
 // requestID returns the JSON-RPC id found by the body-limit stage, if any.
 func requestID(r *http.Request) json.RawMessage {
-	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
-		return x.env.ID
-	}
-	return nil
+	_, x := withExchange(r)
+	return x.env.ID
 }
 
 // statusRecorder notes the status and size of a reply for the access log.
