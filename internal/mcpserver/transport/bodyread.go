@@ -24,13 +24,11 @@ import (
 //     within promptWindow needs nothing more: that is every usual JSON-RPC
 //     request, and at most maxPromptReads requests wait for theirs at once.
 //   - Any other body (larger, of unknown length, or not in within the
-//     window) needs a reading place: at most MaxBodyReaders requests hold one
-//     at once, at most MaxBodyReadersPerClient from one client address
-//     (an IPv4 address, or the /64 of an IPv6 one, where one host usually
-//     has many), and at most MaxBodyReadersPerPrefix from one address
-//     prefix (IPv4 /24, IPv6 /64); while several prefixes hold places, one
-//     that holds some may take another only below MaxBodyReaders/(k+1) for
-//     its k peers, so a new prefix always finds a place free. A request
+//     window) needs a reading place: at most MaxBodyReaders at once, at
+//     most MaxBodyReadersPerClient from one client address (an IPv4
+//     address, or the /64 of an IPv6 one, where one host usually has
+//     many), and at most MaxBodyReadersPerPrefix and a fair share (see
+//     readPlaces) from one address prefix (IPv4 /24, IPv6 /64). A request
 //     that finds none is answered 503 at once, its body left unread, and
 //     its connection is closed.
 //   - A body must arrive within BodyReadTimeout of the moment its reading
@@ -39,10 +37,9 @@ import (
 //     its connection closed.
 //
 //   - A request whose bearer already has a good verdict (HTTPConfig.Verified)
-//     reads among verified tenants only: places of their own, as many as
-//     MaxBodyReaders, at most MaxBodyReadersPerClient per tenant, and the
-//     same share between tenants as between prefixes. Strangers' stalled
-//     bodies never stand in its way.
+//     reads in places of verified tenants only, as many again, at most
+//     MaxBodyReadersPerClient and a fair share per tenant: strangers'
+//     stalled bodies never stand in its way.
 //
 // So slow peers compete with each other for reading places, never with the
 // prompt requests of other clients, with verified tokens, nor for the slots

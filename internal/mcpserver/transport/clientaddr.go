@@ -51,15 +51,11 @@ func parseProxies(list []string, header string) (proxySet, error) {
 		if s == "" {
 			continue
 		}
-		if !strings.Contains(s, "/") {
-			a, err := netip.ParseAddr(s)
-			if err != nil {
-				return ps, fmt.Errorf("trusted proxy %q: expected a CIDR such as 10.0.0.0/8", s)
-			}
-			a = a.Unmap()
-			s = netip.PrefixFrom(a, a.BitLen()).String()
-		}
 		p, err := netip.ParsePrefix(s)
+		if a, aerr := netip.ParseAddr(s); aerr == nil { // a bare address
+			a = a.Unmap()
+			p, err = netip.PrefixFrom(a, a.BitLen()), nil
+		}
 		if err != nil {
 			return ps, fmt.Errorf("trusted proxy %q: expected a CIDR such as 10.0.0.0/8", s)
 		}

@@ -338,15 +338,14 @@ type prmDocument struct {
 func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return true
-	case http.MethodOptions:
-		h.Set("Allow", "GET, HEAD, OPTIONS")
+	}
+	h.Set("Allow", "GET, HEAD, OPTIONS")
+	if r.Method == http.MethodOptions {
 		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
 		w.WriteHeader(http.StatusNoContent)
-	default:
-		h.Set("Allow", "GET, HEAD, OPTIONS")
+	} else {
 		writeJSON(w, http.StatusMethodNotAllowed, []byte(`{"error":"method_not_allowed"}`))
 	}
 	return false
