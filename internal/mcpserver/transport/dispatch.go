@@ -334,13 +334,11 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 		d.st.logger.Error("mcp-go produced an event stream on a JSON-only endpoint")
 		return rpcErrorReply(http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "internal error: streaming reply refused")
 	default:
-		code := mcp.INVALID_REQUEST
-		if rp.status >= 500 {
-			code = mcp.INTERNAL_ERROR
-		}
-		status := rp.status
+		status, code := rp.status, mcp.INVALID_REQUEST
 		if status < 400 {
 			status = http.StatusInternalServerError
+		}
+		if status >= 500 {
 			code = mcp.INTERNAL_ERROR
 		}
 		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.flat())))

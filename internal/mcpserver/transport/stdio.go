@@ -285,16 +285,10 @@ func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
 	if res == nil {
 		return json.Marshal(msg)
 	}
-	version, err := json.Marshal(r.JSONRPC)
-	if err != nil {
-		return nil, err
-	}
-	id, err := json.Marshal(r.ID)
-	if err != nil {
-		return nil, err
-	}
-	result, err := res.MarshalJSON()
-	if err != nil {
+	version, err1 := json.Marshal(r.JSONRPC)
+	id, err2 := json.Marshal(r.ID)
+	result, err3 := res.MarshalJSON()
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
 	b := make([]byte, 0, len(`{"jsonrpc":,"id":,"result":}`)+len(version)+len(id)+len(result)+1)
@@ -350,17 +344,16 @@ func (p *callPool) spawn(f func() bool) bool {
 		p.mu.Unlock()
 		return false
 	}
+	var ch chan func() bool
 	if n := len(p.idle); n > 0 {
-		ch := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+		ch, p.idle = p.idle[n-1], p.idle[:n-1]
 		p.mu.Unlock()
-		ch <- f
-		return true
+	} else {
+		p.mu.Unlock()
+		ch = make(chan func() bool, 1)
+		go p.work(ch)
 	}
-	p.mu.Unlock()
-	ch := make(chan func() bool, 1)
 	ch <- f
-	go p.work(ch)
 	return true
 }
 
