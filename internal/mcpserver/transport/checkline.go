@@ -159,11 +159,11 @@ func (r *round) remove(q *lineQueue) {
 		r.holders--
 	}
 	q.inRing = false
+	list := &r.busy
 	if q.sparse {
-		r.sparse = slices.DeleteFunc(r.sparse, func(x *lineQueue) bool { return x == q })
-	} else {
-		r.busy = slices.DeleteFunc(r.busy, func(x *lineQueue) bool { return x == q })
+		list = &r.sparse
 	}
+	*list = slices.DeleteFunc(*list, func(x *lineQueue) bool { return x == q })
 }
 
 // ticket is one check in line, then running.

@@ -203,24 +203,18 @@ type HTTPConfig struct {
 	// with a JSON-RPC error and none of its items runs.
 	MaxBatchItems int
 	// MaxReplyBytes caps the body of one reply, batch or not (flag
-	// --max-reply-bytes, default 16 MiB). A reply that would be larger is
-	// replaced by a JSON-RPC error; a batch stops running items once its
-	// reply has reached the cap.
+	// --max-reply-bytes, default 16 MiB); see serveBatch for a batch.
 	MaxReplyBytes int64
 	// MaxConcurrentRequests caps the /mcp requests served at once (flag
 	// --max-concurrent-requests, default 256); see admitMiddleware. A
 	// request beyond the cap is answered at once with 503 (reason
 	// server_busy). The probes and the metadata routes are never capped.
 	MaxConcurrentRequests int
-	// MaxConcurrentPerTenant caps the /mcp requests of one verified tenant
-	// (see admitMiddleware) served at once while another tenant is served,
-	// or was within the last 2 s (an address without a checked bearer,
-	// which may stand for many people behind a proxy, shares by
-	// MaxConcurrentRequests/k alone) (flag
-	// --max-concurrent-per-token; default one per CPU, at least 2;
-	// negative: no such cap). One more gets 503 with Retry-After: 1
-	// (reason tenant_share_busy). Alone, a tenant may take every slot. A
-	// call's CPU time is shared with every call running beside it: one
+	// MaxConcurrentPerTenant caps the /mcp requests of one verified token
+	// served at once while another tenant is served (see slotGate.take)
+	// (flag --max-concurrent-per-token; default one per CPU, at least 2;
+	// negative: no such cap); one more gets 503 (reason tenant_share_busy).
+	// A call's CPU time is shared with every call running beside it: one
 	// token looping detail "full" calls on 24 connections moved another
 	// token's 10 ms search to a p95 of 1.9 s with four calls per CPU
 	// allowed, 0.24 s with one (TestOneTokenLoopingFullCallsLeavesOthersFast,
@@ -248,10 +242,8 @@ type HTTPConfig struct {
 	// body is answered 408 (reason body_too_slow).
 	MinBodyRate int64
 	// RequestTimeout is the deadline of one whole /mcp request (flag
-	// --request-timeout): when it passes, the calls still running are
-	// cancelled (with their RS requests) and the batch items not run yet
-	// are answered with an error. Default CallTimeout plus 5s, or 60s
-	// when CallTimeout is not set.
+	// --request-timeout; see the package doc). Default CallTimeout plus
+	// 5s, or 60s when CallTimeout is not set.
 	RequestTimeout time.Duration
 	// DrainDelay is how long ServeHTTP keeps serving after ctx ends, with
 	// /readyz answering 503, before it closes the listener and drains (flag
