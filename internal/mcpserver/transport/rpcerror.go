@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -299,18 +300,70 @@ func showErrorText(msg []byte) []byte {
 	return out
 }
 
-// guardOptions make json v2 read a request as json.Unmarshal (encoding/json)
-// reads it into guardedRequest: names matched without regard to case (and
-// to nothing else), a repeated member read again (merging into params), a
-// null leaving a string as it was, invalid UTF-8 read as U+FFFD. It costs
-// as much as the one-pass walk it replaced (BenchmarkReadGuarded) and
-// allocates less; FuzzReadGuarded holds it to encoding/json's answers.
-var guardOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true), jsonv1.MatchCaseSensitiveDelimiter(true),
-	jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsonv1.MergeWithLegacySemantics(true))
+// errBadObject stops a walk at an object found invalid inside it.
+var errBadObject = errors.New("not a valid JSON object")
 
 // readGuarded reads the members of the request raw that RequestGuard
 // checks, as json.Unmarshal into guardedRequest does; ok is false where that
-// decode fails.
+// decode fails. An object is read at its top level and in params, in one
+// pass (walkDecoded), which costs a small part of a decode of the whole request
+// and decodes only the strings it keeps; anything else is left to
+// encoding/json.
 func readGuarded(raw []byte) (req guardedRequest, ok bool) {
-	return req, jsonv2.Unmarshal(raw, &req, guardOptions) == nil
+	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
+	if len(obj) == 0 || obj[0] != '{' {
+		return req, json.Unmarshal(raw, &req) == nil
+	}
+	ok = true
+	// str decodes a string member into dst; null leaves dst as it was
+	// and any other value fails the decode.
+	str := func(dst *string, val []byte) {
+		switch {
+		case val[0] == '"':
+			inner := val[1 : len(val)-1]
+			if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				*dst = string(inner)
+			} else {
+				s, _ := jsontext.AppendUnquote(nil, val) // U+FFFD as above
+				*dst = string(s)
+			}
+		case string(val) != "null":
+			ok = false
+		}
+	}
+	// params is read where it stands, in the same pass.
+	valid := walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		if memberIs(key, "params") && d.PeekKind() == '{' {
+			// A repeated params merges into the same struct.
+			if !walkMembers(d, func(d *jsonpool.Reader, k []byte) error {
+				v, err := d.ReadValue()
+				switch {
+				case err != nil:
+				case memberIs(k, "uri"):
+					str(&req.Params.URI, v)
+				case memberIs(k, "name"):
+					str(&req.Params.Name, v)
+				}
+				return err
+			}) {
+				return errBadObject
+			}
+			return nil
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		switch {
+		case memberIs(key, "method"):
+			str(&req.Method, val)
+		case memberIs(key, "params") && string(val) != "null":
+			ok = false
+		}
+		return nil
+	})
+	if !valid {
+		return guardedRequest{}, false // json.Unmarshal refuses it too
+	}
+	return req, ok
 }

@@ -509,27 +509,42 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 // with nothing after it. fn may have seen members of an obj found invalid
 // further on.
 func walkObject(obj []byte, fn func(key, val []byte)) bool {
+	return walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		val, err := d.ReadValue()
+		if err == nil {
+			fn(key, val)
+		}
+		return err
+	})
+}
+
+// walkDecoded is walkObject for a reader of the member's value itself:
+// fn is called with each quoted name and must read the value from d (one
+// ReadValue, or a walk of an object with walkMembers).
+func walkDecoded(obj []byte, fn func(d *jsonpool.Reader, key []byte) error) bool {
 	d := jsonpool.Get(obj)
 	defer jsonpool.Put(d)
+	if !walkMembers(d, fn) {
+		return false
+	}
+	_, err := d.ReadToken() // nothing but white space may follow
+	return err == io.EOF
+}
+
+// walkMembers reads the object that comes next in d, calling fn with each
+// quoted name as walkDecoded does; it reports whether the object is valid.
+func walkMembers(d *jsonpool.Reader, fn func(d *jsonpool.Reader, key []byte) error) bool {
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
 	for d.PeekKind() == '"' { // a valid object: as many members as bytes
 		key, err := d.ReadValue()
-		if err != nil {
+		if err != nil || fn(d, key) != nil {
 			return false
 		}
-		val, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		fn(key, val)
 	}
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
-		return false
-	}
-	_, err := d.ReadToken() // nothing but white space may follow
-	return err == io.EOF
+	tok, err := d.ReadToken()
+	return err == nil && tok.Kind() == '}'
 }
 
 // memberIs reports whether the quoted member name key decodes to name,
