@@ -334,9 +334,17 @@ func parseBearer(h http.Header) (string, error) {
 // "+" / "/" ) *"=".
 func isB64Token(s string) bool {
 	body := strings.TrimRight(s, "=")
-	return body != "" && len(s) <= maxTokenBytes && !strings.ContainsFunc(body, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~+/", c))
-	})
+	if body == "" || len(s) > maxTokenBytes {
+		return false
+	}
+	for i := range len(body) {
+		c := body[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // challenge answers a request whose Authorization header is missing or
