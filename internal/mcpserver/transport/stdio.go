@@ -415,38 +415,25 @@ type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
-	mu          sync.Mutex
-	info        mcp.Implementation
-	caps        mcp.ClientCapabilities
+	info        atomic.Pointer[mcp.Implementation]
+	caps        atomic.Pointer[mcp.ClientCapabilities]
 }
 
 func (s *stdioSession) SessionID() string                                   { return s.id }
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
 func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
 func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
+func (s *stdioSession) GetClientInfo() mcp.Implementation                   { return deref(s.info.Load()) }
+func (s *stdioSession) SetClientInfo(info mcp.Implementation)               { s.info.Store(&info) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities       { return deref(s.caps.Load()) }
+func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities)   { s.caps.Store(&caps) }
 
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info
-}
-
-func (s *stdioSession) SetClientInfo(info mcp.Implementation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.info = info
-}
-
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps
-}
-
-func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.caps = caps
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // forward writes the notifications mcp-go sends the session until ctx ends.
