@@ -124,26 +124,20 @@ func forwardedHops(h http.Header, name string) []string {
 // a port or brackets) or a Forwarded element's for= parameter (RFC 7239).
 func parseHop(hop, header string) (netip.Addr, bool) {
 	if header == HeaderForwarded {
-		found := false
-		for _, pair := range strings.Split(hop, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
-				hop, found = strings.Trim(strings.TrimSpace(v), `"`), true
+		forwardedFor := "" // none: no address
+		for pair := range strings.SplitSeq(hop, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+				forwardedFor = strings.Trim(strings.TrimSpace(v), `"`)
 				break
 			}
 		}
-		if !found {
-			return netip.Addr{}, false
-		}
-	}
-	if ap, err := netip.ParseAddrPort(hop); err == nil {
-		return ap.Addr().Unmap().WithZone(""), true
+		hop = forwardedFor
 	}
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hop, "["), "]"))
-	if err != nil {
-		return netip.Addr{}, false
+	if ap, perr := netip.ParseAddrPort(hop); perr == nil {
+		a, err = ap.Addr(), nil
 	}
-	return a.Unmap().WithZone(""), true
+	return a.Unmap().WithZone(""), err == nil
 }
 
 type clientAddrKey struct{}
