@@ -9,6 +9,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,15 +121,6 @@ type reply struct {
 	// release gives back the bytes of the spliced values once they are
 	// written (nil: the request's store does it when it is closed).
 	release func()
-}
-
-// flat returns the whole reply body in one slice (a copy when it has
-// spliced parts).
-func (rp reply) flat() []byte {
-	if len(rp.spliced) == 0 {
-		return rp.body
-	}
-	return bytes.Join(append(append([][]byte(nil), rp.spliced...), rp.body), nil)
 }
 
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
@@ -341,7 +333,7 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 		if status >= 500 {
 			code = mcp.INTERNAL_ERROR
 		}
-		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.flat())))
+		return rpcErrorReply(status, id, code, strings.TrimSpace(string(bytes.Join(append(slices.Clone(rp.spliced), rp.body), nil))))
 	}
 }
 
