@@ -486,11 +486,8 @@ func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
 	}
 	for _, h := range list {
 		h = strings.TrimSpace(h)
-		switch {
-		case h == "":
-			continue
-		case h == "*":
-			hs.any = true
+		hs.any = hs.any || h == "*"
+		if h == "" || h == "*" {
 			continue
 		}
 		hp, ok := parseHost(h)
