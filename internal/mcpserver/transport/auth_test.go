@@ -264,7 +264,7 @@ func TestAllowedHosts(t *testing.T) {
 
 func TestAllowedHostsConfig(t *testing.T) {
 	for _, bad := range []string{"a.example/x", "a.example:99999", "user@a.example"} {
-		if err := (HTTPConfig{AllowedHosts: []string{bad}}).Validate(); err == nil {
+		if _, err := (HTTPConfig{AllowedHosts: []string{bad}}).Effective(); err == nil {
 			t.Errorf("allowed host %q accepted", bad)
 		}
 	}

@@ -24,13 +24,11 @@ import (
 //     within promptWindow needs nothing more: that is every usual JSON-RPC
 //     request, and at most maxPromptReads requests wait for theirs at once.
 //   - Any other body (larger, of unknown length, or not in within the
-//     window) needs a reading place: at most MaxBodyReaders requests hold one
-//     at once, at most MaxBodyReadersPerClient from one client address
-//     (an IPv4 address, or the /64 of an IPv6 one, where one host usually
-//     has many), and at most MaxBodyReadersPerPrefix from one address
-//     prefix (IPv4 /24, IPv6 /64); while several prefixes hold places, one
-//     that holds some may take another only below MaxBodyReaders/(k+1) for
-//     its k peers, so a new prefix always finds a place free. A request
+//     window) needs a reading place: at most MaxBodyReaders at once, at
+//     most MaxBodyReadersPerClient from one client address (an IPv4
+//     address, or the /64 of an IPv6 one, where one host usually has
+//     many), and at most MaxBodyReadersPerPrefix and a fair share (see
+//     readPlaces) from one address prefix (IPv4 /24, IPv6 /64). A request
 //     that finds none is answered 503 at once, its body left unread, and
 //     its connection is closed.
 //   - A body must arrive within BodyReadTimeout of the moment its reading
@@ -39,10 +37,9 @@ import (
 //     its connection closed.
 //
 //   - A request whose bearer already has a good verdict (HTTPConfig.Verified)
-//     reads among verified tenants only: places of their own, as many as
-//     MaxBodyReaders, at most MaxBodyReadersPerClient per tenant, and the
-//     same share between tenants as between prefixes. Strangers' stalled
-//     bodies never stand in its way.
+//     reads in places of verified tenants only, as many again, at most
+//     MaxBodyReadersPerClient and a fair share per tenant: strangers'
+//     stalled bodies never stand in its way.
 //
 // So slow peers compete with each other for reading places, never with the
 // prompt requests of other clients, with verified tokens, nor for the slots
@@ -66,24 +63,31 @@ const (
 // or two).
 const bodyRateGrace = time.Second
 
-// readerPlaces hands out the places of the body-reading phase: at most max
-// at once, at most perClient at once for one client key, at most perPrefix
-// for one prefix and, while several prefixes hold places, a share (see
-// take). The maps hold one entry per key with a place taken, so neither
-// ever has more than max entries.
-type readerPlaces struct {
-	mu        sync.Mutex
-	max       int
-	perClient int
-	perPrefix int
-	inUse     int
-	byClient  map[netip.Prefix]int // places held per client key; at most max entries
-	byPrefix  map[netip.Prefix]int // places held per prefix; at most max entries
+// readPlaces hands out the reading places of one kind: at most max at once, at
+// most perKey for one key, at most perGroup for one group of keys and,
+// while k groups hold places, one that holds some takes another only below
+// max/(k+1): k groups then hold at most k/(k+1) of the places, so a new
+// group finds one free (groupBusy otherwise). Strangers' places are keyed
+// by client key and grouped by prefix (newReaderPlaces); verified tenants'
+// are keyed and grouped by tenant (newTenantPlaces). The maps hold one
+// entry per key or group with a place taken: at most max entries each.
+type readPlaces[K comparable] struct {
+	mu                    sync.Mutex
+	max, perKey, perGroup int
+	group                 func(K) K
+	groupBusy             string
+	inUse                 int
+	byKey, byGroup        map[K]int
 }
 
-func newReaderPlaces(places, perClient, perPrefix int) *readerPlaces {
-	return &readerPlaces{max: places, perClient: perClient, perPrefix: max(perPrefix, perClient),
-		byClient: make(map[netip.Prefix]int), byPrefix: make(map[netip.Prefix]int)}
+func newReaderPlaces(n, perClient, perPrefix int) *readPlaces[netip.Prefix] {
+	return &readPlaces[netip.Prefix]{max: n, perKey: perClient, perGroup: max(perPrefix, perClient), group: prefixKey,
+		groupBusy: reasonPrefixReadersBusy, byKey: map[netip.Prefix]int{}, byGroup: map[netip.Prefix]int{}}
+}
+
+func newTenantPlaces(n, per int) *readPlaces[string] {
+	return &readPlaces[string]{max: n, perKey: per, perGroup: per, group: func(t string) string { return t },
+		groupBusy: reasonClientReadersBusy, byKey: map[string]int{}, byGroup: map[string]int{}}
 }
 
 // Shed reasons of the body-reading phase.
@@ -95,41 +99,38 @@ const (
 	reasonBodyTooSlow       = "body_too_slow"
 )
 
-// take reserves a place for client, or returns the reason it cannot (and no
-// place). A reserved place is given back with release. A prefix that holds
-// places while k prefixes do (itself included, k > 1) takes another only
-// below max/(k+1): k prefixes then hold at most k/(k+1) of the places, so a
-// new prefix finds one free.
-func (p *readerPlaces) take(client netip.Prefix) string {
+// take reserves a place for key, or returns the reason it cannot (and no
+// place). A reserved place is given back with release.
+func (p *readPlaces[K]) take(key K) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inUse >= p.max {
 		return reasonReadersBusy
 	}
-	if p.byClient[client] >= p.perClient {
+	if p.byKey[key] >= p.perKey {
 		return reasonClientReadersBusy
 	}
-	pfx := prefixKey(client)
-	held, k := p.byPrefix[pfx], len(p.byPrefix)
-	if held >= p.perPrefix || held > 0 && k > 1 && held >= p.max/(k+1) {
-		return reasonPrefixReadersBusy
+	g := p.group(key)
+	held, k := p.byGroup[g], len(p.byGroup)
+	if held >= p.perGroup || held > 0 && k > 1 && held >= p.max/(k+1) {
+		return p.groupBusy
 	}
 	p.inUse++
-	p.byClient[client]++
-	p.byPrefix[pfx]++
+	p.byKey[key]++
+	p.byGroup[g]++
 	return ""
 }
 
-func (p *readerPlaces) release(client netip.Prefix) {
+func (p *readPlaces[K]) release(key K) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inUse--
-	dec(p.byClient, client)
-	dec(p.byPrefix, prefixKey(client))
+	dec(p.byKey, key)
+	dec(p.byGroup, p.group(key))
 }
 
-// dec counts one place less for key, forgetting a key that holds none.
-func dec(m map[netip.Prefix]int, key netip.Prefix) {
+// dec counts one less for key, forgetting a key that holds none.
+func dec[K comparable](m map[K]int, key K) {
 	if n := m[key] - 1; n > 0 {
 		m[key] = n
 	} else {
@@ -138,56 +139,7 @@ func dec(m map[netip.Prefix]int, key netip.Prefix) {
 }
 
 // held returns the places taken now.
-func (p *readerPlaces) held() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.inUse
-}
-
-// tenantPlaces hands out the reading places of verified tenants: at most
-// max at once, at most per for one tenant, and while k tenants hold places
-// one that holds some takes another only below max/(k+1), so a new tenant
-// always finds one. The map holds one entry per tenant with a place taken:
-// at most max entries.
-type tenantPlaces struct {
-	mu       sync.Mutex
-	max, per int
-	inUse    int
-	byTenant map[string]int
-}
-
-func newTenantPlaces(places, per int) *tenantPlaces {
-	return &tenantPlaces{max: places, per: per, byTenant: map[string]int{}}
-}
-
-// take reserves a place for tenant, or returns the reason it cannot.
-func (p *tenantPlaces) take(tenant string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	held, k := p.byTenant[tenant], len(p.byTenant)
-	switch {
-	case p.inUse >= p.max:
-		return reasonReadersBusy
-	case held >= p.per || held > 0 && k > 1 && held >= p.max/(k+1):
-		return reasonClientReadersBusy
-	}
-	p.inUse++
-	p.byTenant[tenant]++
-	return ""
-}
-
-func (p *tenantPlaces) release(tenant string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.inUse--
-	if n := p.byTenant[tenant] - 1; n > 0 {
-		p.byTenant[tenant] = n
-	} else {
-		delete(p.byTenant, tenant)
-	}
-}
-
-func (p *tenantPlaces) held() int {
+func (p *readPlaces[K]) held() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.inUse
@@ -224,34 +176,29 @@ func prefixKey(client netip.Prefix) netip.Prefix {
 // the remote IPv4 address, or the /64 prefix of a remote IPv6 address. A
 // remote address that does not parse (not a TCP peer) shares one key.
 func clientKey(remoteAddr string) netip.Prefix {
-	ap, err := netip.ParseAddrPort(remoteAddr)
-	if err != nil {
-		return netip.Prefix{}
-	}
-	addr := ap.Addr().Unmap().WithZone("")
-	bits := 32
-	if addr.Is6() {
-		bits = 64
-	}
-	pfx, _ := addr.Prefix(bits)
-	return pfx
+	ap, _ := netip.ParseAddrPort(remoteAddr)
+	return addrKey(ap.Addr())
 }
 
-// bodyReadData is the data member of a body-phase refusal.
-type bodyReadData struct {
-	Reason                  string `json:"reason"`
-	MaxBodyReaders          int    `json:"max_body_readers,omitempty"`
-	MaxBodyReadersPerClient int    `json:"max_body_readers_per_client,omitempty"`
-	BodyReadTimeout         string `json:"body_read_timeout,omitempty"`
-	MaxBodyReadersPerPrefix int    `json:"max_body_readers_per_prefix,omitempty"`
-	MinBodyRate             int64  `json:"min_body_rate,omitempty"`
+// addrKey is the client key of an address; the zero Prefix for the zero Addr.
+func addrKey(a netip.Addr) netip.Prefix {
+	if !a.IsValid() {
+		return netip.Prefix{}
+	}
+	a = a.Unmap().WithZone("")
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	pfx, _ := a.Prefix(bits)
+	return pfx
 }
 
 // bodyReadMiddleware reads the whole body once, under BodyReadTimeout, on
 // the prompt path or within a reading place (see above), refusing more than
 // MaxBodyBytes with 413, and keeps it for the later stages. It runs before
 // the concurrency cap, so no slot is held while a body is still arriving.
-func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPlaces, next http.Handler) http.Handler {
+func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verified *readPlaces[string], next http.Handler) http.Handler {
 	prompt := make(chan struct{}, maxPromptReads) // one token per request on the prompt path
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: body-reading places taken (slow or stalled senders)",
 		attrs: []any{"max_body_readers", st.MaxBodyReaders, "max_body_readers_per_client", st.MaxBodyReadersPerClient}}
@@ -267,11 +214,11 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 		// one), so it never cuts the call that follows, which its own
 		// deadline bounds. A writer that cannot set one (not a real
 		// connection) leaves the server's ReadTimeout in charge.
-		clock := newBodyClock(http.NewResponseController(w), st.BodyReadTimeout, st.MinBodyRate)
+		clock := newBodyClock(http.NewResponseController(w), r.Body, st.BodyReadTimeout, st.MinBodyRate)
 		read := make(chan bodyResult, 1)
 		start := func() {
 			go func() {
-				b, err := readBody(clock.reader(r.Body), r.ContentLength, st.MaxBodyBytes)
+				b, err := readBody(clock, r.ContentLength, st.MaxBodyBytes)
 				read <- bodyResult{b, err}
 			}()
 		}
@@ -283,13 +230,11 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 			case prompt <- struct{}{}:
 				reading = true
 				start()
-				timer := time.NewTimer(promptWindow)
 				select {
 				case res = <-read:
 					arrived = true
-				case <-timer.C:
+				case <-time.After(promptWindow):
 				}
-				timer.Stop()
 				<-prompt
 			default: // the prompt path is full: this one needs a place
 			}
@@ -317,14 +262,14 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 			clock.abandon(w)
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
 				fmt.Sprintf("the request body arrived slower than %d bytes a second: send it whole and at once", st.MinBodyRate),
-				bodyReadData{Reason: reasonBodyTooSlow, MinBodyRate: st.MinBodyRate})
+				limitData{Reason: reasonBodyTooSlow, MinBodyRate: st.MinBodyRate})
 			st.Metrics.Shed(reasonBodyTooSlow)
 			return
 		case isTimeout(err):
 			clock.abandon(w)
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeServerLimit,
 				fmt.Sprintf("the request body did not arrive within %v: send it whole and at once", st.BodyReadTimeout),
-				bodyReadData{Reason: reasonBodyReadTimeout, BodyReadTimeout: st.BodyReadTimeout.String()})
+				limitData{Reason: reasonBodyReadTimeout, BodyReadTimeout: st.BodyReadTimeout.String()})
 			st.Metrics.BodyReadTimeout()
 			return
 		case err != nil:
@@ -335,7 +280,7 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 			st.bodyTooLarge(w)
 			return
 		}
-		x.body, x.bodyRead = body, true
+		x.body = body
 		x.env = peekEnvelope(body)
 		x.rpcMethod = x.env.Method
 		next.ServeHTTP(w, r)
@@ -344,7 +289,7 @@ func (st *settings) bodyReadMiddleware(places *readerPlaces, verified *tenantPla
 
 // readingPlace picks the places r reads among: a verified tenant's, or
 // its client key's among strangers'.
-func (st *settings) readingPlace(r *http.Request, places *readerPlaces, verified *tenantPlaces) (take func() string, release func()) {
+func (st *settings) readingPlace(r *http.Request, places *readPlaces[netip.Prefix], verified *readPlaces[string]) (take func() string, release func()) {
 	if tenant, ok := st.verifiedTenant(r); ok {
 		return func() string { return verified.take(tenant) }, func() { verified.release(tenant) }
 	}
@@ -352,12 +297,14 @@ func (st *settings) readingPlace(r *http.Request, places *readerPlaces, verified
 	return func() string { return places.take(client) }, func() { places.release(client) }
 }
 
-// bodyClock moves a body's read deadline as its bytes arrive: it is the
-// earlier of start+timeout and the moment the body falls below rate bytes
-// a second on average, counted from start, once grace has passed. A peer
-// that stalls is cut at that moment, one that keeps the rate only by the
-// overall timeout.
+// bodyClock reads a body, moving its read deadline as its bytes arrive: it
+// is the earlier of start+timeout and the moment the body falls below rate
+// bytes a second on average, counted from start, once grace has passed. A
+// peer that stalls is cut at that moment, one that keeps the rate only by
+// the overall timeout.
 type bodyClock struct {
+	r         io.Reader
+	n         int64 // bytes read so far
 	rc        *http.ResponseController
 	start     time.Time
 	end       time.Time // start + BodyReadTimeout
@@ -367,9 +314,9 @@ type bodyClock struct {
 	abandoned bool      // abandon was called: the deadline stays in the past
 }
 
-func newBodyClock(rc *http.ResponseController, timeout time.Duration, rate int64) *bodyClock {
+func newBodyClock(rc *http.ResponseController, r io.Reader, timeout time.Duration, rate int64) *bodyClock {
 	now := time.Now()
-	c := &bodyClock{rc: rc, start: now, end: now.Add(timeout), rate: rate}
+	c := &bodyClock{r: r, rc: rc, start: now, end: now.Add(timeout), rate: rate}
 	c.arrived(0)
 	return c
 }
@@ -407,22 +354,14 @@ func (c *bodyClock) abandon(w http.ResponseWriter) {
 	abandonBody(w)
 }
 
-// reader counts what r gives, moving the deadline.
-func (c *bodyClock) reader(r io.Reader) io.Reader { return &clockedReader{r: r, c: c} }
-
-type clockedReader struct {
-	r io.Reader
-	c *bodyClock
-	n int64
-}
-
-func (cr *clockedReader) Read(p []byte) (int, error) {
-	n, err := cr.r.Read(p)
+// Read reads the body, moving the deadline.
+func (c *bodyClock) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
 	// Not at the end: net/http lifts the deadline when the body ends (inside
 	// that Read), and setting one again would cut the call that follows.
 	if n > 0 && err == nil {
-		cr.n += int64(n)
-		cr.c.arrived(cr.n)
+		c.n += int64(n)
+		c.arrived(c.n)
 	}
 	return n, err
 }
@@ -436,14 +375,14 @@ type bodyResult struct {
 // refuseReader answers a request that found no reading place: 503 with
 // Retry-After and a JSON-RPC error naming the cap it met.
 func (st *settings) refuseReader(w http.ResponseWriter, reason string) {
-	data := bodyReadData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
+	data := limitData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
 	msg := fmt.Sprintf("the server is reading the bodies of %d requests, its limit: send the body whole with the headers, or retry after a second", st.MaxBodyReaders)
 	switch reason {
 	case reasonClientReadersBusy:
-		data = bodyReadData{Reason: reason, MaxBodyReadersPerClient: st.MaxBodyReadersPerClient}
+		data = limitData{Reason: reason, MaxBodyReadersPerClient: st.MaxBodyReadersPerClient}
 		msg = fmt.Sprintf("the server is reading the bodies of %d requests from your address, its limit per client: send the body whole with the headers, or retry after a second", st.MaxBodyReadersPerClient)
 	case reasonPrefixReadersBusy:
-		data = bodyReadData{Reason: reason, MaxBodyReadersPerPrefix: st.MaxBodyReadersPerPrefix}
+		data = limitData{Reason: reason, MaxBodyReadersPerPrefix: st.MaxBodyReadersPerPrefix}
 		msg = "the server is reading the bodies of its share of requests from your network (IPv4 /24, IPv6 /64): send the body whole with the headers, or retry after a second"
 	}
 	w.Header().Set("Retry-After", busyRetryAfter)
@@ -485,9 +424,6 @@ func readBody(r io.Reader, declared, max int64) ([]byte, error) {
 
 // isTimeout reports whether a body read failed on its deadline.
 func isTimeout(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+	ne, ok := errors.AsType[net.Error](err)
+	return errors.Is(err, os.ErrDeadlineExceeded) || ok && ne.Timeout()
 }

@@ -143,8 +143,8 @@ func TestReaderPlaces(t *testing.T) {
 	p.release(a)
 	p.release(b)
 	p.release(b)
-	if p.inUse != 0 || len(p.byClient) != 0 {
-		t.Fatalf("places left: %d in use, %v", p.inUse, p.byClient)
+	if p.inUse != 0 || len(p.byKey) != 0 {
+		t.Fatalf("places left: %d in use, %v", p.inUse, p.byKey)
 	}
 }
 

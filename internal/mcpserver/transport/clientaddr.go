@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -50,15 +51,11 @@ func parseProxies(list []string, header string) (proxySet, error) {
 		if s == "" {
 			continue
 		}
-		if !strings.Contains(s, "/") {
-			a, err := netip.ParseAddr(s)
-			if err != nil {
-				return ps, fmt.Errorf("trusted proxy %q: expected a CIDR such as 10.0.0.0/8", s)
-			}
-			a = a.Unmap()
-			s = netip.PrefixFrom(a, a.BitLen()).String()
-		}
 		p, err := netip.ParsePrefix(s)
+		if a, aerr := netip.ParseAddr(s); aerr == nil { // a bare address
+			a = a.Unmap()
+			p, err = netip.PrefixFrom(a, a.BitLen()), nil
+		}
 		if err != nil {
 			return ps, fmt.Errorf("trusted proxy %q: expected a CIDR such as 10.0.0.0/8", s)
 		}
@@ -94,9 +91,8 @@ func (ps proxySet) resolve(peer string, h http.Header) netip.Addr {
 	if len(ps.nets) == 0 || !ps.trusted(client) {
 		return client
 	}
-	hops := forwardedHops(h, ps.header)
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, ok := parseHop(hops[i], ps.header)
+	for _, hop := range forwardedHops(h, ps.header) {
+		a, ok := parseHop(hop, ps.header)
 		if !ok {
 			return client
 		}
@@ -109,18 +105,17 @@ func (ps proxySet) resolve(peer string, h http.Header) netip.Addr {
 }
 
 // forwardedHops returns at most the last maxForwardedHops entries of the
-// header's values, in order (several header lines count as one list).
+// header's values, right-most first (several header lines count as one
+// list).
 func forwardedHops(h http.Header, name string) []string {
-	values := h.Values(name)
 	var hops []string
-	for i := len(values) - 1; i >= 0 && len(hops) < maxForwardedHops; i-- {
-		parts := strings.Split(values[i], ",")
-		for j := len(parts) - 1; j >= 0 && len(hops) < maxForwardedHops; j-- {
-			hops = append(hops, strings.TrimSpace(parts[j]))
+	for _, v := range slices.Backward(h.Values(name)) {
+		for _, hop := range slices.Backward(strings.Split(v, ",")) {
+			if len(hops) == maxForwardedHops {
+				return hops
+			}
+			hops = append(hops, strings.TrimSpace(hop))
 		}
-	}
-	for i, j := 0, len(hops)-1; i < j; i, j = i+1, j-1 {
-		hops[i], hops[j] = hops[j], hops[i]
 	}
 	return hops
 }
@@ -129,26 +124,20 @@ func forwardedHops(h http.Header, name string) []string {
 // a port or brackets) or a Forwarded element's for= parameter (RFC 7239).
 func parseHop(hop, header string) (netip.Addr, bool) {
 	if header == HeaderForwarded {
-		found := false
-		for _, pair := range strings.Split(hop, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
-				hop, found = strings.Trim(strings.TrimSpace(v), `"`), true
+		forwardedFor := "" // none: no address
+		for pair := range strings.SplitSeq(hop, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+				forwardedFor = strings.Trim(strings.TrimSpace(v), `"`)
 				break
 			}
 		}
-		if !found {
-			return netip.Addr{}, false
-		}
-	}
-	if ap, err := netip.ParseAddrPort(hop); err == nil {
-		return ap.Addr().Unmap().WithZone(""), true
+		hop = forwardedFor
 	}
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(hop, "["), "]"))
-	if err != nil {
-		return netip.Addr{}, false
+	if ap, perr := netip.ParseAddrPort(hop); perr == nil {
+		a, err = ap.Addr(), nil
 	}
-	return a.Unmap().WithZone(""), true
+	return a.Unmap().WithZone(""), err == nil
 }
 
 type clientAddrKey struct{}
@@ -185,10 +174,4 @@ func ClientAddr(ctx context.Context) string {
 }
 
 // clientKeyOf is the client key (see clientKey) of r's client address.
-func clientKeyOf(r *http.Request) netip.Prefix {
-	a := clientAddrOf(r)
-	if !a.IsValid() {
-		return netip.Prefix{}
-	}
-	return clientKey(netip.AddrPortFrom(a, 0).String())
-}
+func clientKeyOf(r *http.Request) netip.Prefix { return addrKey(clientAddrOf(r)) }

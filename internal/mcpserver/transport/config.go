@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,51 +136,30 @@ type HTTPConfig struct {
 	Authenticate func(ctx context.Context, token string) AuthVerdict
 	// Verified, when set beside Authenticate, reports without any upstream
 	// call whether a bearer already has a good verdict (a cached one) and
-	// names its tenant: the verified identity its fair shares are counted
-	// by (a grant id, or a hash of the token). A request whose bearer it
-	// does not know is unverified work: it waits for its check in the
-	// line of checks (MaxUnverifiedRequests), never in the slots verified
-	// tenants use, and reads a slow body among strangers' bodies.
+	// names its tenant (a grant id; "": a hash of the token). A bearer it
+	// does not know waits for its check (MaxUnverifiedRequests).
 	Verified func(token string) (tenant string, ok bool)
 	// MaxUnverifiedRequests caps the checks of bearers without a good
 	// verdict yet that run at once (flag --max-unverified-requests, default
 	// MaxConcurrentRequests/16, at least 4: 16, the RS connections the PDPP
-	// server's checks read through). Checks wait for their turn in a fair
-	// line (see checkLine), apart from the request slots: a queue per
-	// network of strangers (IPv4 /24, IPv6 /48) and per address that showed
-	// a good token within a day (people, who keep a quarter of the places);
-	// requests with the same bearer share one check. A queue holds half as
-	// many checks as run at once, half of them from one address; the line
-	// holds MaxConcurrentRequests in all. A request is refused (503 with
-	// Retry-After, reason prefix_unverified_busy, client_unverified_busy or
-	// unverified_busy) only when its own network's queue (or its address's
-	// share of it) is full, and unverified_wait_timeout when its check had
-	// no turn within 20 s.
+	// server's checks read through). Checks wait in a fair line apart from
+	// the request slots (see checkLine); a request is refused (503) only
+	// when its own network's queue is full or its check had no turn in 20 s.
 	MaxUnverifiedRequests int
 	// MaxConnsPerNetwork caps the open connections of one network (IPv4
 	// /24, IPv6 /64) that is not a trusted proxy (flag
-	// --max-conns-per-network, default DefaultMaxConnsPerNetwork),
-	// MaxConnsPerAddress those of one client address (flag
-	// --max-conns-per-address, default DefaultMaxConnsPerAddress; an IPv6
-	// address counts as its /64) and MaxConns those in all (flag
-	// --max-conns, default DefaultMaxConns). While several networks hold
-	// connections each keeps within a share that leaves a place for one
-	// more, and at the total an idle connection of the network holding the
-	// most is closed for a newcomer. A connection refused is answered 503
-	// and closed at once (see limitListener); negative is a configuration
+	// --max-conns-per-network), MaxConnsPerAddress those of one client
+	// address (flag --max-conns-per-address) and MaxConns those in all
+	// (flag --max-conns); see connlimit.go. Negative is a configuration
 	// error.
 	MaxConnsPerNetwork int
 	MaxConnsPerAddress int
 	MaxConns           int
 	// TrustedProxies lists the networks (CIDRs; a bare address is its own
 	// /32 or /128) of the proxies in front of this server (flag
-	// --trusted-proxies). A request whose TCP peer is in one of them has its
-	// client address read from ForwardedHeader: the right-most address in
-	// it that is not itself a trusted proxy. Every per-address bound (body
-	// readers, the line of token checks, the token check's rate) and the access
-	// log use that address. Empty: the peer's address, and forwarded
-	// headers are ignored, so behind a proxy every client shares the
-	// proxy's per-address bounds.
+	// --trusted-proxies); a request from one of them has its client address
+	// read from ForwardedHeader (see clientaddr.go). Empty: behind a proxy
+	// every client shares the proxy's per-address bounds.
 	TrustedProxies []string
 	// ForwardedHeader is the header the trusted proxies write (flag
 	// --forwarded-header): X-Forwarded-For (default) or Forwarded (RFC
@@ -223,28 +203,18 @@ type HTTPConfig struct {
 	// with a JSON-RPC error and none of its items runs.
 	MaxBatchItems int
 	// MaxReplyBytes caps the body of one reply, batch or not (flag
-	// --max-reply-bytes, default 16 MiB). A reply that would be larger is
-	// replaced by a JSON-RPC error; a batch stops running items once its
-	// reply has reached the cap.
+	// --max-reply-bytes, default 16 MiB); see serveBatch for a batch.
 	MaxReplyBytes int64
 	// MaxConcurrentRequests caps the /mcp requests served at once (flag
-	// --max-concurrent-requests, default 256). Only a request whose whole
-	// body has arrived takes a slot. A request beyond the cap is not
-	// queued: it is answered at once with 503, Retry-After: 1 and a
-	// JSON-RPC error (reason server_busy), before its bearer is checked.
-	// While every slot has been taken by verified work (Authenticate set)
-	// for more than a few seconds, /readyz answers 503. The probes and the
-	// metadata routes are never capped.
+	// --max-concurrent-requests, default 256); see admitMiddleware. A
+	// request beyond the cap is answered at once with 503 (reason
+	// server_busy). The probes and the metadata routes are never capped.
 	MaxConcurrentRequests int
-	// MaxConcurrentPerTenant caps the /mcp requests of one verified tenant
-	// (see admitMiddleware) served at once while another tenant is served,
-	// or was within the last 2 s (an address without a checked bearer,
-	// which may stand for many people behind a proxy, shares by
-	// MaxConcurrentRequests/k alone) (flag
-	// --max-concurrent-per-token; default one per CPU, at least 2;
-	// negative: no such cap). One more gets 503 with Retry-After: 1
-	// (reason tenant_share_busy). Alone, a tenant may take every slot. A
-	// call's CPU time is shared with every call running beside it: one
+	// MaxConcurrentPerTenant caps the /mcp requests of one verified token
+	// served at once while another tenant is served (see slotGate.take)
+	// (flag --max-concurrent-per-token; default one per CPU, at least 2;
+	// negative: no such cap); one more gets 503 (reason tenant_share_busy).
+	// A call's CPU time is shared with every call running beside it: one
 	// token looping detail "full" calls on 24 connections moved another
 	// token's 10 ms search to a p95 of 1.9 s with four calls per CPU
 	// allowed, 0.24 s with one (TestOneTokenLoopingFullCallsLeavesOthersFast,
@@ -252,42 +222,28 @@ type HTTPConfig struct {
 	MaxConcurrentPerTenant int
 	// BodyReadTimeout bounds the time a request body may take to arrive,
 	// counted from when its reading starts (flag --body-read-timeout,
-	// default 10s). A slower body gets 408 and its connection is closed;
-	// no concurrency slot is held meanwhile.
+	// default 10s); a slower body gets 408.
 	BodyReadTimeout time.Duration
 	// MaxBodyReaders caps the /mcp requests reading their bodies at once
 	// (flag --max-body-readers, default 128), and MaxBodyReadersPerClient
 	// those from one client address, an IPv4 address or an IPv6 /64 (flag
-	// --max-body-readers-per-client, default 16; more than MaxBodyReaders
-	// counts as MaxBodyReaders).
-	// A request over either cap gets 503 with Retry-After at once, before
-	// its body is read, and its connection is closed. Behind a proxy set
-	// TrustedProxies, or every request comes from the proxy's address (then
-	// let the proxy buffer request bodies, or raise the per-client cap to
-	// MaxBodyReaders). A request whose bearer already has a good verdict
-	// (Verified) reads in places of its own, as many again, per tenant.
+	// --max-body-readers-per-client, default 16; at most MaxBodyReaders);
+	// see bodyread.go. Behind a proxy set TrustedProxies, or every request
+	// comes from the proxy's address.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
 	// MaxBodyReadersPerPrefix caps the reading places of one address
 	// prefix, an IPv4 /24 or an IPv6 /64 (flag
-	// --max-body-readers-per-prefix, default 32). Beyond this cap, while
-	// several prefixes hold places, one that holds some may take another
-	// only while it holds fewer than MaxBodyReaders/(k+1) for the k
-	// prefixes holding places, so a new prefix always finds one free
-	// (reason prefix_body_readers_busy otherwise).
+	// --max-body-readers-per-prefix, default 32).
 	MaxBodyReadersPerPrefix int
 	// MinBodyRate is the slowest average rate, in bytes per second, at
 	// which a request body may arrive once its first second has passed
-	// (flag --min-body-rate, default 1024; negative: no minimum). A slower
-	// body is answered 408 (reason body_too_slow) and its connection
-	// closed, so a stalled peer frees its reading place within about a
-	// second.
+	// (flag --min-body-rate, default 1024; negative: no minimum); a slower
+	// body is answered 408 (reason body_too_slow).
 	MinBodyRate int64
 	// RequestTimeout is the deadline of one whole /mcp request (flag
-	// --request-timeout): when it passes, the calls still running are
-	// cancelled (with their RS requests) and the batch items not run yet
-	// are answered with an error. Default CallTimeout plus 5s, or 60s
-	// when CallTimeout is not set.
+	// --request-timeout; see the package doc). Default CallTimeout plus
+	// 5s, or 60s when CallTimeout is not set.
 	RequestTimeout time.Duration
 	// DrainDelay is how long ServeHTTP keeps serving after ctx ends, with
 	// /readyz answering 503, before it closes the listener and drains (flag
@@ -306,7 +262,7 @@ type HTTPConfig struct {
 
 	// AdminListener, when set, is bound by the caller (flag --admin-listen)
 	// and served by ServeHTTP with /healthz, /readyz and /metrics (see
-	// admin.go), outside the connection bounds of Listen; ServeHTTP closes
+	// serve.go), outside the connection bounds of Listen; ServeHTTP closes
 	// it when it returns.
 	AdminListener net.Listener
 
@@ -327,12 +283,6 @@ type settings struct {
 	logger     *slog.Logger
 }
 
-// Validate reports the first configuration error, if any.
-func (c HTTPConfig) Validate() error {
-	_, err := c.settle()
-	return err
-}
-
 // Effective returns c with every default applied and every derived timeout
 // filled in (request deadline, write timeout, shutdown grace), as the
 // server will use it, or the first configuration error.
@@ -346,15 +296,11 @@ func (c HTTPConfig) Effective() (HTTPConfig, error) {
 
 func (c HTTPConfig) settle() (*settings, error) {
 	st := &settings{HTTPConfig: c}
-	if st.Listen == "" {
-		st.Listen = DefaultListen
-	}
+	st.Listen = cmp.Or(st.Listen, DefaultListen)
 	if _, _, err := net.SplitHostPort(st.Listen); err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", st.Listen, err)
 	}
-	if st.MaxBodyBytes == 0 {
-		st.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	st.MaxBodyBytes = cmp.Or(st.MaxBodyBytes, DefaultMaxBodyBytes)
 	if st.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("max body bytes must be positive, got %d", st.MaxBodyBytes)
 	}
@@ -365,10 +311,7 @@ func (c HTTPConfig) settle() (*settings, error) {
 		return nil, err
 	}
 
-	st.logger = c.Logger
-	if st.logger == nil {
-		st.logger = slog.Default()
-	}
+	st.logger = cmp.Or(c.Logger, slog.Default())
 
 	st.origins = make(map[string]bool, len(c.AllowedOrigins))
 	for _, o := range c.AllowedOrigins {
@@ -394,12 +337,10 @@ func (c HTTPConfig) settle() (*settings, error) {
 		st.publicBase = u
 	}
 
-	hosts, err := c.hostSet(st.publicBase)
-	if err != nil {
+	var err error
+	if st.hosts, err = c.hostSet(st.publicBase); err != nil {
 		return nil, err
 	}
-	st.hosts = hosts
-
 	st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader)
 	if err != nil {
 		return nil, err
@@ -435,24 +376,16 @@ func (c HTTPConfig) settle() (*settings, error) {
 // the request deadline, write timeout and shutdown grace from the call
 // budget, each outliving the one inside it.
 func (st *settings) settleBounds() error {
-	if st.MaxBatchItems == 0 {
-		st.MaxBatchItems = DefaultMaxBatchItems
-	}
+	st.MaxBatchItems = cmp.Or(st.MaxBatchItems, DefaultMaxBatchItems)
 	if st.MaxBatchItems < 0 {
 		return fmt.Errorf("max batch items must be positive, got %d", st.MaxBatchItems)
 	}
-	if st.MaxConcurrentRequests == 0 {
-		st.MaxConcurrentRequests = DefaultMaxConcurrentRequests
-	}
+	st.MaxConcurrentRequests = cmp.Or(st.MaxConcurrentRequests, DefaultMaxConcurrentRequests)
 	if st.MaxConcurrentRequests < 0 {
 		return fmt.Errorf("max concurrent requests must be positive, got %d", st.MaxConcurrentRequests)
 	}
-	if st.MaxBodyReaders == 0 {
-		st.MaxBodyReaders = DefaultMaxBodyReaders
-	}
-	if st.MaxBodyReadersPerClient == 0 {
-		st.MaxBodyReadersPerClient = min(DefaultMaxBodyReadersPerClient, st.MaxBodyReaders)
-	}
+	st.MaxBodyReaders = cmp.Or(st.MaxBodyReaders, DefaultMaxBodyReaders)
+	st.MaxBodyReadersPerClient = cmp.Or(st.MaxBodyReadersPerClient, min(DefaultMaxBodyReadersPerClient, st.MaxBodyReaders))
 	if st.MaxBodyReaders < 0 || st.MaxBodyReadersPerClient < 0 {
 		return fmt.Errorf("max body readers must be positive, got %d and %d per client", st.MaxBodyReaders, st.MaxBodyReadersPerClient)
 	}
@@ -464,47 +397,33 @@ func (st *settings) settleBounds() error {
 	case st.MaxConcurrentPerTenant < 0:
 		st.MaxConcurrentPerTenant = st.MaxConcurrentRequests
 	}
-	if st.MaxUnverifiedRequests == 0 {
-		st.MaxUnverifiedRequests = max(4, st.MaxConcurrentRequests/16)
-	}
+	st.MaxUnverifiedRequests = cmp.Or(st.MaxUnverifiedRequests, max(4, st.MaxConcurrentRequests/16))
 	if st.MaxUnverifiedRequests < 0 {
 		return fmt.Errorf("max unverified requests must be positive, got %d", st.MaxUnverifiedRequests)
 	}
-	if st.MaxConnsPerNetwork == 0 {
-		st.MaxConnsPerNetwork = DefaultMaxConnsPerNetwork
-	}
-	if st.MaxConnsPerAddress == 0 {
-		st.MaxConnsPerAddress = DefaultMaxConnsPerAddress
-	}
-	if st.MaxConns == 0 {
-		st.MaxConns = DefaultMaxConns
-	}
+	st.MaxConnsPerNetwork = cmp.Or(st.MaxConnsPerNetwork, DefaultMaxConnsPerNetwork)
+	st.MaxConnsPerAddress = cmp.Or(st.MaxConnsPerAddress, DefaultMaxConnsPerAddress)
+	st.MaxConns = cmp.Or(st.MaxConns, DefaultMaxConns)
 	if st.MaxConnsPerNetwork < 0 || st.MaxConnsPerAddress < 0 || st.MaxConns < 0 {
 		return fmt.Errorf("max connections must be positive, got %d per address, %d per network and %d in all", st.MaxConnsPerAddress, st.MaxConnsPerNetwork, st.MaxConns)
 	}
-	if st.MaxBodyReadersPerPrefix == 0 {
-		st.MaxBodyReadersPerPrefix = DefaultMaxBodyReadersPerPrefix
-	}
+	st.MaxBodyReadersPerPrefix = cmp.Or(st.MaxBodyReadersPerPrefix, DefaultMaxBodyReadersPerPrefix)
 	if st.MaxBodyReadersPerPrefix < 0 {
 		return fmt.Errorf("max body readers per prefix must be positive, got %d", st.MaxBodyReadersPerPrefix)
 	}
 	st.MaxBodyReadersPerPrefix = min(max(st.MaxBodyReadersPerPrefix, st.MaxBodyReadersPerClient), st.MaxBodyReaders)
-	if st.MinBodyRate == 0 {
-		st.MinBodyRate = DefaultMinBodyRate
-	}
+	st.MinBodyRate = cmp.Or(st.MinBodyRate, DefaultMinBodyRate)
 	if st.BodyReadTimeout < 0 {
 		return errors.New("timeouts must not be negative")
 	}
-	st.BodyReadTimeout = orDefault(st.BodyReadTimeout, DefaultBodyReadTimeout)
-	if st.MaxReplyBytes == 0 {
-		st.MaxReplyBytes = DefaultMaxReplyBytes
-	}
+	st.MaxReplyBytes = cmp.Or(st.MaxReplyBytes, DefaultMaxReplyBytes)
 	if st.MaxReplyBytes < 1024 {
 		return fmt.Errorf("max reply bytes must be at least 1024, got %d", st.MaxReplyBytes)
 	}
 	if st.CallTimeout < 0 || st.RequestTimeout < 0 || st.WriteTimeout < 0 || st.ShutdownTimeout < 0 || st.DrainDelay < 0 {
 		return errors.New("timeouts must not be negative")
 	}
+	st.BodyReadTimeout = cmp.Or(st.BodyReadTimeout, DefaultBodyReadTimeout)
 	if st.RequestTimeout == 0 {
 		st.RequestTimeout = DefaultRequestTimeout
 		if st.CallTimeout > 0 {
@@ -514,22 +433,20 @@ func (st *settings) settleBounds() error {
 	if st.CallTimeout > 0 && st.RequestTimeout <= st.CallTimeout {
 		return fmt.Errorf("request timeout %v must be longer than the call budget %v, or a slow call is cut before it can report rs_timeout", st.RequestTimeout, st.CallTimeout)
 	}
-	st.WriteTimeout = orDefault(st.WriteTimeout, st.RequestTimeout+writeSlack)
-	st.ShutdownTimeout = orDefault(st.ShutdownTimeout, st.WriteTimeout+shutdownSlack)
+	st.WriteTimeout = cmp.Or(st.WriteTimeout, st.RequestTimeout+writeSlack)
+	st.ShutdownTimeout = cmp.Or(st.ShutdownTimeout, st.WriteTimeout+shutdownSlack)
 	return nil
 }
 
-// boundWarnings lists explicit timeouts that break the order call budget <
+// warnBounds logs explicit timeouts that break the order call budget <
 // request deadline < write timeout < shutdown grace.
-func (st *settings) boundWarnings() []string {
-	var out []string
+func (st *settings) warnBounds() {
 	if st.WriteTimeout <= st.RequestTimeout {
-		out = append(out, fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
+		st.logger.Warn(fmt.Sprintf("write timeout %v is not longer than the request timeout %v: a slow request may lose its reply", st.WriteTimeout, st.RequestTimeout))
 	}
 	if st.ShutdownTimeout <= st.WriteTimeout {
-		out = append(out, fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
+		st.logger.Warn(fmt.Sprintf("shutdown timeout %v is not longer than the write timeout %v: a shutdown may cut calls still in flight", st.ShutdownTimeout, st.WriteTimeout))
 	}
-	return out
 }
 
 func orDefault(d, def time.Duration) time.Duration {

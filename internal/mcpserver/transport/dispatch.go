@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,10 +58,6 @@ type bufferedReply struct {
 	overflow bool
 	store    *splice.Store // nil: nothing to splice
 	release  []func()      // gives back the spliced values' bytes; one per Write that took any
-}
-
-func newBufferedReply(limit int64, store *splice.Store) *bufferedReply {
-	return &bufferedReply{header: make(http.Header), limit: limit, store: store}
 }
 
 func (b *bufferedReply) Header() http.Header { return b.header }
@@ -125,15 +123,6 @@ type reply struct {
 	release func()
 }
 
-// flat returns the whole reply body in one slice (a copy when it has
-// spliced parts).
-func (rp reply) flat() []byte {
-	if len(rp.spliced) == 0 {
-		return rp.body
-	}
-	return bytes.Join(append(append([][]byte(nil), rp.spliced...), rp.body), nil)
-}
-
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
 	return reply{status: status, body: marshalRPCError(id, code, message, nil)}
 }
@@ -142,14 +131,22 @@ func rpcErrorReply(status int, id json.RawMessage, code int, message string) rep
 // into one of the server's bounds (reply size, request deadline).
 const codeServerLimit = -32000
 
-// limitData is the data member of a bound's JSON-RPC error: a reason code
-// and the limit that was met.
+// limitData is the data member of the JSON-RPC error of a request that met
+// a bound: a reason code and the limit that was met (each refusal sets
+// only its own, which are never zero).
 type limitData struct {
-	Reason         string `json:"reason"`
-	MaxBatchItems  int    `json:"max_batch_items,omitempty"`
-	BatchItems     int    `json:"batch_items,omitempty"`
-	MaxReplyBytes  int64  `json:"max_reply_bytes,omitempty"`
-	RequestTimeout string `json:"request_timeout,omitempty"`
+	Reason                  string `json:"reason"`
+	MaxBatchItems           int    `json:"max_batch_items,omitempty"`
+	BatchItems              int    `json:"batch_items,omitempty"`
+	MaxReplyBytes           int64  `json:"max_reply_bytes,omitempty"`
+	RequestTimeout          string `json:"request_timeout,omitempty"`
+	MaxBodyReaders          int    `json:"max_body_readers,omitempty"`
+	MaxBodyReadersPerClient int    `json:"max_body_readers_per_client,omitempty"`
+	BodyReadTimeout         string `json:"body_read_timeout,omitempty"`
+	MaxBodyReadersPerPrefix int    `json:"max_body_readers_per_prefix,omitempty"`
+	MinBodyRate             int64  `json:"min_body_rate,omitempty"`
+	MaxConcurrentRequests   int    `json:"max_concurrent_requests,omitempty"`
+	MaxUnverifiedRequests   int    `json:"max_unverified_requests,omitempty"`
 }
 
 func (d *dispatcher) replyTooLarge(id json.RawMessage) reply {
@@ -165,14 +162,8 @@ func (d *dispatcher) requestTimedOut(id json.RawMessage) []byte {
 }
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The body-read and protocol-version stages ran before (NewHTTPHandler).
 	r, x := withExchange(r)
-	if !x.bodyRead || x.version == "" {
-		// The chain built by NewHTTPHandler always runs the body-limit and
-		// protocol-version stages first.
-		d.st.logger.Error("dispatcher reached without the body-limit and protocol-version stages")
-		writeRPCError(w, http.StatusInternalServerError, nil, mcp.INTERNAL_ERROR, "internal error", nil)
-		return
-	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeRPCError(w, http.StatusUnsupportedMediaType, x.env.ID, mcp.INVALID_REQUEST,
 			"Content-Type must be application/json", nil)
@@ -221,9 +212,7 @@ func (rp reply) write(w http.ResponseWriter) {
 		return
 	}
 	h := w.Header()
-	for k, v := range rp.header {
-		h[k] = v
-	}
+	maps.Copy(h, rp.header)
 	h.Del(server.HeaderKeySessionID)
 	size := len(rp.body)
 	for _, p := range rp.spliced {
@@ -287,7 +276,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 		}
 	}
 
-	buf := newBufferedReply(d.st.MaxReplyBytes, splice.FromContext(r.Context()))
+	buf := &bufferedReply{header: http.Header{}, limit: d.st.MaxReplyBytes, store: splice.FromContext(r.Context())}
 	d.core.Handle(buf, &server.HTTPRequest{
 		Method:  http.MethodPost,
 		URL:     r.URL,
@@ -337,16 +326,14 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 		d.st.logger.Error("mcp-go produced an event stream on a JSON-only endpoint")
 		return rpcErrorReply(http.StatusInternalServerError, id, mcp.INTERNAL_ERROR, "internal error: streaming reply refused")
 	default:
-		code := mcp.INVALID_REQUEST
-		if rp.status >= 500 {
-			code = mcp.INTERNAL_ERROR
-		}
-		status := rp.status
+		status, code := rp.status, mcp.INVALID_REQUEST
 		if status < 400 {
 			status = http.StatusInternalServerError
+		}
+		if status >= 500 {
 			code = mcp.INTERNAL_ERROR
 		}
-		return rpcErrorReply(status, id, code, strings.TrimSpace(string(rp.flat())))
+		return rpcErrorReply(status, id, code, strings.TrimSpace(string(bytes.Join(append(slices.Clone(rp.spliced), rp.body), nil))))
 	}
 }
 
@@ -433,15 +420,19 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 	ctx := r.Context()
 	b := &batchWriter{w: w, max: d.st.MaxReplyBytes}
 	b.put([]byte{'['})
+	// notRun answers the items not run yet with answer, each of an id.
+	notRun := func(rest []json.RawMessage, answer func(id json.RawMessage) []byte) reply {
+		for _, item := range rest {
+			if env := peekEnvelope(item); len(env.ID) > 0 && !b.add(answer(env.ID)) {
+				return d.batchTooLarge(b, rest)
+			}
+		}
+		return b.end()
+	}
 	for i, item := range items {
 		if tokenRejected(r) {
 			// An earlier item met the refusal after others were answered.
-			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.notRunRejected(r, env.ID)) {
-					return d.batchTooLarge(b, items[i:])
-				}
-			}
-			break
+			return notRun(items[i:], func(id json.RawMessage) []byte { return d.notRunRejected(r, id) })
 		}
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -451,12 +442,7 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 				return reply{} // the client went away
 			}
 			// Out of time: the items not run yet are answered, not run.
-			for _, rest := range items[i:] {
-				if env := peekEnvelope(rest); len(env.ID) > 0 && !b.add(d.requestTimedOut(env.ID)) {
-					return d.batchTooLarge(b, items[i:])
-				}
-			}
-			break
+			return notRun(items[i:], d.requestTimedOut)
 		}
 		env := peekEnvelope(item)
 		var rp reply
@@ -482,9 +468,6 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 		if b.failed {
 			return b.end() // the client went away mid-reply
 		}
-	}
-	if b.answered == 0 {
-		return reply{status: http.StatusAccepted}
 	}
 	return b.end()
 }
@@ -537,11 +520,19 @@ func (b *batchWriter) force(p []byte) {
 	if !b.streaming && len(b.out)+1+len(p) > BatchHeldBytes {
 		b.start()
 	}
+	b.append(p)
+}
+
+// append adds one answer of parts, written or gathered as put does.
+func (b *batchWriter) append(parts ...[]byte) {
 	if b.answered > 0 {
 		b.put([]byte{','})
 	}
-	b.put(p)
-	b.size += int64(len(p)) + 1
+	for _, p := range parts {
+		b.put(p)
+		b.size += int64(len(p))
+	}
+	b.size++
 	b.answered++
 }
 
@@ -579,9 +570,9 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 	if rp.release != nil {
 		defer rp.release()
 	}
-	body := bytes.TrimRight(rp.body, " \t\r\n")
-	n := int64(len(body))
-	for _, p := range rp.spliced {
+	parts := append(rp.spliced, bytes.TrimRight(rp.body, " \t\r\n"))
+	n := int64(0)
+	for _, p := range parts {
 		n += int64(len(p))
 	}
 	if b.size+n+2 > b.max {
@@ -590,15 +581,7 @@ func (b *batchWriter) addSpliced(rp reply) bool {
 	if !b.streaming {
 		b.start()
 	}
-	if b.answered > 0 {
-		b.write([]byte{','})
-	}
-	for _, p := range rp.spliced {
-		b.write(p)
-	}
-	b.write(body)
-	b.size += n + 1
-	b.answered++
+	b.append(parts...)
 	return true
 }
 
@@ -611,11 +594,12 @@ func (b *batchWriter) write(p []byte) {
 	}
 }
 
-// end closes the batch: the reply to write, or (streaming) its last byte.
+// end closes the batch: the reply to write (202 when no item had an
+// answer), or (streaming) its last byte.
 func (b *batchWriter) end() reply {
 	if !b.streaming {
 		if b.answered == 0 {
-			return reply{}
+			return reply{status: http.StatusAccepted}
 		}
 		b.put([]byte{']'})
 		return reply{status: http.StatusOK, header: http.Header{}, body: b.out, keep: true}

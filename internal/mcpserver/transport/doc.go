@@ -21,7 +21,7 @@
 // RFC 9728 protected-resource metadata. ServeHTTP bounds open connections per
 // address, per network and in all before any request is read (connlimit.go),
 // and serves the probes and metrics on an admin listener outside those
-// bounds (admin.go).
+// bounds (serve.go).
 //
 // Each request's work is bounded by the dispatcher: a batch cap checked
 // before any item runs, a reply size cap, and one deadline for the whole

@@ -45,7 +45,7 @@ func TestExtraRoutes(t *testing.T) {
 		})
 	}
 	for _, own := range ownRoutes {
-		if err := (HTTPConfig{ExtraRoutes: map[string]http.Handler{own: echoBase}}).Validate(); err == nil {
+		if _, err := (HTTPConfig{ExtraRoutes: map[string]http.Handler{own: echoBase}}).Effective(); err == nil {
 			t.Errorf("extra route %q accepted over the transport's own", own)
 		}
 	}

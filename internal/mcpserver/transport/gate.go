@@ -1,11 +1,15 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,15 +34,9 @@ const busyLogEvery = time.Second
 // stops getting new traffic within a probe or two.
 const busyNotReadyAfter = 3 * time.Second
 
-// busyData is the data member of the JSON-RPC error of a refused request.
-type busyData struct {
-	Reason                string `json:"reason"`
-	MaxConcurrentRequests int    `json:"max_concurrent_requests"`
-}
-
 // slotGate holds the MaxConcurrentRequests slots, shared fairly between
-// tenants (see tenantKey), and remembers since when all of them have been
-// taken, for /readyz.
+// tenants, and remembers since when all of them have been taken, for
+// /readyz.
 type slotGate struct {
 	mu        sync.Mutex
 	max       int
@@ -62,11 +60,9 @@ func newSlotGate(slots, contended int) *slotGate {
 
 // take reserves a slot for tenant, or returns why it cannot: server_busy
 // when all are taken, tenant_share_busy when the tenant holds its share.
-// Under no contention one tenant may take every slot. While other tenants
-// hold slots (or did within sharedFor), a tenant's share is max/k for the
-// k tenants holding slots and, for a token, at most the contended cap
-// (MaxConcurrentPerTenant): it takes no more until it is back within it, so the slots and CPU
-// time it gives back go to the others.
+// Alone, a tenant may take every slot. While others hold slots (or did
+// within sharedFor), its share is max/k for the k tenants holding slots
+// and, for a token, at most contended (MaxConcurrentPerTenant).
 func (g *slotGate) take(tenant string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -107,11 +103,7 @@ func (g *slotGate) release(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inUse--
-	if n := g.byTenant[tenant] - 1; n > 0 {
-		g.byTenant[tenant] = n
-	} else {
-		delete(g.byTenant, tenant)
-	}
+	dec(g.byTenant, tenant)
 	g.fullSince = time.Time{}
 }
 
@@ -161,39 +153,24 @@ func hashTenant(token string) string {
 // token_check_unavailable (retry).
 const checkWait = 10 * time.Second
 
-// unverifiedData is the data member of a refusal by the line of checks.
-type unverifiedData struct {
-	Reason                string `json:"reason"`
-	MaxUnverifiedRequests int    `json:"max_unverified_requests"`
-}
-
-// admitMiddleware decides who a request is before it may take a slot, and
-// puts the request's bearer into its context:
+// admitMiddleware decides who a request is before it may take a slot, puts
+// its bearer into its context and names its tenant there
+// (inflight.WithTenant):
 //
 //   - With RequireBearer, a missing or malformed Authorization header is
-//     answered 401 with a challenge naming the protected-resource metadata,
-//     at no cost.
-//   - A bearer that HTTPConfig.Verified knows (a good verdict is cached) is
-//     its verified tenant at once: it takes a slot (see slotGate.take) and
-//     is served; no stranger's work stands in its way.
-//   - Any other bearer is unverified: its check waits for its turn in the
-//     fair line of checks (see checkLine), shared with every request with
-//     the same bearer (see checkUnverified), under lineWait and then
-//     checkWait; the request holds nothing meanwhile. Accepted, it takes a
-//     slot as its verified tenant, and its client address is remembered as
-//     a person's (knownPlaces). Refused: 401 invalid_token, 403 or 503 with
-//     Retry-After as the verdict says, or 503 when its own network's queue
-//     is full. While every slot is taken it is refused before its check,
-//     so a refused request costs no upstream call.
+//     answered 401 with a challenge, at no cost.
+//   - A bearer that HTTPConfig.Verified knows is its verified tenant at
+//     once and takes a slot; no stranger's work stands in its way.
+//   - Any other bearer waits for its check (tokenChecks.check), holding
+//     nothing meanwhile; accepted, it takes a slot as its verified tenant
+//     and its client address is remembered as a person's (knownPlaces).
+//     While every slot is taken it is refused before its check, so a
+//     refused request costs no upstream call.
 //   - Without Authenticate, or without a bearer, the request is the tenant
 //     of its client address.
 //
-// A request over the slots waits for nothing: 503 with Retry-After and a
-// JSON-RPC error, counted in Metrics as shed, and a rate-limited warning
-// that carries no request data. It sits after the body has been read (see
-// bodyReadMiddleware), so only requests whose whole body has arrived hold a
-// slot or a place. It names the tenant in the context (inflight.WithTenant)
-// for the budget.
+// A request over the slots waits for nothing: 503 with Retry-After, counted
+// as shed, and a rate-limited warning that carries no request data.
 func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.Handler) http.Handler {
 	msg := fmt.Sprintf("the server is serving its limit of %d concurrent requests: retry after a second", st.MaxConcurrentRequests)
 	shareMsg := fmt.Sprintf("the server is serving its share of %d concurrent requests for your token (or address) while others wait: retry after a second", st.MaxConcurrentRequests)
@@ -208,7 +185,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 			m = shareMsg
 		}
 		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, m,
-			busyData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
+			limitData{Reason: reason, MaxConcurrentRequests: st.MaxConcurrentRequests})
 		st.Metrics.Shed(reason)
 		warn.refused()
 	}
@@ -244,7 +221,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 				busy(w, r, reasonServerBusy)
 				return
 			}
-			v, reason := checks.check(st, ctx, clientKeyOf(r), token)
+			v, reason := checks.check(ctx, clientKeyOf(r), token)
 			if reason != "" {
 				st.refuseUnverified(w, r, reason)
 				unverifiedWarn.refused()
@@ -268,16 +245,15 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 // refuseUnverified answers a request whose check the line refused: 503
 // with Retry-After, the reason and the number of checks run at once.
 func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, reason string) {
-	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
-		x.shed = true
-	}
+	_, x := withExchange(r)
+	x.shed = true
 	msg := "the server's queue of token checks for your network (IPv4 /24, IPv6 /48) or address is full: retry after a second; a token checked once is served without waiting here"
 	if reason == reasonUnverifiedWait {
 		msg = fmt.Sprintf("the token check did not get its turn within %v: retry after a second; a token checked once is served without waiting here", lineWait)
 	}
 	w.Header().Set("Retry-After", busyRetryAfter)
 	writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeServerLimit, msg,
-		unverifiedData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
+		limitData{Reason: reason, MaxUnverifiedRequests: st.MaxUnverifiedRequests})
 	st.Metrics.Shed(reason)
 }
 
@@ -300,4 +276,213 @@ func (b *busyWarning) refused() {
 	}
 	attrs := append(append([]any(nil), b.attrs...), "refused", b.pending.Swap(0))
 	b.log.Warn(b.message, attrs...)
+}
+
+type bearerKey struct{}
+
+// WithBearer returns a context carrying the client's bearer token. The HTTP
+// stack sets it for exactly one request; a stdio runner may set it once on
+// the context handed to ServeStdio.
+func WithBearer(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, bearerKey{}, token)
+}
+
+// BearerFromContext returns the bearer token of the request being served.
+// Tool handlers use it to call the resource server with the same token; it
+// must never be logged or kept beyond the call.
+func BearerFromContext(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(bearerKey{}).(string)
+	return t, ok && t != ""
+}
+
+// maxTokenBytes bounds an accepted token; longer values are malformed.
+const maxTokenBytes = 8 << 10
+
+var (
+	errNoBearer        = errors.New("missing bearer token")
+	errMalformedBearer = errors.New("malformed Authorization header: expected a single \"Bearer <token>\"")
+)
+
+// parseBearer extracts the token from the Authorization header(s) of a
+// request, following RFC 6750 section 2.1 (case-insensitive scheme, b64token
+// syntax).
+func parseBearer(h http.Header) (string, error) {
+	values := h.Values("Authorization")
+	switch len(values) {
+	case 0:
+		return "", errNoBearer
+	case 1:
+	default:
+		return "", errMalformedBearer
+	}
+	v := values[0]
+	if strings.TrimSpace(v) == "" {
+		return "", errNoBearer
+	}
+	scheme, rest, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", errMalformedBearer
+	}
+	token := strings.TrimLeft(rest, " ")
+	if !isB64Token(token) {
+		return "", errMalformedBearer
+	}
+	return token, nil
+}
+
+// isB64Token checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
+// "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" || len(s) > maxTokenBytes {
+		return false
+	}
+	for i := range len(body) {
+		c := body[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// challenge answers a request whose Authorization header is missing or
+// malformed (err, from parseBearer) under RequireBearer: 401, a
+// WWW-Authenticate challenge naming the protected-resource metadata, and
+// the same URL in a JSON-RPC error body.
+func (st *settings) challenge(w http.ResponseWriter, r *http.Request, err error) {
+	metadata := st.metadataURL(r)
+	challenge := `Bearer resource_metadata="` + quoteParam(metadata) + `"`
+	reason := "missing_token"
+	if errors.Is(err, errMalformedBearer) {
+		challenge += `, error="invalid_request", error_description="malformed Authorization header"`
+		reason = "malformed_token"
+	}
+	writeUnauthorized(w, requestID(r), challenge,
+		"authorization required: send Authorization: Bearer <client token>",
+		map[string]string{"reason": reason, "resource_metadata": metadata})
+}
+
+// AuthOutcome is how the hosted transport answers a bearer.
+type AuthOutcome int
+
+const (
+	// AuthAccept serves the request.
+	AuthAccept AuthOutcome = iota
+	// AuthInvalidToken answers 401 with an invalid_token challenge: the
+	// token is not (or no longer) accepted; the client must refresh or
+	// re-authorize.
+	AuthInvalidToken
+	// AuthForbidden answers 403 with Message: this server refuses the
+	// token for good (an owner token, or one the RS will never let read
+	// here, such as a multi-source package token).
+	AuthForbidden
+	// AuthUnavailable answers 503 with Retry-After: the token could not be
+	// checked now.
+	AuthUnavailable
+)
+
+// AuthVerdict is what HTTPConfig.Authenticate decides for one bearer.
+type AuthVerdict struct {
+	Outcome AuthOutcome
+	// Reason is a short code put in the error's data (e.g.
+	// owner_token_refused); Message is the error message shown to the
+	// client. Both are for AuthForbidden and AuthUnavailable.
+	Reason, Message string
+	// Data are further members of the error's data beside reason (e.g.
+	// the RS status and code behind a refusal); optional, small.
+	Data map[string]any
+	// Tenant names the verified identity of an accepted bearer, as
+	// HTTPConfig.Verified does (e.g. its grant id); empty: a hash of the
+	// token.
+	Tenant string
+}
+
+// data is the error data of a refusal: Data with reason set to Reason.
+func (v AuthVerdict) data() map[string]any {
+	out := make(map[string]any, len(v.Data)+1)
+	maps.Copy(out, v.Data)
+	out["reason"] = v.Reason
+	return out
+}
+
+// authRetryAfter is the Retry-After of a 503 for an unavailable token check.
+const authRetryAfter = "5"
+
+// codeUnavailable is the JSON-RPC code of a 503 for an unavailable check.
+const codeUnavailable = -32000
+
+func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict) {
+	switch v.Outcome {
+	case AuthInvalidToken:
+		st.refuseInvalidToken(w, r)
+	case AuthForbidden:
+		// A 403 carries no challenge for the access log's observer to read
+		// a reason from, so it is counted here.
+		st.Metrics.AuthRefused(cmp.Or(v.Reason, "forbidden"))
+		writeRPCError(w, http.StatusForbidden, requestID(r), codeUnauthorized, v.Message, v.data())
+	default:
+		st.Metrics.AuthRefused(cmp.Or(v.Reason, "token_check_unavailable"))
+		w.Header().Set("Retry-After", authRetryAfter)
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(r), codeUnavailable, v.Message, v.data())
+	}
+}
+
+// refuseInvalidToken answers 401 with an RFC 6750 invalid_token challenge
+// that names the protected-resource metadata.
+func (st *settings) refuseInvalidToken(w http.ResponseWriter, r *http.Request) {
+	metadata := st.metadataURL(r)
+	writeUnauthorized(w, requestID(r),
+		`Bearer error="invalid_token", error_description="the token is not accepted by the resource server", resource_metadata="`+quoteParam(metadata)+`"`,
+		"the bearer token was not accepted (expired, revoked or unknown): refresh it or authorize again",
+		map[string]string{"reason": "invalid_token", "resource_metadata": metadata})
+}
+
+// Unauthorized answers 401 the way the bearer middleware does, for a server
+// that checks a bearer of its own in front of the /mcp handler: challenge
+// as the WWW-Authenticate header and a JSON-RPC error body with id null,
+// code -32001, message and data {"reason": reason}.
+func Unauthorized(w http.ResponseWriter, challenge, message, reason string) {
+	writeUnauthorized(w, nil, challenge, message, map[string]string{"reason": reason})
+}
+
+// writeUnauthorized answers 401 with challenge and a JSON-RPC error body
+// (code -32001) for request id.
+func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, message string, data any) {
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeRPCError(w, http.StatusUnauthorized, id, codeUnauthorized, message, data)
+}
+
+// rejectSignal is set when the RS refuses the bearer itself during a
+// request whose bearer had been accepted; the dispatcher then answers 401
+// instead of its reply (a batch that already answered an item keeps its
+// answers: see serveBatch).
+type rejectSignal struct{ set atomic.Bool }
+
+type rejectKey struct{}
+
+// MarkTokenRejected records that the RS refused the bearer of the hosted
+// request ctx belongs to (a token-level refusal met during a call: the
+// token is inactive, expired or revoked; never a scope refusal). The reply
+// to that request becomes HTTP 401 with an invalid_token challenge. Outside
+// a hosted request with an Authenticate hook it does nothing.
+func MarkTokenRejected(ctx context.Context) {
+	if s, ok := ctx.Value(rejectKey{}).(*rejectSignal); ok {
+		s.set.Store(true)
+	}
+}
+
+// tokenRejected reports whether MarkTokenRejected was called for r.
+func tokenRejected(r *http.Request) bool {
+	s, ok := r.Context().Value(rejectKey{}).(*rejectSignal)
+	return ok && s.set.Load()
+}
+
+// codeUnauthorized is the server-defined JSON-RPC code used in 401 bodies.
+const codeUnauthorized = -32001
+
+// quoteParam escapes a value for an HTTP quoted-string.
+func quoteParam(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }

@@ -1,18 +1,26 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 )
 
 // NewHTTPHandler builds the hosted mux around s:
@@ -23,16 +31,9 @@ import (
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //	HTTPConfig.ExtraRoutes                     as configured
 //
-// Every request is observed (request id, trace context, access log,
-// metrics; see Observe), and s gets a tool middleware that counts its calls
-// and stamps request ids into adapter errors, so build one handler per
-// server. Requests whose Host is not allowed (see HTTPConfig.AllowedHosts)
-// get 421, except the two probes. At most HTTPConfig.MaxConcurrentRequests
-// /mcp requests whose body has arrived are served at once, and bodies are
-// read under bounds of their own (HTTPConfig.MaxBodyReaders and after); the
-// other routes are not capped. s must advertise only tools and resources
-// (without listChanged or subscribe) and carry instructions; see
-// VerifyCapabilities.
+// The stages are those of the package doc. s gets a tool middleware that
+// counts its calls and stamps request ids into adapter errors, so build one
+// handler per server. s must pass VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	if s == nil {
 		return nil, errors.New("transport: nil MCP server")
@@ -45,16 +46,12 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 
-	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (observe.go)
+	s.Use(toolObserver(st.Metrics)) // metrics and request ids of tool calls (toolObserver)
 	slots := newSlotGate(st.MaxConcurrentRequests, st.MaxConcurrentPerTenant)
 	checks := newTokenChecks(st)
-	st.Metrics.WatchUnverified(checks.held)
+	st.Metrics.WatchUnverified(func() int { return int(checks.waiting.Load()) })
 	st.Metrics.WatchTokenChecks(checks.line.depth)
 	var mcpHandler http.Handler = newDispatcher(st, s)
-	// The bearer is decided and the slot taken after the body has arrived
-	// and before anything that reads the RS (see admitMiddleware); the body
-	// is read in a phase of its own, with its own bounds (see
-	// bodyReadMiddleware).
 	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
@@ -99,17 +96,13 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 
 // readyz tells a load balancer whether this replica can serve verified
 // work: 503 ("busy") while every request slot has been taken for longer
-// than busyNotReadyAfter by verified work (only with Authenticate: then only
-// requests whose bearer was checked hold slots; without it anyone could
-// fill them, so they are not reported), otherwise ReadyCheck with a
-// deadline (for the PDPP adapter: the RS answers): 200 when it passes, 503
-// otherwise; and 503 "draining" once shutdown began (drainGate). Nothing an
-// unauthenticated sender can cause on every replica at once turns it 503:
-// not the body-reading places (strangers' slow bodies have places of their
-// own, apart from verified tokens'), not the line of token checks. The probe is
-// unauthenticated, so the 503 body says only that the server is not ready;
-// the cause (which may name the provider URL or a dial error) goes to the
-// log at warn level.
+// than busyNotReadyAfter by verified work (only with Authenticate: without
+// it anyone could fill them), otherwise ReadyCheck with a deadline: 200
+// when it passes, 503 otherwise; and 503 "draining" once shutdown began
+// (drainGate). Nothing an unauthenticated sender can cause on every replica
+// at once (reading places, the line of token checks) turns it 503. The 503
+// body says only that the server is not ready; the cause (which may name
+// the provider URL or a dial error) goes to the log.
 func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
@@ -222,16 +215,10 @@ var allowedExtensions = []string{"io.modelcontextprotocol/ui"}
 
 // VerifyCapabilities runs an in-process initialize against s and checks that
 // it advertises tools (and optionally resources and the MCP Apps extension)
-// and nothing else, that
-// neither asks for listChanged or subscribe (nothing can be pushed on a
-// stateless JSON-only endpoint), and that instructions are present.
-//
-// A server passes when built with server.WithToolCapabilities(false),
-// server.WithResourceCapabilities(false, false) and
-// server.WithInstructions(...), and without WithLogging,
-// WithPromptCapabilities or any AddPrompt, WithCompletions,
-// WithTaskCapabilities, WithElicitation, WithRoots, WithExperimental or
-// WithExtensions naming any extension but MCP Apps.
+// and nothing else, that neither asks for listChanged or subscribe (nothing
+// can be pushed on a stateless JSON-only endpoint), and that instructions
+// are present: build it with server.WithToolCapabilities(false),
+// server.WithResourceCapabilities(false, false) and WithInstructions.
 func VerifyCapabilities(s *server.MCPServer) error {
 	const probe = `{"jsonrpc":"2.0","id":"capability-check","method":"initialize","params":{` +
 		`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"capability-check","version":"0"}}}`
@@ -279,4 +266,308 @@ func VerifyCapabilities(s *server.MCPServer) error {
 		return errors.New("capability check: the server has no instructions")
 	}
 	return nil
+}
+
+// wellKnownPRM is the RFC 9728 well-known prefix.
+const wellKnownPRM = server.WellKnownProtectedResourcePath
+
+// base is the public origin and path prefix for r: PublicBaseURL when
+// configured, otherwise the scheme and Host of the request itself.
+func (st *settings) base(r *http.Request) (origin, path string) {
+	if b := st.publicBase; b != nil {
+		return b.Scheme + "://" + b.Host, b.Path
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + cmp.Or(r.Host, "localhost"), ""
+}
+
+// ownRoutes are the mux patterns the transport serves itself.
+var ownRoutes = []string{"/mcp", "/healthz", "/readyz", wellKnownPRM, wellKnownPRM + "/mcp"}
+
+type baseKey struct{}
+
+// withBase puts this server's public base for r into r's context (see
+// PublicBaseURL).
+func (st *settings) withBase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin, path := st.base(r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseKey{}, origin+path)))
+	})
+}
+
+// PublicBaseURL returns the public origin (and path prefix) of this server,
+// without a trailing slash, for a request served by an HTTPConfig.ExtraRoutes
+// handler or by the protected-resource metadata (so also inside
+// AuthorizationServersFunc): HTTPConfig.PublicBaseURL when set, otherwise
+// derived from the request's Host, which the Host check has let through.
+// Outside those it returns "".
+func PublicBaseURL(ctx context.Context) string {
+	b, _ := ctx.Value(baseKey{}).(string)
+	return b
+}
+
+// resourceURL is the public URL of /mcp, the resource identifier.
+func (st *settings) resourceURL(r *http.Request) string {
+	origin, path := st.base(r)
+	return origin + path + "/mcp"
+}
+
+// metadataURL is where the protected-resource metadata of /mcp lives: the
+// well-known segment goes between the host and the resource path (RFC 9728
+// section 3.1).
+func (st *settings) metadataURL(r *http.Request) string {
+	origin, path := st.base(r)
+	return origin + wellKnownPRM + path + "/mcp"
+}
+
+// prmDocument is the protected-resource metadata this server publishes.
+type prmDocument struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+}
+
+// MetadataMethod answers what every public metadata document of the server
+// answers alike, whatever its content: any origin may read it
+// (Access-Control-Allow-Origin: *), a CORS preflight gets 204 and any method
+// but GET, HEAD and OPTIONS 405. It reports whether the request is a GET or
+// HEAD for the caller to serve.
+func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	h.Set("Allow", "GET, HEAD, OPTIONS")
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		writeJSON(w, http.StatusMethodNotAllowed, []byte(`{"error":"method_not_allowed"}`))
+	}
+	return false
+}
+
+// metadataHandler serves the RFC 9728 document for /mcp. The issuers come
+// from AuthorizationServers or, lazily, from AuthorizationServersFunc; when
+// that fails the reply is 503 so clients retry rather than cache a document
+// without issuers.
+func (st *settings) metadataHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !MetadataMethod(w, r) {
+			return
+		}
+		h := w.Header()
+		issuers := slices.Clone(st.AuthorizationServers)
+		if len(issuers) == 0 && st.AuthorizationServersFunc != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), DefaultReadyTimeout)
+			list, err := st.AuthorizationServersFunc(ctx)
+			cancel()
+			if err != nil {
+				if !errors.Is(err, docache.ErrFetchFailed) { // a failed fetch is logged once, by its cache
+					st.logger.Warn("authorization servers unavailable", "err", err)
+				}
+				h.Set("Retry-After", "30")
+				writeJSON(w, http.StatusServiceUnavailable, []byte(`{"error":"temporarily_unavailable","error_description":"the authorization server list could not be loaded; retry later"}`))
+				return
+			}
+			issuers = list
+		}
+		body, _ := json.Marshal(prmDocument{
+			Resource:               st.resourceURL(r),
+			AuthorizationServers:   issuers,
+			BearerMethodsSupported: []string{"header"},
+		})
+		h.Set("Cache-Control", "no-store")
+		writeJSON(w, http.StatusOK, body)
+	})
+}
+
+// maxMetadataBytes bounds the provider metadata document read.
+const maxMetadataBytes = 256 << 10
+
+// ProviderAuthorizationServers returns an AuthorizationServersFunc that reads
+// authorization_servers from the provider's own protected-resource metadata
+// (RFC 9728: the well-known path inserted before the provider URL's path).
+// No credentials are sent. The answer is a docache.Cache: one fetch at a
+// time, a success kept for ttl (default 10 minutes), the previous answer
+// served while a refresh fails, and a failure remembered (and logged once)
+// for docache.DefaultFailMemo from when it ends, so a provider that fails
+// costs one fetch per memo period, not one per request. log receives that
+// one warning (default slog.Default()).
+func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl time.Duration, log *slog.Logger) (func(context.Context) ([]string, error), error) {
+	u, err := url.Parse(providerURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("provider URL %q must be an absolute http(s) URL", providerURL)
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	target := u.Scheme + "://" + u.Host + wellKnownPRM + strings.TrimRight(u.Path, "/")
+	cache := docache.New(docache.Config[[]string]{
+		Fetch: func(ctx context.Context) ([]string, error) { return fetchIssuers(ctx, client, target) },
+		// A fetch ends before the requests waiting for it give up
+		// (DefaultReadyTimeout), so they all get its one verdict.
+		TTL: ttl, Timeout: DefaultReadyTimeout * 4 / 5,
+		Logger: log, Name: "provider protected-resource metadata",
+	})
+	return func(ctx context.Context) ([]string, error) {
+		list, err := cache.Get(ctx)
+		return slices.Clone(list), err
+	}, nil
+}
+
+func fetchIssuers(ctx context.Context, client *http.Client, target string) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("provider metadata: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("provider metadata: %s answered %d", target, resp.StatusCode)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("provider metadata: %w", err)
+	}
+	if len(raw) > maxMetadataBytes {
+		return nil, errors.New("provider metadata: document too large")
+	}
+	var doc struct {
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("provider metadata: %w", err)
+	}
+	if len(doc.AuthorizationServers) == 0 {
+		return nil, errors.New("provider metadata: no authorization_servers")
+	}
+	for _, as := range doc.AuthorizationServers {
+		if err := checkAbsoluteHTTPURL(as); err != nil {
+			return nil, fmt.Errorf("provider metadata: authorization server %q: %w", as, err)
+		}
+	}
+	return doc.AuthorizationServers, nil
+}
+
+// hostSet is the set of Host header values served. A port of "" matches any
+// port; any is true for "*".
+type hostSet struct {
+	any     bool
+	entries map[hostPort]bool
+}
+
+type hostPort struct{ host, port string }
+
+// loopbackHosts are served by default, on any port.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostSet builds the served hosts: AllowedHosts (or, when empty, the
+// loopback names and the listen host when it names one), plus the host of
+// the public base URL.
+func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
+	hs := hostSet{entries: map[hostPort]bool{}}
+	list := c.AllowedHosts
+	if len(list) == 0 {
+		list = slices.Clone(loopbackHosts)
+		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" {
+			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+				list = append(list, h)
+			}
+		}
+	}
+	for _, h := range list {
+		h = strings.TrimSpace(h)
+		hs.any = hs.any || h == "*"
+		if h == "" || h == "*" {
+			continue
+		}
+		hp, ok := parseHost(h)
+		if !ok {
+			return hs, fmt.Errorf("allowed host %q: expected host or host:port", h)
+		}
+		hs.entries[hp] = true
+	}
+	if publicBase != nil {
+		if hp, ok := parseHost(publicBase.Host); ok {
+			hs.entries[hp] = true
+		}
+	}
+	return hs, nil
+}
+
+// parseHost splits a Host value into a lower-case host and a port ("" when
+// absent), accepting bracketed and bare IPv6 literals.
+func parseHost(s string) (hostPort, bool) {
+	if s == "" || len(s) > 300 || strings.ContainsAny(s, "/@?# \t") {
+		return hostPort{}, false
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), ""
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "" {
+		return hostPort{}, false
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return hostPort{}, false
+		}
+	}
+	return hostPort{host: host, port: port}, true
+}
+
+// named reports whether a Host header value is served by name: listed, a
+// default loopback name or the listen host, or the public base URL's host;
+// "*" names nothing.
+func (hs hostSet) named(host string) bool {
+	hp, ok := parseHost(host)
+	if !ok {
+		return false
+	}
+	if hs.entries[hostPort{host: hp.host}] || hs.entries[hp] {
+		return true
+	}
+	// A Host without a port is the scheme's default port.
+	return hp.port == "" && (hs.entries[hostPort{hp.host, "80"}] || hs.entries[hostPort{hp.host, "443"}])
+}
+
+// hostMiddleware answers 421 Misdirected Request to a request whose Host is
+// not served, so that no challenge or metadata document ever names a host
+// this server was not configured for (and a DNS-rebound name reaches
+// nothing). Liveness and readiness probes are exempt: they name no host and
+// carry no data, and orchestrators send them with the pod address as Host.
+func (st *settings) hostMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || st.hosts.any || st.hosts.named(r.Host) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		const msg = "misdirected request: the Host header names a host this server does not serve; add it with --allowed-hosts or set --public-base-url"
+		if r.URL.Path == "/mcp" {
+			writeRPCError(w, http.StatusMisdirectedRequest, nil, mcp.INVALID_REQUEST, msg, map[string]string{"reason": "host_not_allowed"})
+			return
+		}
+		body, _ := json.Marshal(map[string]string{"error": "misdirected_request", "error_description": msg})
+		writeJSON(w, http.StatusMisdirectedRequest, body)
+	})
+}
+
+// warnHosts logs, once per handler, the host setup that serves only
+// loopback names although the listener is reachable from elsewhere.
+func (st *settings) warnHosts() {
+	if isLoopbackListen(st.Listen) || st.publicBase != nil || len(st.AllowedHosts) > 0 {
+		return
+	}
+	st.logger.Warn("listening beyond loopback with neither a public base URL nor allowed hosts: only requests whose Host names a loopback address or the listen address are served (421 otherwise); set --public-base-url or --allowed-hosts",
+		"listen", st.Listen)
 }

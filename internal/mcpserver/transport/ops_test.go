@@ -299,7 +299,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
+			_, err := tc.cfg.Effective()
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -2,14 +2,198 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
+
+// mcp-go v1.2.1 answers every error a resource handler returns with
+// -32603 and the error's text as the message; a handler cannot choose the
+// code. A handler that returns a *ResourceError instead gets its code back:
+// its text is a small JSON document under resourceErrorKey, which both
+// transports (HTTP replies and stdio lines) turn into a JSON-RPC error with
+// that code, a readable message and the typed error object as data.
+// In-process clients, which see mcp-go's answer unchanged, still get the
+// typed object inside the message.
+
+// resourceErrorKey names the document a *ResourceError renders as its text.
+const resourceErrorKey = "mcp_resource_error"
+
+// ResourceError is a failed resources/read with its JSON-RPC code and the
+// typed error object ({"code": ..., "message": ..., ...}) sent as data.
+type ResourceError struct {
+	RPCCode int
+	Object  json.RawMessage
+}
+
+func (e *ResourceError) Error() string {
+	b, _ := json.Marshal(map[string]resourceErrorDoc{resourceErrorKey: {Code: e.RPCCode, Error: e.Object}})
+	return string(b)
+}
+
+type resourceErrorDoc struct {
+	Code  int             `json:"code"`
+	Error json.RawMessage `json:"error"`
+}
+
+// InvalidResourceURI is the error of a resource URI that does not name a
+// resource: JSON-RPC -32602 (invalid params).
+func InvalidResourceURI(obj json.RawMessage) error {
+	return &ResourceError{RPCCode: mcp.INVALID_PARAMS, Object: obj}
+}
+
+// ResourceNotFound is the error of a well-formed URI whose resource does not
+// exist: -32002, or -32602 for a request made under protocol 2026-07-28,
+// which folded not-found into invalid params.
+func ResourceNotFound(ctx context.Context, obj json.RawMessage) error {
+	code := mcp.RESOURCE_NOT_FOUND
+	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		code = mcp.INVALID_PARAMS
+	}
+	return &ResourceError{RPCCode: code, Object: obj}
+}
+
+// ResourceFailed is any other failed read: -32603 with the typed object.
+func ResourceFailed(obj json.RawMessage) error {
+	return &ResourceError{RPCCode: mcp.INTERNAL_ERROR, Object: obj}
+}
+
+// rewriteResourceError turns a JSON-RPC error reply that carries a
+// *ResourceError's text into the error it describes; any other message is
+// returned unchanged.
+func rewriteResourceError(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(resourceErrorKey)) {
+		return msg
+	}
+	var reply struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	// mcp-go answers a handler's error with -32603 and a hook's refusal
+	// (see RequestGuard) with -32600.
+	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil ||
+		(reply.Error.Code != mcp.INTERNAL_ERROR && reply.Error.Code != mcp.INVALID_REQUEST) {
+		return msg
+	}
+	var doc map[string]resourceErrorDoc
+	if json.Unmarshal([]byte(reply.Error.Message), &doc) != nil {
+		return msg
+	}
+	re, ok := doc[resourceErrorKey]
+	if !ok || re.Code == 0 || len(re.Error) == 0 {
+		return msg
+	}
+	// The typed object names its code in "code" (PDPP) or "error" (papers).
+	var obj struct {
+		Code    string          `json:"code"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	_ = json.Unmarshal(re.Error, &obj)
+	code := obj.Code
+	if code == "" {
+		_ = json.Unmarshal(obj.Error, &code)
+	}
+	text := obj.Message
+	if code != "" {
+		text = code + ": " + text
+	}
+	if text == "" {
+		text = "resource read failed"
+	}
+	out := marshalRPCError(reply.ID, re.Code, text, re.Error)
+	if bytes.HasSuffix(msg, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// RequestBounds are the sizes a server checks on every request before any
+// work that grows with them: mcp-go matches a resources/read URI against
+// every resource template (work that grew superlinearly with a long URI, up
+// to seconds of CPU for one 1 MiB URI) and looks a tool name up and echoes it
+// in its error. Generated catalogs declare both figures (MaxResourceURIBytes,
+// MaxToolNameBytes).
+type RequestBounds struct {
+	// ResourceURIBytes bounds the uri of resources/read.
+	ResourceURIBytes int
+	// ToolNameBytes bounds the name of tools/call: no tool has a longer one.
+	ToolNameBytes int
+}
+
+// RequestGuard returns the server option that refuses, before mcp-go reads
+// any further, a resources/read whose uri or a tools/call whose name is
+// longer than b allows: JSON-RPC -32602 (invalid params) with a typed error
+// as data ({"code": "too_long", "message", "param", "max_bytes"}), over
+// HTTP and stdio alike (an in-process client sees the same object inside
+// mcp-go's -32600 message). The check decodes the message once, which
+// costs time in proportion to its size, as reading it already did. It
+// installs the server's hooks (server.WithHooks), so use it instead of, not
+// beside, other hooks.
+func RequestGuard(b RequestBounds) server.ServerOption {
+	hooks := &server.Hooks{}
+	hooks.AddOnRequestInitialization(b.check)
+	return server.WithHooks(hooks)
+}
+
+// guardedRequest is the part of a request RequestGuard looks at.
+// readGuarded fills it as json.Unmarshal does.
+type guardedRequest struct {
+	Method string `json:"method"`
+	Params struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+func (b RequestBounds) check(_ context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	req, ok := readGuarded(raw)
+	if !ok {
+		return nil // mcp-go answers what it cannot parse itself
+	}
+	switch mcp.MCPMethod(req.Method) {
+	case mcp.MethodResourcesRead:
+		if b.ResourceURIBytes > 0 && len(req.Params.URI) > b.ResourceURIBytes {
+			return tooLong("uri", "resource URI", len(req.Params.URI), b.ResourceURIBytes)
+		}
+	case mcp.MethodToolsCall:
+		if b.ToolNameBytes > 0 && len(req.Params.Name) > b.ToolNameBytes {
+			return tooLong("name", "tool name", len(req.Params.Name), b.ToolNameBytes)
+		}
+	}
+	return nil
+}
+
+// tooLong is the error of a request member over its bound, rendered as a
+// JSON-RPC -32602 error by both transports (see ResourceError).
+func tooLong(param, what string, n, max int) error {
+	obj, _ := json.Marshal(map[string]any{
+		"code":      "too_long",
+		"message":   fmt.Sprintf("the %s is %d bytes, over the %d-byte limit; nothing was looked up", what, n, max),
+		"param":     param,
+		"max_bytes": max,
+	})
+	return &ResourceError{RPCCode: mcp.INVALID_PARAMS, Object: obj}
+}
 
 // rpcErrorBody is a JSON-RPC 2.0 error response. ID stays null when the
 // request id is unknown (body not read yet, or not parseable).
@@ -76,23 +260,11 @@ func peekEnvelope(body []byte) envelope {
 	if json.Unmarshal(body, &e) != nil {
 		return envelope{}
 	}
-	if !validID(e.ID) {
+	// The id forms JSON-RPC allows: string, number or null.
+	if k := jsontext.Value(e.ID).Kind(); k != '"' && k != '0' && k != 'n' {
 		e.ID = nil
 	}
 	return e
-}
-
-// validID accepts the id forms JSON-RPC allows: string, number or null.
-func validID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
-	}
-	switch c := id[0]; {
-	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
-	default:
-		return bytes.Equal(id, jsonNull)
-	}
 }
 
 // showErrorText returns the JSON-RPC error reply msg with the hidden
@@ -126,4 +298,72 @@ func showErrorText(msg []byte) []byte {
 		out = append(out, '\n')
 	}
 	return out
+}
+
+// errBadObject stops a walk at an object found invalid inside it.
+var errBadObject = errors.New("not a valid JSON object")
+
+// readGuarded reads the members of the request raw that RequestGuard
+// checks, as json.Unmarshal into guardedRequest does; ok is false where that
+// decode fails. An object is read at its top level and in params, in one
+// pass (walkDecoded), which costs a small part of a decode of the whole request
+// and decodes only the strings it keeps; anything else is left to
+// encoding/json.
+func readGuarded(raw []byte) (req guardedRequest, ok bool) {
+	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
+	if len(obj) == 0 || obj[0] != '{' {
+		return req, json.Unmarshal(raw, &req) == nil
+	}
+	ok = true
+	// str decodes a string member into dst; null leaves dst as it was
+	// and any other value fails the decode.
+	str := func(dst *string, val []byte) {
+		switch {
+		case val[0] == '"':
+			inner := val[1 : len(val)-1]
+			if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				*dst = string(inner)
+			} else {
+				s, _ := jsontext.AppendUnquote(nil, val) // U+FFFD as above
+				*dst = string(s)
+			}
+		case string(val) != "null":
+			ok = false
+		}
+	}
+	// params is read where it stands, in the same pass.
+	valid := walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		if memberIs(key, "params") && d.PeekKind() == '{' {
+			// A repeated params merges into the same struct.
+			if !walkMembers(d, func(d *jsonpool.Reader, k []byte) error {
+				v, err := d.ReadValue()
+				switch {
+				case err != nil:
+				case memberIs(k, "uri"):
+					str(&req.Params.URI, v)
+				case memberIs(k, "name"):
+					str(&req.Params.Name, v)
+				}
+				return err
+			}) {
+				return errBadObject
+			}
+			return nil
+		}
+		val, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		switch {
+		case memberIs(key, "method"):
+			str(&req.Method, val)
+		case memberIs(key, "params") && string(val) != "null":
+			ok = false
+		}
+		return nil
+	})
+	if !valid {
+		return guardedRequest{}, false // json.Unmarshal refuses it too
+	}
+	return req, ok
 }

@@ -13,15 +13,10 @@ import (
 // ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled (and
 // serves h's probes and cfg.Metrics on cfg.AdminListener when set), then
 // shuts down gracefully: /readyz answers 503 from that moment on, the
-// listener closes (at once, or after DrainDelay of serving on), in-flight
-// requests run to completion (each within
-// its own request deadline; the whole drain bounded by ShutdownTimeout, after
-// which connections are closed) and ServeHTTP returns nil. Cancelling ctx
-// does not cancel the requests themselves. Signal handling is the caller's
-// (signal.NotifyContext).
-//
-// A listen address that is not loopback logs a warning when no Origin
-// allowlist is configured (and when no public base URL is set).
+// listener closes (at once, or after DrainDelay), in-flight requests run to
+// completion (the whole drain bounded by ShutdownTimeout, after which
+// connections are closed) and ServeHTTP returns nil. Cancelling ctx does
+// not cancel the requests themselves. Signal handling is the caller's.
 func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	if cfg.AdminListener != nil {
 		defer cfg.AdminListener.Close()
@@ -45,9 +40,7 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 				"listen", st.Listen)
 		}
 	}
-	for _, w := range st.boundWarnings() {
-		st.logger.Warn(w)
-	}
+	st.warnBounds()
 	if st.OnListen != nil {
 		st.OnListen(ln.Addr())
 	}
@@ -106,10 +99,9 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	return nil
 }
 
-// drainGate answers /readyz with 503 once serving's context has ended, so a
-// load balancer stops routing new work here while the calls in flight finish.
-// It reads the context itself rather than a flag set after ctx.Done fires, so
-// the switch is visible to the very next request after cancellation.
+// drainGate answers /readyz with 503 once serving's context has ended (read
+// at each request, so the very next one sees it), so a load balancer stops
+// routing new work here while the calls in flight finish.
 func drainGate(h http.Handler, serving context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if serving.Err() != nil && r.URL.Path == "/readyz" {
@@ -120,4 +112,50 @@ func drainGate(h http.Handler, serving context.Context) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// The admin listener (HTTPConfig.AdminListener, flag --admin-listen) serves
+// /healthz, /readyz and /metrics apart from /mcp: its connections are not
+// counted in the public listener's bounds, so a flood that fills those
+// never fails a kubelet probe or a scrape. /healthz and /readyz answer as
+// on the public listener (the same handler, so the same readiness and the
+// same 503 "draining" once shutdown began); /metrics is HTTPConfig.Metrics,
+// 404 when that is nil. It is meant for loopback or a port only the
+// cluster reaches: nothing on it is authenticated.
+
+// Bounds of the admin server: its peers are the kubelet and a scraper, so
+// short header and write deadlines and small headers.
+const (
+	adminReadHeaderTimeout = 5 * time.Second
+	adminWriteTimeout      = 30 * time.Second
+	adminIdleTimeout       = 2 * time.Minute
+	adminMaxHeaderBytes    = 16 << 10
+)
+
+// newAdminServer builds the admin listener's server: probes through
+// probes (the public handler behind drainGate), /metrics from st.Metrics.
+func newAdminServer(st *settings, probes http.Handler) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", probes)
+	mux.Handle("/readyz", probes)
+	if st.Metrics != nil {
+		mux.Handle("/metrics", st.Metrics.Handler())
+	}
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: adminReadHeaderTimeout,
+		WriteTimeout:      adminWriteTimeout,
+		IdleTimeout:       adminIdleTimeout,
+		MaxHeaderBytes:    adminMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(st.logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// serveAdmin serves srv on ln until srv is closed; an error other than
+// the close is logged.
+func serveAdmin(srv *http.Server, ln net.Listener, log *slog.Logger) {
+	log.Info("serving probes and metrics", "addr", ln.Addr().String(), "paths", "/healthz /readyz /metrics")
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("admin listener stopped", "err", err)
+	}
 }

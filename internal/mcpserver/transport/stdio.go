@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,9 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/jsonpool"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
@@ -62,9 +65,7 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	if s == nil {
 		return errors.New("transport: nil MCP server")
 	}
-	if errLog == nil {
-		errLog = slog.Default()
-	}
+	errLog = cmp.Or(errLog, slog.Default())
 	sess := &stdioSession{id: fmt.Sprintf("stdio-%d", stdioSessions.Add(1)), notes: make(chan mcp.JSONRPCNotification, 16)}
 	if err := s.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("transport: stdio: %w", err)
@@ -284,16 +285,10 @@ func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
 	if res == nil {
 		return json.Marshal(msg)
 	}
-	version, err := json.Marshal(r.JSONRPC)
-	if err != nil {
-		return nil, err
-	}
-	id, err := json.Marshal(r.ID)
-	if err != nil {
-		return nil, err
-	}
-	result, err := res.MarshalJSON()
-	if err != nil {
+	version, err1 := json.Marshal(r.JSONRPC)
+	id, err2 := json.Marshal(r.ID)
+	result, err3 := res.MarshalJSON()
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, err
 	}
 	b := make([]byte, 0, len(`{"jsonrpc":,"id":,"result":}`)+len(version)+len(id)+len(result)+1)
@@ -349,17 +344,16 @@ func (p *callPool) spawn(f func() bool) bool {
 		p.mu.Unlock()
 		return false
 	}
+	var ch chan func() bool
 	if n := len(p.idle); n > 0 {
-		ch := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+		ch, p.idle = p.idle[n-1], p.idle[:n-1]
 		p.mu.Unlock()
-		ch <- f
-		return true
+	} else {
+		p.mu.Unlock()
+		ch = make(chan func() bool, 1)
+		go p.work(ch)
 	}
-	p.mu.Unlock()
-	ch := make(chan func() bool, 1)
 	ch <- f
-	go p.work(ch)
 	return true
 }
 
@@ -421,38 +415,25 @@ type stdioSession struct {
 	id          string
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
-	mu          sync.Mutex
-	info        mcp.Implementation
-	caps        mcp.ClientCapabilities
+	info        atomic.Pointer[mcp.Implementation]
+	caps        atomic.Pointer[mcp.ClientCapabilities]
 }
 
 func (s *stdioSession) SessionID() string                                   { return s.id }
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
 func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
 func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
+func (s *stdioSession) GetClientInfo() mcp.Implementation                   { return deref(s.info.Load()) }
+func (s *stdioSession) SetClientInfo(info mcp.Implementation)               { s.info.Store(&info) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities       { return deref(s.caps.Load()) }
+func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities)   { s.caps.Store(&caps) }
 
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info
-}
-
-func (s *stdioSession) SetClientInfo(info mcp.Implementation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.info = info
-}
-
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps
-}
-
-func (s *stdioSession) SetClientCapabilities(caps mcp.ClientCapabilities) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.caps = caps
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // forward writes the notifications mcp-go sends the session until ctx ends.
@@ -465,4 +446,102 @@ func (s *stdioSession) forward(ctx context.Context, w *lineWriter) {
 			return
 		}
 	}
+}
+
+// pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
+// with a non-empty string "method" and an "id" other than null, as decoding
+// the line into message would find them (member names matched without
+// regard to case, the last of a repeated member winning). ok is false for
+// anything else: a notification, an answer, a batch, invalid JSON.
+//
+// Every line of a stdio session passes through here (it decides which lines
+// are requests, served on the call pool and owed an answer), so the line is
+// read once at its top level with a pooled jsontext.Decoder (jsonpool), which checks it
+// as it goes and builds no values, instead of decoded: a decode costs
+// several times as much (BenchmarkPendingRequestID).
+func pendingRequestID(line []byte) (id []byte, ok bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return nil, false
+	}
+	var method []byte
+	methodBad := false
+	if !walkObject(line, func(key, val []byte) {
+		switch {
+		case memberIs(key, "id"):
+			id = val
+		case memberIs(key, "method"):
+			// null leaves a decoded string as it was; a value of another
+			// type fails the decode, whatever follows it.
+			switch {
+			case val[0] == '"':
+				method = val
+			case string(val) != "null":
+				methodBad = true
+			}
+		}
+	}) {
+		return nil, false
+	}
+	// A method that is not a string fails the decode; "" is no request.
+	if methodBad || len(method) < 3 || method[0] != '"' || len(id) == 0 || string(id) == "null" {
+		return nil, false
+	}
+	return id, true
+}
+
+// walkObject calls fn with each member of obj in order, the quoted name and
+// the raw value, read in place by a pooled jsontext.Decoder (jsonpool), and
+// reports whether obj is one valid JSON object as json.Valid would find it,
+// with nothing after it. fn may have seen members of an obj found invalid
+// further on.
+func walkObject(obj []byte, fn func(key, val []byte)) bool {
+	return walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
+		val, err := d.ReadValue()
+		if err == nil {
+			fn(key, val)
+		}
+		return err
+	})
+}
+
+// walkDecoded is walkObject for a reader of the member's value itself:
+// fn is called with each quoted name and must read the value from d (one
+// ReadValue, or a walk of an object with walkMembers).
+func walkDecoded(obj []byte, fn func(d *jsonpool.Reader, key []byte) error) bool {
+	d := jsonpool.Get(obj)
+	defer jsonpool.Put(d)
+	if !walkMembers(d, fn) {
+		return false
+	}
+	_, err := d.ReadToken() // nothing but white space may follow
+	return err == io.EOF
+}
+
+// walkMembers reads the object that comes next in d, calling fn with each
+// quoted name as walkDecoded does; it reports whether the object is valid.
+func walkMembers(d *jsonpool.Reader, fn func(d *jsonpool.Reader, key []byte) error) bool {
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() == '"' { // a valid object: as many members as bytes
+		key, err := d.ReadValue()
+		if err != nil || fn(d, key) != nil {
+			return false
+		}
+	}
+	tok, err := d.ReadToken()
+	return err == nil && tok.Kind() == '}'
+}
+
+// memberIs reports whether the quoted member name key decodes to name,
+// ignoring case as encoding/json does when it fills a struct field.
+func memberIs(key []byte, name string) bool {
+	k := key[1 : len(key)-1]
+	if bytes.IndexByte(k, '\\') >= 0 {
+		// Invalid UTF-8 and lone surrogates read as U+FFFD, as
+		// encoding/json reads them; the error says only that there were some.
+		k, _ = jsontext.AppendUnquote(nil, key)
+	}
+	return bytes.EqualFold(k, []byte(name))
 }

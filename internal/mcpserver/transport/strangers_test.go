@@ -329,7 +329,7 @@ func TestTrustedProxiesClientAddress(t *testing.T) {
 	if _, err := parseProxies(nil, "X-Real-IP"); err == nil {
 		t.Error("an unknown forwarded header accepted")
 	}
-	if err := (HTTPConfig{TrustedProxies: []string{"nonsense"}}).Validate(); err == nil {
+	if _, err := (HTTPConfig{TrustedProxies: []string{"nonsense"}}).Effective(); err == nil {
 		t.Error("config with a bad trusted proxy validated")
 	}
 }

@@ -261,7 +261,7 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if _, err := cfg.Effective(); err != nil {
 		t.Fatalf("the manifest's configuration is refused: %v", err)
 	}
 
