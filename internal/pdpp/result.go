@@ -11,6 +11,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/events"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
@@ -159,7 +160,7 @@ const requestIDStampBytes = len(`,"request_id":""`) + maxRequestIDBytes
 const maxRequestIDBytes = 128
 
 // smallMemberBytes is the largest member a truncation report keeps.
-const smallMemberBytes = 256
+const smallMemberBytes = events.SmallMemberBytes
 
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
@@ -319,7 +320,7 @@ func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 
 // codeBadResponse is the code of an RS answer that is not what its endpoint
 // promises.
-const codeBadResponse = "rs_bad_response"
+const codeBadResponse = events.CodeBadResponse
 
 // badResponse is the typed error of an RS answer that could not be read or
 // rendered (rs_bad_response), carrying the reason.

@@ -148,7 +148,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	for i, r := range view.Records {
 		ids[i] = r.ID
 	}
-	st := page.step(ids, func() int { return view.FullBytes(resp.Body) })
+	st := page.Step(ids, func() int { return view.FullBytes(resp.Body) })
 	step := func(room int) (string, json.RawMessage, evidence.Truncation, error) {
 		return view.CompactStep(resp.Body, st, room)
 	}
@@ -256,7 +256,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	for i, r := range view.Results {
 		ids[i] = r.ID
 	}
-	st := page.step(ids, view.FullBytes)
+	st := page.Step(ids, view.FullBytes)
 	var text string
 	var structured json.RawMessage
 	var cut evidence.Truncation

@@ -119,7 +119,7 @@ type scopeStream struct {
 func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDiscoverEventSubscriptionCapabilities
 	shown := a.host.ArgsMap(args)
-	if err := a.refuseOwner(ctx); err != nil {
+	if err := a.host.RefuseOwner(ctx); err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	adv, advertised := a.subscriptionAdvertisement(ctx)
@@ -137,7 +137,7 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
 		out["detail"] = evidence.DetailFull
-		return a.fullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
+		return a.host.FullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
 	}
 	limit := a.host.ReplyBudget(tool, 0)
 	text := a.host.CompactText(caps.text(full), limit)
@@ -164,11 +164,11 @@ func (a *Tools) subscriptionAdvertisement(ctx context.Context) (object, bool) {
 func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 	params := &rsclient.GetSchemaParams{View: new(rsclient.GetSchemaParamsViewCompact)}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil && a.host.RejectsView(err) {
 		params.View = nil
 		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-		resp, err = a.doControl(ctx, req, berr)
+		resp, err = a.host.DoControl(ctx, req, berr)
 	}
 	if err != nil {
 		return nil, err
@@ -419,7 +419,7 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 	req, berr := call.NewRequest(a.rs.BaseURL(), body)
 	// The one answer whose secret reaches the client: read it whole, take
 	// the signing secret, and take every secret-like member out of the rest.
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.host.Do(ctx, req, berr)
 	if err != nil {
 		return fail(err)
 	}
@@ -582,7 +582,7 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	}
 	call := args.ListEventSubscriptionsCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -593,7 +593,7 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	fullCall := page.Full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", resp.Body), nil
+		return a.host.FullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", resp.Body), nil
 	}
 	limit, room := a.host.StepBudget(tool, 0)
 	ids := make([]string, len(subs))
@@ -662,7 +662,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 	shown := a.host.ArgsMap(args)
 	call := args.GetEventSubscriptionCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -678,7 +678,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil
+		return a.host.FullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return a.subscriptionResult(tool, text, sub, out, a.host.FullDetailCall(tool, shown)), nil
@@ -694,7 +694,7 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 	call := args.UpdateEventSubscriptionCall()
 	req, berr := call.NewRequest(a.rs.BaseURL(),
 		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -718,7 +718,7 @@ func (a *Tools) DeleteEventSubscription(ctx context.Context, args mcptools.Delet
 	shown := a.host.ArgsMap(args)
 	call := args.DeleteEventSubscriptionCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	if _, err := a.doControl(ctx, req, berr); err != nil {
+	if _, err := a.host.DoControl(ctx, req, berr); err != nil {
 		var re *rs.Error
 		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
 			// The RS answers a second DELETE with 404 not_found: the
@@ -749,7 +749,7 @@ func (a *Tools) SendTestEvent(ctx context.Context, args mcptools.SendTestEventAr
 	shown := a.host.ArgsMap(args)
 	call := args.SendTestEventCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
