@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -306,13 +307,9 @@ func source(fromRS bool) string {
 
 func (c capabilities) structured(adv object) map[string]any {
 	signing := map[string]any{"source": source(c.signingFromRS)}
-	for k, v := range c.signing {
-		signing[k] = v
-	}
+	maps.Copy(signing, c.signing)
 	delivery := map[string]any{"source": source(c.deliveryFromRS)}
-	for k, v := range c.delivery {
-		delivery[k] = v
-	}
+	maps.Copy(delivery, c.delivery)
 	out := map[string]any{
 		"supported":   c.supported,
 		"event_types": c.eventTypes,
