@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -126,6 +127,16 @@ func refitShown[C any](limit, room int, step func(room int) (string, json.RawMes
 		return text, structured, cut, err // compactResult's last resort
 	}
 	return best.text, best.structured, best.cut, nil
+}
+
+// shownStep runs a compact step in room: through refitShown when body,
+// the RS body it renders, holds a hidden character, for it is measured as
+// shown (markers are longer than what they stand for); once otherwise.
+func shownStep[C any](body []byte, limit, room int, step func(room int) (string, json.RawMessage, C, error)) (string, json.RawMessage, C, error) {
+	if unseen.HasJSON(body) {
+		return refitShown(limit, room, step)
+	}
+	return step(room)
 }
 
 // showStructured shows the hidden characters of a compact structured
@@ -311,9 +322,7 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 // "full": the continuation a compact result names for everything.
 func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 	out := make(map[string]any, len(args)+1)
-	for k, v := range args {
-		out[k] = v
-	}
+	maps.Copy(out, args)
 	out["detail"] = evidence.DetailFull
 	return evidence.Continuation{Tool: tool, Arguments: out}
 }

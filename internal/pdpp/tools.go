@@ -20,8 +20,6 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 // optString returns nil for "", else a pointer.
 func optString(s string) *string {
 	if s == "" {
@@ -50,7 +48,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	call := args.GetSchemaCall()
 	compact := args.Detail != "full"
 	if compact {
-		call.Params.View = ptr(rsclient.GetSchemaParamsViewCompact)
+		call.Params.View = new(rsclient.GetSchemaParamsViewCompact)
 	}
 	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
@@ -149,18 +147,9 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		ids[i] = r.ID
 	}
 	st := page.Step(ids, func() int { return view.FullBytes(resp.Body) })
-	step := func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+	text, structured, cut, cerr := shownStep(resp.Body, limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
 		return view.CompactStep(resp.Body, st, room)
-	}
-	if unseen.HasJSON(resp.Body) {
-		// Measured as shown: hidden characters become longer markers.
-		step = func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-			return refitShown(limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-				return view.CompactStep(resp.Body, st, room)
-			})
-		}
-	}
-	text, structured, cut, cerr := step(room)
+	})
 	if cerr != nil {
 		return fail(badResponse(cerr))
 	}
@@ -257,18 +246,10 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 		ids[i] = r.ID
 	}
 	st := page.Step(ids, view.FullBytes)
-	var text string
-	var structured json.RawMessage
-	var cut evidence.Truncation
-	if unseen.HasJSON(resp.Body) {
-		// Measured as shown: hidden characters become longer markers.
-		text, structured, cut, _ = refitShown(budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-			t, s, c := view.CompactStep(st, room)
-			return t, s, c, nil
-		})
-	} else {
-		text, structured, cut = view.CompactStep(st, room)
-	}
+	text, structured, cut, _ := shownStep(resp.Body, budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+		t, s, c := view.CompactStep(st, room)
+		return t, s, c, nil
+	})
 	return compactResult(budget, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
@@ -574,13 +555,13 @@ func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCa
 	p := &call.Params
 	p.Field, p.ConnectionId, p.Q = w.Field, optString(w.Record.ConnectionID), optString(w.Q)
 	if w.Offset > 0 {
-		p.OffsetChars = ptr(w.Offset)
+		p.OffsetChars = new(w.Offset)
 	}
 	if w.Limit > 0 {
-		p.LimitChars = ptr(w.Limit)
+		p.LimitChars = new(w.Limit)
 	}
 	if w.Q != "" {
-		p.BeforeChars, p.AfterChars = ptr(w.Before), ptr(w.After)
+		p.BeforeChars, p.AfterChars = new(w.Before), new(w.After)
 	}
 	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
@@ -614,7 +595,7 @@ func (a *Adapter) checkExpand(ctx context.Context, stream, connectionID string, 
 		return nil
 	}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), &rsclient.GetSchemaParams{
-		Stream: &stream, ConnectionId: optString(connectionID), View: ptr(rsclient.GetSchemaParamsViewCompact)})
+		Stream: &stream, ConnectionId: optString(connectionID), View: new(rsclient.GetSchemaParamsViewCompact)})
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
 		return nil // fail open: the RS decides
