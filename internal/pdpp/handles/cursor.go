@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -113,53 +112,9 @@ func (w WindowRef) paramProblem() (param, msg string) {
 // of the window's compact JSON. It does not validate: call w.Validate
 // first; DecodeCursor rejects the cursor of an invalid WindowRef.
 func EncodeCursor(w WindowRef) string {
-	// The JSON is the bytes json.Marshal writes for cursorBody, appended
-	// member by member: every window read encodes one or two cursors
-	// (TestEncodeCursorMatchesMarshal holds the two equal).
-	var store [256]byte
-	data := append(store[:0], '{')
-	str := func(name, v string, omitEmpty bool) {
-		if omitEmpty && v == "" {
-			return
-		}
-		if len(data) > 1 {
-			data = append(data, ',')
-		}
-		data = append(append(append(data, '"'), name...), `":`...)
-		data = appendJSONString(data, v)
-	}
-	num := func(name string, v int) {
-		if v == 0 {
-			return
-		}
-		data = append(append(append(append(data, ','), '"'), name...), `":`...)
-		data = strconv.AppendInt(data, int64(v), 10)
-	}
-	str("c", w.Record.ConnectionID, true)
-	str("s", w.Record.Stream, false)
-	str("r", w.Record.RecordID, false)
-	str("f", w.Field, false)
-	num("o", w.Offset)
-	num("l", w.Limit)
-	str("q", w.Q, true)
-	num("b", w.Before)
-	num("a", w.After)
-	data = append(data, '}')
-	out := make([]byte, len(CursorPrefix), len(CursorPrefix)+base64.RawURLEncoding.EncodedLen(len(data)))
-	copy(out, CursorPrefix)
-	return string(base64.RawURLEncoding.AppendEncode(out, data))
-}
-
-// appendJSONString appends s quoted as json.Marshal quotes it: as itself
-// when it is printable ASCII with nothing to escape, else by json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
+	data, _ := json.Marshal(cursorBody{C: w.Record.ConnectionID, S: w.Record.Stream, R: w.Record.RecordID,
+		F: w.Field, O: w.Offset, L: w.Limit, Q: w.Q, B: w.Before, A: w.After}) // strings and ints always encode
+	return CursorPrefix + base64.RawURLEncoding.EncodeToString(data)
 }
 
 // DecodeCursor parses a cursor made by EncodeCursor. It is strict: the
