@@ -409,18 +409,12 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 	var ref handles.RecordRef
 	var err error
 	switch {
-	case args.ID != "" && (args.Stream != "" || args.RecordID != ""):
-		idRef, perr := handles.ParseID(args.ID)
-		if perr != nil {
-			return w, perr
-		}
-		if (args.Stream != "" && args.Stream != idRef.Stream) || (args.RecordID != "" && args.RecordID != idRef.RecordID) {
-			return w, rs.AdapterError("conflicting_arguments", "id names another record than stream/record_id; pass only id", "id")
-		}
-		ref = idRef
 	case args.ID != "":
 		if ref, err = handles.ParseID(args.ID); err != nil {
 			return w, err
+		}
+		if (args.Stream != "" && args.Stream != ref.Stream) || (args.RecordID != "" && args.RecordID != ref.RecordID) {
+			return w, rs.AdapterError("conflicting_arguments", "id names another record than stream/record_id; pass only id", "id")
 		}
 	case args.Stream != "" && args.RecordID != "":
 		ref = handles.RecordRef{Stream: args.Stream, RecordID: args.RecordID}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -144,17 +145,13 @@ func (c *common) registerTimeout(f *cmdkit.FlagSet) error {
 
 // toolsetList validates --toolsets against the catalog.
 func (c *common) toolsetList() ([]string, error) {
-	known := map[string]bool{}
-	for _, t := range mcptools.Toolsets() {
-		known[t] = true
-	}
 	var out []string
 	for _, t := range strings.Split(c.toolsets, ",") {
 		t = strings.TrimSpace(t)
 		if t == "" {
 			continue
 		}
-		if !known[t] {
+		if !slices.Contains(mcptools.Toolsets(), t) {
 			return nil, cmdkit.Fail(cmdkit.ExitUsage, "unknown toolset %q in --toolsets; known: %s", t, strings.Join(mcptools.Toolsets(), ", "))
 		}
 		out = append(out, t)

@@ -15,42 +15,23 @@ import (
 // Host is what the event tools take from the PDPP adapter, which fills it
 // in: RS calls behind its owner-token check, and its reply conventions
 // (reply budgets, compact, full and error results, page cursors), which
-// the read tools share.
+// the read tools share. Each field is the adapter's function of the same
+// name, documented there; DoControl is do for the event-subscription
+// routes, whose answers lose their secret-like members.
 type Host struct {
-	// Do sends a request built by a generated builder, after the
-	// owner-token check, and returns the answer as the RS sent it.
-	Do func(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
-	// DoControl is Do for the event-subscription routes: the answer loses
-	// its secret-like members.
-	DoControl func(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
-	// RefuseOwner fails unless the bearer is a grant-scoped client token.
-	RefuseOwner func(ctx context.Context) error
-	// FullReply is the detail "full" result of tool: head's members and,
-	// under key, body verbatim, within the adapter's full-reply ceiling.
-	FullReply func(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult
-	// ErrorResult renders any failure as an isError result within tool's
-	// reply budget.
-	ErrorResult func(err error, tool string, args map[string]any) *mcp.CallToolResult
-	// CompactResult is a successful compact result held to limit.
-	CompactResult func(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult
-	// CompactText bounds a compact result's text to half its budget.
-	CompactText func(text string, limit int) string
-	// FitStructured builds a compact structuredContent with build in the
-	// room a result of limit bytes leaves beside text.
-	FitStructured func(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error)
-	// FullDetailCall is the call of tool with args at detail "full".
+	Do, DoControl  func(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
+	RefuseOwner    func(ctx context.Context) error
+	FullReply      func(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult
+	ErrorResult    func(err error, tool string, args map[string]any) *mcp.CallToolResult
+	CompactResult  func(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult
+	CompactText    func(text string, limit int) string
+	FitStructured  func(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error)
 	FullDetailCall func(tool string, args map[string]any) evidence.Continuation
-	// ReplyBudget is the room a compact result of tool has, rendering an
-	// RS body of rsBodyBytes.
-	ReplyBudget func(tool string, rsBodyBytes int) int
-	// StepBudget is the room a compact step of tool has.
-	StepBudget func(tool string, rsBodyBytes int) (limit, room int)
-	// ResolvePage reads the cursor argument of a list tool.
-	ResolvePage func(tool, cursor string, args any, rsPages bool) (Page, error)
-	// ArgsMap turns typed args into the map shown in retry suggestions.
-	ArgsMap func(v any) map[string]any
-	// RejectsView reports whether err is the RS refusing view=compact.
-	RejectsView func(err error) bool
+	ReplyBudget    func(tool string, rsBodyBytes int) int
+	StepBudget     func(tool string, rsBodyBytes int) (limit, room int)
+	ResolvePage    func(tool, cursor string, args any, rsPages bool) (Page, error)
+	ArgsMap        func(v any) map[string]any
+	RejectsView    func(err error) bool
 }
 
 // Page is where a call of a list tool reads its RS page from (Host.ResolvePage).

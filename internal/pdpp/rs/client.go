@@ -368,25 +368,17 @@ func leadingErrorMembers(prefix []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		if tok.String() == "error" {
-			return errorObjectMembers(dec, len(prefix))
+			break
 		}
 		if err := dec.SkipValue(); err != nil || int(dec.InputOffset()) >= len(prefix) {
 			return nil, false
 		}
 	}
-}
-
-// errorObjectMembers reads the members of the object dec is at that are
-// complete within the n bytes dec reads, as leadingErrorMembers keeps them.
-func errorObjectMembers(dec *jsontext.Decoder, n int) (map[string]json.RawMessage, bool) {
-	if dec.PeekKind() != '{' {
-		return nil, false
-	}
-	if _, err := dec.ReadToken(); err != nil {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
 	obj := map[string]json.RawMessage{}
-	// One step per member, each past the last: bounded by n.
+	// One step per member, each past the last: bounded by len(prefix).
 	for len(obj) < maxCutMembers && dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -394,7 +386,7 @@ func errorObjectMembers(dec *jsontext.Decoder, n int) (map[string]json.RawMessag
 		}
 		key := tok.String()
 		val, err := dec.ReadValue()
-		if err != nil || int(dec.InputOffset()) >= n {
+		if err != nil || int(dec.InputOffset()) >= len(prefix) {
 			break
 		}
 		if _, dup := obj[key]; !dup {
@@ -417,12 +409,7 @@ func transportError(ctx context.Context, err error) *Error {
 
 // scrub keeps transport error text short; it never contains the token, which
 // travels only in a header.
-func scrub(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
-}
+func scrub(s string) string { return s[:min(len(s), 300)] }
 
 // errTooLarge is a body longer than the read's limit.
 var errTooLarge = errors.New("rs: body over the limit")
