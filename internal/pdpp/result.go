@@ -327,16 +327,6 @@ func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 	return evidence.Continuation{Tool: tool, Arguments: out}
 }
 
-// codeBadResponse is the code of an RS answer that is not what its endpoint
-// promises.
-const codeBadResponse = events.CodeBadResponse
-
-// badResponse is the typed error of an RS answer that could not be read or
-// rendered (rs_bad_response), carrying the reason.
-func badResponse(err error) *rs.Error {
-	return rs.AdapterError(codeBadResponse, err.Error(), "")
-}
-
 // errorResult renders any failure as an isError result whose structuredContent
 // is {"error": {...}}: the RS envelope's error object verbatim for RS errors,
 // an adapter_error object otherwise. tool and args let the text show a retry.

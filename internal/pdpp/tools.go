@@ -14,6 +14,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/events"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/query"
@@ -70,7 +71,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	}
 	text, rerr := evidence.RenderSchema(body)
 	if rerr != nil {
-		return errorResult(badResponse(rerr), "schema", nil), nil
+		return errorResult(events.BadResponse(rerr), "schema", nil), nil
 	}
 	if !compact {
 		return a.fullReply(ctx, mcptools.ToolSchema, argsMap(args), text, struct{}{}, "data", body), nil
@@ -129,7 +130,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	}
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, page.sameArgs(""))
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	if full {
 		out := map[string]any{"records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
@@ -151,7 +152,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 		return view.CompactStep(resp.Body, st, room)
 	})
 	if cerr != nil {
-		return fail(badResponse(cerr))
+		return fail(events.BadResponse(cerr))
 	}
 	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
@@ -181,7 +182,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	}
 	text, rerr := evidence.RenderAggregate(resp.Body)
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	return budgetedData(mcptools.ToolAggregate, text, resp.Body), nil
 }
@@ -230,7 +231,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	}
 	view, rerr := evidence.RenderSearch(resp.Body, sreq, a.rs.Origin())
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	if args.Detail == evidence.DetailFull {
 		out := view.Structured()
@@ -358,7 +359,7 @@ func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, 
 		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), limit)
 	}
 	if rerr != nil {
-		return evidence.Document{}, nil, badResponse(rerr)
+		return evidence.Document{}, nil, events.BadResponse(rerr)
 	}
 	return doc, resp.Body, nil
 }
@@ -576,7 +577,7 @@ func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCa
 		return evidence.WindowView{}, offsetPastEnd(w, past)
 	}
 	if rerr != nil {
-		return evidence.WindowView{}, badResponse(rerr)
+		return evidence.WindowView{}, events.BadResponse(rerr)
 	}
 	return view, nil
 }

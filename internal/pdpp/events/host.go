@@ -53,9 +53,9 @@ const (
 	CodeBadResponse = "rs_bad_response"
 )
 
-// badResponse is the typed error of an RS answer that could not be read or
+// BadResponse is the typed error of an RS answer that could not be read or
 // rendered (rs_bad_response), carrying the reason.
-func badResponse(err error) *rs.Error {
+func BadResponse(err error) *rs.Error {
 	return rs.AdapterError(CodeBadResponse, err.Error(), "")
 }
 

@@ -50,13 +50,6 @@ type cursorBody struct {
 	A int    `json:"a,omitempty"`
 }
 
-// validFieldPath reports whether p is a field path the RS accepts: the
-// catalog format "field" (mcptools.FormatField), the rule field_path
-// arguments are validated with.
-func validFieldPath(p string) bool {
-	return mcptools.FormatField.Valid(p)
-}
-
 // Validate checks the record reference and every window parameter of a
 // window carried by a cursor; the error's Param is "cursor".
 func (w WindowRef) Validate() error {
@@ -85,7 +78,7 @@ func (w WindowRef) ValidateArgs() error {
 // wrong with it, or returns "", "".
 func (w WindowRef) paramProblem() (param, msg string) {
 	switch {
-	case !validFieldPath(w.Field):
+	case !mcptools.FormatField.Valid(w.Field): // the rule field_path arguments are validated with
 		return ParamFieldPath, fmt.Sprintf("field_path %s is not a valid field path (%s, at most %d bytes)", quote(w.Field), fieldPathRuleShort, MaxFieldPathBytes)
 	case w.Offset < 0:
 		return ParamOffsetChars, fmt.Sprintf("offset_chars %d is negative", w.Offset)

@@ -30,19 +30,6 @@ func ValidName(s string) bool {
 	return mcptools.FormatName.Valid(s)
 }
 
-// recordIDProblem describes why id is not an acceptable record_id, or
-// returns "" when it is. The rule is the catalog format "record_id"
-// (mcptools.FormatRecordID): 1..MaxRecordIDBytes bytes of valid UTF-8 with
-// no control characters, no "/" or "\", no leading or trailing white
-// space, not "." or "..", and not turning into any of those by
-// percent-decoding.
-func recordIDProblem(id string) string {
-	if p := mcptools.FormatRecordID.Problem(id); p != "" {
-		return "record_id " + quote(id) + " " + p + " (allowed: " + mcptools.FormatRecordID.Description + ")"
-	}
-	return ""
-}
-
 // Validate checks every segment of the reference; errors are *mcpkit.ArgError with
 // Code CodeInvalidID.
 func (r RecordRef) Validate() error {
@@ -52,7 +39,11 @@ func (r RecordRef) Validate() error {
 	return nil
 }
 
-// problem describes the first invalid segment, or returns "".
+// problem describes the first invalid segment, or returns "". A record_id
+// follows the catalog format "record_id" (mcptools.FormatRecordID):
+// 1..MaxRecordIDBytes bytes of valid UTF-8 with no control characters, no
+// "/" or "\", no leading or trailing white space, not "." or "..", and not
+// turning into any of those by percent-decoding.
 func (r RecordRef) problem() string {
 	rule := mcptools.FormatName.Description
 	switch {
@@ -63,7 +54,10 @@ func (r RecordRef) problem() string {
 	case !ValidName(r.Stream):
 		return fmt.Sprintf("stream %s is not valid (%s)", quote(r.Stream), rule)
 	}
-	return recordIDProblem(r.RecordID)
+	if p := mcptools.FormatRecordID.Problem(r.RecordID); p != "" {
+		return "record_id " + quote(r.RecordID) + " " + p + " (allowed: " + mcptools.FormatRecordID.Description + ")"
+	}
+	return ""
 }
 
 // ID returns the result id: "{connection_id}/{stream}:{record_id}" when the
