@@ -3,6 +3,7 @@ package pdpp
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -47,7 +48,7 @@ func offsetPastEnd(w handles.WindowRef, e *evidence.PastEndError) *rs.Error {
 // structured output points at it and names the full-detail call of the
 // same range. Hidden characters are shown as markers, longer than what
 // they stand for: when the shown window does not fit, it is cut to the
-// longest prefix (in characters, found by halving, at most
+// longest prefix (in characters, found by binary search, at most
 // log2(MaxWindowChars)+1 renderings) whose reply fits, and its next read
 // starts right after that prefix, so walking next shows every character
 // of the field once. A window that fits as it is is rendered once.
@@ -55,20 +56,16 @@ func compactWindow(view evidence.WindowView, limit, pageLimit int) *mcp.CallTool
 	text, structured, size := compactWindowParts(view)
 	if limit > 0 && size > limit {
 		total := evidence.CountChars(view.Text)
-		lo, hi := 1, total-1 // lo: the prefix kept at least, so next moves on
-		best := -1
-		for lo <= hi {
-			mid := lo + (hi-lo)/2
+		// The prefixes that fit are the 1..keep characters; at least one
+		// is kept, so next moves on.
+		keep := sort.Search(total-1, func(i int) bool {
 			cut := view
-			cut.CutTo(mid, pageLimit)
-			if _, _, n := compactWindowParts(cut); n <= limit {
-				best, lo = mid, mid+1
-			} else {
-				hi = mid - 1
-			}
-		}
+			cut.CutTo(i+1, pageLimit)
+			_, _, n := compactWindowParts(cut)
+			return n > limit
+		})
 		if total > 1 {
-			view.CutTo(max(best, 1), pageLimit)
+			view.CutTo(max(keep, 1), pageLimit)
 			text, structured, _ = compactWindowParts(view)
 		}
 	}

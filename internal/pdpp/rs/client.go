@@ -164,10 +164,6 @@ func (c *Client) InFlight() *inflight.Limiter {
 	return c.inflight
 }
 
-// MaxBodySize is the largest RS body the client reads, unless a call's
-// context sets its own limit (WithBodyLimit).
-func (c *Client) MaxBodySize() int64 { return c.maxBody }
-
 // BaseURL is the provider URL with a trailing slash, for generated request
 // builders (which drop the base path without it).
 func (c *Client) BaseURL() string { return c.base.String() }
@@ -523,7 +519,7 @@ type bodyLimit struct {
 }
 
 // WithBodyLimit returns ctx under which every RS body is read up to max
-// bytes instead of the client's MaxBodySize: a longer body is not read
+// bytes instead of the client's Options.MaxBodySize: a longer body is not read
 // further and the request fails with refuse(max), or with
 // rs_response_too_large when refuse is nil. A call at detail "full" uses it
 // to stop at its reply ceiling rather than hold a body it cannot return.
