@@ -1,7 +1,6 @@
 package pdpp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,25 +174,18 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		acct.TryReserve(built + int64(grown))
 	}
 	members = unseen.EscapeJSON(members)
-	var value []byte
-	switch v := splice.Value(ctx, body, acct.Retain()).(type) {
-	case json.RawMessage:
-		value = v // no splice store (an in-process client): the library encodes it
-	default:
+	v := splice.Value(ctx, body, acct.Retain())
+	value, ok := v.(json.RawMessage) // no splice store (an in-process client): the library encodes it
+	if !ok {
 		value, _ = json.Marshal(v)
 	}
-	var b bytes.Buffer
-	b.Grow(len(members) + len(key) + len(value) + 5)
-	b.Write(members[:len(members)-1])
-	if len(members) > 2 {
-		b.WriteByte(',')
-	}
 	keyJSON, _ := json.Marshal(key)
-	b.Write(keyJSON)
-	b.WriteByte(':')
-	b.Write(value)
-	b.WriteByte('}')
-	return okResult(text, json.RawMessage(b.Bytes()), grown > 0)
+	out := append(make([]byte, 0, len(members)+len(keyJSON)+len(value)+2), members[:len(members)-1]...)
+	if len(members) > 2 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, keyJSON...), ':'), value...)
+	return okResult(text, json.RawMessage(append(out, '}')), grown > 0)
 }
 
 // fullBodyOver refuses (full_too_large) a detail "full" call whose RS body

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -310,12 +309,9 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 	// as it is.
 	limit := replyBudget(tool, len(body))
 	text = compactText(text, limit)
-	var b strings.Builder
-	b.Grow(len(body) + 10)
-	b.WriteString(`{"data":`)
-	b.Write(body)
-	b.WriteString(`}`)
-	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
+	raw := append(append(make([]byte, 0, len(body)+9), `{"data":`...), body...)
+	raw = append(raw, '}')
+	return compactResult(limit, text, json.RawMessage(raw), len(raw), nil)
 }
 
 // fullDetailCall is the call of tool with args (left as they are) at detail
