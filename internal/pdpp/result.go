@@ -171,9 +171,6 @@ const requestIDStampBytes = len(`,"request_id":""`) + maxRequestIDBytes
 // from a client (reqid.SaneID) or makes itself.
 const maxRequestIDBytes = 128
 
-// smallMemberBytes is the largest member a truncation report keeps.
-const smallMemberBytes = events.SmallMemberBytes
-
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
 
@@ -276,7 +273,7 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		if raw, ok := structured.(json.RawMessage); ok {
 			// Keep what stays small (cursors, flags, ids), so paging and
 			// identity survive the cut.
-			for k, v := range evidence.SmallMembers(raw, smallMemberBytes, limit/4) {
+			for k, v := range evidence.SmallMembers(raw, events.SmallMemberBytes, limit/4) {
 				report[k] = v
 			}
 			// next, the call that resumes a cut list, is kept whatever

@@ -128,9 +128,7 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	caps := capabilities{advertised: advertised, scope: scope}
-	caps.supported = string(adv.members["supported"]) == "true"
-	caps.endpoint = adv.str("endpoint")
+	caps := capabilities{advertised: advertised, scope: scope, supported: string(adv.members["supported"]) == "true", endpoint: adv.str("endpoint")}
 	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv.members["event_types"])
 	caps.signing, caps.signingFromRS = merged(profileSigning(), adv.members["signing"])
 	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv.members["delivery"])
@@ -687,10 +685,8 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolUpdateEventSubscription
 	shown := a.host.ArgsMap(args)
-	enabled := args.Enabled
 	call := args.UpdateEventSubscriptionCall()
-	req, berr := call.NewRequest(a.rs.BaseURL(),
-		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
+	req, berr := call.NewRequest(a.rs.BaseURL(), rsclient.EventSubscriptionUpdateRequest{Enabled: &args.Enabled})
 	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
@@ -700,7 +696,7 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	verb := "Disabled"
-	if enabled {
+	if args.Enabled {
 		verb = "Enabled"
 	}
 	text := verb + " delivery. " + subscriptionText(sub)
