@@ -114,13 +114,6 @@ func EncodeFilter(raw json.RawMessage) (url.Values, error) {
 	return v, nil
 }
 
-// Encode renders values as a query string with keys sorted. It is
-// url.Values.Encode, named here so callers of this package need not know
-// that the order is deterministic.
-func Encode(values url.Values) string {
-	return values.Encode()
-}
-
 func parseFilterMember(m member) ([]Condition, error) {
 	if strings.ContainsAny(m.key, "[]") {
 		return nil, bracketKeyError(ParamFilter, m.key, m.value)
