@@ -195,14 +195,8 @@ func resultCode(res *mcp.CallToolResult) string {
 	if res == nil || !res.IsError {
 		return ""
 	}
-	m, ok := res.StructuredContent.(map[string]any)
-	if !ok {
-		return ""
-	}
-	raw, ok := m["error"].(json.RawMessage)
-	if !ok {
-		return ""
-	}
+	m, _ := res.StructuredContent.(map[string]any)
+	raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
 	var e struct{ Code string }
 	_ = json.Unmarshal(raw, &e)
 	return e.Code

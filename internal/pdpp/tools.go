@@ -627,10 +627,7 @@ func offsetPastEnd(w handles.WindowRef, e *evidence.PastEndError) *rs.Error {
 		"total_chars": e.Total,
 		"next":        next,
 	}
-	b, err := json.Marshal(map[string]any{"error": obj})
-	if err != nil {
-		return rs.AdapterError(codeOutOfRange, e.Error(), "offset_chars")
-	}
+	b, _ := json.Marshal(map[string]any{"error": obj}) // strings, ints and a call always encode
 	return &rs.Error{Envelope: b}
 }
 

@@ -69,12 +69,8 @@ func ansiQuote(s string) string {
 		case r == '\'' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteString(strconv.Quote(string(r))[1:3]) // \t, \n or \r
 		case unseen.Has(s[i : i+utf8.RuneLen(r)]):
 			if r > 0xFFFF {
 				fmt.Fprintf(&b, `\U%08x`, r)
