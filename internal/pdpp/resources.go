@@ -85,7 +85,7 @@ func (a *Adapter) ReadRecordResource(ctx context.Context, req mcp.ReadResourceRe
 	if err != nil {
 		return nil, badURI(err)
 	}
-	doc, err := a.fetchDocument(ctx, ref, nil, nil, nil)
+	doc, _, err := a.fetchRecord(ctx, mcptools.GetRecordCall{}, ref, nil, nil, nil, false, nil)
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}

@@ -298,20 +298,13 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
-// fetchDocument reads one record and renders it; fetch and the record resource
-// share it.
-func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
-	doc, _, err := a.fetchRecord(ctx, mcptools.GetRecordCall{}, ref, fieldList, expand, expandLimitRaw, false, nil)
-	return doc, err
-}
-
 // fetchRecord reads one record and renders it within fetch's reply budget
-// (full: as evidence.RenderDocumentFull, beside the verbatim record); it
-// also returns the RS body it rendered. check, when not nil, may refuse
-// the body before anything is rendered from it. call holds what fetch's
-// arguments map to by generated code (nothing for the record resource);
-// the record, fields and expansions, which the catalog lists under
-// by_hand, are set here.
+// (full: as evidence.RenderDocumentFull, beside the verbatim record); fetch
+// and the record resource share it. It also returns the RS body it
+// rendered. check, when not nil, may refuse the body before anything is
+// rendered from it. call holds what fetch's arguments map to by generated
+// code (nothing for the record resource); the record, fields and
+// expansions, which the catalog lists under by_hand, are set here.
 func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
