@@ -399,8 +399,11 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 	const tool = mcptools.ToolCreateEventSubscription
 	shown := a.host.ArgsMap(args)
 	fail := func(err error) (*mcp.CallToolResult, error) { return a.host.ErrorResult(err, tool, shown), nil }
-	if err := a.checkCallbackURL(args.CallbackURL); err != nil {
-		return fail(err)
+	// A callback URL the RS should not be asked to call (package webhookurl:
+	// anything but https to a public host, unless the operator allows
+	// private callbacks for local development) is refused before any RS request.
+	if err := webhookurl.Check(args.CallbackURL, a.allowPrivateWebhooks); err != nil {
+		return fail(rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url"))
 	}
 	if err := checkStreams(args.Streams); err != nil {
 		return fail(err)
@@ -455,17 +458,6 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 		out["secret"] = secret
 	}
 	return a.subscriptionResult(tool, b.String(), sub, out, full), nil
-}
-
-// checkCallbackURL refuses, before any RS request, a callback URL the RS
-// should not be asked to call (see package webhookurl): anything but https
-// to a public host, unless the operator allows private callbacks for local
-// development. It returns a typed adapter error naming callback_url.
-func (a *Tools) checkCallbackURL(raw string) error {
-	if err := webhookurl.Check(raw, a.allowPrivateWebhooks); err != nil {
-		return rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url")
-	}
-	return nil
 }
 
 // checkStreams refuses an explicit empty list and repeats; nil (omitted)
