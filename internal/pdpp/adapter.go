@@ -117,19 +117,13 @@ func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.R
 		return nil, err
 	}
 	resp, err := a.rs.Do(ctx, req)
-	if err != nil {
-		a.observe(ctx, err)
-	}
-	return resp, err
-}
-
-// observe hands a failed RS request to the token check, which evicts the
-// token's verdicts on a token-level refusal (see tokencheck.Observe); the
-// transport, when it listens, is told of that refusal too.
-func (a *Adapter) observe(ctx context.Context, err error) {
-	if a.check.Observe(ctx, err) == rs.ClassToken && a.onRejected != nil {
+	// A failed request goes to the token check, which evicts the token's
+	// verdicts on a token-level refusal (see tokencheck.Observe); the
+	// transport, when it listens, is told of that refusal too.
+	if err != nil && a.check.Observe(ctx, err) == rs.ClassToken && a.onRejected != nil {
 		a.onRejected(ctx)
 	}
+	return resp, err
 }
 
 // withQuery adds pre-encoded parameters (typed filters, expand limits) to req.

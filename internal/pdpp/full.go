@@ -82,12 +82,6 @@ func fullRefusal(tool string, args map[string]any, code, message string, extra m
 	return &rs.Error{Envelope: env}
 }
 
-// isFull reports whether a tool call's arguments ask for detail "full".
-func isFull(args map[string]any) bool {
-	d, _ := args["detail"].(string)
-	return d == evidence.DetailFull
-}
-
 // fullReply finishes a detail "full" result: text, the structured members
 // in head (any value that encodes to a JSON object), and, when body is
 // not nil, the RS body verbatim as member key. The reply's size (text,

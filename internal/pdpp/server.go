@@ -174,7 +174,8 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 			acct := a.rs.InFlight().OpenFor(parent)
 			defer acct.Close()
 			ctx = inflight.WithAccount(ctx, acct)
-			if args := req.GetArguments(); isFull(args) {
+			args := req.GetArguments()
+			if d, _ := args["detail"].(string); d == evidence.DetailFull {
 				tool := req.Params.Name
 				ctx = rs.WithBodyLimit(ctx, a.fullMax+FullBodyMargin, func(int64) *rs.Error {
 					return fullTooLarge(tool, args, a.fullMax, 0)
