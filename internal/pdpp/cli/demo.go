@@ -159,13 +159,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	// The demo serves its own embedded RS, so --provider-url (and the
 	// provider's authorization servers) do not apply. Its webhook receivers
 	// run on this machine, so private callbacks are allowed by default.
-	if err := h.registerServer(f, true); err != nil {
-		return err
-	}
-	if err := h.registerMemory(f); err != nil {
-		return err
-	}
-	if err := h.registerTimeout(f); err != nil {
+	if err := h.registerServing(f, true); err != nil {
 		return err
 	}
 	if err := h.registerHosted(f); err != nil {

@@ -45,23 +45,30 @@ type common struct {
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
-	if err := c.registerServer(f, false); err != nil {
-		return err
-	}
-	if err := c.registerMemory(f); err != nil {
-		return err
-	}
-	return c.registerTimeout(f)
+	return c.registerServing(f, false)
 }
 
-// registerMemory defines --full-max-bytes and --max-inflight-bytes.
-func (c *common) registerMemory(f *cmdkit.FlagSet) error {
+// registerServing defines the flags of an MCP server offered to clients:
+// --server-name, --toolsets, --allow-private-webhooks (default
+// privateWebhooks, which only the demo turns on; the environment variable
+// overrides either default), --full-max-bytes, --max-inflight-bytes and
+// --rs-timeout.
+func (c *common) registerServing(f *cmdkit.FlagSet, privateWebhooks bool) error {
+	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
+	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
+	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
+	if err := f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage); err != nil {
+		return err
+	}
 	if err := f.Int64(&c.fullMax, "full-max-bytes", "PDPP_MCP_FULL_MAX_BYTES", pdpp.DefaultFullMaxBytes,
 		`ceiling of one detail "full" reply; past it the call is refused with full_too_large and the bounded ways to read the same data`); err != nil {
 		return err
 	}
-	return f.Int64(&c.inFlightMax, "max-inflight-bytes", "PDPP_MCP_MAX_INFLIGHT_BYTES", rs.DefaultMaxInFlightBytes,
-		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy")
+	if err := f.Int64(&c.inFlightMax, "max-inflight-bytes", "PDPP_MCP_MAX_INFLIGHT_BYTES", rs.DefaultMaxInFlightBytes,
+		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy"); err != nil {
+		return err
+	}
+	return c.registerTimeout(f)
 }
 
 // After the bytes in flight peaked at idleFreePeak or more, the server
@@ -128,17 +135,6 @@ func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
 // registerProvider defines --provider-url.
 func (c *common) registerProvider(f *cmdkit.FlagSet) {
 	f.Str(&c.providerURL, "provider-url", "PDPP_PROVIDER_URL", "", "PDPP resource server `URL`, e.g. http://127.0.0.1:7663")
-}
-
-// registerServer defines the flags of an MCP server offered to clients:
-// --server-name, --toolsets and --allow-private-webhooks (default
-// privateWebhooks, which only the demo turns on; the environment variable
-// overrides either default).
-func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) error {
-	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
-	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
-	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
-	return f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage)
 }
 
 // registerTimeout defines --rs-timeout.
