@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -59,10 +60,7 @@ type Config struct {
 
 // New returns an Adapter over cfg.RS.
 func New(cfg Config) *Adapter {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	check := cfg.Checker
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})

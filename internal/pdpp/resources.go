@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -123,9 +124,6 @@ func (a *Adapter) ReadBlobResource(ctx context.Context, req mcp.ReadResourceRequ
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
-	media := resp.Header.Get("Content-Type")
-	if media == "" {
-		media = "application/octet-stream"
-	}
+	media := cmp.Or(resp.Header.Get("Content-Type"), "application/octet-stream")
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: media, Blob: base64.StdEncoding.EncodeToString(resp.Body)}}, nil
 }

@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -407,10 +408,7 @@ func refusalAdvice(e *rs.Error, args map[string]any) string {
 	case rs.ClassToken:
 		return renewLine
 	case rs.ClassScope:
-		what := scopeNamed(args)
-		if what == "" {
-			what = "this read"
-		}
+		what := cmp.Or(scopeNamed(args), "this read")
 		return "outside the grant: " + what + " is not covered by this grant (the token itself is fine); " +
 			"call schema for the granted streams and connections, and read within them\n"
 	}
@@ -432,9 +430,7 @@ func scopeNamed(args map[string]any) string {
 	if id := str("id"); id != "" {
 		if ref, err := handles.ParseID(id); err == nil {
 			stream = ref.Stream
-			if conn == "" {
-				conn = ref.ConnectionID
-			}
+			conn = cmp.Or(conn, ref.ConnectionID)
 		}
 		parts = append(parts, fmt.Sprintf("record %q", id))
 	}

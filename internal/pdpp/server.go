@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,10 +59,7 @@ const UnavailableNote = "NOT CONNECTED ("
 // capabilities for tools and resources, and the MCP Apps extension. Every call and resource read
 // runs under one deadline of opt.CallTimeout.
 func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
-	name := opt.Name
-	if name == "" {
-		name = mcptools.ServerName
-	}
+	name := cmp.Or(opt.Name, mcptools.ServerName)
 	// The newest revision repeats both in every result; the reply budgets
 	// keep room for them at these bounds.
 	name = clipJSONString(name, mcptools.MaxServerInfoNameBytes)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -194,9 +195,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 		// Let MCP Inspector's browser UI (default port 6274) connect directly.
 		h.Origins, h.CORS = inspectorOrigins, true
 	}
-	if h.MetricsListen == "" {
-		h.MetricsListen = "127.0.0.1:0" // metrics are on in the demo
-	}
+	h.MetricsListen = cmp.Or(h.MetricsListen, "127.0.0.1:0") // metrics are on in the demo
 	bound, metricsAt := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -114,13 +115,7 @@ func WorstCaseHeap(inFlight, maxConcurrent, maxBody, maxConns int64) int64 {
 // rs.DefaultMaxBodySize, or a full reply's body) and for a full reply's
 // body beside its escaped copy (twice the ceiling).
 func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
-	fullMax, inFlight = c.fullMax, c.inFlightMax
-	if fullMax == 0 {
-		fullMax = pdpp.DefaultFullMaxBytes
-	}
-	if inFlight == 0 {
-		inFlight = rs.DefaultMaxInFlightBytes
-	}
+	fullMax, inFlight = cmp.Or(c.fullMax, pdpp.DefaultFullMaxBytes), cmp.Or(c.inFlightMax, rs.DefaultMaxInFlightBytes)
 	if fullMax < pdpp.MinFullMaxBytes {
 		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--full-max-bytes must be at least %d (a full reply is never smaller than a compact one), got %d", pdpp.MinFullMaxBytes, fullMax)
 	}

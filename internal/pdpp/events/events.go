@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -336,11 +337,7 @@ func (c capabilities) text(full evidence.Continuation) string {
 	case !c.supported:
 		b.WriteString("Event subscriptions: the RS advertises them as not supported for this deployment; do not create one.\n")
 	default:
-		endpoint := c.endpoint
-		if endpoint == "" {
-			endpoint = "/v1/event-subscriptions"
-		}
-		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", endpoint)
+		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", cmp.Or(c.endpoint, "/v1/event-subscriptions"))
 	}
 	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote(c.eventTypesFromRS))
 	for i, et := range c.eventTypes {

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -82,9 +83,5 @@ type Tools struct {
 
 // New returns the event tools over cfg.Host.
 func New(cfg Config) *Tools {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Tools{host: cfg.Host, rs: cfg.RS, log: log, allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+	return &Tools{host: cfg.Host, rs: cfg.RS, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }

@@ -55,20 +55,13 @@ func JoinFields(fields []string) (string, error) {
 
 // quotedList renders names as a JSON-like list body for examples.
 func quotedList(names []string) string {
-	var b strings.Builder
-	n := 0
+	var quoted []string
 	for _, s := range names {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
+		if s = strings.TrimSpace(s); s != "" {
+			quoted = append(quoted, quoteKey(s))
 		}
-		if n > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteKey(s))
-		n++
 	}
-	return b.String()
+	return strings.Join(quoted, ", ")
 }
 
 // Error codes returned in the Code of a rejected argument's *mcpkit.ArgError.
