@@ -109,21 +109,17 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport(opt.MaxConns), CheckRedirect: noCrossOriginRedirect}
+		// The default transport with the RS connection bounds: conns at
+		// most, as many kept idle.
+		conns := opt.MaxConns
+		if conns <= 0 {
+			conns = MaxConnsPerRSHost
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
+		c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
 	}
 	return c, nil
-}
-
-// newTransport is the default transport with the RS connection bounds:
-// conns (MaxConnsPerRSHost when not positive) at most, as many kept idle.
-func newTransport(conns int) *http.Transport {
-	if conns <= 0 {
-		conns = MaxConnsPerRSHost
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxConnsPerHost = conns
-	tr.MaxIdleConnsPerHost = min(conns, MaxIdleConnsPerRSHost)
-	return tr
 }
 
 // ParseProviderURL checks that s is an absolute http(s) URL without query or
