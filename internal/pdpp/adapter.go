@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -59,10 +60,7 @@ type Config struct {
 
 // New returns an Adapter over cfg.RS.
 func New(cfg Config) *Adapter {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	check := cfg.Checker
 	if check == nil {
 		check = tokencheck.New(cfg.RS, cfg.Token, tokencheck.Options{})
@@ -73,8 +71,22 @@ func New(cfg Config) *Adapter {
 	}
 	fullMax = max(fullMax, MinFullMaxBytes)
 	a := &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax}
-	a.Tools = events.New(events.Config{Host: eventsHost{a}, RS: cfg.RS, Logger: log, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks})
+	a.Tools = events.New(events.Config{Host: eventsHost(a), RS: cfg.RS, Logger: log, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks})
 	return a
+}
+
+// eventsHost lends the event tools (package events) the adapter's RS calls
+// and reply conventions.
+func eventsHost(a *Adapter) events.Host {
+	return events.Host{
+		Do: a.do, DoControl: a.doControl, RefuseOwner: a.refuseOwner, FullReply: a.fullReply,
+		ErrorResult: errorResult, CompactResult: compactResult, CompactText: compactText,
+		FitStructured: fitStructured, FullDetailCall: fullDetailCall,
+		ReplyBudget: replyBudget, StepBudget: stepBudget, ArgsMap: argsMap, RejectsView: rejectsView,
+		ResolvePage: func(tool, cursor string, args any, rsPages bool) (events.Page, error) {
+			return resolvePage(tool, cursor, args, rsPages)
+		},
+	}
 }
 
 // doControl sends a request of the event-subscription routes (the RS's
@@ -103,19 +115,13 @@ func (a *Adapter) do(ctx context.Context, req *http.Request, build error) (*rs.R
 		return nil, err
 	}
 	resp, err := a.rs.Do(ctx, req)
-	if err != nil {
-		a.observe(ctx, err)
-	}
-	return resp, err
-}
-
-// observe hands a failed RS request to the token check, which evicts the
-// token's verdicts on a token-level refusal (see tokencheck.Observe); the
-// transport, when it listens, is told of that refusal too.
-func (a *Adapter) observe(ctx context.Context, err error) {
-	if a.check.Observe(ctx, err) == rs.ClassToken && a.onRejected != nil {
+	// A failed request goes to the token check, which evicts the token's
+	// verdicts on a token-level refusal (see tokencheck.Observe); the
+	// transport, when it listens, is told of that refusal too.
+	if err != nil && a.check.Observe(ctx, err) == rs.ClassToken && a.onRejected != nil {
 		a.onRejected(ctx)
 	}
+	return resp, err
 }
 
 // withQuery adds pre-encoded parameters (typed filters, expand limits) to req.

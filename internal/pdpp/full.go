@@ -1,7 +1,6 @@
 package pdpp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,12 +41,6 @@ const CodeFullTooLarge = "full_too_large"
 // names the same call without detail, which is within the tool's budget,
 // and the bounded ways that tool has to read the rest.
 func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
-	compact := maps.Clone(args)
-	delete(compact, "detail")
-	call := evidence.Continuation{Tool: tool, Arguments: compact}
-	if compact == nil {
-		call.Arguments = map[string]any{}
-	}
 	var how string
 	switch tool {
 	case "fetch":
@@ -65,24 +58,28 @@ func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
 	if size > 0 {
 		over = fmt.Sprintf("%d bytes, more than %d", size, max)
 	}
-	obj := map[string]any{
-		"type": "adapter_error", "code": CodeFullTooLarge, "param": "detail",
-		"message":        fmt.Sprintf(`detail "full" would return %s, this server's ceiling for one reply (--full-max-bytes); read the same data in bounded steps instead: %s`, over, how),
-		"next_step":      call.Call(),
-		"max_full_bytes": max,
-		"bounded_read":   call,
-	}
+	extra := map[string]any{"max_full_bytes": max}
 	if size > 0 {
-		obj["full_bytes"] = size
+		extra["full_bytes"] = size
 	}
-	env, _ := json.Marshal(map[string]any{"error": obj})
-	return &rs.Error{Envelope: env}
+	return fullRefusal(tool, args, CodeFullTooLarge, fmt.Sprintf(`detail "full" would return %s, this server's ceiling for one reply (--full-max-bytes); read the same data in bounded steps instead: %s`, over, how), extra)
 }
 
-// isFull reports whether a tool call's arguments ask for detail "full".
-func isFull(args map[string]any) bool {
-	d, _ := args["detail"].(string)
-	return d == evidence.DetailFull
+// fullRefusal is the typed refusal (code, naming detail) of a detail
+// "full" call of tool with args, with message and the members extra; it
+// names the same call without detail as next_step and bounded_read.
+func fullRefusal(tool string, args map[string]any, code, message string, extra map[string]any) *rs.Error {
+	compact := maps.Clone(args)
+	delete(compact, "detail")
+	if compact == nil {
+		compact = map[string]any{}
+	}
+	call := evidence.Continuation{Tool: tool, Arguments: compact}
+	obj := map[string]any{"type": "adapter_error", "code": code, "param": "detail", "message": message,
+		"next_step": call.Call(), "bounded_read": call}
+	maps.Copy(obj, extra)
+	env, _ := json.Marshal(map[string]any{"error": obj})
+	return &rs.Error{Envelope: env}
 }
 
 // fullReply finishes a detail "full" result: text, the structured members
@@ -171,25 +168,18 @@ func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]an
 		acct.TryReserve(built + int64(grown))
 	}
 	members = unseen.EscapeJSON(members)
-	var value []byte
-	switch v := splice.Value(ctx, body, acct.Retain()).(type) {
-	case json.RawMessage:
-		value = v // no splice store (an in-process client): the library encodes it
-	default:
+	v := splice.Value(ctx, body, acct.Retain())
+	value, ok := v.(json.RawMessage) // no splice store (an in-process client): the library encodes it
+	if !ok {
 		value, _ = json.Marshal(v)
 	}
-	var b bytes.Buffer
-	b.Grow(len(members) + len(key) + len(value) + 5)
-	b.Write(members[:len(members)-1])
-	if len(members) > 2 {
-		b.WriteByte(',')
-	}
 	keyJSON, _ := json.Marshal(key)
-	b.Write(keyJSON)
-	b.WriteByte(':')
-	b.Write(value)
-	b.WriteByte('}')
-	return okResult(text, json.RawMessage(b.Bytes()), grown > 0)
+	out := append(make([]byte, 0, len(members)+len(keyJSON)+len(value)+2), members[:len(members)-1]...)
+	if len(members) > 2 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, keyJSON...), ':'), value...)
+	return okResult(text, json.RawMessage(append(out, '}')), grown > 0)
 }
 
 // fullBodyOver refuses (full_too_large) a detail "full" call whose RS body
@@ -213,12 +203,6 @@ const CodeFullNotUTF8 = "full_not_utf8"
 // without detail, whose text and structured output show each bad byte as
 // U+FFFD.
 func fullNotUTF8(tool string, args map[string]any, body []byte) *rs.Error {
-	compact := maps.Clone(args)
-	delete(compact, "detail")
-	if compact == nil {
-		compact = map[string]any{}
-	}
-	call := evidence.Continuation{Tool: tool, Arguments: compact}
 	at := 0
 	for at < len(body) {
 		r, n := utf8.DecodeRune(body[at:])
@@ -227,14 +211,7 @@ func fullNotUTF8(tool string, args map[string]any, body []byte) *rs.Error {
 		}
 		at += n
 	}
-	obj := map[string]any{
-		"type": "adapter_error", "code": CodeFullNotUTF8, "param": "detail",
-		"message":      fmt.Sprintf(`detail "full" returns the RS data exactly, and the RS answer is not UTF-8 (first bad byte at offset %d), which JSON cannot carry; refused rather than changed. The same call without detail shows each bad byte as U+FFFD`, at),
-		"next_step":    call.Call(),
-		"bounded_read": call,
-	}
-	env, _ := json.Marshal(map[string]any{"error": obj})
-	return &rs.Error{Envelope: env}
+	return fullRefusal(tool, args, CodeFullNotUTF8, fmt.Sprintf(`detail "full" returns the RS data exactly, and the RS answer is not UTF-8 (first bad byte at offset %d), which JSON cannot carry; refused rather than changed. The same call without detail shows each bad byte as U+FFFD`, at), nil)
 }
 
 // busyError is the typed error of a reservation of bytes in flight that

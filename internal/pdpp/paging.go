@@ -101,17 +101,17 @@ func (p pageCall) sameArgs(cursor string) map[string]any {
 	return out
 }
 
-// full is the call that returns the page at detail "full".
-func (p pageCall) full() evidence.Continuation {
+// Full is the call that returns the page at detail "full".
+func (p pageCall) Full() evidence.Continuation {
 	return fullDetailCall(p.tool, p.sameArgs(p.rsCursor))
 }
 
-// step places a compact reply on its page, whose items have the ids ids in
+// Step places a compact reply on its page, whose items have the ids ids in
 // the RS's order: at the page cursor's position when the page still holds
 // there what it held when the cursor was made, else at the first item,
 // reporting the restart. fullBytes estimates the reply of full.
-func (p pageCall) step(ids []string, fullBytes func() int) evidence.Step {
-	st := evidence.Step{Full: p.full(), FullBytes: fullBytes}
+func (p pageCall) Step(ids []string, fullBytes func() int) evidence.Step {
+	st := evidence.Step{Full: p.Full(), FullBytes: fullBytes}
 	if c := p.resume; c != nil {
 		if c.Pos <= len(ids) && handles.Digest(ids[:c.Pos]...) == c.Seen {
 			st.Pos = c.Pos

@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -85,7 +86,7 @@ func (a *Adapter) ReadRecordResource(ctx context.Context, req mcp.ReadResourceRe
 	if err != nil {
 		return nil, badURI(err)
 	}
-	doc, err := a.fetchDocument(ctx, ref, nil, nil, nil)
+	doc, _, err := a.fetchRecord(ctx, mcptools.GetRecordCall{}, ref, nil, nil, nil, false, nil)
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
@@ -123,9 +124,6 @@ func (a *Adapter) ReadBlobResource(ctx context.Context, req mcp.ReadResourceRequ
 	if err != nil {
 		return nil, resourceFailure(ctx, err)
 	}
-	media := resp.Header.Get("Content-Type")
-	if media == "" {
-		media = "application/octet-stream"
-	}
+	media := cmp.Or(resp.Header.Get("Content-Type"), "application/octet-stream")
 	return []mcp.ResourceContents{mcp.BlobResourceContents{URI: uri, MIMEType: media, Blob: base64.StdEncoding.EncodeToString(resp.Body)}}, nil
 }

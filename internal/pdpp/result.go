@@ -1,9 +1,11 @@
 package pdpp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -11,7 +13,9 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/mcpkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/events"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/redact"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
@@ -127,6 +131,16 @@ func refitShown[C any](limit, room int, step func(room int) (string, json.RawMes
 	return best.text, best.structured, best.cut, nil
 }
 
+// shownStep runs a compact step in room: through refitShown when body,
+// the RS body it renders, holds a hidden character, for it is measured as
+// shown (markers are longer than what they stand for); once otherwise.
+func shownStep[C any](body []byte, limit, room int, step func(room int) (string, json.RawMessage, C, error)) (string, json.RawMessage, C, error) {
+	if unseen.HasJSON(body) {
+		return refitShown(limit, room, step)
+	}
+	return step(room)
+}
+
 // showStructured shows the hidden characters of a compact structured
 // output (see identityKey), and how many it showed as markers; one scan
 // when it holds none.
@@ -157,9 +171,6 @@ const requestIDStampBytes = len(`,"request_id":""`) + maxRequestIDBytes
 // maxRequestIDBytes is the longest request id the hosted transport takes
 // from a client (reqid.SaneID) or makes itself.
 const maxRequestIDBytes = 128
-
-// smallMemberBytes is the largest member a truncation report keeps.
-const smallMemberBytes = 256
 
 // truncationReserve is kept free for the line that reports a compact cut.
 const truncationReserve = 512
@@ -263,7 +274,7 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		if raw, ok := structured.(json.RawMessage); ok {
 			// Keep what stays small (cursors, flags, ids), so paging and
 			// identity survive the cut.
-			for k, v := range evidence.SmallMembers(raw, smallMemberBytes, limit/4) {
+			for k, v := range evidence.SmallMembers(raw, events.SmallMemberBytes, limit/4) {
 				report[k] = v
 			}
 			// next, the call that resumes a cut list, is kept whatever
@@ -298,33 +309,18 @@ func budgetedData(tool, text string, body []byte) *mcp.CallToolResult {
 	// as it is.
 	limit := replyBudget(tool, len(body))
 	text = compactText(text, limit)
-	var b strings.Builder
-	b.Grow(len(body) + 10)
-	b.WriteString(`{"data":`)
-	b.Write(body)
-	b.WriteString(`}`)
-	return compactResult(limit, text, json.RawMessage(b.String()), b.Len(), nil)
+	raw := append(append(make([]byte, 0, len(body)+9), `{"data":`...), body...)
+	raw = append(raw, '}')
+	return compactResult(limit, text, json.RawMessage(raw), len(raw), nil)
 }
 
 // fullDetailCall is the call of tool with args (left as they are) at detail
 // "full": the continuation a compact result names for everything.
 func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 	out := make(map[string]any, len(args)+1)
-	for k, v := range args {
-		out[k] = v
-	}
+	maps.Copy(out, args)
 	out["detail"] = evidence.DetailFull
 	return evidence.Continuation{Tool: tool, Arguments: out}
-}
-
-// codeBadResponse is the code of an RS answer that is not what its endpoint
-// promises.
-const codeBadResponse = "rs_bad_response"
-
-// badResponse is the typed error of an RS answer that could not be read or
-// rendered (rs_bad_response), carrying the reason.
-func badResponse(err error) *rs.Error {
-	return rs.AdapterError(codeBadResponse, err.Error(), "")
 }
 
 // errorResult renders any failure as an isError result whose structuredContent
@@ -396,4 +392,65 @@ func argErrorResult(e *mcpkit.ArgError) *mcp.CallToolResult {
 		msg += `; pass an object such as {"video": 3} and name the relation in expand`
 	}
 	return errorResult(rs.AdapterError(e.Code, msg, e.Field), e.Tool, nil)
+}
+
+// renewLine is what an error text adds when the RS refused the token itself
+// (rs.ClassToken): the credential, not the call, must change.
+const renewLine = "fix: the client token is no longer accepted (expired, revoked or unknown); renew the cached credential: run \"pdpp connect <provider-url>\" again " +
+	"(a hosted client refreshes its token or authorizes again), then retry\n"
+
+// refusalAdvice is the line an error text adds for a refusal whose class
+// calls for one (see rs.ClassOf): the renewal for a token-level refusal, and
+// for a scope refusal what the call named that the grant does not cover and
+// where to look instead. Other errors add nothing.
+func refusalAdvice(e *rs.Error, args map[string]any) string {
+	switch rs.ClassOf(e) {
+	case rs.ClassToken:
+		return renewLine
+	case rs.ClassScope:
+		what := cmp.Or(scopeNamed(args), "this read")
+		return "outside the grant: " + what + " is not covered by this grant (the token itself is fine); " +
+			"call schema for the granted streams and connections, and read within them\n"
+	}
+	return ""
+}
+
+// maxNamedValue bounds each argument value a scope refusal repeats.
+const maxNamedValue = 200
+
+// scopeNamed lists the stream(s), connection and record id the call named,
+// from its arguments (a record id names its own stream and connection).
+func scopeNamed(args map[string]any) string {
+	var parts []string
+	str := func(k string) string {
+		v, _ := args[k].(string)
+		return evidence.Clip(v, maxNamedValue)
+	}
+	stream, conn := str("stream"), str("connection_id")
+	if id := str("id"); id != "" {
+		if ref, err := handles.ParseID(id); err == nil {
+			stream = ref.Stream
+			conn = cmp.Or(conn, ref.ConnectionID)
+		}
+		parts = append(parts, fmt.Sprintf("record %q", id))
+	}
+	if stream != "" {
+		parts = append(parts, fmt.Sprintf("stream %q", stream))
+	}
+	if list, ok := args["streams"].([]any); ok && len(list) > 0 {
+		var names []string
+		for _, s := range list[:min(len(list), 8)] {
+			if n, ok := s.(string); ok {
+				names = append(names, fmt.Sprintf("%q", evidence.Clip(n, maxNamedValue)))
+			}
+		}
+		if len(list) > len(names) {
+			names = append(names, "…")
+		}
+		parts = append(parts, "streams "+strings.Join(names, ", "))
+	}
+	if conn != "" {
+		parts = append(parts, fmt.Sprintf("connection_id %q", conn))
+	}
+	return strings.Join(parts, ", ")
 }

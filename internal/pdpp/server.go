@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,10 +59,7 @@ const UnavailableNote = "NOT CONNECTED ("
 // capabilities for tools and resources, and the MCP Apps extension. Every call and resource read
 // runs under one deadline of opt.CallTimeout.
 func NewServer(a *Adapter, opt ServerOptions) *server.MCPServer {
-	name := opt.Name
-	if name == "" {
-		name = mcptools.ServerName
-	}
+	name := cmp.Or(opt.Name, mcptools.ServerName)
 	// The newest revision repeats both in every result; the reply budgets
 	// keep room for them at these bounds.
 	name = clipJSONString(name, mcptools.MaxServerInfoNameBytes)
@@ -174,7 +172,8 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 			acct := a.rs.InFlight().OpenFor(parent)
 			defer acct.Close()
 			ctx = inflight.WithAccount(ctx, acct)
-			if args := req.GetArguments(); isFull(args) {
+			args := req.GetArguments()
+			if d, _ := args["detail"].(string); d == evidence.DetailFull {
 				tool := req.Params.Name
 				ctx = rs.WithBodyLimit(ctx, a.fullMax+FullBodyMargin, func(int64) *rs.Error {
 					return fullTooLarge(tool, args, a.fullMax, 0)
@@ -195,14 +194,8 @@ func resultCode(res *mcp.CallToolResult) string {
 	if res == nil || !res.IsError {
 		return ""
 	}
-	m, ok := res.StructuredContent.(map[string]any)
-	if !ok {
-		return ""
-	}
-	raw, ok := m["error"].(json.RawMessage)
-	if !ok {
-		return ""
-	}
+	m, _ := res.StructuredContent.(map[string]any)
+	raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
 	var e struct{ Code string }
 	_ = json.Unmarshal(raw, &e)
 	return e.Code

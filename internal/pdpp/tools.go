@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -14,13 +15,12 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/events"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/query"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
-
-func ptr[T any](v T) *T { return &v }
 
 // optString returns nil for "", else a pointer.
 func optString(s string) *string {
@@ -50,7 +50,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	call := args.GetSchemaCall()
 	compact := args.Detail != "full"
 	if compact {
-		call.Params.View = ptr(rsclient.GetSchemaParamsViewCompact)
+		call.Params.View = new(rsclient.GetSchemaParamsViewCompact)
 	}
 	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
@@ -72,7 +72,7 @@ func (a *Adapter) Schema(ctx context.Context, args mcptools.SchemaArgs) (*mcp.Ca
 	}
 	text, rerr := evidence.RenderSchema(body)
 	if rerr != nil {
-		return errorResult(badResponse(rerr), "schema", nil), nil
+		return errorResult(events.BadResponse(rerr), "schema", nil), nil
 	}
 	if !compact {
 		return a.fullReply(ctx, mcptools.ToolSchema, argsMap(args), text, struct{}{}, "data", body), nil
@@ -131,7 +131,7 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	}
 	view, rerr := evidence.RenderList(resp.Body, args.Stream, args.ConnectionID, page.sameArgs(""))
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	if full {
 		out := map[string]any{"records": view.Records, "has_more": view.HasMore, "detail": evidence.DetailFull}
@@ -148,21 +148,12 @@ func (a *Adapter) QueryRecords(ctx context.Context, args mcptools.QueryRecordsAr
 	for i, r := range view.Records {
 		ids[i] = r.ID
 	}
-	st := page.step(ids, func() int { return view.FullBytes(resp.Body) })
-	step := func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+	st := page.Step(ids, func() int { return view.FullBytes(resp.Body) })
+	text, structured, cut, cerr := shownStep(resp.Body, limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
 		return view.CompactStep(resp.Body, st, room)
-	}
-	if unseen.HasJSON(resp.Body) {
-		// Measured as shown: hidden characters become longer markers.
-		step = func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-			return refitShown(limit, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-				return view.CompactStep(resp.Body, st, room)
-			})
-		}
-	}
-	text, structured, cut, cerr := step(room)
+	})
 	if cerr != nil {
-		return fail(badResponse(cerr))
+		return fail(events.BadResponse(cerr))
 	}
 	return compactResult(limit, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
@@ -192,7 +183,7 @@ func (a *Adapter) Aggregate(ctx context.Context, args mcptools.AggregateArgs) (*
 	}
 	text, rerr := evidence.RenderAggregate(resp.Body)
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	return budgetedData(mcptools.ToolAggregate, text, resp.Body), nil
 }
@@ -241,7 +232,7 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	}
 	view, rerr := evidence.RenderSearch(resp.Body, sreq, a.rs.Origin())
 	if rerr != nil {
-		return fail(badResponse(rerr))
+		return fail(events.BadResponse(rerr))
 	}
 	if args.Detail == evidence.DetailFull {
 		out := view.Structured()
@@ -256,19 +247,11 @@ func (a *Adapter) Search(ctx context.Context, args mcptools.SearchArgs) (*mcp.Ca
 	for i, r := range view.Results {
 		ids[i] = r.ID
 	}
-	st := page.step(ids, view.FullBytes)
-	var text string
-	var structured json.RawMessage
-	var cut evidence.Truncation
-	if unseen.HasJSON(resp.Body) {
-		// Measured as shown: hidden characters become longer markers.
-		text, structured, cut, _ = refitShown(budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
-			t, s, c := view.CompactStep(st, room)
-			return t, s, c, nil
-		})
-	} else {
-		text, structured, cut = view.CompactStep(st, room)
-	}
+	st := page.Step(ids, view.FullBytes)
+	text, structured, cut, _ := shownStep(resp.Body, budget, room, func(room int) (string, json.RawMessage, evidence.Truncation, error) {
+		t, s, c := view.CompactStep(st, room)
+		return t, s, c, nil
+	})
 	return compactResult(budget, text, structured, evidence.WireLen(structured), cut.Full), nil
 }
 
@@ -315,20 +298,13 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 	return compactResult(replyBudget(mcptools.ToolFetch, 0), doc.Rendered, doc, size, doc.Full), nil
 }
 
-// fetchDocument reads one record and renders it; fetch and the record resource
-// share it.
-func (a *Adapter) fetchDocument(ctx context.Context, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage) (evidence.Document, error) {
-	doc, _, err := a.fetchRecord(ctx, mcptools.GetRecordCall{}, ref, fieldList, expand, expandLimitRaw, false, nil)
-	return doc, err
-}
-
 // fetchRecord reads one record and renders it within fetch's reply budget
-// (full: as evidence.RenderDocumentFull, beside the verbatim record); it
-// also returns the RS body it rendered. check, when not nil, may refuse
-// the body before anything is rendered from it. call holds what fetch's
-// arguments map to by generated code (nothing for the record resource);
-// the record, fields and expansions, which the catalog lists under
-// by_hand, are set here.
+// (full: as evidence.RenderDocumentFull, beside the verbatim record); fetch
+// and the record resource share it. It also returns the RS body it
+// rendered. check, when not nil, may refuse the body before anything is
+// rendered from it. call holds what fetch's arguments map to by generated
+// code (nothing for the record resource); the record, fields and
+// expansions, which the catalog lists under by_hand, are set here.
 func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
@@ -377,7 +353,7 @@ func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, 
 		doc, rerr = evidence.RenderDocumentWithin(resp.Body, ref, a.rs.Origin(), a.declaredRoles(ctx, ref.Stream), limit)
 	}
 	if rerr != nil {
-		return evidence.Document{}, nil, badResponse(rerr)
+		return evidence.Document{}, nil, events.BadResponse(rerr)
 	}
 	return doc, resp.Body, nil
 }
@@ -428,18 +404,12 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 	var ref handles.RecordRef
 	var err error
 	switch {
-	case args.ID != "" && (args.Stream != "" || args.RecordID != ""):
-		idRef, perr := handles.ParseID(args.ID)
-		if perr != nil {
-			return w, perr
-		}
-		if (args.Stream != "" && args.Stream != idRef.Stream) || (args.RecordID != "" && args.RecordID != idRef.RecordID) {
-			return w, rs.AdapterError("conflicting_arguments", "id names another record than stream/record_id; pass only id", "id")
-		}
-		ref = idRef
 	case args.ID != "":
 		if ref, err = handles.ParseID(args.ID); err != nil {
 			return w, err
+		}
+		if (args.Stream != "" && args.Stream != ref.Stream) || (args.RecordID != "" && args.RecordID != ref.RecordID) {
+			return w, rs.AdapterError("conflicting_arguments", "id names another record than stream/record_id; pass only id", "id")
 		}
 	case args.Stream != "" && args.RecordID != "":
 		ref = handles.RecordRef{Stream: args.Stream, RecordID: args.RecordID}
@@ -574,13 +544,13 @@ func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCa
 	p := &call.Params
 	p.Field, p.ConnectionId, p.Q = w.Field, optString(w.Record.ConnectionID), optString(w.Q)
 	if w.Offset > 0 {
-		p.OffsetChars = ptr(w.Offset)
+		p.OffsetChars = new(w.Offset)
 	}
 	if w.Limit > 0 {
-		p.LimitChars = ptr(w.Limit)
+		p.LimitChars = new(w.Limit)
 	}
 	if w.Q != "" {
-		p.BeforeChars, p.AfterChars = ptr(w.Before), ptr(w.After)
+		p.BeforeChars, p.AfterChars = new(w.Before), new(w.After)
 	}
 	req, berr := call.NewRequest(a.rs.BaseURL())
 	resp, err := a.do(ctx, req, berr)
@@ -601,7 +571,7 @@ func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCa
 		return evidence.WindowView{}, offsetPastEnd(w, past)
 	}
 	if rerr != nil {
-		return evidence.WindowView{}, badResponse(rerr)
+		return evidence.WindowView{}, events.BadResponse(rerr)
 	}
 	return view, nil
 }
@@ -614,7 +584,7 @@ func (a *Adapter) checkExpand(ctx context.Context, stream, connectionID string, 
 		return nil
 	}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), &rsclient.GetSchemaParams{
-		Stream: &stream, ConnectionId: optString(connectionID), View: ptr(rsclient.GetSchemaParamsViewCompact)})
+		Stream: &stream, ConnectionId: optString(connectionID), View: new(rsclient.GetSchemaParamsViewCompact)})
 	resp, err := a.do(ctx, req, berr)
 	if err != nil {
 		return nil // fail open: the RS decides
@@ -625,4 +595,93 @@ func (a *Adapter) checkExpand(ctx context.Context, stream, connectionID string, 
 	}
 	return rs.AdapterError("invalid_expand",
 		fmt.Sprintf("stream %q advertises no expand_capabilities, so expand/expand_limit cannot be used on it; see GET /v1/schema (expand_capabilities) via the schema tool for what each stream can expand", stream), "expand")
+}
+
+// codeOutOfRange is the code of an argument outside what it may name; the
+// generated Validate uses it for bounds known before the call.
+const codeOutOfRange = "out_of_range"
+
+// offsetPastEnd is the typed error of a read of w whose offset lies past
+// the end of its field (known once the RS answered): it names
+// offset_chars, the field's size and, as next, the call that reads the
+// field's last window, which stays within the field.
+func offsetPastEnd(w handles.WindowRef, e *evidence.PastEndError) *rs.Error {
+	size := w.Limit
+	if size <= 0 {
+		size = evidence.DefaultWindowChars
+	}
+	next := evidence.ReadFieldCall(w.Record.ID(), w.Field, max(0, e.Total-size), w.Limit, "")
+	obj := map[string]any{
+		"type": "adapter_error",
+		"code": codeOutOfRange,
+		"message": fmt.Sprintf("offset_chars %d is past the end of field %q, which has %d characters; read at offsets 0 to %d",
+			e.Offset, w.Field, e.Total, max(0, e.Total-1)),
+		"param":       "offset_chars",
+		"total_chars": e.Total,
+		"next":        next,
+	}
+	b, _ := json.Marshal(map[string]any{"error": obj}) // strings, ints and a call always encode
+	return &rs.Error{Envelope: b}
+}
+
+// compactWindow is the compact result of a field window within limit
+// bytes. The window text is paid for once: it lives in content[], and
+// structured output points at it and names the full-detail call of the
+// same range. Hidden characters are shown as markers, longer than what
+// they stand for: when the shown window does not fit, it is cut to the
+// longest prefix (in characters, found by binary search, at most
+// log2(MaxWindowChars)+1 renderings) whose reply fits, and its next read
+// starts right after that prefix, so walking next shows every character
+// of the field once. A window that fits as it is is rendered once.
+func compactWindow(view evidence.WindowView, limit, pageLimit int) *mcp.CallToolResult {
+	text, structured, size := compactWindowParts(view)
+	if limit > 0 && size > limit {
+		total := evidence.CountChars(view.Text)
+		// The prefixes that fit are the 1..keep characters; at least one
+		// is kept, so next moves on.
+		keep := sort.Search(total-1, func(i int) bool {
+			cut := view
+			cut.CutTo(i+1, pageLimit)
+			_, _, n := compactWindowParts(cut)
+			return n > limit
+		})
+		if total > 1 {
+			view.CutTo(max(keep, 1), pageLimit)
+			text, structured, _ = compactWindowParts(view)
+		}
+	}
+	return compactResult(limit, text, json.RawMessage(structured), len(structured), view.Full)
+}
+
+// compactWindowParts renders view as a compact reply does: the text with
+// hidden characters shown and the structured output, and the reply's size
+// as compactResult measures it.
+func compactWindowParts(view evidence.WindowView) (string, []byte, int) {
+	call := evidence.ReadFieldCall(view.ID, view.FieldPath, view.Window.StartChars, view.Window.EndChars-view.Window.StartChars, "")
+	call.Arguments["detail"] = evidence.DetailFull
+	// The window is shown by CompactText (its span in content[] must
+	// hold): the reply says so here.
+	hidden := unseen.Has(view.Rendered)
+	view.CompactText(call)
+	if hidden {
+		view.Rendered += hiddenNote
+	}
+	// The window's few members cost less to append than to marshal.
+	structured := view.AppendJSON(make([]byte, 0, 1024))
+	shown, _ := showStructured(structured)
+	return view.Rendered, structured, resultOverhead + evidence.JSONStringLen(view.Rendered) + evidence.WireLen(shown)
+}
+
+// pageLimit is the page size of the reads that continue view, read as w
+// asked: the one its next call names, else what w asked for (0: the
+// default), none for a q window, which pages on with the default.
+func pageLimit(view evidence.WindowView, w handles.WindowRef) int {
+	if view.Next != nil {
+		l, _ := view.Next.Arguments["limit_chars"].(int)
+		return l
+	}
+	if w.Q != "" || w.Limit == evidence.DefaultWindowChars {
+		return 0
+	}
+	return w.Limit
 }

@@ -419,7 +419,7 @@ func TestAllowPrivateWebhooksFlag(t *testing.T) {
 			}}
 			c := common{providerURL: provider, rsTimeout: 10 * time.Second}
 			f := cmdkit.NewFlagSet(env, "pdpp-mcp-server", "test", "")
-			err := c.registerServer(f, tc.demo)
+			err := c.registerServing(f, tc.demo)
 			if tc.err != "" {
 				var ee *cmdkit.ExitError
 				if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.As(err, &ee) || ee.Code != cmdkit.ExitUsage {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,10 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/evidence"
 )
 
 // demoOAuth are the flags of the demo authorization server, served beside the
@@ -153,13 +160,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	// The demo serves its own embedded RS, so --provider-url (and the
 	// provider's authorization servers) do not apply. Its webhook receivers
 	// run on this machine, so private callbacks are allowed by default.
-	if err := h.registerServer(f, true); err != nil {
-		return err
-	}
-	if err := h.registerMemory(f); err != nil {
-		return err
-	}
-	if err := h.registerTimeout(f); err != nil {
+	if err := h.registerServing(f, true); err != nil {
 		return err
 	}
 	if err := h.registerHosted(f); err != nil {
@@ -194,9 +195,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 		// Let MCP Inspector's browser UI (default port 6274) connect directly.
 		h.Origins, h.CORS = inspectorOrigins, true
 	}
-	if h.MetricsListen == "" {
-		h.MetricsListen = "127.0.0.1:0" // metrics are on in the demo
-	}
+	h.MetricsListen = cmp.Or(h.MetricsListen, "127.0.0.1:0") // metrics are on in the demo
 	bound, metricsAt := make(chan net.Addr, 1), make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	go func() {
@@ -290,4 +289,103 @@ func printMetricsURL(w io.Writer, at <-chan net.Addr) {
 		fmt.Fprintf(w, "Prometheus metrics: http://%s/metrics\n\n", a)
 	default:
 	}
+}
+
+// runJourney shows the evidence ladder against a running /mcp endpoint, as an
+// MCP client sees it: search, then the read the first hit offers, then fetch.
+func runJourney(ctx context.Context, w io.Writer, mcpURL, token string) error {
+	c, err := client.NewStreamableHttpClient(mcpURL, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := startSession(ctx, c, mcp.LATEST_PROTOCOL_VERSION, "pdpp-mcp-demo"); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Sample journey through %s\n", mcpURL)
+	res, err := callAndShow(ctx, w, c, "search", map[string]any{"q": "zephyrmarker", "limit": 5})
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Results []struct {
+			ID               string                `json:"id"`
+			Next             evidence.Continuation `json:"next"`
+			EvidenceComplete *bool                 `json:"evidence_complete"`
+		} `json:"results"`
+	}
+	if err := remarshal(res.StructuredContent, &out); err != nil || len(out.Results) == 0 {
+		return fmt.Errorf("search returned no results to continue from")
+	}
+	// Read on from the first proven excerpt that is not the whole field (or
+	// else the first proven one), then fetch the first hit.
+	pick := -1
+	for i, r := range out.Results {
+		if r.Next.Tool != evidence.ToolReadField {
+			continue
+		}
+		if pick < 0 || (r.EvidenceComplete != nil && !*r.EvidenceComplete) {
+			pick = i
+		}
+		if r.EvidenceComplete != nil && !*r.EvidenceComplete {
+			break
+		}
+	}
+	if pick >= 0 {
+		next := out.Results[pick].Next
+		if _, err := callAndShow(ctx, w, c, next.Tool, next.Arguments); err != nil {
+			return err
+		}
+	}
+	_, err = callAndShow(ctx, w, c, "fetch", map[string]any{"id": out.Results[0].ID})
+	return err
+}
+
+// startSession starts c and runs the MCP handshake at protocol revision
+// protocol, introducing the client as name (at this program's version).
+func startSession(ctx context.Context, c *client.Client, protocol, name string) error {
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = protocol
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: version()}
+	_, err := c.Initialize(ctx, init)
+	return err
+}
+
+func callAndShow(ctx context.Context, w io.Writer, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	fmt.Fprintf(w, "\n$ %s\n", evidence.Continuation{Tool: tool, Arguments: args}.Call())
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(w, textOf(res))
+	if res.IsError {
+		return res, fmt.Errorf("%s failed", tool)
+	}
+	return res, nil
+}
+
+// textOf is the text of a result as printed: any character a person
+// cannot see that reached it is shown as a marker (package unseen).
+func textOf(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			s += t.Text
+		}
+	}
+	return unseen.Show(s)
+}
+
+func remarshal(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }

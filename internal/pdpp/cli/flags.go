@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -41,23 +46,30 @@ type common struct {
 // register defines every common flag (the serving commands stdio and http).
 func (c *common) register(f *cmdkit.FlagSet) error {
 	c.registerProvider(f)
-	if err := c.registerServer(f, false); err != nil {
-		return err
-	}
-	if err := c.registerMemory(f); err != nil {
-		return err
-	}
-	return c.registerTimeout(f)
+	return c.registerServing(f, false)
 }
 
-// registerMemory defines --full-max-bytes and --max-inflight-bytes.
-func (c *common) registerMemory(f *cmdkit.FlagSet) error {
+// registerServing defines the flags of an MCP server offered to clients:
+// --server-name, --toolsets, --allow-private-webhooks (default
+// privateWebhooks, which only the demo turns on; the environment variable
+// overrides either default), --full-max-bytes, --max-inflight-bytes and
+// --rs-timeout.
+func (c *common) registerServing(f *cmdkit.FlagSet, privateWebhooks bool) error {
+	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
+	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
+	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
+	if err := f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage); err != nil {
+		return err
+	}
 	if err := f.Int64(&c.fullMax, "full-max-bytes", "PDPP_MCP_FULL_MAX_BYTES", pdpp.DefaultFullMaxBytes,
 		`ceiling of one detail "full" reply; past it the call is refused with full_too_large and the bounded ways to read the same data`); err != nil {
 		return err
 	}
-	return f.Int64(&c.inFlightMax, "max-inflight-bytes", "PDPP_MCP_MAX_INFLIGHT_BYTES", rs.DefaultMaxInFlightBytes,
-		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy")
+	if err := f.Int64(&c.inFlightMax, "max-inflight-bytes", "PDPP_MCP_MAX_INFLIGHT_BYTES", rs.DefaultMaxInFlightBytes,
+		"bytes all calls may hold at once for RS bodies and the replies built from them; a call that finds no room waits within its budget, then fails with server_busy"); err != nil {
+		return err
+	}
+	return c.registerTimeout(f)
 }
 
 // After the bytes in flight peaked at idleFreePeak or more, the server
@@ -103,13 +115,7 @@ func WorstCaseHeap(inFlight, maxConcurrent, maxBody, maxConns int64) int64 {
 // rs.DefaultMaxBodySize, or a full reply's body) and for a full reply's
 // body beside its escaped copy (twice the ceiling).
 func (c *common) memoryLimits() (fullMax, inFlight int64, err error) {
-	fullMax, inFlight = c.fullMax, c.inFlightMax
-	if fullMax == 0 {
-		fullMax = pdpp.DefaultFullMaxBytes
-	}
-	if inFlight == 0 {
-		inFlight = rs.DefaultMaxInFlightBytes
-	}
+	fullMax, inFlight = cmp.Or(c.fullMax, pdpp.DefaultFullMaxBytes), cmp.Or(c.inFlightMax, rs.DefaultMaxInFlightBytes)
 	if fullMax < pdpp.MinFullMaxBytes {
 		return 0, 0, cmdkit.Fail(cmdkit.ExitUsage, "--full-max-bytes must be at least %d (a full reply is never smaller than a compact one), got %d", pdpp.MinFullMaxBytes, fullMax)
 	}
@@ -126,17 +132,6 @@ func (c *common) registerProvider(f *cmdkit.FlagSet) {
 	f.Str(&c.providerURL, "provider-url", "PDPP_PROVIDER_URL", "", "PDPP resource server `URL`, e.g. http://127.0.0.1:7663")
 }
 
-// registerServer defines the flags of an MCP server offered to clients:
-// --server-name, --toolsets and --allow-private-webhooks (default
-// privateWebhooks, which only the demo turns on; the environment variable
-// overrides either default).
-func (c *common) registerServer(f *cmdkit.FlagSet, privateWebhooks bool) error {
-	f.Str(&c.serverName, "server-name", "PDPP_MCP_SERVER_NAME", mcptools.ServerName, "server `name` reported to MCP clients")
-	f.Str(&c.toolsets, "toolsets", "PDPP_MCP_TOOLSETS", strings.Join(mcptools.Toolsets(), ","), "comma-separated `list` of toolsets to expose ("+strings.Join(mcptools.Toolsets(), ", ")+")")
-	const usage = "for local development: accept webhook callback URLs on loopback, private, link-local and metadata hosts (and http on loopback); off, only https to a public host is sent to the RS"
-	return f.Bool(&c.allowPrivateWebhooks, "allow-private-webhooks", "PDPP_MCP_ALLOW_PRIVATE_WEBHOOKS", privateWebhooks, usage)
-}
-
 // registerTimeout defines --rs-timeout.
 func (c *common) registerTimeout(f *cmdkit.FlagSet) error {
 	return f.Dur(&c.rsTimeout, "rs-timeout", "PDPP_RS_TIMEOUT", rs.DefaultTimeout, "budget of one tool call or resource read across all of its RS requests (token check, expand check, data)")
@@ -144,17 +139,13 @@ func (c *common) registerTimeout(f *cmdkit.FlagSet) error {
 
 // toolsetList validates --toolsets against the catalog.
 func (c *common) toolsetList() ([]string, error) {
-	known := map[string]bool{}
-	for _, t := range mcptools.Toolsets() {
-		known[t] = true
-	}
 	var out []string
 	for _, t := range strings.Split(c.toolsets, ",") {
 		t = strings.TrimSpace(t)
 		if t == "" {
 			continue
 		}
-		if !known[t] {
+		if !slices.Contains(mcptools.Toolsets(), t) {
 			return nil, cmdkit.Fail(cmdkit.ExitUsage, "unknown toolset %q in --toolsets; known: %s", t, strings.Join(mcptools.Toolsets(), ", "))
 		}
 		out = append(out, t)
@@ -215,4 +206,61 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 	a := pdpp.New(cfg)
 	return pdpp.NewServer(a, pdpp.ServerOptions{Name: c.serverName, Version: version(), Toolsets: sets, CallTimeout: c.rsTimeout,
 		Unavailable: c.unavailable}), client, nil
+}
+
+// budgetStarvedFor is how long after a call was refused bytes of the budget
+// for its whole deadline (inflight.RefusedDeadline) the replica reports
+// itself not ready: verified work has exhausted its memory budget, so a
+// load balancer should send new work to other replicas meanwhile. Only
+// calls of verified tokens hold budget bytes, so no stranger can cause it.
+const budgetStarvedFor = 5 * time.Second
+
+// budgetWatch observes the bytes-in-flight budget (inflight.Observer): it
+// notes when a reservation was last refused for its deadline, and passes
+// every observation on to next (the metrics), when set.
+type budgetWatch struct {
+	next    inflight.Observer
+	starved atomic.Int64 // unix nanoseconds of the last deadline refusal; 0: never
+}
+
+func (b *budgetWatch) BudgetWait(d time.Duration) {
+	if b.next != nil {
+		b.next.BudgetWait(d)
+	}
+}
+
+func (b *budgetWatch) BudgetRefused(reason string) {
+	if reason == inflight.RefusedDeadline {
+		b.starved.Store(time.Now().UnixNano())
+	}
+	if b.next != nil {
+		b.next.BudgetRefused(reason)
+	}
+}
+
+// errBudgetStarved is the readiness failure of a replica whose budget
+// refused a call for its deadline within budgetStarvedFor.
+var errBudgetStarved = errors.New("the bytes-in-flight budget (--max-inflight-bytes) refused a call for want of room within the last seconds: memory budget exhausted by verified work")
+
+// ready reports errBudgetStarved within budgetStarvedFor of a deadline
+// refusal; nil otherwise, and for a nil watch.
+func (b *budgetWatch) ready() error {
+	if b == nil {
+		return nil
+	}
+	if at := b.starved.Load(); at != 0 && time.Since(time.Unix(0, at)) < budgetStarvedFor {
+		return errBudgetStarved
+	}
+	return nil
+}
+
+// withBudget is a ReadyCheck that fails while the budget is starved (see
+// budgetWatch.ready), and otherwise asks next.
+func withBudget(b *budgetWatch, next func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := b.ready(); err != nil {
+			return err
+		}
+		return next(ctx)
+	}
 }

@@ -69,12 +69,8 @@ func ansiQuote(s string) string {
 		case r == '\'' || r == '\\':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteString(strconv.Quote(string(r))[1:3]) // \t, \n or \r
 		case unseen.Has(s[i : i+utf8.RuneLen(r)]):
 			if r > 0xFFFF {
 				fmt.Fprintf(&b, `\U%08x`, r)
@@ -170,12 +166,7 @@ func runSearch(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if stream != "" {
 		callArgs["streams"] = []string{stream}
 	}
-	if conn != "" {
-		callArgs["connection_id"] = conn
-	}
-	if cursor != "" {
-		callArgs["cursor"] = cursor
-	}
+	setGiven(callArgs, "connection_id", conn, "cursor", cursor)
 	res, err := call(ctx, c, "search", callArgs)
 	if err != nil {
 		return err
@@ -269,17 +260,9 @@ func runReadField(ctx context.Context, env Env, log *slog.Logger, args []string)
 	if offsetSet {
 		callArgs["offset_chars"] = offset
 	}
-	if cursor != "" {
-		callArgs["cursor"] = cursor
-	}
-	if q != "" {
-		callArgs["q"] = q
-	}
+	setGiven(callArgs, "cursor", cursor, "q", q, "connection_id", conn)
 	if limitChars > 0 {
 		callArgs["limit_chars"] = limitChars
-	}
-	if conn != "" {
-		callArgs["connection_id"] = conn
 	}
 	if asJSON {
 		// A compact result keeps the window text only in content[]; the
@@ -335,6 +318,16 @@ func keepWindowSize(next, previous *evidence.Continuation, start, limit int) (*e
 		previous = &c
 	}
 	return next, previous
+}
+
+// setGiven sets each of the name, value pairs kv in args whose value is
+// not empty.
+func setGiven(args map[string]any, kv ...string) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			args[kv[i]] = kv[i+1]
+		}
+	}
 }
 
 func call(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {

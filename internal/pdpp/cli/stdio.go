@@ -56,9 +56,7 @@ func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
 		log.Warn("credential file permissions", "warning", tok.Warning)
 	}
 	log.Info("using client credential", "provider", tok.ProviderURL, "grant", tok.GrantID, "path", tok.Path)
-	expires := tok.ExpiresAt
-	access := tok.AccessToken
-	provider := l.providerURL
+	expires, access, provider := tok.ExpiresAt, tok.AccessToken, l.providerURL
 	return func(context.Context) (string, error) {
 		if !expires.IsZero() && time.Now().After(expires) {
 			return "", fmt.Errorf("the client credential expired at %s; run `pdpp connect %s` again", expires.Format(time.RFC3339), provider)

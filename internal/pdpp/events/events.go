@@ -1,9 +1,11 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -119,7 +121,7 @@ type scopeStream struct {
 func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args mcptools.DiscoverEventSubscriptionCapabilitiesArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolDiscoverEventSubscriptionCapabilities
 	shown := a.host.ArgsMap(args)
-	if err := a.refuseOwner(ctx); err != nil {
+	if err := a.host.RefuseOwner(ctx); err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	adv, advertised := a.subscriptionAdvertisement(ctx)
@@ -127,9 +129,7 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
-	caps := capabilities{advertised: advertised, scope: scope}
-	caps.supported = string(adv.members["supported"]) == "true"
-	caps.endpoint = adv.str("endpoint")
+	caps := capabilities{advertised: advertised, scope: scope, supported: string(adv.members["supported"]) == "true", endpoint: adv.str("endpoint")}
 	caps.eventTypes, caps.eventTypesFromRS = advertisedEventTypes(adv.members["event_types"])
 	caps.signing, caps.signingFromRS = merged(profileSigning(), adv.members["signing"])
 	caps.delivery, caps.deliveryFromRS = merged(profileDelivery(), adv.members["delivery"])
@@ -137,7 +137,7 @@ func (a *Tools) DiscoverEventSubscriptionCapabilities(ctx context.Context, args 
 	if args.Detail == evidence.DetailFull {
 		out := caps.structured(adv)
 		out["detail"] = evidence.DetailFull
-		return a.fullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
+		return a.host.FullReply(ctx, tool, shown, caps.text(full), out, "", nil), nil
 	}
 	limit := a.host.ReplyBudget(tool, 0)
 	text := a.host.CompactText(caps.text(full), limit)
@@ -164,11 +164,11 @@ func (a *Tools) subscriptionAdvertisement(ctx context.Context) (object, bool) {
 func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 	params := &rsclient.GetSchemaParams{View: new(rsclient.GetSchemaParamsViewCompact)}
 	req, berr := rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil && a.host.RejectsView(err) {
 		params.View = nil
 		req, berr = rsclient.NewGetSchemaRequest(a.rs.BaseURL(), params)
-		resp, err = a.doControl(ctx, req, berr)
+		resp, err = a.host.DoControl(ctx, req, berr)
 	}
 	if err != nil {
 		return nil, err
@@ -306,13 +306,9 @@ func source(fromRS bool) string {
 
 func (c capabilities) structured(adv object) map[string]any {
 	signing := map[string]any{"source": source(c.signingFromRS)}
-	for k, v := range c.signing {
-		signing[k] = v
-	}
+	maps.Copy(signing, c.signing)
 	delivery := map[string]any{"source": source(c.deliveryFromRS)}
-	for k, v := range c.delivery {
-		delivery[k] = v
-	}
+	maps.Copy(delivery, c.delivery)
 	out := map[string]any{
 		"supported":   c.supported,
 		"event_types": c.eventTypes,
@@ -341,11 +337,7 @@ func (c capabilities) text(full evidence.Continuation) string {
 	case !c.supported:
 		b.WriteString("Event subscriptions: the RS advertises them as not supported for this deployment; do not create one.\n")
 	default:
-		endpoint := c.endpoint
-		if endpoint == "" {
-			endpoint = "/v1/event-subscriptions"
-		}
-		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", endpoint)
+		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", cmp.Or(c.endpoint, "/v1/event-subscriptions"))
 	}
 	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote(c.eventTypesFromRS))
 	for i, et := range c.eventTypes {
@@ -404,8 +396,11 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 	const tool = mcptools.ToolCreateEventSubscription
 	shown := a.host.ArgsMap(args)
 	fail := func(err error) (*mcp.CallToolResult, error) { return a.host.ErrorResult(err, tool, shown), nil }
-	if err := a.checkCallbackURL(args.CallbackURL); err != nil {
-		return fail(err)
+	// A callback URL the RS should not be asked to call (package webhookurl:
+	// anything but https to a public host, unless the operator allows
+	// private callbacks for local development) is refused before any RS request.
+	if err := webhookurl.Check(args.CallbackURL, a.allowPrivateWebhooks); err != nil {
+		return fail(rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url"))
 	}
 	if err := checkStreams(args.Streams); err != nil {
 		return fail(err)
@@ -419,7 +414,7 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 	req, berr := call.NewRequest(a.rs.BaseURL(), body)
 	// The one answer whose secret reaches the client: read it whole, take
 	// the signing secret, and take every secret-like member out of the rest.
-	resp, err := a.do(ctx, req, berr)
+	resp, err := a.host.Do(ctx, req, berr)
 	if err != nil {
 		return fail(err)
 	}
@@ -460,17 +455,6 @@ func (a *Tools) CreateEventSubscription(ctx context.Context, args mcptools.Creat
 		out["secret"] = secret
 	}
 	return a.subscriptionResult(tool, b.String(), sub, out, full), nil
-}
-
-// checkCallbackURL refuses, before any RS request, a callback URL the RS
-// should not be asked to call (see package webhookurl): anything but https
-// to a public host, unless the operator allows private callbacks for local
-// development. It returns a typed adapter error naming callback_url.
-func (a *Tools) checkCallbackURL(raw string) error {
-	if err := webhookurl.Check(raw, a.allowPrivateWebhooks); err != nil {
-		return rs.AdapterError(codeInvalidCallbackURL, err.Error(), "callback_url")
-	}
-	return nil
 }
 
 // checkStreams refuses an explicit empty list and repeats; nil (omitted)
@@ -582,7 +566,7 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	}
 	call := args.ListEventSubscriptionsCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -593,7 +577,7 @@ func (a *Tools) ListEventSubscriptions(ctx context.Context, args mcptools.ListEv
 	fullCall := page.Full()
 	fullText := listText(subs, fullCall)
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", resp.Body), nil
+		return a.host.FullReply(ctx, tool, shown, fullText, map[string]any{"detail": evidence.DetailFull}, "data", resp.Body), nil
 	}
 	limit, room := a.host.StepBudget(tool, 0)
 	ids := make([]string, len(subs))
@@ -662,7 +646,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 	shown := a.host.ArgsMap(args)
 	call := args.GetEventSubscriptionCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -678,7 +662,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
-		return a.fullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil
+		return a.host.FullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil
 	}
 	out := map[string]any{"detail": evidence.DetailCompact}
 	return a.subscriptionResult(tool, text, sub, out, a.host.FullDetailCall(tool, shown)), nil
@@ -690,11 +674,9 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.UpdateEventSubscriptionArgs) (*mcp.CallToolResult, error) {
 	const tool = mcptools.ToolUpdateEventSubscription
 	shown := a.host.ArgsMap(args)
-	enabled := args.Enabled
 	call := args.UpdateEventSubscriptionCall()
-	req, berr := call.NewRequest(a.rs.BaseURL(),
-		rsclient.EventSubscriptionUpdateRequest{Enabled: &enabled})
-	resp, err := a.doControl(ctx, req, berr)
+	req, berr := call.NewRequest(a.rs.BaseURL(), rsclient.EventSubscriptionUpdateRequest{Enabled: &args.Enabled})
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
@@ -703,7 +685,7 @@ func (a *Tools) UpdateEventSubscription(ctx context.Context, args mcptools.Updat
 		return a.host.ErrorResult(err, tool, shown), nil
 	}
 	verb := "Disabled"
-	if enabled {
+	if args.Enabled {
 		verb = "Enabled"
 	}
 	text := verb + " delivery. " + subscriptionText(sub)
@@ -718,7 +700,7 @@ func (a *Tools) DeleteEventSubscription(ctx context.Context, args mcptools.Delet
 	shown := a.host.ArgsMap(args)
 	call := args.DeleteEventSubscriptionCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	if _, err := a.doControl(ctx, req, berr); err != nil {
+	if _, err := a.host.DoControl(ctx, req, berr); err != nil {
 		var re *rs.Error
 		if errors.As(err, &re) && re.Status == http.StatusNotFound && re.Code() == "not_found" {
 			// The RS answers a second DELETE with 404 not_found: the
@@ -749,7 +731,7 @@ func (a *Tools) SendTestEvent(ctx context.Context, args mcptools.SendTestEventAr
 	shown := a.host.ArgsMap(args)
 	call := args.SendTestEventCall()
 	req, berr := call.NewRequest(a.rs.BaseURL())
-	resp, err := a.doControl(ctx, req, berr)
+	resp, err := a.host.DoControl(ctx, req, berr)
 	if err != nil {
 		return a.host.ErrorResult(err, tool, shown), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -302,9 +303,7 @@ func newCapsFit(out map[string]any, full evidence.Continuation) *capsFit {
 // order, while the output stays within budget bytes.
 func (f *capsFit) build(budget int) (json.RawMessage, evidence.Truncation, error) {
 	out := make(map[string]any, len(f.base)+8)
-	for k, v := range f.base {
-		out[k] = v
-	}
+	maps.Copy(out, f.base)
 	out["detail"] = evidence.DetailCompact
 	// The base, the two lists' brackets and the truncation report.
 	used := len(mustMarshalJSON(out)) + 300 + len(mustMarshalJSON(f.full))

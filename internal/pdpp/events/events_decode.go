@@ -159,7 +159,7 @@ func decodeSubscription(body []byte, updated bool) (object, error) {
 	if !updated {
 		doc, ok := decodeObject(body)
 		if !ok {
-			return object{}, badResponse(errors.New("the subscription answer is not a JSON object"))
+			return object{}, BadResponse(errors.New("the subscription answer is not a JSON object"))
 		}
 		return doc.withoutSecrets(), nil
 	}
@@ -168,10 +168,10 @@ func decodeSubscription(body []byte, updated bool) (object, error) {
 		Subscription object `json:"subscription"`
 	}
 	if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &upd, decodeOptions) != nil {
-		return object{}, badResponse(errors.New("the update answer is not a JSON object holding a subscription"))
+		return object{}, BadResponse(errors.New("the update answer is not a JSON object holding a subscription"))
 	}
 	if upd.Subscription.members == nil {
-		return object{}, badResponse(errors.New("the answer has no subscription object"))
+		return object{}, BadResponse(errors.New("the answer has no subscription object"))
 	}
 	return upd.Subscription.withoutSecrets(), nil
 }
@@ -197,9 +197,9 @@ func subscriptionItems(body []byte) ([]object, error) {
 	case errors.As(err, &refused):
 		return nil, refused
 	case err != nil:
-		return nil, badResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
+		return nil, BadResponse(fmt.Errorf("the %s answer is not a list: %v", what, err))
 	case doc.Data == nil:
-		return nil, badResponse(fmt.Errorf("the %s answer has no data list", what))
+		return nil, BadResponse(fmt.Errorf("the %s answer has no data list", what))
 	}
 	return subs, nil
 }
@@ -233,7 +233,7 @@ func readList(dec *jsontext.Decoder, list *[]jsontext.Value, subs *[]object) err
 				fmt.Sprintf("the RS listed more than %d event subscriptions for this grant, more than this server renders; delete the ones no longer needed (%s), or ask the RS's operator", maxSubscriptions, mcptools.ToolDeleteEventSubscription), "")
 		}
 		if err := evidence.ItemNotObject("subscription list", i, o.raw); err != nil {
-			return badResponse(err)
+			return BadResponse(err)
 		}
 		if o.stub && o.cost <= maxDecodedObject {
 			o.stub, o.partial = false, true

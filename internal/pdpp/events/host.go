@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -12,45 +13,26 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/rs"
 )
 
-// Host is what the event tools take from the PDPP adapter, which
-// implements it: RS calls behind its owner-token check, and its reply
-// conventions (reply budgets, compact, full and error results, page
-// cursors), which the read tools share.
-type Host interface {
-	// Do sends a request built by a generated builder, after the
-	// owner-token check, and returns the answer as the RS sent it.
-	Do(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
-	// DoControl is Do for the event-subscription routes: the answer loses
-	// its secret-like members.
-	DoControl(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
-	// RefuseOwner fails unless the bearer is a grant-scoped client token.
-	RefuseOwner(ctx context.Context) error
-	// FullReply is the detail "full" result of tool: head's members and,
-	// under key, body verbatim, within the adapter's full-reply ceiling.
-	FullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult
-	// ErrorResult renders any failure as an isError result within tool's
-	// reply budget.
-	ErrorResult(err error, tool string, args map[string]any) *mcp.CallToolResult
-	// CompactResult is a successful compact result held to limit.
-	CompactResult(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult
-	// CompactText bounds a compact result's text to half its budget.
-	CompactText(text string, limit int) string
-	// FitStructured builds a compact structuredContent with build in the
-	// room a result of limit bytes leaves beside text.
-	FitStructured(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error)
-	// FullDetailCall is the call of tool with args at detail "full".
-	FullDetailCall(tool string, args map[string]any) evidence.Continuation
-	// ReplyBudget is the room a compact result of tool has, rendering an
-	// RS body of rsBodyBytes.
-	ReplyBudget(tool string, rsBodyBytes int) int
-	// StepBudget is the room a compact step of tool has.
-	StepBudget(tool string, rsBodyBytes int) (limit, room int)
-	// ResolvePage reads the cursor argument of a list tool.
-	ResolvePage(tool, cursor string, args any, rsPages bool) (Page, error)
-	// ArgsMap turns typed args into the map shown in retry suggestions.
-	ArgsMap(v any) map[string]any
-	// RejectsView reports whether err is the RS refusing view=compact.
-	RejectsView(err error) bool
+// Host is what the event tools take from the PDPP adapter, which fills it
+// in: RS calls behind its owner-token check, and its reply conventions
+// (reply budgets, compact, full and error results, page cursors), which
+// the read tools share. Each field is the adapter's function of the same
+// name, documented there; DoControl is do for the event-subscription
+// routes, whose answers lose their secret-like members.
+type Host struct {
+	Do, DoControl  func(ctx context.Context, req *http.Request, build error) (*rs.Response, error)
+	RefuseOwner    func(ctx context.Context) error
+	FullReply      func(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult
+	ErrorResult    func(err error, tool string, args map[string]any) *mcp.CallToolResult
+	CompactResult  func(limit int, text string, structured any, structuredBytes int, full *evidence.Continuation) *mcp.CallToolResult
+	CompactText    func(text string, limit int) string
+	FitStructured  func(limit int, text func() string, build func(budget int) (json.RawMessage, evidence.Truncation, error)) (json.RawMessage, evidence.Truncation, error)
+	FullDetailCall func(tool string, args map[string]any) evidence.Continuation
+	ReplyBudget    func(tool string, rsBodyBytes int) int
+	StepBudget     func(tool string, rsBodyBytes int) (limit, room int)
+	ResolvePage    func(tool, cursor string, args any, rsPages bool) (Page, error)
+	ArgsMap        func(v any) map[string]any
+	RejectsView    func(err error) bool
 }
 
 // Page is where a call of a list tool reads its RS page from (Host.ResolvePage).
@@ -63,7 +45,7 @@ type Page interface {
 }
 
 // Figures of the adapter's reply conventions the event tools rely on; the
-// adapter's wiring fails to compile should its own differ.
+// adapter takes its own from these.
 const (
 	// SmallMemberBytes is the largest member a truncation report keeps.
 	SmallMemberBytes = 256
@@ -72,9 +54,9 @@ const (
 	CodeBadResponse = "rs_bad_response"
 )
 
-// badResponse is the typed error of an RS answer that could not be read or
+// BadResponse is the typed error of an RS answer that could not be read or
 // rendered (rs_bad_response), carrying the reason.
-func badResponse(err error) *rs.Error {
+func BadResponse(err error) *rs.Error {
 	return rs.AdapterError(CodeBadResponse, err.Error(), "")
 }
 
@@ -101,23 +83,5 @@ type Tools struct {
 
 // New returns the event tools over cfg.Host.
 func New(cfg Config) *Tools {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Tools{host: cfg.Host, rs: cfg.RS, log: log, allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
-}
-
-func (a *Tools) do(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
-	return a.host.Do(ctx, req, build)
-}
-
-func (a *Tools) doControl(ctx context.Context, req *http.Request, build error) (*rs.Response, error) {
-	return a.host.DoControl(ctx, req, build)
-}
-
-func (a *Tools) refuseOwner(ctx context.Context) error { return a.host.RefuseOwner(ctx) }
-
-func (a *Tools) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
-	return a.host.FullReply(ctx, tool, args, text, head, key, body)
+	return &Tools{host: cfg.Host, rs: cfg.RS, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 }

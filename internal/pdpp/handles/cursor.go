@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -51,13 +50,6 @@ type cursorBody struct {
 	A int    `json:"a,omitempty"`
 }
 
-// validFieldPath reports whether p is a field path the RS accepts: the
-// catalog format "field" (mcptools.FormatField), the rule field_path
-// arguments are validated with.
-func validFieldPath(p string) bool {
-	return mcptools.FormatField.Valid(p)
-}
-
 // Validate checks the record reference and every window parameter of a
 // window carried by a cursor; the error's Param is "cursor".
 func (w WindowRef) Validate() error {
@@ -86,7 +78,7 @@ func (w WindowRef) ValidateArgs() error {
 // wrong with it, or returns "", "".
 func (w WindowRef) paramProblem() (param, msg string) {
 	switch {
-	case !validFieldPath(w.Field):
+	case !mcptools.FormatField.Valid(w.Field): // the rule field_path arguments are validated with
 		return ParamFieldPath, fmt.Sprintf("field_path %s is not a valid field path (%s, at most %d bytes)", quote(w.Field), fieldPathRuleShort, MaxFieldPathBytes)
 	case w.Offset < 0:
 		return ParamOffsetChars, fmt.Sprintf("offset_chars %d is negative", w.Offset)
@@ -113,53 +105,9 @@ func (w WindowRef) paramProblem() (param, msg string) {
 // of the window's compact JSON. It does not validate: call w.Validate
 // first; DecodeCursor rejects the cursor of an invalid WindowRef.
 func EncodeCursor(w WindowRef) string {
-	// The JSON is the bytes json.Marshal writes for cursorBody, appended
-	// member by member: every window read encodes one or two cursors
-	// (TestEncodeCursorMatchesMarshal holds the two equal).
-	var store [256]byte
-	data := append(store[:0], '{')
-	str := func(name, v string, omitEmpty bool) {
-		if omitEmpty && v == "" {
-			return
-		}
-		if len(data) > 1 {
-			data = append(data, ',')
-		}
-		data = append(append(append(data, '"'), name...), `":`...)
-		data = appendJSONString(data, v)
-	}
-	num := func(name string, v int) {
-		if v == 0 {
-			return
-		}
-		data = append(append(append(append(data, ','), '"'), name...), `":`...)
-		data = strconv.AppendInt(data, int64(v), 10)
-	}
-	str("c", w.Record.ConnectionID, true)
-	str("s", w.Record.Stream, false)
-	str("r", w.Record.RecordID, false)
-	str("f", w.Field, false)
-	num("o", w.Offset)
-	num("l", w.Limit)
-	str("q", w.Q, true)
-	num("b", w.Before)
-	num("a", w.After)
-	data = append(data, '}')
-	out := make([]byte, len(CursorPrefix), len(CursorPrefix)+base64.RawURLEncoding.EncodedLen(len(data)))
-	copy(out, CursorPrefix)
-	return string(base64.RawURLEncoding.AppendEncode(out, data))
-}
-
-// appendJSONString appends s quoted as json.Marshal quotes it: as itself
-// when it is printable ASCII with nothing to escape, else by json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
+	data, _ := json.Marshal(cursorBody{C: w.Record.ConnectionID, S: w.Record.Stream, R: w.Record.RecordID,
+		F: w.Field, O: w.Offset, L: w.Limit, Q: w.Q, B: w.Before, A: w.After}) // strings and ints always encode
+	return CursorPrefix + base64.RawURLEncoding.EncodeToString(data)
 }
 
 // DecodeCursor parses a cursor made by EncodeCursor. It is strict: the
@@ -319,4 +267,50 @@ func decodeReferenceWindow(payload string) (WindowRef, error) {
 		return WindowRef{}, withParam(err, ParamURI)
 	}
 	return w, nil
+}
+
+// Why decodeBase64URL refused a value, in the order it checks.
+var (
+	errBase64TooLong  = errors.New("over the size bound")
+	errBase64Alphabet = errors.New("a character outside base64url (no padding)")
+	errBase64Corrupt  = errors.New("not valid base64url")
+)
+
+// decodeBase64URL decodes s, unpadded base64url (RFC 4648 section 5), the
+// encoding of every opaque handle this package reads: cursors, field-window
+// handles and encoded record references. Before anything is decoded, s is
+// refused when over maxBytes bytes (errBase64TooLong) or when it holds a
+// byte outside the alphabet (errBase64Alphabet), "=" padding included: the
+// stdlib decoder alone would skip "\r" and "\n". With strict, bits left over
+// after the last full byte must be zero (base64.Encoding.Strict), so only
+// the canonical encoding of the bytes decodes; otherwise they are ignored.
+// A value the decoder still refuses is errBase64Corrupt.
+func decodeBase64URL(s string, maxBytes int, strict bool) ([]byte, error) {
+	if len(s) > maxBytes {
+		return nil, errBase64TooLong
+	}
+	if !isBase64URL(s) {
+		return nil, errBase64Alphabet
+	}
+	enc := base64.RawURLEncoding
+	if strict {
+		enc = enc.Strict()
+	}
+	data, err := enc.DecodeString(s)
+	if err != nil {
+		return nil, errBase64Corrupt
+	}
+	return data, nil
+}
+
+// isBase64URL reports whether s holds only the base64url alphabet, without
+// "=" padding. One pass over s, which callers have bounded.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

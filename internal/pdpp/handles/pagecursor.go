@@ -102,10 +102,7 @@ func EncodePageCursor(c PageCursor) (string, bool) {
 }
 
 func encodePageCursor(c PageCursor) string {
-	data, err := json.Marshal(pageHeader{P: c.Pos, S: c.Seen, A: c.Call})
-	if err != nil { // cannot happen: strings and an int only
-		panic(fmt.Sprintf("handles: marshal page cursor: %v", err))
-	}
+	data, _ := json.Marshal(pageHeader{P: c.Pos, S: c.Seen, A: c.Call}) // strings and an int always encode
 	return PageCursorPrefix + base64.RawURLEncoding.EncodeToString(data) + "~" + c.RS
 }
 

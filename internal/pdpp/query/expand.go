@@ -1,11 +1,12 @@
 package query
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,7 +70,7 @@ func EncodeExpandLimit(raw json.RawMessage, expand []string) (url.Values, error)
 	for _, rel := range expand {
 		requested[rel] = true
 	}
-	sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
+	slices.SortFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
 	v := url.Values{}
 	for _, m := range members {
 		if strings.ContainsAny(m.key, "[]") {

@@ -1,11 +1,12 @@
 package query
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -26,18 +27,9 @@ const (
 var rangeOperators = []string{"gt", "gte", "lt", "lte"}
 
 // RangeOperators returns the accepted range operators, sorted.
-func RangeOperators() []string {
-	return append([]string(nil), rangeOperators...)
-}
+func RangeOperators() []string { return slices.Clone(rangeOperators) }
 
-func isRangeOperator(op string) bool {
-	for _, o := range rangeOperators {
-		if o == op {
-			return true
-		}
-	}
-	return false
-}
+func isRangeOperator(op string) bool { return slices.Contains(rangeOperators, op) }
 
 const filterForms = `use {"field": value} for an exact match or {"field": {"gte": value, "lt": value}} for a range (operators: gte, gt, lte, lt), e.g. {"language": "en", "created_at": {"gte": "2026-01-01T00:00:00Z"}}`
 
@@ -102,12 +94,7 @@ func ParseFilter(raw json.RawMessage) ([]Condition, error) {
 		}
 		out = append(out, conds...)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Op < out[j].Op
-	})
+	slices.SortFunc(out, func(a, b Condition) int { return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Op, b.Op)) })
 	return out, nil
 }
 
@@ -125,13 +112,6 @@ func EncodeFilter(raw json.RawMessage) (url.Values, error) {
 		v.Set(c.Key(), c.Value)
 	}
 	return v, nil
-}
-
-// Encode renders values as a query string with keys sorted. It is
-// url.Values.Encode, named here so callers of this package need not know
-// that the order is deterministic.
-func Encode(values url.Values) string {
-	return values.Encode()
 }
 
 func parseFilterMember(m member) ([]Condition, error) {

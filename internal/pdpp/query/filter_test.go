@@ -90,8 +90,8 @@ func TestEncodeFilterDeterministicOrder(t *testing.T) {
 				if err != nil {
 					t.Fatalf("EncodeFilter(%s): %v", raw, err)
 				}
-				if got := Encode(v); got != tc.want {
-					t.Errorf("Encode(EncodeFilter(%s)) = %q, want %q", raw, got, tc.want)
+				if got := v.Encode(); got != tc.want {
+					t.Errorf("EncodeFilter(%s).Encode() = %q, want %q", raw, got, tc.want)
 				}
 			}
 		})

@@ -34,18 +34,13 @@ const (
 	ClassUnavailable
 )
 
+var classNames = [...]string{ClassRequest: "request", ClassToken: "token", ClassScope: "scope", ClassUnusable: "unusable", ClassUnavailable: "unavailable"}
+
 func (c Class) String() string {
-	switch c {
-	case ClassToken:
-		return "token"
-	case ClassScope:
-		return "scope"
-	case ClassUnusable:
-		return "unusable"
-	case ClassUnavailable:
-		return "unavailable"
+	if c < 0 || int(c) >= len(classNames) {
+		return "request"
 	}
-	return "request"
+	return classNames[c]
 }
 
 // Adapter codes of failures in which the RS gave no answer.

@@ -12,12 +12,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"gopkg.in/yaml.v3"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
+	"github.com/pdpp-mcp/pdpp-mcp/spec"
 )
 
 // Defaults for a Client. DefaultTimeout is also the default budget of one
@@ -106,21 +109,17 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport(opt.MaxConns), CheckRedirect: noCrossOriginRedirect}
+		// The default transport with the RS connection bounds: conns at
+		// most, as many kept idle.
+		conns := opt.MaxConns
+		if conns <= 0 {
+			conns = MaxConnsPerRSHost
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
+		c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
 	}
 	return c, nil
-}
-
-// newTransport is the default transport with the RS connection bounds:
-// conns (MaxConnsPerRSHost when not positive) at most, as many kept idle.
-func newTransport(conns int) *http.Transport {
-	if conns <= 0 {
-		conns = MaxConnsPerRSHost
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxConnsPerHost = conns
-	tr.MaxIdleConnsPerHost = min(conns, MaxIdleConnsPerRSHost)
-	return tr
 }
 
 // ParseProviderURL checks that s is an absolute http(s) URL without query or
@@ -163,10 +162,6 @@ func (c *Client) InFlight() *inflight.Limiter {
 	}
 	return c.inflight
 }
-
-// MaxBodySize is the largest RS body the client reads, unless a call's
-// context sets its own limit (WithBodyLimit).
-func (c *Client) MaxBodySize() int64 { return c.maxBody }
 
 // BaseURL is the provider URL with a trailing slash, for generated request
 // builders (which drop the base path without it).
@@ -368,25 +363,17 @@ func leadingErrorMembers(prefix []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		if tok.String() == "error" {
-			return errorObjectMembers(dec, len(prefix))
+			break
 		}
 		if err := dec.SkipValue(); err != nil || int(dec.InputOffset()) >= len(prefix) {
 			return nil, false
 		}
 	}
-}
-
-// errorObjectMembers reads the members of the object dec is at that are
-// complete within the n bytes dec reads, as leadingErrorMembers keeps them.
-func errorObjectMembers(dec *jsontext.Decoder, n int) (map[string]json.RawMessage, bool) {
-	if dec.PeekKind() != '{' {
-		return nil, false
-	}
-	if _, err := dec.ReadToken(); err != nil {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
 	obj := map[string]json.RawMessage{}
-	// One step per member, each past the last: bounded by n.
+	// One step per member, each past the last: bounded by len(prefix).
 	for len(obj) < maxCutMembers && dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -394,7 +381,7 @@ func errorObjectMembers(dec *jsontext.Decoder, n int) (map[string]json.RawMessag
 		}
 		key := tok.String()
 		val, err := dec.ReadValue()
-		if err != nil || int(dec.InputOffset()) >= n {
+		if err != nil || int(dec.InputOffset()) >= len(prefix) {
 			break
 		}
 		if _, dup := obj[key]; !dup {
@@ -417,12 +404,7 @@ func transportError(ctx context.Context, err error) *Error {
 
 // scrub keeps transport error text short; it never contains the token, which
 // travels only in a header.
-func scrub(s string) string {
-	if len(s) > 300 {
-		return s[:300]
-	}
-	return s
-}
+func scrub(s string) string { return s[:min(len(s), 300)] }
 
 // errTooLarge is a body longer than the read's limit.
 var errTooLarge = errors.New("rs: body over the limit")
@@ -536,7 +518,7 @@ type bodyLimit struct {
 }
 
 // WithBodyLimit returns ctx under which every RS body is read up to max
-// bytes instead of the client's MaxBodySize: a longer body is not read
+// bytes instead of the client's Options.MaxBodySize: a longer body is not read
 // further and the request fails with refuse(max), or with
 // rs_response_too_large when refuse is nil. A call at detail "full" uses it
 // to stop at its reply ceiling rather than hold a body it cannot return.
@@ -556,4 +538,76 @@ func BusyError(e *inflight.BusyError) *Error {
 		msg = fmt.Sprintf("this call needs %d bytes in flight, more than the server's limit of %d; ask for less (compact detail, a smaller limit, a fields projection, a field window)", e.Want, e.Max)
 	}
 	return &Error{Envelope: adapterEnvelope(CodeServerBusy, msg, "")}
+}
+
+// RouteOther is the route template of a request that matches no known route.
+const RouteOther = "other"
+
+// extraRoutes are RS paths the adapter calls outside the OpenAPI document.
+var extraRoutes = []string{"/" + ".well-known/oauth-protected-resource"}
+
+// routeTemplate is one RS path template, as reported and split into
+// segments for matching.
+type routeTemplate struct {
+	path string
+	segs []string
+}
+
+// routeTemplates are the path templates of spec.OpenAPI (the document
+// gen/rsclient is generated from) plus extraRoutes. The set is fixed at build
+// time, which bounds the route label of RS metrics.
+var routeTemplates = sync.OnceValue(func() []routeTemplate {
+	var doc struct {
+		Paths map[string]yaml.Node `yaml:"paths"`
+	}
+	_ = yaml.Unmarshal(spec.OpenAPI, &doc)
+	var out []routeTemplate
+	add := func(p string) {
+		p = strings.Trim(p, "/")
+		out = append(out, routeTemplate{path: "/" + p, segs: strings.Split(p, "/")})
+	}
+	for p := range doc.Paths {
+		add(p)
+	}
+	for _, p := range extraRoutes {
+		add(p)
+	}
+	return out
+})
+
+// Route maps an escaped request path below the provider URL's path to its route
+// template (e.g. /v1/streams/{stream}/records/{id}), never echoing a path
+// parameter; a path that matches no template is RouteOther. When several
+// templates match, the one with the most literal segments wins.
+func (c *Client) Route(path string) string {
+	rel, ok := strings.CutPrefix(path, c.base.EscapedPath())
+	if !ok {
+		return RouteOther
+	}
+	segs := strings.Split(strings.Trim(rel, "/"), "/")
+	best, bestLiterals := RouteOther, -1
+	for _, tmpl := range routeTemplates() {
+		if len(tmpl.segs) != len(segs) {
+			continue
+		}
+		literals, match := 0, true
+		for i, t := range tmpl.segs {
+			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+				if segs[i] == "" {
+					match = false
+					break
+				}
+				continue
+			}
+			if t != segs[i] {
+				match = false
+				break
+			}
+			literals++
+		}
+		if match && literals > bestLiterals {
+			best, bestLiterals = tmpl.path, literals
+		}
+	}
+	return best
 }
