@@ -19,7 +19,6 @@ const (
 	subActive   = "active"
 	subDisabled = "disabled"
 	subRevoked  = "disabled_revoked"
-	subDeleted  = "deleted"
 )
 
 // Bounds of what one grant can store. Each subscription costs a row, a scope and a
@@ -119,8 +118,8 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 		}
 		s.subMu.Lock()
 		defer s.subMu.Unlock()
-		cur, ok, err := s.store.Subscription(context.Background(), sub.GrantID, sub.ID)
-		if err != nil || !ok {
+		cur, ok := s.store.Subscription(sub.GrantID, sub.ID)
+		if !ok {
 			return
 		}
 		cur.Verified = true
@@ -128,9 +127,7 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 			cur.Status = subActive
 		}
 		cur.UpdatedAt = nowStamp()
-		if err := s.store.UpdateSubscription(context.Background(), cur); err != nil {
-			s.log.Error("demo RS subscription verification update failed", "err", err)
-		}
+		s.store.UpdateSubscription(cur)
 	})
 }
 
@@ -184,7 +181,7 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	if err := s.insertSubscription(ctx, sub); err != nil {
+	if err := s.insertSubscription(sub); err != nil {
 		return nil, err
 	}
 	s.startVerification(ctx, rc, sub)
@@ -199,17 +196,14 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 
 // insertSubscription stores sub unless its grant already holds
 // maxSubscriptionsPerGrant subscriptions.
-func (s *Server) insertSubscription(ctx context.Context, sub store.Subscription) error {
+func (s *Server) insertSubscription(sub store.Subscription) error {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	n, err := s.store.CountSubscriptions(ctx, sub.GrantID)
-	if err != nil {
-		return err
-	}
-	if n >= maxSubscriptionsPerGrant {
+	if n := len(s.store.Subscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
 		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
 	}
-	return s.store.InsertSubscription(ctx, sub)
+	s.store.InsertSubscription(sub)
+	return nil
 }
 
 func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
@@ -217,37 +211,28 @@ func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, err
 	if err != nil {
 		return nil, err
 	}
-	subs, err := s.store.Subscriptions(ctx, g.grantID)
-	if err != nil {
-		return nil, err
-	}
 	data := []object{}
-	for _, sub := range subs {
-		if sub.Status != subDeleted {
-			data = append(data, subscriptionObject(sub))
-		}
+	for _, sub := range s.store.Subscriptions(g.grantID) {
+		data = append(data, subscriptionObject(sub))
 	}
 	return jsonReply(http.StatusOK, obj("data", data)), nil
 }
 
 // ownSubscription loads a live subscription of the bearer's grant.
-func (s *Server) ownSubscription(ctx context.Context, rc *reqCtx, id string) (store.Subscription, error) {
+func (s *Server) ownSubscription(rc *reqCtx, id string) (store.Subscription, error) {
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return store.Subscription{}, err
 	}
-	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
-	if err != nil {
-		return store.Subscription{}, err
-	}
-	if !ok || sub.Status == subDeleted {
+	sub, ok := s.store.Subscription(g.grantID, id)
+	if !ok {
 		return store.Subscription{}, errNotFound("Subscription not found")
 	}
 	return sub, nil
 }
 
 func (s *Server) getSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	sub, err := s.ownSubscription(ctx, rc, id)
+	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +264,7 @@ func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, 
 func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub store.Subscription, reverify bool, rotated string, err error) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	sub, err = s.ownSubscription(ctx, rc, id)
+	sub, err = s.ownSubscription(rc, id)
 	if err != nil {
 		return sub, false, "", err
 	}
@@ -307,38 +292,27 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 		rotated = sub.Secret
 	}
 	sub.UpdatedAt = nowStamp()
-	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
-		return sub, false, "", err
-	}
+	s.store.UpdateSubscription(sub)
 	return sub, reverify, rotated, nil
 }
 
 func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	g, err := subscriptionGrant(rc)
-	if err != nil {
-		return nil, err
-	}
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
-	if err != nil {
-		return nil, err
-	}
 	// Like the reference RS, a subscription already deleted is not found:
 	// a second DELETE answers 404 not_found.
-	if !ok || sub.Status == subDeleted {
-		return nil, errNotFound("Subscription not found")
+	sub, err := s.ownSubscription(rc, id)
+	if err != nil {
+		return nil, err
 	}
 	// Removed rather than kept as deleted, so it no longer counts towards
 	// maxSubscriptionsPerGrant.
-	if err := s.store.DeleteSubscription(ctx, g.grantID, sub.ID); err != nil {
-		return nil, err
-	}
+	s.store.DeleteSubscription(sub.GrantID, sub.ID)
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }
 
 func (s *Server) sendTestEvent(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	sub, err := s.ownSubscription(ctx, rc, id)
+	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}

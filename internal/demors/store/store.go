@@ -22,6 +22,9 @@ type Store struct {
 	// sem holds, per record row and semantic field, the token counts used by the
 	// token-overlap semantic scorer. It is built once at Open and never changes.
 	sem map[int64]map[string]map[string]int
+
+	subMu sync.Mutex
+	subs  map[string]Subscription // event subscriptions by id; the caller bounds those of a grant
 }
 
 // Record is one stored record.
@@ -66,20 +69,6 @@ CREATE TABLE blob_refs (
 	field TEXT NOT NULL
 );
 CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
-CREATE TABLE subscriptions (
-	subscription_id TEXT PRIMARY KEY,
-	grant_id TEXT NOT NULL,
-	client_id TEXT NOT NULL,
-	callback_url TEXT NOT NULL,
-	status TEXT NOT NULL,
-	verified INTEGER NOT NULL,
-	secret TEXT NOT NULL,
-	filter_streams TEXT,
-	scope TEXT NOT NULL,
-	created_at TEXT NOT NULL,
-	updated_at TEXT NOT NULL,
-	disabled_reason TEXT
-);
 `
 
 // seedImage is the seeded database, built once per process and serialized, so every Open
@@ -165,7 +154,7 @@ func Open(ctx context.Context) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: load seed image: %w", err)
 	}
-	return &Store{db: db, cat: DemoCatalog(), sem: seedImage.sem}, nil
+	return &Store{db: db, cat: DemoCatalog(), sem: seedImage.sem, subs: map[string]Subscription{}}, nil
 }
 
 // Close releases the database.
