@@ -101,15 +101,6 @@ func (s *Stream) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
-// FieldNames returns the declared field names in manifest order.
-func (s *Stream) FieldNames() []string {
-	out := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		out[i] = f.Name
-	}
-	return out
-}
-
 // Relationship returns the declared relationship with the given name.
 func (s *Stream) Relationship(name string) (Relationship, bool) {
 	for _, r := range s.Relationships {

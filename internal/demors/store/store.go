@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -391,14 +392,9 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	if err != nil {
 		return nil, err
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(connectionIDs)), ",")
-	all := []any{stream}
-	for _, c := range connectionIDs {
-		all = append(all, c)
-	}
-	all = append(all, args...)
+	in, conns := inList(connectionIDs)
 	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE stream = ? AND connection_id IN (`+in+`)`+where+
-		` ORDER BY emitted_at, connection_id, id`, all...)
+		` ORDER BY emitted_at, connection_id, id`, append(append([]any{stream}, conns...), args...)...)
 }
 
 // Get returns one record, or ok=false when it does not exist.
@@ -414,25 +410,14 @@ func (s *Store) Get(ctx context.Context, connectionID, stream, id string) (Recor
 // ConnectionsHolding returns, among the given connections, those holding a record with this
 // stream and id, in the order given.
 func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, stream, id string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, stream, id)
+	have, err := query(ctx, s.db, "find record", `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, []any{stream, id},
+		func(rows *sql.Rows) (c string, err error) { err = rows.Scan(&c); return })
 	if err != nil {
-		return nil, fmt.Errorf("store: find record: %w", err)
-	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: find record: %w", err)
-		}
-		have[c] = true
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, c := range connectionIDs {
-		if have[c] {
+		if slices.Contains(have, c) {
 			out = append(out, c)
 		}
 	}
@@ -441,50 +426,56 @@ func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, 
 
 // ByRID returns the records with the given row ids.
 func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	out := map[int64]Record{}
-	if len(rids) == 0 {
-		return out, nil
-	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
-	args := make([]any, len(rids))
-	for i, r := range rids {
-		args[i] = r
-	}
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE rid IN (`+in+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		out[r.RID] = r
-	}
-	return out, nil
+	return s.byRID(ctx, rids, "data")
 }
 
 // HeadsByRID returns records by internal id without their data (Data is
 // nil): enough to rank and scope search hits before loading the page.
 func (s *Store) HeadsByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
+	return s.byRID(ctx, rids, "'null'")
+}
+
+func (s *Store) byRID(ctx context.Context, rids []int64, data string) (map[int64]Record, error) {
 	out := map[int64]Record{}
 	if len(rids) == 0 {
 		return out, nil
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
-	args := make([]any, len(rids))
-	for i, r := range rids {
-		args[i] = r
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rid, connection_id, stream, id, emitted_at FROM records WHERE rid IN (`+in+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: record heads: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Record
-		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt); err != nil {
-			return nil, fmt.Errorf("store: record heads: %w", err)
-		}
+	in, args := inList(rids)
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, `+data+` FROM records WHERE rid IN (`+in+`)`, args...)
+	for _, r := range recs {
 		out[r.RID] = r
 	}
-	return out, rows.Err()
+	return out, err
+}
+
+// inList returns the placeholders and arguments of an SQL IN list.
+func inList[T any](vals []T) (string, []any) {
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(vals)), ","), args
+}
+
+// query runs q and scans each row with scan; what names the query in errors.
+func query[T any](ctx context.Context, db *sql.DB, what, q string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
@@ -500,30 +491,19 @@ func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (i
 	return n, last.String, nil
 }
 
-func (s *Store) queryRecords(ctx context.Context, query string, args ...any) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: query records: %w", err)
-	}
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		var r Record
+func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Record, error) {
+	return query(ctx, s.db, "query records", q, args, func(rows *sql.Rows) (r Record, err error) {
 		var data string
 		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt, &data); err != nil {
-			return nil, fmt.Errorf("store: scan record: %w", err)
+			return r, err
 		}
 		dec := json.NewDecoder(strings.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&r.Data); err != nil {
-			return nil, fmt.Errorf("store: decode record %s: %w", r.ID, err)
+			return r, fmt.Errorf("decode record %s: %w", r.ID, err)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read records: %w", err)
-	}
-	return out, nil
+		return r, nil
+	})
 }
 
 // LexicalRow is one FTS5 match: a record row, the field that matched and its bm25 score
@@ -544,21 +524,8 @@ func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow,
 	for i, t := range terms {
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
-		strings.Join(quoted, " "))
-	if err != nil {
-		return nil, fmt.Errorf("store: lexical match: %w", err)
-	}
-	defer rows.Close()
-	var out []LexicalRow
-	for rows.Next() {
-		var r LexicalRow
-		if err := rows.Scan(&r.RID, &r.Field, &r.Score); err != nil {
-			return nil, fmt.Errorf("store: scan lexical row: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return query(ctx, s.db, "lexical match", `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
+		[]any{strings.Join(quoted, " ")}, func(rows *sql.Rows) (r LexicalRow, err error) { err = rows.Scan(&r.RID, &r.Field, &r.Score); return })
 }
 
 // SemanticRow is one record field sharing at least one token with a semantic query.
@@ -643,18 +610,13 @@ func (s *Store) Blob(ctx context.Context, id string) (Blob, []BlobRef, bool, err
 	if err != nil {
 		return Blob{}, nil, false, fmt.Errorf("store: blob: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT connection_id, stream, record_id, field FROM blob_refs WHERE blob_id = ? ORDER BY connection_id, stream, record_id`, id)
+	refs, err := query(ctx, s.db, "blob refs", `SELECT connection_id, stream, record_id, field FROM blob_refs WHERE blob_id = ? ORDER BY connection_id, stream, record_id`,
+		[]any{id}, func(rows *sql.Rows) (r BlobRef, err error) {
+			err = rows.Scan(&r.ConnectionID, &r.Stream, &r.RecordID, &r.Field)
+			return
+		})
 	if err != nil {
-		return Blob{}, nil, false, fmt.Errorf("store: blob refs: %w", err)
+		return Blob{}, nil, false, err
 	}
-	defer rows.Close()
-	var refs []BlobRef
-	for rows.Next() {
-		var r BlobRef
-		if err := rows.Scan(&r.ConnectionID, &r.Stream, &r.RecordID, &r.Field); err != nil {
-			return Blob{}, nil, false, fmt.Errorf("store: scan blob ref: %w", err)
-		}
-		refs = append(refs, r)
-	}
-	return b, refs, true, rows.Err()
+	return b, refs, true, nil
 }
