@@ -126,7 +126,8 @@ func (a *accumulator) value() any {
 	return a.count
 }
 
-func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string, p rsserver.AggregateStreamParams) (*reply, error) {
+func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRequestObject) (rsserver.AggregateStreamResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 
 // getBlob serves blob bytes only when a record the grant can read references the blob
 // through a granted field; anything else is indistinguishable from a missing blob.
-func (s *Server) getBlob(ctx context.Context, rc *reqCtx, blobID string, p rsserver.GetBlobParams) (*reply, error) {
+func (s api) GetBlob(ctx context.Context, req rsserver.GetBlobRequestObject) (rsserver.GetBlobResponseObject, error) {
+	rc, blobID, p := reqCtxFrom(ctx), req.BlobId, req.Params
 	connID, _ := connectionParam(rc, p.ConnectionId)
 	if connID != "" {
 		if err := s.checkConnection(rc, connID); err != nil {

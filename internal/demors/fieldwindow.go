@@ -104,7 +104,8 @@ func nonNegative(name string, v *int, def int) (int, error) {
 	return *v, nil
 }
 
-func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id string, p rsserver.GetFieldWindowParams) (*reply, error) {
+func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequestObject) (rsserver.GetFieldWindowResponseObject, error) {
+	rc, stream, id, p := reqCtxFrom(ctx), req.Stream, req.Id, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	if strings.TrimSpace(p.Field) == "" {
 		return nil, errInvalidFieldPath("field is required and must be a non-empty string")

@@ -189,7 +189,8 @@ func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []
 	return out, nil
 }
 
-func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p rsserver.ListRecordsParams) (*reply, error) {
+func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObject) (rsserver.ListRecordsResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {
@@ -361,7 +362,8 @@ func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (
 	}
 }
 
-func (s *Server) getRecord(ctx context.Context, rc *reqCtx, stream, id string, p rsserver.GetRecordParams) (*reply, error) {
+func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject) (rsserver.GetRecordResponseObject, error) {
+	rc, stream, id, p := reqCtxFrom(ctx), req.Stream, req.Id, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {

@@ -230,7 +230,8 @@ func (s *Server) compactStream(g *grant, st *store.Stream, conns, shared []strin
 	)
 }
 
-func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchemaParams) (*reply, error) {
+func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject) (rsserver.GetSchemaResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	if connID != "" {
 		if err := s.checkConnection(rc, connID); err != nil {
@@ -336,7 +337,8 @@ func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchema
 	return jsonReply(200, body), nil
 }
 
-func (s *Server) listStreams(ctx context.Context, rc *reqCtx, p rsserver.ListStreamsParams) (*reply, error) {
+func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObject) (rsserver.ListStreamsResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	if connID != "" {
 		if err := s.checkConnection(rc, connID); err != nil {
@@ -378,7 +380,8 @@ func (s *Server) listStreams(ctx context.Context, rc *reqCtx, p rsserver.ListStr
 	)), nil
 }
 
-func (s *Server) getStreamMetadata(ctx context.Context, rc *reqCtx, stream string, p rsserver.GetStreamMetadataParams) (*reply, error) {
+func (s api) GetStreamMetadata(ctx context.Context, req rsserver.GetStreamMetadataRequestObject) (rsserver.GetStreamMetadataResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {

@@ -445,7 +445,8 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, stream
 	return tokens, sc, append(warnings, w...), limit, nil
 }
 
-func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsLexicalParams) (*reply, error) {
+func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
@@ -506,7 +507,8 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 	return jsonReply(200, body), nil
 }
 
-func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsSemanticParams) (*reply, error) {
+func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
@@ -549,7 +551,8 @@ func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.Sear
 // rrfK is the reciprocal-rank-fusion constant of hybrid search.
 const rrfK = 60
 
-func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsHybridParams) (*reply, error) {
+func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecordsHybridRequestObject) (rsserver.SearchRecordsHybridResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err

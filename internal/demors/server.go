@@ -238,7 +238,7 @@ func (s *Server) buildHandler() http.Handler {
 	if s.as != nil {
 		s.as.Register(mux)
 	}
-	strict := rsserver.NewStrictHandlerWithOptions(&api{s: s}, nil, rsserver.StrictHTTPServerOptions{
+	strict := rsserver.NewStrictHandlerWithOptions(api{s}, []rsserver.StrictMiddlewareFunc{s.answer}, rsserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			rc := reqCtxFrom(r.Context())
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
@@ -362,21 +362,29 @@ func (s *Server) noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Requ
 	_ = errNotFound(fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)).reply(rc).write(w)
 }
 
-// serve runs one operation handler and turns its error into an envelope.
-func (s *Server) serve(ctx context.Context, h func(rc *reqCtx) (*reply, error)) *reply {
-	rc := reqCtxFrom(ctx)
-	if rc == nil || rc.grant == nil {
-		// The middleware authenticates every /v1 request; reaching here means a wiring bug.
-		return errInternal().reply(&reqCtx{requestID: "req_unbound"})
-	}
-	rep, err := h(rc)
-	if err != nil {
-		var aerr *apiError
-		if errors.As(err, &aerr) {
-			return aerr.reply(rc)
+// api implements the generated strict server interface: each operation answers a *reply,
+// which satisfies every response interface, or an error that answer turns into an envelope.
+type api struct{ *Server }
+
+var _ rsserver.StrictServerInterface = api{}
+
+// answer runs one operation and turns its error into an envelope.
+func (s *Server) answer(h rsserver.StrictHandlerFunc, _ string) rsserver.StrictHandlerFunc {
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		rc := reqCtxFrom(ctx)
+		if rc == nil || rc.grant == nil {
+			// The middleware authenticates every /v1 request; reaching here means a wiring bug.
+			return errInternal().reply(&reqCtx{requestID: "req_unbound"}), nil
 		}
-		s.log.Error("demo RS handler failed", "path", rc.path, "request_id", rc.requestID, "err", err)
-		return errInternal().reply(rc)
+		rep, err := h(ctx, w, r, req)
+		if err != nil {
+			var aerr *apiError
+			if errors.As(err, &aerr) {
+				return aerr.reply(rc), nil
+			}
+			s.log.Error("demo RS handler failed", "path", rc.path, "request_id", rc.requestID, "err", err)
+			return errInternal().reply(rc), nil
+		}
+		return rep, nil
 	}
-	return rep
 }

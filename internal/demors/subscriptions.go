@@ -131,7 +131,8 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 	})
 }
 
-func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsserver.EventSubscriptionCreateRequest) (*reply, error) {
+func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEventSubscriptionRequestObject) (rsserver.CreateEventSubscriptionResponseObject, error) {
+	rc, body := reqCtxFrom(ctx), req.Body
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return nil, err
@@ -206,7 +207,8 @@ func (s *Server) insertSubscription(sub store.Subscription) error {
 	return nil
 }
 
-func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
+func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventSubscriptionsRequestObject) (rsserver.ListEventSubscriptionsResponseObject, error) {
+	rc := reqCtxFrom(ctx)
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return nil, err
@@ -231,7 +233,8 @@ func (s *Server) ownSubscription(rc *reqCtx, id string) (store.Subscription, err
 	return sub, nil
 }
 
-func (s *Server) getSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+func (s api) GetEventSubscription(ctx context.Context, req rsserver.GetEventSubscriptionRequestObject) (rsserver.GetEventSubscriptionResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
@@ -239,7 +242,8 @@ func (s *Server) getSubscription(ctx context.Context, rc *reqCtx, id string) (*r
 	return jsonReply(http.StatusOK, subscriptionObject(sub)), nil
 }
 
-func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (*reply, error) {
+func (s api) UpdateEventSubscription(ctx context.Context, req rsserver.UpdateEventSubscriptionRequestObject) (rsserver.UpdateEventSubscriptionResponseObject, error) {
+	rc, id, body := reqCtxFrom(ctx), req.SubscriptionId, req.Body
 	if body == nil || (body.Enabled == nil && body.RotateSecret == nil) {
 		return nil, errInvalid("body", "give enabled and/or rotate_secret")
 	}
@@ -296,7 +300,8 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 	return sub, reverify, rotated, nil
 }
 
-func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+func (s api) DeleteEventSubscription(ctx context.Context, req rsserver.DeleteEventSubscriptionRequestObject) (rsserver.DeleteEventSubscriptionResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	// Like the reference RS, a subscription already deleted is not found:
@@ -311,7 +316,8 @@ func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) 
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }
 
-func (s *Server) sendTestEvent(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
+func (s api) SendTestEvent(ctx context.Context, req rsserver.SendTestEventRequestObject) (rsserver.SendTestEventResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
