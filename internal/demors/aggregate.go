@@ -159,10 +159,7 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		}
 		return nil
 	}
-	field := ""
-	if p.Field != nil {
-		field = *p.Field
-	}
+	field := val(p.Field)
 	if metric == "count" {
 		if field != "" {
 			return nil, errInvalid("field", "metric=count takes no field")
@@ -175,16 +172,7 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 			return nil, err
 		}
 	}
-	groupBy, groupByTime, granularity := "", "", ""
-	if p.GroupBy != nil {
-		groupBy = *p.GroupBy
-	}
-	if p.GroupByTime != nil {
-		groupByTime = *p.GroupByTime
-	}
-	if p.Granularity != nil {
-		granularity = string(*p.Granularity)
-	}
+	groupBy, groupByTime, granularity := val(p.GroupBy), val(p.GroupByTime), string(val(p.Granularity))
 	if groupBy != "" && groupByTime != "" {
 		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
 	}
@@ -210,8 +198,8 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 	if groupByTime != "" {
 		timeZone = "UTC"
 	}
-	if p.TimeZone != nil && *p.TimeZone != "" {
-		if !strings.EqualFold(*p.TimeZone, "UTC") && *p.TimeZone != "Etc/UTC" {
+	if tz := val(p.TimeZone); tz != "" {
+		if !strings.EqualFold(tz, "UTC") && tz != "Etc/UTC" {
 			return nil, errInvalid("time_zone", "the demo resource server buckets in UTC only")
 		}
 		timeZone = "UTC"

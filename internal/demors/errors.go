@@ -54,24 +54,13 @@ const authNextStep = "Fetch error.resource_metadata, then request a scoped clien
 
 const authFailedMessage = "Token introspection failed closed"
 
-func errMissingToken() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "authentication_error", message: "Missing Bearer token",
-		typ: "authentication_error", auth: true}
-}
+func errMissingToken() *apiError     { return errAuth("authentication_error", "Missing Bearer token") }
+func errInactiveToken() *apiError    { return errAuth("context.active_false", authFailedMessage) }
+func errStreamNotAllowed() *apiError { return errAuth("context.stream_not_allowed", authFailedMessage) }
+func errInstanceMismatch() *apiError { return errAuth("context.instance_mismatch", authFailedMessage) }
 
-func errInactiveToken() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.active_false", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
-}
-
-func errStreamNotAllowed() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.stream_not_allowed", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
-}
-
-func errInstanceMismatch() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.instance_mismatch", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
+func errAuth(code, msg string) *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: code, message: msg, typ: "authentication_error", auth: true}
 }
 
 func errNotFound(msg string) *apiError {

@@ -127,13 +127,13 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 	if err != nil {
 		return nil, err
 	}
-	val, present := rec.Data[p.Field]
-	if !present || val == nil {
+	v, present := rec.Data[p.Field]
+	if !present || v == nil {
 		return nil, errInvalidFieldPath("field '%s' has no value on record '%s'", p.Field, rec.ID)
 	}
-	str, isText := val.(string)
+	str, isText := v.(string)
 	if !isText || fd.PDPPType == "blob" {
-		kind := jsonKind(val)
+		kind := jsonKind(v)
 		if fd.PDPPType == "blob" {
 			kind = "a blob reference"
 		}
@@ -162,10 +162,7 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 		return nil, err
 	}
 	w := window{total: total, matchStart: -1, matchEnd: -1}
-	q := ""
-	if p.Q != nil {
-		q = strings.TrimSpace(*p.Q)
-	}
+	q := strings.TrimSpace(val(p.Q))
 	ms, me := -1, -1
 	if q != "" {
 		ms, me = findMatch(text, q)

@@ -14,6 +14,15 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// val is *p, or the zero value when p is nil.
+func val[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // pageLimit applies a default and a maximum to a limit parameter: below 1 is an error,
 // above the maximum is clamped with a limit_clamped warning.
 func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {

@@ -202,10 +202,10 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		return nil, err
 	}
 	warnings = append(warnings, w...)
-	if p.Sort != nil && *p.Sort != "" && *p.Sort != st.CursorField && *p.Sort != "emitted_at" {
+	if sort := val(p.Sort); sort != "" && sort != st.CursorField && sort != "emitted_at" {
 		return nil, errInvalid("sort", "Stream '%s' sorts only by '%s'", st.Name, st.CursorField)
 	}
-	if p.View != nil && *p.View != "" {
+	if val(p.View) != "" {
 		return nil, errInvalid("view", "Stream '%s' declares no view named '%s'", st.Name, *p.View)
 	}
 	fields, err := parseFields(p.Fields, st, rc.grant, sc.conns[0])
@@ -228,8 +228,8 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		}
 	}
 	var changes *store.Position
-	if p.ChangesSince != nil && *p.ChangesSince != "" {
-		if changes, err = parseChangesSince(*p.ChangesSince); err != nil {
+	if since := val(p.ChangesSince); since != "" {
+		if changes, err = parseChangesSince(since); err != nil {
 			return nil, err
 		}
 		if order == "desc" {
@@ -238,8 +238,8 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		order = "asc"
 	}
 	var after *store.Position
-	if p.Cursor != nil && *p.Cursor != "" {
-		cur, err := decodePageCursor(*p.Cursor, st.Name)
+	if raw := val(p.Cursor); raw != "" {
+		cur, err := decodePageCursor(raw, st.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +317,7 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		body = body.set("next_changes_since", encodeToken(base64.RawURLEncoding, changesToken{Kind: "changes", After: pos.EmittedAt, ID: pos.ID}))
 	}
 	m := meta(warnings)
-	if p.Count != nil && (*p.Count == "exact" || *p.Count == "estimated") {
+	if count := val(p.Count); count == "exact" || count == "estimated" {
 		total := 0
 		for _, c := range sc.conns {
 			n, err := s.store.Count(ctx, c, st.Name, filters)
@@ -327,7 +327,7 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 			total += n
 		}
 		m = m.set("count", obj("kind", "exact", "value", total))
-	} else if p.Count != nil && *p.Count != "none" {
+	} else if count != "" && count != "none" {
 		return nil, errInvalid("count", "count must be none, estimated or exact")
 	}
 	body = append(body,

@@ -245,11 +245,7 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 			return nil, err
 		}
 	}
-	view := ""
-	if p.View != nil {
-		view = string(*p.View)
-	}
-	compact := view == "compact"
+	compact := val(p.View) == "compact"
 	var connectors []object
 	streamCount := 0
 	for ci := range s.cat.Connectors {

@@ -68,8 +68,8 @@ func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamSc
 // connectionParam returns the connection_id of the request, accepting the deprecated
 // connector_instance_id alias with a deprecated_alias_used warning.
 func connectionParam(rc *reqCtx, typed *string) (string, []object) {
-	if typed != nil && *typed != "" {
-		return *typed, nil
+	if v := val(typed); v != "" {
+		return v, nil
 	}
 	if v := rc.query.Get("connection_id"); v != "" {
 		return v, nil

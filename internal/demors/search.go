@@ -453,8 +453,8 @@ func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecord
 	}
 	snap := snapshotID("lexical", sc.key)
 	off := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		if off, err = decodeSearchCursor(*p.Cursor, "", snap); err != nil {
+	if raw := val(p.Cursor); raw != "" {
+		if off, err = decodeSearchCursor(raw, "", snap); err != nil {
 			return nil, err
 		}
 	}
@@ -515,8 +515,8 @@ func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecor
 	}
 	snap := snapshotID("semantic", sc.key)
 	off := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		if off, err = decodeSearchCursor(*p.Cursor, semanticCursorTag, snap); err != nil {
+	if raw := val(p.Cursor); raw != "" {
+		if off, err = decodeSearchCursor(raw, semanticCursorTag, snap); err != nil {
 			return nil, err
 		}
 	}
