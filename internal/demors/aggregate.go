@@ -1,11 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -267,13 +267,10 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 			acc.add(v, ok)
 		}
 		if groupByTime != "" {
-			sort.Strings(keys)
+			slices.Sort(keys)
 		} else {
-			sort.SliceStable(keys, func(i, j int) bool {
-				if groups[keys[i]].count != groups[keys[j]].count {
-					return groups[keys[i]].count > groups[keys[j]].count
-				}
-				return keys[i] < keys[j]
+			slices.SortStableFunc(keys, func(a, b string) int {
+				return cmp.Or(cmp.Compare(groups[b].count, groups[a].count), cmp.Compare(a, b))
 			})
 		}
 		out := []object{}

@@ -1,10 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,12 +210,7 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 			out = append(out, store.Filter{Field: name, Op: op, Value: val})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Op < out[j].Op
-	})
+	slices.SortFunc(out, func(a, b store.Filter) int { return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Op, b.Op)) })
 	return out, nil
 }
 

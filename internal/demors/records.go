@@ -1,10 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
@@ -267,15 +268,12 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		recs = append(recs, page...)
 		more = more || m
 	}
-	sort.SliceStable(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if a.EmittedAt != b.EmittedAt {
-			return (a.EmittedAt < b.EmittedAt) != desc
-		}
-		if a.ID != b.ID {
-			return (a.ID < b.ID) != desc
-		}
-		return a.ConnectionID < b.ConnectionID
+	dir := 1
+	if desc {
+		dir = -1
+	}
+	slices.SortStableFunc(recs, func(a, b store.Record) int {
+		return cmp.Or(dir*cmp.Compare(a.EmittedAt, b.EmittedAt), dir*cmp.Compare(a.ID, b.ID), cmp.Compare(a.ConnectionID, b.ConnectionID))
 	})
 	data := make([]object, 0, len(recs))
 	for _, rec := range recs {

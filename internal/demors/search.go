@@ -1,13 +1,14 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
@@ -206,17 +207,10 @@ func orderFields(st *store.Stream, names map[string]bool) []string {
 	return out
 }
 
-func hitLess(a, b *hit) bool {
-	if a.rec.EmittedAt != b.rec.EmittedAt {
-		return a.rec.EmittedAt > b.rec.EmittedAt
-	}
-	if a.rec.ConnectionID != b.rec.ConnectionID {
-		return a.rec.ConnectionID < b.rec.ConnectionID
-	}
-	if a.rec.Stream != b.rec.Stream {
-		return a.rec.Stream < b.rec.Stream
-	}
-	return a.rec.ID < b.rec.ID
+// hitOrder breaks score ties: newest first, then by connection, stream and id.
+func hitOrder(a, b *hit) int {
+	return cmp.Or(cmp.Compare(b.rec.EmittedAt, a.rec.EmittedAt), cmp.Compare(a.rec.ConnectionID, b.rec.ConnectionID),
+		cmp.Compare(a.rec.Stream, b.rec.Stream), cmp.Compare(a.rec.ID, b.rec.ID))
 }
 
 // fieldScore is one matching (record, field) with a lower-is-better score.
@@ -327,12 +321,7 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 			h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if score(out[i]) != score(out[j]) {
-			return score(out[i]) < score(out[j])
-		}
-		return hitLess(out[i], out[j])
-	})
+	slices.SortStableFunc(out, func(a, b *hit) int { return cmp.Or(cmp.Compare(score(a), score(b)), hitOrder(a, b)) })
 	return out, nil
 }
 
@@ -446,19 +435,34 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, stream
 }
 
 func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {
-	rc, p := reqCtxFrom(ctx), req.Params
-	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
+	p := req.Params
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), false, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+}
+
+func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
+	p := req.Params
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), true, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+}
+
+// rankedSearch answers a lexical or a semantic search: one ranking, paged by an offset
+// cursor bound to the query and the mode.
+func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
+	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, q, streams, conn, limitParam)
 	if err != nil {
 		return nil, err
 	}
-	snap := snapshotID("lexical", sc.key)
+	mode, tag, ranked := "lexical", "", s.lexicalHits
+	if semantic {
+		mode, tag, ranked = "semantic", semanticCursorTag, s.semanticHits
+	}
+	snap := snapshotID(mode, sc.key)
 	off := 0
-	if raw := val(p.Cursor); raw != "" {
-		if off, err = decodeSearchCursor(raw, "", snap); err != nil {
+	if raw := val(cursor); raw != "" {
+		if off, err = decodeSearchCursor(raw, tag, snap); err != nil {
 			return nil, err
 		}
 	}
-	hits, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
+	hits, err := ranked(ctx, rc.grant, sc, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -469,6 +473,11 @@ func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecord
 	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
+		if semantic {
+			o := s.hitBase(h, h.semFields, "semantic")
+			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.distance)))
+			continue
+		}
 		o := s.hitBase(h, h.lexFields, "")
 		snippet, excerpts := lexicalEvidence(h, terms)
 		if snippet != nil {
@@ -482,9 +491,14 @@ func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecord
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
 	if more {
-		cursor := encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
+		cursor := tag + encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
 		body = body.set("next_cursor", cursor)
 		next = rc.linkWith("cursor", cursor)
+	}
+	body = append(body, member{"data", data})
+	links := member{"links", obj("self", rc.selfLink(), "next", next)}
+	if semantic {
+		return jsonReply(200, append(body, links, member{"meta", meta(warnings)})), nil
 	}
 	sources := map[string]bool{}
 	for _, k := range sc.order {
@@ -493,8 +507,7 @@ func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecord
 	if warnings == nil {
 		warnings = []object{}
 	}
-	body = append(body,
-		member{"data", data},
+	return jsonReply(200, append(body,
 		member{"meta", obj(
 			"count", len(hits),
 			"count_accuracy", "exact",
@@ -502,50 +515,8 @@ func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecord
 				"sources_searched_count", len(sources), "truncated", false),
 			"warnings", warnings,
 		)},
-		member{"links", obj("self", rc.selfLink(), "next", next)},
-	)
-	return jsonReply(200, body), nil
-}
-
-func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
-	rc, p := reqCtxFrom(ctx), req.Params
-	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	snap := snapshotID("semantic", sc.key)
-	off := 0
-	if raw := val(p.Cursor); raw != "" {
-		if off, err = decodeSearchCursor(raw, semanticCursorTag, snap); err != nil {
-			return nil, err
-		}
-	}
-	hits, err := s.semanticHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	page, more := pageOf(hits, off, limit)
-	if err := s.withData(ctx, page); err != nil {
-		return nil, err
-	}
-	data := make([]object, 0, len(page))
-	for _, h := range page {
-		o := s.hitBase(h, h.semFields, "semantic")
-		data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.distance)))
-	}
-	body := obj("has_more", more, "object", "list", "url", rc.path)
-	next := any(nil)
-	if more {
-		cursor := semanticCursorTag + encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
-		body = body.set("next_cursor", cursor)
-		next = rc.linkWith("cursor", cursor)
-	}
-	body = append(body,
-		member{"data", data},
-		member{"links", obj("self", rc.selfLink(), "next", next)},
-		member{"meta", meta(warnings)},
-	)
-	return jsonReply(200, body), nil
+		links,
+	)), nil
 }
 
 // rrfK is the reciprocal-rank-fusion constant of hybrid search.
@@ -566,29 +537,22 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 		return nil, err
 	}
 	merged := map[int64]*hit{}
-	var all []*hit
 	for i, h := range lex {
-		m := &hit{rec: h.rec, target: h.target, lexical: true, bm25: h.bm25, lexFields: h.lexFields}
-		m.rrf = 1 / float64(rrfK+i+1)
-		merged[h.rec.RID] = m
-		all = append(all, m)
+		h.rrf = 1 / float64(rrfK+i+1)
+		merged[h.rec.RID] = h
 	}
+	all := lex
 	for i, h := range sem {
 		m, ok := merged[h.rec.RID]
-		if !ok {
-			m = &hit{rec: h.rec, target: h.target}
-			merged[h.rec.RID] = m
+		if ok {
+			m.semantic, m.distance, m.semFields, m.semBestField = true, h.distance, h.semFields, h.semBestField
+		} else {
+			m = h
 			all = append(all, m)
 		}
-		m.semantic, m.distance, m.semFields, m.semBestField = true, h.distance, h.semFields, h.semBestField
 		m.rrf += 1 / float64(rrfK+i+1)
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].rrf != all[j].rrf {
-			return all[i].rrf > all[j].rrf
-		}
-		return hitLess(all[i], all[j])
-	})
+	slices.SortStableFunc(all, func(a, b *hit) int { return cmp.Or(cmp.Compare(b.rrf, a.rrf), hitOrder(a, b)) })
 	terms := foldedTerms(tokens)
 	page, more := pageOf(all, 0, limit)
 	if err := s.withData(ctx, page); err != nil {

@@ -2,13 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -565,12 +565,7 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].RID != out[j].RID {
-			return out[i].RID < out[j].RID
-		}
-		return out[i].Field < out[j].Field
-	})
+	slices.SortFunc(out, func(a, b SemanticRow) int { return cmp.Or(cmp.Compare(a.RID, b.RID), cmp.Compare(a.Field, b.Field)) })
 	return out
 }
 
