@@ -13,10 +13,8 @@ import (
 func (s api) GetBlob(ctx context.Context, req rsserver.GetBlobRequestObject) (rsserver.GetBlobResponseObject, error) {
 	rc, blobID, p := reqCtxFrom(ctx), req.BlobId, req.Params
 	connID, _ := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
 	blob, refs, ok, err := s.store.Blob(ctx, blobID)
 	if err != nil {

@@ -28,16 +28,26 @@ type grant struct {
 	access   map[string]map[string][]string
 }
 
-// demoGrants builds the three demo grants over the catalog.
-func demoGrants(cat *store.Catalog) map[string]*grant {
-	all := map[string]map[string][]string{}
+// fullAccess grants every stream of every connection of the connectors that connector
+// accepts.
+func fullAccess(cat *store.Catalog, connector func(id string) bool) map[string]map[string][]string {
+	access := map[string]map[string][]string{}
 	for _, conn := range cat.Connections {
+		if !connector(conn.ConnectorID) {
+			continue
+		}
 		ctr, _ := cat.Connector(conn.ConnectorID)
-		all[conn.ID] = map[string][]string{}
+		access[conn.ID] = map[string][]string{}
 		for _, st := range ctr.Streams {
-			all[conn.ID][st.Name] = nil
+			access[conn.ID][st.Name] = nil
 		}
 	}
+	return access
+}
+
+// demoGrants builds the three demo grants over the catalog.
+func demoGrants(cat *store.Catalog) map[string]*grant {
+	all := fullAccess(cat, func(string) bool { return true })
 	return map[string]*grant{
 		GrantClient: {name: GrantClient, grantID: "grt_demo_client", clientID: "cli_demo_client", access: all},
 		GrantNarrow: {name: GrantNarrow, grantID: "grt_demo_narrow", clientID: "cli_demo_narrow", access: map[string]map[string][]string{
@@ -57,11 +67,7 @@ func (g *grant) tokenKind() string {
 
 // allows reports whether the grant covers the stream under the connection.
 func (g *grant) allows(connectionID, stream string) bool {
-	streams, ok := g.access[connectionID]
-	if !ok {
-		return false
-	}
-	_, ok = streams[stream]
+	_, ok := g.access[connectionID][stream]
 	return ok
 }
 
@@ -73,15 +79,8 @@ func (g *grant) hasConnection(connectionID string) bool {
 
 // fieldGranted reports whether a declared field of a granted stream may be read.
 func (g *grant) fieldGranted(connectionID, stream, field string) bool {
-	streams, ok := g.access[connectionID]
-	if !ok {
-		return false
-	}
-	fields, ok := streams[stream]
-	if !ok {
-		return false
-	}
-	return fields == nil || slices.Contains(fields, field)
+	fields, ok := g.access[connectionID][stream]
+	return ok && (fields == nil || slices.Contains(fields, field))
 }
 
 // connectionsFor returns, in catalog order, the connections under which the grant covers the
@@ -128,17 +127,7 @@ func (s *Server) issuedGrant(token string) (*grant, *apiError) {
 	case g.Kind == demoas.KindPackage:
 		return nil, errNotFound("Unknown source: unknown")
 	}
-	access := map[string]map[string][]string{}
-	for _, conn := range s.cat.Connections {
-		if !slices.Contains(g.Sources, conn.ConnectorID) {
-			continue
-		}
-		ctr, _ := s.cat.Connector(conn.ConnectorID)
-		access[conn.ID] = map[string][]string{}
-		for _, st := range ctr.Streams {
-			access[conn.ID][st.Name] = nil
-		}
-	}
+	access := fullAccess(s.cat, func(id string) bool { return slices.Contains(g.Sources, id) })
 	return &grant{name: GrantOAuth, grantID: g.ID, clientID: g.ClientID, access: access}, nil
 }
 

@@ -51,27 +51,36 @@ func rejectBareDeepObject(rc *reqCtx, name, example string) error {
 	return nil
 }
 
+// listNames splits comma-separated lists into their names, trimmed, in order, without
+// empty names or repeats.
+func listNames(lists ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range lists {
+		for name := range strings.SplitSeq(list, ",") {
+			if name = strings.TrimSpace(name); name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
 // parseFields validates a fields= projection against the stream and grant. An empty
 // projection means every granted field.
 func parseFields(raw *string, st *store.Stream, g *grant, conn string) ([]string, error) {
 	if raw == nil || strings.TrimSpace(*raw) == "" {
 		return g.grantedFields(st, conn), nil
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, name := range strings.Split(*raw, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || seen[name] {
-			continue
-		}
-		seen[name] = true
+	out := listNames(*raw)
+	for _, name := range out {
 		if _, ok := st.Field(name); !ok {
 			return nil, errInvalid("fields", "Unknown field '%s' on stream '%s'", name, st.Name)
 		}
 		if !g.fieldGranted(conn, st.Name, name) {
 			return nil, errInvalid("fields", "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
-		out = append(out, name)
 	}
 	if len(out) == 0 {
 		return nil, errInvalid("fields", "fields must name at least one field")

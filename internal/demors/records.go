@@ -69,47 +69,32 @@ type expandReq struct {
 
 // parseExpand validates expand and expand_limit against the stream's expand capabilities
 // and the grant.
-func parseExpand(rc *reqCtx, names *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
+func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
 	if err := rejectBareDeepObject(rc, "expand_limit", "expand_limit[relation]=N"); err != nil {
 		return nil, err
 	}
 	var out []expandReq
-	seen := map[string]bool{}
-	if names != nil {
-		for _, v := range *names {
-			for _, name := range strings.Split(v, ",") {
-				name = strings.TrimSpace(name)
-				if name == "" || seen[name] {
-					continue
-				}
-				seen[name] = true
-				rel, ok := st.Relationship(name)
-				if !ok || !rel.Expandable {
-					return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
-				}
-				for _, c := range conns {
-					if !g.allows(c, rel.Target) {
-						return nil, errInvalidExpand("Expand relation '%s' on '%s' targets stream '%s', which this grant does not cover", name, st.Name, rel.Target)
-					}
-				}
-				out = append(out, expandReq{rel: rel, limit: 1})
+	for _, name := range listNames(val(expand)...) {
+		rel, ok := st.Relationship(name)
+		if !ok || !rel.Expandable {
+			return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
+		}
+		for _, c := range conns {
+			if !g.allows(c, rel.Target) {
+				return nil, errInvalidExpand("Expand relation '%s' on '%s' targets stream '%s', which this grant does not cover", name, st.Name, rel.Target)
 			}
 		}
+		out = append(out, expandReq{rel: rel, limit: 1})
 	}
-	if limits != nil {
-		for name, n := range *limits {
-			if !seen[name] {
-				return nil, errInvalid("expand_limit", "expand_limit[%s] needs expand=%s", name, name)
-			}
-			if n < 1 || n > maxExpandLimit {
-				return nil, errInvalid("expand_limit", "expand_limit[%s] must be between 1 and %d", name, maxExpandLimit)
-			}
-			for i := range out {
-				if out[i].rel.Name == name {
-					out[i].limit = n
-				}
-			}
+	for name, n := range val(limits) {
+		i := slices.IndexFunc(out, func(e expandReq) bool { return e.rel.Name == name })
+		if i < 0 {
+			return nil, errInvalid("expand_limit", "expand_limit[%s] needs expand=%s", name, name)
 		}
+		if n < 1 || n > maxExpandLimit {
+			return nil, errInvalid("expand_limit", "expand_limit[%s] must be between 1 and %d", name, maxExpandLimit)
+		}
+		out[i].limit = n
 	}
 	return out, nil
 }

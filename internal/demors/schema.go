@@ -233,10 +233,8 @@ func (s *Server) compactStream(g *grant, st *store.Stream, conns, shared []strin
 func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject) (rsserver.GetSchemaResponseObject, error) {
 	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
 	streamFilter := ""
 	if p.Stream != nil {
@@ -336,10 +334,8 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObject) (rsserver.ListStreamsResponseObject, error) {
 	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
 	data := []object{}
 	for ci := range s.cat.Connectors {

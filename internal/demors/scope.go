@@ -24,9 +24,9 @@ func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool)
 	return nil, nil, false
 }
 
-// checkConnection validates a connection_id against the grant.
+// checkConnection validates a connection_id, if given, against the grant.
 func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
-	if rc.grant.hasConnection(connectionID) {
+	if connectionID == "" || rc.grant.hasConnection(connectionID) {
 		return nil
 	}
 	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {

@@ -49,23 +49,7 @@ type searchScope struct {
 
 // searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
 func searchStreams(rc *reqCtx, typed *[]string) []string {
-	var raw []string
-	if typed != nil {
-		raw = append(raw, *typed...)
-	}
-	raw = append(raw, rc.query["streams[]"]...)
-	var out []string
-	seen := map[string]bool{}
-	for _, v := range raw {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name != "" && !seen[name] {
-				seen[name] = true
-				out = append(out, name)
-			}
-		}
-	}
-	return out
+	return listNames(slices.Concat(val(typed), rc.query["streams[]"])...)
 }
 
 func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
@@ -90,10 +74,8 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 			}
 		}
 	} else {
-		if connID != "" {
-			if err := s.checkConnection(rc, connID); err != nil {
-				return nil, nil, err
-			}
+		if err := s.checkConnection(rc, connID); err != nil {
+			return nil, nil, err
 		}
 		for ci := range s.cat.Connectors {
 			ctr := &s.cat.Connectors[ci]
