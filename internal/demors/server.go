@@ -59,8 +59,7 @@ type Server struct {
 	as      *demoas.Server // nil without Config.OAuth
 
 	deliveries *deliverer
-	done       chan struct{} // closed by Close
-	subMu      sync.Mutex    // serializes subscription read-modify-write
+	subMu      sync.Mutex // serializes subscription read-modify-write
 
 	mu        sync.Mutex
 	closed    bool
@@ -107,7 +106,6 @@ func New(cfg Config) (*Server, error) {
 		store:  st,
 		cat:    st.Catalog(),
 		tokens: tokens,
-		done:   make(chan struct{}),
 	}
 	s.grants = demoGrants(s.cat)
 	if cfg.OAuth != nil {
@@ -146,7 +144,6 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.done)
 	listeners := s.listeners
 	s.listeners = nil
 	s.mu.Unlock()
@@ -196,15 +193,11 @@ func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error)
 			s.log.Error("demo RS stopped serving", "err", err)
 		}
 	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(sctx)
-		case <-s.done:
-		}
-	}()
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	})
 	return "http://" + ln.Addr().String() + "/", nil
 }
 
