@@ -138,20 +138,12 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 	if !slices.Contains(metrics, metric) {
 		return nil, errInvalid("metric", "metric must be one of count, sum, min, max, count_distinct")
 	}
-	granted := func(name string) bool {
-		for _, c := range sc.conns {
-			if !rc.grant.fieldGranted(c, st.Name, name) {
-				return false
-			}
-		}
-		return true
-	}
 	checkField := func(param, name, role string) error {
 		f, ok := st.Field(name)
 		if !ok {
 			return errInvalid(param, "Unknown field: %s", name)
 		}
-		if !granted(name) {
+		if !rc.grant.grantsField(sc.conns, st.Name, name) {
 			return errInvalid(param, "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
 		if !f.HasAggregation(role) {

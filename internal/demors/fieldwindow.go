@@ -118,10 +118,8 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 	if !declared {
 		return nil, errInvalidFieldPath("field '%s' is not a top-level field of stream '%s'", p.Field, sc.stream.Name)
 	}
-	for _, c := range sc.conns {
-		if !rc.grant.fieldGranted(c, sc.stream.Name, p.Field) {
-			return nil, errInvalidFieldPath("field '%s' of stream '%s' is not granted", p.Field, sc.stream.Name)
-		}
+	if !rc.grant.grantsField(sc.conns, sc.stream.Name, p.Field) {
+		return nil, errInvalidFieldPath("field '%s' of stream '%s' is not granted", p.Field, sc.stream.Name)
 	}
 	rec, err := s.locateRecord(ctx, sc, id)
 	if err != nil {

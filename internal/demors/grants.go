@@ -57,14 +57,6 @@ func demoGrants(cat *store.Catalog) map[string]*grant {
 	}
 }
 
-// tokenKind is the bearer.token_kind the schema reports.
-func (g *grant) tokenKind() string {
-	if g.owner {
-		return "owner"
-	}
-	return "client"
-}
-
 // allows reports whether the grant covers the stream under the connection.
 func (g *grant) allows(connectionID, stream string) bool {
 	_, ok := g.access[connectionID][stream]
@@ -81,6 +73,11 @@ func (g *grant) hasConnection(connectionID string) bool {
 func (g *grant) fieldGranted(connectionID, stream, field string) bool {
 	fields, ok := g.access[connectionID][stream]
 	return ok && (fields == nil || slices.Contains(fields, field))
+}
+
+// grantsField reports whether the grant lets every one of conns read the field.
+func (g *grant) grantsField(conns []string, stream, field string) bool {
+	return !slices.ContainsFunc(conns, func(c string) bool { return !g.fieldGranted(c, stream, field) })
 }
 
 // connectionsFor returns, in catalog order, the connections under which the grant covers the

@@ -187,10 +187,8 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 		if !ok {
 			return nil, errInvalid("filter", "Unknown field: %s", name)
 		}
-		for _, c := range conns {
-			if !g.fieldGranted(c, st.Name, name) {
-				return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
-			}
+		if !g.grantsField(conns, st.Name, name) {
+			return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
 		ops, isMap := v.(map[string]any)
 		if !isMap {

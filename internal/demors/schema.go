@@ -167,22 +167,24 @@ func streamJSONSchema(st *store.Stream) object {
 }
 
 // freshness reports the latest emitted_at across the connections.
-func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, string, error) {
+func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, error) {
 	last := ""
 	for _, c := range conns {
 		_, l, err := s.store.StreamStats(ctx, c, stream)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		if l > last {
-			last = l
-		}
+		last = max(last, l)
 	}
-	f := obj("status", "unknown")
-	if last != "" {
-		f = f.set("captured_at", last)
+	return freshnessAt(last), nil
+}
+
+// freshnessAt is the freshness object of data last captured at last ("": unknown).
+func freshnessAt(last string) object {
+	if last == "" {
+		return obj("status", "unknown")
 	}
-	return f, last, nil
+	return obj("status", "unknown", "captured_at", last)
 }
 
 // streamMetadata is the full stream_metadata object for the given connections.
@@ -191,7 +193,7 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	for _, f := range st.Fields {
 		caps = caps.set(f.Name, fieldCapability(f, g.fieldGranted(conns[0], st.Name, f.Name)))
 	}
-	fresh, _, err := s.freshness(ctx, st.Name, conns)
+	fresh, err := s.freshness(ctx, st.Name, conns)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +246,7 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 		}
 	}
 	compact := val(p.View) == "compact"
-	var connectors []object
+	connectors := []object{}
 	streamCount := 0
 	for ci := range s.cat.Connectors {
 		ctr := &s.cat.Connectors[ci]
@@ -309,14 +311,9 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 		}
 		connectors = append(connectors, c)
 	}
-	if connectors == nil {
-		connectors = []object{}
-	}
-	bearer := obj("scope", "grant", "token_kind", rc.grant.tokenKind())
-	if rc.grant.owner {
-		bearer = obj("scope", "owner", "token_kind", "owner")
-	} else {
-		bearer = bearer.set("grant_id", rc.grant.grantID).set("client_id", rc.grant.clientID)
+	bearer := obj("scope", "owner", "token_kind", "owner")
+	if !rc.grant.owner {
+		bearer = obj("scope", "grant", "token_kind", "client", "grant_id", rc.grant.grantID, "client_id", rc.grant.clientID)
 	}
 	body := obj("bearer", bearer, "connectors", connectors, "object", "schema")
 	if compact {
@@ -354,11 +351,7 @@ func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObj
 				if dn := s.displayName(c); dn != "" {
 					item = item.set("display_name", dn)
 				}
-				fresh := obj("status", "unknown")
-				if last != "" {
-					fresh = fresh.set("captured_at", last)
-				}
-				item = append(item, member{"connector_id", ctr.ID}, member{"freshness", fresh})
+				item = append(item, member{"connector_id", ctr.ID}, member{"freshness", freshnessAt(last)})
 				data = append(data, item)
 			}
 		}
