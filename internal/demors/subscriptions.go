@@ -13,12 +13,11 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
-// Subscription statuses (the upstream enumeration).
+// Subscription statuses the demo sets (from the upstream enumeration).
 const (
 	subPending  = "pending_verification"
 	subActive   = "active"
 	subDisabled = "disabled"
-	subRevoked  = "disabled_revoked"
 )
 
 // Bounds of what one grant can store. Each subscription costs a row, a scope and a
@@ -52,10 +51,6 @@ func subscriptionObject(sub store.Subscription) object {
 	if sub.FilterStreams != nil {
 		scope = scope.set("filters", obj("streams", sub.FilterStreams))
 	}
-	var reason any
-	if sub.DisabledReason != nil {
-		reason = *sub.DisabledReason
-	}
 	return obj(
 		"subscription_id", sub.ID,
 		"grant_id", sub.GrantID,
@@ -65,7 +60,7 @@ func subscriptionObject(sub store.Subscription) object {
 		"scope", scope,
 		"created_at", sub.CreatedAt,
 		"updated_at", sub.UpdatedAt,
-		"disabled_reason", reason,
+		"disabled_reason", nullable(sub.DisabledReason),
 	)
 }
 
@@ -274,9 +269,6 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 	}
 	if body.Enabled != nil {
 		if *body.Enabled {
-			if sub.Status == subRevoked {
-				return sub, false, "", errConflict("subscription_revoked", "A disabled_revoked subscription cannot be re-enabled")
-			}
 			if sub.Status != subActive && sub.Status != subPending {
 				sub.Status = subPending
 				if sub.Verified {
@@ -284,11 +276,10 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 				}
 				reverify = !sub.Verified
 			}
-			sub.DisabledReason = nil
+			sub.DisabledReason = ""
 		} else if sub.Status != subDisabled {
 			sub.Status = subDisabled
-			reason := "disabled_by_client"
-			sub.DisabledReason = &reason
+			sub.DisabledReason = "disabled_by_client"
 		}
 	}
 	if body.RotateSecret != nil && *body.RotateSecret {

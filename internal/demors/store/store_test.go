@@ -269,8 +269,7 @@ func TestSubscriptionsAreIsolatedPerOpen(t *testing.T) {
 		Secret: "whsec_x", FilterStreams: []string{"notes"}, Scope: []ScopeStream{{"notes", ConnNotes}},
 		CreatedAt: "t0", UpdatedAt: "t0"}
 	a.InsertSubscription(sub)
-	reason := "disabled_by_client"
-	sub.Status, sub.DisabledReason, sub.UpdatedAt = "disabled", &reason, "t1"
+	sub.Status, sub.DisabledReason, sub.UpdatedAt = "disabled", "disabled_by_client", "t1"
 	a.UpdateSubscription(sub)
 	got, ok := a.Subscription("grt", "sub_1")
 	if !ok || !reflect.DeepEqual(got, sub) {

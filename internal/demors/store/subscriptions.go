@@ -24,7 +24,7 @@ type Subscription struct {
 	Scope          []ScopeStream
 	CreatedAt      string
 	UpdatedAt      string
-	DisabledReason *string
+	DisabledReason string // "" while not disabled
 }
 
 // InsertSubscription stores a new subscription. The caller bounds how many a grant holds.
