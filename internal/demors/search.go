@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -195,24 +196,13 @@ func hitOrder(a, b *hit) int {
 		cmp.Compare(a.rec.Stream, b.rec.Stream), cmp.Compare(a.rec.ID, b.rec.ID))
 }
 
-// fieldScore is one matching (record, field) with a lower-is-better score.
-type fieldScore struct {
-	rid   int64
-	field string
-	score float64
-}
-
 // lexicalHits ranks records by their best bm25 score over granted lexical fields.
 func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, terms []string) ([]*hit, error) {
 	rows, err := s.store.LexicalMatch(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
-	scores := make([]fieldScore, 0, len(rows))
-	for _, r := range rows {
-		scores = append(scores, fieldScore{r.RID, r.Field, r.Score})
-	}
-	return s.rankHits(ctx, g, sc, scores, false)
+	return s.rankHits(ctx, g, sc, rows, false)
 }
 
 // semanticHits ranks records by token-overlap distance over granted semantic fields:
@@ -229,12 +219,8 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 	if len(distinct) == 0 {
 		return nil, nil
 	}
-	terms := make([]string, 0, len(distinct))
-	for t := range distinct {
-		terms = append(terms, t)
-	}
-	rows := s.store.SemanticOverlap(terms)
-	scores := make([]fieldScore, 0, len(rows))
+	rows := s.store.SemanticOverlap(slices.Collect(maps.Keys(distinct)))
+	scores := make([]store.FieldScore, 0, len(rows))
 	for _, r := range rows {
 		cov := float64(r.Matched) / float64(len(distinct))
 		dens := 0.0
@@ -242,7 +228,7 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 			dens = float64(r.Occurrences) / float64(r.Tokens)
 		}
 		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
-		scores = append(scores, fieldScore{r.RID, r.Field, math.Round(d*1e6) / 1e6})
+		scores = append(scores, store.FieldScore{RID: r.RID, Field: r.Field, Score: math.Round(d*1e6) / 1e6})
 	}
 	return s.rankHits(ctx, g, sc, scores, true)
 }
@@ -250,10 +236,10 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 // rankHits turns matching (record, field) scores into one hit per record in the
 // search scope, keeping each record's best (lowest) score and its matched
 // fields, best first. Semantic hits count only fields declared semantic.
-func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []fieldScore, semantic bool) ([]*hit, error) {
+func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, semantic bool) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		rids = append(rids, r.rid)
+		rids = append(rids, r.RID)
 	}
 	// Rank on record heads; only the page's records get their data loaded
 	// (withData), so a broad query does not decode every match.
@@ -265,32 +251,32 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
-		rec := recs[r.rid]
-		t, ok := sc.inScope(g, rec, r.field)
+		rec := recs[r.RID]
+		t, ok := sc.inScope(g, rec, r.Field)
 		if !ok {
 			continue
 		}
-		if fd, _ := t.stream.Field(r.field); semantic && !fd.Semantic {
+		if fd, _ := t.stream.Field(r.Field); semantic && !fd.Semantic {
 			continue
 		}
-		h, seen := byRID[r.rid]
+		h, seen := byRID[r.RID]
 		switch {
 		case !seen:
 			h = &hit{rec: rec, target: t}
 			if semantic {
-				h.semantic, h.distance, h.semBestField = true, r.score, r.field
+				h.semantic, h.distance, h.semBestField = true, r.Score, r.Field
 			} else {
-				h.lexical, h.bm25 = true, r.score
+				h.lexical, h.bm25 = true, r.Score
 			}
-			byRID[r.rid] = h
-			fields[r.rid] = map[string]bool{}
+			byRID[r.RID] = h
+			fields[r.RID] = map[string]bool{}
 			out = append(out, h)
-		case semantic && r.score < h.distance:
-			h.distance, h.semBestField = r.score, r.field
+		case semantic && r.Score < h.distance:
+			h.distance, h.semBestField = r.Score, r.Field
 		case !semantic:
-			h.bm25 = math.Min(h.bm25, r.score)
+			h.bm25 = math.Min(h.bm25, r.Score)
 		}
-		fields[r.rid][r.field] = true
+		fields[r.RID][r.Field] = true
 	}
 	score := func(h *hit) float64 { return h.bm25 }
 	if semantic {

@@ -506,9 +506,9 @@ func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Reco
 	})
 }
 
-// LexicalRow is one FTS5 match: a record row, the field that matched and its bm25 score
-// (lower is better).
-type LexicalRow struct {
+// FieldScore is a record row, one of its fields and that field's score, lower is better:
+// for an FTS5 match, its bm25 score.
+type FieldScore struct {
 	RID   int64
 	Field string
 	Score float64
@@ -516,7 +516,7 @@ type LexicalRow struct {
 
 // LexicalMatch runs an FTS5 query requiring every term (terms are quoted, so FTS5 syntax in
 // user text has no effect) and returns every matching (record, field) row.
-func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow, error) {
+func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]FieldScore, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -525,7 +525,7 @@ func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow,
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
 	return query(ctx, s.db, "lexical match", `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
-		[]any{strings.Join(quoted, " ")}, func(rows *sql.Rows) (r LexicalRow, err error) { err = rows.Scan(&r.RID, &r.Field, &r.Score); return })
+		[]any{strings.Join(quoted, " ")}, func(rows *sql.Rows) (r FieldScore, err error) { err = rows.Scan(&r.RID, &r.Field, &r.Score); return })
 }
 
 // SemanticRow is one record field sharing at least one token with a semantic query.
