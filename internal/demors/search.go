@@ -154,17 +154,17 @@ func decodeSearchCursor(raw, prefix, snap string) (int, error) {
 
 // hit is one ranked search result.
 type hit struct {
-	rec    store.Record
-	target searchTarget
-	// lexical
-	lexical      bool
-	bm25         float64
-	lexFields    []string
-	semantic     bool
-	distance     float64
-	semFields    []string
-	semBestField string
-	rrf          float64
+	rec      store.Record
+	target   searchTarget
+	lex, sem *ranking // nil when that mode did not match the record
+	rrf      float64
+}
+
+// ranking is how one search mode matched a record.
+type ranking struct {
+	score  float64  // the best (lowest) field score: bm25, or semantic distance
+	best   string   // the field that scored it
+	fields []string // the matched fields, in manifest order
 }
 
 // inScope returns the target of a record row when the grant lets the search read field.
@@ -247,7 +247,7 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 	if err != nil {
 		return nil, err
 	}
-	byRID := map[int64]*hit{}
+	byRID := map[int64]*ranking{}
 	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
@@ -259,37 +259,29 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 		if fd, _ := t.stream.Field(r.Field); semantic && !fd.Semantic {
 			continue
 		}
-		h, seen := byRID[r.RID]
+		rk, seen := byRID[r.RID]
 		switch {
 		case !seen:
-			h = &hit{rec: rec, target: t}
+			rk = &ranking{score: r.Score, best: r.Field}
+			h := &hit{rec: rec, target: t, lex: rk}
 			if semantic {
-				h.semantic, h.distance, h.semBestField = true, r.Score, r.Field
-			} else {
-				h.lexical, h.bm25 = true, r.Score
+				h.lex, h.sem = nil, rk
 			}
-			byRID[r.RID] = h
+			byRID[r.RID] = rk
 			fields[r.RID] = map[string]bool{}
 			out = append(out, h)
-		case semantic && r.Score < h.distance:
-			h.distance, h.semBestField = r.Score, r.Field
-		case !semantic:
-			h.bm25 = math.Min(h.bm25, r.Score)
+		case r.Score < rk.score:
+			rk.score, rk.best = r.Score, r.Field
 		}
 		fields[r.RID][r.Field] = true
 	}
-	score := func(h *hit) float64 { return h.bm25 }
-	if semantic {
-		score = func(h *hit) float64 { return h.distance }
-	}
 	for _, h := range out {
-		if semantic {
-			h.semFields = orderFields(h.target.stream, fields[h.rec.RID])
-		} else {
-			h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
-		}
+		rk := cmp.Or(h.lex, h.sem)
+		rk.fields = orderFields(h.target.stream, fields[h.rec.RID])
 	}
-	slices.SortStableFunc(out, func(a, b *hit) int { return cmp.Or(cmp.Compare(score(a), score(b)), hitOrder(a, b)) })
+	slices.SortStableFunc(out, func(a, b *hit) int {
+		return cmp.Or(cmp.Compare(cmp.Or(a.lex, a.sem).score, cmp.Or(b.lex, b.sem).score), hitOrder(a, b))
+	})
 	return out, nil
 }
 
@@ -317,14 +309,14 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 	return o
 }
 
-// lexicalEvidence returns the snippet and the proven evidence excerpts of a lexical hit.
+// withLexicalEvidence adds to o the snippet and the proven evidence excerpts of a lexical hit.
 // Excerpts are given only for matches inside fields that are not the record's declared
 // primary title (role primary-title): a title match is identity, so it gets a snippet but
 // no field-window evidence.
-func lexicalEvidence(h *hit, terms map[string]bool) (object, []object) {
+func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	var snippet object
 	var excerpts []object
-	for _, name := range h.lexFields {
+	for _, name := range h.lex.fields {
 		text, _ := h.rec.Data[name].(string)
 		runes := []rune(text)
 		spans := termSpans(runes, terms)
@@ -357,7 +349,13 @@ func lexicalEvidence(h *hit, terms map[string]bool) (object, []object) {
 			"truncated", truncated,
 		))
 	}
-	return snippet, excerpts
+	if snippet != nil {
+		o = o.set("snippet", snippet)
+	}
+	if len(excerpts) > 0 {
+		o = o.set("evidence_excerpts", excerpts)
+	}
+	return o
 }
 
 func bm25Score(v float64) object {
@@ -371,8 +369,8 @@ func semanticScore(v float64) object {
 // semanticSnippet is the opening of the hit's best semantic field (no match markers: the
 // token-overlap scorer proves no particular passage).
 func semanticSnippet(h *hit) object {
-	text, _ := h.rec.Data[h.semBestField].(string)
-	return obj("field", h.semBestField, "text", opening([]rune(text), openingChars))
+	text, _ := h.rec.Data[h.sem.best].(string)
+	return obj("field", h.sem.best, "text", opening([]rune(text), openingChars))
 }
 
 func queryTokens(q string) ([]string, error) {
@@ -442,19 +440,12 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 	data := make([]object, 0, len(page))
 	for _, h := range page {
 		if semantic {
-			o := s.hitBase(h, h.semFields, "semantic")
-			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.distance)))
+			o := s.hitBase(h, h.sem.fields, "semantic")
+			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.sem.score)))
 			continue
 		}
-		o := s.hitBase(h, h.lexFields, "")
-		snippet, excerpts := lexicalEvidence(h, terms)
-		if snippet != nil {
-			o = o.set("snippet", snippet)
-		}
-		if len(excerpts) > 0 {
-			o = o.set("evidence_excerpts", excerpts)
-		}
-		data = append(data, o.set("score", bm25Score(h.bm25)))
+		o := withLexicalEvidence(s.hitBase(h, h.lex.fields, ""), h, terms)
+		data = append(data, o.set("score", bm25Score(h.lex.score)))
 	}
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
@@ -513,7 +504,7 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 	for i, h := range sem {
 		m, ok := merged[h.rec.RID]
 		if ok {
-			m.semantic, m.distance, m.semFields, m.semBestField = true, h.distance, h.semFields, h.semBestField
+			m.sem = h.sem
 		} else {
 			m = h
 			all = append(all, m)
@@ -531,34 +522,26 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 		matched := map[string]bool{}
 		var sources []string
 		scores := object{}
-		if h.lexical {
+		if h.lex != nil {
 			sources = append(sources, "lexical")
-			scores = scores.set("lexical", bm25Score(h.bm25))
-			for _, f := range h.lexFields {
+			scores = scores.set("lexical", bm25Score(h.lex.score))
+			for _, f := range h.lex.fields {
 				matched[f] = true
 			}
 		}
-		if h.semantic {
+		if h.sem != nil {
 			sources = append(sources, "semantic")
-			scores = scores.set("semantic", semanticScore(h.distance))
-			for _, f := range h.semFields {
+			scores = scores.set("semantic", semanticScore(h.sem.score))
+			for _, f := range h.sem.fields {
 				matched[f] = true
 			}
 		}
 		o := s.hitBase(h, orderFields(h.target.stream, matched), "hybrid")
 		o = o.set("retrieval_sources", sources)
-		var excerpts []object
-		if h.lexical {
-			var snippet object
-			snippet, excerpts = lexicalEvidence(h, terms)
-			if snippet != nil {
-				o = o.set("snippet", snippet)
-			}
+		if h.lex != nil {
+			o = withLexicalEvidence(o, h, terms)
 		} else {
 			o = o.set("snippet", semanticSnippet(h))
-		}
-		if len(excerpts) > 0 {
-			o = o.set("evidence_excerpts", excerpts)
 		}
 		data = append(data, o.set("scores", scores))
 	}
