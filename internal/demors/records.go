@@ -136,7 +136,7 @@ func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object 
 func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []expandReq) (object, error) {
 	out := object{}
 	for _, req := range reqs {
-		_, target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
+		target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
 		if !ok {
 			return nil, fmt.Errorf("relation %s targets unknown stream %s", req.rel.Name, req.rel.Target)
 		}

@@ -164,20 +164,12 @@ func (c *Catalog) Connection(id string) (Connection, bool) {
 }
 
 // StreamOf returns the stream declared by the connector of a connection.
-func (c *Catalog) StreamOf(connectionID, stream string) (*Connector, *Stream, bool) {
-	conn, ok := c.Connection(connectionID)
-	if !ok {
-		return nil, nil, false
+func (c *Catalog) StreamOf(connectionID, stream string) (*Stream, bool) {
+	conn, _ := c.Connection(connectionID)
+	if ctr, ok := c.Connector(conn.ConnectorID); ok {
+		return ctr.Stream(stream)
 	}
-	ctr, ok := c.Connector(conn.ConnectorID)
-	if !ok {
-		return nil, nil, false
-	}
-	st, ok := ctr.Stream(stream)
-	if !ok {
-		return nil, nil, false
-	}
-	return ctr, st, true
+	return nil, false
 }
 
 // Demo connector, connection and stream names.

@@ -189,7 +189,7 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: prepare blob refs: %w", err)
 	}
 	for _, rec := range recs {
-		_, st, ok := cat.StreamOf(rec.conn, rec.stream)
+		st, ok := cat.StreamOf(rec.conn, rec.stream)
 		if !ok {
 			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
 		}
