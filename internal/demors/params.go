@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
@@ -130,14 +131,14 @@ func typedValue(f store.Field, v string) (any, error) {
 	return v, nil
 }
 
-// rawFilters reads filter[field]=v and filter[field][op]=v from the raw query. The
-// generated binder also accepts these keys, but it converts numeric-looking values, so the
-// demo reads the exact strings itself.
-func rawFilters(rc *reqCtx) (map[string]any, error) {
+// rawFilters reads filter[field]=v (under op "") and filter[field][op]=v from the raw
+// query, by field and op. The generated binder also accepts these keys, but it converts
+// numeric-looking values, so the demo reads the exact strings itself.
+func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	if err := rejectBareDeepObject(rc, "filter", "filter[field]=value or filter[field][gte]=value"); err != nil {
 		return nil, err
 	}
-	out := map[string]any{}
+	out := map[string]map[string]string{}
 	for key, vals := range rc.query {
 		rest, ok := strings.CutPrefix(key, "filter[")
 		if !ok {
@@ -150,26 +151,21 @@ func rawFilters(rc *reqCtx) (map[string]any, error) {
 		if len(vals) != 1 {
 			return nil, errInvalid("filter", "%s was given %d times; give it once", key, len(vals))
 		}
-		if rest == "" {
-			if _, dup := out[field]; dup {
-				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
+		op := ""
+		if rest != "" {
+			var tail string
+			op, tail, ok = strings.Cut(strings.TrimPrefix(rest, "["), "]")
+			if !strings.HasPrefix(rest, "[") || !ok || op == "" || tail != "" {
+				return nil, errInvalid("filter", "malformed filter parameter %q (use filter[field][op]=value)", key)
 			}
-			out[field] = vals[0]
-			continue
 		}
-		op, tail, ok := strings.Cut(strings.TrimPrefix(rest, "["), "]")
-		if !strings.HasPrefix(rest, "[") || !ok || op == "" || tail != "" {
-			return nil, errInvalid("filter", "malformed filter parameter %q (use filter[field][op]=value)", key)
+		if out[field] == nil {
+			out[field] = map[string]string{}
 		}
-		ops, isMap := out[field].(map[string]any)
-		if !isMap {
-			if _, dup := out[field]; dup {
-				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
-			}
-			ops = map[string]any{}
-			out[field] = ops
+		if _, exact := out[field][""]; exact || (op == "" && len(out[field]) > 0) {
+			return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
 		}
-		ops[op] = vals[0]
+		out[field][op] = vals[0]
 	}
 	return out, nil
 }
@@ -182,7 +178,7 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 		return nil, err
 	}
 	var out []store.Filter
-	for name, v := range bound {
+	for name, ops := range bound {
 		f, ok := st.Field(name)
 		if !ok {
 			return nil, errInvalid("filter", "Unknown field: %s", name)
@@ -190,15 +186,8 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 		if !g.grantsField(conns, st.Name, name) {
 			return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
-		ops, isMap := v.(map[string]any)
-		if !isMap {
-			ops = map[string]any{"eq": v}
-		}
-		if len(ops) == 0 {
-			return nil, errInvalid("filter", "filter[%s] has no operator", name)
-		}
 		for op, leaf := range ops {
-			switch op {
+			switch op = cmp.Or(op, "eq"); op {
 			case "eq":
 				if !f.Scalar() {
 					return nil, errInvalid("filter", "Exact filters are not supported on '%s'", name)
@@ -210,7 +199,7 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 			default:
 				return nil, errInvalid("filter", "Unknown filter operator '%s' on '%s' (use gte, gt, lte or lt)", op, name)
 			}
-			val, err := typedValue(f, leaf.(string))
+			val, err := typedValue(f, leaf)
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +225,7 @@ func decodeToken(s string, v any) bool {
 		if err != nil {
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if dec.Decode(v) == nil {
 			return true

@@ -64,18 +64,11 @@ func (rc *reqCtx) selfLink() string {
 // order of the other parameters.
 func (rc *reqCtx) linkWith(key, value string) string {
 	var parts []string
-	for _, p := range strings.Split(rc.rawQuery, "&") {
-		if p == "" {
-			continue
+	for p := range strings.SplitSeq(rc.rawQuery, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if dk, err := url.QueryUnescape(k); p != "" && (err != nil || dk != key) {
+			parts = append(parts, p)
 		}
-		k := p
-		if i := strings.IndexByte(p, '='); i >= 0 {
-			k = p[:i]
-		}
-		if dk, err := url.QueryUnescape(k); err == nil && dk == key {
-			continue
-		}
-		parts = append(parts, p)
 	}
 	parts = append(parts, url.QueryEscape(key)+"="+url.QueryEscape(value))
 	return rc.path + "?" + strings.Join(parts, "&")
