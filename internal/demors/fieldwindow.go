@@ -3,6 +3,7 @@ package demors
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -149,7 +150,7 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 			warnings = append(warnings, obj(
 				"code", "limit_clamped",
 				"detail", obj("max_limit", maxWindowChars, "requested_limit", limit),
-				"message", "Requested limit_chars="+itoa(limit)+" exceeds the maximum window of "+itoa(maxWindowChars)+" characters; returned at most "+itoa(maxWindowChars)+". Continue with next_offset_chars.",
+				"message", fmt.Sprintf("Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars.", limit, maxWindowChars),
 				"param", "limit_chars",
 			))
 			limit = maxWindowChars

@@ -14,8 +14,6 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 // val is *p, or the zero value when p is nil.
 func val[T any](p *T) T {
 	if p == nil {

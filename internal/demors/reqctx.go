@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -86,7 +87,7 @@ func limitClampedWarning(requested, max int, unit string) object {
 	return obj(
 		"code", "limit_clamped",
 		"detail", obj("max_limit", max, "requested_limit", requested),
-		"message", "Requested limit="+itoa(requested)+" exceeds the maximum page size of "+itoa(max)+"; returned "+itoa(max)+" "+unit+" per page. Page forward with the returned cursor.",
+		"message", fmt.Sprintf("Requested limit=%d exceeds the maximum page size of %d; returned %[2]d %s per page. Page forward with the returned cursor.", requested, max, unit),
 		"param", "limit",
 	)
 }

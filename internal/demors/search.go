@@ -136,22 +136,6 @@ type searchCursor struct {
 	Snap string `json:"snap"`
 }
 
-func snapshotID(mode, scopeKey string) string {
-	sum := sha256.Sum256([]byte(mode + "\x00" + scopeKey))
-	return "snap_" + hex.EncodeToString(sum[:8])
-}
-
-func decodeSearchCursor(raw, prefix, snap string) (int, error) {
-	if !strings.HasPrefix(raw, prefix) {
-		return 0, errInvalidCursor()
-	}
-	var c searchCursor
-	if !decodeToken(strings.TrimPrefix(raw, prefix), &c) || c.Snap != snap || c.Off < 0 {
-		return 0, errInvalidCursor()
-	}
-	return c.Off, nil
-}
-
 // hit is one ranked search result.
 type hit struct {
 	rec      store.Record
@@ -373,21 +357,13 @@ func semanticSnippet(h *hit) object {
 	return obj("field", h.sem.best, "text", opening([]rune(text), openingChars))
 }
 
-func queryTokens(q string) ([]string, error) {
-	tokens := store.Tokenize(q)
-	if len(tokens) == 0 {
-		return nil, errInvalid("q", "q must contain at least one letter or digit")
-	}
-	return tokens, nil
-}
-
 // prepareSearch does what every search mode shares: it tokenises q, resolves
 // the streams and connections to search within the grant, and applies the
 // page limit (with its clamp warning).
 func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, streams *[]string, conn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
-	tokens, err := queryTokens(q)
-	if err != nil {
-		return nil, nil, nil, 0, err
+	tokens := store.Tokenize(q)
+	if len(tokens) == 0 {
+		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
 	}
 	sc, warnings, err := s.resolveSearchScope(ctx, rc, q, streams, conn)
 	if err != nil {
@@ -421,13 +397,16 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 	if semantic {
 		mode, tag, ranked = "semantic", semanticCursorTag, s.semanticHits
 	}
-	snap := snapshotID(mode, sc.key)
-	off := 0
+	sum := sha256.Sum256([]byte(mode + "\x00" + sc.key))
+	snap := "snap_" + hex.EncodeToString(sum[:8])
+	var cur searchCursor
 	if raw := val(cursor); raw != "" {
-		if off, err = decodeSearchCursor(raw, tag, snap); err != nil {
-			return nil, err
+		token, ok := strings.CutPrefix(raw, tag)
+		if !ok || !decodeToken(token, &cur) || cur.Snap != snap || cur.Off < 0 {
+			return nil, errInvalidCursor()
 		}
 	}
+	off := cur.Off
 	hits, err := ranked(ctx, rc.grant, sc, tokens)
 	if err != nil {
 		return nil, err

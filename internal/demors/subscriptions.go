@@ -20,7 +20,7 @@ const (
 	subDisabled = "disabled"
 )
 
-// Bounds of what one grant can store. Each subscription costs a row, a scope and a
+// Bounds of what one grant can store. Each subscription costs an entry, a scope and a
 // line in every list answer (which has no paging), so a client creating them in a
 // loop must meet a limit; deleted subscriptions are removed and free their place.
 const (

@@ -193,8 +193,9 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		if !ok {
 			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
 		}
-		body := encodeOrdered(rec.fields)
-		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body)
+		var body bytes.Buffer
+		writeOrdered(&body, rec.fields)
+		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body.String())
 		if err != nil {
 			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
 		}
@@ -245,13 +246,7 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 	return sem, nil
 }
 
-// encodeOrdered writes fields as a JSON object, keeping their order.
-func encodeOrdered(fields []kv) string {
-	var b bytes.Buffer
-	writeOrdered(&b, fields)
-	return b.String()
-}
-
+// writeOrdered writes fields as a JSON object, keeping their order.
 func writeOrdered(b *bytes.Buffer, fields []kv) {
 	b.WriteByte('{')
 	for i, f := range fields {
