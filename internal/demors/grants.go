@@ -2,7 +2,6 @@ package demors
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
@@ -126,12 +125,4 @@ func (s *Server) issuedGrant(token string) (*grant, *apiError) {
 	}
 	access := fullAccess(s.cat, func(id string) bool { return slices.Contains(g.Sources, id) })
 	return &grant{name: GrantOAuth, grantID: g.ID, clientID: g.ClientID, access: access}, nil
-}
-
-// connectorName is how the consent page names a connector: its id, capitalised.
-func connectorName(id string) string {
-	if id == "" {
-		return id
-	}
-	return strings.ToUpper(id[:1]) + id[1:]
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -78,7 +79,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	tokens := map[string]string{}
-	seen := map[string]bool{}
 	for _, name := range grantNames {
 		tok := cfg.Tokens[name]
 		if _, fixed := cfg.Tokens[name]; fixed && strings.TrimSpace(tok) == "" {
@@ -86,15 +86,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		if tok == "" {
 			var b [32]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return nil, fmt.Errorf("demors: generate token: %w", err)
-			}
+			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 			tok = "pdppdemo_" + name + "_" + base64.RawURLEncoding.EncodeToString(b[:])
 		}
-		if seen[tok] {
+		if slices.Contains(slices.Collect(maps.Values(tokens)), tok) {
 			return nil, fmt.Errorf("demors: grants share the same token")
 		}
-		seen[tok] = true
 		tokens[name] = tok
 	}
 	st, err := store.Open(context.Background())
@@ -111,7 +108,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OAuth != nil {
 		var sources []demoas.Source
 		for _, ctr := range s.cat.Connectors {
-			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: connectorName(ctr.ID)})
+			// The consent page names a connector by its id, capitalised.
+			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: strings.ToUpper(ctr.ID[:1]) + ctr.ID[1:]})
 		}
 		s.as, err = demoas.New(demoas.Config{Sources: sources, AccessTokenTTL: cfg.OAuth.AccessTokenTTL,
 			AutoConsent: cfg.OAuth.AutoConsent, DocumentClient: cfg.OAuth.DocumentClient,
