@@ -213,13 +213,13 @@ func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
 			found = s.grants[name]
 		}
 	}
-	if found == nil && s.as != nil {
+	switch {
+	case found != nil:
+		return found, nil
+	case s.as != nil:
 		return s.issuedGrant(tok)
 	}
-	if found == nil {
-		return nil, errInactiveToken()
-	}
-	return found, nil
+	return nil, errInactiveToken()
 }
 
 func (s *Server) buildHandler() http.Handler {
@@ -264,6 +264,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		rc := newReqCtx(r)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			grantName := ""
+			if rc.grant != nil {
+				grantName = rc.grant.name
+			}
+			s.log.Debug("demo RS request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"grant", grantName, "request_id", rc.requestID, "duration", time.Since(start))
+		}()
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(sw, r.Body, maxRequestBodyBytes)
 		}
@@ -271,23 +279,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			g, aerr := s.authenticate(r)
 			if aerr != nil {
 				_ = aerr.reply(rc).write(sw)
-				s.logRequest(r, rc, sw.status, start)
 				return
 			}
 			rc.grant = g
 		}
 		next.ServeHTTP(sw, r.WithContext(withReqCtx(r.Context(), rc)))
-		s.logRequest(r, rc, sw.status, start)
 	})
-}
-
-func (s *Server) logRequest(r *http.Request, rc *reqCtx, status int, start time.Time) {
-	grantName := ""
-	if rc.grant != nil {
-		grantName = rc.grant.name
-	}
-	s.log.Debug("demo RS request", "method", r.Method, "path", r.URL.Path, "status", status,
-		"grant", grantName, "request_id", rc.requestID, "duration", time.Since(start))
 }
 
 type statusWriter struct {
