@@ -1,9 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -56,23 +58,11 @@ func findMatch(text []rune, q string) (int, int) {
 	if len(needle) == 0 {
 		return -1, -1
 	}
-	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	for i := 0; i+len(needle) <= len(text); i++ {
-		ok := true
-		for j, r := range needle {
-			if unicode.ToLower(text[i+j]) != r {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
 		end := i + len(needle)
-		if isWord(needle[0]) && i > 0 && isWord(text[i-1]) {
-			continue
-		}
-		if isWord(needle[len(needle)-1]) && end < len(text) && isWord(text[end]) {
+		if !slices.EqualFunc(text[i:end], needle, func(t, n rune) bool { return unicode.ToLower(t) == n }) ||
+			isWordRune(needle[0]) && i > 0 && isWordRune(text[i-1]) ||
+			isWordRune(needle[len(needle)-1]) && end < len(text) && isWordRune(text[end]) {
 			continue
 		}
 		return i, end
@@ -160,12 +150,8 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 	if err != nil {
 		return nil, err
 	}
-	w := window{total: total, matchStart: -1, matchEnd: -1}
-	q := strings.TrimSpace(val(p.Q))
-	ms, me := -1, -1
-	if q != "" {
-		ms, me = findMatch(text, q)
-	}
+	ms, me := findMatch(text, strings.TrimSpace(val(p.Q)))
+	w := window{total: total, matchStart: ms, matchEnd: me}
 	if ms >= 0 {
 		before, err := nonNegative("before_chars", p.BeforeChars, defaultBeforeChars)
 		if err != nil {
@@ -190,18 +176,13 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 			}
 		}
 		w.limit = w.end - w.start
-		w.matchStart, w.matchEnd = ms, me
 	} else {
 		w.start = min(offset, total)
 		w.end = min(total, w.start+limit)
 		w.limit = limit
 	}
-	typ := "string"
-	if fd.PDPPType != "" {
-		typ = fd.PDPPType
-	}
 	return jsonReply(200, obj(
-		"field", obj("path", p.Field, "type", typ),
+		"field", obj("path", p.Field, "type", cmp.Or(fd.PDPPType, "string")),
 		"object", "field_window",
 		"record_id", rec.ID,
 		"stream", rec.Stream,
