@@ -83,9 +83,9 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-func (a *accumulator) add(v any, present bool) {
+func (a *accumulator) add(v any) {
 	a.count++
-	if !present || v == nil {
+	if v == nil {
 		return
 	}
 	switch a.metric {
@@ -139,6 +139,9 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		return nil, errInvalid("metric", "metric must be one of count, sum, min, max, count_distinct")
 	}
 	checkField := func(param, name, role string) error {
+		if name == "" {
+			return nil
+		}
 		f, ok := st.Field(name)
 		if !ok {
 			return errInvalid(param, "Unknown field: %s", name)
@@ -168,15 +171,13 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 	if groupBy != "" && groupByTime != "" {
 		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
 	}
-	if groupBy != "" {
-		if err := checkField("group_by", groupBy, "group_by"); err != nil {
-			return nil, err
-		}
+	if err := checkField("group_by", groupBy, "group_by"); err != nil {
+		return nil, err
+	}
+	if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
+		return nil, err
 	}
 	if groupByTime != "" {
-		if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
-			return nil, err
-		}
 		if granularity == "" {
 			return nil, errInvalid("granularity", "group_by_time needs granularity")
 		}
@@ -227,27 +228,21 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 	if !grouped {
 		acc := newAccumulator(metric)
 		for _, r := range recs {
-			v, ok := r.Data[field]
-			acc.add(v, ok)
+			acc.add(r.Data[field])
 		}
 		body = body.set("value", acc.value())
 	} else {
 		groups := map[string]*accumulator{}
 		var keys []string
 		for _, r := range recs {
-			var key string
-			if groupBy != "" {
-				v, ok := r.Data[groupBy]
-				if !ok || v == nil {
-					key = "null"
-				} else {
-					key = fmt.Sprint(v)
-				}
-			} else {
+			key := "null"
+			if groupByTime != "" {
 				ts, _ := r.Data[groupByTime].(string)
 				if key, err = bucketKey(ts, granularity); err != nil {
 					return nil, err
 				}
+			} else if v := r.Data[groupBy]; v != nil {
+				key = fmt.Sprint(v)
 			}
 			acc, ok := groups[key]
 			if !ok {
@@ -255,8 +250,7 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 				groups[key] = acc
 				keys = append(keys, key)
 			}
-			v, ok := r.Data[field]
-			acc.add(v, ok)
+			acc.add(r.Data[field])
 		}
 		if groupByTime != "" {
 			slices.Sort(keys)
