@@ -68,23 +68,18 @@ func errNotFound(msg string) *apiError {
 }
 
 func errInvalid(param, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_request", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: param}
+	return errBadRequest("invalid_request", param, fmt.Sprintf(format, args...))
 }
-
-func errInvalidCursor() *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "Malformed cursor",
-		typ: "invalid_request_error"}
-}
-
+func errInvalidCursor() *apiError { return errBadRequest("invalid_cursor", "", "Malformed cursor") }
 func errInvalidExpand(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_expand", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: "expand"}
+	return errBadRequest("invalid_expand", "expand", fmt.Sprintf(format, args...))
+}
+func errInvalidFieldPath(format string, args ...any) *apiError {
+	return errBadRequest("invalid_field_path", "field", fmt.Sprintf(format, args...))
 }
 
-func errInvalidFieldPath(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_field_path", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: "field"}
+func errBadRequest(code, param, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: code, message: msg, typ: "invalid_request_error", param: param}
 }
 
 func errFieldNotText(field, kind string) *apiError {
