@@ -131,9 +131,12 @@ func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object 
 	return o
 }
 
-// expand follows each requested relation one hop from rec, within the same connection,
-// projecting related records to their granted fields.
-func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []expandReq) (object, error) {
+// withExpanded adds to o, as "expanded", each requested relation followed one hop from
+// rec within the same connection, related records projected to their granted fields.
+func (s *Server) withExpanded(ctx context.Context, g *grant, o object, rec store.Record, reqs []expandReq) (object, error) {
+	if len(reqs) == 0 {
+		return o, nil
+	}
 	out := object{}
 	for _, req := range reqs {
 		target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
@@ -172,7 +175,7 @@ func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []
 		}
 		out = append(out, member{req.rel.Name, obj("data", items, "has_more", len(related) > req.limit)})
 	}
-	return out, nil
+	return o.set("expanded", out), nil
 }
 
 func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObject) (rsserver.ListRecordsResponseObject, error) {
@@ -262,13 +265,9 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	})
 	data := make([]object, 0, len(recs))
 	for _, rec := range recs {
-		item := s.recordItem(rc.grant, rec, fields)
-		if len(expands) > 0 {
-			ex, err := s.expand(ctx, rc.grant, rec, expands)
-			if err != nil {
-				return nil, err
-			}
-			item = item.set("expanded", ex)
+		item, err := s.withExpanded(ctx, rc.grant, s.recordItem(rc.grant, rec, fields), rec, expands)
+		if err != nil {
+			return nil, err
 		}
 		data = append(data, item)
 	}
@@ -382,13 +381,9 @@ func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject)
 	if dn := s.displayName(rec.ConnectionID); dn != "" {
 		body = body.set("display_name", dn)
 	}
-	body = body.set("record_json_bytes", len(raw))
-	if len(expands) > 0 {
-		ex, err := s.expand(ctx, rc.grant, rec, expands)
-		if err != nil {
-			return nil, err
-		}
-		body = body.set("expanded", ex)
+	body, err = s.withExpanded(ctx, rc.grant, body.set("record_json_bytes", len(raw)), rec, expands)
+	if err != nil {
+		return nil, err
 	}
 	body = append(body, member{"links", obj("self", rc.selfLink())}, member{"meta", meta(warnings)})
 	return jsonReply(200, body), nil

@@ -84,19 +84,14 @@ func connectionParam(rc *reqCtx, typed *string) (string, []object) {
 	return "", nil
 }
 
-// connectionRef is the {connection_id, display_name} pair used in lists and errors.
-func (s *Server) connectionRef(connectionID string) object {
-	o := obj("connection_id", connectionID)
-	if c, ok := s.cat.Connection(connectionID); ok && c.DisplayName != "" {
-		o = o.set("display_name", c.DisplayName)
-	}
-	return o
-}
-
+// connectionRefs are the {connection_id, display_name} pairs used in lists and errors.
 func (s *Server) connectionRefs(ids []string) []object {
 	out := make([]object, len(ids))
 	for i, id := range ids {
-		out[i] = s.connectionRef(id)
+		out[i] = obj("connection_id", id)
+		if dn := s.displayName(id); dn != "" {
+			out[i] = out[i].set("display_name", dn)
+		}
 	}
 	return out
 }
