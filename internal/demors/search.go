@@ -64,10 +64,11 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 			sc.order = append(sc.order, k)
 		}
 	}
+	var ss *streamScope // the last stream named
 	if len(streams) > 0 {
 		for _, name := range streams {
-			ss, err := s.resolveStream(rc, name, connID)
-			if err != nil {
+			var err error
+			if ss, err = s.resolveStream(rc, name, connID); err != nil {
 				return nil, nil, err
 			}
 			for _, c := range ss.conns {
@@ -94,22 +95,15 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 	if err != nil {
 		return nil, nil, err
 	}
-	hasFilter := len(filterMap) > 0
 	var filters []store.Filter
-	if hasFilter {
+	if len(filterMap) > 0 {
 		if len(streams) != 1 {
 			return nil, nil, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
 		}
-		var conns []string
-		var st *store.Stream
-		for _, k := range sc.order {
-			conns = append(conns, k.conn)
-			st = sc.targets[k].stream
-		}
-		if filters, err = parseFilters(rc, st, rc.grant, conns); err != nil {
+		if filters, err = parseFilters(rc, ss.stream, rc.grant, ss.conns); err != nil {
 			return nil, nil, err
 		}
-		recs, err := s.store.Scan(ctx, conns, st.Name, filters)
+		recs, err := s.store.Scan(ctx, ss.conns, ss.stream.Name, filters)
 		if err != nil {
 			return nil, nil, err
 		}
