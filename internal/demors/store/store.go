@@ -294,16 +294,9 @@ func filterSQL(filters []Filter) (string, []any, error) {
 		if !ok {
 			return "", nil, fmt.Errorf("store: unknown filter operator %q", f.Op)
 		}
-		v := f.Value
-		if b, ok := v.(bool); ok {
-			if b {
-				v = 1
-			} else {
-				v = 0
-			}
-		}
+		// The driver binds a bool as 1 or 0, as json_extract reads true and false.
 		where.WriteString(" AND json_extract(data, ?) " + op + " ?")
-		args = append(args, "$."+jsonPathKey(f.Field), v)
+		args = append(args, "$."+jsonPathKey(f.Field), f.Value)
 	}
 	return where.String(), args, nil
 }
