@@ -75,11 +75,14 @@ CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
 // seedImage is the seeded database, built once per process and serialized, so every Open
 // after the first only copies bytes instead of regenerating and re-indexing the data. The
 // semantic index is derived from the same seed and shared read-only.
-var seedImage struct {
-	once sync.Once
-	db   []byte
-	sem  map[int64]map[string]map[string]int
-	err  error
+var seedImage = sync.OnceValues(func() (seeded, error) {
+	db, sem, err := buildSeedImage(context.Background())
+	return seeded{db, sem}, err
+})
+
+type seeded struct {
+	db  []byte
+	sem map[int64]map[string]map[string]int
 }
 
 func buildSeedImage(ctx context.Context) ([]byte, map[int64]map[string]map[string]int, error) {
@@ -126,7 +129,8 @@ func rawConn(ctx context.Context, db *sql.DB, f func(serializer) error) error {
 }
 
 // openMemory opens a private in-memory database. ":memory:" is one database per
-// connection, so the pool keeps exactly one connection, forever.
+// connection, so the pool keeps exactly one connection, forever (no lifetime or idle
+// time is set, so none closes it).
 func openMemory() (*sql.DB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -134,28 +138,24 @@ func openMemory() (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
 	return db, nil
 }
 
 // Open returns a fresh, private copy of the seeded demo database.
 func Open(ctx context.Context) (*Store, error) {
-	seedImage.once.Do(func() {
-		seedImage.db, seedImage.sem, seedImage.err = buildSeedImage(context.WithoutCancel(ctx))
-	})
-	if seedImage.err != nil {
-		return nil, seedImage.err
+	image, err := seedImage()
+	if err != nil {
+		return nil, err
 	}
 	db, err := openMemory()
 	if err != nil {
 		return nil, err
 	}
-	if err := rawConn(ctx, db, func(c serializer) error { return c.Deserialize(seedImage.db) }); err != nil {
+	if err := rawConn(ctx, db, func(c serializer) error { return c.Deserialize(image.db) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: load seed image: %w", err)
 	}
-	return &Store{db: db, cat: DemoCatalog(), sem: seedImage.sem, subs: map[string]Subscription{}}, nil
+	return &Store{db: db, cat: DemoCatalog(), sem: image.sem, subs: map[string]Subscription{}}, nil
 }
 
 // Close releases the database.
