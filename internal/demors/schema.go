@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -52,12 +53,7 @@ func fieldCapability(f store.Field, granted bool) object {
 // tokens t=<type>, role=<role>, g=false, eq, r=<ops>, lex, sem, a=<aggregates>, or
 // "declared" when none apply.
 func compactFlags(f store.Field, granted bool) string {
-	var flags []string
-	typ := f.PDPPType
-	if typ == "" {
-		typ = f.JSONType
-	}
-	flags = append(flags, "t="+typ)
+	flags := []string{"t=" + cmp.Or(f.PDPPType, f.JSONType)}
 	if f.Role != "" {
 		flags = append(flags, "role="+f.Role)
 	}
