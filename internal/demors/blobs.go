@@ -4,6 +4,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
 )
@@ -16,21 +17,15 @@ func (s api) GetBlob(ctx context.Context, req rsserver.GetBlobRequestObject) (rs
 	if err := s.checkConnection(rc, connID); err != nil {
 		return nil, err
 	}
-	blob, refs, ok, err := s.store.Blob(ctx, blobID)
+	blob, refs, _, err := s.store.Blob(ctx, blobID) // no refs when there is no blob
 	if err != nil {
 		return nil, err
 	}
-	var holders []string
-	if ok {
-		seen := map[string]bool{}
-		for _, ref := range refs {
-			if connID != "" && ref.ConnectionID != connID {
-				continue
-			}
-			if rc.grant.fieldGranted(ref.ConnectionID, ref.Stream, ref.Field) && !seen[ref.ConnectionID] {
-				seen[ref.ConnectionID] = true
-				holders = append(holders, ref.ConnectionID)
-			}
+	var holders []string // bounded by the catalog's connections
+	for _, ref := range refs {
+		if (connID == "" || ref.ConnectionID == connID) && rc.grant.fieldGranted(ref.ConnectionID, ref.Stream, ref.Field) &&
+			!slices.Contains(holders, ref.ConnectionID) {
+			holders = append(holders, ref.ConnectionID)
 		}
 	}
 	if len(holders) == 0 {
