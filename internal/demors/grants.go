@@ -62,12 +62,6 @@ func (g *grant) allows(connectionID, stream string) bool {
 	return ok
 }
 
-// hasConnection reports whether the grant names the connection at all.
-func (g *grant) hasConnection(connectionID string) bool {
-	_, ok := g.access[connectionID]
-	return ok
-}
-
 // fieldGranted reports whether a declared field of a granted stream may be read.
 func (g *grant) fieldGranted(connectionID, stream, field string) bool {
 	fields, ok := g.access[connectionID][stream]

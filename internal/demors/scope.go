@@ -26,7 +26,7 @@ func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool)
 
 // checkConnection validates a connection_id, if given, against the grant.
 func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
-	if connectionID == "" || rc.grant.hasConnection(connectionID) {
+	if _, granted := rc.grant.access[connectionID]; granted || connectionID == "" {
 		return nil
 	}
 	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {
