@@ -331,26 +331,18 @@ func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObj
 		return nil, err
 	}
 	data := []object{}
-	for ci := range s.cat.Connectors {
-		ctr := &s.cat.Connectors[ci]
-		for _, st := range ctr.Streams {
-			for _, c := range rc.grant.connectionsFor(s.cat, st.Name) {
-				if connID != "" && c != connID {
-					continue
-				}
-				n, last, err := s.store.StreamStats(ctx, c, st.Name)
-				if err != nil {
-					return nil, err
-				}
-				item := obj("last_updated", nullable(last), "name", st.Name, "object", "stream", "record_count", n,
-					"connection_id", c, "connector_instance_id", c)
-				if dn := s.displayName(c); dn != "" {
-					item = item.set("display_name", dn)
-				}
-				item = append(item, member{"connector_id", ctr.ID}, member{"freshness", freshnessAt(last)})
-				data = append(data, item)
-			}
+	for t := range s.grantedTargets(rc.grant, connID) {
+		n, last, err := s.store.StreamStats(ctx, t.conn, t.stream.Name)
+		if err != nil {
+			return nil, err
 		}
+		item := obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
+			"connection_id", t.conn, "connector_instance_id", t.conn)
+		if dn := s.displayName(t.conn); dn != "" {
+			item = item.set("display_name", dn)
+		}
+		item = append(item, member{"connector_id", t.connector.ID}, member{"freshness", freshnessAt(last)})
+		data = append(data, item)
 	}
 	return jsonReply(200, obj(
 		"data", data,

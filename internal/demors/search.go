@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -48,6 +49,23 @@ type searchScope struct {
 	key      string         // canonical description, bound into cursors
 }
 
+// grantedTargets yields, in catalog order, each stream the grant reads under each of its
+// connections, or under connID alone when given.
+func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[searchTarget] {
+	return func(yield func(searchTarget) bool) {
+		for ci := range s.cat.Connectors {
+			ctr := &s.cat.Connectors[ci]
+			for si := range ctr.Streams {
+				for _, c := range g.connectionsFor(s.cat, ctr.Streams[si].Name) {
+					if (connID == "" || c == connID) && !yield(searchTarget{c, ctr, &ctr.Streams[si]}) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
 // searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
 func searchStreams(rc *reqCtx, typed *[]string) []string {
 	return listNames(slices.Concat(val(typed), rc.query["streams[]"])...)
@@ -79,16 +97,8 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 		if err := s.checkConnection(rc, connID); err != nil {
 			return nil, nil, err
 		}
-		for ci := range s.cat.Connectors {
-			ctr := &s.cat.Connectors[ci]
-			for si := range ctr.Streams {
-				st := &ctr.Streams[si]
-				for _, c := range rc.grant.connectionsFor(s.cat, st.Name) {
-					if connID == "" || c == connID {
-						add(c, ctr, st)
-					}
-				}
-			}
+		for t := range s.grantedTargets(rc.grant, connID) {
+			add(t.conn, t.connector, t.stream)
 		}
 	}
 	filterMap, err := rawFilters(rc)

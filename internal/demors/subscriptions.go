@@ -154,14 +154,9 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 		}
 	}
 	scope := []store.ScopeStream{}
-	for ci := range s.cat.Connectors {
-		for _, st := range s.cat.Connectors[ci].Streams {
-			if filter != nil && !slices.Contains(filter, st.Name) {
-				continue
-			}
-			for _, c := range g.connectionsFor(s.cat, st.Name) {
-				scope = append(scope, store.ScopeStream{Name: st.Name, ConnectionID: c})
-			}
+	for t := range s.grantedTargets(g, "") {
+		if filter == nil || slices.Contains(filter, t.stream.Name) {
+			scope = append(scope, store.ScopeStream{Name: t.stream.Name, ConnectionID: t.conn})
 		}
 	}
 	now := nowStamp()
