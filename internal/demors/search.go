@@ -346,12 +346,9 @@ func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	return o
 }
 
-func bm25Score(v float64) object {
-	return obj("kind", "bm25", "order", "lower_is_better", "value", v)
-}
-
-func semanticScore(v float64) object {
-	return obj("kind", "semantic_distance", "order", "lower_is_better", "value", v)
+// scoreObject is a lower-is-better score of the kind bm25 or semantic_distance.
+func scoreObject(kind string, v float64) object {
+	return obj("kind", kind, "order", "lower_is_better", "value", v)
 }
 
 // semanticSnippet is the opening of the hit's best semantic field (no match markers: the
@@ -424,11 +421,11 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 	for _, h := range page {
 		if semantic {
 			o := s.hitBase(h, h.sem.fields, "semantic")
-			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.sem.score)))
+			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", scoreObject("semantic_distance", h.sem.score)))
 			continue
 		}
 		o := withLexicalEvidence(s.hitBase(h, h.lex.fields, ""), h, terms)
-		data = append(data, o.set("score", bm25Score(h.lex.score)))
+		data = append(data, o.set("score", scoreObject("bm25", h.lex.score)))
 	}
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
@@ -507,14 +504,14 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 		scores := object{}
 		if h.lex != nil {
 			sources = append(sources, "lexical")
-			scores = scores.set("lexical", bm25Score(h.lex.score))
+			scores = scores.set("lexical", scoreObject("bm25", h.lex.score))
 			for _, f := range h.lex.fields {
 				matched[f] = true
 			}
 		}
 		if h.sem != nil {
 			sources = append(sources, "semantic")
-			scores = scores.set("semantic", semanticScore(h.sem.score))
+			scores = scores.set("semantic", scoreObject("semantic_distance", h.sem.score))
 			for _, f := range h.sem.fields {
 				matched[f] = true
 			}
