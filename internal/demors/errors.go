@@ -20,15 +20,14 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
-// envelope renders the error body for one request.
-func (e *apiError) envelope(rc *reqCtx) object {
+// reply turns the error into its envelope for the request.
+func (e *apiError) reply(rc *reqCtx) *reply {
 	body := obj("code", e.code, "message", e.message, "type", e.typ)
 	if e.param != "" {
 		body = body.set("param", e.param)
 	}
 	if e.auth {
-		body = body.set("resource_metadata", rc.resourceMetadataURL())
-		body = body.set("next_step", authNextStep)
+		body = body.set("resource_metadata", rc.resourceMetadataURL()).set("next_step", authNextStep)
 	}
 	if e.availableConnections != nil {
 		body = body.set("available_connections", e.availableConnections)
@@ -36,13 +35,7 @@ func (e *apiError) envelope(rc *reqCtx) object {
 	if e.retryWith != "" {
 		body = body.set("retry_with", e.retryWith)
 	}
-	body = body.set("request_id", rc.requestID)
-	return obj("error", body)
-}
-
-// reply turns the error into a response for the request.
-func (e *apiError) reply(rc *reqCtx) *reply {
-	r := jsonReply(e.status, e.envelope(rc))
+	r := jsonReply(e.status, obj("error", body.set("request_id", rc.requestID)))
 	if e.auth {
 		r.header.Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", rc.resourceMetadataURL()))
 	}
