@@ -88,17 +88,9 @@ func checkCallbackURL(raw string) error {
 	if err != nil || u.Host == "" || u.User != nil {
 		return errInvalid("callback_url", "callback_url must be an absolute http(s) URL without credentials")
 	}
-	switch u.Scheme {
-	case "https":
+	host := u.Hostname()
+	if u.Scheme == "https" || u.Scheme == "http" && (strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback()) {
 		return nil
-	case "http":
-		host := u.Hostname()
-		if strings.EqualFold(host, "localhost") {
-			return nil
-		}
-		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-			return nil
-		}
 	}
 	return errInvalid("callback_url", "callback_url must use https, or http on a loopback host (localhost, 127.0.0.1, ::1)")
 }
