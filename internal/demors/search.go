@@ -32,8 +32,8 @@ var semanticStopwords = map[string]bool{
 	"on": true, "for": true, "with": true, "about": true, "is": true, "are": true, "at": true, "by": true,
 }
 
-// searchTarget is one (connection, stream) pair a search reads.
-type searchTarget struct {
+// streamTarget is one (connection, stream) pair a grant reads.
+type streamTarget struct {
 	conn      string
 	connector *store.Connector
 	stream    *store.Stream
@@ -43,7 +43,7 @@ type targetKey struct{ conn, stream string }
 
 // searchScope is the resolved scope of one search request.
 type searchScope struct {
-	targets  map[targetKey]searchTarget
+	targets  map[targetKey]streamTarget
 	order    []targetKey
 	filtered map[int64]bool // nil when no filter applies
 	key      string         // canonical description, bound into cursors
@@ -51,13 +51,13 @@ type searchScope struct {
 
 // grantedTargets yields, in catalog order, each stream the grant reads under each of its
 // connections, or under connID alone when given.
-func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[searchTarget] {
-	return func(yield func(searchTarget) bool) {
+func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[streamTarget] {
+	return func(yield func(streamTarget) bool) {
 		for ci := range s.cat.Connectors {
 			ctr := &s.cat.Connectors[ci]
 			for si := range ctr.Streams {
 				for _, c := range g.connectionsFor(s.cat, ctr.Streams[si].Name) {
-					if (connID == "" || c == connID) && !yield(searchTarget{c, ctr, &ctr.Streams[si]}) {
+					if (connID == "" || c == connID) && !yield(streamTarget{c, ctr, &ctr.Streams[si]}) {
 						return
 					}
 				}
@@ -74,11 +74,11 @@ func searchStreams(rc *reqCtx, typed *[]string) []string {
 func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
 	connID, warnings := connectionParam(rc, typedConn)
 	streams := searchStreams(rc, typedStreams)
-	sc := &searchScope{targets: map[targetKey]searchTarget{}}
+	sc := &searchScope{targets: map[targetKey]streamTarget{}}
 	add := func(conn string, ctr *store.Connector, st *store.Stream) {
 		k := targetKey{conn, st.Name}
 		if _, ok := sc.targets[k]; !ok {
-			sc.targets[k] = searchTarget{conn: conn, connector: ctr, stream: st}
+			sc.targets[k] = streamTarget{conn: conn, connector: ctr, stream: st}
 			sc.order = append(sc.order, k)
 		}
 	}
@@ -143,7 +143,7 @@ type searchCursor struct {
 // hit is one ranked search result.
 type hit struct {
 	rec      store.Record
-	target   searchTarget
+	target   streamTarget
 	lex, sem *ranking // nil when that mode did not match the record
 	rrf      float64
 }
@@ -156,13 +156,13 @@ type ranking struct {
 }
 
 // inScope returns the target of a record row when the grant lets the search read field.
-func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (searchTarget, bool) {
+func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (streamTarget, bool) {
 	t, ok := sc.targets[targetKey{rec.ConnectionID, rec.Stream}]
 	if !ok || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) {
-		return searchTarget{}, false
+		return streamTarget{}, false
 	}
 	if sc.filtered != nil && !sc.filtered[rec.RID] {
-		return searchTarget{}, false
+		return streamTarget{}, false
 	}
 	return t, true
 }
