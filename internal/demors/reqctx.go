@@ -24,10 +24,6 @@ type reqCtx struct {
 
 type reqCtxKey struct{}
 
-func withReqCtx(ctx context.Context, rc *reqCtx) context.Context {
-	return context.WithValue(ctx, reqCtxKey{}, rc)
-}
-
 func reqCtxFrom(ctx context.Context) *reqCtx {
 	rc, _ := ctx.Value(reqCtxKey{}).(*reqCtx)
 	return rc

@@ -283,7 +283,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			rc.grant = g
 		}
-		next.ServeHTTP(sw, r.WithContext(withReqCtx(r.Context(), rc)))
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqCtxKey{}, rc)))
 	})
 }
 
