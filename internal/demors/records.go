@@ -35,15 +35,6 @@ type changesToken struct {
 	ID    string `json:"id"`
 }
 
-func decodePageCursor(raw, stream string) (*pageCursor, error) {
-	var c pageCursor
-	if !decodeToken(raw, &c) || c.Kind != "page" || c.Session != "records" || c.Stream != stream ||
-		(c.Order != "ASC" && c.Order != "DESC") || len(c.PrimaryKey) != 1 || c.CursorValue == "" {
-		return nil, errInvalidCursor()
-	}
-	return &c, nil
-}
-
 // parseChangesSince accepts "beginning", a next_changes_since token or an RFC 3339 time.
 func parseChangesSince(raw string) (*store.Position, error) {
 	if raw == "beginning" {
@@ -228,11 +219,10 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	}
 	var after *store.Position
 	if raw := val(p.Cursor); raw != "" {
-		cur, err := decodePageCursor(raw, st.Name)
-		if err != nil {
-			return nil, err
-		}
-		if order != "" && strings.ToUpper(order) != cur.Order {
+		var cur pageCursor
+		if !decodeToken(raw, &cur) || cur.Kind != "page" || cur.Session != "records" || cur.Stream != st.Name ||
+			(cur.Order != "ASC" && cur.Order != "DESC") || len(cur.PrimaryKey) != 1 || cur.CursorValue == "" ||
+			order != "" && strings.ToUpper(order) != cur.Order {
 			return nil, errInvalidCursor()
 		}
 		order = strings.ToLower(cur.Order)

@@ -27,11 +27,7 @@ type Field struct {
 
 // Scalar reports whether exact filters can apply to the field (one scalar JSON type).
 func (f Field) Scalar() bool {
-	switch f.JSONType {
-	case "string", "integer", "number", "boolean":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"string", "integer", "number", "boolean"}, f.JSONType)
 }
 
 // HasRange reports whether op is a declared range operator of the field.
