@@ -89,22 +89,21 @@ type Stream struct {
 
 // Field returns the declared field with the given name.
 func (s *Stream) Field(name string) (Field, bool) {
-	for _, f := range s.Fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Field{}, false
+	return lookup(s.Fields, func(f Field) bool { return f.Name == name })
 }
 
 // Relationship returns the declared relationship with the given name.
 func (s *Stream) Relationship(name string) (Relationship, bool) {
-	for _, r := range s.Relationships {
-		if r.Name == name {
-			return r, true
-		}
+	return lookup(s.Relationships, func(r Relationship) bool { return r.Name == name })
+}
+
+// lookup returns the first element of xs that match accepts, or the zero T.
+func lookup[T any](xs []T, match func(T) bool) (T, bool) {
+	if i := slices.IndexFunc(xs, match); i >= 0 {
+		return xs[i], true
 	}
-	return Relationship{}, false
+	var zero T
+	return zero, false
 }
 
 // Connector is one connector manifest.
@@ -151,12 +150,7 @@ func (c *Catalog) Connector(id string) (*Connector, bool) {
 
 // Connection returns the connection with the given id.
 func (c *Catalog) Connection(id string) (Connection, bool) {
-	for _, conn := range c.Connections {
-		if conn.ID == id {
-			return conn, true
-		}
-	}
-	return Connection{}, false
+	return lookup(c.Connections, func(conn Connection) bool { return conn.ID == id })
 }
 
 // StreamOf returns the stream declared by the connector of a connection.
