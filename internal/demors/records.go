@@ -290,13 +290,9 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	}
 	m := meta(warnings)
 	if count := val(p.Count); count == "exact" || count == "estimated" {
-		total := 0
-		for _, c := range sc.conns {
-			n, err := s.store.Count(ctx, c, st.Name, filters)
-			if err != nil {
-				return nil, err
-			}
-			total += n
+		total, err := s.store.Count(ctx, sc.conns, st.Name, filters)
+		if err != nil {
+			return nil, err
 		}
 		m = m.set("count", obj("kind", "exact", "value", total))
 	} else if count != "" && count != "none" {

@@ -286,9 +286,13 @@ type Filter struct {
 
 var sqlOps = map[string]string{"eq": "=", "gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 
-func filterSQL(filters []Filter) (string, []any, error) {
+// recordsWhere is the FROM and WHERE of a query for the records of a stream under the
+// connections that match the filters, with its arguments.
+func recordsWhere(connectionIDs []string, stream string, filters []Filter) (string, []any, error) {
+	in, conns := inList(connectionIDs)
 	var where strings.Builder
-	var args []any
+	where.WriteString(" FROM records WHERE stream = ? AND connection_id IN (" + in + ")")
+	args := append([]any{stream}, conns...)
 	for _, f := range filters {
 		op, ok := sqlOps[f.Op]
 		if !ok {
@@ -328,12 +332,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
 	if q.Limit < 1 {
 		return nil, false, errors.New("store: list limit must be positive")
 	}
-	where, args, err := filterSQL(q.Filters)
+	where, args, err := recordsWhere([]string{q.ConnectionID}, q.Stream, q.Filters)
 	if err != nil {
 		return nil, false, err
 	}
-	query := `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ?` + where
-	args = append([]any{q.ConnectionID, q.Stream}, args...)
+	query := `SELECT rid, connection_id, stream, id, emitted_at, data` + where
 	cmp, dir := ">", "ASC"
 	if q.Desc {
 		cmp, dir = "<", "DESC"
@@ -355,16 +358,14 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
 	return recs, more, nil
 }
 
-// Count returns how many records of a stream under a connection match the filters.
-func (s *Store) Count(ctx context.Context, connectionID, stream string, filters []Filter) (int, error) {
-	where, args, err := filterSQL(filters)
+// Count returns how many records of a stream under the connections match the filters.
+func (s *Store) Count(ctx context.Context, connectionIDs []string, stream string, filters []Filter) (int, error) {
+	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE connection_id = ? AND stream = ?`+where,
-		append([]any{connectionID, stream}, args...)...).Scan(&n)
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count: %w", err)
 	}
 	return n, nil
@@ -376,13 +377,11 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	if len(connectionIDs) == 0 {
 		return nil, nil
 	}
-	where, args, err := filterSQL(filters)
+	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return nil, err
 	}
-	in, conns := inList(connectionIDs)
-	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE stream = ? AND connection_id IN (`+in+`)`+where+
-		` ORDER BY emitted_at, connection_id, id`, append(append([]any{stream}, conns...), args...)...)
+	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
 }
 
 // Get returns one record, or ok=false when it does not exist.

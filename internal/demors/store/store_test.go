@@ -176,7 +176,7 @@ func TestListAndFilters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := s.Count(ctx, ConnLoomMain, StreamVideos, tc.filters)
+			n, err := s.Count(ctx, []string{ConnLoomMain}, StreamVideos, tc.filters)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestListAndFilters(t *testing.T) {
 			}
 		})
 	}
-	if _, err := s.Count(ctx, ConnLoomMain, StreamVideos, []Filter{{"title", "like", "x"}}); err == nil {
+	if _, err := s.Count(ctx, []string{ConnLoomMain}, StreamVideos, []Filter{{"title", "like", "x"}}); err == nil {
 		t.Error("an unknown operator was accepted")
 	}
 }
