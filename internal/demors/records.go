@@ -158,10 +158,7 @@ func (s *Server) withExpanded(ctx context.Context, g *grant, o object, rec store
 			continue
 		}
 		items := []object{}
-		for i, r := range related {
-			if i == req.limit {
-				break
-			}
+		for _, r := range related[:min(len(related), req.limit)] {
 			items = append(items, s.recordItem(g, r, fields))
 		}
 		out = append(out, member{req.rel.Name, obj("data", items, "has_more", len(related) > req.limit)})
