@@ -1,11 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -83,9 +83,9 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-func (a *accumulator) add(v any, present bool) {
+func (a *accumulator) add(v any) {
 	a.count++
-	if !present || v == nil {
+	if v == nil {
 		return
 	}
 	switch a.metric {
@@ -126,7 +126,8 @@ func (a *accumulator) value() any {
 	return a.count
 }
 
-func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string, p rsserver.AggregateStreamParams) (*reply, error) {
+func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRequestObject) (rsserver.AggregateStreamResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {
@@ -137,20 +138,15 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 	if !slices.Contains(metrics, metric) {
 		return nil, errInvalid("metric", "metric must be one of count, sum, min, max, count_distinct")
 	}
-	granted := func(name string) bool {
-		for _, c := range sc.conns {
-			if !rc.grant.fieldGranted(c, st.Name, name) {
-				return false
-			}
-		}
-		return true
-	}
 	checkField := func(param, name, role string) error {
+		if name == "" {
+			return nil
+		}
 		f, ok := st.Field(name)
 		if !ok {
 			return errInvalid(param, "Unknown field: %s", name)
 		}
-		if !granted(name) {
+		if !rc.grant.grantsField(sc.conns, st.Name, name) {
 			return errInvalid(param, "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
 		if !f.HasAggregation(role) {
@@ -158,10 +154,7 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 		}
 		return nil
 	}
-	field := ""
-	if p.Field != nil {
-		field = *p.Field
-	}
+	field := val(p.Field)
 	if metric == "count" {
 		if field != "" {
 			return nil, errInvalid("field", "metric=count takes no field")
@@ -174,28 +167,17 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 			return nil, err
 		}
 	}
-	groupBy, groupByTime, granularity := "", "", ""
-	if p.GroupBy != nil {
-		groupBy = *p.GroupBy
-	}
-	if p.GroupByTime != nil {
-		groupByTime = *p.GroupByTime
-	}
-	if p.Granularity != nil {
-		granularity = string(*p.Granularity)
-	}
+	groupBy, groupByTime, granularity := val(p.GroupBy), val(p.GroupByTime), string(val(p.Granularity))
 	if groupBy != "" && groupByTime != "" {
 		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
 	}
-	if groupBy != "" {
-		if err := checkField("group_by", groupBy, "group_by"); err != nil {
-			return nil, err
-		}
+	if err := checkField("group_by", groupBy, "group_by"); err != nil {
+		return nil, err
+	}
+	if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
+		return nil, err
 	}
 	if groupByTime != "" {
-		if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
-			return nil, err
-		}
 		if granularity == "" {
 			return nil, errInvalid("granularity", "group_by_time needs granularity")
 		}
@@ -209,8 +191,8 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 	if groupByTime != "" {
 		timeZone = "UTC"
 	}
-	if p.TimeZone != nil && *p.TimeZone != "" {
-		if !strings.EqualFold(*p.TimeZone, "UTC") && *p.TimeZone != "Etc/UTC" {
+	if tz := val(p.TimeZone); tz != "" {
+		if !strings.EqualFold(tz, "UTC") && tz != "Etc/UTC" {
 			return nil, errInvalid("time_zone", "the demo resource server buckets in UTC only")
 		}
 		timeZone = "UTC"
@@ -246,27 +228,21 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 	if !grouped {
 		acc := newAccumulator(metric)
 		for _, r := range recs {
-			v, ok := r.Data[field]
-			acc.add(v, ok)
+			acc.add(r.Data[field])
 		}
 		body = body.set("value", acc.value())
 	} else {
 		groups := map[string]*accumulator{}
 		var keys []string
 		for _, r := range recs {
-			var key string
-			if groupBy != "" {
-				v, ok := r.Data[groupBy]
-				if !ok || v == nil {
-					key = "null"
-				} else {
-					key = fmt.Sprint(v)
-				}
-			} else {
+			key := "null"
+			if groupByTime != "" {
 				ts, _ := r.Data[groupByTime].(string)
 				if key, err = bucketKey(ts, granularity); err != nil {
 					return nil, err
 				}
+			} else if v := r.Data[groupBy]; v != nil {
+				key = fmt.Sprint(v)
 			}
 			acc, ok := groups[key]
 			if !ok {
@@ -274,17 +250,13 @@ func (s *Server) aggregateStream(ctx context.Context, rc *reqCtx, stream string,
 				groups[key] = acc
 				keys = append(keys, key)
 			}
-			v, ok := r.Data[field]
-			acc.add(v, ok)
+			acc.add(r.Data[field])
 		}
 		if groupByTime != "" {
-			sort.Strings(keys)
+			slices.Sort(keys)
 		} else {
-			sort.SliceStable(keys, func(i, j int) bool {
-				if groups[keys[i]].count != groups[keys[j]].count {
-					return groups[keys[i]].count > groups[keys[j]].count
-				}
-				return keys[i] < keys[j]
+			slices.SortStableFunc(keys, func(a, b string) int {
+				return cmp.Or(cmp.Compare(groups[b].count, groups[a].count), cmp.Compare(a, b))
 			})
 		}
 		out := []object{}

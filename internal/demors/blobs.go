@@ -4,34 +4,28 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
 )
 
 // getBlob serves blob bytes only when a record the grant can read references the blob
 // through a granted field; anything else is indistinguishable from a missing blob.
-func (s *Server) getBlob(ctx context.Context, rc *reqCtx, blobID string, p rsserver.GetBlobParams) (*reply, error) {
+func (s api) GetBlob(ctx context.Context, req rsserver.GetBlobRequestObject) (rsserver.GetBlobResponseObject, error) {
+	rc, blobID, p := reqCtxFrom(ctx), req.BlobId, req.Params
 	connID, _ := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
-	blob, refs, ok, err := s.store.Blob(ctx, blobID)
+	blob, refs, _, err := s.store.Blob(ctx, blobID) // no refs when there is no blob
 	if err != nil {
 		return nil, err
 	}
-	var holders []string
-	if ok {
-		seen := map[string]bool{}
-		for _, ref := range refs {
-			if connID != "" && ref.ConnectionID != connID {
-				continue
-			}
-			if rc.grant.fieldGranted(ref.ConnectionID, ref.Stream, ref.Field) && !seen[ref.ConnectionID] {
-				seen[ref.ConnectionID] = true
-				holders = append(holders, ref.ConnectionID)
-			}
+	var holders []string // bounded by the catalog's connections
+	for _, ref := range refs {
+		if (connID == "" || ref.ConnectionID == connID) && rc.grant.fieldGranted(ref.ConnectionID, ref.Stream, ref.Field) &&
+			!slices.Contains(holders, ref.ConnectionID) {
+			holders = append(holders, ref.ConnectionID)
 		}
 	}
 	if len(holders) == 0 {

@@ -20,15 +20,14 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }
 
-// envelope renders the error body for one request.
-func (e *apiError) envelope(rc *reqCtx) object {
+// reply turns the error into its envelope for the request.
+func (e *apiError) reply(rc *reqCtx) *reply {
 	body := obj("code", e.code, "message", e.message, "type", e.typ)
 	if e.param != "" {
 		body = body.set("param", e.param)
 	}
 	if e.auth {
-		body = body.set("resource_metadata", rc.resourceMetadataURL())
-		body = body.set("next_step", authNextStep)
+		body = body.set("resource_metadata", rc.resourceMetadataURL()).set("next_step", authNextStep)
 	}
 	if e.availableConnections != nil {
 		body = body.set("available_connections", e.availableConnections)
@@ -36,13 +35,7 @@ func (e *apiError) envelope(rc *reqCtx) object {
 	if e.retryWith != "" {
 		body = body.set("retry_with", e.retryWith)
 	}
-	body = body.set("request_id", rc.requestID)
-	return obj("error", body)
-}
-
-// reply turns the error into a response for the request.
-func (e *apiError) reply(rc *reqCtx) *reply {
-	r := jsonReply(e.status, e.envelope(rc))
+	r := jsonReply(e.status, obj("error", body.set("request_id", rc.requestID)))
 	if e.auth {
 		r.header.Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", rc.resourceMetadataURL()))
 	}
@@ -54,24 +47,13 @@ const authNextStep = "Fetch error.resource_metadata, then request a scoped clien
 
 const authFailedMessage = "Token introspection failed closed"
 
-func errMissingToken() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "authentication_error", message: "Missing Bearer token",
-		typ: "authentication_error", auth: true}
-}
+func errMissingToken() *apiError     { return errAuth("authentication_error", "Missing Bearer token") }
+func errInactiveToken() *apiError    { return errAuth("context.active_false", authFailedMessage) }
+func errStreamNotAllowed() *apiError { return errAuth("context.stream_not_allowed", authFailedMessage) }
+func errInstanceMismatch() *apiError { return errAuth("context.instance_mismatch", authFailedMessage) }
 
-func errInactiveToken() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.active_false", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
-}
-
-func errStreamNotAllowed() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.stream_not_allowed", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
-}
-
-func errInstanceMismatch() *apiError {
-	return &apiError{status: http.StatusUnauthorized, code: "context.instance_mismatch", message: authFailedMessage,
-		typ: "authentication_error", auth: true}
+func errAuth(code, msg string) *apiError {
+	return &apiError{status: http.StatusUnauthorized, code: code, message: msg, typ: "authentication_error", auth: true}
 }
 
 func errNotFound(msg string) *apiError {
@@ -79,23 +61,18 @@ func errNotFound(msg string) *apiError {
 }
 
 func errInvalid(param, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_request", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: param}
+	return errBadRequest("invalid_request", param, fmt.Sprintf(format, args...))
 }
-
-func errInvalidCursor() *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_cursor", message: "Malformed cursor",
-		typ: "invalid_request_error"}
-}
-
+func errInvalidCursor() *apiError { return errBadRequest("invalid_cursor", "", "Malformed cursor") }
 func errInvalidExpand(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_expand", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: "expand"}
+	return errBadRequest("invalid_expand", "expand", fmt.Sprintf(format, args...))
+}
+func errInvalidFieldPath(format string, args ...any) *apiError {
+	return errBadRequest("invalid_field_path", "field", fmt.Sprintf(format, args...))
 }
 
-func errInvalidFieldPath(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_field_path", message: fmt.Sprintf(format, args...),
-		typ: "invalid_request_error", param: "field"}
+func errBadRequest(code, param, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: code, message: msg, typ: "invalid_request_error", param: param}
 }
 
 func errFieldNotText(field, kind string) *apiError {

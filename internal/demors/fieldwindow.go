@@ -1,8 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -55,23 +58,11 @@ func findMatch(text []rune, q string) (int, int) {
 	if len(needle) == 0 {
 		return -1, -1
 	}
-	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	for i := 0; i+len(needle) <= len(text); i++ {
-		ok := true
-		for j, r := range needle {
-			if unicode.ToLower(text[i+j]) != r {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
 		end := i + len(needle)
-		if isWord(needle[0]) && i > 0 && isWord(text[i-1]) {
-			continue
-		}
-		if isWord(needle[len(needle)-1]) && end < len(text) && isWord(text[end]) {
+		if !slices.EqualFunc(text[i:end], needle, func(t, n rune) bool { return unicode.ToLower(t) == n }) ||
+			isWordRune(needle[0]) && i > 0 && isWordRune(text[i-1]) ||
+			isWordRune(needle[len(needle)-1]) && end < len(text) && isWordRune(text[end]) {
 			continue
 		}
 		return i, end
@@ -104,7 +95,8 @@ func nonNegative(name string, v *int, def int) (int, error) {
 	return *v, nil
 }
 
-func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id string, p rsserver.GetFieldWindowParams) (*reply, error) {
+func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequestObject) (rsserver.GetFieldWindowResponseObject, error) {
+	rc, stream, id, p := reqCtxFrom(ctx), req.Stream, req.Id, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	if strings.TrimSpace(p.Field) == "" {
 		return nil, errInvalidFieldPath("field is required and must be a non-empty string")
@@ -117,22 +109,20 @@ func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id stri
 	if !declared {
 		return nil, errInvalidFieldPath("field '%s' is not a top-level field of stream '%s'", p.Field, sc.stream.Name)
 	}
-	for _, c := range sc.conns {
-		if !rc.grant.fieldGranted(c, sc.stream.Name, p.Field) {
-			return nil, errInvalidFieldPath("field '%s' of stream '%s' is not granted", p.Field, sc.stream.Name)
-		}
+	if !rc.grant.grantsField(sc.conns, sc.stream.Name, p.Field) {
+		return nil, errInvalidFieldPath("field '%s' of stream '%s' is not granted", p.Field, sc.stream.Name)
 	}
 	rec, err := s.locateRecord(ctx, sc, id)
 	if err != nil {
 		return nil, err
 	}
-	val, present := rec.Data[p.Field]
-	if !present || val == nil {
+	v, present := rec.Data[p.Field]
+	if !present || v == nil {
 		return nil, errInvalidFieldPath("field '%s' has no value on record '%s'", p.Field, rec.ID)
 	}
-	str, isText := val.(string)
+	str, isText := v.(string)
 	if !isText || fd.PDPPType == "blob" {
-		kind := jsonKind(val)
+		kind := jsonKind(v)
 		if fd.PDPPType == "blob" {
 			kind = "a blob reference"
 		}
@@ -150,7 +140,7 @@ func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id stri
 			warnings = append(warnings, obj(
 				"code", "limit_clamped",
 				"detail", obj("max_limit", maxWindowChars, "requested_limit", limit),
-				"message", "Requested limit_chars="+itoa(limit)+" exceeds the maximum window of "+itoa(maxWindowChars)+" characters; returned at most "+itoa(maxWindowChars)+". Continue with next_offset_chars.",
+				"message", fmt.Sprintf("Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars.", limit, maxWindowChars),
 				"param", "limit_chars",
 			))
 			limit = maxWindowChars
@@ -160,15 +150,8 @@ func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id stri
 	if err != nil {
 		return nil, err
 	}
-	w := window{total: total, matchStart: -1, matchEnd: -1}
-	q := ""
-	if p.Q != nil {
-		q = strings.TrimSpace(*p.Q)
-	}
-	ms, me := -1, -1
-	if q != "" {
-		ms, me = findMatch(text, q)
-	}
+	ms, me := findMatch(text, strings.TrimSpace(val(p.Q)))
+	w := window{total: total, matchStart: ms, matchEnd: me}
 	if ms >= 0 {
 		before, err := nonNegative("before_chars", p.BeforeChars, defaultBeforeChars)
 		if err != nil {
@@ -193,18 +176,13 @@ func (s *Server) getFieldWindow(ctx context.Context, rc *reqCtx, stream, id stri
 			}
 		}
 		w.limit = w.end - w.start
-		w.matchStart, w.matchEnd = ms, me
 	} else {
 		w.start = min(offset, total)
 		w.end = min(total, w.start+limit)
 		w.limit = limit
 	}
-	typ := "string"
-	if fd.PDPPType != "" {
-		typ = fd.PDPPType
-	}
 	return jsonReply(200, obj(
-		"field", obj("path", p.Field, "type", typ),
+		"field", obj("path", p.Field, "type", cmp.Or(fd.PDPPType, "string")),
 		"object", "field_window",
 		"record_id", rec.ID,
 		"stream", rec.Stream,

@@ -2,7 +2,6 @@ package demors
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/demoas"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
@@ -28,16 +27,26 @@ type grant struct {
 	access   map[string]map[string][]string
 }
 
-// demoGrants builds the three demo grants over the catalog.
-func demoGrants(cat *store.Catalog) map[string]*grant {
-	all := map[string]map[string][]string{}
+// fullAccess grants every stream of every connection of the connectors that connector
+// accepts.
+func fullAccess(cat *store.Catalog, connector func(id string) bool) map[string]map[string][]string {
+	access := map[string]map[string][]string{}
 	for _, conn := range cat.Connections {
+		if !connector(conn.ConnectorID) {
+			continue
+		}
 		ctr, _ := cat.Connector(conn.ConnectorID)
-		all[conn.ID] = map[string][]string{}
+		access[conn.ID] = map[string][]string{}
 		for _, st := range ctr.Streams {
-			all[conn.ID][st.Name] = nil
+			access[conn.ID][st.Name] = nil
 		}
 	}
+	return access
+}
+
+// demoGrants builds the three demo grants over the catalog.
+func demoGrants(cat *store.Catalog) map[string]*grant {
+	all := fullAccess(cat, func(string) bool { return true })
 	return map[string]*grant{
 		GrantClient: {name: GrantClient, grantID: "grt_demo_client", clientID: "cli_demo_client", access: all},
 		GrantNarrow: {name: GrantNarrow, grantID: "grt_demo_narrow", clientID: "cli_demo_narrow", access: map[string]map[string][]string{
@@ -47,41 +56,21 @@ func demoGrants(cat *store.Catalog) map[string]*grant {
 	}
 }
 
-// tokenKind is the bearer.token_kind the schema reports.
-func (g *grant) tokenKind() string {
-	if g.owner {
-		return "owner"
-	}
-	return "client"
-}
-
 // allows reports whether the grant covers the stream under the connection.
 func (g *grant) allows(connectionID, stream string) bool {
-	streams, ok := g.access[connectionID]
-	if !ok {
-		return false
-	}
-	_, ok = streams[stream]
-	return ok
-}
-
-// hasConnection reports whether the grant names the connection at all.
-func (g *grant) hasConnection(connectionID string) bool {
-	_, ok := g.access[connectionID]
+	_, ok := g.access[connectionID][stream]
 	return ok
 }
 
 // fieldGranted reports whether a declared field of a granted stream may be read.
 func (g *grant) fieldGranted(connectionID, stream, field string) bool {
-	streams, ok := g.access[connectionID]
-	if !ok {
-		return false
-	}
-	fields, ok := streams[stream]
-	if !ok {
-		return false
-	}
-	return fields == nil || slices.Contains(fields, field)
+	fields, ok := g.access[connectionID][stream]
+	return ok && (fields == nil || slices.Contains(fields, field))
+}
+
+// grantsField reports whether the grant lets every one of conns read the field.
+func (g *grant) grantsField(conns []string, stream, field string) bool {
+	return !slices.ContainsFunc(conns, func(c string) bool { return !g.fieldGranted(c, stream, field) })
 }
 
 // connectionsFor returns, in catalog order, the connections under which the grant covers the
@@ -128,24 +117,6 @@ func (s *Server) issuedGrant(token string) (*grant, *apiError) {
 	case g.Kind == demoas.KindPackage:
 		return nil, errNotFound("Unknown source: unknown")
 	}
-	access := map[string]map[string][]string{}
-	for _, conn := range s.cat.Connections {
-		if !slices.Contains(g.Sources, conn.ConnectorID) {
-			continue
-		}
-		ctr, _ := s.cat.Connector(conn.ConnectorID)
-		access[conn.ID] = map[string][]string{}
-		for _, st := range ctr.Streams {
-			access[conn.ID][st.Name] = nil
-		}
-	}
+	access := fullAccess(s.cat, func(id string) bool { return slices.Contains(g.Sources, id) })
 	return &grant{name: GrantOAuth, grantID: g.ID, clientID: g.ClientID, access: access}, nil
-}
-
-// connectorName is how the consent page names a connector: its id, capitalised.
-func connectorName(id string) string {
-	if id == "" {
-		return id
-	}
-	return strings.ToUpper(id[:1]) + id[1:]
 }

@@ -45,10 +45,7 @@ func (o object) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := marshalJSON(m.key)
-		if err != nil {
-			return nil, err
-		}
+		k, _ := marshalJSON(m.key) // a string always encodes
 		b.Write(k)
 		b.WriteByte(':')
 		v, err := marshalJSON(m.val)

@@ -1,10 +1,12 @@
 package demors
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +14,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// val is *p, or the zero value when p is nil.
+func val[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
 
 // pageLimit applies a default and a maximum to a limit parameter: below 1 is an error,
 // above the maximum is clamped with a limit_clamped warning.
@@ -41,27 +50,36 @@ func rejectBareDeepObject(rc *reqCtx, name, example string) error {
 	return nil
 }
 
+// listNames splits comma-separated lists into their names, trimmed, in order, without
+// empty names or repeats.
+func listNames(lists ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range lists {
+		for name := range strings.SplitSeq(list, ",") {
+			if name = strings.TrimSpace(name); name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
 // parseFields validates a fields= projection against the stream and grant. An empty
 // projection means every granted field.
 func parseFields(raw *string, st *store.Stream, g *grant, conn string) ([]string, error) {
 	if raw == nil || strings.TrimSpace(*raw) == "" {
 		return g.grantedFields(st, conn), nil
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, name := range strings.Split(*raw, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || seen[name] {
-			continue
-		}
-		seen[name] = true
+	out := listNames(*raw)
+	for _, name := range out {
 		if _, ok := st.Field(name); !ok {
 			return nil, errInvalid("fields", "Unknown field '%s' on stream '%s'", name, st.Name)
 		}
 		if !g.fieldGranted(conn, st.Name, name) {
 			return nil, errInvalid("fields", "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
-		out = append(out, name)
 	}
 	if len(out) == 0 {
 		return nil, errInvalid("fields", "fields must name at least one field")
@@ -111,14 +129,14 @@ func typedValue(f store.Field, v string) (any, error) {
 	return v, nil
 }
 
-// rawFilters reads filter[field]=v and filter[field][op]=v from the raw query. The
-// generated binder also accepts these keys, but it converts numeric-looking values, so the
-// demo reads the exact strings itself.
-func rawFilters(rc *reqCtx) (map[string]any, error) {
+// rawFilters reads filter[field]=v (under op "") and filter[field][op]=v from the raw
+// query, by field and op. The generated binder also accepts these keys, but it converts
+// numeric-looking values, so the demo reads the exact strings itself.
+func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	if err := rejectBareDeepObject(rc, "filter", "filter[field]=value or filter[field][gte]=value"); err != nil {
 		return nil, err
 	}
-	out := map[string]any{}
+	out := map[string]map[string]string{}
 	for key, vals := range rc.query {
 		rest, ok := strings.CutPrefix(key, "filter[")
 		if !ok {
@@ -131,26 +149,21 @@ func rawFilters(rc *reqCtx) (map[string]any, error) {
 		if len(vals) != 1 {
 			return nil, errInvalid("filter", "%s was given %d times; give it once", key, len(vals))
 		}
-		if rest == "" {
-			if _, dup := out[field]; dup {
-				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
+		op := ""
+		if rest != "" {
+			var tail string
+			op, tail, ok = strings.Cut(strings.TrimPrefix(rest, "["), "]")
+			if !strings.HasPrefix(rest, "[") || !ok || op == "" || tail != "" {
+				return nil, errInvalid("filter", "malformed filter parameter %q (use filter[field][op]=value)", key)
 			}
-			out[field] = vals[0]
-			continue
 		}
-		op, tail, ok := strings.Cut(strings.TrimPrefix(rest, "["), "]")
-		if !strings.HasPrefix(rest, "[") || !ok || op == "" || tail != "" {
-			return nil, errInvalid("filter", "malformed filter parameter %q (use filter[field][op]=value)", key)
+		if out[field] == nil {
+			out[field] = map[string]string{}
 		}
-		ops, isMap := out[field].(map[string]any)
-		if !isMap {
-			if _, dup := out[field]; dup {
-				return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
-			}
-			ops = map[string]any{}
-			out[field] = ops
+		if _, exact := out[field][""]; exact || (op == "" && len(out[field]) > 0) {
+			return nil, errInvalid("filter", "filter[%s] mixes an exact value with operators", field)
 		}
-		ops[op] = vals[0]
+		out[field][op] = vals[0]
 	}
 	return out, nil
 }
@@ -163,25 +176,16 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 		return nil, err
 	}
 	var out []store.Filter
-	for name, v := range bound {
+	for name, ops := range bound {
 		f, ok := st.Field(name)
 		if !ok {
 			return nil, errInvalid("filter", "Unknown field: %s", name)
 		}
-		for _, c := range conns {
-			if !g.fieldGranted(c, st.Name, name) {
-				return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
-			}
-		}
-		ops, isMap := v.(map[string]any)
-		if !isMap {
-			ops = map[string]any{"eq": v}
-		}
-		if len(ops) == 0 {
-			return nil, errInvalid("filter", "filter[%s] has no operator", name)
+		if !g.grantsField(conns, st.Name, name) {
+			return nil, errInvalid("filter", "Field '%s' of stream '%s' is not granted", name, st.Name)
 		}
 		for op, leaf := range ops {
-			switch op {
+			switch op = cmp.Or(op, "eq"); op {
 			case "eq":
 				if !f.Scalar() {
 					return nil, errInvalid("filter", "Exact filters are not supported on '%s'", name)
@@ -193,19 +197,14 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 			default:
 				return nil, errInvalid("filter", "Unknown filter operator '%s' on '%s' (use gte, gt, lte or lt)", op, name)
 			}
-			val, err := typedValue(f, leaf.(string))
+			val, err := typedValue(f, leaf)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, store.Filter{Field: name, Op: op, Value: val})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Op < out[j].Op
-	})
+	slices.SortFunc(out, func(a, b store.Filter) int { return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Op, b.Op)) })
 	return out, nil
 }
 
@@ -224,7 +223,7 @@ func decodeToken(s string, v any) bool {
 		if err != nil {
 			continue
 		}
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if dec.Decode(v) == nil {
 			return true

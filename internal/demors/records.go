@@ -1,10 +1,11 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
@@ -34,15 +35,6 @@ type changesToken struct {
 	ID    string `json:"id"`
 }
 
-func decodePageCursor(raw, stream string) (*pageCursor, error) {
-	var c pageCursor
-	if !decodeToken(raw, &c) || c.Kind != "page" || c.Session != "records" || c.Stream != stream ||
-		(c.Order != "ASC" && c.Order != "DESC") || len(c.PrimaryKey) != 1 || c.CursorValue == "" {
-		return nil, errInvalidCursor()
-	}
-	return &c, nil
-}
-
 // parseChangesSince accepts "beginning", a next_changes_since token or an RFC 3339 time.
 func parseChangesSince(raw string) (*store.Position, error) {
 	if raw == "beginning" {
@@ -68,47 +60,32 @@ type expandReq struct {
 
 // parseExpand validates expand and expand_limit against the stream's expand capabilities
 // and the grant.
-func parseExpand(rc *reqCtx, names *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
+func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
 	if err := rejectBareDeepObject(rc, "expand_limit", "expand_limit[relation]=N"); err != nil {
 		return nil, err
 	}
 	var out []expandReq
-	seen := map[string]bool{}
-	if names != nil {
-		for _, v := range *names {
-			for _, name := range strings.Split(v, ",") {
-				name = strings.TrimSpace(name)
-				if name == "" || seen[name] {
-					continue
-				}
-				seen[name] = true
-				rel, ok := st.Relationship(name)
-				if !ok || !rel.Expandable {
-					return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
-				}
-				for _, c := range conns {
-					if !g.allows(c, rel.Target) {
-						return nil, errInvalidExpand("Expand relation '%s' on '%s' targets stream '%s', which this grant does not cover", name, st.Name, rel.Target)
-					}
-				}
-				out = append(out, expandReq{rel: rel, limit: 1})
+	for _, name := range listNames(val(expand)...) {
+		rel, ok := st.Relationship(name)
+		if !ok || !rel.Expandable {
+			return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
+		}
+		for _, c := range conns {
+			if !g.allows(c, rel.Target) {
+				return nil, errInvalidExpand("Expand relation '%s' on '%s' targets stream '%s', which this grant does not cover", name, st.Name, rel.Target)
 			}
 		}
+		out = append(out, expandReq{rel: rel, limit: 1})
 	}
-	if limits != nil {
-		for name, n := range *limits {
-			if !seen[name] {
-				return nil, errInvalid("expand_limit", "expand_limit[%s] needs expand=%s", name, name)
-			}
-			if n < 1 || n > maxExpandLimit {
-				return nil, errInvalid("expand_limit", "expand_limit[%s] must be between 1 and %d", name, maxExpandLimit)
-			}
-			for i := range out {
-				if out[i].rel.Name == name {
-					out[i].limit = n
-				}
-			}
+	for name, n := range val(limits) {
+		i := slices.IndexFunc(out, func(e expandReq) bool { return e.rel.Name == name })
+		if i < 0 {
+			return nil, errInvalid("expand_limit", "expand_limit[%s] needs expand=%s", name, name)
 		}
+		if n < 1 || n > maxExpandLimit {
+			return nil, errInvalid("expand_limit", "expand_limit[%s] must be between 1 and %d", name, maxExpandLimit)
+		}
+		out[i].limit = n
 	}
 	return out, nil
 }
@@ -145,12 +122,15 @@ func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object 
 	return o
 }
 
-// expand follows each requested relation one hop from rec, within the same connection,
-// projecting related records to their granted fields.
-func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []expandReq) (object, error) {
+// withExpanded adds to o, as "expanded", each requested relation followed one hop from
+// rec within the same connection, related records projected to their granted fields.
+func (s *Server) withExpanded(ctx context.Context, g *grant, o object, rec store.Record, reqs []expandReq) (object, error) {
+	if len(reqs) == 0 {
+		return o, nil
+	}
 	out := object{}
 	for _, req := range reqs {
-		_, target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
+		target, ok := s.cat.StreamOf(rec.ConnectionID, req.rel.Target)
 		if !ok {
 			return nil, fmt.Errorf("relation %s targets unknown stream %s", req.rel.Name, req.rel.Target)
 		}
@@ -178,18 +158,16 @@ func (s *Server) expand(ctx context.Context, g *grant, rec store.Record, reqs []
 			continue
 		}
 		items := []object{}
-		for i, r := range related {
-			if i == req.limit {
-				break
-			}
+		for _, r := range related[:min(len(related), req.limit)] {
 			items = append(items, s.recordItem(g, r, fields))
 		}
 		out = append(out, member{req.rel.Name, obj("data", items, "has_more", len(related) > req.limit)})
 	}
-	return out, nil
+	return o.set("expanded", out), nil
 }
 
-func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p rsserver.ListRecordsParams) (*reply, error) {
+func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObject) (rsserver.ListRecordsResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {
@@ -201,10 +179,10 @@ func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p r
 		return nil, err
 	}
 	warnings = append(warnings, w...)
-	if p.Sort != nil && *p.Sort != "" && *p.Sort != st.CursorField && *p.Sort != "emitted_at" {
+	if sort := val(p.Sort); sort != "" && sort != st.CursorField && sort != "emitted_at" {
 		return nil, errInvalid("sort", "Stream '%s' sorts only by '%s'", st.Name, st.CursorField)
 	}
-	if p.View != nil && *p.View != "" {
+	if val(p.View) != "" {
 		return nil, errInvalid("view", "Stream '%s' declares no view named '%s'", st.Name, *p.View)
 	}
 	fields, err := parseFields(p.Fields, st, rc.grant, sc.conns[0])
@@ -227,8 +205,8 @@ func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p r
 		}
 	}
 	var changes *store.Position
-	if p.ChangesSince != nil && *p.ChangesSince != "" {
-		if changes, err = parseChangesSince(*p.ChangesSince); err != nil {
+	if since := val(p.ChangesSince); since != "" {
+		if changes, err = parseChangesSince(since); err != nil {
 			return nil, err
 		}
 		if order == "desc" {
@@ -237,12 +215,11 @@ func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p r
 		order = "asc"
 	}
 	var after *store.Position
-	if p.Cursor != nil && *p.Cursor != "" {
-		cur, err := decodePageCursor(*p.Cursor, st.Name)
-		if err != nil {
-			return nil, err
-		}
-		if order != "" && strings.ToUpper(order) != cur.Order {
+	if raw := val(p.Cursor); raw != "" {
+		var cur pageCursor
+		if !decodeToken(raw, &cur) || cur.Kind != "page" || cur.Session != "records" || cur.Stream != st.Name ||
+			(cur.Order != "ASC" && cur.Order != "DESC") || len(cur.PrimaryKey) != 1 || cur.CursorValue == "" ||
+			order != "" && strings.ToUpper(order) != cur.Order {
 			return nil, errInvalidCursor()
 		}
 		order = strings.ToLower(cur.Order)
@@ -266,25 +243,18 @@ func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p r
 		recs = append(recs, page...)
 		more = more || m
 	}
-	sort.SliceStable(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if a.EmittedAt != b.EmittedAt {
-			return (a.EmittedAt < b.EmittedAt) != desc
-		}
-		if a.ID != b.ID {
-			return (a.ID < b.ID) != desc
-		}
-		return a.ConnectionID < b.ConnectionID
+	dir := 1
+	if desc {
+		dir = -1
+	}
+	slices.SortStableFunc(recs, func(a, b store.Record) int {
+		return cmp.Or(dir*cmp.Compare(a.EmittedAt, b.EmittedAt), dir*cmp.Compare(a.ID, b.ID), cmp.Compare(a.ConnectionID, b.ConnectionID))
 	})
 	data := make([]object, 0, len(recs))
 	for _, rec := range recs {
-		item := s.recordItem(rc.grant, rec, fields)
-		if len(expands) > 0 {
-			ex, err := s.expand(ctx, rc.grant, rec, expands)
-			if err != nil {
-				return nil, err
-			}
-			item = item.set("expanded", ex)
+		item, err := s.withExpanded(ctx, rc.grant, s.recordItem(rc.grant, rec, fields), rec, expands)
+		if err != nil {
+			return nil, err
 		}
 		data = append(data, item)
 	}
@@ -316,17 +286,13 @@ func (s *Server) listRecords(ctx context.Context, rc *reqCtx, stream string, p r
 		body = body.set("next_changes_since", encodeToken(base64.RawURLEncoding, changesToken{Kind: "changes", After: pos.EmittedAt, ID: pos.ID}))
 	}
 	m := meta(warnings)
-	if p.Count != nil && (*p.Count == "exact" || *p.Count == "estimated") {
-		total := 0
-		for _, c := range sc.conns {
-			n, err := s.store.Count(ctx, c, st.Name, filters)
-			if err != nil {
-				return nil, err
-			}
-			total += n
+	if count := val(p.Count); count == "exact" || count == "estimated" {
+		total, err := s.store.Count(ctx, sc.conns, st.Name, filters)
+		if err != nil {
+			return nil, err
 		}
 		m = m.set("count", obj("kind", "exact", "value", total))
-	} else if p.Count != nil && *p.Count != "none" {
+	} else if count != "" && count != "none" {
 		return nil, errInvalid("count", "count must be none, estimated or exact")
 	}
 	body = append(body,
@@ -361,7 +327,8 @@ func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (
 	}
 }
 
-func (s *Server) getRecord(ctx context.Context, rc *reqCtx, stream, id string, p rsserver.GetRecordParams) (*reply, error) {
+func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject) (rsserver.GetRecordResponseObject, error) {
+	rc, stream, id, p := reqCtxFrom(ctx), req.Stream, req.Id, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {
@@ -397,13 +364,9 @@ func (s *Server) getRecord(ctx context.Context, rc *reqCtx, stream, id string, p
 	if dn := s.displayName(rec.ConnectionID); dn != "" {
 		body = body.set("display_name", dn)
 	}
-	body = body.set("record_json_bytes", len(raw))
-	if len(expands) > 0 {
-		ex, err := s.expand(ctx, rc.grant, rec, expands)
-		if err != nil {
-			return nil, err
-		}
-		body = body.set("expanded", ex)
+	body, err = s.withExpanded(ctx, rc.grant, body.set("record_json_bytes", len(raw)), rec, expands)
+	if err != nil {
+		return nil, err
 	}
 	body = append(body, member{"links", obj("self", rc.selfLink())}, member{"meta", meta(warnings)})
 	return jsonReply(200, body), nil

@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 )
@@ -26,11 +27,7 @@ func jsonReply(status int, body any) *reply {
 }
 
 func (r *reply) write(w http.ResponseWriter) error {
-	for k, vs := range r.header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
+	maps.Copy(w.Header(), r.header)
 	if r.body != nil {
 		w.Header().Set("Content-Length", strconv.Itoa(len(r.body)))
 	}

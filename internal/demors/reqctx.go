@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,10 +23,6 @@ type reqCtx struct {
 }
 
 type reqCtxKey struct{}
-
-func withReqCtx(ctx context.Context, rc *reqCtx) context.Context {
-	return context.WithValue(ctx, reqCtxKey{}, rc)
-}
 
 func reqCtxFrom(ctx context.Context) *reqCtx {
 	rc, _ := ctx.Value(reqCtxKey{}).(*reqCtx)
@@ -64,18 +61,11 @@ func (rc *reqCtx) selfLink() string {
 // order of the other parameters.
 func (rc *reqCtx) linkWith(key, value string) string {
 	var parts []string
-	for _, p := range strings.Split(rc.rawQuery, "&") {
-		if p == "" {
-			continue
+	for p := range strings.SplitSeq(rc.rawQuery, "&") {
+		k, _, _ := strings.Cut(p, "=")
+		if dk, err := url.QueryUnescape(k); p != "" && (err != nil || dk != key) {
+			parts = append(parts, p)
 		}
-		k := p
-		if i := strings.IndexByte(p, '='); i >= 0 {
-			k = p[:i]
-		}
-		if dk, err := url.QueryUnescape(k); err == nil && dk == key {
-			continue
-		}
-		parts = append(parts, p)
 	}
 	parts = append(parts, url.QueryEscape(key)+"="+url.QueryEscape(value))
 	return rc.path + "?" + strings.Join(parts, "&")
@@ -93,7 +83,7 @@ func limitClampedWarning(requested, max int, unit string) object {
 	return obj(
 		"code", "limit_clamped",
 		"detail", obj("max_limit", max, "requested_limit", requested),
-		"message", "Requested limit="+itoa(requested)+" exceeds the maximum page size of "+itoa(max)+"; returned "+itoa(max)+" "+unit+" per page. Page forward with the returned cursor.",
+		"message", fmt.Sprintf("Requested limit=%d exceeds the maximum page size of %d; returned %[2]d %s per page. Page forward with the returned cursor.", requested, max, unit),
 		"param", "limit",
 	)
 }

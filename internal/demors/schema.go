@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -52,12 +53,7 @@ func fieldCapability(f store.Field, granted bool) object {
 // tokens t=<type>, role=<role>, g=false, eq, r=<ops>, lex, sem, a=<aggregates>, or
 // "declared" when none apply.
 func compactFlags(f store.Field, granted bool) string {
-	var flags []string
-	typ := f.PDPPType
-	if typ == "" {
-		typ = f.JSONType
-	}
-	flags = append(flags, "t="+typ)
+	flags := []string{"t=" + cmp.Or(f.PDPPType, f.JSONType)}
 	if f.Role != "" {
 		flags = append(flags, "role="+f.Role)
 	}
@@ -167,22 +163,24 @@ func streamJSONSchema(st *store.Stream) object {
 }
 
 // freshness reports the latest emitted_at across the connections.
-func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, string, error) {
+func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, error) {
 	last := ""
 	for _, c := range conns {
 		_, l, err := s.store.StreamStats(ctx, c, stream)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		if l > last {
-			last = l
-		}
+		last = max(last, l)
 	}
-	f := obj("status", "unknown")
-	if last != "" {
-		f = f.set("captured_at", last)
+	return freshnessAt(last), nil
+}
+
+// freshnessAt is the freshness object of data last captured at last ("": unknown).
+func freshnessAt(last string) object {
+	if last == "" {
+		return obj("status", "unknown")
 	}
-	return f, last, nil
+	return obj("status", "unknown", "captured_at", last)
 }
 
 // streamMetadata is the full stream_metadata object for the given connections.
@@ -191,7 +189,7 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	for _, f := range st.Fields {
 		caps = caps.set(f.Name, fieldCapability(f, g.fieldGranted(conns[0], st.Name, f.Name)))
 	}
-	fresh, _, err := s.freshness(ctx, st.Name, conns)
+	fresh, err := s.freshness(ctx, st.Name, conns)
 	if err != nil {
 		return nil, err
 	}
@@ -230,12 +228,11 @@ func (s *Server) compactStream(g *grant, st *store.Stream, conns, shared []strin
 	)
 }
 
-func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchemaParams) (*reply, error) {
+func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject) (rsserver.GetSchemaResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
 	streamFilter := ""
 	if p.Stream != nil {
@@ -244,12 +241,8 @@ func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchema
 			return nil, err
 		}
 	}
-	view := ""
-	if p.View != nil {
-		view = string(*p.View)
-	}
-	compact := view == "compact"
-	var connectors []object
+	compact := val(p.View) == "compact"
+	connectors := []object{}
 	streamCount := 0
 	for ci := range s.cat.Connectors {
 		ctr := &s.cat.Connectors[ci]
@@ -314,14 +307,9 @@ func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchema
 		}
 		connectors = append(connectors, c)
 	}
-	if connectors == nil {
-		connectors = []object{}
-	}
-	bearer := obj("scope", "grant", "token_kind", rc.grant.tokenKind())
-	if rc.grant.owner {
-		bearer = obj("scope", "owner", "token_kind", "owner")
-	} else {
-		bearer = bearer.set("grant_id", rc.grant.grantID).set("client_id", rc.grant.clientID)
+	bearer := obj("scope", "owner", "token_kind", "owner")
+	if !rc.grant.owner {
+		bearer = obj("scope", "grant", "token_kind", "client", "grant_id", rc.grant.grantID, "client_id", rc.grant.clientID)
 	}
 	body := obj("bearer", bearer, "connectors", connectors, "object", "schema")
 	if compact {
@@ -336,38 +324,25 @@ func (s *Server) getSchema(ctx context.Context, rc *reqCtx, p rsserver.GetSchema
 	return jsonReply(200, body), nil
 }
 
-func (s *Server) listStreams(ctx context.Context, rc *reqCtx, p rsserver.ListStreamsParams) (*reply, error) {
+func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObject) (rsserver.ListStreamsResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
-	if connID != "" {
-		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, err
-		}
+	if err := s.checkConnection(rc, connID); err != nil {
+		return nil, err
 	}
 	data := []object{}
-	for ci := range s.cat.Connectors {
-		ctr := &s.cat.Connectors[ci]
-		for _, st := range ctr.Streams {
-			for _, c := range rc.grant.connectionsFor(s.cat, st.Name) {
-				if connID != "" && c != connID {
-					continue
-				}
-				n, last, err := s.store.StreamStats(ctx, c, st.Name)
-				if err != nil {
-					return nil, err
-				}
-				item := obj("last_updated", nullable(last), "name", st.Name, "object", "stream", "record_count", n,
-					"connection_id", c, "connector_instance_id", c)
-				if dn := s.displayName(c); dn != "" {
-					item = item.set("display_name", dn)
-				}
-				fresh := obj("status", "unknown")
-				if last != "" {
-					fresh = fresh.set("captured_at", last)
-				}
-				item = append(item, member{"connector_id", ctr.ID}, member{"freshness", fresh})
-				data = append(data, item)
-			}
+	for t := range s.grantedTargets(rc.grant, connID) {
+		n, last, err := s.store.StreamStats(ctx, t.conn, t.stream.Name)
+		if err != nil {
+			return nil, err
 		}
+		item := obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
+			"connection_id", t.conn, "connector_instance_id", t.conn)
+		if dn := s.displayName(t.conn); dn != "" {
+			item = item.set("display_name", dn)
+		}
+		item = append(item, member{"connector_id", t.connector.ID}, member{"freshness", freshnessAt(last)})
+		data = append(data, item)
 	}
 	return jsonReply(200, obj(
 		"data", data,
@@ -378,7 +353,8 @@ func (s *Server) listStreams(ctx context.Context, rc *reqCtx, p rsserver.ListStr
 	)), nil
 }
 
-func (s *Server) getStreamMetadata(ctx context.Context, rc *reqCtx, stream string, p rsserver.GetStreamMetadataParams) (*reply, error) {
+func (s api) GetStreamMetadata(ctx context.Context, req rsserver.GetStreamMetadataRequestObject) (rsserver.GetStreamMetadataResponseObject, error) {
+	rc, stream, p := reqCtxFrom(ctx), req.Stream, req.Params
 	connID, warnings := connectionParam(rc, p.ConnectionId)
 	sc, err := s.resolveStream(rc, stream, connID)
 	if err != nil {

@@ -24,9 +24,9 @@ func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool)
 	return nil, nil, false
 }
 
-// checkConnection validates a connection_id against the grant.
+// checkConnection validates a connection_id, if given, against the grant.
 func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
-	if rc.grant.hasConnection(connectionID) {
+	if _, granted := rc.grant.access[connectionID]; granted || connectionID == "" {
 		return nil
 	}
 	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {
@@ -68,8 +68,8 @@ func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamSc
 // connectionParam returns the connection_id of the request, accepting the deprecated
 // connector_instance_id alias with a deprecated_alias_used warning.
 func connectionParam(rc *reqCtx, typed *string) (string, []object) {
-	if typed != nil && *typed != "" {
-		return *typed, nil
+	if v := val(typed); v != "" {
+		return v, nil
 	}
 	if v := rc.query.Get("connection_id"); v != "" {
 		return v, nil
@@ -84,19 +84,14 @@ func connectionParam(rc *reqCtx, typed *string) (string, []object) {
 	return "", nil
 }
 
-// connectionRef is the {connection_id, display_name} pair used in lists and errors.
-func (s *Server) connectionRef(connectionID string) object {
-	o := obj("connection_id", connectionID)
-	if c, ok := s.cat.Connection(connectionID); ok && c.DisplayName != "" {
-		o = o.set("display_name", c.DisplayName)
-	}
-	return o
-}
-
+// connectionRefs are the {connection_id, display_name} pairs used in lists and errors.
 func (s *Server) connectionRefs(ids []string) []object {
 	out := make([]object, len(ids))
 	for i, id := range ids {
-		out[i] = s.connectionRef(id)
+		out[i] = obj("connection_id", id)
+		if dn := s.displayName(id); dn != "" {
+			out[i] = out[i].set("display_name", dn)
+		}
 	}
 	return out
 }

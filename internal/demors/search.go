@@ -1,13 +1,16 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsserver"
@@ -29,8 +32,8 @@ var semanticStopwords = map[string]bool{
 	"on": true, "for": true, "with": true, "about": true, "is": true, "are": true, "at": true, "by": true,
 }
 
-// searchTarget is one (connection, stream) pair a search reads.
-type searchTarget struct {
+// streamTarget is one (connection, stream) pair a grant reads.
+type streamTarget struct {
 	conn      string
 	connector *store.Connector
 	stream    *store.Stream
@@ -40,48 +43,50 @@ type targetKey struct{ conn, stream string }
 
 // searchScope is the resolved scope of one search request.
 type searchScope struct {
-	targets  map[targetKey]searchTarget
+	targets  map[targetKey]streamTarget
 	order    []targetKey
 	filtered map[int64]bool // nil when no filter applies
 	key      string         // canonical description, bound into cursors
 }
 
-// searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
-func searchStreams(rc *reqCtx, typed *[]string) []string {
-	var raw []string
-	if typed != nil {
-		raw = append(raw, *typed...)
-	}
-	raw = append(raw, rc.query["streams[]"]...)
-	var out []string
-	seen := map[string]bool{}
-	for _, v := range raw {
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name != "" && !seen[name] {
-				seen[name] = true
-				out = append(out, name)
+// grantedTargets yields, in catalog order, each stream the grant reads under each of its
+// connections, or under connID alone when given.
+func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[streamTarget] {
+	return func(yield func(streamTarget) bool) {
+		for ci := range s.cat.Connectors {
+			ctr := &s.cat.Connectors[ci]
+			for si := range ctr.Streams {
+				for _, c := range g.connectionsFor(s.cat, ctr.Streams[si].Name) {
+					if (connID == "" || c == connID) && !yield(streamTarget{c, ctr, &ctr.Streams[si]}) {
+						return
+					}
+				}
 			}
 		}
 	}
-	return out
+}
+
+// searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
+func searchStreams(rc *reqCtx, typed *[]string) []string {
+	return listNames(slices.Concat(val(typed), rc.query["streams[]"])...)
 }
 
 func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
 	connID, warnings := connectionParam(rc, typedConn)
 	streams := searchStreams(rc, typedStreams)
-	sc := &searchScope{targets: map[targetKey]searchTarget{}}
+	sc := &searchScope{targets: map[targetKey]streamTarget{}}
 	add := func(conn string, ctr *store.Connector, st *store.Stream) {
 		k := targetKey{conn, st.Name}
 		if _, ok := sc.targets[k]; !ok {
-			sc.targets[k] = searchTarget{conn: conn, connector: ctr, stream: st}
+			sc.targets[k] = streamTarget{conn: conn, connector: ctr, stream: st}
 			sc.order = append(sc.order, k)
 		}
 	}
+	var ss *streamScope // the last stream named
 	if len(streams) > 0 {
 		for _, name := range streams {
-			ss, err := s.resolveStream(rc, name, connID)
-			if err != nil {
+			var err error
+			if ss, err = s.resolveStream(rc, name, connID); err != nil {
 				return nil, nil, err
 			}
 			for _, c := range ss.conns {
@@ -89,43 +94,26 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 			}
 		}
 	} else {
-		if connID != "" {
-			if err := s.checkConnection(rc, connID); err != nil {
-				return nil, nil, err
-			}
+		if err := s.checkConnection(rc, connID); err != nil {
+			return nil, nil, err
 		}
-		for ci := range s.cat.Connectors {
-			ctr := &s.cat.Connectors[ci]
-			for si := range ctr.Streams {
-				st := &ctr.Streams[si]
-				for _, c := range rc.grant.connectionsFor(s.cat, st.Name) {
-					if connID == "" || c == connID {
-						add(c, ctr, st)
-					}
-				}
-			}
+		for t := range s.grantedTargets(rc.grant, connID) {
+			add(t.conn, t.connector, t.stream)
 		}
 	}
 	filterMap, err := rawFilters(rc)
 	if err != nil {
 		return nil, nil, err
 	}
-	hasFilter := len(filterMap) > 0
 	var filters []store.Filter
-	if hasFilter {
+	if len(filterMap) > 0 {
 		if len(streams) != 1 {
 			return nil, nil, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
 		}
-		var conns []string
-		var st *store.Stream
-		for _, k := range sc.order {
-			conns = append(conns, k.conn)
-			st = sc.targets[k].stream
-		}
-		if filters, err = parseFilters(rc, st, rc.grant, conns); err != nil {
+		if filters, err = parseFilters(rc, ss.stream, rc.grant, ss.conns); err != nil {
 			return nil, nil, err
 		}
-		recs, err := s.store.Scan(ctx, conns, st.Name, filters)
+		recs, err := s.store.Scan(ctx, ss.conns, ss.stream.Name, filters)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -152,45 +140,29 @@ type searchCursor struct {
 	Snap string `json:"snap"`
 }
 
-func snapshotID(mode, scopeKey string) string {
-	sum := sha256.Sum256([]byte(mode + "\x00" + scopeKey))
-	return "snap_" + hex.EncodeToString(sum[:8])
-}
-
-func decodeSearchCursor(raw, prefix, snap string) (int, error) {
-	if !strings.HasPrefix(raw, prefix) {
-		return 0, errInvalidCursor()
-	}
-	var c searchCursor
-	if !decodeToken(strings.TrimPrefix(raw, prefix), &c) || c.Snap != snap || c.Off < 0 {
-		return 0, errInvalidCursor()
-	}
-	return c.Off, nil
-}
-
 // hit is one ranked search result.
 type hit struct {
-	rec    store.Record
-	target searchTarget
-	// lexical
-	lexical      bool
-	bm25         float64
-	lexFields    []string
-	semantic     bool
-	distance     float64
-	semFields    []string
-	semBestField string
-	rrf          float64
+	rec      store.Record
+	target   streamTarget
+	lex, sem *ranking // nil when that mode did not match the record
+	rrf      float64
+}
+
+// ranking is how one search mode matched a record.
+type ranking struct {
+	score  float64  // the best (lowest) field score: bm25, or semantic distance
+	best   string   // the field that scored it
+	fields []string // the matched fields, in manifest order
 }
 
 // inScope returns the target of a record row when the grant lets the search read field.
-func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (searchTarget, bool) {
+func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (streamTarget, bool) {
 	t, ok := sc.targets[targetKey{rec.ConnectionID, rec.Stream}]
 	if !ok || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) {
-		return searchTarget{}, false
+		return streamTarget{}, false
 	}
 	if sc.filtered != nil && !sc.filtered[rec.RID] {
-		return searchTarget{}, false
+		return streamTarget{}, false
 	}
 	return t, true
 }
@@ -206,24 +178,10 @@ func orderFields(st *store.Stream, names map[string]bool) []string {
 	return out
 }
 
-func hitLess(a, b *hit) bool {
-	if a.rec.EmittedAt != b.rec.EmittedAt {
-		return a.rec.EmittedAt > b.rec.EmittedAt
-	}
-	if a.rec.ConnectionID != b.rec.ConnectionID {
-		return a.rec.ConnectionID < b.rec.ConnectionID
-	}
-	if a.rec.Stream != b.rec.Stream {
-		return a.rec.Stream < b.rec.Stream
-	}
-	return a.rec.ID < b.rec.ID
-}
-
-// fieldScore is one matching (record, field) with a lower-is-better score.
-type fieldScore struct {
-	rid   int64
-	field string
-	score float64
+// hitOrder breaks score ties: newest first, then by connection, stream and id.
+func hitOrder(a, b *hit) int {
+	return cmp.Or(cmp.Compare(b.rec.EmittedAt, a.rec.EmittedAt), cmp.Compare(a.rec.ConnectionID, b.rec.ConnectionID),
+		cmp.Compare(a.rec.Stream, b.rec.Stream), cmp.Compare(a.rec.ID, b.rec.ID))
 }
 
 // lexicalHits ranks records by their best bm25 score over granted lexical fields.
@@ -232,11 +190,7 @@ func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, ter
 	if err != nil {
 		return nil, err
 	}
-	scores := make([]fieldScore, 0, len(rows))
-	for _, r := range rows {
-		scores = append(scores, fieldScore{r.RID, r.Field, r.Score})
-	}
-	return s.rankHits(ctx, g, sc, scores, false)
+	return s.rankHits(ctx, g, sc, rows, false)
 }
 
 // semanticHits ranks records by token-overlap distance over granted semantic fields:
@@ -253,12 +207,8 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 	if len(distinct) == 0 {
 		return nil, nil
 	}
-	terms := make([]string, 0, len(distinct))
-	for t := range distinct {
-		terms = append(terms, t)
-	}
-	rows := s.store.SemanticOverlap(terms)
-	scores := make([]fieldScore, 0, len(rows))
+	rows := s.store.SemanticOverlap(slices.Collect(maps.Keys(distinct)))
+	scores := make([]store.FieldScore, 0, len(rows))
 	for _, r := range rows {
 		cov := float64(r.Matched) / float64(len(distinct))
 		dens := 0.0
@@ -266,7 +216,7 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 			dens = float64(r.Occurrences) / float64(r.Tokens)
 		}
 		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
-		scores = append(scores, fieldScore{r.RID, r.Field, math.Round(d*1e6) / 1e6})
+		scores = append(scores, store.FieldScore{RID: r.RID, Field: r.Field, Score: math.Round(d*1e6) / 1e6})
 	}
 	return s.rankHits(ctx, g, sc, scores, true)
 }
@@ -274,10 +224,10 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 // rankHits turns matching (record, field) scores into one hit per record in the
 // search scope, keeping each record's best (lowest) score and its matched
 // fields, best first. Semantic hits count only fields declared semantic.
-func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []fieldScore, semantic bool) ([]*hit, error) {
+func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, semantic bool) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		rids = append(rids, r.rid)
+		rids = append(rids, r.RID)
 	}
 	// Rank on record heads; only the page's records get their data loaded
 	// (withData), so a broad query does not decode every match.
@@ -285,53 +235,40 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 	if err != nil {
 		return nil, err
 	}
-	byRID := map[int64]*hit{}
+	byRID := map[int64]*ranking{}
 	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
-		rec := recs[r.rid]
-		t, ok := sc.inScope(g, rec, r.field)
+		rec := recs[r.RID]
+		t, ok := sc.inScope(g, rec, r.Field)
 		if !ok {
 			continue
 		}
-		if fd, _ := t.stream.Field(r.field); semantic && !fd.Semantic {
+		if fd, _ := t.stream.Field(r.Field); semantic && !fd.Semantic {
 			continue
 		}
-		h, seen := byRID[r.rid]
+		rk, seen := byRID[r.RID]
 		switch {
 		case !seen:
-			h = &hit{rec: rec, target: t}
+			rk = &ranking{score: r.Score, best: r.Field}
+			h := &hit{rec: rec, target: t, lex: rk}
 			if semantic {
-				h.semantic, h.distance, h.semBestField = true, r.score, r.field
-			} else {
-				h.lexical, h.bm25 = true, r.score
+				h.lex, h.sem = nil, rk
 			}
-			byRID[r.rid] = h
-			fields[r.rid] = map[string]bool{}
+			byRID[r.RID] = rk
+			fields[r.RID] = map[string]bool{}
 			out = append(out, h)
-		case semantic && r.score < h.distance:
-			h.distance, h.semBestField = r.score, r.field
-		case !semantic:
-			h.bm25 = math.Min(h.bm25, r.score)
+		case r.Score < rk.score:
+			rk.score, rk.best = r.Score, r.Field
 		}
-		fields[r.rid][r.field] = true
-	}
-	score := func(h *hit) float64 { return h.bm25 }
-	if semantic {
-		score = func(h *hit) float64 { return h.distance }
+		fields[r.RID][r.Field] = true
 	}
 	for _, h := range out {
-		if semantic {
-			h.semFields = orderFields(h.target.stream, fields[h.rec.RID])
-		} else {
-			h.lexFields = orderFields(h.target.stream, fields[h.rec.RID])
-		}
+		rk := cmp.Or(h.lex, h.sem)
+		rk.fields = orderFields(h.target.stream, fields[h.rec.RID])
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if score(out[i]) != score(out[j]) {
-			return score(out[i]) < score(out[j])
-		}
-		return hitLess(out[i], out[j])
+	slices.SortStableFunc(out, func(a, b *hit) int {
+		return cmp.Or(cmp.Compare(cmp.Or(a.lex, a.sem).score, cmp.Or(b.lex, b.sem).score), hitOrder(a, b))
 	})
 	return out, nil
 }
@@ -360,14 +297,14 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 	return o
 }
 
-// lexicalEvidence returns the snippet and the proven evidence excerpts of a lexical hit.
+// withLexicalEvidence adds to o the snippet and the proven evidence excerpts of a lexical hit.
 // Excerpts are given only for matches inside fields that are not the record's declared
 // primary title (role primary-title): a title match is identity, so it gets a snippet but
 // no field-window evidence.
-func lexicalEvidence(h *hit, terms map[string]bool) (object, []object) {
+func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	var snippet object
 	var excerpts []object
-	for _, name := range h.lexFields {
+	for _, name := range h.lex.fields {
 		text, _ := h.rec.Data[name].(string)
 		runes := []rune(text)
 		spans := termSpans(runes, terms)
@@ -400,39 +337,34 @@ func lexicalEvidence(h *hit, terms map[string]bool) (object, []object) {
 			"truncated", truncated,
 		))
 	}
-	return snippet, excerpts
+	if snippet != nil {
+		o = o.set("snippet", snippet)
+	}
+	if len(excerpts) > 0 {
+		o = o.set("evidence_excerpts", excerpts)
+	}
+	return o
 }
 
-func bm25Score(v float64) object {
-	return obj("kind", "bm25", "order", "lower_is_better", "value", v)
-}
-
-func semanticScore(v float64) object {
-	return obj("kind", "semantic_distance", "order", "lower_is_better", "value", v)
+// scoreObject is a lower-is-better score of the kind bm25 or semantic_distance.
+func scoreObject(kind string, v float64) object {
+	return obj("kind", kind, "order", "lower_is_better", "value", v)
 }
 
 // semanticSnippet is the opening of the hit's best semantic field (no match markers: the
 // token-overlap scorer proves no particular passage).
 func semanticSnippet(h *hit) object {
-	text, _ := h.rec.Data[h.semBestField].(string)
-	return obj("field", h.semBestField, "text", opening([]rune(text), openingChars))
-}
-
-func queryTokens(q string) ([]string, error) {
-	tokens := store.Tokenize(q)
-	if len(tokens) == 0 {
-		return nil, errInvalid("q", "q must contain at least one letter or digit")
-	}
-	return tokens, nil
+	text, _ := h.rec.Data[h.sem.best].(string)
+	return obj("field", h.sem.best, "text", opening([]rune(text), openingChars))
 }
 
 // prepareSearch does what every search mode shares: it tokenises q, resolves
 // the streams and connections to search within the grant, and applies the
 // page limit (with its clamp warning).
 func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, streams *[]string, conn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
-	tokens, err := queryTokens(q)
-	if err != nil {
-		return nil, nil, nil, 0, err
+	tokens := store.Tokenize(q)
+	if len(tokens) == 0 {
+		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
 	}
 	sc, warnings, err := s.resolveSearchScope(ctx, rc, q, streams, conn)
 	if err != nil {
@@ -445,19 +377,38 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, stream
 	return tokens, sc, append(warnings, w...), limit, nil
 }
 
-func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsLexicalParams) (*reply, error) {
-	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
+func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {
+	p := req.Params
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), false, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+}
+
+func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
+	p := req.Params
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), true, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+}
+
+// rankedSearch answers a lexical or a semantic search: one ranking, paged by an offset
+// cursor bound to the query and the mode.
+func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
+	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, q, streams, conn, limitParam)
 	if err != nil {
 		return nil, err
 	}
-	snap := snapshotID("lexical", sc.key)
-	off := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		if off, err = decodeSearchCursor(*p.Cursor, "", snap); err != nil {
-			return nil, err
+	mode, tag, ranked := "lexical", "", s.lexicalHits
+	if semantic {
+		mode, tag, ranked = "semantic", semanticCursorTag, s.semanticHits
+	}
+	sum := sha256.Sum256([]byte(mode + "\x00" + sc.key))
+	snap := "snap_" + hex.EncodeToString(sum[:8])
+	var cur searchCursor
+	if raw := val(cursor); raw != "" {
+		token, ok := strings.CutPrefix(raw, tag)
+		if !ok || !decodeToken(token, &cur) || cur.Snap != snap || cur.Off < 0 {
+			return nil, errInvalidCursor()
 		}
 	}
-	hits, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
+	off := cur.Off
+	hits, err := ranked(ctx, rc.grant, sc, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -468,22 +419,25 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
-		o := s.hitBase(h, h.lexFields, "")
-		snippet, excerpts := lexicalEvidence(h, terms)
-		if snippet != nil {
-			o = o.set("snippet", snippet)
+		if semantic {
+			o := s.hitBase(h, h.sem.fields, "semantic")
+			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", scoreObject("semantic_distance", h.sem.score)))
+			continue
 		}
-		if len(excerpts) > 0 {
-			o = o.set("evidence_excerpts", excerpts)
-		}
-		data = append(data, o.set("score", bm25Score(h.bm25)))
+		o := withLexicalEvidence(s.hitBase(h, h.lex.fields, ""), h, terms)
+		data = append(data, o.set("score", scoreObject("bm25", h.lex.score)))
 	}
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
 	if more {
-		cursor := encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
+		cursor := tag + encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
 		body = body.set("next_cursor", cursor)
 		next = rc.linkWith("cursor", cursor)
+	}
+	body = append(body, member{"data", data})
+	links := member{"links", obj("self", rc.selfLink(), "next", next)}
+	if semantic {
+		return jsonReply(200, append(body, links, member{"meta", meta(warnings)})), nil
 	}
 	sources := map[string]bool{}
 	for _, k := range sc.order {
@@ -492,8 +446,7 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 	if warnings == nil {
 		warnings = []object{}
 	}
-	body = append(body,
-		member{"data", data},
+	return jsonReply(200, append(body,
 		member{"meta", obj(
 			"count", len(hits),
 			"count_accuracy", "exact",
@@ -501,55 +454,15 @@ func (s *Server) searchLexical(ctx context.Context, rc *reqCtx, p rsserver.Searc
 				"sources_searched_count", len(sources), "truncated", false),
 			"warnings", warnings,
 		)},
-		member{"links", obj("self", rc.selfLink(), "next", next)},
-	)
-	return jsonReply(200, body), nil
-}
-
-func (s *Server) searchSemantic(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsSemanticParams) (*reply, error) {
-	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
-	if err != nil {
-		return nil, err
-	}
-	snap := snapshotID("semantic", sc.key)
-	off := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		if off, err = decodeSearchCursor(*p.Cursor, semanticCursorTag, snap); err != nil {
-			return nil, err
-		}
-	}
-	hits, err := s.semanticHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	page, more := pageOf(hits, off, limit)
-	if err := s.withData(ctx, page); err != nil {
-		return nil, err
-	}
-	data := make([]object, 0, len(page))
-	for _, h := range page {
-		o := s.hitBase(h, h.semFields, "semantic")
-		data = append(data, o.set("snippet", semanticSnippet(h)).set("score", semanticScore(h.distance)))
-	}
-	body := obj("has_more", more, "object", "list", "url", rc.path)
-	next := any(nil)
-	if more {
-		cursor := semanticCursorTag + encodeToken(base64.RawURLEncoding, searchCursor{Off: off + limit, Snap: snap})
-		body = body.set("next_cursor", cursor)
-		next = rc.linkWith("cursor", cursor)
-	}
-	body = append(body,
-		member{"data", data},
-		member{"links", obj("self", rc.selfLink(), "next", next)},
-		member{"meta", meta(warnings)},
-	)
-	return jsonReply(200, body), nil
+		links,
+	)), nil
 }
 
 // rrfK is the reciprocal-rank-fusion constant of hybrid search.
 const rrfK = 60
 
-func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.SearchRecordsHybridParams) (*reply, error) {
+func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecordsHybridRequestObject) (rsserver.SearchRecordsHybridResponseObject, error) {
+	rc, p := reqCtxFrom(ctx), req.Params
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, p.Q, p.Streams, p.ConnectionId, p.Limit)
 	if err != nil {
 		return nil, err
@@ -563,29 +476,22 @@ func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.Search
 		return nil, err
 	}
 	merged := map[int64]*hit{}
-	var all []*hit
 	for i, h := range lex {
-		m := &hit{rec: h.rec, target: h.target, lexical: true, bm25: h.bm25, lexFields: h.lexFields}
-		m.rrf = 1 / float64(rrfK+i+1)
-		merged[h.rec.RID] = m
-		all = append(all, m)
+		h.rrf = 1 / float64(rrfK+i+1)
+		merged[h.rec.RID] = h
 	}
+	all := lex
 	for i, h := range sem {
 		m, ok := merged[h.rec.RID]
-		if !ok {
-			m = &hit{rec: h.rec, target: h.target}
-			merged[h.rec.RID] = m
+		if ok {
+			m.sem = h.sem
+		} else {
+			m = h
 			all = append(all, m)
 		}
-		m.semantic, m.distance, m.semFields, m.semBestField = true, h.distance, h.semFields, h.semBestField
 		m.rrf += 1 / float64(rrfK+i+1)
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].rrf != all[j].rrf {
-			return all[i].rrf > all[j].rrf
-		}
-		return hitLess(all[i], all[j])
-	})
+	slices.SortStableFunc(all, func(a, b *hit) int { return cmp.Or(cmp.Compare(b.rrf, a.rrf), hitOrder(a, b)) })
 	terms := foldedTerms(tokens)
 	page, more := pageOf(all, 0, limit)
 	if err := s.withData(ctx, page); err != nil {
@@ -596,34 +502,26 @@ func (s *Server) searchHybrid(ctx context.Context, rc *reqCtx, p rsserver.Search
 		matched := map[string]bool{}
 		var sources []string
 		scores := object{}
-		if h.lexical {
+		if h.lex != nil {
 			sources = append(sources, "lexical")
-			scores = scores.set("lexical", bm25Score(h.bm25))
-			for _, f := range h.lexFields {
+			scores = scores.set("lexical", scoreObject("bm25", h.lex.score))
+			for _, f := range h.lex.fields {
 				matched[f] = true
 			}
 		}
-		if h.semantic {
+		if h.sem != nil {
 			sources = append(sources, "semantic")
-			scores = scores.set("semantic", semanticScore(h.distance))
-			for _, f := range h.semFields {
+			scores = scores.set("semantic", scoreObject("semantic_distance", h.sem.score))
+			for _, f := range h.sem.fields {
 				matched[f] = true
 			}
 		}
 		o := s.hitBase(h, orderFields(h.target.stream, matched), "hybrid")
 		o = o.set("retrieval_sources", sources)
-		var excerpts []object
-		if h.lexical {
-			var snippet object
-			snippet, excerpts = lexicalEvidence(h, terms)
-			if snippet != nil {
-				o = o.set("snippet", snippet)
-			}
+		if h.lex != nil {
+			o = withLexicalEvidence(o, h, terms)
 		} else {
 			o = o.set("snippet", semanticSnippet(h))
-		}
-		if len(excerpts) > 0 {
-			o = o.set("evidence_excerpts", excerpts)
 		}
 		data = append(data, o.set("scores", scores))
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -59,8 +60,7 @@ type Server struct {
 	as      *demoas.Server // nil without Config.OAuth
 
 	deliveries *deliverer
-	done       chan struct{} // closed by Close
-	subMu      sync.Mutex    // serializes subscription read-modify-write
+	subMu      sync.Mutex // serializes subscription read-modify-write
 
 	mu        sync.Mutex
 	closed    bool
@@ -79,7 +79,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	tokens := map[string]string{}
-	seen := map[string]bool{}
 	for _, name := range grantNames {
 		tok := cfg.Tokens[name]
 		if _, fixed := cfg.Tokens[name]; fixed && strings.TrimSpace(tok) == "" {
@@ -87,15 +86,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		if tok == "" {
 			var b [32]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return nil, fmt.Errorf("demors: generate token: %w", err)
-			}
+			_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 			tok = "pdppdemo_" + name + "_" + base64.RawURLEncoding.EncodeToString(b[:])
 		}
-		if seen[tok] {
+		if slices.Contains(slices.Collect(maps.Values(tokens)), tok) {
 			return nil, fmt.Errorf("demors: grants share the same token")
 		}
-		seen[tok] = true
 		tokens[name] = tok
 	}
 	st, err := store.Open(context.Background())
@@ -107,13 +103,13 @@ func New(cfg Config) (*Server, error) {
 		store:  st,
 		cat:    st.Catalog(),
 		tokens: tokens,
-		done:   make(chan struct{}),
 	}
 	s.grants = demoGrants(s.cat)
 	if cfg.OAuth != nil {
 		var sources []demoas.Source
 		for _, ctr := range s.cat.Connectors {
-			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: connectorName(ctr.ID)})
+			// The consent page names a connector by its id, capitalised.
+			sources = append(sources, demoas.Source{ID: ctr.ID, URL: ctr.SourceID, Name: strings.ToUpper(ctr.ID[:1]) + ctr.ID[1:]})
 		}
 		s.as, err = demoas.New(demoas.Config{Sources: sources, AccessTokenTTL: cfg.OAuth.AccessTokenTTL,
 			AutoConsent: cfg.OAuth.AutoConsent, DocumentClient: cfg.OAuth.DocumentClient,
@@ -146,7 +142,6 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.done)
 	listeners := s.listeners
 	s.listeners = nil
 	s.mu.Unlock()
@@ -196,15 +191,11 @@ func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error)
 			s.log.Error("demo RS stopped serving", "err", err)
 		}
 	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(sctx)
-		case <-s.done:
-		}
-	}()
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	})
 	return "http://" + ln.Addr().String() + "/", nil
 }
 
@@ -222,13 +213,13 @@ func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
 			found = s.grants[name]
 		}
 	}
-	if found == nil && s.as != nil {
+	switch {
+	case found != nil:
+		return found, nil
+	case s.as != nil:
 		return s.issuedGrant(tok)
 	}
-	if found == nil {
-		return nil, errInactiveToken()
-	}
-	return found, nil
+	return nil, errInactiveToken()
 }
 
 func (s *Server) buildHandler() http.Handler {
@@ -238,7 +229,7 @@ func (s *Server) buildHandler() http.Handler {
 	if s.as != nil {
 		s.as.Register(mux)
 	}
-	strict := rsserver.NewStrictHandlerWithOptions(&api{s: s}, nil, rsserver.StrictHTTPServerOptions{
+	strict := rsserver.NewStrictHandlerWithOptions(api{s}, []rsserver.StrictMiddlewareFunc{s.answer}, rsserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			rc := reqCtxFrom(r.Context())
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
@@ -273,6 +264,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		rc := newReqCtx(r)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			grantName := ""
+			if rc.grant != nil {
+				grantName = rc.grant.name
+			}
+			s.log.Debug("demo RS request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"grant", grantName, "request_id", rc.requestID, "duration", time.Since(start))
+		}()
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(sw, r.Body, maxRequestBodyBytes)
 		}
@@ -280,23 +279,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			g, aerr := s.authenticate(r)
 			if aerr != nil {
 				_ = aerr.reply(rc).write(sw)
-				s.logRequest(r, rc, sw.status, start)
 				return
 			}
 			rc.grant = g
 		}
-		next.ServeHTTP(sw, r.WithContext(withReqCtx(r.Context(), rc)))
-		s.logRequest(r, rc, sw.status, start)
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), reqCtxKey{}, rc)))
 	})
-}
-
-func (s *Server) logRequest(r *http.Request, rc *reqCtx, status int, start time.Time) {
-	grantName := ""
-	if rc.grant != nil {
-		grantName = rc.grant.name
-	}
-	s.log.Debug("demo RS request", "method", r.Method, "path", r.URL.Path, "status", status,
-		"grant", grantName, "request_id", rc.requestID, "duration", time.Since(start))
 }
 
 type statusWriter struct {
@@ -362,21 +350,29 @@ func (s *Server) noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Requ
 	_ = errNotFound(fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)).reply(rc).write(w)
 }
 
-// serve runs one operation handler and turns its error into an envelope.
-func (s *Server) serve(ctx context.Context, h func(rc *reqCtx) (*reply, error)) *reply {
-	rc := reqCtxFrom(ctx)
-	if rc == nil || rc.grant == nil {
-		// The middleware authenticates every /v1 request; reaching here means a wiring bug.
-		return errInternal().reply(&reqCtx{requestID: "req_unbound"})
-	}
-	rep, err := h(rc)
-	if err != nil {
-		var aerr *apiError
-		if errors.As(err, &aerr) {
-			return aerr.reply(rc)
+// api implements the generated strict server interface: each operation answers a *reply,
+// which satisfies every response interface, or an error that answer turns into an envelope.
+type api struct{ *Server }
+
+var _ rsserver.StrictServerInterface = api{}
+
+// answer runs one operation and turns its error into an envelope.
+func (s *Server) answer(h rsserver.StrictHandlerFunc, _ string) rsserver.StrictHandlerFunc {
+	return func(ctx context.Context, w http.ResponseWriter, r *http.Request, req any) (any, error) {
+		rc := reqCtxFrom(ctx)
+		if rc == nil || rc.grant == nil {
+			// The middleware authenticates every /v1 request; reaching here means a wiring bug.
+			return errInternal().reply(&reqCtx{requestID: "req_unbound"}), nil
 		}
-		s.log.Error("demo RS handler failed", "path", rc.path, "request_id", rc.requestID, "err", err)
-		return errInternal().reply(rc)
+		rep, err := h(ctx, w, r, req)
+		if err != nil {
+			var aerr *apiError
+			if errors.As(err, &aerr) {
+				return aerr.reply(rc), nil
+			}
+			s.log.Error("demo RS handler failed", "path", rc.path, "request_id", rc.requestID, "err", err)
+			return errInternal().reply(rc), nil
+		}
+		return rep, nil
 	}
-	return rep
 }

@@ -13,16 +13,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors/store"
 )
 
-// Subscription statuses (the upstream enumeration).
+// Subscription statuses the demo sets (from the upstream enumeration).
 const (
 	subPending  = "pending_verification"
 	subActive   = "active"
 	subDisabled = "disabled"
-	subRevoked  = "disabled_revoked"
-	subDeleted  = "deleted"
 )
 
-// Bounds of what one grant can store. Each subscription costs a row, a scope and a
+// Bounds of what one grant can store. Each subscription costs an entry, a scope and a
 // line in every list answer (which has no paging), so a client creating them in a
 // loop must meet a limit; deleted subscriptions are removed and free their place.
 const (
@@ -53,10 +51,6 @@ func subscriptionObject(sub store.Subscription) object {
 	if sub.FilterStreams != nil {
 		scope = scope.set("filters", obj("streams", sub.FilterStreams))
 	}
-	var reason any
-	if sub.DisabledReason != nil {
-		reason = *sub.DisabledReason
-	}
 	return obj(
 		"subscription_id", sub.ID,
 		"grant_id", sub.GrantID,
@@ -66,7 +60,7 @@ func subscriptionObject(sub store.Subscription) object {
 		"scope", scope,
 		"created_at", sub.CreatedAt,
 		"updated_at", sub.UpdatedAt,
-		"disabled_reason", reason,
+		"disabled_reason", nullable(sub.DisabledReason),
 	)
 }
 
@@ -119,8 +113,8 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 		}
 		s.subMu.Lock()
 		defer s.subMu.Unlock()
-		cur, ok, err := s.store.Subscription(context.Background(), sub.GrantID, sub.ID)
-		if err != nil || !ok {
+		cur, ok := s.store.Subscription(sub.GrantID, sub.ID)
+		if !ok {
 			return
 		}
 		cur.Verified = true
@@ -128,13 +122,12 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 			cur.Status = subActive
 		}
 		cur.UpdatedAt = nowStamp()
-		if err := s.store.UpdateSubscription(context.Background(), cur); err != nil {
-			s.log.Error("demo RS subscription verification update failed", "err", err)
-		}
+		s.store.UpdateSubscription(cur)
 	})
 }
 
-func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsserver.EventSubscriptionCreateRequest) (*reply, error) {
+func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEventSubscriptionRequestObject) (rsserver.CreateEventSubscriptionResponseObject, error) {
+	rc, body := reqCtxFrom(ctx), req.Body
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return nil, err
@@ -161,14 +154,9 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		}
 	}
 	scope := []store.ScopeStream{}
-	for ci := range s.cat.Connectors {
-		for _, st := range s.cat.Connectors[ci].Streams {
-			if filter != nil && !slices.Contains(filter, st.Name) {
-				continue
-			}
-			for _, c := range g.connectionsFor(s.cat, st.Name) {
-				scope = append(scope, store.ScopeStream{Name: st.Name, ConnectionID: c})
-			}
+	for t := range s.grantedTargets(g, "") {
+		if filter == nil || slices.Contains(filter, t.stream.Name) {
+			scope = append(scope, store.ScopeStream{Name: t.stream.Name, ConnectionID: t.conn})
 		}
 	}
 	now := nowStamp()
@@ -184,7 +172,7 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	if err := s.insertSubscription(ctx, sub); err != nil {
+	if err := s.insertSubscription(sub); err != nil {
 		return nil, err
 	}
 	s.startVerification(ctx, rc, sub)
@@ -199,62 +187,53 @@ func (s *Server) createSubscription(ctx context.Context, rc *reqCtx, body *rsser
 
 // insertSubscription stores sub unless its grant already holds
 // maxSubscriptionsPerGrant subscriptions.
-func (s *Server) insertSubscription(ctx context.Context, sub store.Subscription) error {
+func (s *Server) insertSubscription(sub store.Subscription) error {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	n, err := s.store.CountSubscriptions(ctx, sub.GrantID)
-	if err != nil {
-		return err
-	}
-	if n >= maxSubscriptionsPerGrant {
+	if n := len(s.store.Subscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
 		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
 	}
-	return s.store.InsertSubscription(ctx, sub)
+	s.store.InsertSubscription(sub)
+	return nil
 }
 
-func (s *Server) listSubscriptions(ctx context.Context, rc *reqCtx) (*reply, error) {
+func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventSubscriptionsRequestObject) (rsserver.ListEventSubscriptionsResponseObject, error) {
+	rc := reqCtxFrom(ctx)
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return nil, err
 	}
-	subs, err := s.store.Subscriptions(ctx, g.grantID)
-	if err != nil {
-		return nil, err
-	}
 	data := []object{}
-	for _, sub := range subs {
-		if sub.Status != subDeleted {
-			data = append(data, subscriptionObject(sub))
-		}
+	for _, sub := range s.store.Subscriptions(g.grantID) {
+		data = append(data, subscriptionObject(sub))
 	}
 	return jsonReply(http.StatusOK, obj("data", data)), nil
 }
 
 // ownSubscription loads a live subscription of the bearer's grant.
-func (s *Server) ownSubscription(ctx context.Context, rc *reqCtx, id string) (store.Subscription, error) {
+func (s *Server) ownSubscription(rc *reqCtx, id string) (store.Subscription, error) {
 	g, err := subscriptionGrant(rc)
 	if err != nil {
 		return store.Subscription{}, err
 	}
-	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
-	if err != nil {
-		return store.Subscription{}, err
-	}
-	if !ok || sub.Status == subDeleted {
+	sub, ok := s.store.Subscription(g.grantID, id)
+	if !ok {
 		return store.Subscription{}, errNotFound("Subscription not found")
 	}
 	return sub, nil
 }
 
-func (s *Server) getSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	sub, err := s.ownSubscription(ctx, rc, id)
+func (s api) GetEventSubscription(ctx context.Context, req rsserver.GetEventSubscriptionRequestObject) (rsserver.GetEventSubscriptionResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
+	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}
 	return jsonReply(http.StatusOK, subscriptionObject(sub)), nil
 }
 
-func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (*reply, error) {
+func (s api) UpdateEventSubscription(ctx context.Context, req rsserver.UpdateEventSubscriptionRequestObject) (rsserver.UpdateEventSubscriptionResponseObject, error) {
+	rc, id, body := reqCtxFrom(ctx), req.SubscriptionId, req.Body
 	if body == nil || (body.Enabled == nil && body.RotateSecret == nil) {
 		return nil, errInvalid("body", "give enabled and/or rotate_secret")
 	}
@@ -279,15 +258,12 @@ func (s *Server) updateSubscription(ctx context.Context, rc *reqCtx, id string, 
 func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub store.Subscription, reverify bool, rotated string, err error) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	sub, err = s.ownSubscription(ctx, rc, id)
+	sub, err = s.ownSubscription(rc, id)
 	if err != nil {
 		return sub, false, "", err
 	}
 	if body.Enabled != nil {
 		if *body.Enabled {
-			if sub.Status == subRevoked {
-				return sub, false, "", errConflict("subscription_revoked", "A disabled_revoked subscription cannot be re-enabled")
-			}
 			if sub.Status != subActive && sub.Status != subPending {
 				sub.Status = subPending
 				if sub.Verified {
@@ -295,11 +271,10 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 				}
 				reverify = !sub.Verified
 			}
-			sub.DisabledReason = nil
+			sub.DisabledReason = ""
 		} else if sub.Status != subDisabled {
 			sub.Status = subDisabled
-			reason := "disabled_by_client"
-			sub.DisabledReason = &reason
+			sub.DisabledReason = "disabled_by_client"
 		}
 	}
 	if body.RotateSecret != nil && *body.RotateSecret {
@@ -307,38 +282,29 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 		rotated = sub.Secret
 	}
 	sub.UpdatedAt = nowStamp()
-	if err := s.store.UpdateSubscription(ctx, sub); err != nil {
-		return sub, false, "", err
-	}
+	s.store.UpdateSubscription(sub)
 	return sub, reverify, rotated, nil
 }
 
-func (s *Server) deleteSubscription(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	g, err := subscriptionGrant(rc)
-	if err != nil {
-		return nil, err
-	}
+func (s api) DeleteEventSubscription(ctx context.Context, req rsserver.DeleteEventSubscriptionRequestObject) (rsserver.DeleteEventSubscriptionResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	sub, ok, err := s.store.Subscription(ctx, g.grantID, id)
-	if err != nil {
-		return nil, err
-	}
 	// Like the reference RS, a subscription already deleted is not found:
 	// a second DELETE answers 404 not_found.
-	if !ok || sub.Status == subDeleted {
-		return nil, errNotFound("Subscription not found")
+	sub, err := s.ownSubscription(rc, id)
+	if err != nil {
+		return nil, err
 	}
 	// Removed rather than kept as deleted, so it no longer counts towards
 	// maxSubscriptionsPerGrant.
-	if err := s.store.DeleteSubscription(ctx, g.grantID, sub.ID); err != nil {
-		return nil, err
-	}
+	s.store.DeleteSubscription(sub.GrantID, sub.ID)
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }
 
-func (s *Server) sendTestEvent(ctx context.Context, rc *reqCtx, id string) (*reply, error) {
-	sub, err := s.ownSubscription(ctx, rc, id)
+func (s api) SendTestEvent(ctx context.Context, req rsserver.SendTestEventRequestObject) (rsserver.SendTestEventResponseObject, error) {
+	rc, id := reqCtxFrom(ctx), req.SubscriptionId
+	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}

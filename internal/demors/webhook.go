@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Webhook delivery follows Standard Webhooks: the body is a CloudEvents 1.0 structured-mode
@@ -86,17 +88,9 @@ func checkCallbackURL(raw string) error {
 	if err != nil || u.Host == "" || u.User != nil {
 		return errInvalid("callback_url", "callback_url must be an absolute http(s) URL without credentials")
 	}
-	switch u.Scheme {
-	case "https":
+	host := u.Hostname()
+	if u.Scheme == "https" || u.Scheme == "http" && (strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback()) {
 		return nil
-	case "http":
-		host := u.Hostname()
-		if strings.EqualFold(host, "localhost") {
-			return nil
-		}
-		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-			return nil
-		}
 	}
 	return errInvalid("callback_url", "callback_url must use https, or http on a loopback host (localhost, 127.0.0.1, ::1)")
 }
@@ -123,7 +117,7 @@ type deliverer struct {
 	client *http.Client
 	ctx    context.Context
 	cancel context.CancelFunc
-	slots  chan struct{} // one token per delivery in flight; capacity maxDeliveriesInFlight
+	slots  *semaphore.Weighted // one per delivery in flight, at most maxDeliveriesInFlight
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
@@ -139,7 +133,7 @@ func newDeliverer(log *slog.Logger) *deliverer {
 		},
 		ctx:    ctx,
 		cancel: cancel,
-		slots:  make(chan struct{}, maxDeliveriesInFlight),
+		slots:  semaphore.NewWeighted(maxDeliveriesInFlight),
 	}
 }
 
@@ -163,41 +157,28 @@ type deliveryResult struct {
 // maxDeliveriesInFlight deliveries still hold theirs at the end of the wait. A
 // reserved slot must be handed to start.
 func (d *deliverer) reserve(ctx context.Context, wait time.Duration) error {
-	if err := d.takeSlot(ctx, wait); err != nil {
-		return err
+	if !d.slots.TryAcquire(1) {
+		if wait <= 0 {
+			return errDeliveriesBusy
+		}
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		defer context.AfterFunc(d.ctx, cancel)() // close ends the wait
+		if err := d.slots.Acquire(ctx, 1); err != nil {
+			if d.ctx.Err() != nil {
+				return errDeliveriesClosed
+			}
+			return errDeliveriesBusy
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		<-d.slots
+		d.slots.Release(1)
 		return errDeliveriesClosed
 	}
 	d.wg.Add(1)
 	return nil
-}
-
-// takeSlot puts a token into slots, waiting at most wait.
-func (d *deliverer) takeSlot(ctx context.Context, wait time.Duration) error {
-	select {
-	case d.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	if wait <= 0 {
-		return errDeliveriesBusy
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case d.slots <- struct{}{}:
-		return nil
-	case <-timer.C:
-		return errDeliveriesBusy
-	case <-ctx.Done():
-		return errDeliveriesBusy
-	case <-d.ctx.Done():
-		return errDeliveriesClosed
-	}
 }
 
 // start posts one event asynchronously on a slot taken by reserve and hands the
@@ -207,7 +188,7 @@ func (d *deliverer) start(callbackURL, secret, eventID string, body []byte, done
 	go func() {
 		defer d.wg.Done()
 		res := d.post(callbackURL, secret, eventID, body)
-		<-d.slots
+		d.slots.Release(1)
 		if res.err != nil {
 			d.log.Warn("demo RS webhook delivery failed", "event_id", eventID, "err", res.err)
 		} else {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -20,16 +21,13 @@ type pending struct {
 	expires              time.Time
 }
 
-// code is an issued authorization code.
+// code is an issued authorization code: the request it answers and what it grants.
 type code struct {
-	clientID      string
-	redirectURI   string
-	redirectGiven bool
-	challenge     string
-	kind          Kind
-	sources       []string
-	expires       time.Time
-	grantID       string // set once exchanged; a second exchange revokes that grant
+	pending
+	kind    Kind
+	sources []string
+	expires time.Time
+	grantID string // set once exchanged; a second exchange revokes that grant
 }
 
 // serveAuthorize answers the authorization endpoint. Until the client and its
@@ -168,8 +166,7 @@ func (s *Server) requestedSource(q url.Values) (source, code, desc string) {
 // approve issues a code for p (a client grant over p.source, or a package grant over
 // sources) and redirects back to the client.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, p *pending, sources []string) {
-	c := &code{clientID: p.clientID, redirectURI: p.redirectURI, redirectGiven: p.redirectGiven, challenge: p.challenge,
-		kind: KindPackage, sources: sources, expires: s.now().Add(CodeTTL)}
+	c := &code{pending: *p, kind: KindPackage, sources: sources, expires: s.now().Add(CodeTTL)}
 	if p.source != "" {
 		c.kind, c.sources = KindClient, []string{p.source}
 	}
@@ -244,17 +241,9 @@ func redirectTo(w http.ResponseWriter, r *http.Request, target string, params ur
 // isVerifierSyntax checks the RFC 7636 syntax shared by code_verifier and an S256
 // code_challenge: 43 to 128 characters of [A-Za-z0-9-._~].
 func isVerifierSyntax(s string) bool {
-	if len(s) < 43 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			continue
-		}
-		return false
-	}
-	return true
+	return len(s) >= 43 && len(s) <= 128 && !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~", c))
+	})
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>

@@ -263,10 +263,12 @@ func (s *Server) fetchDocument(ctx context.Context, id string) (*client, error) 
 		// The error of a dial names the address dialled: it goes to the
 		// log, and the page says only what kind of failure it was.
 		s.log.Info("client metadata document not fetched", "client_id", clip(id), "err", err)
-		switch {
-		case errors.Is(err, errLoopback), errors.Is(err, errNotPublic), errors.Is(err, errNoAddress):
-			return nil, fmt.Errorf("could not be fetched: %w", unwrapOurs(err))
-		case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		for _, ours := range []error{errLoopback, errNotPublic, errNoAddress} {
+			if errors.Is(err, ours) {
+				return nil, fmt.Errorf("could not be fetched: %w", ours)
+			}
+		}
+		if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
 			return nil, fmt.Errorf("could not be fetched within %v", DocumentTimeout)
 		}
 		return nil, errors.New("could not be fetched: no connection, or no trusted https answer")
@@ -298,14 +300,4 @@ func (s *Server) fetchDocument(ctx context.Context, id string) (*client, error) 
 		return nil, errors.New("carries a client_secret; a document describes a public client")
 	}
 	return &client{id: id, name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}, nil
-}
-
-// unwrapOurs returns the one of this file's dial errors that err wraps.
-func unwrapOurs(err error) error {
-	for _, e := range []error{errLoopback, errNotPublic, errNoAddress} {
-		if errors.Is(err, e) {
-			return e
-		}
-	}
-	return err
 }

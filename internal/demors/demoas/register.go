@@ -162,11 +162,7 @@ func checkRedirectURI(s string) error {
 }
 
 func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback() // a nil IP is not loopback
 }
 
 // readBody reads a request body up to maxBodyBytes.

@@ -299,22 +299,13 @@ func busy(w http.ResponseWriter, what string) {
 	oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "this demo authorization server holds as many live "+what+" as it can; try again later")
 }
 
-// Paths are the routes Register mounts.
-var Paths = []string{
-	"/.well-known/oauth-authorization-server",
-	"/oauth/register",
-	"/oauth/authorize",
-	"/oauth/consent",
-	"/oauth/token",
-}
-
-// Register mounts the server's routes on mux (see Paths).
+// Register mounts the server's routes on mux.
 func (s *Server) Register(mux *http.ServeMux) {
-	mux.Handle(Paths[0], cors(http.HandlerFunc(s.serveMetadata)))
-	mux.Handle(Paths[1], cors(http.HandlerFunc(s.serveRegister)))
-	mux.HandleFunc(Paths[2], s.serveAuthorize)
-	mux.HandleFunc(Paths[3], s.serveConsent)
-	mux.Handle(Paths[4], cors(http.HandlerFunc(s.serveToken)))
+	mux.Handle("/.well-known/oauth-authorization-server", cors(http.HandlerFunc(s.serveMetadata)))
+	mux.Handle("/oauth/register", cors(http.HandlerFunc(s.serveRegister)))
+	mux.HandleFunc("/oauth/authorize", s.serveAuthorize)
+	mux.HandleFunc("/oauth/consent", s.serveConsent)
+	mux.Handle("/oauth/token", cors(http.HandlerFunc(s.serveToken)))
 }
 
 // Lookup resolves an access token to its grant and the token's state; ok is false for

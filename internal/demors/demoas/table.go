@@ -98,25 +98,13 @@ func (t *table[K, V]) droppable(r *row[V], now time.Time) bool {
 
 // makeRoomFor drops owner's droppable entries, then owner's oldest if none was.
 func (t *table[K, V]) makeRoomFor(owner string, now time.Time) {
-	var (
-		oldest K
-		seq    uint64
-		found  bool
-	)
 	for k, r := range t.rows {
-		if r.owner != owner {
-			continue
-		}
-		if t.droppable(r, now) {
+		if r.owner == owner && t.droppable(r, now) {
 			t.remove(k)
-			continue
-		}
-		if !found || r.seq < seq {
-			oldest, seq, found = k, r.seq, true
 		}
 	}
-	if found && t.owned[owner] >= t.perOwner {
-		t.remove(oldest)
+	if k, ok := t.oldest(func(r *row[V]) bool { return r.owner == owner }); ok && t.owned[owner] >= t.perOwner {
+		t.remove(k)
 	}
 }
 
@@ -134,16 +122,18 @@ func (t *table[K, V]) makeRoom(now time.Time) bool {
 	if t.keepLive {
 		return false
 	}
-	var (
-		oldest K
-		seq    uint64
-		found  bool
-	)
+	k, _ := t.oldest(func(*row[V]) bool { return true })
+	t.remove(k)
+	return true
+}
+
+// oldest returns the key of the entry put earliest among those of which.
+func (t *table[K, V]) oldest(which func(*row[V]) bool) (oldest K, found bool) {
+	var seq uint64
 	for k, r := range t.rows {
-		if !found || r.seq < seq {
+		if which(r) && (!found || r.seq < seq) {
 			oldest, seq, found = k, r.seq, true
 		}
 	}
-	t.remove(oldest)
-	return true
+	return oldest, found
 }

@@ -65,7 +65,9 @@ func textPDF(owner, filename string) []byte {
 	content.WriteString("BT /F1 11 Tf 56 780 Td 14 TL\n")
 	fmt.Fprintf(&content, "(%s) Tj T*\n", filename)
 	for range 40 + r.IntN(20) {
-		fmt.Fprintf(&content, "(%s) Tj T*\n", strings.TrimSuffix(sentence(r, natoWords), "."))
+		var line strings.Builder
+		writeSentence(&line, r, natoWords)
+		fmt.Fprintf(&content, "(%s) Tj T*\n", strings.TrimSuffix(line.String(), "."))
 	}
 	content.WriteString("ET\n")
 	objects := []string{

@@ -27,11 +27,7 @@ type Field struct {
 
 // Scalar reports whether exact filters can apply to the field (one scalar JSON type).
 func (f Field) Scalar() bool {
-	switch f.JSONType {
-	case "string", "integer", "number", "boolean":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"string", "integer", "number", "boolean"}, f.JSONType)
 }
 
 // HasRange reports whether op is a declared range operator of the field.
@@ -93,31 +89,21 @@ type Stream struct {
 
 // Field returns the declared field with the given name.
 func (s *Stream) Field(name string) (Field, bool) {
-	for _, f := range s.Fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Field{}, false
-}
-
-// FieldNames returns the declared field names in manifest order.
-func (s *Stream) FieldNames() []string {
-	out := make([]string, len(s.Fields))
-	for i, f := range s.Fields {
-		out[i] = f.Name
-	}
-	return out
+	return lookup(s.Fields, func(f Field) bool { return f.Name == name })
 }
 
 // Relationship returns the declared relationship with the given name.
 func (s *Stream) Relationship(name string) (Relationship, bool) {
-	for _, r := range s.Relationships {
-		if r.Name == name {
-			return r, true
-		}
+	return lookup(s.Relationships, func(r Relationship) bool { return r.Name == name })
+}
+
+// lookup returns the first element of xs that match accepts, or the zero T.
+func lookup[T any](xs []T, match func(T) bool) (T, bool) {
+	if i := slices.IndexFunc(xs, match); i >= 0 {
+		return xs[i], true
 	}
-	return Relationship{}, false
+	var zero T
+	return zero, false
 }
 
 // Connector is one connector manifest.
@@ -164,29 +150,16 @@ func (c *Catalog) Connector(id string) (*Connector, bool) {
 
 // Connection returns the connection with the given id.
 func (c *Catalog) Connection(id string) (Connection, bool) {
-	for _, conn := range c.Connections {
-		if conn.ID == id {
-			return conn, true
-		}
-	}
-	return Connection{}, false
+	return lookup(c.Connections, func(conn Connection) bool { return conn.ID == id })
 }
 
 // StreamOf returns the stream declared by the connector of a connection.
-func (c *Catalog) StreamOf(connectionID, stream string) (*Connector, *Stream, bool) {
-	conn, ok := c.Connection(connectionID)
-	if !ok {
-		return nil, nil, false
+func (c *Catalog) StreamOf(connectionID, stream string) (*Stream, bool) {
+	conn, _ := c.Connection(connectionID)
+	if ctr, ok := c.Connector(conn.ConnectorID); ok {
+		return ctr.Stream(stream)
 	}
-	ctr, ok := c.Connector(conn.ConnectorID)
-	if !ok {
-		return nil, nil, false
-	}
-	st, ok := ctr.Stream(stream)
-	if !ok {
-		return nil, nil, false
-	}
-	return ctr, st, true
+	return nil, false
 }
 
 // Demo connector, connection and stream names.

@@ -77,13 +77,6 @@ func writeSentence(b *strings.Builder, r *rand.Rand, vocab []string) int {
 	return chars + 1
 }
 
-// sentence returns one generated sentence.
-func sentence(r *rand.Rand, vocab []string) string {
-	var b strings.Builder
-	writeSentence(&b, r, vocab)
-	return b.String()
-}
-
 // prose appends generated sentences to b until it holds at least target characters
 // (Unicode code points).
 func prose(b *strings.Builder, r *rand.Rand, vocab []string, target int) {

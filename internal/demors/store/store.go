@@ -2,12 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -22,6 +23,9 @@ type Store struct {
 	// sem holds, per record row and semantic field, the token counts used by the
 	// token-overlap semantic scorer. It is built once at Open and never changes.
 	sem map[int64]map[string]map[string]int
+
+	subMu sync.Mutex
+	subs  map[string]Subscription // event subscriptions by id; the caller bounds those of a grant
 }
 
 // Record is one stored record.
@@ -66,30 +70,19 @@ CREATE TABLE blob_refs (
 	field TEXT NOT NULL
 );
 CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
-CREATE TABLE subscriptions (
-	subscription_id TEXT PRIMARY KEY,
-	grant_id TEXT NOT NULL,
-	client_id TEXT NOT NULL,
-	callback_url TEXT NOT NULL,
-	status TEXT NOT NULL,
-	verified INTEGER NOT NULL,
-	secret TEXT NOT NULL,
-	filter_streams TEXT,
-	scope TEXT NOT NULL,
-	created_at TEXT NOT NULL,
-	updated_at TEXT NOT NULL,
-	disabled_reason TEXT
-);
 `
 
 // seedImage is the seeded database, built once per process and serialized, so every Open
 // after the first only copies bytes instead of regenerating and re-indexing the data. The
 // semantic index is derived from the same seed and shared read-only.
-var seedImage struct {
-	once sync.Once
-	db   []byte
-	sem  map[int64]map[string]map[string]int
-	err  error
+var seedImage = sync.OnceValues(func() (seeded, error) {
+	db, sem, err := buildSeedImage(context.Background())
+	return seeded{db, sem}, err
+})
+
+type seeded struct {
+	db  []byte
+	sem map[int64]map[string]map[string]int
 }
 
 func buildSeedImage(ctx context.Context) ([]byte, map[int64]map[string]map[string]int, error) {
@@ -136,7 +129,8 @@ func rawConn(ctx context.Context, db *sql.DB, f func(serializer) error) error {
 }
 
 // openMemory opens a private in-memory database. ":memory:" is one database per
-// connection, so the pool keeps exactly one connection, forever.
+// connection, so the pool keeps exactly one connection, forever (no lifetime or idle
+// time is set, so none closes it).
 func openMemory() (*sql.DB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -144,28 +138,24 @@ func openMemory() (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
 	return db, nil
 }
 
 // Open returns a fresh, private copy of the seeded demo database.
 func Open(ctx context.Context) (*Store, error) {
-	seedImage.once.Do(func() {
-		seedImage.db, seedImage.sem, seedImage.err = buildSeedImage(context.WithoutCancel(ctx))
-	})
-	if seedImage.err != nil {
-		return nil, seedImage.err
+	image, err := seedImage()
+	if err != nil {
+		return nil, err
 	}
 	db, err := openMemory()
 	if err != nil {
 		return nil, err
 	}
-	if err := rawConn(ctx, db, func(c serializer) error { return c.Deserialize(seedImage.db) }); err != nil {
+	if err := rawConn(ctx, db, func(c serializer) error { return c.Deserialize(image.db) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: load seed image: %w", err)
 	}
-	return &Store{db: db, cat: DemoCatalog(), sem: seedImage.sem}, nil
+	return &Store{db: db, cat: DemoCatalog(), sem: image.sem, subs: map[string]Subscription{}}, nil
 }
 
 // Close releases the database.
@@ -199,12 +189,13 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: prepare blob refs: %w", err)
 	}
 	for _, rec := range recs {
-		_, st, ok := cat.StreamOf(rec.conn, rec.stream)
+		st, ok := cat.StreamOf(rec.conn, rec.stream)
 		if !ok {
 			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
 		}
-		body := encodeOrdered(rec.fields)
-		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body)
+		var body bytes.Buffer
+		writeOrdered(&body, rec.fields)
+		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body.String())
 		if err != nil {
 			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
 		}
@@ -255,13 +246,7 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 	return sem, nil
 }
 
-// encodeOrdered writes fields as a JSON object, keeping their order.
-func encodeOrdered(fields []kv) string {
-	var b bytes.Buffer
-	writeOrdered(&b, fields)
-	return b.String()
-}
-
+// writeOrdered writes fields as a JSON object, keeping their order.
 func writeOrdered(b *bytes.Buffer, fields []kv) {
 	b.WriteByte('{')
 	for i, f := range fields {
@@ -301,24 +286,21 @@ type Filter struct {
 
 var sqlOps = map[string]string{"eq": "=", "gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 
-func filterSQL(filters []Filter) (string, []any, error) {
+// recordsWhere is the FROM and WHERE of a query for the records of a stream under the
+// connections that match the filters, with its arguments.
+func recordsWhere(connectionIDs []string, stream string, filters []Filter) (string, []any, error) {
+	in, conns := inList(connectionIDs)
 	var where strings.Builder
-	var args []any
+	where.WriteString(" FROM records WHERE stream = ? AND connection_id IN (" + in + ")")
+	args := append([]any{stream}, conns...)
 	for _, f := range filters {
 		op, ok := sqlOps[f.Op]
 		if !ok {
 			return "", nil, fmt.Errorf("store: unknown filter operator %q", f.Op)
 		}
-		v := f.Value
-		if b, ok := v.(bool); ok {
-			if b {
-				v = 1
-			} else {
-				v = 0
-			}
-		}
+		// The driver binds a bool as 1 or 0, as json_extract reads true and false.
 		where.WriteString(" AND json_extract(data, ?) " + op + " ?")
-		args = append(args, "$."+jsonPathKey(f.Field), v)
+		args = append(args, "$."+jsonPathKey(f.Field), f.Value)
 	}
 	return where.String(), args, nil
 }
@@ -350,12 +332,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
 	if q.Limit < 1 {
 		return nil, false, errors.New("store: list limit must be positive")
 	}
-	where, args, err := filterSQL(q.Filters)
+	where, args, err := recordsWhere([]string{q.ConnectionID}, q.Stream, q.Filters)
 	if err != nil {
 		return nil, false, err
 	}
-	query := `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ?` + where
-	args = append([]any{q.ConnectionID, q.Stream}, args...)
+	query := `SELECT rid, connection_id, stream, id, emitted_at, data` + where
 	cmp, dir := ">", "ASC"
 	if q.Desc {
 		cmp, dir = "<", "DESC"
@@ -377,16 +358,14 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
 	return recs, more, nil
 }
 
-// Count returns how many records of a stream under a connection match the filters.
-func (s *Store) Count(ctx context.Context, connectionID, stream string, filters []Filter) (int, error) {
-	where, args, err := filterSQL(filters)
+// Count returns how many records of a stream under the connections match the filters.
+func (s *Store) Count(ctx context.Context, connectionIDs []string, stream string, filters []Filter) (int, error) {
+	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE connection_id = ? AND stream = ?`+where,
-		append([]any{connectionID, stream}, args...)...).Scan(&n)
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*)`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count: %w", err)
 	}
 	return n, nil
@@ -398,18 +377,11 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	if len(connectionIDs) == 0 {
 		return nil, nil
 	}
-	where, args, err := filterSQL(filters)
+	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return nil, err
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(connectionIDs)), ",")
-	all := []any{stream}
-	for _, c := range connectionIDs {
-		all = append(all, c)
-	}
-	all = append(all, args...)
-	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE stream = ? AND connection_id IN (`+in+`)`+where+
-		` ORDER BY emitted_at, connection_id, id`, all...)
+	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
 }
 
 // Get returns one record, or ok=false when it does not exist.
@@ -425,25 +397,14 @@ func (s *Store) Get(ctx context.Context, connectionID, stream, id string) (Recor
 // ConnectionsHolding returns, among the given connections, those holding a record with this
 // stream and id, in the order given.
 func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, stream, id string) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, stream, id)
+	have, err := query(ctx, s.db, "find record", `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, []any{stream, id},
+		func(rows *sql.Rows) (c string, err error) { err = rows.Scan(&c); return })
 	if err != nil {
-		return nil, fmt.Errorf("store: find record: %w", err)
-	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store: find record: %w", err)
-		}
-		have[c] = true
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, c := range connectionIDs {
-		if have[c] {
+		if slices.Contains(have, c) {
 			out = append(out, c)
 		}
 	}
@@ -452,50 +413,56 @@ func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, 
 
 // ByRID returns the records with the given row ids.
 func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	out := map[int64]Record{}
-	if len(rids) == 0 {
-		return out, nil
-	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
-	args := make([]any, len(rids))
-	for i, r := range rids {
-		args[i] = r
-	}
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE rid IN (`+in+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		out[r.RID] = r
-	}
-	return out, nil
+	return s.byRID(ctx, rids, "data")
 }
 
 // HeadsByRID returns records by internal id without their data (Data is
 // nil): enough to rank and scope search hits before loading the page.
 func (s *Store) HeadsByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
+	return s.byRID(ctx, rids, "'null'")
+}
+
+func (s *Store) byRID(ctx context.Context, rids []int64, data string) (map[int64]Record, error) {
 	out := map[int64]Record{}
 	if len(rids) == 0 {
 		return out, nil
 	}
-	in := strings.TrimSuffix(strings.Repeat("?,", len(rids)), ",")
-	args := make([]any, len(rids))
-	for i, r := range rids {
-		args[i] = r
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rid, connection_id, stream, id, emitted_at FROM records WHERE rid IN (`+in+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: record heads: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Record
-		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt); err != nil {
-			return nil, fmt.Errorf("store: record heads: %w", err)
-		}
+	in, args := inList(rids)
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, `+data+` FROM records WHERE rid IN (`+in+`)`, args...)
+	for _, r := range recs {
 		out[r.RID] = r
 	}
-	return out, rows.Err()
+	return out, err
+}
+
+// inList returns the placeholders and arguments of an SQL IN list.
+func inList[T any](vals []T) (string, []any) {
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	return strings.TrimSuffix(strings.Repeat("?,", len(vals)), ","), args
+}
+
+// query runs q and scans each row with scan; what names the query in errors.
+func query[T any](ctx context.Context, db *sql.DB, what, q string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
@@ -511,35 +478,24 @@ func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (i
 	return n, last.String, nil
 }
 
-func (s *Store) queryRecords(ctx context.Context, query string, args ...any) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: query records: %w", err)
-	}
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		var r Record
+func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Record, error) {
+	return query(ctx, s.db, "query records", q, args, func(rows *sql.Rows) (r Record, err error) {
 		var data string
 		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt, &data); err != nil {
-			return nil, fmt.Errorf("store: scan record: %w", err)
+			return r, err
 		}
 		dec := json.NewDecoder(strings.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&r.Data); err != nil {
-			return nil, fmt.Errorf("store: decode record %s: %w", r.ID, err)
+			return r, fmt.Errorf("decode record %s: %w", r.ID, err)
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read records: %w", err)
-	}
-	return out, nil
+		return r, nil
+	})
 }
 
-// LexicalRow is one FTS5 match: a record row, the field that matched and its bm25 score
-// (lower is better).
-type LexicalRow struct {
+// FieldScore is a record row, one of its fields and that field's score, lower is better:
+// for an FTS5 match, its bm25 score.
+type FieldScore struct {
 	RID   int64
 	Field string
 	Score float64
@@ -547,7 +503,7 @@ type LexicalRow struct {
 
 // LexicalMatch runs an FTS5 query requiring every term (terms are quoted, so FTS5 syntax in
 // user text has no effect) and returns every matching (record, field) row.
-func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow, error) {
+func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]FieldScore, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -555,21 +511,8 @@ func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]LexicalRow,
 	for i, t := range terms {
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
-		strings.Join(quoted, " "))
-	if err != nil {
-		return nil, fmt.Errorf("store: lexical match: %w", err)
-	}
-	defer rows.Close()
-	var out []LexicalRow
-	for rows.Next() {
-		var r LexicalRow
-		if err := rows.Scan(&r.RID, &r.Field, &r.Score); err != nil {
-			return nil, fmt.Errorf("store: scan lexical row: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return query(ctx, s.db, "lexical match", `SELECT rid, field, bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? ORDER BY rid, field`,
+		[]any{strings.Join(quoted, " ")}, func(rows *sql.Rows) (r FieldScore, err error) { err = rows.Scan(&r.RID, &r.Field, &r.Score); return })
 }
 
 // SemanticRow is one record field sharing at least one token with a semantic query.
@@ -609,12 +552,7 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].RID != out[j].RID {
-			return out[i].RID < out[j].RID
-		}
-		return out[i].Field < out[j].Field
-	})
+	slices.SortFunc(out, func(a, b SemanticRow) int { return cmp.Or(cmp.Compare(a.RID, b.RID), cmp.Compare(a.Field, b.Field)) })
 	return out
 }
 
@@ -654,18 +592,13 @@ func (s *Store) Blob(ctx context.Context, id string) (Blob, []BlobRef, bool, err
 	if err != nil {
 		return Blob{}, nil, false, fmt.Errorf("store: blob: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT connection_id, stream, record_id, field FROM blob_refs WHERE blob_id = ? ORDER BY connection_id, stream, record_id`, id)
+	refs, err := query(ctx, s.db, "blob refs", `SELECT connection_id, stream, record_id, field FROM blob_refs WHERE blob_id = ? ORDER BY connection_id, stream, record_id`,
+		[]any{id}, func(rows *sql.Rows) (r BlobRef, err error) {
+			err = rows.Scan(&r.ConnectionID, &r.Stream, &r.RecordID, &r.Field)
+			return
+		})
 	if err != nil {
-		return Blob{}, nil, false, fmt.Errorf("store: blob refs: %w", err)
+		return Blob{}, nil, false, err
 	}
-	defer rows.Close()
-	var refs []BlobRef
-	for rows.Next() {
-		var r BlobRef
-		if err := rows.Scan(&r.ConnectionID, &r.Stream, &r.RecordID, &r.Field); err != nil {
-			return Blob{}, nil, false, fmt.Errorf("store: scan blob ref: %w", err)
-		}
-		refs = append(refs, r)
-	}
-	return b, refs, true, rows.Err()
+	return b, refs, true, nil
 }

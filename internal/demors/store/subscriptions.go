@@ -1,17 +1,14 @@
 package store
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"cmp"
+	"slices"
 )
 
 // ScopeStream is one (stream, connection) target of a subscription's resolved scope.
 type ScopeStream struct {
-	Name         string `json:"name"`
-	ConnectionID string `json:"connection_id,omitempty"`
+	Name         string
+	ConnectionID string
 }
 
 // Subscription is one stored event subscription. Secret is the whsec_ signing key.
@@ -27,116 +24,60 @@ type Subscription struct {
 	Scope          []ScopeStream
 	CreatedAt      string
 	UpdatedAt      string
-	DisabledReason *string
+	DisabledReason string // "" while not disabled
 }
 
-// InsertSubscription stores a new subscription.
-func (s *Store) InsertSubscription(ctx context.Context, sub Subscription) error {
-	filter, scope, err := subscriptionJSON(sub)
-	if err != nil {
-		return err
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO subscriptions (subscription_id, grant_id, client_id, callback_url, status, verified, secret,
-		filter_streams, scope, created_at, updated_at, disabled_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sub.ID, sub.GrantID, sub.ClientID, sub.CallbackURL, sub.Status, sub.Verified, sub.Secret, filter, scope,
-		sub.CreatedAt, sub.UpdatedAt, sub.DisabledReason)
-	if err != nil {
-		return fmt.Errorf("store: insert subscription: %w", err)
-	}
-	return nil
+// InsertSubscription stores a new subscription. The caller bounds how many a grant holds.
+func (s *Store) InsertSubscription(sub Subscription) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	s.subs[sub.ID] = sub
 }
 
-// UpdateSubscription rewrites the mutable columns of a stored subscription.
-func (s *Store) UpdateSubscription(ctx context.Context, sub Subscription) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE subscriptions SET status = ?, verified = ?, secret = ?, updated_at = ?, disabled_reason = ?
-		WHERE subscription_id = ? AND grant_id = ?`,
-		sub.Status, sub.Verified, sub.Secret, sub.UpdatedAt, sub.DisabledReason, sub.ID, sub.GrantID)
-	if err != nil {
-		return fmt.Errorf("store: update subscription: %w", err)
+// UpdateSubscription rewrites the mutable fields (status, verified, secret, updated_at,
+// disabled_reason) of a stored subscription of sub's grant.
+func (s *Store) UpdateSubscription(sub Subscription) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if cur, ok := s.subs[sub.ID]; ok && cur.GrantID == sub.GrantID {
+		cur.Status, cur.Verified, cur.Secret, cur.UpdatedAt, cur.DisabledReason =
+			sub.Status, sub.Verified, sub.Secret, sub.UpdatedAt, sub.DisabledReason
+		s.subs[sub.ID] = cur
 	}
-	return nil
 }
 
 // DeleteSubscription removes a subscription of the grant for good.
-func (s *Store) DeleteSubscription(ctx context.Context, grantID, id string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM subscriptions WHERE subscription_id = ? AND grant_id = ?`, id, grantID); err != nil {
-		return fmt.Errorf("store: delete subscription: %w", err)
+func (s *Store) DeleteSubscription(grantID, id string) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	if cur, ok := s.subs[id]; ok && cur.GrantID == grantID {
+		delete(s.subs, id)
 	}
-	return nil
-}
-
-// CountSubscriptions counts the stored subscriptions of the grant.
-func (s *Store) CountSubscriptions(ctx context.Context, grantID string) (int, error) {
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM subscriptions WHERE grant_id = ?`, grantID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: count subscriptions: %w", err)
-	}
-	return n, nil
 }
 
 // Subscription returns one subscription owned by the grant.
-func (s *Store) Subscription(ctx context.Context, grantID, id string) (Subscription, bool, error) {
-	subs, err := s.subscriptions(ctx, `WHERE subscription_id = ? AND grant_id = ?`, id, grantID)
-	if err != nil || len(subs) == 0 {
-		return Subscription{}, false, err
+func (s *Store) Subscription(grantID, id string) (Subscription, bool) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	sub, ok := s.subs[id]
+	if !ok || sub.GrantID != grantID {
+		return Subscription{}, false
 	}
-	return subs[0], true, nil
+	return sub, true
 }
 
 // Subscriptions returns every subscription owned by the grant, oldest first.
-func (s *Store) Subscriptions(ctx context.Context, grantID string) ([]Subscription, error) {
-	return s.subscriptions(ctx, `WHERE grant_id = ? ORDER BY created_at, subscription_id`, grantID)
-}
-
-func (s *Store) subscriptions(ctx context.Context, where string, args ...any) ([]Subscription, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT subscription_id, grant_id, client_id, callback_url, status, verified, secret,
-		filter_streams, scope, created_at, updated_at, disabled_reason FROM subscriptions `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: query subscriptions: %w", err)
-	}
-	defer rows.Close()
+func (s *Store) Subscriptions(grantID string) []Subscription {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
 	var out []Subscription
-	for rows.Next() {
-		var sub Subscription
-		var filter sql.NullString
-		var scope string
-		var reason sql.NullString
-		if err := rows.Scan(&sub.ID, &sub.GrantID, &sub.ClientID, &sub.CallbackURL, &sub.Status, &sub.Verified, &sub.Secret,
-			&filter, &scope, &sub.CreatedAt, &sub.UpdatedAt, &reason); err != nil {
-			return nil, fmt.Errorf("store: scan subscription: %w", err)
+	for _, sub := range s.subs {
+		if sub.GrantID == grantID {
+			out = append(out, sub)
 		}
-		if filter.Valid {
-			if err := json.Unmarshal([]byte(filter.String), &sub.FilterStreams); err != nil {
-				return nil, fmt.Errorf("store: decode subscription filter: %w", err)
-			}
-		}
-		if err := json.Unmarshal([]byte(scope), &sub.Scope); err != nil {
-			return nil, fmt.Errorf("store: decode subscription scope: %w", err)
-		}
-		if reason.Valid {
-			r := reason.String
-			sub.DisabledReason = &r
-		}
-		out = append(out, sub)
 	}
-	return out, rows.Err()
-}
-
-func subscriptionJSON(sub Subscription) (any, string, error) {
-	if sub.Scope == nil {
-		return nil, "", errors.New("store: subscription scope is required")
-	}
-	scope, err := json.Marshal(sub.Scope)
-	if err != nil {
-		return nil, "", err
-	}
-	var filter any
-	if sub.FilterStreams != nil {
-		b, err := json.Marshal(sub.FilterStreams)
-		if err != nil {
-			return nil, "", err
-		}
-		filter = string(b)
-	}
-	return filter, string(scope), nil
+	slices.SortFunc(out, func(a, b Subscription) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
 }
