@@ -176,13 +176,6 @@ func joinArray(items [][]byte) []byte {
 	return append(out, ']')
 }
 
-func boolJSON(b bool) []byte {
-	if b {
-		return []byte("true")
-	}
-	return []byte("false")
-}
-
 // requireObject refuses an RS body that is not a JSON object: `null`, an
 // empty body, a bare value or a list.
 func requireObject(body []byte, what string) error {
@@ -354,11 +347,11 @@ func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
 	return ref
 }
 
-// envelopeMembers returns the members of the records page body (decoded
-// by RenderList) other than data, in order, each kept as it is or, when
+// envelopeMembers writes the members of the records page body (decoded
+// by RenderList) other than data to w, in order, each as it is or, when
 // over InlineJSONBytes, as a Preview naming full; cut counts the previews.
 // The walk is bounded by the size of body.
-func envelopeMembers(body []byte, full Continuation) (members []member, cut int, err error) {
+func envelopeMembers(w *objectWriter, body []byte, full Continuation) (cut int, err error) {
 	err = eachMember(body, func(key string, val []byte) error {
 		if key == "data" {
 			return nil
@@ -367,10 +360,10 @@ func envelopeMembers(body []byte, full Continuation) (members []member, cut int,
 			val = jsonPreview(val, FieldValueChars, full)
 			cut++
 		}
-		members = append(members, member{key, val})
+		w.member(key, val)
 		return nil
 	})
-	return members, cut, err
+	return cut, err
 }
 
 // SmallMembers returns the leading members of the JSON object raw whose

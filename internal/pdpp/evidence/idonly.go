@@ -14,33 +14,29 @@ import (
 // next still visits it in its place. An id too long for even that within
 // the room the step has left is shortened, saying so and how long it is.
 
-// idOnlyItem is the three parts of item n (counted from 1) shown by its id
-// alone within room bytes: its card in content[] text, its shown entry and
-// its identity entry, each as a step writes it.
-func idOnlyItem(n int, id string, room int) (card, entry, identity []byte) {
-	build := func(shown string) ([]byte, []byte, []byte) {
+// idOnlyItem is item n (counted from 1) shown by its id alone within room
+// bytes: its card in content[] text, its shown entry and its identity
+// entry, each as a step writes it.
+func idOnlyItem(n int, id string, room int) stepItem {
+	build := func(shown string) stepItem {
 		note := "too large to show beside this reply's other parts; read it with fetch and this id, narrowing with fields"
 		if !takesBack(id) {
 			note = "too large to show beside this reply's other parts; its id is not one fetch takes"
 		}
-		if shown != id {
-			note = fmt.Sprintf("id of %d bytes, shortened to fit the reply", len(id))
-		}
-		card = []byte("[" + strconv.Itoa(n) + "] id=" + shown + "\n    (" + note + ")\n")
 		e := idOnlyEntry{ID: shown, Truncated: true}
 		if shown != id {
+			note = fmt.Sprintf("id of %d bytes, shortened to fit the reply", len(id))
 			e.IDBytes = len(id)
 		}
-		return card, appendJSON(nil, e), appendIDEntry(nil, shown)
+		card := "[" + strconv.Itoa(n) + "] id=" + shown + "\n    (" + note + ")\n"
+		return stepItem{card: []byte(card), entry: appendJSON(nil, e), identity: appendIDEntry(nil, shown)}
 	}
-	card, entry, identity = build(id)
-	if idOnlyCost(card, entry, identity) <= room {
-		return card, entry, identity
+	if it := build(id); it.cost() <= room {
+		return it
 	}
 	// Each of the three places gets a third of what the parts leave; the
 	// shortened id ends with an ellipsis.
-	c0, e0, i0 := build("")
-	per := (room-idOnlyCost(c0, e0, i0))/3 - len(Ellipsis) - 24
+	per := (room-build("").cost())/3 - len(Ellipsis) - 24
 	return build(cutEncoded(id, max(per, 0)) + Ellipsis)
 }
 
@@ -56,9 +52,4 @@ type idOnlyEntry struct {
 func takesBack(id string) bool {
 	_, err := handles.ParseID(id)
 	return err == nil
-}
-
-// idOnlyCost is what an item shown by id alone adds to a step.
-func idOnlyCost(card, entry, idEntry []byte) int {
-	return textCost(string(card)) + WireLen(entry) + WireLen(idEntry) + 2
 }
