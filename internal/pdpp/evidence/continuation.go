@@ -50,28 +50,13 @@ func spellAll(string) bool { return true }
 // the tools accept back (a marker would not be).
 func TextID(id string) string { return unseen.Spell(id) }
 
-// argRank places the argument names that lead a call: id, stream,
-// field_path, q, cursor, in that order; -1 for any other name.
-func argRank(name string) int {
-	switch name {
-	case "id":
-		return 0
-	case "stream":
-		return 1
-	case "field_path":
-		return 2
-	case "q":
-		return 3
-	case "cursor":
-		return 4
-	}
-	return -1
-}
+// leadingArgs are the argument names that lead a call, in this order.
+var leadingArgs = [...]string{"id", "stream", "field_path", "q", "cursor"}
 
-// compareArgs orders argument names: those argRank places first, by it,
+// compareArgs orders argument names: leadingArgs first, in their order,
 // then the rest by name.
 func compareArgs(a, b string) int {
-	oa, ob := argRank(a), argRank(b)
+	oa, ob := slices.Index(leadingArgs[:], a), slices.Index(leadingArgs[:], b)
 	switch {
 	case oa >= 0 && ob >= 0:
 		return oa - ob
