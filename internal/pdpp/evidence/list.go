@@ -108,15 +108,9 @@ type ListView struct {
 // minus the cursor; the next page call is those plus next_cursor. Its text
 // is the one of detail "full"; CompactStep renders a compact step.
 func RenderList(body []byte, stream, connectionID string, nextArgs map[string]any) (ListView, error) {
-	if err := requireObject(body, "records"); err != nil {
-		return ListView{}, err
-	}
 	var page recordPage
-	if err := decodeRS(body, &page, nil); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return ListView{}, perr
-		}
-		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	if err := decodeBody(body, "records", "a list", &page, nil); err != nil {
+		return ListView{}, err
 	}
 	if page.Data.items == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")

@@ -61,20 +61,27 @@ var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.
 	return err
 })
 
+// decodeBody refuses an RS body that is not a JSON object (requireObject,
+// naming it by what) and decodes it with decodeRS: an error of a page's
+// item list as it is, any other as the body not being the shape expected.
+func decodeBody(body []byte, what, shape string, v any, bound *json.Unmarshalers) error {
+	if err := requireObject(body, what); err != nil {
+		return err
+	}
+	if err := decodeRS(body, v, bound); err != nil {
+		if pe, ok := errors.AsType[*pageError](err); ok {
+			return pe.err
+		}
+		return fmt.Errorf("%s response is not %s: %w", what, shape, err)
+	}
+	return nil
+}
+
 // pageError is an error of a page's item list found while it is decoded:
 // it is returned as it is, not as a decoding error.
 type pageError struct{ err error }
 
 func (e *pageError) Error() string { return e.err.Error() }
-
-// asPageError returns the pageError in err's chain, or nil.
-func asPageError(err error) error {
-	var pe *pageError
-	if errors.As(err, &pe) {
-		return pe.err
-	}
-	return nil
-}
 
 // listItems returns the unmarshaler of a page's item list ([]T, the data
 // member of a records or search page): objectItems bounded at

@@ -74,18 +74,12 @@ var schemaLists = json.JoinUnmarshalers(rawInPlace,
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
-	if err := requireObject(body, "schema"); err != nil {
-		return "", err
-	}
 	if err := checkSchemaItems(body); err != nil {
 		return "", err
 	}
 	var doc rsclient.SchemaDocument
-	if err := decodeRS(body, &doc, schemaLists); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return "", perr
-		}
-		return "", fmt.Errorf("schema response is not a schema document: %w", err)
+	if err := decodeBody(body, "schema", "a schema document", &doc, schemaLists); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	streams := 0

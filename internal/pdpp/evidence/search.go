@@ -68,14 +68,6 @@ func (req SearchRequest) Args() map[string]any {
 	return args
 }
 
-// ProvenEvidence is a bounded, proven match preview for one hit.
-type ProvenEvidence struct {
-	FieldPath  string `json:"field_path"`
-	Preview    string `json:"preview"`
-	Complete   bool   `json:"complete"`
-	Provenance string `json:"provenance,omitempty"`
-}
-
 // SearchResult is one hit as the model sees it in structured output.
 type SearchResult struct {
 	ID            string   `json:"id"`
@@ -87,11 +79,11 @@ type SearchResult struct {
 	ConnectorID   string   `json:"connector_id,omitempty"`
 	ConnectorKey  string   `json:"connector_key,omitempty"`
 	MatchedFields []string `json:"matched_fields,omitempty"`
-	// The proven match preview, as scalars so every client can read it.
-	EvidenceField    string          `json:"evidence_field,omitempty"`
-	EvidencePreview  string          `json:"evidence_preview,omitempty"`
-	EvidenceComplete *bool           `json:"evidence_complete,omitempty"`
-	Evidence         *ProvenEvidence `json:"-"`
+	// The bounded, proven match preview, as scalars so every client can
+	// read it; EvidenceComplete is set exactly when the hit has one.
+	EvidenceField    string `json:"evidence_field,omitempty"`
+	EvidencePreview  string `json:"evidence_preview,omitempty"`
+	EvidenceComplete *bool  `json:"evidence_complete,omitempty"`
 	// snippet is the text's line for the RS's own snippet of a hit
 	// without a proven window, labelled as not proven ("" when it has
 	// none).
@@ -158,15 +150,9 @@ func (v SearchView) Structured() map[string]any {
 // RenderSearch turns an RS search body into evidence-first text and structured
 // results. providerBase is the RS base URL used to make absolute record URLs.
 func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchView, error) {
-	if err := requireObject(body, "search"); err != nil {
-		return SearchView{}, err
-	}
 	var page rsclient.SearchResultList
-	if err := decodeRS(body, &page, searchHits); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return SearchView{}, perr
-		}
-		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	if err := decodeBody(body, "search", "a search list", &page, searchHits); err != nil {
+		return SearchView{}, err
 	}
 	if page.Data == nil {
 		return SearchView{}, fmt.Errorf("search response has no data list")
@@ -233,13 +219,7 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	}
 	if ex := provenExcerpt(hit); ex != nil {
 		preview, cut := CenterOnMark(ex.PreviewText, PreviewChars)
-		r.Evidence = &ProvenEvidence{
-			FieldPath:  ex.FieldPath,
-			Preview:    preview,
-			Complete:   !ex.Truncated && !cut,
-			Provenance: ex.Provenance,
-		}
-		complete := r.Evidence.Complete
+		complete := !ex.Truncated && !cut
 		r.EvidenceField, r.EvidencePreview, r.EvidenceComplete = ex.FieldPath, preview, &complete
 		r.Next = ReadFieldCall(id, ex.FieldPath, 0, 0, firstMark(ex.PreviewText))
 	} else {
@@ -340,12 +320,12 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 	b.WriteString("] id=")
 	b.WriteString(TextID(r.ID))
 	b.WriteByte('\n')
-	if r.Evidence != nil {
+	if r.EvidenceComplete != nil {
 		state := "excerpt; field continues"
-		if r.Evidence.Complete {
+		if *r.EvidenceComplete {
 			state = "whole field"
 		}
-		for _, s := range [...]string{"    evidence ", r.Evidence.FieldPath, " (", state, "): ", r.Evidence.Preview, "\n    read: ", r.call(), "\n"} {
+		for _, s := range [...]string{"    evidence ", r.EvidenceField, " (", state, "): ", r.EvidencePreview, "\n    read: ", r.call(), "\n"} {
 			b.WriteString(s)
 		}
 	} else {
@@ -443,11 +423,6 @@ func encodeHit(r SearchResult, n int, shorten bool) stepItem {
 		if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
 			complete := false
 			r.EvidencePreview, r.EvidenceComplete, it.cut = shorter, &complete, 1
-			if r.Evidence != nil {
-				ev := *r.Evidence
-				ev.Preview, ev.Complete = shorter, false
-				r.Evidence = &ev
-			}
 		}
 	}
 	var b strings.Builder

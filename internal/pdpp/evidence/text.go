@@ -21,13 +21,11 @@ func Cut(s string, n int) (string, bool) {
 	if len(s) <= n { // fast path: byte length bounds rune count
 		return s, false
 	}
-	i, count := 0, 0
-	for i < len(s) {
+	count := 0
+	for i := range s {
 		if count == n {
 			return s[:i], true
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
 		count++
 	}
 	return s, false
@@ -181,11 +179,7 @@ func CenterOnMark(s string, n int) (string, bool) {
 		end += start + len(markClose)
 	}
 	before, match, after := s[:start], s[start:end], s[end:]
-	matchChars := visibleChars(match)
-	budget := n - matchChars
-	if budget < 0 {
-		budget = 0
-	}
+	budget := max(0, n-visibleChars(match))
 	beforeChars, afterChars := CountChars(before), CountChars(after)
 	keepBefore := budget / 2
 	keepAfter := budget - keepBefore
@@ -194,10 +188,7 @@ func CenterOnMark(s string, n int) (string, bool) {
 		keepBefore = beforeChars
 	}
 	if afterChars < keepAfter {
-		keepBefore += keepAfter - afterChars
-		if keepBefore > beforeChars {
-			keepBefore = beforeChars
-		}
+		keepBefore = min(beforeChars, keepBefore+keepAfter-afterChars)
 		keepAfter = afterChars
 	}
 	cutBefore := keepBefore < beforeChars
@@ -233,14 +224,8 @@ func tailChars(s string, n int) string {
 	if total <= n {
 		return s
 	}
-	skip := total - n
-	i := 0
-	for skip > 0 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		skip--
-	}
-	return s[i:]
+	rest, _ := Cut(s, total-n)
+	return s[len(rest):]
 }
 
 // trimBrokenMark removes a dangling partial or unclosed marker at the end of a cut.
