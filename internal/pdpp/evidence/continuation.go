@@ -152,14 +152,10 @@ func ReadFieldCall(id, field string, offset, limit int, q string) Continuation {
 
 // firstMark returns the text of the first <mark>…</mark> in s, if any.
 func firstMark(s string) string {
-	i := strings.Index(s, markOpen)
-	if i < 0 {
+	_, rest, open := strings.Cut(s, markOpen)
+	mark, _, closed := strings.Cut(rest, markClose)
+	if !open || !closed {
 		return ""
 	}
-	rest := s[i+len(markOpen):]
-	j := strings.Index(rest, markClose)
-	if j < 0 {
-		return ""
-	}
-	return strings.TrimSpace(rest[:j])
+	return strings.TrimSpace(mark)
 }
