@@ -198,18 +198,11 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 // moreMembersThan reports whether the JSON object obj has more than n
 // members; it stops counting at n+1.
 func moreMembersThan(obj []byte, n int) bool {
-	if !validJSON(obj) {
+	if !validJSON(obj) || firstByte(obj) != '{' {
 		return false
 	}
-	count := 0
-	_ = eachMember(obj, func(string, []byte) error {
-		count++
-		if count > n {
-			return errStop
-		}
-		return nil
-	})
-	return count > n
+	_, more := countItems(obj, n)
+	return more
 }
 
 // errStop ends a walk early.

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -154,19 +155,9 @@ func (e *itemError) Unwrap() error { return e.err }
 
 // kindName names a JSON kind as the errors about RS items write it.
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '0':
-		return "a number"
-	}
-	return "empty"
+	return cmp.Or(kindNames[k], "empty")
+}
+
+var kindNames = map[jsontext.Kind]string{
+	'{': "an object", '[': "an array", '"': "a string", 'n': "null", 't': "a boolean", 'f': "a boolean", '0': "a number",
 }

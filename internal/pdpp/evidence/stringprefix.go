@@ -111,10 +111,11 @@ func summarizeString(q []byte, max int) stringSummary {
 	var pre []byte   // the decoded prefix, up to max characters
 	var head []byte  // the first 100 decoded bytes, for the data: URI check
 	alphabet := true // every decoded byte is in the base64-like alphabet
-	// add takes a run of decoded, valid UTF-8 text.
-	add := func(run []byte) bool {
+	// add takes a run of decoded, valid UTF-8 text, escaped when it was
+	// one escape in the JSON text.
+	add := func(run []byte, escaped bool) bool {
 		for _, c := range run {
-			if c < ' ' {
+			if c < ' ' && !escaped {
 				return false // a raw control byte: not JSON, left to decodeString
 			}
 			if alphabet && !base64Like(c) {
@@ -145,7 +146,7 @@ func summarizeString(q []byte, max int) stringSummary {
 		}
 		if next > 0 {
 			run := inner[r : r+next]
-			if bytes.IndexByte(run, '"') >= 0 || !add(run) {
+			if bytes.IndexByte(run, '"') >= 0 || !add(run, false) {
 				return whole()
 			}
 			r += next
@@ -155,21 +156,10 @@ func summarizeString(q []byte, max int) stringSummary {
 		if r+1 >= len(inner) {
 			return whole()
 		}
-		var dec rune
-		switch inner[r+1] {
-		case '"', '\\', '/':
-			dec = rune(inner[r+1])
-		case 'b':
-			dec = '\b'
-		case 'f':
-			dec = '\f'
-		case 'n':
-			dec = '\n'
-		case 'r':
-			dec = '\r'
-		case 't':
-			dec = '\t'
-		case 'u':
+		dec := shortEscapes[inner[r+1]]
+		switch {
+		case dec != 0:
+		case inner[r+1] == 'u':
 			rr := hex4(inner[r+2:])
 			if rr < 0 {
 				return whole()
@@ -192,20 +182,7 @@ func summarizeString(q []byte, max int) stringSummary {
 			return whole()
 		}
 		r += 2
-		enc := buf[:utf8.EncodeRune(buf[:], dec)]
-		for _, c := range enc {
-			if alphabet && !base64Like(c) {
-				alphabet = false
-			}
-		}
-		if len(head) < 100 {
-			head = append(head, enc[:min(len(enc), 100-len(head))]...)
-		}
-		if sum.chars < max {
-			pre = append(pre, enc...)
-		}
-		sum.chars++
-		sum.bytes += len(enc)
+		add(buf[:utf8.EncodeRune(buf[:], dec)], true)
 	}
 	sum.cut = sum.chars > max
 	sum.prefix = string(pre)
@@ -217,6 +194,10 @@ func summarizeString(q []byte, max int) stringSummary {
 	}
 	return sum
 }
+
+// shortEscapes are the characters of JSON's two-byte escapes, by the byte
+// after the backslash (0: not one).
+var shortEscapes = [256]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // base64Like reports whether c is in the alphabet IsBinaryLike accepts.
 func base64Like(c byte) bool {
