@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -53,15 +54,9 @@ func compactValue(id, field string, raw json.RawMessage, maxChars int, cache fie
 		}
 		switch s := cache.text(field, raw, maxChars); {
 		case s.binaryLike:
-			return mustMarshal(Preview{
-				Truncated: true, Kind: "binary", Chars: s.chars, Bytes: s.bytes,
-				MediaType: s.mediaType, Next: ReadFieldCall(id, field, 0, 0, ""),
-			}), true
+			return mustMarshal(s.preview(ReadFieldCall(id, field, 0, 0, ""))), true
 		case s.cut:
-			return mustMarshal(Preview{
-				Truncated: true, Kind: "text", Preview: s.prefix, Chars: s.chars,
-				Next: ReadFieldCall(id, field, maxChars, 0, ""),
-			}), true
+			return mustMarshal(s.preview(ReadFieldCall(id, field, maxChars, 0, ""))), true
 		}
 		return raw, false
 	case '{', '[':
@@ -95,11 +90,16 @@ func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
 // base64 alphabet) keeps only its size and media type, never a piece of
 // the encoding; other text keeps its first maxChars characters.
 func StringPreview(s string, maxChars int, next Continuation) Preview {
-	if IsBinaryLike(s) {
-		return Preview{Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s), MediaType: dataURIMediaType(s), Next: next}
+	return summarizeText(s, maxChars).preview(next)
+}
+
+// preview is the Preview of the string s summarizes, whose whole value
+// next shows.
+func (s stringSummary) preview(next Continuation) Preview {
+	if s.binaryLike {
+		return Preview{Truncated: true, Kind: "binary", Chars: s.chars, Bytes: s.bytes, MediaType: s.mediaType, Next: next}
 	}
-	shown, _ := Cut(s, maxChars)
-	return Preview{Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s), Next: next}
+	return Preview{Truncated: true, Kind: "text", Preview: s.prefix, Chars: s.chars, Next: next}
 }
 
 // looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or
@@ -337,14 +337,7 @@ func CapText(s string, max int) string {
 // recordRef is the identity of a listed record, with the stream and
 // connection of the request filling in what the RS leaves out.
 func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
-	ref := handles.RecordRef{ConnectionID: rec.ConnectionID, Stream: rec.Stream, RecordID: rec.ID}
-	if ref.Stream == "" {
-		ref.Stream = stream
-	}
-	if ref.ConnectionID == "" {
-		ref.ConnectionID = connectionID
-	}
-	return ref
+	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionID, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.ID}
 }
 
 // envelopeMembers writes the members of the records page body (decoded

@@ -50,13 +50,28 @@ func spellAll(string) bool { return true }
 // the tools accept back (a marker would not be).
 func TextID(id string) string { return unseen.Spell(id) }
 
-// leadingArgs are the argument names that lead a call, in this order.
-var leadingArgs = [...]string{"id", "stream", "field_path", "q", "cursor"}
+// argRank places the argument names that lead a call: id, stream,
+// field_path, q, cursor, in that order; -1 for any other name.
+func argRank(name string) int {
+	switch name {
+	case "id":
+		return 0
+	case "stream":
+		return 1
+	case "field_path":
+		return 2
+	case "q":
+		return 3
+	case "cursor":
+		return 4
+	}
+	return -1
+}
 
-// compareArgs orders argument names: leadingArgs first, in their order,
+// compareArgs orders argument names: those argRank places first, by it,
 // then the rest by name.
 func compareArgs(a, b string) int {
-	oa, ob := slices.Index(leadingArgs[:], a), slices.Index(leadingArgs[:], b)
+	oa, ob := argRank(a), argRank(b)
 	switch {
 	case oa >= 0 && ob >= 0:
 		return oa - ob
@@ -69,25 +84,37 @@ func compareArgs(a, b string) int {
 }
 
 // appendOrderedJSON appends m as one JSON object, members in compareArgs
-// order, values as appendJSON writes them (without HTML escaping). Plain
-// names are written directly, others through encoding/json.
+// order, values as appendJSON writes them (without HTML escaping), names
+// as encoding/json writes them.
 func appendOrderedJSON(b []byte, m map[string]any) []byte {
-	var room [8]string // a call's arguments, without a heap slice
+	return appendArgs(b, m, compareArgs, true)
+}
+
+// appendArgs appends a call's arguments m as one JSON object, names in
+// cmp's order, each value as appendJSON writes it. A name is written as
+// appendString writes it or, with html, as encoding/json writes it (HTML
+// escaped). A call has a handful of arguments, sorted in a fixed-size
+// array (a longer list grows it).
+func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool) []byte {
+	var room [8]string
 	keys := room[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareArgs)
+	slices.SortFunc(keys, cmp)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if plainJSONString(k) {
+		switch {
+		case plainJSONString(k): // written as itself, either way
 			b = append(append(append(b, '"'), k...), '"')
-		} else {
+		case html:
 			kb, _ := json.Marshal(k)
 			b = append(b, kb...)
+		default:
+			b = appendString(b, k)
 		}
 		b = append(b, ':')
 		b = appendJSON(b, m[k])

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,11 +40,7 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	var e ErrorBody
 	_ = json.Unmarshal(errObj, &e)
 	var b strings.Builder
-	code := e.Code
-	if code == "" {
-		code = e.Type
-	}
-	fmt.Fprintf(&b, "error %s: %s", code, Clip(oneLine(e.Message), 600))
+	fmt.Fprintf(&b, "error %s: %s", cmp.Or(e.Code, e.Type), Clip(oneLine(e.Message), 600))
 	if e.Param != "" {
 		fmt.Fprintf(&b, " (param %s)", e.Param)
 	}

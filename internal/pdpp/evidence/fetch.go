@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -115,15 +116,9 @@ func DocumentStructuredBytes(doc Document) int {
 // renderDocument renders rec with each field's structured text cut at
 // fieldChars; the record keeps the summaries of its fields across calls.
 func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
-	if rec.ConnectionID != "" {
-		ref.ConnectionID = rec.ConnectionID
-	}
-	if rec.ID != "" {
-		ref.RecordID = rec.ID
-	}
-	if rec.Stream != "" {
-		ref.Stream = rec.Stream
-	}
+	ref.ConnectionID = cmp.Or(rec.ConnectionID, ref.ConnectionID)
+	ref.RecordID = cmp.Or(rec.ID, ref.RecordID)
+	ref.Stream = cmp.Or(rec.Stream, ref.Stream)
 	id := ref.ID()
 	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
 	if tf := roles.titleField(); tf != "" {

@@ -20,14 +20,8 @@ func NotAnObject(what string, i int, kind string) error {
 // ItemNotObject returns the error of item i (from 0) of an RS list named by
 // what when its encoding raw is not a JSON object, nil when it is.
 func ItemNotObject(what string, i int, raw []byte) error {
-	if isObject(raw) {
+	if firstByte(raw) == '{' {
 		return nil
 	}
-	return NotAnObject(what, i, rawKind(raw))
+	return NotAnObject(what, i, kindName(jsontext.Value(raw).Kind()))
 }
-
-// rawKind names the JSON kind of the encoded value raw as kindName does.
-func rawKind(raw []byte) string { return kindName(jsontext.Value(raw).Kind()) }
-
-// isObject reports whether the encoded value raw is a JSON object.
-func isObject(raw []byte) bool { return firstByte(raw) == '{' }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -43,12 +44,7 @@ type Step struct {
 }
 
 // list is st.List, "page" when not set.
-func (st Step) list() string {
-	if st.List == "" {
-		return "page"
-	}
-	return st.List
-}
+func (st Step) list() string { return cmp.Or(st.List, "page") }
 
 // fullBytes asks st.FullBytes, 0 when it is not set.
 func (st Step) fullBytes() int {

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -197,9 +198,7 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	ref := handles.RecordRef{ConnectionID: connID, Stream: hit.Stream, RecordID: hit.RecordKey}
 	if uri := hit.RecordUri; uri != "" {
 		if parsed, err := handles.ParseRecordURI(uri); err == nil {
-			if parsed.ConnectionID == "" {
-				parsed.ConnectionID = connID
-			}
+			parsed.ConnectionID = cmp.Or(parsed.ConnectionID, connID)
 			ref = parsed
 		}
 	}
@@ -297,10 +296,7 @@ func searchText(v SearchView, inStructured int) string {
 func searchSummary(v SearchView) string {
 	req := v.req
 	var b strings.Builder
-	mode := req.Mode
-	if mode == "" {
-		mode = "lexical"
-	}
+	mode := cmp.Or(req.Mode, "lexical")
 	fmt.Fprintf(&b, "search %q (%s): %d %s on this page", req.Q, mode, len(v.Results), noun(len(v.Results), "hit", "hits"))
 	writeTotalAndWarnings(&b, v.meta)
 	if len(v.Results) == 0 && v.NextPage == nil {
@@ -385,10 +381,7 @@ func snippetLine(sn *rsclient.SearchSnippet) string {
 		return ""
 	}
 	text, _ := CenterOnMark(sn.Text, snippetChars)
-	field := Clip(oneLine(sn.Field), handles.MaxFieldPathBytes)
-	if field == "" {
-		field = "a field"
-	}
+	field := cmp.Or(Clip(oneLine(sn.Field), handles.MaxFieldPathBytes), "a field")
 	return fmt.Sprintf("RS snippet of %s (not a proven window): %s", field, text)
 }
 

@@ -78,6 +78,17 @@ type stringSummary struct {
 	mediaType  string // of a data: URI, as dataURIMediaType
 }
 
+// summarizeText is the summary of the decoded string s for its first max
+// characters.
+func summarizeText(s string, max int) stringSummary {
+	shown, cut := Cut(s, max)
+	sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
+	if sum.binaryLike {
+		sum.mediaType = dataURIMediaType(s)
+	}
+	return sum
+}
+
 // summarizeString reads the JSON string q (quotes included, from a body
 // already checked as JSON) as decodeString would decode it, but keeps only
 // its first max characters: a long value is walked once and never held
@@ -93,12 +104,7 @@ type stringSummary struct {
 func summarizeString(q []byte, max int) stringSummary {
 	whole := func() stringSummary {
 		s, _ := decodeString(q)
-		shown, cut := Cut(s, max)
-		sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
-		if sum.binaryLike {
-			sum.mediaType = dataURIMediaType(s)
-		}
-		return sum
+		return summarizeText(s, max)
 	}
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || len(q) <= 4*max+2 {
 		return whole() // short enough to decode whole

@@ -134,7 +134,8 @@ func isOneLine(s string) bool {
 	}
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if x := load8(s, i); hasControl(x) {
+		// Any of the eight bytes an ASCII control byte (below 0x20, or 0x7f).
+		if x := load8(s, i); bytesBelow(x, 0x20)|zeroBytes(x^(0x7f*ones)) != 0 {
 			return false
 		}
 	}
@@ -145,12 +146,6 @@ func isOneLine(s string) bool {
 	}
 	// Invalid UTF-8 is rewritten by oneLine (as U+FFFD).
 	return utf8.ValidString(s)
-}
-
-// hasControl reports whether any of the eight bytes packed in x is an
-// ASCII control byte (below 0x20, or 0x7f).
-func hasControl(x uint64) bool {
-	return bytesBelow(x, 0x20)|zeroBytes(x^(0x7f*ones)) != 0
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -152,9 +153,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 	if fw.Field.Path == "" {
 		return WindowView{}, fmt.Errorf("field-window response names no field")
 	}
-	if ref.ConnectionID == "" {
-		ref.ConnectionID = fw.ConnectionId
-	}
+	ref.ConnectionID = cmp.Or(ref.ConnectionID, fw.ConnectionId)
 	id := ref.ID()
 	w := *fw.Window
 	if offset > 0 && w.TotalChars >= 0 && offset > w.TotalChars {
