@@ -170,14 +170,12 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		"stream":    ref.Stream,
 		"record_id": ref.RecordID,
 	}
-	if ref.ConnectionID != "" {
-		doc.Metadata["connection_id"] = ref.ConnectionID
-	}
-	if rec.ConnectorKey != "" {
-		doc.Metadata["connector_key"] = rec.ConnectorKey
-	}
-	if rec.EmittedAt != "" {
-		doc.Metadata["emitted_at"] = rec.EmittedAt
+	for _, m := range [...]struct{ key, val string }{
+		{"connection_id", ref.ConnectionID}, {"connector_key", rec.ConnectorKey}, {"emitted_at", rec.EmittedAt},
+	} {
+		if m.val != "" {
+			doc.Metadata[m.key] = m.val
+		}
 	}
 	if rec.RecordJSONBytes > 0 {
 		doc.Metadata["record_json_bytes"] = rec.RecordJSONBytes

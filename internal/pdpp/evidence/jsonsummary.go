@@ -60,8 +60,8 @@ func summarizeJSON(raw []byte, limit int) jsonSummary {
 		return describeHuge(raw, sum)
 	}
 	if fits {
-		c := compactor{limit: limit}
-		out, err := c.compact(make([]byte, 0, min(len(raw), limit+1)), raw)
+		c := compactor{limit: limit, raw: raw[:len(raw):len(raw)]}
+		out, err := c.value(make([]byte, 0, min(len(raw), limit+1)), c.raw)
 		if err == nil {
 			sum.compact, sum.complete = out, !c.stopped
 			return sum
@@ -282,12 +282,6 @@ func (c *compactor) full(dst []byte) bool {
 // is its length).
 func (c *compactor) offset(sub []byte) int32 {
 	return int32(cap(c.raw) - cap(sub))
-}
-
-// compact appends raw, the whole value, to dst.
-func (c *compactor) compact(dst, raw []byte) ([]byte, error) {
-	c.raw = raw[:len(raw):len(raw)]
-	return c.value(dst, c.raw)
 }
 
 // value appends the value raw (a slice of c.raw, white space around

@@ -148,8 +148,7 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		args := map[string]any{}
 		maps.Copy(args, nextArgs)
 		args["cursor"] = v.NextCursor
-		c := Continuation{Tool: ToolQuery, Arguments: args}
-		v.NextPage = &c
+		v.NextPage = &Continuation{Tool: ToolQuery, Arguments: args}
 	}
 	b.WriteString(v.summary())
 	if v.NextPage != nil {

@@ -173,8 +173,7 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if v.NextCursor != "" {
 		args := req.Args()
 		args["cursor"] = v.NextCursor
-		c := Continuation{Tool: ToolSearch, Arguments: args}
-		v.NextPage = &c
+		v.NextPage = &Continuation{Tool: ToolSearch, Arguments: args}
 	}
 	v.req, v.meta = req, page.Meta
 	return v, nil

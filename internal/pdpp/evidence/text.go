@@ -52,11 +52,7 @@ func ShowValue(s string) string {
 	if plainValue(s) {
 		return s
 	}
-	b, err := MarshalNoEscape(s)
-	if err != nil {
-		return strconv.Quote(s)
-	}
-	return string(b)
+	return string(appendString(nil, s))
 }
 
 // plainValue reports whether ShowValue shows s as it is.
