@@ -46,8 +46,7 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		l.start = int(dec.InputOffset())
 	}
 	err := readItems(dec, &l.items, "records page", "records", MaxPageItems)
-	var item *itemError
-	if errors.As(err, &item) {
+	if item, ok := errors.AsType[*itemError](err); ok {
 		return &pageError{fmt.Errorf("item %d of the records page is not a record: %w", item.i+1, item.err)}
 	}
 	if err != nil {

@@ -131,8 +131,7 @@ func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string, max 
 		}
 		var item T
 		if err := json.UnmarshalDecode(dec, &item); err != nil {
-			var syntax *jsontext.SyntacticError
-			if errors.As(err, &syntax) {
+			if _, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 				return err
 			}
 			return &itemError{i, err}
