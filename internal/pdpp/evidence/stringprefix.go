@@ -117,11 +117,10 @@ func summarizeString(q []byte, max int) stringSummary {
 	var pre []byte   // the decoded prefix, up to max characters
 	var head []byte  // the first 100 decoded bytes, for the data: URI check
 	alphabet := true // every decoded byte is in the base64-like alphabet
-	// add takes a run of decoded, valid UTF-8 text, escaped when it was
-	// one escape in the JSON text.
-	add := func(run []byte, escaped bool) bool {
+	// add takes a run of decoded, valid UTF-8 text.
+	add := func(run []byte) bool {
 		for _, c := range run {
-			if c < ' ' && !escaped {
+			if c < ' ' {
 				return false // a raw control byte: not JSON, left to decodeString
 			}
 			if alphabet && !base64Like(c) {
@@ -152,7 +151,7 @@ func summarizeString(q []byte, max int) stringSummary {
 		}
 		if next > 0 {
 			run := inner[r : r+next]
-			if bytes.IndexByte(run, '"') >= 0 || !add(run, false) {
+			if bytes.IndexByte(run, '"') >= 0 || !add(run) {
 				return whole()
 			}
 			r += next
@@ -188,7 +187,20 @@ func summarizeString(q []byte, max int) stringSummary {
 			return whole()
 		}
 		r += 2
-		add(buf[:utf8.EncodeRune(buf[:], dec)], true)
+		enc := buf[:utf8.EncodeRune(buf[:], dec)]
+		for _, c := range enc {
+			if alphabet && !base64Like(c) {
+				alphabet = false
+			}
+		}
+		if len(head) < 100 {
+			head = append(head, enc[:min(len(enc), 100-len(head))]...)
+		}
+		if sum.chars < max {
+			pre = append(pre, enc...)
+		}
+		sum.chars++
+		sum.bytes += len(enc)
 	}
 	sum.cut = sum.chars > max
 	sum.prefix = string(pre)
