@@ -64,39 +64,24 @@ func eachMember(raw []byte, fn func(key string, val []byte) error) error {
 // compares names needs no string for each (a stranger's object of 100,000
 // members cost a string each).
 func eachRawMember(raw []byte, fn func(q, val []byte) error) error {
-	return walk(raw, '{', fn)
-}
-
-// walk calls fn with every member (kind '{') or element ('[', q nil) of
-// the JSON object or array raw, in order, each a slice of raw, as
-// eachRawMember and eachElement take them. The walk is bounded by the
-// size of raw.
-func walk(raw []byte, kind jsontext.Kind, fn func(q, val []byte) error) error {
 	w := newWalk(raw)
 	defer w.done()
 	dec := &w.dec
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != kind {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return errNotJSON
 	}
-	// read reads the next value as a slice of raw.
-	read := func() ([]byte, error) {
-		val, err := dec.ReadValue()
-		end := int(dec.InputOffset())
-		return raw[end-len(val) : end], err
-	}
-	for dec.PeekKind() != kind+2 { // '}' and ']' follow '{' and '[' by two
-		var q []byte
-		if kind == '{' {
-			var err error
-			if q, err = read(); err != nil { // the name, as a string value
-				return err
-			}
-		}
-		val, err := read()
+	for dec.PeekKind() != '}' {
+		q, err := dec.ReadValue() // the name, as a string value
 		if err != nil {
 			return err
 		}
-		if err := fn(q, val); err != nil {
+		qend := int(dec.InputOffset())
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if err := fn(raw[qend-len(q):qend], raw[end-len(val):end]); err != nil {
 			return err
 		}
 	}
@@ -117,7 +102,24 @@ func memberName(q []byte) string {
 // each a slice of raw; an error of fn ends the walk and is returned. The
 // walk is bounded by the size of raw.
 func eachElement(raw []byte, fn func(val []byte) error) error {
-	return walk(raw, '[', func(_, val []byte) error { return fn(val) })
+	w := newWalk(raw)
+	defer w.done()
+	dec := &w.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return errNotJSON
+	}
+	for dec.PeekKind() != ']' {
+		val, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		end := int(dec.InputOffset())
+		if err := fn(raw[end-len(val) : end]); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 // validJSON reports whether raw is one JSON value (white space around it
