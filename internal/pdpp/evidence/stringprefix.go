@@ -89,6 +89,12 @@ func summarizeText(s string, max int) stringSummary {
 	return sum
 }
 
+// summarizeWhole is summarizeString by decoding the whole value q.
+func summarizeWhole(q []byte, max int) stringSummary {
+	s, _ := decodeString(q)
+	return summarizeText(s, max)
+}
+
 // summarizeString reads the JSON string q (quotes included, from a body
 // already checked as JSON) as decodeString would decode it, but keeps only
 // its first max characters: a long value is walked once and never held
@@ -102,16 +108,12 @@ func summarizeText(s string, max int) stringSummary {
 // escape) falls back to decoding the whole value. The walk is bounded by
 // len(q).
 func summarizeString(q []byte, max int) stringSummary {
-	whole := func() stringSummary {
-		s, _ := decodeString(q)
-		return summarizeText(s, max)
-	}
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || len(q) <= 4*max+2 {
-		return whole() // short enough to decode whole
+		return summarizeWhole(q, max) // short enough to decode whole
 	}
 	inner := q[1 : len(q)-1]
 	if !utf8.Valid(inner) {
-		return whole()
+		return summarizeWhole(q, max)
 	}
 	var sum stringSummary
 	var pre []byte   // the decoded prefix, up to max characters
@@ -152,22 +154,33 @@ func summarizeString(q []byte, max int) stringSummary {
 		if next > 0 {
 			run := inner[r : r+next]
 			if bytes.IndexByte(run, '"') >= 0 || !add(run) {
-				return whole()
+				return summarizeWhole(q, max)
 			}
 			r += next
 			continue
 		}
 		// An escape at r.
 		if r+1 >= len(inner) {
-			return whole()
+			return summarizeWhole(q, max)
 		}
-		dec := shortEscapes[inner[r+1]]
-		switch {
-		case dec != 0:
-		case inner[r+1] == 'u':
+		var dec rune
+		switch inner[r+1] {
+		case '"', '\\', '/':
+			dec = rune(inner[r+1])
+		case 'b':
+			dec = '\b'
+		case 'f':
+			dec = '\f'
+		case 'n':
+			dec = '\n'
+		case 'r':
+			dec = '\r'
+		case 't':
+			dec = '\t'
+		case 'u':
 			rr := hex4(inner[r+2:])
 			if rr < 0 {
-				return whole()
+				return summarizeWhole(q, max)
 			}
 			r += 4 // past the hex digits; the 2 of the escape are added below
 			if utf16.IsSurrogate(rr) {
@@ -184,7 +197,7 @@ func summarizeString(q []byte, max int) stringSummary {
 			}
 			dec = rr
 		default:
-			return whole()
+			return summarizeWhole(q, max)
 		}
 		r += 2
 		enc := buf[:utf8.EncodeRune(buf[:], dec)]
@@ -212,10 +225,6 @@ func summarizeString(q []byte, max int) stringSummary {
 	}
 	return sum
 }
-
-// shortEscapes are the characters of JSON's two-byte escapes, by the byte
-// after the backslash (0: not one).
-var shortEscapes = [256]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // base64Like reports whether c is in the alphabet IsBinaryLike accepts.
 func base64Like(c byte) bool {
