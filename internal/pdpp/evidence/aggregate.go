@@ -16,15 +16,9 @@ var aggregateGroups = json.JoinUnmarshalers(rawInPlace, objectItems[rsclient.Agg
 // RenderAggregate renders an aggregation as a short text: the number, or a
 // bounded list of buckets with other_count.
 func RenderAggregate(body []byte) (string, error) {
-	if err := requireObject(body, "aggregate"); err != nil {
-		return "", err
-	}
 	var a rsclient.Aggregation
-	if err := decodeRS(body, &a, aggregateGroups); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return "", perr
-		}
-		return "", fmt.Errorf("aggregate response is not an aggregation: %w", err)
+	if err := decodeBody(body, "aggregate", "an aggregation", &a, aggregateGroups); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	what := string(a.Metric)

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -53,15 +54,9 @@ func compactValue(id, field string, raw json.RawMessage, maxChars int, cache fie
 		}
 		switch s := cache.text(field, raw, maxChars); {
 		case s.binaryLike:
-			return mustMarshal(Preview{
-				Truncated: true, Kind: "binary", Chars: s.chars, Bytes: s.bytes,
-				MediaType: s.mediaType, Next: ReadFieldCall(id, field, 0, 0, ""),
-			}), true
+			return mustMarshal(s.preview(ReadFieldCall(id, field, 0, 0, ""))), true
 		case s.cut:
-			return mustMarshal(Preview{
-				Truncated: true, Kind: "text", Preview: s.prefix, Chars: s.chars,
-				Next: ReadFieldCall(id, field, maxChars, 0, ""),
-			}), true
+			return mustMarshal(s.preview(ReadFieldCall(id, field, maxChars, 0, ""))), true
 		}
 		return raw, false
 	case '{', '[':
@@ -95,11 +90,16 @@ func jsonPreview(raw []byte, maxChars int, next Continuation) json.RawMessage {
 // base64 alphabet) keeps only its size and media type, never a piece of
 // the encoding; other text keeps its first maxChars characters.
 func StringPreview(s string, maxChars int, next Continuation) Preview {
-	if IsBinaryLike(s) {
-		return Preview{Truncated: true, Kind: "binary", Chars: CountChars(s), Bytes: len(s), MediaType: dataURIMediaType(s), Next: next}
+	return summarizeText(s, maxChars).preview(next)
+}
+
+// preview is the Preview of the string s summarizes, whose whole value
+// next shows.
+func (s stringSummary) preview(next Continuation) Preview {
+	if s.binaryLike {
+		return Preview{Truncated: true, Kind: "binary", Chars: s.chars, Bytes: s.bytes, MediaType: s.mediaType, Next: next}
 	}
-	shown, _ := Cut(s, maxChars)
-	return Preview{Truncated: true, Kind: "text", Preview: shown, Chars: CountChars(s), Next: next}
+	return Preview{Truncated: true, Kind: "text", Preview: s.prefix, Chars: s.chars, Next: next}
 }
 
 // looksBinaryRaw is a cheap pre-check on an encoded string: a data: URI or
@@ -174,13 +174,6 @@ func joinArray(items [][]byte) []byte {
 		out = append(out, it...)
 	}
 	return append(out, ']')
-}
-
-func boolJSON(b bool) []byte {
-	if b {
-		return []byte("true")
-	}
-	return []byte("false")
 }
 
 // requireObject refuses an RS body that is not a JSON object: `null`, an
@@ -344,21 +337,14 @@ func CapText(s string, max int) string {
 // recordRef is the identity of a listed record, with the stream and
 // connection of the request filling in what the RS leaves out.
 func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
-	ref := handles.RecordRef{ConnectionID: rec.ConnectionID, Stream: rec.Stream, RecordID: rec.ID}
-	if ref.Stream == "" {
-		ref.Stream = stream
-	}
-	if ref.ConnectionID == "" {
-		ref.ConnectionID = connectionID
-	}
-	return ref
+	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionID, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.ID}
 }
 
-// envelopeMembers returns the members of the records page body (decoded
-// by RenderList) other than data, in order, each kept as it is or, when
+// envelopeMembers writes the members of the records page body (decoded
+// by RenderList) other than data to w, in order, each as it is or, when
 // over InlineJSONBytes, as a Preview naming full; cut counts the previews.
 // The walk is bounded by the size of body.
-func envelopeMembers(body []byte, full Continuation) (members []member, cut int, err error) {
+func envelopeMembers(w *objectWriter, body []byte, full Continuation) (cut int, err error) {
 	err = eachMember(body, func(key string, val []byte) error {
 		if key == "data" {
 			return nil
@@ -367,10 +353,10 @@ func envelopeMembers(body []byte, full Continuation) (members []member, cut int,
 			val = jsonPreview(val, FieldValueChars, full)
 			cut++
 		}
-		members = append(members, member{key, val})
+		w.member(key, val)
 		return nil
 	})
-	return members, cut, err
+	return cut, err
 }
 
 // SmallMembers returns the leading members of the JSON object raw whose

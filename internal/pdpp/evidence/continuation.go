@@ -84,25 +84,37 @@ func compareArgs(a, b string) int {
 }
 
 // appendOrderedJSON appends m as one JSON object, members in compareArgs
-// order, values as appendJSON writes them (without HTML escaping). Plain
-// names are written directly, others through encoding/json.
+// order, values as appendJSON writes them (without HTML escaping), names
+// as encoding/json writes them.
 func appendOrderedJSON(b []byte, m map[string]any) []byte {
-	var room [8]string // a call's arguments, without a heap slice
+	return appendArgs(b, m, compareArgs, true)
+}
+
+// appendArgs appends a call's arguments m as one JSON object, names in
+// cmp's order, each value as appendJSON writes it. A name is written as
+// appendString writes it or, with html, as encoding/json writes it (HTML
+// escaped). A call has a handful of arguments, sorted in a fixed-size
+// array (a longer list grows it).
+func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool) []byte {
+	var room [8]string
 	keys := room[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, compareArgs)
+	slices.SortFunc(keys, cmp)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if plainJSONString(k) {
+		switch {
+		case plainJSONString(k): // written as itself, either way
 			b = append(append(append(b, '"'), k...), '"')
-		} else {
+		case html:
 			kb, _ := json.Marshal(k)
 			b = append(b, kb...)
+		default:
+			b = appendString(b, k)
 		}
 		b = append(b, ':')
 		b = appendJSON(b, m[k])
@@ -167,14 +179,10 @@ func ReadFieldCall(id, field string, offset, limit int, q string) Continuation {
 
 // firstMark returns the text of the first <mark>…</mark> in s, if any.
 func firstMark(s string) string {
-	i := strings.Index(s, markOpen)
-	if i < 0 {
+	_, rest, open := strings.Cut(s, markOpen)
+	mark, _, closed := strings.Cut(rest, markClose)
+	if !open || !closed {
 		return ""
 	}
-	rest := s[i+len(markOpen):]
-	j := strings.Index(rest, markClose)
-	if j < 0 {
-		return ""
-	}
-	return strings.TrimSpace(rest[:j])
+	return strings.TrimSpace(mark)
 }

@@ -1,10 +1,11 @@
 package evidence
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,11 +40,7 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 	var e ErrorBody
 	_ = json.Unmarshal(errObj, &e)
 	var b strings.Builder
-	code := e.Code
-	if code == "" {
-		code = e.Type
-	}
-	fmt.Fprintf(&b, "error %s: %s", code, Clip(oneLine(e.Message), 600))
+	fmt.Fprintf(&b, "error %s: %s", cmp.Or(e.Code, e.Type), Clip(oneLine(e.Message), 600))
 	if e.Param != "" {
 		fmt.Fprintf(&b, " (param %s)", e.Param)
 	}
@@ -63,9 +60,7 @@ func ErrorText(errObj json.RawMessage, tool string, args map[string]any) string 
 		}
 		if tool != "" && e.AvailableConnections[0].ConnectionId != "" {
 			retry := map[string]any{}
-			for k, v := range args {
-				retry[k] = v
-			}
+			maps.Copy(retry, args)
 			retry["connection_id"] = e.AvailableConnections[0].ConnectionId
 			fmt.Fprintf(&b, "retry with one of them, e.g. %s\n", Continuation{Tool: tool, Arguments: retry}.Call())
 		}
@@ -139,7 +134,9 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 			return nil
 		})
 	}
-	var w errorWriter
+	var w objectWriter
+	// closed is the object's size on the wire once closed (see WireLen).
+	closed := func() int { return max(2, WireLen(w.buf.Bytes())+1) }
 	kept := 0
 	for _, k := range []string{"type", "code"} {
 		if v, ok := small[k]; ok {
@@ -150,7 +147,7 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	w.member("truncated", json.RawMessage("true"))
 	w.member("error_bytes", json.RawMessage(strconv.Itoa(len(obj))))
 	add := func(key string, val []byte) {
-		if kept < ErrorMembers && w.fits(key, val, room) {
+		if kept < ErrorMembers && closed()+memberBytes(key, val) <= room {
 			w.member(key, val)
 			kept++
 		}
@@ -168,8 +165,8 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	}
 	if n := len(e.AvailableConnections); n > 0 && kept < ErrorMembers {
 		total := json.RawMessage(strconv.Itoa(n))
-		members := memberBytes("available_connections_total", total) + memberBytes("available_connections", nil)
-		var list objectList
+		used := closed() + memberBytes("available_connections_total", total) + memberBytes("available_connections", nil) + 2
+		var list [][]byte
 		// At most n iterations; stops at the first connection that does
 		// not fit.
 		for _, c := range e.AvailableConnections {
@@ -178,12 +175,14 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 				item["display_name"] = Clip(c.DisplayName, 200)
 			}
 			enc := mustMarshal(item)
-			if !w.fitsWith(room, members+list.sizeWith(enc)) {
+			size := WireLen(enc) + min(len(list), 1) // and its comma
+			if used+size > room {
 				break
 			}
-			list.add(enc)
+			list = append(list, enc)
+			used += size
 		}
-		w.member("available_connections", list.bytes())
+		w.member("available_connections", joinArray(list))
 		w.member("available_connections_total", total)
 		kept++
 	}
@@ -196,80 +195,18 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 // moreMembersThan reports whether the JSON object obj has more than n
 // members; it stops counting at n+1.
 func moreMembersThan(obj []byte, n int) bool {
-	if !validJSON(obj) {
+	if !validJSON(obj) || firstByte(obj) != '{' {
 		return false
 	}
-	count := 0
-	_ = eachMember(obj, func(string, []byte) error {
-		count++
-		if count > n {
-			return errStop
-		}
-		return nil
-	})
-	return count > n
+	_, more := countItems(obj, n)
+	return more
 }
 
 // errStop ends a walk early.
 var errStop = errors.New("stop")
 
-// errorWriter writes a cut error object, keeping its encoded size.
-type errorWriter struct {
-	w    objectWriter
-	size int // bytes written, closing brace included
-}
-
-func (e *errorWriter) member(key string, val []byte) {
-	e.size += memberBytes(key, val)
-	e.w.member(key, val)
-}
-
-// fits reports whether one more member keeps the object within room.
-func (e *errorWriter) fits(key string, val []byte, room int) bool {
-	return e.fitsWith(room, memberBytes(key, val))
-}
-
-// fitsWith reports whether n more bytes keep the object within room.
-func (e *errorWriter) fitsWith(room, n int) bool { return e.closed()+n <= room }
-
-// closed is the object's size once closed.
-func (e *errorWriter) closed() int { return max(2, e.size+1) }
-
-func (e *errorWriter) bytes() []byte { return e.w.bytes() }
-
 // memberBytes is what one member adds to an object on the wire: its
 // separator ({ or ,), key, colon and value (see WireLen).
 func memberBytes(key string, val []byte) int {
 	return 1 + JSONStringLen(key) + 1 + WireLen(val)
-}
-
-// objectList is a JSON array of encoded items.
-type objectList struct {
-	buf  bytes.Buffer
-	n    int
-	size int // bytes on the wire of the items and commas
-}
-
-func (l *objectList) add(item []byte) {
-	if l.n > 0 {
-		l.buf.WriteByte(',')
-		l.size++
-	}
-	l.buf.Write(item)
-	l.size += WireLen(item)
-	l.n++
-}
-
-// sizeWith is the array's size on the wire (see WireLen), closed, once
-// item is added.
-func (l *objectList) sizeWith(item []byte) int {
-	n := l.size + WireLen(item) + 2
-	if l.n > 0 {
-		n++
-	}
-	return n
-}
-
-func (l *objectList) bytes() []byte {
-	return append(append([]byte{'['}, l.buf.Bytes()...), ']')
 }

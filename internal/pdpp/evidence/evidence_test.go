@@ -110,7 +110,7 @@ func TestSearchWithoutProvenWindow(t *testing.T) {
 
 func TestWindowFromRealSample(t *testing.T) {
 	body := sample(t, "field-window-q-match.json")
-	v, err := RenderWindow(body, handles.RecordRef{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"}, 0, func(off, lim int) string {
+	v, err := RenderWindowFrom(body, handles.RecordRef{ConnectionID: "cin_x", Stream: "transcripts", RecordID: "tr-5"}, 0, 0, func(off, lim int) string {
 		return fmt.Sprintf("c-%d-%d", off, lim)
 	})
 	if err != nil {
@@ -136,7 +136,7 @@ func TestWindowFromRealSample(t *testing.T) {
 
 func TestShortFieldComplete(t *testing.T) {
 	body := sample(t, "field-window-short-field-complete.json")
-	v, err := RenderWindow(body, handles.RecordRef{Stream: "videos", RecordID: "vid-5"}, 0, nil)
+	v, err := RenderWindowFrom(body, handles.RecordRef{Stream: "videos", RecordID: "vid-5"}, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,11 +349,11 @@ func TestRolesAreDeclaredOnly(t *testing.T) {
 	schema := []byte(`{"connectors":[{"streams":[
 		{"name":"notes","field_capabilities":{"title":"t=string,role=primary-title,eq","body":"t=string,lex","heading":{"role":"secondary"}}},
 		{"name":"other","field_capabilities":{"title":"t=string,eq"}}]}]}`)
-	roles := RolesFor(schema, "notes")
+	roles := AllRoles(schema)["notes"]
 	if roles["title"] != "primary-title" || roles["heading"] != "secondary" || roles["body"] != "" {
 		t.Fatalf("roles %v", roles)
 	}
-	if got := RolesFor(schema, "other"); len(got) != 0 {
+	if got := AllRoles(schema)["other"]; len(got) != 0 {
 		t.Fatalf("a field named title without a declared role must not get one: %v", got)
 	}
 	rec := []byte(`{"id":"n1","stream":"notes","connection_id":"c","data":{"body":"b","title":"Shopping list"}}`)
@@ -394,7 +394,7 @@ func TestWindowPaging(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := RenderWindow(tc.body, handles.RecordRef{Stream: "s", RecordID: "r"}, tc.limit, nil)
+			v, err := RenderWindowFrom(tc.body, handles.RecordRef{Stream: "s", RecordID: "r"}, 0, tc.limit, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,8 +2,10 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -42,15 +44,9 @@ const documentOverhead = 512
 // continuation in metadata.fields. (Detail "full" adds the RS record
 // verbatim beside this document rather than a longer text.)
 func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int) (Document, error) {
-	if err := requireObject(body, "record"); err != nil {
-		return Document{}, err
-	}
-	rec, err := DecodeRecord(body)
+	rec, err := decodeDocument(body)
 	if err != nil {
 		return Document{}, err
-	}
-	if rec.ID == "" && len(rec.Data) == 0 {
-		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	chars := StructuredTextChars
 	// Every pass reads each field's one summary (walked at the first
@@ -60,7 +56,7 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 	// most 12 passes, and never below FieldValueChars.
 	for pass := 0; pass < 12 && budget > 0; pass++ {
 		doc.textBytes = JSONStringLen(doc.Text)
-		size := documentSize(doc)
+		size := JSONStringLen(doc.Rendered) + DocumentStructuredBytes(doc)
 		if size <= budget || chars <= FieldValueChars {
 			break
 		}
@@ -76,15 +72,9 @@ func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase strin
 // so no value is paid for twice. Nothing is cut: metadata names no cut
 // field and truncated is false.
 func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string, roles Roles) (Document, error) {
-	if err := requireObject(body, "record"); err != nil {
-		return Document{}, err
-	}
-	rec, err := DecodeRecord(body)
+	rec, err := decodeDocument(body)
 	if err != nil {
 		return Document{}, err
-	}
-	if rec.ID == "" && len(rec.Data) == 0 {
-		return Document{}, fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars)
 	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data)+rec.MoreFields)
@@ -93,16 +83,24 @@ func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string,
 	return doc, nil
 }
 
-// documentSize estimates, from above, the serialized fetch result of doc.
-func documentSize(doc Document) int {
-	return JSONStringLen(doc.Rendered) + DocumentStructuredBytes(doc)
+// decodeDocument decodes the RS record body fetch renders, refusing one
+// that names no record.
+func decodeDocument(body []byte) (Record, error) {
+	if err := requireObject(body, "record"); err != nil {
+		return Record{}, err
+	}
+	rec, err := DecodeRecord(body)
+	if err == nil && rec.ID == "" && len(rec.Data) == 0 {
+		err = fmt.Errorf("record response names no record: it has neither id nor data")
+	}
+	return rec, err
 }
 
 // DocumentStructuredBytes estimates, from above, doc encoded as
 // structuredContent: its strings as JSON encodes them, its metadata, and
 // documentOverhead for keys, flags and the full-detail call.
 func DocumentStructuredBytes(doc Document) int {
-	meta := htmlEscapedLen(mustMarshal(doc.Metadata))
+	meta := WireLen(mustMarshal(doc.Metadata))
 	text := doc.textBytes
 	if text == 0 {
 		text = JSONStringLen(doc.Text)
@@ -115,31 +113,12 @@ func DocumentStructuredBytes(doc Document) int {
 	return n
 }
 
-// htmlEscapedLen is the length of the JSON text b once encoding/json has
-// escaped its <, > and & as \u003c, \u003e and \u0026 (six bytes each), as
-// the MCP library's encoding of every reply does.
-func htmlEscapedLen(b []byte) int {
-	n := len(b)
-	for _, c := range b {
-		if c == '<' || c == '>' || c == '&' {
-			n += 5
-		}
-	}
-	return n
-}
-
 // renderDocument renders rec with each field's structured text cut at
 // fieldChars; the record keeps the summaries of its fields across calls.
 func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
-	if rec.ConnectionID != "" {
-		ref.ConnectionID = rec.ConnectionID
-	}
-	if rec.ID != "" {
-		ref.RecordID = rec.ID
-	}
-	if rec.Stream != "" {
-		ref.Stream = rec.Stream
-	}
+	ref.ConnectionID = cmp.Or(rec.ConnectionID, ref.ConnectionID)
+	ref.RecordID = cmp.Or(rec.ID, ref.RecordID)
+	ref.Stream = cmp.Or(rec.Stream, ref.Stream)
 	id := ref.ID()
 	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
 	if tf := roles.titleField(); tf != "" {
@@ -191,14 +170,12 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		"stream":    ref.Stream,
 		"record_id": ref.RecordID,
 	}
-	if ref.ConnectionID != "" {
-		doc.Metadata["connection_id"] = ref.ConnectionID
-	}
-	if rec.ConnectorKey != "" {
-		doc.Metadata["connector_key"] = rec.ConnectorKey
-	}
-	if rec.EmittedAt != "" {
-		doc.Metadata["emitted_at"] = rec.EmittedAt
+	for _, m := range [...]struct{ key, val string }{
+		{"connection_id", ref.ConnectionID}, {"connector_key", rec.ConnectorKey}, {"emitted_at", rec.EmittedAt},
+	} {
+		if m.val != "" {
+			doc.Metadata[m.key] = m.val
+		}
 	}
 	if rec.RecordJSONBytes > 0 {
 		doc.Metadata["record_json_bytes"] = rec.RecordJSONBytes
@@ -230,13 +207,8 @@ func orderByRole(names []string, roles Roles) []string {
 		}
 		return 2
 	}
-	out := append([]string(nil), names...)
-	// stable insertion sort on rank
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && rank(out[j]) < rank(out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
 	return out
 }
 

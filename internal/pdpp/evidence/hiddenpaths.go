@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -46,10 +47,8 @@ var PointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 // decoder's stack and, for an object, the current member name as it stands
 // in the JSON text (quoted; decoded only for a path listed).
 type frame struct {
-	obj   bool
 	level int
 	key   []byte
-	idx   int // the current element's index, set when a path is made
 }
 
 // Find walks the valid JSON text b, whose value stands at the pointer
@@ -75,12 +74,11 @@ func (h *HiddenReport) Find(b []byte, prefix string) {
 		case 0:
 			return // the end, or not JSON
 		case '{', '[':
-			c := dec.PeekKind()
 			if _, err := dec.ReadToken(); err != nil {
 				return
 			}
 			if len(stack) < MaxHiddenDepth {
-				stack = append(stack, frame{obj: c == '{', level: depth + 1})
+				stack = append(stack, frame{level: depth + 1})
 			}
 		case '}', ']':
 			if _, err := dec.ReadToken(); err != nil {
@@ -105,13 +103,7 @@ func (h *HiddenReport) Find(b []byte, prefix string) {
 			if unseen.HasJSON(q) {
 				h.Count++
 				if len(h.Paths) < MaxHiddenPaths {
-					for i := range stack {
-						if !stack[i].obj {
-							_, l := dec.StackIndex(stack[i].level)
-							stack[i].idx = int(l) - 1
-						}
-					}
-					h.Paths = append(h.Paths, pointer(prefix, stack, deeper))
+					h.Paths = append(h.Paths, pointer(dec, prefix, stack, deeper))
 				}
 			}
 		default:
@@ -122,10 +114,10 @@ func (h *HiddenReport) Find(b []byte, prefix string) {
 	}
 }
 
-// pointer is the JSON Pointer of the current value of the walk: prefix,
-// then each frame's member name or index ("/…" when the value lies
+// pointer is the JSON Pointer of the current value of the walk of dec:
+// prefix, then each frame's member name or index ("/…" when the value lies
 // deeper than the frames kept), cut at MaxHiddenPathBytes.
-func pointer(prefix string, stack []frame, deeper bool) string {
+func pointer(dec *jsontext.Decoder, prefix string, stack []frame, deeper bool) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for _, f := range stack {
@@ -133,8 +125,8 @@ func pointer(prefix string, stack []frame, deeper bool) string {
 			break
 		}
 		b.WriteByte('/')
-		if !f.obj {
-			b.WriteString(strconv.Itoa(f.idx))
+		if kind, n := dec.StackIndex(f.level); kind == '[' {
+			b.WriteString(strconv.Itoa(int(n) - 1))
 			continue
 		}
 		key, err := decodeString(f.key)

@@ -24,8 +24,9 @@ func TestIDOnlyItem(t *testing.T) {
 		{"multi-byte characters shortened", handle + strings.Repeat("é", 3000), 2000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			card, entry, idEntry := idOnlyItem(7, tc.id, tc.room)
-			if cost := idOnlyCost(card, entry, idEntry); cost > tc.room {
+			it := idOnlyItem(7, tc.id, tc.room)
+			card, entry, idEntry := it.card, it.entry, it.identity
+			if cost := it.cost(); cost > tc.room {
 				t.Errorf("costs %d bytes, room %d", cost, tc.room)
 			}
 			var e struct {

@@ -59,19 +59,17 @@ func summarizeJSON(raw []byte, limit int) jsonSummary {
 	if depthSum > MaxMeanDepth*len(raw) {
 		return describeHuge(raw, sum)
 	}
-	if !fits {
-		// encoding/json refuses a number past float64's range: the value
-		// is shown as it stands.
-		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
-		return sum
+	if fits {
+		c := compactor{limit: limit, raw: raw[:len(raw):len(raw)]}
+		out, err := c.value(make([]byte, 0, min(len(raw), limit+1)), c.raw)
+		if err == nil {
+			sum.compact, sum.complete = out, !c.stopped
+			return sum
+		}
 	}
-	c := compactor{limit: limit}
-	out, err := c.compact(make([]byte, 0, min(len(raw), limit+1)), raw)
-	if err != nil {
-		sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
-		return sum
-	}
-	sum.compact, sum.complete = out, !c.stopped
+	// encoding/json refuses a number past float64's range: the value is
+	// shown as it stands, as one that does not re-encode.
+	sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
 	return sum
 }
 
@@ -97,14 +95,14 @@ func (s jsonSummary) describe(kind string) string {
 	if !s.huge {
 		return kind
 	}
-	noun := "elements"
+	noun, more := "elements", ""
 	if kind == "object" {
 		noun = "members"
 	}
 	if s.countCapped {
-		return kind + ", more than " + strconv.Itoa(s.count) + " " + noun
+		more = "more than "
 	}
-	return kind + ", " + strconv.Itoa(s.count) + " " + noun
+	return kind + ", " + more + strconv.Itoa(s.count) + " " + noun
 }
 
 // preview is the compact form cut to n characters, with an ellipsis when
@@ -284,12 +282,6 @@ func (c *compactor) full(dst []byte) bool {
 // is its length).
 func (c *compactor) offset(sub []byte) int32 {
 	return int32(cap(c.raw) - cap(sub))
-}
-
-// compact appends raw, the whole value, to dst.
-func (c *compactor) compact(dst, raw []byte) ([]byte, error) {
-	c.raw = raw[:len(raw):len(raw)]
-	return c.value(dst, c.raw)
 }
 
 // value appends the value raw (a slice of c.raw, white space around

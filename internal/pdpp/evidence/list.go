@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -45,8 +46,7 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		l.start = int(dec.InputOffset())
 	}
 	err := readItems(dec, &l.items, "records page", "records", MaxPageItems)
-	var item *itemError
-	if errors.As(err, &item) {
+	if item, ok := errors.AsType[*itemError](err); ok {
 		return &pageError{fmt.Errorf("item %d of the records page is not a record: %w", item.i+1, item.err)}
 	}
 	if err != nil {
@@ -103,24 +103,13 @@ type ListView struct {
 	meta                 *rsclient.ResponseMeta
 }
 
-type member struct {
-	key string
-	val []byte
-}
-
 // RenderList renders an RS records list. nextArgs are the caller's arguments
 // minus the cursor; the next page call is those plus next_cursor. Its text
 // is the one of detail "full"; CompactStep renders a compact step.
 func RenderList(body []byte, stream, connectionID string, nextArgs map[string]any) (ListView, error) {
-	if err := requireObject(body, "records"); err != nil {
-		return ListView{}, err
-	}
 	var page recordPage
-	if err := decodeRS(body, &page, nil); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return ListView{}, perr
-		}
-		return ListView{}, fmt.Errorf("records response is not a list: %w", err)
+	if err := decodeBody(body, "records", "a list", &page, nil); err != nil {
+		return ListView{}, err
 	}
 	if page.Data.items == nil {
 		return ListView{}, fmt.Errorf("records response has no data list")
@@ -156,12 +145,9 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 	}
 	if v.NextCursor != "" {
 		args := map[string]any{}
-		for k, val := range nextArgs {
-			args[k] = val
-		}
+		maps.Copy(args, nextArgs)
 		args["cursor"] = v.NextCursor
-		c := Continuation{Tool: ToolQuery, Arguments: args}
-		v.NextPage = &c
+		v.NextPage = &Continuation{Tool: ToolQuery, Arguments: args}
 	}
 	b.WriteString(v.summary())
 	if v.NextPage != nil {
@@ -210,23 +196,10 @@ type Truncation struct {
 	Full      *Continuation `json:"full,omitempty"`
 }
 
-// listItem is one record encoded for a compact step: its card in
-// content[] text, its compact form in data and its entry in records[].
-type listItem struct {
-	card, record, id []byte
-	cut              int
-}
-
-// itemCost is what one record shown in a step adds to the reply: its card
-// in content[], its compact form in data and its id in records[].
-func itemCost(it listItem) int {
-	return textCost(string(it.card)) + WireLen(it.record) + WireLen(it.id) + 2
-}
-
 // oversizedRecord is a record whose compact form does not fit a step even
 // alone: its card and its entry in data say so and name fetch, which reads
 // it (with fields to narrow); fields counts its values, all of them cut.
-func oversizedRecord(n int, id string, fields int) listItem {
+func oversizedRecord(n int, id string, fields int) stepItem {
 	call := FetchCall(id)
 	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, TextID(id), fields, noun(fields, "field", "fields"), call.Call())
 	rec := mustMarshal(struct {
@@ -235,7 +208,7 @@ func oversizedRecord(n int, id string, fields int) listItem {
 		Fields    int          `json:"fields"`
 		Next      Continuation `json:"next"`
 	}{id, true, fields, call})
-	return listItem{card: []byte(card), record: rec, id: appendIDEntry(nil, id), cut: fields}
+	return stepItem{card: []byte(card), entry: rec, identity: appendIDEntry(nil, id), cut: fields}
 }
 
 // CompactStep builds query_records' compact reply, content[] text and
@@ -247,122 +220,66 @@ func oversizedRecord(n int, id string, fields int) listItem {
 func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.RawMessage, Truncation, error) {
 	total := len(v.Records)
 	pos := min(st.Pos, total)
-	tr := Truncation{Total: total}
 	env := v.envelope
 	if env == nil {
 		env = body
 	}
-	members, membersCut, err := envelopeMembers(env, st.Full)
-	if err != nil {
-		return "", nil, tr, err
-	}
-	// Each record is compacted once, on first use; the loops below are
-	// bounded by the page length.
-	items := make([]listItem, total-pos)
-	built := make([]bool, total-pos)
-	var itemErr error
-	// alone is the room one record may take in a step, set once the
-	// step's fixed part is known: a record over it is shown by id only;
-	// room is all the step has for its items (the first one shown may
-	// take it all).
-	alone, room := 0, 0
-	item := func(i int) listItem {
-		if !built[i] {
-			e := v.Records[pos+i]
-			rec := v.recs[pos+i]
-			var card string
-			if pos+i < len(v.cards) {
-				card = v.cards[pos+i] // the same record at the same place
-			} else {
-				card = recordCard(pos+i+1, e.ID, rec)
-			}
-			// After the card: the compact form reads the summaries it kept.
-			compact, _, cut, previewed, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
-			if err != nil && itemErr == nil {
-				itemErr = err
-			}
-			items[i] = listItem{card: []byte(card), record: compact, id: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
-			if rec.MoreFields > 0 || (alone > 0 && itemCost(items[i]) > alone) {
-				// Too large for a step even on its own (many long fields):
-				// shown by id with its fetch call, so the walk still moves
-				// on by one item and the step keeps its budget.
-				items[i] = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
-				if itemCost(items[i]) > room {
-					// An id so long that even that does not fit.
-					card, entry, id := idOnlyItem(pos+i+1, e.ID, room)
-					items[i] = listItem{card: card, record: entry, id: id, cut: len(rec.Data) + rec.MoreFields}
-				}
-			}
-			built[i] = true
-		}
-		return items[i]
-	}
 	var envelope objectWriter
-	for _, m := range members {
-		envelope.member(m.key, m.val)
+	membersCut, err := envelopeMembers(&envelope, env, st.Full)
+	if err != nil {
+		return "", nil, Truncation{Total: total}, err
+	}
+	var itemErr error
+	// Each record is compacted once, on first use (pageStep.fit): one
+	// over alone is shown by id only.
+	build := func(i, alone, room int) stepItem {
+		e, rec := v.Records[pos+i], v.recs[pos+i]
+		var card string
+		if pos+i < len(v.cards) {
+			card = v.cards[pos+i] // the same record at the same place
+		} else {
+			card = recordCard(pos+i+1, e.ID, rec)
+		}
+		// After the card: the compact form reads the summaries it kept.
+		compact, _, cut, previewed, err := compactRecord(v.raws[pos+i], rec, v.stream, v.connectionID, FieldValueChars)
+		if err != nil && itemErr == nil {
+			itemErr = err
+		}
+		it := stepItem{card: []byte(card), entry: compact, identity: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
+		if rec.MoreFields > 0 || it.cost() > alone {
+			// Too large for a step even on its own (many long fields):
+			// shown by id with its fetch call, so the walk still moves
+			// on by one item and the step keeps its budget.
+			it = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
+			if it.cost() > room {
+				// An id so long that even that does not fit.
+				it = idOnlyItem(pos+i+1, e.ID, room)
+				it.cut = len(rec.Data) + rec.MoreFields
+			}
+		}
+		return it
 	}
 	summary := v.summary()
 	fullJSON := st.Full.encoded()
-	var nextPage []byte
+	base := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`) +
+		StepBase("records", "records[]", st, total) + JSONStringLen(v.NextCursor)
 	if v.NextPage != nil {
-		nextPage = v.NextPage.encoded()
+		// next once the page is shown to its end, and the text line
+		// that names it.
+		base += WireLen(v.NextPage.encoded()) + textCost("next page: "+v.NextPage.Call())
 	}
-	base := func() int {
-		n := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`)
-		var resume Continuation
-		if st.Resume != nil && total-pos > 1 {
-			resume, _ = st.Resume(pos + 1)
-		}
-		n += textCost(stepLines("records", "records[]", st, 1, total, total-pos, &resume, 1, fullBytesWidth)) + resumeSlack
-		n += WireLen(resume.encoded()) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
-		if v.NextPage != nil {
-			// next once the page is shown to its end, and the text line
-			// that names it.
-			n += WireLen(nextPage) + textCost("next page: "+v.NextPage.Call())
-		}
-		return n
-	}()
-	ids := idEntryCosts(total-pos, func(i int) string { return v.Records[pos+i].ID })
-	alone, room = max(1, budget-base-budget/idsShare), budget-base
-	k, listed := fitItems(budget, base, ids, func(i int) int { return itemCost(item(i)) })
+	p := pageStep{st: st, pos: pos, total: total, id: func(i int) string { return v.Records[pos+i].ID }, what: "records", where: "records[]", nextPage: v.NextPage}
+	items, listed := p.fit(budget, base, idEntryCosts(total-pos, p.id), build)
 	if itemErr != nil {
-		return "", nil, tr, itemErr
+		return "", nil, Truncation{Total: total}, itemErr
 	}
-	tr.Shown = k
-	tr.ValuesCut = membersCut
-	for i := 0; i < k; i++ {
-		tr.ValuesCut += items[i].cut
-	}
-	next := st.next(pos+k, total, v.NextPage)
-	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
-
-	var text strings.Builder
-	records := make([][]byte, 0, k)
-	entries := make([][]byte, 0, k+listed)
-	for i := 0; i < k; i++ {
-		text.Write(items[i].card)
-		records = append(records, items[i].record)
-		entries = append(entries, items[i].id)
-	}
-	for i := k; i < k+listed; i++ {
-		entries = append(entries, appendIDEntry(nil, v.Records[pos+i].ID))
-	}
-	text.WriteString(summary)
-	fullBytes := 0
-	if tr.Truncated {
-		fullBytes = st.fullBytes()
-	}
-	text.WriteString(stepLines("records", "records[]", st, k, total, listed, next, tr.ValuesCut, fullBytes))
-	if pos+k == total && v.NextPage != nil {
-		fmt.Fprintf(&text, "next page: %s\n", v.NextPage.Call())
-	}
-
-	envelope.member("data", joinArray(records))
+	text, records, entries, next, tr, fullBytes := p.lay(items, listed, "", summary, membersCut)
+	envelope.member("data", records)
 	var w objectWriter
 	w.member("data", envelope.bytes())
-	w.member("records", joinArray(entries))
+	w.member("records", entries)
 	writePageStep(&w, v.HasMore, v.NextCursor, next, st, &tr, fullJSON, fullBytes)
-	return text.String(), w.bytes(), tr, nil
+	return text, w.bytes(), tr, nil
 }
 
 // FullBytes estimates the serialized reply of the same page at detail

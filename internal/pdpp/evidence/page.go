@@ -1,10 +1,14 @@
 package evidence
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
 // A compact reply of a list is one step along its RS page. It keeps the
@@ -42,29 +46,8 @@ type Step struct {
 	FullBytes func() int
 }
 
-// next is the continuation of a step whose items end at index end of a
-// page of total items: the call that resumes the page there while items
-// remain (nil when none can be made), else nextPage, the RS's next page
-// (nil at the end).
-func (st Step) next(end, total int, nextPage *Continuation) *Continuation {
-	if end >= total {
-		return nextPage
-	}
-	if st.Resume != nil {
-		if c, ok := st.Resume(end); ok {
-			return &c
-		}
-	}
-	return nil
-}
-
 // list is st.List, "page" when not set.
-func (st Step) list() string {
-	if st.List == "" {
-		return "page"
-	}
-	return st.List
-}
+func (st Step) list() string { return cmp.Or(st.List, "page") }
 
 // fullBytes asks st.FullBytes, 0 when it is not set.
 func (st Step) fullBytes() int {
@@ -87,7 +70,7 @@ const resumeSlack = 16
 // items with previews; the ids left out are reached by next.
 const idsShare = 2
 
-// fitItems returns how many items a compact reply shows whole, and how
+// FitItems returns how many items a compact reply shows whole, and how
 // many ids of the items after those it lists. shown(i) is what item i adds
 // when shown whole with its preview (content[] and structured output),
 // ids[i] what it adds as an id alone; base is everything else. The result
@@ -99,7 +82,7 @@ const idsShare = 2
 // shown is asked lazily, in order, and not past the first item that does
 // not fit, so a caller may build each item only when asked. The loop runs
 // at most len(ids) times, each with a binary search over the prefix sums.
-func fitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
+func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
 	n := len(ids)
 	if n == 0 {
 		return 0, 0
@@ -171,15 +154,9 @@ func stepLines(what, where string, st Step, shown, total, idsListed int, next *C
 	return b.String()
 }
 
-// The pieces of a compact step, for a list rendered outside this package
-// (the event subscriptions): the same fit, lines and report as search and
-// query_records use.
-
-// FitItems is fitItems: how many items a step shows whole within budget,
-// and how many ids of the items after them it lists.
-func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
-	return fitItems(budget, base, ids, shown)
-}
+// The pieces of a compact step below serve a list rendered outside this
+// package (the event subscriptions) too: the same fit, lines and report as
+// search and query_records use.
 
 // StepLines is stepLines with the size of the full reply asked of st when
 // the lines name it.
@@ -230,4 +207,129 @@ func StepReport(st Step, tr *Truncation) json.RawMessage {
 	}
 	writeStep(&w, st, *tr, st.Full.encoded(), fb)
 	return w.bytes()
+}
+
+// stepItem is one item encoded for a compact step: its card in content[]
+// text, its entry in the items shown (results[], or data's records) and
+// its identity entry (content_ladder.records[], or records[]); cut counts
+// the values it cut.
+type stepItem struct {
+	card, entry, identity []byte
+	cut                   int
+}
+
+// cost is what the item adds to a step.
+func (it stepItem) cost() int {
+	return textCost(string(it.card)) + WireLen(it.entry) + WireLen(it.identity) + 2
+}
+
+// pageStep is a compact step over the items of an RS page from pos (of
+// total), as search and query_records take it: id is the id of item
+// pos+i, what and where name the items and their id list as stepLines
+// does, nextPage is the RS's next page.
+type pageStep struct {
+	st          Step
+	pos, total  int
+	id          func(i int) string
+	what, where string
+	nextPage    *Continuation
+}
+
+// fit returns the items a step shows within budget beside base (see
+// FitItems), and how many ids it lists after them. build(i, alone, room)
+// encodes item pos+i, on first use: alone is the room one item may take
+// beside the ids of the others, room all the step has for its items.
+// Each item is built at most once; the loop is bounded by the page.
+func (p pageStep) fit(budget, base int, ids []int, build func(i, alone, room int) stepItem) ([]stepItem, int) {
+	items := make([]stepItem, len(ids))
+	built := make([]bool, len(ids))
+	alone, room := max(1, budget-base-budget/idsShare), budget-base
+	k, listed := FitItems(budget, base, ids, func(i int) int {
+		if !built[i] {
+			items[i], built[i] = build(i, alone, room), true
+		}
+		return items[i].cost()
+	})
+	return items[:k], listed
+}
+
+// lay lays a fitted step out: its content[] text (head, the cards shown,
+// summary, the step's lines and, once the page is shown to its end, its
+// next page), the entries and identity entries as JSON arrays, next, the
+// step's report (cut counts values cut besides the items') and the size
+// of the full reply, asked when the step is truncated.
+func (p pageStep) lay(items []stepItem, listed int, head, summary string, cut int) (text string, entries, identities []byte, next *Continuation, tr Truncation, fullBytes int) {
+	k := len(items)
+	tr = Truncation{Total: p.total, Shown: k, ValuesCut: cut}
+	var b strings.Builder
+	b.WriteString(head)
+	shown := make([][]byte, 0, k)
+	ids := make([][]byte, 0, k+listed)
+	for _, it := range items {
+		tr.ValuesCut += it.cut
+		b.Write(it.card)
+		shown = append(shown, it.entry)
+		ids = append(ids, it.identity)
+	}
+	for i := k; i < k+listed; i++ {
+		ids = append(ids, appendIDEntry(nil, p.id(i)))
+	}
+	next = StepNext(p.st, k, p.total, p.nextPage)
+	tr.Truncated = p.pos+k < p.total || tr.ValuesCut > 0 || p.st.Restarted
+	b.WriteString(summary)
+	if tr.Truncated {
+		fullBytes = p.st.fullBytes()
+	}
+	b.WriteString(stepLines(p.what, p.where, p.st, k, p.total, listed, next, tr.ValuesCut, fullBytes))
+	if p.pos+k == p.total && p.nextPage != nil {
+		fmt.Fprintf(&b, "next page: %s\n", p.nextPage.Call())
+	}
+	return b.String(), joinArray(shown), joinArray(ids), next, tr, fullBytes
+}
+
+// An item of a compact step whose id is so long that even its id with a
+// fetch call does not fit beside the step's other parts is shown by id
+// alone: the id written once in its card, once in its shown entry and once
+// in the identity list, so the step still moves on by one item and walking
+// next still visits it in its place. An id too long for even that within
+// the room the step has left is shortened, saying so and how long it is.
+
+// idOnlyItem is item n (counted from 1) shown by its id alone within room
+// bytes: its card in content[] text, its shown entry and its identity
+// entry, each as a step writes it.
+func idOnlyItem(n int, id string, room int) stepItem {
+	build := func(shown string) stepItem {
+		note := "too large to show beside this reply's other parts; read it with fetch and this id, narrowing with fields"
+		if !takesBack(id) {
+			note = "too large to show beside this reply's other parts; its id is not one fetch takes"
+		}
+		e := idOnlyEntry{ID: shown, Truncated: true}
+		if shown != id {
+			note = fmt.Sprintf("id of %d bytes, shortened to fit the reply", len(id))
+			e.IDBytes = len(id)
+		}
+		card := "[" + strconv.Itoa(n) + "] id=" + shown + "\n    (" + note + ")\n"
+		return stepItem{card: []byte(card), entry: appendJSON(nil, e), identity: appendIDEntry(nil, shown)}
+	}
+	if it := build(id); it.cost() <= room {
+		return it
+	}
+	// Each of the three places gets a third of what the parts leave; the
+	// shortened id ends with an ellipsis.
+	per := (room-build("").cost())/3 - len(Ellipsis) - 24
+	return build(cutEncoded(id, max(per, 0)) + Ellipsis)
+}
+
+// idOnlyEntry is the shown entry of an item shown by its id alone, with
+// the length of the id when it is shortened.
+type idOnlyEntry struct {
+	ID        string `json:"id"`
+	Truncated bool   `json:"truncated"`
+	IDBytes   int    `json:"id_bytes,omitzero"`
+}
+
+// takesBack reports whether id is one fetch takes back.
+func takesBack(id string) bool {
+	_, err := handles.ParseID(id)
+	return err == nil
 }

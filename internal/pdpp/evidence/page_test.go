@@ -24,7 +24,7 @@ func TestFitItems(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
-			k, listed := fitItems(tc.budget, tc.base, tc.ids, func(i int) int {
+			k, listed := FitItems(tc.budget, tc.base, tc.ids, func(i int) int {
 				if i != asked {
 					t.Fatalf("asked item %d after %d items", i, asked)
 				}
@@ -32,7 +32,7 @@ func TestFitItems(t *testing.T) {
 				return tc.shown[i]
 			})
 			if k != tc.wantK || listed != tc.wantIDs {
-				t.Errorf("fitItems = %d shown, %d ids; want %d, %d", k, listed, tc.wantK, tc.wantIDs)
+				t.Errorf("FitItems = %d shown, %d ids; want %d, %d", k, listed, tc.wantK, tc.wantIDs)
 			}
 			if asked > tc.wantAskedAtMost {
 				t.Errorf("asked %d items, want at most %d", asked, tc.wantAskedAtMost)

@@ -3,7 +3,6 @@ package evidence
 import (
 	"bytes"
 	"errors"
-	"io"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -125,16 +124,7 @@ func eachElement(raw []byte, fn func(val []byte) error) error {
 
 // validJSON reports whether raw is one JSON value (white space around it
 // allowed), as json.Valid does.
-func validJSON(raw []byte) bool {
-	w := newWalk(raw)
-	defer w.done()
-	dec := &w.dec
-	if err := dec.SkipValue(); err != nil {
-		return false
-	}
-	_, err := dec.ReadToken()
-	return err == io.EOF
-}
+func validJSON(raw []byte) bool { return jsontext.Value(raw).IsValid(walkOptions) }
 
 // firstByte is the first byte of raw past white space, 0 when there is none.
 func firstByte(raw []byte) byte {

@@ -41,7 +41,7 @@ func BenchmarkRenderRSBodies(b *testing.B) {
 			}
 		}},
 		{"read_record_field", "field-window-q-match.json", func(b *testing.B, body []byte) {
-			if _, err := RenderWindow(body, ref, 0, nil); err != nil {
+			if _, err := RenderWindowFrom(body, ref, 0, 0, nil); err != nil {
 				b.Fatal(err)
 			}
 		}},

@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -58,35 +57,20 @@ func appendJSON(b []byte, v any) []byte {
 }
 
 // appendTo appends c as MarshalNoEscape writes it: the tool, then the
-// arguments by name in byte order, each value as appendJSON writes it.
-// json v2 writes the same bytes from the struct alone (its map in
-// Deterministic order), at 15 allocations for a call of four arguments
-// where this takes one, and more than twice the CPU (reflection's values
-// for the map's keys and values and for each interface): every hit of a
-// search and every window writes one or more. A call has a handful of arguments,
-// sorted in a fixed-size array (a longer list grows it).
+// arguments by name in byte order (appendArgs). json v2 writes the same
+// bytes from the struct alone (its map in Deterministic order), at 15
+// allocations for a call of four arguments where this takes one, and more
+// than twice the CPU (reflection's values for the map's keys and values
+// and for each interface): every hit of a search and every window writes
+// one or more.
 func (c *Continuation) appendTo(b []byte) []byte {
 	b = append(b, `{"tool":`...)
 	b = appendString(b, c.Tool)
 	if c.Arguments == nil {
 		return append(b, `,"arguments":null}`...)
 	}
-	var store [8]string
-	keys := store[:0]
-	for k := range c.Arguments {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, `,"arguments":{`...)
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = appendJSON(b, c.Arguments[k])
-	}
-	return append(b, "}}"...)
+	b = append(b, `,"arguments":`...)
+	return append(appendArgs(b, c.Arguments, strings.Compare, false), '}')
 }
 
 // appendString appends s as MarshalNoEscape writes it. jsontext.AppendQuote

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -61,20 +62,27 @@ var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.
 	return err
 })
 
+// decodeBody refuses an RS body that is not a JSON object (requireObject,
+// naming it by what) and decodes it with decodeRS: an error of a page's
+// item list as it is, any other as the body not being the shape expected.
+func decodeBody(body []byte, what, shape string, v any, bound *json.Unmarshalers) error {
+	if err := requireObject(body, what); err != nil {
+		return err
+	}
+	if err := decodeRS(body, v, bound); err != nil {
+		if pe, ok := errors.AsType[*pageError](err); ok {
+			return pe.err
+		}
+		return fmt.Errorf("%s response is not %s: %w", what, shape, err)
+	}
+	return nil
+}
+
 // pageError is an error of a page's item list found while it is decoded:
 // it is returned as it is, not as a decoding error.
 type pageError struct{ err error }
 
 func (e *pageError) Error() string { return e.err.Error() }
-
-// asPageError returns the pageError in err's chain, or nil.
-func asPageError(err error) error {
-	var pe *pageError
-	if errors.As(err, &pe) {
-		return pe.err
-	}
-	return nil
-}
 
 // listItems returns the unmarshaler of a page's item list ([]T, the data
 // member of a records or search page): objectItems bounded at
@@ -123,8 +131,7 @@ func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string, max 
 		}
 		var item T
 		if err := json.UnmarshalDecode(dec, &item); err != nil {
-			var syntax *jsontext.SyntacticError
-			if errors.As(err, &syntax) {
+			if _, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 				return err
 			}
 			return &itemError{i, err}
@@ -147,19 +154,29 @@ func (e *itemError) Unwrap() error { return e.err }
 
 // kindName names a JSON kind as the errors about RS items write it.
 func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	case '0':
-		return "a number"
+	return cmp.Or(kindNames[k], "empty")
+}
+
+var kindNames = map[jsontext.Kind]string{
+	'{': "an object", '[': "an array", '"': "a string", 'n': "null", 't': "a boolean", 'f': "a boolean", '0': "a number",
+}
+
+// An RS list (records, search hits, event subscriptions) is an array of
+// objects. An item that is anything else (null, a number, a string, an
+// array) is not rendered as an empty or nameless item, nor skipped: the
+// whole page is refused as a bad answer, whichever tool reads it.
+
+// NotAnObject is the error of item i (from 0) of an RS list, named by what,
+// whose JSON kind is kind ("null", "number", …).
+func NotAnObject(what string, i int, kind string) error {
+	return fmt.Errorf("item %d of the %s is %s, not a JSON object: every item of an RS list must be one", i+1, what, kind)
+}
+
+// ItemNotObject returns the error of item i (from 0) of an RS list named by
+// what when its encoding raw is not a JSON object, nil when it is.
+func ItemNotObject(what string, i int, raw []byte) error {
+	if firstByte(raw) == '{' {
+		return nil
 	}
-	return "empty"
+	return NotAnObject(what, i, kindName(jsontext.Value(raw).Kind()))
 }

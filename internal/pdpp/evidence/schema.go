@@ -2,7 +2,10 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,18 +74,12 @@ var schemaLists = json.JoinUnmarshalers(rawInPlace,
 // RenderSchema renders a schema document (compact or full) as a bounded map of
 // connectors, connections, streams, fields and expand relations.
 func RenderSchema(body []byte) (string, error) {
-	if err := requireObject(body, "schema"); err != nil {
-		return "", err
-	}
 	if err := checkSchemaItems(body); err != nil {
 		return "", err
 	}
 	var doc rsclient.SchemaDocument
-	if err := decodeRS(body, &doc, schemaLists); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return "", perr
-		}
-		return "", fmt.Errorf("schema response is not a schema document: %w", err)
+	if err := decodeBody(body, "schema", "a schema document", &doc, schemaLists); err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	streams := 0
@@ -97,11 +94,7 @@ func RenderSchema(body []byte) (string, error) {
 	shown := 0
 	var firstStream, firstConn string
 	for _, c := range doc.Connectors {
-		name := c.ConnectorId
-		if name == "" {
-			name = c.ConnectorKey
-		}
-		fmt.Fprintf(&b, "connector %s", name)
+		fmt.Fprintf(&b, "connector %s", cmp.Or(c.ConnectorId, c.ConnectorKey))
 		if len(c.GrantedConnections) > 0 {
 			b.WriteString("; connections:")
 			for _, g := range c.GrantedConnections {
@@ -180,11 +173,7 @@ func isFullSchema(doc *rsclient.SchemaDocument) bool {
 }
 
 func fieldSummary(caps rsclient.FieldCapabilities) string {
-	names := make([]string, 0, len(caps))
-	for n := range caps {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(caps))
 	parts := make([]string, 0, len(names))
 	for i, n := range names {
 		if i == schemaFieldsShown {
@@ -253,18 +242,9 @@ func expandSummary(caps []rsclient.ExpandCapability) string {
 		if c.Relation != nil {
 			relation = *c.Relation
 		}
-		names = append(names, firstNonEmpty(c.Name, relation, "?"))
+		names = append(names, cmp.Or(c.Name, relation, "?"))
 	}
 	return strings.Join(names, ", ")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // ExpandCapabilities returns the expand_capabilities the schema document lists
@@ -287,14 +267,9 @@ func ExpandCapabilities(body []byte, stream string) ([]rsclient.ExpandCapability
 	return caps, found
 }
 
-// RolesFor returns the display roles the schema document declares for the
-// fields of stream (field_capabilities.<field>.role). Nothing is inferred.
-func RolesFor(body []byte, stream string) Roles {
-	return AllRoles(body)[stream]
-}
-
-// AllRoles returns the declared display roles of every stream in a schema
-// document; streams without declared roles are absent.
+// AllRoles returns the display roles a schema document declares for the
+// fields of every stream (field_capabilities.<field>.role); streams without
+// declared roles are absent. Nothing is inferred.
 func AllRoles(body []byte) map[string]Roles {
 	var doc rsclient.SchemaDocument
 	if checkSchemaItems(body) != nil || decodeRS(body, &doc, nil) != nil {

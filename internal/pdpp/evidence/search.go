@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -68,14 +69,6 @@ func (req SearchRequest) Args() map[string]any {
 	return args
 }
 
-// ProvenEvidence is a bounded, proven match preview for one hit.
-type ProvenEvidence struct {
-	FieldPath  string `json:"field_path"`
-	Preview    string `json:"preview"`
-	Complete   bool   `json:"complete"`
-	Provenance string `json:"provenance,omitempty"`
-}
-
 // SearchResult is one hit as the model sees it in structured output.
 type SearchResult struct {
 	ID            string   `json:"id"`
@@ -87,11 +80,11 @@ type SearchResult struct {
 	ConnectorID   string   `json:"connector_id,omitempty"`
 	ConnectorKey  string   `json:"connector_key,omitempty"`
 	MatchedFields []string `json:"matched_fields,omitempty"`
-	// The proven match preview, as scalars so every client can read it.
-	EvidenceField    string          `json:"evidence_field,omitempty"`
-	EvidencePreview  string          `json:"evidence_preview,omitempty"`
-	EvidenceComplete *bool           `json:"evidence_complete,omitempty"`
-	Evidence         *ProvenEvidence `json:"-"`
+	// The bounded, proven match preview, as scalars so every client can
+	// read it; EvidenceComplete is set exactly when the hit has one.
+	EvidenceField    string `json:"evidence_field,omitempty"`
+	EvidencePreview  string `json:"evidence_preview,omitempty"`
+	EvidenceComplete *bool  `json:"evidence_complete,omitempty"`
 	// snippet is the text's line for the RS's own snippet of a hit
 	// without a proven window, labelled as not proven ("" when it has
 	// none).
@@ -158,15 +151,9 @@ func (v SearchView) Structured() map[string]any {
 // RenderSearch turns an RS search body into evidence-first text and structured
 // results. providerBase is the RS base URL used to make absolute record URLs.
 func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchView, error) {
-	if err := requireObject(body, "search"); err != nil {
-		return SearchView{}, err
-	}
 	var page rsclient.SearchResultList
-	if err := decodeRS(body, &page, searchHits); err != nil {
-		if perr := asPageError(err); perr != nil {
-			return SearchView{}, perr
-		}
-		return SearchView{}, fmt.Errorf("search response is not a search list: %w", err)
+	if err := decodeBody(body, "search", "a search list", &page, searchHits); err != nil {
+		return SearchView{}, err
 	}
 	if page.Data == nil {
 		return SearchView{}, fmt.Errorf("search response has no data list")
@@ -186,8 +173,7 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 	if v.NextCursor != "" {
 		args := req.Args()
 		args["cursor"] = v.NextCursor
-		c := Continuation{Tool: ToolSearch, Arguments: args}
-		v.NextPage = &c
+		v.NextPage = &Continuation{Tool: ToolSearch, Arguments: args}
 	}
 	v.req, v.meta = req, page.Meta
 	return v, nil
@@ -211,9 +197,7 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	ref := handles.RecordRef{ConnectionID: connID, Stream: hit.Stream, RecordID: hit.RecordKey}
 	if uri := hit.RecordUri; uri != "" {
 		if parsed, err := handles.ParseRecordURI(uri); err == nil {
-			if parsed.ConnectionID == "" {
-				parsed.ConnectionID = connID
-			}
+			parsed.ConnectionID = cmp.Or(parsed.ConnectionID, connID)
 			ref = parsed
 		}
 	}
@@ -233,13 +217,7 @@ func resultFor(hit *rsclient.SearchResult, providerBase string) SearchResult {
 	}
 	if ex := provenExcerpt(hit); ex != nil {
 		preview, cut := CenterOnMark(ex.PreviewText, PreviewChars)
-		r.Evidence = &ProvenEvidence{
-			FieldPath:  ex.FieldPath,
-			Preview:    preview,
-			Complete:   !ex.Truncated && !cut,
-			Provenance: ex.Provenance,
-		}
-		complete := r.Evidence.Complete
+		complete := !ex.Truncated && !cut
 		r.EvidenceField, r.EvidencePreview, r.EvidenceComplete = ex.FieldPath, preview, &complete
 		r.Next = ReadFieldCall(id, ex.FieldPath, 0, 0, firstMark(ex.PreviewText))
 	} else {
@@ -317,10 +295,7 @@ func searchText(v SearchView, inStructured int) string {
 func searchSummary(v SearchView) string {
 	req := v.req
 	var b strings.Builder
-	mode := req.Mode
-	if mode == "" {
-		mode = "lexical"
-	}
+	mode := cmp.Or(req.Mode, "lexical")
 	fmt.Fprintf(&b, "search %q (%s): %d %s on this page", req.Q, mode, len(v.Results), noun(len(v.Results), "hit", "hits"))
 	writeTotalAndWarnings(&b, v.meta)
 	if len(v.Results) == 0 && v.NextPage == nil {
@@ -340,12 +315,12 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 	b.WriteString("] id=")
 	b.WriteString(TextID(r.ID))
 	b.WriteByte('\n')
-	if r.Evidence != nil {
+	if r.EvidenceComplete != nil {
 		state := "excerpt; field continues"
-		if r.Evidence.Complete {
+		if *r.EvidenceComplete {
 			state = "whole field"
 		}
-		for _, s := range [...]string{"    evidence ", r.Evidence.FieldPath, " (", state, "): ", r.Evidence.Preview, "\n    read: ", r.call(), "\n"} {
+		for _, s := range [...]string{"    evidence ", r.EvidenceField, " (", state, "): ", r.EvidencePreview, "\n    read: ", r.call(), "\n"} {
 			b.WriteString(s)
 		}
 	} else {
@@ -405,10 +380,7 @@ func snippetLine(sn *rsclient.SearchSnippet) string {
 		return ""
 	}
 	text, _ := CenterOnMark(sn.Text, snippetChars)
-	field := Clip(oneLine(sn.Field), handles.MaxFieldPathBytes)
-	if field == "" {
-		field = "a field"
-	}
+	field := cmp.Or(Clip(oneLine(sn.Field), handles.MaxFieldPathBytes), "a field")
 	return fmt.Sprintf("RS snippet of %s (not a proven window): %s", field, text)
 }
 
@@ -434,40 +406,23 @@ type previewedEntry struct {
 // once the page does not fit with the previews as the RS gave them.
 const CompactPreviewChars = 200
 
-// searchItem is one hit encoded for a compact step: its card in content[]
-// text, its results[] entry and its content_ladder entries.
-type searchItem struct {
-	card, result, ladder, id []byte
-	cut                      bool
-}
-
-// encodeHit encodes hit r for a compact step; with shorten, its evidence
-// preview is cut to CompactPreviewChars in the card and in results[].
-func encodeHit(r SearchResult, n int, shorten bool) searchItem {
-	var it searchItem
+// encodeHit encodes hit r for a compact step: its card, its results[]
+// entry and its content_ladder entry; with shorten, its evidence preview
+// is cut to CompactPreviewChars in the card and in results[].
+func encodeHit(r SearchResult, n int, shorten bool) stepItem {
+	var it stepItem
 	if shorten && r.EvidencePreview != "" {
 		if shorter, c := CenterOnMark(r.EvidencePreview, CompactPreviewChars); c {
 			complete := false
-			r.EvidencePreview, r.EvidenceComplete, it.cut = shorter, &complete, true
-			if r.Evidence != nil {
-				ev := *r.Evidence
-				ev.Preview, ev.Complete = shorter, false
-				r.Evidence = &ev
-			}
+			r.EvidencePreview, r.EvidenceComplete, it.cut = shorter, &complete, 1
 		}
 	}
 	var b strings.Builder
 	writeCard(&b, n, r)
 	it.card = []byte(b.String())
-	it.result = r.appendJSON(make([]byte, 0, 512))
-	it.ladder = appendCompactLadder(nil, r.ID)
-	it.id = appendIDEntry(nil, r.ID)
+	it.entry = r.appendJSON(make([]byte, 0, 512))
+	it.identity = appendCompactLadder(nil, r.ID)
 	return it
-}
-
-// hitCost is what hit it adds to a compact step.
-func hitCost(it searchItem) int {
-	return textCost(string(it.card)) + WireLen(it.result) + WireLen(it.ladder) + 2
 }
 
 // CompactStep builds search's compact reply, content[] text and
@@ -480,123 +435,71 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	total := len(v.Results)
 	pos := min(st.Pos, total)
 	rest := v.Results[pos:]
-	tr := Truncation{Total: total}
-	// Each hit is encoded once per form, on first use; the loops below are
-	// bounded by the page length.
-	items := make([]searchItem, len(rest))
-	built := make([]bool, len(rest))
-	shorten := false
-	// alone is the room one hit may take in a step beside the ids of the
-	// others, set once the step's fixed part is known: a hit over it has
-	// its preview shortened, and one over room, all the step has for its
-	// hits, even so (a very long id) is shown by id alone.
-	alone, room := 0, 0
-	item := func(i int) searchItem {
-		if !built[i] {
+	// A hit over alone has its preview shortened, and one over room even
+	// so (a very long id) is shown by id alone.
+	build := func(shorten bool) func(i, alone, room int) stepItem {
+		return func(i, alone, room int) stepItem {
 			it := encodeHit(rest[i], pos+i+1, shorten)
-			if alone > 0 && hitCost(it) > alone {
+			if it.cost() > alone {
 				if !shorten {
 					it = encodeHit(rest[i], pos+i+1, true)
 				}
-				if hitCost(it) > room {
-					card, entry, id := idOnlyItem(pos+i+1, rest[i].ID, room)
-					it = searchItem{card: card, result: entry, ladder: id, id: id, cut: true}
+				if it.cost() > room {
+					it = idOnlyItem(pos+i+1, rest[i].ID, room)
+					it.cut = 1
 				}
 			}
-			items[i], built[i] = it, true
+			return it
 		}
-		return items[i]
 	}
 	var nextPage []byte
 	if v.NextPage != nil {
 		nextPage = v.NextPage.encoded()
 	}
 	summary := searchSummary(*v)
-	fullJSON := st.Full.encoded()
 	// What a step costs besides its items: the summary, the lines that
-	// report the step, and the structured members around the lists, with
-	// the call that resumes one hit in as the estimate of next.
-	// The first hit's id is named for fetch when fetch takes it.
+	// report the step (StepBase), and the structured members around the
+	// lists. The first hit's id is named for fetch when fetch takes it.
 	firstFetch := len(rest) > 0 && takesBack(rest[0].ID)
-	base := func() int {
-		n := textCost(summary)
-		if firstFetch {
-			n += len("first_fetch_id=\n") + textCost(rest[0].ID)
-		}
-		var resume Continuation
-		if st.Resume != nil && len(rest) > 1 {
-			resume, _ = st.Resume(pos + 1)
-		}
-		n += textCost(stepLines("hits", "content_ladder.records[]", st, 1, total, len(rest), &resume, 1, fullBytesWidth)) + resumeSlack
-		n += WireLen(resume.encoded()) + WireLen(fullJSON) + JSONStringLen(v.NextCursor) + 320
-		if v.NextPage != nil {
-			// content_ladder.next_page, next once the page is shown to
-			// its end, and the text line that names it.
-			n += 2*WireLen(nextPage) + textCost("next page: "+v.NextPage.Call())
-		}
-		return n
-	}()
-	ids := idEntryCosts(len(rest), func(i int) string { return rest[i].ID })
-	alone, room = max(1, budget-base-budget/idsShare), budget-base
-	cost := func(i int) int { return hitCost(item(i)) }
-	k, listed := fitItems(budget, base, ids, cost)
-	if k < len(rest) {
+	base := textCost(summary) + StepBase("hits", "content_ladder.records[]", st, total) + JSONStringLen(v.NextCursor)
+	if firstFetch {
+		base += len("first_fetch_id=\n") + textCost(rest[0].ID)
+	}
+	if v.NextPage != nil {
+		// content_ladder.next_page, next once the page is shown to
+		// its end, and the text line that names it.
+		base += 2*WireLen(nextPage) + textCost("next page: "+v.NextPage.Call())
+	}
+	p := pageStep{st: st, pos: pos, total: total, id: func(i int) string { return rest[i].ID }, what: "hits", where: "content_ladder.records[]", nextPage: v.NextPage}
+	ids := idEntryCosts(len(rest), p.id)
+	items, listed := p.fit(budget, base, ids, build(false))
+	if len(items) < len(rest) {
 		// The rest of the page does not fit whole: previews shrink first.
-		shorten = true
-		clear(built)
-		k, listed = fitItems(budget, base, ids, cost)
+		items, listed = p.fit(budget, base, ids, build(true))
 	}
-	tr.Shown = k
-	for i := 0; i < k; i++ {
-		if items[i].cut {
-			tr.ValuesCut++
-		}
+	head := ""
+	if len(items) > 0 && firstFetch {
+		head = "first_fetch_id=" + TextID(rest[0].ID) + "\n"
 	}
-	next := st.next(pos+k, total, v.NextPage)
-	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
-
-	var text strings.Builder
-	if k > 0 && firstFetch {
-		fmt.Fprintf(&text, "first_fetch_id=%s\n", TextID(rest[0].ID))
-	}
-	results := make([][]byte, 0, k)
-	ladder := make([][]byte, 0, k+listed)
-	for i := 0; i < k; i++ {
-		text.Write(items[i].card)
-		results = append(results, items[i].result)
-		ladder = append(ladder, items[i].ladder)
-	}
-	for i := k; i < k+listed; i++ {
-		ladder = append(ladder, appendIDEntry(nil, rest[i].ID))
-	}
-	text.WriteString(summary)
-	fullBytes := 0
-	if tr.Truncated {
-		fullBytes = st.fullBytes()
-	}
-	text.WriteString(stepLines("hits", "content_ladder.records[]", st, k, total, listed, next, tr.ValuesCut, fullBytes))
-	if pos+k == total && v.NextPage != nil {
-		fmt.Fprintf(&text, "next page: %s\n", v.NextPage.Call())
-	}
-
+	text, results, ladder, next, tr, fullBytes := p.lay(items, listed, head, summary, 0)
 	var w, lw objectWriter
-	w.member("results", joinArray(results))
-	if nextPage != nil && pos+k < total {
+	w.member("results", results)
+	if nextPage != nil && pos+len(items) < total {
 		// Once the page is shown to its end, next is this call: it is
 		// not said twice.
 		lw.member("next_page", nextPage)
 	}
-	lw.member("records", joinArray(ladder))
+	lw.member("records", ladder)
 	w.member("content_ladder", lw.bytes())
-	writePageStep(&w, v.HasMore, v.NextCursor, next, st, &tr, fullJSON, fullBytes)
-	return text.String(), w.bytes(), tr
+	writePageStep(&w, v.HasMore, v.NextCursor, next, st, &tr, st.Full.encoded(), fullBytes)
+	return text, w.bytes(), tr
 }
 
 // writePageStep ends the structured output of a compact step over an RS
 // page: the page's has_more and next_cursor, next, and the step's report
 // (writeStep); a truncated step names its full call in tr.
 func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Continuation, st Step, tr *Truncation, fullJSON []byte, fullBytes int) {
-	w.member("has_more", boolJSON(hasMore))
+	w.member("has_more", strconv.AppendBool(nil, hasMore))
 	if nextCursor != "" {
 		w.member("next_cursor", appendString(nil, nextCursor))
 	}
@@ -615,7 +518,7 @@ func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Conti
 // out or cut, a restart, the values cut, and the full call with its size.
 func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullBytes int) {
 	w.member("detail", []byte(`"`+DetailCompact+`"`))
-	w.member("truncated", boolJSON(tr.Truncated))
+	w.member("truncated", strconv.AppendBool(nil, tr.Truncated))
 	w.member("items_shown", []byte(strconv.Itoa(tr.Shown)))
 	w.member("items_total", []byte(strconv.Itoa(tr.Total)))
 	if st.Pos > 0 {

@@ -78,6 +78,23 @@ type stringSummary struct {
 	mediaType  string // of a data: URI, as dataURIMediaType
 }
 
+// summarizeText is the summary of the decoded string s for its first max
+// characters.
+func summarizeText(s string, max int) stringSummary {
+	shown, cut := Cut(s, max)
+	sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
+	if sum.binaryLike {
+		sum.mediaType = dataURIMediaType(s)
+	}
+	return sum
+}
+
+// summarizeWhole is summarizeString by decoding the whole value q.
+func summarizeWhole(q []byte, max int) stringSummary {
+	s, _ := decodeString(q)
+	return summarizeText(s, max)
+}
+
 // summarizeString reads the JSON string q (quotes included, from a body
 // already checked as JSON) as decodeString would decode it, but keeps only
 // its first max characters: a long value is walked once and never held
@@ -91,21 +108,12 @@ type stringSummary struct {
 // escape) falls back to decoding the whole value. The walk is bounded by
 // len(q).
 func summarizeString(q []byte, max int) stringSummary {
-	whole := func() stringSummary {
-		s, _ := decodeString(q)
-		shown, cut := Cut(s, max)
-		sum := stringSummary{prefix: shown, cut: cut, chars: CountChars(s), bytes: len(s), binaryLike: IsBinaryLike(s)}
-		if sum.binaryLike {
-			sum.mediaType = dataURIMediaType(s)
-		}
-		return sum
-	}
 	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || len(q) <= 4*max+2 {
-		return whole() // short enough to decode whole
+		return summarizeWhole(q, max) // short enough to decode whole
 	}
 	inner := q[1 : len(q)-1]
 	if !utf8.Valid(inner) {
-		return whole()
+		return summarizeWhole(q, max)
 	}
 	var sum stringSummary
 	var pre []byte   // the decoded prefix, up to max characters
@@ -146,14 +154,14 @@ func summarizeString(q []byte, max int) stringSummary {
 		if next > 0 {
 			run := inner[r : r+next]
 			if bytes.IndexByte(run, '"') >= 0 || !add(run) {
-				return whole()
+				return summarizeWhole(q, max)
 			}
 			r += next
 			continue
 		}
 		// An escape at r.
 		if r+1 >= len(inner) {
-			return whole()
+			return summarizeWhole(q, max)
 		}
 		var dec rune
 		switch inner[r+1] {
@@ -172,7 +180,7 @@ func summarizeString(q []byte, max int) stringSummary {
 		case 'u':
 			rr := hex4(inner[r+2:])
 			if rr < 0 {
-				return whole()
+				return summarizeWhole(q, max)
 			}
 			r += 4 // past the hex digits; the 2 of the escape are added below
 			if utf16.IsSurrogate(rr) {
@@ -189,7 +197,7 @@ func summarizeString(q []byte, max int) stringSummary {
 			}
 			dec = rr
 		default:
-			return whole()
+			return summarizeWhole(q, max)
 		}
 		r += 2
 		enc := buf[:utf8.EncodeRune(buf[:], dec)]
@@ -226,4 +234,47 @@ func base64Like(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// The byte-parallel tests below serve JSONStringLen, which weighs every
+// text of a reply against its budget as encoding/json (HTML-escaped, as
+// the MCP library encodes content[] text) writes it, and plainString,
+// which finds the strings of an RS body that read as themselves. json v2
+// measures nothing: jsontext.AppendQuote and an Encoder write the string
+// (a copy the size of each text per weighing), and neither writes
+// encoding/json's bytes for invalid UTF-8 (U+FFFD itself, three bytes,
+// where encoding/json writes the six of \ufffd), which a text may hold.
+// FuzzJSONStringLen holds JSONStringLen to encoding/json.
+
+// ones and tops are the byte-parallel constants: every byte 0x01, and
+// every byte's top bit; eight bytes packed in a word are tested at once.
+const (
+	ones = 0x0101010101010101
+	tops = 0x8080808080808080
+)
+
+// zeroBytes marks, in their top bits, the zero bytes of v: nonzero exactly
+// when v has one.
+func zeroBytes(v uint64) uint64 { return (v - ones) &^ v & tops }
+
+// bytesBelow marks, in their top bits, the bytes of x below n (n at most
+// 0x80): nonzero exactly when x has one.
+func bytesBelow(x uint64, n byte) uint64 { return (x - uint64(n)*ones) &^ x & tops }
+
+// asIsHTML reports whether all eight bytes packed in x are written as
+// themselves inside a JSON string with HTML-safe escaping: ASCII (top bit
+// clear), not a control byte, not a quote, not a backslash, not <, > or &
+// (" and & differ only in 0x04, < and > in 0x02, so each pair is one
+// test).
+func asIsHTML(x uint64) bool {
+	qa := (x ^ ('"' * ones)) &^ (0x04 * ones)
+	lg := (x ^ ('<' * ones)) &^ (0x02 * ones)
+	return x&tops|zeroBytes(qa)|zeroBytes(lg)|zeroBytes(x^('\\'*ones))|bytesBelow(x, 0x20) == 0
+}
+
+// load8 packs s[i:i+8] into a word, s[i] lowest (one load once compiled).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

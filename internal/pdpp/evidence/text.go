@@ -21,13 +21,11 @@ func Cut(s string, n int) (string, bool) {
 	if len(s) <= n { // fast path: byte length bounds rune count
 		return s, false
 	}
-	i, count := 0, 0
-	for i < len(s) {
+	count := 0
+	for i := range s {
 		if count == n {
 			return s[:i], true
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
 		count++
 	}
 	return s, false
@@ -54,11 +52,7 @@ func ShowValue(s string) string {
 	if plainValue(s) {
 		return s
 	}
-	b, err := MarshalNoEscape(s)
-	if err != nil {
-		return strconv.Quote(s)
-	}
-	return string(b)
+	return string(appendString(nil, s))
 }
 
 // plainValue reports whether ShowValue shows s as it is.
@@ -136,7 +130,8 @@ func isOneLine(s string) bool {
 	}
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if x := load8(s, i); hasControl(x) {
+		// Any of the eight bytes an ASCII control byte (below 0x20, or 0x7f).
+		if x := load8(s, i); bytesBelow(x, 0x20)|zeroBytes(x^(0x7f*ones)) != 0 {
 			return false
 		}
 	}
@@ -147,12 +142,6 @@ func isOneLine(s string) bool {
 	}
 	// Invalid UTF-8 is rewritten by oneLine (as U+FFFD).
 	return utf8.ValidString(s)
-}
-
-// hasControl reports whether any of the eight bytes packed in x is an
-// ASCII control byte (below 0x20, or 0x7f).
-func hasControl(x uint64) bool {
-	return bytesBelow(x, 0x20)|zeroBytes(x^(0x7f*ones)) != 0
 }
 
 // markOpen and markClose are the match markers the RS puts in snippets.
@@ -181,11 +170,7 @@ func CenterOnMark(s string, n int) (string, bool) {
 		end += start + len(markClose)
 	}
 	before, match, after := s[:start], s[start:end], s[end:]
-	matchChars := visibleChars(match)
-	budget := n - matchChars
-	if budget < 0 {
-		budget = 0
-	}
+	budget := max(0, n-visibleChars(match))
 	beforeChars, afterChars := CountChars(before), CountChars(after)
 	keepBefore := budget / 2
 	keepAfter := budget - keepBefore
@@ -194,10 +179,7 @@ func CenterOnMark(s string, n int) (string, bool) {
 		keepBefore = beforeChars
 	}
 	if afterChars < keepAfter {
-		keepBefore += keepAfter - afterChars
-		if keepBefore > beforeChars {
-			keepBefore = beforeChars
-		}
+		keepBefore = min(beforeChars, keepBefore+keepAfter-afterChars)
 		keepAfter = afterChars
 	}
 	cutBefore := keepBefore < beforeChars
@@ -233,14 +215,8 @@ func tailChars(s string, n int) string {
 	if total <= n {
 		return s
 	}
-	skip := total - n
-	i := 0
-	for skip > 0 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		skip--
-	}
-	return s[i:]
+	rest, _ := Cut(s, total-n)
+	return s[len(rest):]
 }
 
 // trimBrokenMark removes a dangling partial or unclosed marker at the end of a cut.
@@ -286,4 +262,13 @@ func cutBytes(s string, n int) string {
 		}
 	}
 	return s[:n]
+}
+
+// noun is one when n is 1 and many otherwise, so rendered counts read
+// "1 hit", "2 hits", "0 hits", never "1 hits".
+func noun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

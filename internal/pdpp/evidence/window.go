@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -131,18 +132,13 @@ func (e *PastEndError) Error() string {
 	return fmt.Sprintf("offset_chars %d is past the end of the field, which has %d characters", e.Offset, e.Total)
 }
 
-// RenderWindow renders an RS field window of the record ref (whose connection
-// is taken from the RS answer when the caller named none). limit is the window
-// size the caller asked for (0 = RS default); it is carried into next/previous
-// so paging keeps the same size. cursorFor, when set, encodes the next window as
-// an opaque cursor for structured output.
-func RenderWindow(body []byte, ref handles.RecordRef, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
-	return RenderWindowFrom(body, ref, 0, limit, cursorFor)
-}
-
-// RenderWindowFrom is RenderWindow for a read asked at offset: when the
-// field turns out shorter than offset, it returns a *PastEndError naming
-// the field's size instead of a window.
+// RenderWindowFrom renders an RS field window of the record ref (whose
+// connection is taken from the RS answer when the caller named none), read
+// at offset: when the field turns out shorter than offset, it returns a
+// *PastEndError naming the field's size instead of a window. limit is the
+// window size the caller asked for (0 = RS default); it is carried into
+// next/previous so paging keeps the same size. cursorFor, when set,
+// encodes the next window as an opaque cursor for structured output.
 func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cursorFor func(offset, limit int) string) (WindowView, error) {
 	if err := requireObject(body, "field-window"); err != nil {
 		return WindowView{}, err
@@ -157,9 +153,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 	if fw.Field.Path == "" {
 		return WindowView{}, fmt.Errorf("field-window response names no field")
 	}
-	if ref.ConnectionID == "" {
-		ref.ConnectionID = fw.ConnectionId
-	}
+	ref.ConnectionID = cmp.Or(ref.ConnectionID, fw.ConnectionId)
 	id := ref.ID()
 	w := *fw.Window
 	if offset > 0 && w.TotalChars >= 0 && offset > w.TotalChars {

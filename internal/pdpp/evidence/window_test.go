@@ -54,7 +54,7 @@ func TestRenderWindowText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := RenderWindow(sample(t, tc.sample), ref, tc.limit, nil)
+			v, err := RenderWindowFrom(sample(t, tc.sample), ref, 0, tc.limit, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

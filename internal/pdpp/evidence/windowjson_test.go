@@ -24,7 +24,7 @@ func TestWindowAppendJSONMatchesMarshal(t *testing.T) {
 	for _, name := range samples {
 		for _, ref := range refs {
 			for _, limit := range []int{0, 1000} {
-				v, err := RenderWindow(sample(t, name), ref, limit, cursor)
+				v, err := RenderWindowFrom(sample(t, name), ref, 0, limit, cursor)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,7 +70,7 @@ func BenchmarkWindowReply(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		v, err := RenderWindow(body, ref, 0, nil)
+		v, err := RenderWindowFrom(body, ref, 0, 0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
