@@ -306,53 +306,6 @@ func checkGofmt() error {
 	return nil
 }
 
-// fuzzTargets lists the fuzz targets -only-fuzz (make fuzz) fuzzes; go test
-// runs each one's seed corpus on every check.
-var fuzzTargets = []struct{ pkg, name string }{
-	{"./internal/pdpp/handles", "FuzzParseID"},
-	{"./internal/pdpp/handles", "FuzzParseRecordURI"},
-	{"./internal/pdpp/handles", "FuzzDecodeCursor"},
-	{"./internal/pdpp/handles", "FuzzDecodeBase64URL"},
-	{"./internal/pdpp/handles", "FuzzDecodePageCursor"},
-	{"./internal/pdpp/redact", "FuzzJSON"},
-	{"./internal/pdpp/redact", "FuzzMayMention"},
-	{"./internal/pdpp/evidence", "FuzzOrderedJSON"},
-	{"./internal/pdpp/webhookurl", "FuzzCheck"},
-	{"./internal/pdpp/query", "FuzzEncodeFilter"},
-	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
-	{"./internal/pdpp/query", "FuzzObjectMembers"},
-	{"./internal/pdpp/events", "FuzzDecodeSubscription"},
-	{"./internal/pdpp/credentials", "FuzzLoad"},
-	{"./internal/pdpp/credentials", "FuzzFileName"},
-	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},
-	{"./internal/mcpserver/mcpkit", "FuzzFormat"},
-	{"./internal/mcpserver/mcpkit", "FuzzFastMatcher"},
-	{"./internal/mcpserver/reqid", "FuzzFromRequest"},
-	{"./internal/pdpp/tokencheck", "FuzzTokenKind"},
-	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
-	{"./internal/pdpp/evidence", "FuzzPlainValue"},
-	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
-	{"./internal/pdpp/evidence", "FuzzAppendJSONString"},
-	{"./internal/pdpp/evidence", "FuzzWireLen"},
-	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
-	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
-	{"./internal/pdpp/evidence", "FuzzDecodeSearch"},
-	{"./internal/pdpp/evidence", "FuzzDecodeRecord"},
-	{"./internal/pdpp/evidence", "FuzzDecodeString"},
-	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
-	{"./internal/pdpp/evidence", "FuzzHiddenReport"},
-	{"./internal/mcpserver/transport", "FuzzMCPBody"},
-	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
-	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
-	{"./internal/mcpserver/unseen", "FuzzClassifier"},
-	{"./internal/mcpserver/unseen", "FuzzShow"},
-	{"./internal/mcpserver/unseen", "FuzzSpell"},
-	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
-	{"./internal/mcpserver/unseen", "FuzzHasJSON"},
-	{"./internal/papers", "FuzzParseURI"},
-	{"./internal/papers/store", "FuzzRewriteQuery"},
-}
-
 // benchSmoke runs every benchmark once, so none rots between the runs that
 // measure with them (make bench): a benchmark that errors fails the check;
 // its figures mean nothing here. Only the packages that have benchmarks are
@@ -378,14 +331,22 @@ func benchSmoke() error {
 	return benchrssSmoke()
 }
 
-// benchDecl matches a benchmark's declaration in a _test.go file.
-var benchDecl = regexp.MustCompile(`(?m)^func Benchmark\w*\(b \*testing\.B\)`)
+// benchDecl and fuzzDecl match the declaration of a benchmark and of a fuzz
+// target in a _test.go file.
+var (
+	benchDecl = regexp.MustCompile(`(?m)^func (Benchmark\w*)\(b \*testing\.B\)`)
+	fuzzDecl  = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+)
 
-// benchmarkPackages lists, as ./relative patterns in walk order, the
-// packages under root with a benchmark in one of their _test.go files
-// (testdata and dot or underscore folders left out, as go list does).
-func benchmarkPackages(root string) ([]string, error) {
-	var pkgs []string
+// testFunc is one function of a package's tests: the package as a
+// ./relative pattern, and the function's name.
+type testFunc struct{ pkg, name string }
+
+// testFuncs lists, in walk order, the functions decl matches in the _test.go
+// files under root (testdata and dot or underscore folders left out, as go
+// list does).
+func testFuncs(root string, decl *regexp.Regexp) ([]testFunc, error) {
+	var out []testFunc
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -404,13 +365,23 @@ func benchmarkPackages(root string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		pkg := "./" + filepath.ToSlash(filepath.Dir(p))
-		if benchDecl.Match(b) && (len(pkgs) == 0 || pkgs[len(pkgs)-1] != pkg) {
-			pkgs = append(pkgs, pkg)
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			out = append(out, testFunc{"./" + filepath.ToSlash(filepath.Dir(p)), string(m[1])})
 		}
 		return nil
 	})
-	return pkgs, err
+	return out, err
+}
+
+// benchmarkPackages lists, in walk order, the packages under root with a
+// benchmark.
+func benchmarkPackages(root string) ([]string, error) {
+	funcs, err := testFuncs(root, benchDecl)
+	pkgs := make([]string, len(funcs))
+	for i, f := range funcs {
+		pkgs[i] = f.pkg
+	}
+	return slices.Compact(pkgs), err
 }
 
 // benchrssSmoke runs the process meter briefly, so it does not rot between
@@ -460,11 +431,20 @@ func benchrssSmoke() error {
 	return nil
 }
 
+// fuzzSmoke fuzzes every fuzz target of the tree (go test runs each one's
+// seed corpus on every check), each for budget.
 func fuzzSmoke(budget string) error {
 	if budget == "" || budget == "0" || budget == "0x" {
 		return nil
 	}
-	for _, f := range fuzzTargets {
+	targets, err := testFuncs(".", fuzzDecl)
+	if err == nil && len(targets) == 0 {
+		err = errors.New("no fuzz target found: run from the repository root")
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range targets {
 		if err := run("go", "test", "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+budget, f.pkg); err != nil {
 			return fmt.Errorf("%s %s: %w", f.pkg, f.name, err)
 		}
