@@ -312,15 +312,16 @@ func (c *Catalog) normalize() {
 	}
 }
 
-// headChars is the window of the instructions that must stand alone.
-func (b Budgets) headChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
+// HeadChars is the window of the instructions that must stand alone.
+func (b Budgets) HeadChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
 
-// resourceURIBytes is the bound of a resources/read URI.
-func (b Budgets) resourceURIBytes() int {
+// ResourceURIBytes is the bound of a resources/read URI.
+func (b Budgets) ResourceURIBytes() int {
 	return cmp.Or(max(b.MaxResourceURIBytes, 0), defaultResourceURIBytes)
 }
 
-func (b Budgets) longSentenceChars() int {
+// LongSentence is the length from which a sentence may be said once only.
+func (b Budgets) LongSentence() int {
 	return cmp.Or(max(b.LongSentenceChars, 0), defaultLongSentenceChars)
 }
 

@@ -104,8 +104,8 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 		p.addf("budgets: max_resource_uri_bytes must not be negative")
 	}
 	for _, r := range c.Resources {
-		if prefix, _, _ := strings.Cut(r.URITemplate, "{"); len(prefix) >= c.Budgets.resourceURIBytes() {
-			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
+		if prefix, _, _ := strings.Cut(r.URITemplate, "{"); len(prefix) >= c.Budgets.ResourceURIBytes() {
+			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.ResourceURIBytes())
 		}
 	}
 	lintToolsets(p, c)
@@ -321,10 +321,10 @@ func lintInstructions(p *problems, b Budgets, instructions string) {
 	if min := b.MinInstructionsChars; min > 0 && utf8.RuneCountInString(instructions) < min {
 		p.addf("instructions are %d characters, at least %d required", utf8.RuneCountInString(instructions), min)
 	}
-	head := firstChars(instructions, b.headChars())
+	head := firstChars(instructions, b.HeadChars())
 	for _, phrase := range b.InstructionsMustMention {
 		if !strings.Contains(head, phrase) {
-			p.addf("instructions: %q does not appear within the first %d characters", phrase, b.headChars())
+			p.addf("instructions: %q does not appear within the first %d characters", phrase, b.HeadChars())
 		}
 	}
 }
@@ -344,7 +344,7 @@ func firstChars(s string, n int) string {
 // place: a tool description, an argument or output description, or the
 // instructions. Cross-tool guidance belongs in one place only.
 func lintRepeatedSentences(p *problems, c *Catalog, instructions string) {
-	minChars := c.Budgets.longSentenceChars()
+	minChars := c.Budgets.LongSentence()
 	first := map[string]string{} // sentence -> first place it was seen
 	reported := map[string]bool{}
 	for _, place := range guidancePlaces(c, instructions) {
