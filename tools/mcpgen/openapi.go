@@ -147,16 +147,13 @@ func singleType(t *openapi3.Types) string {
 
 // stringEnum keeps an enum only when every value is a string.
 func stringEnum(values []any) []string {
-	out := make([]string, 0, len(values))
+	var out []string
 	for _, v := range values {
 		s, ok := v.(string)
 		if !ok {
 			return nil
 		}
 		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
@@ -228,27 +225,14 @@ func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 }
 
 func mergeFacts(a *Arg, f paramFacts) {
-	if a.Type == "" {
-		a.Type = f.typ
-	}
+	a.Type, a.Description = cmp.Or(a.Type, f.typ), cmp.Or(a.Description, f.description)
 	// Facts about values only carry over when the types agree: a
 	// comma-separated string parameter says nothing about an array argument.
 	if a.Type == f.typ {
 		if a.Enum == nil {
 			a.Enum = f.enum
 		}
-		if a.Minimum == nil {
-			a.Minimum = f.minimum
-		}
-		if a.Maximum == nil {
-			a.Maximum = f.maximum
-		}
-		if a.MaxLength == nil {
-			a.MaxLength = f.maxLength
-		}
-	}
-	if a.Description == "" {
-		a.Description = f.description
+		a.Minimum, a.Maximum, a.MaxLength = cmp.Or(a.Minimum, f.minimum), cmp.Or(a.Maximum, f.maximum), cmp.Or(a.MaxLength, f.maxLength)
 	}
 }
 
