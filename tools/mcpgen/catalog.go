@@ -149,14 +149,6 @@ type Tool struct {
 	ByHand map[string]string `yaml:"by_hand"`
 }
 
-// operations lists the tool's operation and its also_operations.
-func (t Tool) operations() []string {
-	if t.Operation == "" {
-		return nil
-	}
-	return append([]string{t.Operation}, t.AlsoOperations...)
-}
-
 // ResultBudget is a tool's default reply budget. Bytes is a fixed ceiling;
 // RSBodyRatio, when set, makes the ceiling that many times the size of the
 // RS body the reply renders, but never below MinBytes.

@@ -78,8 +78,9 @@ func planCalls(probs *problems, c *Catalog, api *apiDoc) ([]*rsOp, []toolCall) {
 			}
 			continue
 		}
+		ids := append([]string{t.Operation}, t.AlsoOperations...)
 		known := true
-		for _, id := range t.operations() {
+		for _, id := range ids {
 			if api.ops[id] == nil {
 				known = false
 				if id != t.Operation { // the operation itself is reported by resolveArgs
@@ -94,11 +95,11 @@ func planCalls(probs *problems, c *Catalog, api *apiDoc) ([]*rsOp, []toolCall) {
 			if strings.TrimSpace(t.ByHand[name]) == "" {
 				probs.addf("%s by_hand %q: say why the handler sets it (the reason is written into the generated code)", where, name)
 			}
-			if !slices.ContainsFunc(t.operations(), func(id string) bool { return len(api.ops[id].params[name]) > 0 }) {
-				probs.addf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(t.operations(), ", "))
+			if !slices.ContainsFunc(ids, func(id string) bool { return len(api.ops[id].params[name]) > 0 }) {
+				probs.addf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(ids, ", "))
 			}
 		}
-		for _, id := range t.operations() {
+		for _, id := range ids {
 			op := api.ops[id]
 			ro := ops[id]
 			if ro == nil {
