@@ -76,10 +76,7 @@ func inputSchema(t Tool) ([]byte, error) {
 	}
 	s := reflectStruct(fields)
 	for _, a := range t.Args {
-		prop, ok := s.Properties.Get(a.Name)
-		if !ok {
-			return nil, fmt.Errorf("tool %q: reflected schema lacks argument %q", t.Name, a.Name)
-		}
+		prop := s.Properties.Value(a.Name)
 		prop.Description, prop.Default = a.Description, a.Default
 		target := prop
 		if a.Type == typeStringArray {
@@ -118,10 +115,7 @@ func outputSchema(t Tool) ([]byte, error) {
 	}
 	s := reflectStruct(fields)
 	for _, o := range t.Output {
-		prop, ok := s.Properties.Get(o.Name)
-		if !ok {
-			return nil, fmt.Errorf("tool %q: reflected schema lacks output %q", t.Name, o.Name)
-		}
+		prop := s.Properties.Value(o.Name)
 		prop.Description = o.Description
 		if o.Type == typeArray {
 			prop.Items = nil // any items
