@@ -46,10 +46,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 		}
 		goNames[camel(t.Name)] = t.Name
 		p.missing(where, "title", t.Title)
-		p.missing(where, "description", t.Description)
-		if max := c.Budgets.MaxDescriptionBytes; max > 0 && len(t.Description) > max {
-			p.addf("%s: description is %d bytes, budget %d", where, len(t.Description), max)
-		}
+		lintDescription(p, where, t.Description, c.Budgets.MaxDescriptionBytes)
 		if !toolsetPattern.MatchString(t.Toolset) {
 			p.addf("%s: toolset %q is missing or not a lower-case name", where, t.Toolset)
 		}
@@ -58,8 +55,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 				p.addf("%s: annotation %s must be set explicitly", where, h.name)
 			}
 		}
-		if t.Annotations.ReadOnlyHint != nil && t.Annotations.DestructiveHint != nil &&
-			*t.Annotations.ReadOnlyHint && *t.Annotations.DestructiveHint {
+		if ro, d := t.Annotations.ReadOnlyHint, t.Annotations.DestructiveHint; ro != nil && d != nil && *ro && *d {
 			p.addf("%s: a read-only tool cannot be destructive", where)
 		}
 		argNames := map[string]bool{}
@@ -84,7 +80,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
 			}
-			lintFieldDescription(p, c.Budgets, ow, o.Description)
+			lintDescription(p, ow, o.Description, c.Budgets.MaxFieldDescriptionBytes)
 		}
 		lintResultBudget(p, c.Budgets, where, t)
 	}
@@ -217,7 +213,7 @@ func lintArg(p *problems, b Budgets, tool string, a Arg) {
 		}
 		return
 	}
-	lintFieldDescription(p, b, where, a.Description)
+	lintDescription(p, where, a.Description, b.MaxFieldDescriptionBytes)
 	if len(a.Enum) > 0 && a.Type != typeString && a.Type != typeStringArray {
 		p.addf("%s: enum is only allowed on string and string_array arguments", where)
 	}
@@ -303,9 +299,11 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func lintFieldDescription(p *problems, b Budgets, where, desc string) {
+// lintDescription reports a description that is missing or over max bytes
+// (0: no budget).
+func lintDescription(p *problems, where, desc string, max int) {
 	p.missing(where, "description", desc)
-	if max := b.MaxFieldDescriptionBytes; max > 0 && len(desc) > max {
+	if max > 0 && len(desc) > max {
 		p.addf("%s: description is %d bytes, budget %d", where, len(desc), max)
 	}
 }
@@ -382,9 +380,11 @@ func sentences(text string) []string {
 	}
 	runes := []rune(text)
 	for i, r := range runes {
-		if r == '\n' && breaksParagraph(runes[i+1:]) {
-			flush()
-			continue
+		if r == '\n' {
+			if next, _, _ := strings.Cut(string(runes[i+1:]), "\n"); paragraphStart.MatchString(next) {
+				flush()
+				continue
+			}
 		}
 		cur.WriteRune(r)
 		if strings.ContainsRune(".!?;", r) && (i+1 == len(runes) || unicode.IsSpace(runes[i+1])) &&
@@ -396,16 +396,10 @@ func sentences(text string) []string {
 	return out
 }
 
-// breaksParagraph reports whether the text after a line break starts a new
-// paragraph or list item.
-func breaksParagraph(rest []rune) bool {
-	line, _, _ := strings.Cut(string(rest), "\n")
-	return paragraphStart.MatchString(line)
-}
-
 // listMarker matches a sentence so far that is only a list number ("2.").
 var listMarker = regexp.MustCompile(`^\s*\d+[.)]$`)
 
+// paragraphStart matches a line that starts a new paragraph or list item.
 var paragraphStart = regexp.MustCompile(`^\s*(?:$|[-*+]\s|\d+[.)]\s|#)`)
 
 // checkURITemplate parses an RFC 6570 template the way mcp-go will.
