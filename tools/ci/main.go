@@ -1,17 +1,15 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: no tracked file is a compiled binary or over 1 MiB (outside one
 // allow-list), the README and docs/benchmarks.md are within 300 lines and the
-// docs' relative links resolve, generated code is current (go generate runs in a
-// temporary copy of the tree; a stale tree is shown as a unified diff, never
-// rewritten), go.mod and go.sum
-// are tidy, gofmt and go vet are clean, the discovery footprint is within
-// budget, and
-// `go test -race ./...` passes (every fuzz target's seed corpus runs there as
-// a unit test), with a smoke run of every benchmark (one iteration each, in
-// the packages that have benchmarks) and short smoke runs of the process
-// meter tools/benchrss (a few calls per path, a small batch flood checked
-// against its bounds, and the full-detail memory check on a small page)
-// against one build of the server.
+// docs' relative links resolve, generated code is current (go generate runs in
+// a temporary copy of the tree; a stale tree is shown as a unified diff, never
+// rewritten), go.mod and go.sum are tidy, gofmt and go vet are clean, the
+// discovery footprint is within budget, and `go test -race ./...` passes
+// (every fuzz target's seed corpus runs there as a unit test), with a smoke
+// run of every benchmark (one iteration each, in the packages that have
+// benchmarks) and short smoke runs of the process meter tools/benchrss (a few
+// calls per path, a small batch flood checked against its bounds, and the
+// full-detail memory check on a small page) against one build of the server.
 // Each step prints its wall time and the CPU time (user+sys) of the commands
 // it ran. It needs the Go toolchain and, for the tracked-files check, git.
 //
