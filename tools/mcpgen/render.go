@@ -72,17 +72,14 @@ type toolData struct {
 	Camel, ArgsType, OperationNote string
 	InputLit, OutputLit            string
 	HasDefaults                    bool
-	ViewCamel                      string // Camel of the view the tool names, or ""
 	Args                           []argData
 }
 
 type argData struct {
-	Arg                            // MaxLength and Format are shadowed below
+	Arg                            // Format is shadowed below
 	GoName, GoType, GoBase, Tag    string
-	Kind                           string
 	Pointer                        bool
 	EnumLit                        string // Go []string literal, or ""
-	MaxLength                      int
 	RangeCond, RangeMsg, ValueExpr string
 	DefaultLit                     string
 	Format                         string // Go variable of the format, or ""
@@ -105,9 +102,6 @@ type toolsetGroup struct {
 	Tools []string
 }
 
-// Camel is the resource's Go name.
-func (r Resource) Camel() string { return camel(r.Name) }
-
 // outputFiles are the files every catalog renders, each from the template
 // named after it.
 var outputFiles = []string{"doc.go", "tools.go", "args.go", "register.go", "views.go", footprintFile}
@@ -123,6 +117,7 @@ func render(c *compiled) (map[string][]byte, error) {
 	tmpl, err := template.New("mcpgen").Funcs(template.FuncMap{
 		"quote":   strconv.Quote,
 		"comment": comment,
+		"camel":   camel,
 		"strings": stringsLiteral,
 		"budget": func(n int) string {
 			if n <= 0 {
@@ -228,9 +223,6 @@ func templateData(c *compiled) *fileData {
 			InputLit:  rawLiteral(string(c.schemas[t.Name].input)),
 			OutputLit: rawLiteral(string(c.schemas[t.Name].output)),
 		}
-		if t.View != "" {
-			td.ViewCamel = camel(t.View)
-		}
 		if t.Operation != "" {
 			td.OperationNote = " (OpenAPI operation " + t.Operation + ")"
 		}
@@ -262,14 +254,10 @@ func argTemplateData(a Arg) argData {
 		GoType:  f.goType,
 		GoBase:  strings.TrimPrefix(f.goType, "*"),
 		Tag:     f.tag,
-		Kind:    a.Type,
 		Pointer: f.pointer,
 	}
 	if len(a.Enum) > 0 {
 		ad.EnumLit = stringsLiteral(a.Enum)
-	}
-	if a.MaxLength != nil {
-		ad.MaxLength = *a.MaxLength
 	}
 	if a.Format != "" {
 		ad.Format = formatGoName(a.Format)
@@ -286,22 +274,22 @@ func argTemplateData(a Arg) argData {
 // applyCatalogBounds sets the catalog-wide argument bounds of b on a string
 // or string array argument that declares no tighter bound of its own.
 func (a *argData) applyCatalogBounds(b Budgets) {
-	if a.Kind != typeString && a.Kind != typeStringArray {
+	if a.Type != typeString && a.Type != typeStringArray {
 		return
 	}
-	if a.EnumLit == "" && a.MaxLength == 0 && a.Format == "" {
+	if a.EnumLit == "" && a.MaxLength == nil && a.Format == "" {
 		a.MaxBytes = b.MaxArgumentBytes
 	}
-	if a.Kind == typeStringArray {
+	if a.Type == typeStringArray {
 		a.MaxItems = b.MaxArgumentItems
 	}
 }
 
 // checks reports whether Validate emits code for this argument.
 func (a argData) checks() bool {
-	switch a.Kind {
+	switch a.Type {
 	case typeString, typeStringArray:
-		return a.Required || a.EnumLit != "" || a.MaxLength > 0 || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
+		return a.Required || a.EnumLit != "" || a.MaxLength != nil || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
 	case typeObject:
 		return true
 	default:

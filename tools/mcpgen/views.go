@@ -92,9 +92,6 @@ type builtView struct {
 	HTML []byte
 }
 
-// Camel is the view's Go name.
-func (v builtView) Camel() string { return camel(v.Name) }
-
 // File is the generated file that holds the assembled document.
 func (v builtView) File() string { return "view_" + v.Name + ".html" }
 
