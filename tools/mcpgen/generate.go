@@ -98,17 +98,13 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 	}
 	c.source, c.kitImport, c.rsclientImport = displayPath(opt.catalog), cmp.Or(opt.kitImport, defaultKitImport), opt.rsclient
 	files, err := render(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	return files, c, nil
+	return files, c, err
 }
 
 // compile resolves, lints, builds schemas and checks the byte budgets.
 // mapping: the arguments' mapping to RS operations is planned (and its
-// rules checked) for generation.
-// committed is the footprint the output folder holds, which a budget
-// failure is told against.
+// rules checked); committed is the footprint the output folder holds, which
+// a budget failure is told against.
 func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
 	var p problems
 	if api != nil {
@@ -136,12 +132,11 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 		c.schemas[t.Name] = toolSchemas{input: in, output: out}
 		c.tools = append(c.tools, mcpTool(t, in, out, c.viewURI(t.View)))
 	}
-	fp, err := measure(c)
-	if err != nil {
+	var err error
+	if c.footprint, err = measure(c); err != nil {
 		return nil, err
 	}
-	c.footprint = fp
-	if problems := checkBudgets(cat.Budgets, fp, committed); len(problems) > 0 {
+	if problems := checkBudgets(cat.Budgets, c.footprint, committed); len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
 	return c, nil
