@@ -17,7 +17,7 @@ import (
 // fileData is what the templates see. Texts that land in Go source are
 // turned into literals by the quote function of the template.
 type fileData struct {
-	*Catalog                // Tools, Toolsets, Formats, Views and PackageDoc are shadowed below
+	*Catalog                // Tools, Toolsets, Views and PackageDoc are shadowed below
 	KitImport        string // import path of the mcpkit runtime
 	Source           string
 	PackageDoc       string
@@ -29,7 +29,6 @@ type fileData struct {
 	NeedKit          bool // a Validate method calls mcpkit
 	ToolNameBytes    int  // longest tool name
 	FP               footprint
-	Formats          []formatData // catalog formats, by name
 	// LegacyRevision and NewestRevision name the revisions the tools/list
 	// budgets hold at: the last one with an initialize handshake (and every
 	// earlier one), and the newest.
@@ -118,6 +117,7 @@ func render(c *compiled) (map[string][]byte, error) {
 		"quote":   strconv.Quote,
 		"comment": comment,
 		"camel":   camel,
+		"raw":     rawLiteral,
 		"strings": stringsLiteral,
 		"budget": func(n int) string {
 			if n <= 0 {
@@ -202,8 +202,7 @@ func templateData(c *compiled) *fileData {
 			d.NumberConstraint = numberConstraint
 		}
 	}
-	d.Formats = formatTemplateData(cat)
-	d.NeedKit = len(d.Formats) > 0
+	d.NeedKit = len(cat.Formats) > 0
 	d.Toolsets = toolsetOrder(cat)
 	for _, set := range d.Toolsets {
 		g := toolsetGroup{Name: set}
