@@ -117,11 +117,9 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 func lintToolsetBudgets(p *problems, c *Catalog) {
 	sets := toolsetOrder(c)
 	b := c.Budgets
-	for _, kb := range []struct {
-		key     string
-		budgets map[string]int
-	}{{"max_toolset_list_bytes", b.MaxToolsetListBytes}, {"max_toolset_list_bytes_newest", b.MaxToolsetListBytesNewest}} {
-		key, budgets := kb.key, kb.budgets
+	all := map[string]map[string]int{"max_toolset_list_bytes": b.MaxToolsetListBytes, "max_toolset_list_bytes_newest": b.MaxToolsetListBytesNewest}
+	for _, key := range sortedKeys(all) {
+		budgets := all[key]
 		for _, name := range sortedKeys(budgets) {
 			if !slices.Contains(sets, name) {
 				p.addf("%s: toolset %q has no tools", key, name)
