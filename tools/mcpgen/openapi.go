@@ -60,10 +60,9 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 			if op.OperationID == "" {
 				continue
 			}
-			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{}}
-			if rb := op.RequestBody; rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil {
-				o.jsonBody = true
-			}
+			rb := op.RequestBody
+			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{},
+				jsonBody: rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil}
 			// Operation parameters override path-item parameters with the
 			// same name and location.
 			seen := map[[2]string]bool{}
