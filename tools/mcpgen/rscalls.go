@@ -251,11 +251,8 @@ func helpersUsed(calls []toolCall) ([]string, bool) {
 	used := map[string]bool{}
 	for _, c := range calls {
 		for _, s := range c.Stmts {
-			if name, _, ok := strings.Cut(s, "("); ok {
-				if _, known := callHelpers[name]; known {
-					used[name] = true
-				}
-			}
+			name, _, _ := strings.Cut(s, "(") // a setter's name, or a plain statement no helper is named
+			used[name] = true
 		}
 	}
 	var out []string
