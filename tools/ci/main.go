@@ -73,9 +73,8 @@ func main() {
 		{"go test", false, func() error {
 			// -vet=off: the go vet step has run every analyzer go test
 			// would (a subset of vet's defaults) on the same packages and
-			// their tests; go test's own pass would type-check the tree
-			// and its dependencies again for that subset (about 27
-			// CPU-seconds under -race).
+			// tests; go test's pass would type-check the tree and its
+			// dependencies again (about 27 CPU-seconds under -race).
 			args := []string{"test", "-count=1", "-timeout=12m", "-vet=off"}
 			if !*skipRace {
 				args = append(args, "-race")
@@ -181,10 +180,10 @@ var generatedPaths = []string{"gen", "internal/mcpserver/unseen/table.go"}
 // checkGenerated runs go generate in a temporary copy of the working tree
 // and fails when what it writes differs from the working tree's generated
 // files, printing the difference as a unified diff (git diff --no-index);
-// nothing in the working tree is written.
+// nothing in the working tree is written. checkGeneratedIn does so for the
+// tree at root, the diff to w.
 func checkGenerated() error { return checkGeneratedIn(".", os.Stdout) }
 
-// checkGeneratedIn is checkGenerated on the tree at root, diff to w.
 func checkGeneratedIn(root string, w io.Writer) error {
 	tmp, err := os.MkdirTemp("", "pdpp-mcp-generated-")
 	if err != nil {
@@ -383,13 +382,11 @@ func benchmarkPackages(root string) ([]string, error) {
 }
 
 // benchrssSmoke runs the process meter briefly, so it does not rot between
-// the runs that measure with it (make bench, make bench-bounds, make
-// bench-memory): a benchrss path that errors fails the check. The figures of
-// these runs mean nothing; only success is checked, except that the flood's
-// and the memory check's bounds still fail the check. The server and
-// benchrss are built once, into a temporary folder, and the three runs share
-// them (benchrss would otherwise build the server on each run); both are
-// built as the image builds the server (runImageFlags).
+// the runs that measure with it (make bench, bench-bounds, bench-memory): a
+// path that errors, or a flood or memory check over its bounds, fails the
+// check; the figures mean nothing. The server and benchrss are built once,
+// as the image builds the server (runImageFlags), into a temporary folder
+// the runs share (benchrss would otherwise build the server on each run).
 func benchrssSmoke() error {
 	dir, err := os.MkdirTemp("", "pdpp-mcp-ci-")
 	if err != nil {
