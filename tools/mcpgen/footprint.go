@@ -70,11 +70,12 @@ func measure(c *compiled) (footprint, error) {
 		}
 		return len(b)
 	}
-	var err error
-	fp.ToolsListBytes = size("tools/list", toolsListResult(c.tools))
-	if fp.NewestToolsListBytes, err = newestToolsListBytes(c.tools, c.catalog.Budgets); err != nil {
-		return fp, err
+	newest := func(tools []mcp.Tool) int {
+		n, err := newestToolsListBytes(tools, c.catalog.Budgets)
+		errs = append(errs, err)
+		return n
 	}
+	fp.ToolsListBytes, fp.NewestToolsListBytes = size("tools/list", toolsListResult(c.tools)), newest(c.tools)
 	for _, set := range toolsetOrder(c.catalog) {
 		var only []mcp.Tool
 		for i, t := range c.catalog.Tools {
@@ -82,12 +83,8 @@ func measure(c *compiled) (footprint, error) {
 				only = append(only, c.tools[i])
 			}
 		}
-		newest, err := newestToolsListBytes(only, c.catalog.Budgets)
-		if err != nil {
-			return fp, err
-		}
 		fp.Toolsets = append(fp.Toolsets, toolsetFootprint{Name: set, Tools: len(only),
-			ToolsListBytes: size(fmt.Sprintf("tools/list of toolset %q", set), toolsListResult(only)), NewestToolsListBytes: newest})
+			ToolsListBytes: size(fmt.Sprintf("tools/list of toolset %q", set), toolsListResult(only)), NewestToolsListBytes: newest(only)})
 	}
 	fp.ResourceTemplatesBytes = size("resources/templates/list", mcp.ListResourceTemplatesResult{ResourceTemplates: resourceTemplates(c.catalog)})
 	fp.InstructionsBytes = len(c.instructions)
