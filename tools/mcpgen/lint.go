@@ -477,9 +477,11 @@ func lintToolsets(p *problems, c *Catalog) {
 	for _, t := range c.Tools {
 		spec, ok := c.Toolsets[t.Toolset]
 		if !ok {
-			hint := ""
-			if near := nearest(t.Toolset, declared); near != "" {
-				hint = fmt.Sprintf("; did you mean %q?", near)
+			hint, best := "", 3 // suggest the nearest declared name within two edits
+			for _, d := range declared {
+				if dist := editDistance(t.Toolset, d); dist < best {
+					hint, best = fmt.Sprintf("; did you mean %q?", d), dist
+				}
 			}
 			p.addf("tool %q: toolset %q is not declared under toolsets (declared: %s)%s", t.Name, t.Toolset, strings.Join(declared, ", "), hint)
 			continue
@@ -502,17 +504,6 @@ func lintToolsets(p *problems, c *Catalog) {
 			p.addf("result_budget_toolsets: toolset %q is not declared under toolsets (declared: %s)", name, strings.Join(declared, ", "))
 		}
 	}
-}
-
-// nearest returns the declared name within two edits of name, or "".
-func nearest(name string, declared []string) string {
-	best, bestDist := "", 3
-	for _, d := range declared {
-		if dist := editDistance(name, d); dist < bestDist {
-			best, bestDist = d, dist
-		}
-	}
-	return best
 }
 
 // editDistance is the Levenshtein distance between two short names, with
