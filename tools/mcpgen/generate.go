@@ -55,16 +55,6 @@ type compiled struct {
 	rsclientImport string
 }
 
-// viewURI is the URI of the named view, or "" for none.
-func (c *compiled) viewURI(name string) string {
-	for _, v := range c.views {
-		if v.Name == name {
-			return v.URI
-		}
-	}
-	return ""
-}
-
 type toolSchemas struct{ input, output []byte }
 
 // generate compiles the catalog and renders every output file, keyed by
@@ -120,6 +110,10 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 	if len(p.list) > 0 {
 		return nil, &lintError{problems: p.list}
 	}
+	viewURIs := map[string]string{} // view name -> URI; "" (no view) names none
+	for _, v := range views {
+		viewURIs[v.Name] = v.URI
+	}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {
@@ -130,7 +124,7 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 			return nil, fmt.Errorf("tool %q output schema: %w", t.Name, err)
 		}
 		c.schemas[t.Name] = toolSchemas{input: in, output: out}
-		c.tools = append(c.tools, mcpTool(t, in, out, c.viewURI(t.View)))
+		c.tools = append(c.tools, mcpTool(t, in, out, viewURIs[t.View]))
 	}
 	var err error
 	if c.footprint, err = measure(c); err != nil {
@@ -157,8 +151,8 @@ func mcpTool(t Tool, in, out []byte, viewURI string) mcp.Tool {
 			OpenWorldHint:   mcp.ToBoolPtr(*t.Annotations.OpenWorldHint),
 		},
 	}
-	if viewURI != "" {
-		tool.Meta = toolViewMeta(viewURI)
+	if viewURI != "" { // the views template's viewToolMeta
+		tool.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": viewURI}}}
 	}
 	return tool
 }
