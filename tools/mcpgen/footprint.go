@@ -35,8 +35,7 @@ type footprint struct {
 	Tools                  []toolFootprint
 }
 
-// toolsetFootprint is the tools/list result of a server exposing only one
-// toolset.
+// toolsetFootprint is the tools/list of a server exposing one toolset only.
 type toolsetFootprint struct {
 	Name                 string
 	Tools                int
@@ -109,18 +108,16 @@ func measure(c *compiled) (footprint, error) {
 	return fp, errors.Join(errs...)
 }
 
-// newestRevisionToolsList is a tools/list request made at the newest
-// protocol revision, which carries its version and the client's
-// capabilities in _meta instead of an initialize handshake.
+// newestRevisionToolsList is a tools/list request at the newest revision,
+// whose _meta carries the version and client capabilities (no initialize).
 var newestRevisionToolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
 	`"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.LATEST_PROTOCOL_VERSION + `",` +
 	`"` + mcp.MetaKeyClientCapabilities + `":{}}}}`
 
-// newestToolsListBytes serves tools from an mcp-go server whose name and
-// version take the catalog's largest sizes, with the cache hints the
-// servers send (mcpkit.CacheHints), and returns the bytes of its tools/list
-// result at the newest protocol revision; 0 when the catalog bounds no
-// server identity.
+// newestToolsListBytes is the size of the tools/list result at the newest
+// revision of an mcp-go server serving tools, with the catalog's largest
+// name and version and the servers' cache hints (mcpkit.CacheHints); 0 when
+// the catalog bounds no server identity.
 func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	if b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0 {
 		return 0, nil

@@ -24,9 +24,8 @@ type apiOperation struct {
 	// order lists the parameters as the document declares them (operation
 	// parameters first, then the path item's).
 	order []*openapi3.Parameter
-	// params by name; a name used in two locations (path and query, say)
-	// keeps every occurrence so a reference to it can be refused as
-	// ambiguous.
+	// params by name; a name in two locations (path and query, say) keeps
+	// both, so a reference to it is refused as ambiguous.
 	params map[string][]*openapi3.Parameter
 }
 

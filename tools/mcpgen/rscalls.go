@@ -10,9 +10,8 @@ import (
 )
 
 // rsOp is one RS operation as generated code calls it through the typed
-// client oapi-codegen writes: the Go names are oapi-codegen's own (its
-// codegen package names them), so the generated mapping and the client
-// agree by construction.
+// client oapi-codegen writes, with oapi-codegen's own Go names (its codegen
+// package names them), so the mapping and the client agree by construction.
 type rsOp struct {
 	ID, GoName, Method, Path string
 	PathParams               []rsPathParam // in the order of the path
@@ -218,10 +217,9 @@ func planCall(probs *problems, t Tool, op *apiOperation, ro *rsOp) toolCall {
 	return call
 }
 
-// queryStmt is the statement that sets one query parameter from one
-// argument, chosen from the argument's catalog type and whether the
-// parameter is required (a plain field) or optional (a pointer, left nil
-// when the argument is absent).
+// queryStmt sets one query parameter from one argument, by the argument's
+// type and whether the parameter is required (a plain field) or optional (a
+// pointer, left nil when the argument is absent).
 func queryStmt(a Arg, p *openapi3.Parameter, dst, arg string) (string, error) {
 	kind := map[string]string{typeString: "String", typeInteger: "Number", typeNumber: "Number", typeBoolean: "Bool", typeStringArray: "Strings"}[a.Type]
 	if kind == "" {
