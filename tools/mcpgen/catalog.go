@@ -248,25 +248,20 @@ var argTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeSt
 var outputTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeStringArray, typeObject, typeArray}
 
 // loadCatalog reads a catalog, refusing unknown keys so a misspelt field is
-// an error rather than a silently missing limit.
+// an error rather than a silently missing limit; errors name file and line.
 func loadCatalog(path string) (*Catalog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalog(displayPath(path), data)
-}
-
-// parseCatalog decodes a catalog; errors name file and line.
-func parseCatalog(file string, data []byte) (*Catalog, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Catalog
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: the catalog is empty", file)
+			return nil, fmt.Errorf("%s: the catalog is empty", displayPath(path))
 		}
-		return nil, yamlError(file, data, err)
+		return nil, yamlError(displayPath(path), data, err)
 	}
 	c.normalize()
 	return &c, nil

@@ -163,12 +163,6 @@ func toolsListResult(tools []mcp.Tool) mcp.ListToolsResult {
 	return mcp.ListToolsResult{Tools: slices.SortedFunc(slices.Values(tools), func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })}
 }
 
-// goldenToolsList is the pretty-printed tools/list result.
-func goldenToolsList(tools []mcp.Tool) ([]byte, error) {
-	b, err := json.MarshalIndent(toolsListResult(tools), "", "  ")
-	return append(b, '\n'), err
-}
-
 // displayPath keeps generated comments free of machine paths: a relative
 // path is shown as given (with forward slashes), an absolute one by its
 // base name.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"slices"
@@ -164,11 +165,11 @@ func render(c *compiled) (map[string][]byte, error) {
 		}
 		files[name] = out
 	}
-	golden, err := goldenToolsList(c.tools)
+	golden, err := json.MarshalIndent(toolsListResult(c.tools), "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	files[goldenFile] = golden
+	files[goldenFile] = append(golden, '\n')
 	for _, v := range c.views {
 		files[v.File()] = v.HTML
 	}
