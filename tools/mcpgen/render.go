@@ -79,7 +79,6 @@ type argData struct {
 	Arg                            // Format is shadowed below
 	GoName, GoType, GoBase, Tag    string
 	Pointer                        bool
-	EnumLit                        string // Go []string literal, or ""
 	RangeCond, RangeMsg, ValueExpr string
 	DefaultLit                     string
 	Format                         string // Go variable of the format, or ""
@@ -256,9 +255,6 @@ func argTemplateData(a Arg) argData {
 		Tag:     f.tag,
 		Pointer: f.pointer,
 	}
-	if len(a.Enum) > 0 {
-		ad.EnumLit = stringsLiteral(a.Enum)
-	}
 	if a.Format != "" {
 		ad.Format = formatGoName(a.Format)
 	}
@@ -277,7 +273,7 @@ func (a *argData) applyCatalogBounds(b Budgets) {
 	if a.Type != typeString && a.Type != typeStringArray {
 		return
 	}
-	if a.EnumLit == "" && a.MaxLength == nil && a.Format == "" {
+	if len(a.Enum) == 0 && a.MaxLength == nil && a.Format == "" {
 		a.MaxBytes = b.MaxArgumentBytes
 	}
 	if a.Type == typeStringArray {
@@ -289,7 +285,7 @@ func (a *argData) applyCatalogBounds(b Budgets) {
 func (a argData) checks() bool {
 	switch a.Type {
 	case typeString, typeStringArray:
-		return a.Required || a.EnumLit != "" || a.MaxLength != nil || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
+		return a.Required || len(a.Enum) > 0 || a.MaxLength != nil || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
 	case typeObject:
 		return true
 	default:
