@@ -175,9 +175,9 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 // instructions, or the tool whose description or field it is.
 type guidancePlace struct{ owner, name, text string }
 
-// guidancePlaces lists every text a client reads, in catalog order: the
+// guidancePlaces lists every text a client reads, in catalog order (the
 // instructions, then each tool's description, argument and output
-// descriptions. The guidance and repeated-sentence rules both walk it.
+// descriptions), for the guidance and repeated-sentence rules.
 func guidancePlaces(c *Catalog, instructions string) []guidancePlace {
 	places := []guidancePlace{{homeInstructions, "the instructions", instructions}}
 	for _, t := range c.Tools {

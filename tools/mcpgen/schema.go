@@ -11,9 +11,8 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 )
 
-// goField is how one argument becomes a field of its Args struct, both in
-// the emitted source (goType) and in the struct reflected for the schema
-// (reflectType).
+// goField is how one argument becomes a field of its Args struct, in the
+// emitted source (goType) and in the struct reflected for the schema.
 type goField struct {
 	name        string // Go field name
 	goType      string // as written in the emitted source
@@ -139,10 +138,9 @@ func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
 }
 
 // checkPortableSchema fails on $ref, $defs, $schema, definitions or
-// additionalProperties anywhere in the schema, on a `type` that is not one
-// string (the array form such as ["string","null"] is legal JSON Schema but
-// several clients read type as a single string), and on a top-level
-// anyOf/oneOf/allOf or a top-level type other than "object".
+// additionalProperties anywhere, on a `type` that is not one string (the
+// legal ["string","null"] form breaks clients that read one string), and on
+// a top-level anyOf/oneOf/allOf or type other than "object".
 func checkPortableSchema(b []byte) error {
 	var top map[string]any
 	if err := json.Unmarshal(b, &top); err != nil {

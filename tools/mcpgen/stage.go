@@ -23,9 +23,9 @@ const stageDirPattern = ".mcpgen-stage-*"
 type swap struct{ staged, target, old string }
 
 // writeAll writes a run's whole output or nothing: mcpgen's files and each
-// oapi-codegen configuration's folder are written in a stage beside out,
-// then swapped in together (swapIn). oapiCmd runs oapi-codegen from the
-// stage, so a configuration's relative output path lands there.
+// oapi-codegen configuration's folder are written in a stage beside out and
+// swapped in together (swapIn); oapiCmd runs from the stage, so a relative
+// output path lands there.
 func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec string, oapiCmd []string) (err error) {
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
