@@ -24,9 +24,8 @@ type options struct {
 	instructions string // instructions file path
 	out          string // output directory
 	kitImport    string // import path of the mcpkit runtime
-	// rsclient is the import path of the typed RS client oapi-codegen
-	// writes from the OpenAPI document; with it, the mapping of arguments
-	// to RS operations is generated (rscalls.go). "": not generated.
+	// rsclient is the import path of the typed RS client oapi-codegen writes
+	// from the OpenAPI document, for the argument mapping (rscalls.go); "": none.
 	rsclient string
 }
 

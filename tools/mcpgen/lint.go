@@ -520,11 +520,10 @@ func editDistance(a, b string) int {
 	}
 	for i := 1; i <= len(ra); i++ {
 		for j := 1; j <= len(rb); j++ {
-			cost := 1
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+1)
 			if ra[i-1] == rb[j-1] {
-				cost = 0
+				d[i][j] = min(d[i][j], d[i-1][j-1])
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
 			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
 				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
 			}

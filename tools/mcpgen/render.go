@@ -30,9 +30,8 @@ type fileData struct {
 	NeedKit          bool // a Validate method calls mcpkit
 	ToolNameBytes    int  // longest tool name
 	FP               footprint
-	// LegacyRevision and NewestRevision name the revisions the tools/list
-	// budgets hold at: the last one with an initialize handshake (and every
-	// earlier one), and the newest.
+	// LegacyRevision and NewestRevision are the revisions the tools/list budgets
+	// hold at: the last with an initialize handshake (and earlier), the newest.
 	LegacyRevision, NewestRevision string
 	ResultBudgets                  []resultBudgetRow
 	Views                          []builtView
