@@ -102,16 +102,13 @@ func main() {
 	}
 }
 
-// chromiumNames are the executables the evidence view's browser test looks
-// for (internal/pdpp/view), in its order.
-var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
-
 // browserNotRun says, in a block no one can miss, that the evidence view's
 // browser test was skipped because no Chromium is installed (go test prints
-// a skip only with -v); "" when one is found. Under CI=true that test fails
+// a skip only with -v); "" when one is found under a name that test looks
+// for (internal/pdpp/view), in its order. Under CI=true that test fails
 // instead, so the run never gets here without it.
 func browserNotRun(lookPath func(string) (string, error)) string {
-	for _, name := range chromiumNames {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if _, err := lookPath(name); err == nil {
 			return ""
 		}
