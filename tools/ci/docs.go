@@ -30,7 +30,11 @@ func checkDocs(root string) error {
 		if err != nil {
 			return err
 		}
-		if n := countLines(raw); n > max {
+		n := 0
+		for range bytes.Lines(raw) {
+			n++
+		}
+		if n > max {
 			problems = append(problems, fmt.Sprintf("%s is %d lines, over its budget of %d: move detail to a docs/ page and link it", page, n, max))
 		}
 	}
@@ -84,14 +88,6 @@ func checkDocs(root string) error {
 	return nil
 }
 
-func countLines(b []byte) int {
-	n := bytes.Count(b, []byte("\n"))
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
-}
-
 // linkRE matches the target of an inline Markdown link or image.
 var linkRE = regexp.MustCompile(`\]\(([^()\s]+)\)`)
 
@@ -100,7 +96,7 @@ var linkRE = regexp.MustCompile(`\]\(([^()\s]+)\)`)
 func links(page []byte) []string {
 	var out []string
 	eachProseLine(page, func(line string) {
-		for _, m := range linkRE.FindAllStringSubmatch(stripCode(line), -1) {
+		for _, m := range linkRE.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
 			t := m[1]
 			if strings.Contains(t, "://") || strings.HasPrefix(t, "mailto:") {
 				continue
@@ -166,9 +162,6 @@ func eachProseLine(page []byte, fn func(string)) {
 	}
 }
 
-// codeSpan matches an inline code span, whose text is not Markdown: from a
-// backtick to the next one, or to the end of the line.
+// codeSpan matches an inline code span, whose text is not Markdown (links
+// strips them): from a backtick to the next one, or to the end of the line.
 var codeSpan = regexp.MustCompile("`[^`]*(`|$)")
-
-// stripCode blanks inline code spans.
-func stripCode(line string) string { return codeSpan.ReplaceAllString(line, "") }

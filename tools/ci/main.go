@@ -1,17 +1,15 @@
 // Command ci runs the project's whole check suite, the same way on a laptop and
 // in CI: no tracked file is a compiled binary or over 1 MiB (outside one
 // allow-list), the README and docs/benchmarks.md are within 300 lines and the
-// docs' relative links resolve, generated code is current (go generate runs in a
-// temporary copy of the tree; a stale tree is shown as a unified diff, never
-// rewritten), go.mod and go.sum
-// are tidy, gofmt and go vet are clean, the discovery footprint is within
-// budget, and
-// `go test -race ./...` passes (every fuzz target's seed corpus runs there as
-// a unit test), with a smoke run of every benchmark (one iteration each, in
-// the packages that have benchmarks) and short smoke runs of the process
-// meter tools/benchrss (a few calls per path, a small batch flood checked
-// against its bounds, and the full-detail memory check on a small page)
-// against one build of the server.
+// docs' relative links resolve, generated code is current (go generate runs in
+// a temporary copy of the tree; a stale tree is shown as a unified diff, never
+// rewritten), go.mod and go.sum are tidy, gofmt and go vet are clean, the
+// discovery footprint is within budget, and `go test -race ./...` passes
+// (every fuzz target's seed corpus runs there as a unit test), with a smoke
+// run of every benchmark (one iteration each, in the packages that have
+// benchmarks) and short smoke runs of the process meter tools/benchrss (a few
+// calls per path, a small batch flood checked against its bounds, and the
+// full-detail memory check on a small page) against one build of the server.
 // Each step prints its wall time and the CPU time (user+sys) of the commands
 // it ran. It needs the Go toolchain and, for the tracked-files check, git.
 //
@@ -75,9 +73,8 @@ func main() {
 		{"go test", false, func() error {
 			// -vet=off: the go vet step has run every analyzer go test
 			// would (a subset of vet's defaults) on the same packages and
-			// their tests; go test's own pass would type-check the tree
-			// and its dependencies again for that subset (about 27
-			// CPU-seconds under -race).
+			// tests; go test's pass would type-check the tree and its
+			// dependencies again (about 27 CPU-seconds under -race).
 			args := []string{"test", "-count=1", "-timeout=12m", "-vet=off"}
 			if !*skipRace {
 				args = append(args, "-race")
@@ -105,16 +102,13 @@ func main() {
 	}
 }
 
-// chromiumNames are the executables the evidence view's browser test looks
-// for (internal/pdpp/view), in its order.
-var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
-
 // browserNotRun says, in a block no one can miss, that the evidence view's
 // browser test was skipped because no Chromium is installed (go test prints
-// a skip only with -v); "" when one is found. Under CI=true that test fails
+// a skip only with -v); "" when one is found under a name that test looks
+// for (internal/pdpp/view), in its order. Under CI=true that test fails
 // instead, so the run never gets here without it.
 func browserNotRun(lookPath func(string) (string, error)) string {
-	for _, name := range chromiumNames {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if _, err := lookPath(name); err == nil {
 			return ""
 		}
@@ -183,10 +177,10 @@ var generatedPaths = []string{"gen", "internal/mcpserver/unseen/table.go"}
 // checkGenerated runs go generate in a temporary copy of the working tree
 // and fails when what it writes differs from the working tree's generated
 // files, printing the difference as a unified diff (git diff --no-index);
-// nothing in the working tree is written.
+// nothing in the working tree is written. checkGeneratedIn does so for the
+// tree at root, the diff to w.
 func checkGenerated() error { return checkGeneratedIn(".", os.Stdout) }
 
-// checkGeneratedIn is checkGenerated on the tree at root, diff to w.
 func checkGeneratedIn(root string, w io.Writer) error {
 	tmp, err := os.MkdirTemp("", "pdpp-mcp-generated-")
 	if err != nil {
@@ -306,53 +300,6 @@ func checkGofmt() error {
 	return nil
 }
 
-// fuzzTargets lists the fuzz targets -only-fuzz (make fuzz) fuzzes; go test
-// runs each one's seed corpus on every check.
-var fuzzTargets = []struct{ pkg, name string }{
-	{"./internal/pdpp/handles", "FuzzParseID"},
-	{"./internal/pdpp/handles", "FuzzParseRecordURI"},
-	{"./internal/pdpp/handles", "FuzzDecodeCursor"},
-	{"./internal/pdpp/handles", "FuzzDecodeBase64URL"},
-	{"./internal/pdpp/handles", "FuzzDecodePageCursor"},
-	{"./internal/pdpp/redact", "FuzzJSON"},
-	{"./internal/pdpp/redact", "FuzzMayMention"},
-	{"./internal/pdpp/evidence", "FuzzOrderedJSON"},
-	{"./internal/pdpp/webhookurl", "FuzzCheck"},
-	{"./internal/pdpp/query", "FuzzEncodeFilter"},
-	{"./internal/pdpp/query", "FuzzEncodeExpandLimit"},
-	{"./internal/pdpp/query", "FuzzObjectMembers"},
-	{"./internal/pdpp/events", "FuzzDecodeSubscription"},
-	{"./internal/pdpp/credentials", "FuzzLoad"},
-	{"./internal/pdpp/credentials", "FuzzFileName"},
-	{"./internal/mcpserver/mcpkit", "FuzzDecodeArgs"},
-	{"./internal/mcpserver/mcpkit", "FuzzFormat"},
-	{"./internal/mcpserver/mcpkit", "FuzzFastMatcher"},
-	{"./internal/mcpserver/reqid", "FuzzFromRequest"},
-	{"./internal/pdpp/tokencheck", "FuzzTokenKind"},
-	{"./internal/pdpp/evidence", "FuzzDecodeFieldWindow"},
-	{"./internal/pdpp/evidence", "FuzzPlainValue"},
-	{"./internal/pdpp/evidence", "FuzzJSONStringLen"},
-	{"./internal/pdpp/evidence", "FuzzAppendJSONString"},
-	{"./internal/pdpp/evidence", "FuzzWireLen"},
-	{"./internal/pdpp/evidence", "FuzzVisibleChars"},
-	{"./internal/pdpp/evidence", "FuzzIsOneLine"},
-	{"./internal/pdpp/evidence", "FuzzDecodeSearch"},
-	{"./internal/pdpp/evidence", "FuzzDecodeRecord"},
-	{"./internal/pdpp/evidence", "FuzzDecodeString"},
-	{"./internal/pdpp/evidence", "FuzzRenderValueAlloc"},
-	{"./internal/pdpp/evidence", "FuzzHiddenReport"},
-	{"./internal/mcpserver/transport", "FuzzMCPBody"},
-	{"./internal/mcpserver/transport", "FuzzPendingRequestID"},
-	{"./internal/mcpserver/transport", "FuzzReadGuarded"},
-	{"./internal/mcpserver/unseen", "FuzzClassifier"},
-	{"./internal/mcpserver/unseen", "FuzzShow"},
-	{"./internal/mcpserver/unseen", "FuzzSpell"},
-	{"./internal/mcpserver/unseen", "FuzzEscapeJSON"},
-	{"./internal/mcpserver/unseen", "FuzzHasJSON"},
-	{"./internal/papers", "FuzzParseURI"},
-	{"./internal/papers/store", "FuzzRewriteQuery"},
-}
-
 // benchSmoke runs every benchmark once, so none rots between the runs that
 // measure with them (make bench): a benchmark that errors fails the check;
 // its figures mean nothing here. Only the packages that have benchmarks are
@@ -378,14 +325,22 @@ func benchSmoke() error {
 	return benchrssSmoke()
 }
 
-// benchDecl matches a benchmark's declaration in a _test.go file.
-var benchDecl = regexp.MustCompile(`(?m)^func Benchmark\w*\(b \*testing\.B\)`)
+// benchDecl and fuzzDecl match the declaration of a benchmark and of a fuzz
+// target in a _test.go file.
+var (
+	benchDecl = regexp.MustCompile(`(?m)^func (Benchmark\w*)\(b \*testing\.B\)`)
+	fuzzDecl  = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+)
 
-// benchmarkPackages lists, as ./relative patterns in walk order, the
-// packages under root with a benchmark in one of their _test.go files
-// (testdata and dot or underscore folders left out, as go list does).
-func benchmarkPackages(root string) ([]string, error) {
-	var pkgs []string
+// testFunc is one function of a package's tests: the package as a
+// ./relative pattern, and the function's name.
+type testFunc struct{ pkg, name string }
+
+// testFuncs lists, in walk order, the functions decl matches in the _test.go
+// files under root (testdata and dot or underscore folders left out, as go
+// list does).
+func testFuncs(root string, decl *regexp.Regexp) ([]testFunc, error) {
+	var out []testFunc
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -404,23 +359,31 @@ func benchmarkPackages(root string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		pkg := "./" + filepath.ToSlash(filepath.Dir(p))
-		if benchDecl.Match(b) && (len(pkgs) == 0 || pkgs[len(pkgs)-1] != pkg) {
-			pkgs = append(pkgs, pkg)
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			out = append(out, testFunc{"./" + filepath.ToSlash(filepath.Dir(p)), string(m[1])})
 		}
 		return nil
 	})
-	return pkgs, err
+	return out, err
+}
+
+// benchmarkPackages lists, in walk order, the packages under root with a
+// benchmark.
+func benchmarkPackages(root string) ([]string, error) {
+	funcs, err := testFuncs(root, benchDecl)
+	pkgs := make([]string, len(funcs))
+	for i, f := range funcs {
+		pkgs[i] = f.pkg
+	}
+	return slices.Compact(pkgs), err
 }
 
 // benchrssSmoke runs the process meter briefly, so it does not rot between
-// the runs that measure with it (make bench, make bench-bounds, make
-// bench-memory): a benchrss path that errors fails the check. The figures of
-// these runs mean nothing; only success is checked, except that the flood's
-// and the memory check's bounds still fail the check. The server and
-// benchrss are built once, into a temporary folder, and the three runs share
-// them (benchrss would otherwise build the server on each run); both are
-// built as the image builds the server (runImageFlags).
+// the runs that measure with it (make bench, bench-bounds, bench-memory): a
+// path that errors, or a flood or memory check over its bounds, fails the
+// check; the figures mean nothing. The server and benchrss are built once,
+// as the image builds the server (runImageFlags), into a temporary folder
+// the runs share (benchrss would otherwise build the server on each run).
 func benchrssSmoke() error {
 	dir, err := os.MkdirTemp("", "pdpp-mcp-ci-")
 	if err != nil {
@@ -460,11 +423,20 @@ func benchrssSmoke() error {
 	return nil
 }
 
+// fuzzSmoke fuzzes every fuzz target of the tree (go test runs each one's
+// seed corpus on every check), each for budget.
 func fuzzSmoke(budget string) error {
 	if budget == "" || budget == "0" || budget == "0x" {
 		return nil
 	}
-	for _, f := range fuzzTargets {
+	targets, err := testFuncs(".", fuzzDecl)
+	if err == nil && len(targets) == 0 {
+		err = errors.New("no fuzz target found: run from the repository root")
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range targets {
 		if err := run("go", "test", "-run=^$", "-fuzz=^"+f.name+"$", "-fuzztime="+budget, f.pkg); err != nil {
 			return fmt.Errorf("%s %s: %w", f.pkg, f.name, err)
 		}

@@ -24,11 +24,10 @@ const maxTrackedBytes = 1 << 20
 var largeFixtures = map[string]string{}
 
 // checkTracked fails when a file git tracks in the work tree at dir is a
-// compiled binary (ELF, Mach-O or PE) or larger than maxTrackedBytes and not
-// in allow. It reads the files git ls-files names from the work tree (in a
-// fresh clone, exactly what is committed); a tracked file deleted locally is
-// not checked. Outside a git work tree (a source archive) it cannot know what
-// is tracked, so it fails and says so rather than pass unchecked.
+// compiled binary (ELF, Mach-O or PE) or over maxTrackedBytes and not in
+// allow. It reads what git ls-files names from the work tree (in a fresh
+// clone, what is committed; a file deleted locally is not checked). Outside a
+// git work tree it cannot know what is tracked, so it fails and says so.
 func checkTracked(dir string, allow map[string]string) error {
 	if _, err := exec.LookPath("git"); err != nil {
 		return errors.New("git is not installed: this check lists the tracked files with git ls-files (pass -skip-tracked to leave it out)")

@@ -79,11 +79,10 @@ type Budgets struct {
 	// exposes only the named toolset.
 	MaxToolsetListBytes map[string]int `yaml:"max_toolset_list_bytes"`
 	// MaxToolsListBytesNewest and MaxToolsetListBytesNewest are the same
-	// budgets at the newest protocol revision mcp-go serves
-	// (mcp.LATEST_PROTOCOL_VERSION), whose tools/list result adds
-	// resultType, the cache hints and _meta serverInfo; the two budgets
-	// above hold for every earlier revision. Measured with the server's
-	// name and version at their largest (below).
+	// budgets at the newest revision mcp-go serves (mcp.LATEST_PROTOCOL_VERSION),
+	// whose tools/list adds resultType, the cache hints and _meta serverInfo
+	// (measured with the server's name and version at their largest, below);
+	// the two above hold for every earlier revision.
 	MaxToolsListBytesNewest   int            `yaml:"max_tools_list_bytes_newest"`
 	MaxToolsetListBytesNewest map[string]int `yaml:"max_toolset_list_bytes_newest"`
 	// MaxServerNameBytes and MaxServerVersionBytes bound the server's name
@@ -109,10 +108,9 @@ type Budgets struct {
 	// tools/list pays for. Zero: not checked.
 	MaxArgumentBytes int `yaml:"max_argument_bytes"`
 	MaxArgumentItems int `yaml:"max_argument_items"`
-	// MaxResourceURIBytes bounds the URI of a resources/read: a longer one
-	// is refused before any resource template is matched against it (the
-	// generated MaxResourceURIBytes, which the serving transport checks on
-	// every request). Zero: defaultResourceURIBytes.
+	// MaxResourceURIBytes bounds the URI of a resources/read, refused before
+	// any template is matched (the generated MaxResourceURIBytes, which the
+	// serving transport checks on every request). Zero: defaultResourceURIBytes.
 	MaxResourceURIBytes int `yaml:"max_resource_uri_bytes"`
 }
 
@@ -147,14 +145,6 @@ type Tool struct {
 	// the reason (a cursor decoded by the adapter, a path value taken from
 	// a result id): generated code maps every other argument with a param.
 	ByHand map[string]string `yaml:"by_hand"`
-}
-
-// operations lists the tool's operation and its also_operations.
-func (t Tool) operations() []string {
-	if t.Operation == "" {
-		return nil
-	}
-	return append([]string{t.Operation}, t.AlsoOperations...)
 }
 
 // ResultBudget is a tool's default reply budget. Bytes is a fixed ceiling;
@@ -258,25 +248,20 @@ var argTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeSt
 var outputTypes = []string{typeString, typeInteger, typeNumber, typeBoolean, typeStringArray, typeObject, typeArray}
 
 // loadCatalog reads a catalog, refusing unknown keys so a misspelt field is
-// an error rather than a silently missing limit.
+// an error rather than a silently missing limit; errors name file and line.
 func loadCatalog(path string) (*Catalog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return parseCatalog(displayPath(path), data)
-}
-
-// parseCatalog decodes a catalog; errors name file and line.
-func parseCatalog(file string, data []byte) (*Catalog, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Catalog
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: the catalog is empty", file)
+			return nil, fmt.Errorf("%s: the catalog is empty", displayPath(path))
 		}
-		return nil, yamlError(file, data, err)
+		return nil, yamlError(displayPath(path), data, err)
 	}
 	c.normalize()
 	return &c, nil
@@ -312,28 +297,28 @@ func (c *Catalog) normalize() {
 	}
 }
 
-// headChars is the window of the instructions that must stand alone.
-func (b Budgets) headChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
+// HeadChars is the window of the instructions that must stand alone.
+func (b Budgets) HeadChars() int { return cmp.Or(max(b.InstructionsHeadChars, 0), defaultHeadChars) }
 
-// resourceURIBytes is the bound of a resources/read URI.
-func (b Budgets) resourceURIBytes() int {
+// ResourceURIBytes is the bound of a resources/read URI.
+func (b Budgets) ResourceURIBytes() int {
 	return cmp.Or(max(b.MaxResourceURIBytes, 0), defaultResourceURIBytes)
 }
 
-func (b Budgets) longSentenceChars() int {
+// LongSentence is the length from which a sentence may be said once only.
+func (b Budgets) LongSentence() int {
 	return cmp.Or(max(b.LongSentenceChars, 0), defaultLongSentenceChars)
 }
 
 // yamlLine matches the "yaml: line N: " prefix of a yaml.v3 syntax error.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError names the file and the line of a YAML problem, as an editor's
+// yamlError names the file and line of a YAML problem, as an editor's
 // file:line. yaml.v3 reports a syntax error inside a block collection at the
-// line where the collection starts (an indentation slip at line 158 of an
-// args list starting at line 151 is "line 151"); the line given here is
-// the first at which the document stops parsing, found by parsing longer
-// and longer prefixes of it, and the collection's line is kept as context.
-// Type errors (unknown keys, wrong kinds) already carry their own lines.
+// collection's first line (a slip at line 158 of an args list starting at
+// line 151 is "line 151"); the line given here is the first at which longer
+// and longer prefixes stop parsing, with the collection's line as context.
+// Type errors (unknown keys, wrong kinds) carry their own lines.
 func yamlError(file string, data []byte, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {

@@ -35,8 +35,7 @@ type footprint struct {
 	Tools                  []toolFootprint
 }
 
-// toolsetFootprint is the tools/list result of a server exposing only one
-// toolset.
+// toolsetFootprint is the tools/list of a server exposing one toolset only.
 type toolsetFootprint struct {
 	Name                 string
 	Tools                int
@@ -70,11 +69,12 @@ func measure(c *compiled) (footprint, error) {
 		}
 		return len(b)
 	}
-	var err error
-	fp.ToolsListBytes = size("tools/list", toolsListResult(c.tools))
-	if fp.NewestToolsListBytes, err = newestToolsListBytes(c.tools, c.catalog.Budgets); err != nil {
-		return fp, err
+	newest := func(tools []mcp.Tool) int {
+		n, err := newestToolsListBytes(tools, c.catalog.Budgets)
+		errs = append(errs, err)
+		return n
 	}
+	fp.ToolsListBytes, fp.NewestToolsListBytes = size("tools/list", toolsListResult(c.tools)), newest(c.tools)
 	for _, set := range toolsetOrder(c.catalog) {
 		var only []mcp.Tool
 		for i, t := range c.catalog.Tools {
@@ -82,12 +82,8 @@ func measure(c *compiled) (footprint, error) {
 				only = append(only, c.tools[i])
 			}
 		}
-		newest, err := newestToolsListBytes(only, c.catalog.Budgets)
-		if err != nil {
-			return fp, err
-		}
 		fp.Toolsets = append(fp.Toolsets, toolsetFootprint{Name: set, Tools: len(only),
-			ToolsListBytes: size(fmt.Sprintf("tools/list of toolset %q", set), toolsListResult(only)), NewestToolsListBytes: newest})
+			ToolsListBytes: size(fmt.Sprintf("tools/list of toolset %q", set), toolsListResult(only)), NewestToolsListBytes: newest(only)})
 	}
 	fp.ResourceTemplatesBytes = size("resources/templates/list", mcp.ListResourceTemplatesResult{ResourceTemplates: resourceTemplates(c.catalog)})
 	fp.InstructionsBytes = len(c.instructions)
@@ -112,18 +108,16 @@ func measure(c *compiled) (footprint, error) {
 	return fp, errors.Join(errs...)
 }
 
-// newestRevisionToolsList is a tools/list request made at the newest
-// protocol revision, which carries its version and the client's
-// capabilities in _meta instead of an initialize handshake.
+// newestRevisionToolsList is a tools/list request at the newest revision,
+// whose _meta carries the version and client capabilities (no initialize).
 var newestRevisionToolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
 	`"` + mcp.MetaKeyProtocolVersion + `":"` + mcp.LATEST_PROTOCOL_VERSION + `",` +
 	`"` + mcp.MetaKeyClientCapabilities + `":{}}}}`
 
-// newestToolsListBytes serves tools from an mcp-go server whose name and
-// version take the catalog's largest sizes, with the cache hints the
-// servers send (mcpkit.CacheHints), and returns the bytes of its tools/list
-// result at the newest protocol revision; 0 when the catalog bounds no
-// server identity.
+// newestToolsListBytes is the size of the tools/list result at the newest
+// revision of an mcp-go server serving tools, with the catalog's largest
+// name and version and the servers' cache hints (mcpkit.CacheHints); 0 when
+// the catalog bounds no server identity.
 func newestToolsListBytes(tools []mcp.Tool, b Budgets) (int, error) {
 	if b.MaxServerNameBytes <= 0 || b.MaxServerVersionBytes <= 0 {
 		return 0, nil
@@ -179,72 +173,52 @@ func readCommittedFootprint(dir string) committedFootprint {
 // largestShown is how many of the largest tools a budget failure lists.
 const largestShown = 5
 
-// overBudget says by how much a tools/list is over its budget, which tools
-// changed against the committed footprint (largest change first) and which
-// tools weigh most, and what to do; tools are those the list holds.
-func overBudget(what string, size, budget int, tools []toolFootprint, committed committedFootprint) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s is %d bytes, budget %d: %d bytes over", what, size, budget, size-budget)
-	if committed.Path == "" {
-		b.WriteString("; no committed FOOTPRINT.md to compare with")
-	} else {
-		type change struct {
-			text  string
-			delta int
-		}
-		var changes []change
-		for _, t := range tools {
-			was, ok := committed.Entries[t.Name]
-			switch {
-			case !ok:
-				changes = append(changes, change{fmt.Sprintf("%s new (+%d)", t.Name, t.EntryBytes), t.EntryBytes})
-			case was != t.EntryBytes:
-				changes = append(changes, change{fmt.Sprintf("%s %+d (%d -> %d)", t.Name, t.EntryBytes-was, was, t.EntryBytes), t.EntryBytes - was})
-			}
-		}
-		slices.SortStableFunc(changes, func(a, b change) int { return cmp.Compare(max(b.delta, -b.delta), max(a.delta, -a.delta)) })
-		if len(changes) == 0 {
-			fmt.Fprintf(&b, "; no tool's entry changed against the committed %s", committed.Path)
-		} else {
-			texts := make([]string, len(changes))
-			for i, c := range changes {
-				texts[i] = c.text
-			}
-			fmt.Fprintf(&b, "; change per tool against the committed %s: %s", committed.Path, strings.Join(texts, ", "))
-		}
-	}
-	largest := slices.Clone(tools)
-	slices.SortStableFunc(largest, func(a, b toolFootprint) int { return cmp.Compare(b.EntryBytes, a.EntryBytes) })
-	texts := make([]string, 0, largestShown)
-	for _, t := range largest[:min(len(largest), largestShown)] {
-		texts = append(texts, fmt.Sprintf("%s %d", t.Name, t.EntryBytes))
-	}
-	fmt.Fprintf(&b, "; largest tools (entry bytes): %s. Shorten descriptions or schemas; a budget is a ceiling, never raised to fit", strings.Join(texts, ", "))
-	return b.String()
-}
-
-// toolsOf lists the footprints of the tools of one toolset.
-func toolsOf(fp footprint, toolset string) []toolFootprint {
-	return slices.DeleteFunc(slices.Clone(fp.Tools), func(t toolFootprint) bool { return t.Toolset != toolset })
-}
-
-// checkBudgets compares measured sizes with the catalog's budgets; a
-// tools/list over its budget is told against the committed footprint.
+// checkBudgets compares measured sizes with the catalog's budgets. A
+// tools/list over its budget is told with the overage, the change per tool
+// it holds against the committed footprint (largest change first), its
+// largestShown heaviest tools, and what to do.
 func checkBudgets(b Budgets, fp footprint, committed committedFootprint) []string {
 	var p problems
-	if b.MaxToolsListBytes > 0 && fp.ToolsListBytes > b.MaxToolsListBytes {
-		p.addf("%s", overBudget("tools/list", fp.ToolsListBytes, b.MaxToolsListBytes, fp.Tools, committed))
+	list := func(what string, size, budget int, tools []toolFootprint) {
+		if budget <= 0 || size <= budget {
+			return
+		}
+		msg := fmt.Sprintf("%s is %d bytes, budget %d: %d bytes over", what, size, budget, size-budget)
+		delta := func(t toolFootprint) int { return t.EntryBytes - committed.Entries[t.Name] } // a new tool's is its size
+		changed := slices.DeleteFunc(slices.Clone(tools), func(t toolFootprint) bool {
+			_, ok := committed.Entries[t.Name]
+			return ok && delta(t) == 0
+		})
+		slices.SortStableFunc(changed, func(a, b toolFootprint) int { return cmp.Compare(max(delta(b), -delta(b)), max(delta(a), -delta(a))) })
+		var texts []string
+		for _, t := range changed {
+			if was, ok := committed.Entries[t.Name]; ok {
+				texts = append(texts, fmt.Sprintf("%s %+d (%d -> %d)", t.Name, delta(t), was, t.EntryBytes))
+			} else {
+				texts = append(texts, fmt.Sprintf("%s new (+%d)", t.Name, t.EntryBytes))
+			}
+		}
+		switch {
+		case committed.Path == "":
+			msg += "; no committed FOOTPRINT.md to compare with"
+		case len(texts) == 0:
+			msg += "; no tool's entry changed against the committed " + committed.Path
+		default:
+			msg += fmt.Sprintf("; change per tool against the committed %s: %s", committed.Path, strings.Join(texts, ", "))
+		}
+		largest := slices.SortedStableFunc(slices.Values(tools), func(a, b toolFootprint) int { return cmp.Compare(b.EntryBytes, a.EntryBytes) })
+		texts = nil
+		for _, t := range largest[:min(len(largest), largestShown)] {
+			texts = append(texts, fmt.Sprintf("%s %d", t.Name, t.EntryBytes))
+		}
+		p.addf("%s; largest tools (entry bytes): %s. Shorten descriptions or schemas; a budget is a ceiling, never raised to fit", msg, strings.Join(texts, ", "))
 	}
-	if b.MaxToolsListBytesNewest > 0 && fp.NewestToolsListBytes > b.MaxToolsListBytesNewest {
-		p.addf("%s", overBudget("tools/list at "+mcp.LATEST_PROTOCOL_VERSION, fp.NewestToolsListBytes, b.MaxToolsListBytesNewest, fp.Tools, committed))
-	}
+	list("tools/list", fp.ToolsListBytes, b.MaxToolsListBytes, fp.Tools)
+	list("tools/list at "+mcp.LATEST_PROTOCOL_VERSION, fp.NewestToolsListBytes, b.MaxToolsListBytesNewest, fp.Tools)
 	for _, ts := range fp.Toolsets {
-		if max := b.MaxToolsetListBytes[ts.Name]; max > 0 && ts.ToolsListBytes > max {
-			p.addf("%s", overBudget(fmt.Sprintf("tools/list of toolset %q alone", ts.Name), ts.ToolsListBytes, max, toolsOf(fp, ts.Name), committed))
-		}
-		if max := b.MaxToolsetListBytesNewest[ts.Name]; max > 0 && ts.NewestToolsListBytes > max {
-			p.addf("%s", overBudget(fmt.Sprintf("tools/list of toolset %q alone at %s", ts.Name, mcp.LATEST_PROTOCOL_VERSION), ts.NewestToolsListBytes, max, toolsOf(fp, ts.Name), committed))
-		}
+		tools := slices.DeleteFunc(slices.Clone(fp.Tools), func(t toolFootprint) bool { return t.Toolset != ts.Name })
+		list(fmt.Sprintf("tools/list of toolset %q alone", ts.Name), ts.ToolsListBytes, b.MaxToolsetListBytes[ts.Name], tools)
+		list(fmt.Sprintf("tools/list of toolset %q alone at %s", ts.Name, mcp.LATEST_PROTOCOL_VERSION), ts.NewestToolsListBytes, b.MaxToolsetListBytesNewest[ts.Name], tools)
 	}
 	for _, t := range fp.Tools {
 		if b.MaxToolBytes > 0 && t.EntryBytes > b.MaxToolBytes {

@@ -75,21 +75,6 @@ func lintFormats(p *problems, c *Catalog) {
 	}
 }
 
-// formatData is one format as the templates render it.
-type formatData struct {
-	FormatSpec
-	Name, GoName, PatternLit string
-}
-
-// formatGoName is the generated variable that holds format name.
+// formatGoName is the generated variable that holds format name (the
+// args template names it the same way).
 func formatGoName(name string) string { return "Format" + camel(name) }
-
-// formatTemplateData lists the catalog's formats in name order.
-func formatTemplateData(c *Catalog) []formatData {
-	var out []formatData
-	for _, name := range sortedKeys(c.Formats) {
-		f := c.Formats[name]
-		out = append(out, formatData{FormatSpec: f, Name: name, GoName: formatGoName(name), PatternLit: rawLiteral(f.Pattern)})
-	}
-	return out
-}

@@ -24,9 +24,8 @@ type options struct {
 	instructions string // instructions file path
 	out          string // output directory
 	kitImport    string // import path of the mcpkit runtime
-	// rsclient is the import path of the typed RS client oapi-codegen
-	// writes from the OpenAPI document; with it, the mapping of arguments
-	// to RS operations is generated (rscalls.go). "": not generated.
+	// rsclient is the import path of the typed RS client oapi-codegen writes
+	// from the OpenAPI document, for the argument mapping (rscalls.go); "": none.
 	rsclient string
 }
 
@@ -53,16 +52,6 @@ type compiled struct {
 	rsOps          []*rsOp
 	calls          []toolCall
 	rsclientImport string
-}
-
-// viewURI is the URI of the named view, or "" for none.
-func (c *compiled) viewURI(name string) string {
-	for _, v := range c.views {
-		if v.Name == name {
-			return v.URI
-		}
-	}
-	return ""
 }
 
 type toolSchemas struct{ input, output []byte }
@@ -98,17 +87,13 @@ func generate(opt options) (map[string][]byte, *compiled, error) {
 	}
 	c.source, c.kitImport, c.rsclientImport = displayPath(opt.catalog), cmp.Or(opt.kitImport, defaultKitImport), opt.rsclient
 	files, err := render(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	return files, c, nil
+	return files, c, err
 }
 
 // compile resolves, lints, builds schemas and checks the byte budgets.
 // mapping: the arguments' mapping to RS operations is planned (and its
-// rules checked) for generation.
-// committed is the footprint the output folder holds, which a budget
-// failure is told against.
+// rules checked); committed is the footprint the output folder holds, which
+// a budget failure is told against.
 func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, mapping bool, committed committedFootprint) (*compiled, error) {
 	var p problems
 	if api != nil {
@@ -124,6 +109,10 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 	if len(p.list) > 0 {
 		return nil, &lintError{problems: p.list}
 	}
+	viewURIs := map[string]string{} // view name -> URI; "" (no view) names none
+	for _, v := range views {
+		viewURIs[v.Name] = v.URI
+	}
 	for _, t := range cat.Tools {
 		in, err := inputSchema(t)
 		if err != nil {
@@ -134,14 +123,13 @@ func compile(cat *Catalog, api *apiDoc, instructions string, views []builtView, 
 			return nil, fmt.Errorf("tool %q output schema: %w", t.Name, err)
 		}
 		c.schemas[t.Name] = toolSchemas{input: in, output: out}
-		c.tools = append(c.tools, mcpTool(t, in, out, c.viewURI(t.View)))
+		c.tools = append(c.tools, mcpTool(t, in, out, viewURIs[t.View]))
 	}
-	fp, err := measure(c)
-	if err != nil {
+	var err error
+	if c.footprint, err = measure(c); err != nil {
 		return nil, err
 	}
-	c.footprint = fp
-	if problems := checkBudgets(cat.Budgets, fp, committed); len(problems) > 0 {
+	if problems := checkBudgets(cat.Budgets, c.footprint, committed); len(problems) > 0 {
 		return nil, &lintError{problems: problems}
 	}
 	return c, nil
@@ -162,8 +150,8 @@ func mcpTool(t Tool, in, out []byte, viewURI string) mcp.Tool {
 			OpenWorldHint:   mcp.ToBoolPtr(*t.Annotations.OpenWorldHint),
 		},
 	}
-	if viewURI != "" {
-		tool.Meta = toolViewMeta(viewURI)
+	if viewURI != "" { // the views template's viewToolMeta
+		tool.Meta = &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": viewURI}}}
 	}
 	return tool
 }
@@ -172,12 +160,6 @@ func mcpTool(t Tool, in, out []byte, viewURI string) mcp.Tool {
 // these tools: sorted by name, as the server sorts them.
 func toolsListResult(tools []mcp.Tool) mcp.ListToolsResult {
 	return mcp.ListToolsResult{Tools: slices.SortedFunc(slices.Values(tools), func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })}
-}
-
-// goldenToolsList is the pretty-printed tools/list result.
-func goldenToolsList(tools []mcp.Tool) ([]byte, error) {
-	b, err := json.MarshalIndent(toolsListResult(tools), "", "  ")
-	return append(b, '\n'), err
 }
 
 // displayPath keeps generated comments free of machine paths: a relative

@@ -46,10 +46,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 		}
 		goNames[camel(t.Name)] = t.Name
 		p.missing(where, "title", t.Title)
-		p.missing(where, "description", t.Description)
-		if max := c.Budgets.MaxDescriptionBytes; max > 0 && len(t.Description) > max {
-			p.addf("%s: description is %d bytes, budget %d", where, len(t.Description), max)
-		}
+		lintDescription(p, where, t.Description, c.Budgets.MaxDescriptionBytes)
 		if !toolsetPattern.MatchString(t.Toolset) {
 			p.addf("%s: toolset %q is missing or not a lower-case name", where, t.Toolset)
 		}
@@ -58,8 +55,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 				p.addf("%s: annotation %s must be set explicitly", where, h.name)
 			}
 		}
-		if t.Annotations.ReadOnlyHint != nil && t.Annotations.DestructiveHint != nil &&
-			*t.Annotations.ReadOnlyHint && *t.Annotations.DestructiveHint {
+		if ro, d := t.Annotations.ReadOnlyHint, t.Annotations.DestructiveHint; ro != nil && d != nil && *ro && *d {
 			p.addf("%s: a read-only tool cannot be destructive", where)
 		}
 		argNames := map[string]bool{}
@@ -84,7 +80,7 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 			if !slices.Contains(outputTypes, o.Type) {
 				p.addf("%s: type %q must be one of %s", ow, o.Type, strings.Join(outputTypes, ", "))
 			}
-			lintFieldDescription(p, c.Budgets, ow, o.Description)
+			lintDescription(p, ow, o.Description, c.Budgets.MaxFieldDescriptionBytes)
 		}
 		lintResultBudget(p, c.Budgets, where, t)
 	}
@@ -104,8 +100,8 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 		p.addf("budgets: max_resource_uri_bytes must not be negative")
 	}
 	for _, r := range c.Resources {
-		if prefix, _, _ := strings.Cut(r.URITemplate, "{"); len(prefix) >= c.Budgets.resourceURIBytes() {
-			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.resourceURIBytes())
+		if prefix, _, _ := strings.Cut(r.URITemplate, "{"); len(prefix) >= c.Budgets.ResourceURIBytes() {
+			p.addf("resource %q: its fixed part alone reaches max_resource_uri_bytes (%d)", r.Name, c.Budgets.ResourceURIBytes())
 		}
 	}
 	lintToolsets(p, c)
@@ -121,11 +117,9 @@ func lintCatalog(p *problems, c *Catalog, instructions string) {
 func lintToolsetBudgets(p *problems, c *Catalog) {
 	sets := toolsetOrder(c)
 	b := c.Budgets
-	for _, kb := range []struct {
-		key     string
-		budgets map[string]int
-	}{{"max_toolset_list_bytes", b.MaxToolsetListBytes}, {"max_toolset_list_bytes_newest", b.MaxToolsetListBytesNewest}} {
-		key, budgets := kb.key, kb.budgets
+	all := map[string]map[string]int{"max_toolset_list_bytes": b.MaxToolsetListBytes, "max_toolset_list_bytes_newest": b.MaxToolsetListBytesNewest}
+	for _, key := range sortedKeys(all) {
+		budgets := all[key]
 		for _, name := range sortedKeys(budgets) {
 			if !slices.Contains(sets, name) {
 				p.addf("%s: toolset %q has no tools", key, name)
@@ -181,9 +175,9 @@ func lintGuidanceHomes(p *problems, c *Catalog, instructions string) {
 // instructions, or the tool whose description or field it is.
 type guidancePlace struct{ owner, name, text string }
 
-// guidancePlaces lists every text a client reads, in catalog order: the
+// guidancePlaces lists every text a client reads, in catalog order (the
 // instructions, then each tool's description, argument and output
-// descriptions. The guidance and repeated-sentence rules both walk it.
+// descriptions), for the guidance and repeated-sentence rules.
 func guidancePlaces(c *Catalog, instructions string) []guidancePlace {
 	places := []guidancePlace{{homeInstructions, "the instructions", instructions}}
 	for _, t := range c.Tools {
@@ -217,7 +211,7 @@ func lintArg(p *problems, b Budgets, tool string, a Arg) {
 		}
 		return
 	}
-	lintFieldDescription(p, b, where, a.Description)
+	lintDescription(p, where, a.Description, b.MaxFieldDescriptionBytes)
 	if len(a.Enum) > 0 && a.Type != typeString && a.Type != typeStringArray {
 		p.addf("%s: enum is only allowed on string and string_array arguments", where)
 	}
@@ -303,9 +297,11 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-func lintFieldDescription(p *problems, b Budgets, where, desc string) {
+// lintDescription reports a description that is missing or over max bytes
+// (0: no budget).
+func lintDescription(p *problems, where, desc string, max int) {
 	p.missing(where, "description", desc)
-	if max := b.MaxFieldDescriptionBytes; max > 0 && len(desc) > max {
+	if max > 0 && len(desc) > max {
 		p.addf("%s: description is %d bytes, budget %d", where, len(desc), max)
 	}
 }
@@ -321,10 +317,10 @@ func lintInstructions(p *problems, b Budgets, instructions string) {
 	if min := b.MinInstructionsChars; min > 0 && utf8.RuneCountInString(instructions) < min {
 		p.addf("instructions are %d characters, at least %d required", utf8.RuneCountInString(instructions), min)
 	}
-	head := firstChars(instructions, b.headChars())
+	head := firstChars(instructions, b.HeadChars())
 	for _, phrase := range b.InstructionsMustMention {
 		if !strings.Contains(head, phrase) {
-			p.addf("instructions: %q does not appear within the first %d characters", phrase, b.headChars())
+			p.addf("instructions: %q does not appear within the first %d characters", phrase, b.HeadChars())
 		}
 	}
 }
@@ -344,7 +340,7 @@ func firstChars(s string, n int) string {
 // place: a tool description, an argument or output description, or the
 // instructions. Cross-tool guidance belongs in one place only.
 func lintRepeatedSentences(p *problems, c *Catalog, instructions string) {
-	minChars := c.Budgets.longSentenceChars()
+	minChars := c.Budgets.LongSentence()
 	first := map[string]string{} // sentence -> first place it was seen
 	reported := map[string]bool{}
 	for _, place := range guidancePlaces(c, instructions) {
@@ -382,9 +378,11 @@ func sentences(text string) []string {
 	}
 	runes := []rune(text)
 	for i, r := range runes {
-		if r == '\n' && breaksParagraph(runes[i+1:]) {
-			flush()
-			continue
+		if r == '\n' {
+			if next, _, _ := strings.Cut(string(runes[i+1:]), "\n"); paragraphStart.MatchString(next) {
+				flush()
+				continue
+			}
 		}
 		cur.WriteRune(r)
 		if strings.ContainsRune(".!?;", r) && (i+1 == len(runes) || unicode.IsSpace(runes[i+1])) &&
@@ -396,16 +394,10 @@ func sentences(text string) []string {
 	return out
 }
 
-// breaksParagraph reports whether the text after a line break starts a new
-// paragraph or list item.
-func breaksParagraph(rest []rune) bool {
-	line, _, _ := strings.Cut(string(rest), "\n")
-	return paragraphStart.MatchString(line)
-}
-
 // listMarker matches a sentence so far that is only a list number ("2.").
 var listMarker = regexp.MustCompile(`^\s*\d+[.)]$`)
 
+// paragraphStart matches a line that starts a new paragraph or list item.
 var paragraphStart = regexp.MustCompile(`^\s*(?:$|[-*+]\s|\d+[.)]\s|#)`)
 
 // checkURITemplate parses an RFC 6570 template the way mcp-go will.
@@ -485,9 +477,11 @@ func lintToolsets(p *problems, c *Catalog) {
 	for _, t := range c.Tools {
 		spec, ok := c.Toolsets[t.Toolset]
 		if !ok {
-			hint := ""
-			if near := nearest(t.Toolset, declared); near != "" {
-				hint = fmt.Sprintf("; did you mean %q?", near)
+			hint, best := "", 3 // suggest the nearest declared name within two edits
+			for _, d := range declared {
+				if dist := editDistance(t.Toolset, d); dist < best {
+					hint, best = fmt.Sprintf("; did you mean %q?", d), dist
+				}
 			}
 			p.addf("tool %q: toolset %q is not declared under toolsets (declared: %s)%s", t.Name, t.Toolset, strings.Join(declared, ", "), hint)
 			continue
@@ -512,17 +506,6 @@ func lintToolsets(p *problems, c *Catalog) {
 	}
 }
 
-// nearest returns the declared name within two edits of name, or "".
-func nearest(name string, declared []string) string {
-	best, bestDist := "", 3
-	for _, d := range declared {
-		if dist := editDistance(name, d); dist < bestDist {
-			best, bestDist = d, dist
-		}
-	}
-	return best
-}
-
 // editDistance is the Levenshtein distance between two short names, with
 // a swap of two neighbours counted as one edit (raed -> read).
 func editDistance(a, b string) int {
@@ -537,11 +520,10 @@ func editDistance(a, b string) int {
 	}
 	for i := 1; i <= len(ra); i++ {
 		for j := 1; j <= len(rb); j++ {
-			cost := 1
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+1)
 			if ra[i-1] == rb[j-1] {
-				cost = 0
+				d[i][j] = min(d[i][j], d[i-1][j-1])
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
 			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
 				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
 			}

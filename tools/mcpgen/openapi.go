@@ -24,9 +24,8 @@ type apiOperation struct {
 	// order lists the parameters as the document declares them (operation
 	// parameters first, then the path item's).
 	order []*openapi3.Parameter
-	// params by name; a name used in two locations (path and query, say)
-	// keeps every occurrence so a reference to it can be refused as
-	// ambiguous.
+	// params by name; a name in two locations (path and query, say) keeps
+	// both, so a reference to it is refused as ambiguous.
 	params map[string][]*openapi3.Parameter
 }
 
@@ -60,10 +59,9 @@ func indexOpenAPI(doc *openapi3.T) *apiDoc {
 			if op.OperationID == "" {
 				continue
 			}
-			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{}}
-			if rb := op.RequestBody; rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil {
-				o.jsonBody = true
-			}
+			rb := op.RequestBody
+			o := &apiOperation{id: op.OperationID, method: method, path: path, params: map[string][]*openapi3.Parameter{},
+				jsonBody: rb != nil && rb.Value != nil && rb.Value.Content.Get("application/json") != nil}
 			// Operation parameters override path-item parameters with the
 			// same name and location.
 			seen := map[[2]string]bool{}
@@ -147,16 +145,13 @@ func singleType(t *openapi3.Types) string {
 
 // stringEnum keeps an enum only when every value is a string.
 func stringEnum(values []any) []string {
-	out := make([]string, 0, len(values))
+	var out []string
 	for _, v := range values {
 		s, ok := v.(string)
 		if !ok {
 			return nil
 		}
 		out = append(out, s)
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }
@@ -228,27 +223,14 @@ func resolveArgs(probs *problems, c *Catalog, api *apiDoc) {
 }
 
 func mergeFacts(a *Arg, f paramFacts) {
-	if a.Type == "" {
-		a.Type = f.typ
-	}
+	a.Type, a.Description = cmp.Or(a.Type, f.typ), cmp.Or(a.Description, f.description)
 	// Facts about values only carry over when the types agree: a
 	// comma-separated string parameter says nothing about an array argument.
 	if a.Type == f.typ {
 		if a.Enum == nil {
 			a.Enum = f.enum
 		}
-		if a.Minimum == nil {
-			a.Minimum = f.minimum
-		}
-		if a.Maximum == nil {
-			a.Maximum = f.maximum
-		}
-		if a.MaxLength == nil {
-			a.MaxLength = f.maxLength
-		}
-	}
-	if a.Description == "" {
-		a.Description = f.description
+		a.Minimum, a.Maximum, a.MaxLength = cmp.Or(a.Minimum, f.minimum), cmp.Or(a.Maximum, f.maximum), cmp.Or(a.MaxLength, f.maxLength)
 	}
 }
 

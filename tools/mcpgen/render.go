@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"slices"
@@ -17,35 +18,23 @@ import (
 // fileData is what the templates see. Texts that land in Go source are
 // turned into literals by the quote function of the template.
 type fileData struct {
-	Package          string
+	*Catalog                // Tools, Toolsets, Views and PackageDoc are shadowed below
 	KitImport        string // import path of the mcpkit runtime
-	ServerName       string
 	Source           string
 	PackageDoc       string
 	InstructionsExpr string
 	Tools            []toolData
-	Resources        []resourceData
 	Toolsets         []string
 	ToolsetGroups    []toolsetGroup
 	NeedJSON         bool // an Args struct holds json.RawMessage
 	NeedKit          bool // a Validate method calls mcpkit
-	Budgets          Budgets
-	ResourceURIBytes int // bound of a resources/read URI
-	ToolNameBytes    int // longest tool name
-	HeadChars        int
-	LongSentence     int
+	ToolNameBytes    int  // longest tool name
 	FP               footprint
-	ToolsetRows      []toolsetRow
-	MustMentionLit   string // Go []string literal
-	GuidanceRows     []guidanceRow
-	Formats          []formatData // catalog formats, by name
-	// LegacyRevision and NewestRevision name the revisions the tools/list
-	// budgets hold at: the last one with an initialize handshake (and every
-	// earlier one), and the newest.
+	// LegacyRevision and NewestRevision are the revisions the tools/list budgets
+	// hold at: the last with an initialize handshake (and earlier), the newest.
 	LegacyRevision, NewestRevision string
 	ResultBudgets                  []resultBudgetRow
-	Views                          []viewData
-	ViewIndex                      map[string]int // view name -> index in Views
+	Views                          []builtView
 	// UIExtension and ViewMIMEType are the MCP Apps extension id and the
 	// mime type of its views.
 	UIExtension, ViewMIMEType string
@@ -62,28 +51,11 @@ type fileData struct {
 // rsCallsFile is the generated mapping of arguments to RS operations.
 const rsCallsFile = "rscalls.go"
 
-// viewData is one view as the templates see it.
-type viewData struct {
-	builtView
-	Camel         string
-	Bytes         int
-	PrefersBorder bool
-}
-
-// toolsetRow is one toolset's measured tools/list sizes and budgets (0:
-// none).
-type toolsetRow struct {
-	toolsetFootprint
-	Budget, NewestBudget int
-}
-
-type guidanceRow struct{ Phrase, Home string }
-
 // resultBudgetRow is one tool's declared default reply budget.
 type resultBudgetRow struct {
 	ResultBudget
-	Tool, Camel string
-	Ratio       string // Go float literal, "" when the budget is fixed
+	Tool  string
+	Ratio string // Go float literal, "" when the budget is fixed
 }
 
 // Text is the budget as the footprint table states it.
@@ -95,23 +67,17 @@ func (r resultBudgetRow) Text() string {
 }
 
 type toolData struct {
-	Tool                              // Args is shadowed by the rendered arguments
-	Camel, ArgsType, OperationNote    string
-	InputLit, OutputLit               string
-	ReadOnly, Destructive, Idempotent bool
-	OpenWorld                         bool
-	HasDefaults                       bool
-	ViewCamel                         string // Camel of the view the tool names, or ""
-	Args                              []argData
+	Tool                           // Args is shadowed by the rendered arguments
+	Camel, ArgsType, OperationNote string
+	InputLit, OutputLit            string
+	HasDefaults                    bool
+	Args                           []argData
 }
 
 type argData struct {
-	Arg                            // MaxLength and Format are shadowed below
+	Arg                            // Format is shadowed below
 	GoName, GoType, GoBase, Tag    string
-	Kind                           string
 	Pointer                        bool
-	EnumLit                        string // Go []string literal, or ""
-	MaxLength                      int
 	RangeCond, RangeMsg, ValueExpr string
 	DefaultLit                     string
 	Format                         string // Go variable of the format, or ""
@@ -134,26 +100,9 @@ type toolsetGroup struct {
 	Tools []string
 }
 
-type resourceData struct {
-	Resource
-	Camel string
-}
-
-// outputFile is one output file and its template.
-type outputFile struct {
-	name, template string
-	goSource       bool
-}
-
-// outputFiles are the files every catalog renders.
-var outputFiles = []outputFile{
-	{"doc.go", "doc.go.tmpl", true},
-	{"tools.go", "tools.go.tmpl", true},
-	{"args.go", "args.go.tmpl", true},
-	{"register.go", "register.go.tmpl", true},
-	{"views.go", "views.go.tmpl", true},
-	{footprintFile, "footprint.md.tmpl", false},
-}
+// outputFiles are the files every catalog renders, each from the template
+// named after it.
+var outputFiles = []string{"doc.go", "tools.go", "args.go", "register.go", "views.go", footprintFile}
 
 // footprintFile is the measured footprint, committed with the package.
 const footprintFile = "FOOTPRINT.md"
@@ -166,6 +115,9 @@ func render(c *compiled) (map[string][]byte, error) {
 	tmpl, err := template.New("mcpgen").Funcs(template.FuncMap{
 		"quote":   strconv.Quote,
 		"comment": comment,
+		"camel":   camel,
+		"raw":     rawLiteral,
+		"strings": stringsLiteral,
 		"budget": func(n int) string {
 			if n <= 0 {
 				return "none"
@@ -194,28 +146,28 @@ func render(c *compiled) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	outputs := outputFiles
 	if data.RSClientImport != "" && len(data.Calls) > 0 {
-		outputs = append(slices.Clone(outputs), outputFile{rsCallsFile, "rscalls.go.tmpl", true})
+		outputs = append(slices.Clone(outputs), rsCallsFile)
 	}
-	for _, f := range outputs {
+	for _, name := range outputs {
 		var buf bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&buf, f.template, data); err != nil {
-			return nil, fmt.Errorf("render %s: %w", f.name, err)
+		if err := tmpl.ExecuteTemplate(&buf, name+".tmpl", data); err != nil {
+			return nil, fmt.Errorf("render %s: %w", name, err)
 		}
 		out := buf.Bytes()
-		if f.goSource {
+		if strings.HasSuffix(name, ".go") {
 			formatted, err := format.Source(out)
 			if err != nil {
-				return nil, fmt.Errorf("format %s: %w\n%s", f.name, err, numbered(out))
+				return nil, fmt.Errorf("format %s: %w\n%s", name, err, numbered(out))
 			}
 			out = formatted
 		}
-		files[f.name] = out
+		files[name] = out
 	}
-	golden, err := goldenToolsList(c.tools)
+	golden, err := json.MarshalIndent(toolsListResult(c.tools), "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	files[goldenFile] = golden
+	files[goldenFile] = append(golden, '\n')
 	for _, v := range c.views {
 		files[v.File()] = v.HTML
 	}
@@ -229,18 +181,13 @@ func templateData(c *compiled) *fileData {
 		doc = fmt.Sprintf("is the MCP tool surface of server %s, generated by mcpgen from %s: typed arguments, schemas, tool definitions and registration.", cat.ServerName, c.source)
 	}
 	d := &fileData{
-		Package:          cat.Package,
+		Catalog:          cat,
 		KitImport:        c.kitImport,
-		ServerName:       cat.ServerName,
 		Source:           c.source,
 		PackageDoc:       "Package " + cat.Package + " " + doc,
 		InstructionsExpr: multilineLiteral(c.instructions),
-		Budgets:          cat.Budgets,
-		ResourceURIBytes: cat.Budgets.resourceURIBytes(),
-		HeadChars:        cat.Budgets.headChars(),
-		LongSentence:     cat.Budgets.longSentenceChars(),
 		FP:               c.footprint,
-		MustMentionLit:   stringsLiteral(cat.Budgets.InstructionsMustMention),
+		Views:            c.views,
 		LegacyRevision:   mcp.LATEST_LEGACY_PROTOCOL_VERSION,
 		NewestRevision:   mcp.LATEST_PROTOCOL_VERSION,
 		UIExtension:      uiExtension,
@@ -254,19 +201,7 @@ func templateData(c *compiled) *fileData {
 			d.NumberConstraint = numberConstraint
 		}
 	}
-	d.ViewIndex = map[string]int{}
-	for i, v := range c.views {
-		d.ViewIndex[v.Name] = i
-		d.Views = append(d.Views, viewData{builtView: v, Camel: camel(v.Name), Bytes: len(v.HTML), PrefersBorder: *v.PrefersBorder})
-	}
-	for _, ts := range c.footprint.Toolsets {
-		d.ToolsetRows = append(d.ToolsetRows, toolsetRow{ts, cat.Budgets.MaxToolsetListBytes[ts.Name], cat.Budgets.MaxToolsetListBytesNewest[ts.Name]})
-	}
-	for _, phrase := range sortedKeys(cat.GuidanceHomes) {
-		d.GuidanceRows = append(d.GuidanceRows, guidanceRow{Phrase: phrase, Home: cat.GuidanceHomes[phrase]})
-	}
-	d.Formats = formatTemplateData(cat)
-	d.NeedKit = len(d.Formats) > 0
+	d.NeedKit = len(cat.Formats) > 0
 	d.Toolsets = toolsetOrder(cat)
 	for _, set := range d.Toolsets {
 		g := toolsetGroup{Name: set}
@@ -280,18 +215,11 @@ func templateData(c *compiled) *fileData {
 	for _, t := range cat.Tools {
 		d.ToolNameBytes = max(d.ToolNameBytes, len(t.Name))
 		td := toolData{
-			Tool:        t,
-			Camel:       camel(t.Name),
-			ArgsType:    camel(t.Name) + "Args",
-			InputLit:    rawLiteral(string(c.schemas[t.Name].input)),
-			OutputLit:   rawLiteral(string(c.schemas[t.Name].output)),
-			ReadOnly:    *t.Annotations.ReadOnlyHint,
-			Destructive: *t.Annotations.DestructiveHint,
-			Idempotent:  *t.Annotations.IdempotentHint,
-			OpenWorld:   *t.Annotations.OpenWorldHint,
-		}
-		if t.View != "" {
-			td.ViewCamel = camel(t.View)
+			Tool:      t,
+			Camel:     camel(t.Name),
+			ArgsType:  camel(t.Name) + "Args",
+			InputLit:  rawLiteral(string(c.schemas[t.Name].input)),
+			OutputLit: rawLiteral(string(c.schemas[t.Name].output)),
 		}
 		if t.Operation != "" {
 			td.OperationNote = " (OpenAPI operation " + t.Operation + ")"
@@ -306,15 +234,12 @@ func templateData(c *compiled) *fileData {
 		}
 		d.Tools = append(d.Tools, td)
 		if rb := t.ResultBudget; rb != nil {
-			row := resultBudgetRow{ResultBudget: *rb, Tool: t.Name, Camel: td.Camel}
+			row := resultBudgetRow{ResultBudget: *rb, Tool: t.Name}
 			if rb.RSBodyRatio > 0 {
 				row.Ratio = strconv.FormatFloat(rb.RSBodyRatio, 'f', -1, 64)
 			}
 			d.ResultBudgets = append(d.ResultBudgets, row)
 		}
-	}
-	for _, r := range cat.Resources {
-		d.Resources = append(d.Resources, resourceData{Resource: r, Camel: camel(r.Name)})
 	}
 	return d
 }
@@ -327,14 +252,7 @@ func argTemplateData(a Arg) argData {
 		GoType:  f.goType,
 		GoBase:  strings.TrimPrefix(f.goType, "*"),
 		Tag:     f.tag,
-		Kind:    a.Type,
 		Pointer: f.pointer,
-	}
-	if len(a.Enum) > 0 {
-		ad.EnumLit = stringsLiteral(a.Enum)
-	}
-	if a.MaxLength != nil {
-		ad.MaxLength = *a.MaxLength
 	}
 	if a.Format != "" {
 		ad.Format = formatGoName(a.Format)
@@ -351,22 +269,22 @@ func argTemplateData(a Arg) argData {
 // applyCatalogBounds sets the catalog-wide argument bounds of b on a string
 // or string array argument that declares no tighter bound of its own.
 func (a *argData) applyCatalogBounds(b Budgets) {
-	if a.Kind != typeString && a.Kind != typeStringArray {
+	if a.Type != typeString && a.Type != typeStringArray {
 		return
 	}
-	if a.EnumLit == "" && a.MaxLength == 0 && a.Format == "" {
+	if len(a.Enum) == 0 && a.MaxLength == nil && a.Format == "" {
 		a.MaxBytes = b.MaxArgumentBytes
 	}
-	if a.Kind == typeStringArray {
+	if a.Type == typeStringArray {
 		a.MaxItems = b.MaxArgumentItems
 	}
 }
 
 // checks reports whether Validate emits code for this argument.
 func (a argData) checks() bool {
-	switch a.Kind {
+	switch a.Type {
 	case typeString, typeStringArray:
-		return a.Required || a.EnumLit != "" || a.MaxLength > 0 || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
+		return a.Required || len(a.Enum) > 0 || a.MaxLength != nil || a.Format != "" || a.MaxBytes > 0 || a.MaxItems > 0
 	case typeObject:
 		return true
 	default:

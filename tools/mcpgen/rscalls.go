@@ -10,9 +10,8 @@ import (
 )
 
 // rsOp is one RS operation as generated code calls it through the typed
-// client oapi-codegen writes: the Go names are oapi-codegen's own (its
-// codegen package names them), so the generated mapping and the client
-// agree by construction.
+// client oapi-codegen writes, with oapi-codegen's own Go names (its codegen
+// package names them), so the mapping and the client agree by construction.
 type rsOp struct {
 	ID, GoName, Method, Path string
 	PathParams               []rsPathParam // in the order of the path
@@ -78,8 +77,9 @@ func planCalls(probs *problems, c *Catalog, api *apiDoc) ([]*rsOp, []toolCall) {
 			}
 			continue
 		}
+		ids := append([]string{t.Operation}, t.AlsoOperations...)
 		known := true
-		for _, id := range t.operations() {
+		for _, id := range ids {
 			if api.ops[id] == nil {
 				known = false
 				if id != t.Operation { // the operation itself is reported by resolveArgs
@@ -94,11 +94,11 @@ func planCalls(probs *problems, c *Catalog, api *apiDoc) ([]*rsOp, []toolCall) {
 			if strings.TrimSpace(t.ByHand[name]) == "" {
 				probs.addf("%s by_hand %q: say why the handler sets it (the reason is written into the generated code)", where, name)
 			}
-			if !slices.ContainsFunc(t.operations(), func(id string) bool { return len(api.ops[id].params[name]) > 0 }) {
-				probs.addf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(t.operations(), ", "))
+			if !slices.ContainsFunc(ids, func(id string) bool { return len(api.ops[id].params[name]) > 0 }) {
+				probs.addf("%s by_hand %q: no operation of the tool (%s) has that parameter", where, name, strings.Join(ids, ", "))
 			}
 		}
-		for _, id := range t.operations() {
+		for _, id := range ids {
 			op := api.ops[id]
 			ro := ops[id]
 			if ro == nil {
@@ -217,10 +217,9 @@ func planCall(probs *problems, t Tool, op *apiOperation, ro *rsOp) toolCall {
 	return call
 }
 
-// queryStmt is the statement that sets one query parameter from one
-// argument, chosen from the argument's catalog type and whether the
-// parameter is required (a plain field) or optional (a pointer, left nil
-// when the argument is absent).
+// queryStmt sets one query parameter from one argument, by the argument's
+// type and whether the parameter is required (a plain field) or optional (a
+// pointer, left nil when the argument is absent).
 func queryStmt(a Arg, p *openapi3.Parameter, dst, arg string) (string, error) {
 	kind := map[string]string{typeString: "String", typeInteger: "Number", typeNumber: "Number", typeBoolean: "Bool", typeStringArray: "Strings"}[a.Type]
 	if kind == "" {
@@ -250,11 +249,8 @@ func helpersUsed(calls []toolCall) ([]string, bool) {
 	used := map[string]bool{}
 	for _, c := range calls {
 		for _, s := range c.Stmts {
-			if name, _, ok := strings.Cut(s, "("); ok {
-				if _, known := callHelpers[name]; known {
-					used[name] = true
-				}
-			}
+			name, _, _ := strings.Cut(s, "(") // a setter's name, or a plain statement no helper is named
+			used[name] = true
 		}
 	}
 	var out []string

@@ -11,9 +11,8 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 )
 
-// goField is how one argument becomes a field of its Args struct, both in
-// the emitted source (goType) and in the struct reflected for the schema
-// (reflectType).
+// goField is how one argument becomes a field of its Args struct, in the
+// emitted source (goType) and in the struct reflected for the schema.
 type goField struct {
 	name        string // Go field name
 	goType      string // as written in the emitted source
@@ -76,10 +75,7 @@ func inputSchema(t Tool) ([]byte, error) {
 	}
 	s := reflectStruct(fields)
 	for _, a := range t.Args {
-		prop, ok := s.Properties.Get(a.Name)
-		if !ok {
-			return nil, fmt.Errorf("tool %q: reflected schema lacks argument %q", t.Name, a.Name)
-		}
+		prop := s.Properties.Value(a.Name)
 		prop.Description, prop.Default = a.Description, a.Default
 		target := prop
 		if a.Type == typeStringArray {
@@ -118,10 +114,7 @@ func outputSchema(t Tool) ([]byte, error) {
 	}
 	s := reflectStruct(fields)
 	for _, o := range t.Output {
-		prop, ok := s.Properties.Get(o.Name)
-		if !ok {
-			return nil, fmt.Errorf("tool %q: reflected schema lacks output %q", t.Name, o.Name)
-		}
+		prop := s.Properties.Value(o.Name)
 		prop.Description = o.Description
 		if o.Type == typeArray {
 			prop.Items = nil // any items
@@ -145,10 +138,9 @@ func marshalSchema(s *jsonschema.Schema) ([]byte, error) {
 }
 
 // checkPortableSchema fails on $ref, $defs, $schema, definitions or
-// additionalProperties anywhere in the schema, on a `type` that is not one
-// string (the array form such as ["string","null"] is legal JSON Schema but
-// several clients read type as a single string), and on a top-level
-// anyOf/oneOf/allOf or a top-level type other than "object".
+// additionalProperties anywhere, on a `type` that is not one string (the
+// legal ["string","null"] form breaks clients that read one string), and on
+// a top-level anyOf/oneOf/allOf or type other than "object".
 func checkPortableSchema(b []byte) error {
 	var top map[string]any
 	if err := json.Unmarshal(b, &top); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,14 +18,14 @@ import (
 // from a folder left behind by a killed run.
 const stageDirPattern = ".mcpgen-stage-*"
 
-// swap is one output folder of a run: the folder written in the stage and
-// the folder it replaces.
-type swap struct{ staged, target string }
+// swap is one output folder of a run: the folder written in the stage, the
+// folder it replaces, and where swapIn moved that one ("" when there was none).
+type swap struct{ staged, target, old string }
 
 // writeAll writes a run's whole output or nothing: mcpgen's files and each
-// oapi-codegen configuration's folder are written in a stage beside out,
-// then swapped in together (swapIn). oapiCmd runs oapi-codegen from the
-// stage, so a configuration's relative output path lands there.
+// oapi-codegen configuration's folder are written in a stage beside out and
+// swapped in together (swapIn); oapiCmd runs from the stage, so a relative
+// output path lands there.
 func writeAll(out string, files map[string][]byte, oapiConfigs []string, spec string, oapiCmd []string) (err error) {
 	parent := filepath.Dir(filepath.Clean(out))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -127,15 +128,9 @@ func swapIn(swaps []swap, trash string) error {
 	if err := os.MkdirAll(trash, 0o755); err != nil {
 		return err
 	}
-	type done struct {
-		swap
-		old string // where the old folder went; "" when there was none
-	}
-	var made []done
-	undo := func() error {
+	undo := func(made []swap) error {
 		var errs []error
-		for i := len(made) - 1; i >= 0; i-- {
-			d := made[i]
+		for _, d := range slices.Backward(made) {
 			errs = append(errs, os.Rename(d.target, d.staged))
 			if d.old != "" {
 				errs = append(errs, os.Rename(d.old, d.target))
@@ -143,21 +138,20 @@ func swapIn(swaps []swap, trash string) error {
 		}
 		return errors.Join(errs...)
 	}
-	for i, s := range swaps {
-		d := done{swap: s}
+	for i := range swaps {
+		s := &swaps[i]
 		if _, err := os.Stat(s.target); err == nil {
-			d.old = filepath.Join(trash, strconv.Itoa(i))
-			if err := os.Rename(s.target, d.old); err != nil {
-				return errors.Join(fmt.Errorf("move %s aside: %w", s.target, err), undo())
+			s.old = filepath.Join(trash, strconv.Itoa(i))
+			if err := os.Rename(s.target, s.old); err != nil {
+				return errors.Join(fmt.Errorf("move %s aside: %w", s.target, err), undo(swaps[:i]))
 			}
 		}
 		if err := os.Rename(s.staged, s.target); err != nil {
-			if d.old != "" {
-				err = errors.Join(err, os.Rename(d.old, s.target))
+			if s.old != "" {
+				err = errors.Join(err, os.Rename(s.old, s.target))
 			}
-			return errors.Join(fmt.Errorf("swap in %s: %w", s.target, err), undo())
+			return errors.Join(fmt.Errorf("swap in %s: %w", s.target, err), undo(swaps[:i]))
 		}
-		made = append(made, d)
 	}
 	return nil
 }

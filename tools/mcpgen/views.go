@@ -14,8 +14,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
@@ -289,9 +287,4 @@ func (rs ranges) js() string {
 		parts = append(parts, strconv.Itoa(int(r[0])), strconv.Itoa(int(r[1])))
 	}
 	return strings.Join(parts, ",")
-}
-
-// toolViewMeta is the _meta of a tool that names a view.
-func toolViewMeta(uri string) *mcp.Meta {
-	return &mcp.Meta{AdditionalFields: map[string]any{"ui": map[string]any{"resourceUri": uri}}}
 }
