@@ -136,14 +136,16 @@ type child struct {
 func startChild(ctx context.Context, bin, rsURL string, args ...string) (*child, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"http", "--provider-url", rsURL, "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = os.Environ()
-	watch := newListenWatcher()
-	cmd.Stderr = watch
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	c := &child{cmd: cmd, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
-	addr, err := waitListen(watch, c.exited, 30*time.Second)
+	addr, err := waitListen(watchListen(stderr), c.exited, 30*time.Second)
 	if err != nil {
 		stopChild(cmd, c.exited)
 		return nil, err

@@ -22,7 +22,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
@@ -245,16 +244,11 @@ func run(ctx context.Context, log *slog.Logger, bin string, o options) (*report,
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
+		return nil, err
 	}
-	defer rsServer.Close()
-	rsURL, err := demors.ListenAndServe(ctx, "127.0.0.1:0", rsServer)
-	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
-	}
-	rsURL = strings.TrimRight(rsURL, "/")
+	defer stopRS()
 	cacheRoot := filepath.Join(tmp, "cache")
 	if _, err := credentials.Write(cacheRoot, credentials.File{
 		ProviderURL: rsURL,
@@ -586,26 +580,24 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	}
 	// Alternate adapter and direct phases in rounds (adapter, direct,
 	// direct, adapter, ...) so a change in machine load hits both alike.
-	var loadErr error
-	for r := range m.opt.rounds {
-		per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
-		for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
-			lat, el := &out.load.direct, &out.load.directElapsed
-			via := func(i int, call benchmarks.Call) func(context.Context) error { return viaRS(directs[i], call) }
-			if adapterPhase {
-				lat, el = &out.load.adapter, &out.load.adapterElapsed
-				via = func(i int, call benchmarks.Call) func(context.Context) error { return viaMCP(clients[i], "", call) }
-			}
-			l, d, err := m.concurrent(ctx, per, via)
-			*lat, *el, loadErr = append(*lat, l...), *el+d, err
-			if loadErr != nil {
-				break
+	loadErr := func() error {
+		for r := range m.opt.rounds {
+			per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
+			for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
+				lat, el := &out.load.direct, &out.load.directElapsed
+				via := func(i int, call benchmarks.Call) func(context.Context) error { return viaRS(directs[i], call) }
+				if adapterPhase {
+					lat, el = &out.load.adapter, &out.load.adapterElapsed
+					via = func(i int, call benchmarks.Call) func(context.Context) error { return viaMCP(clients[i], "", call) }
+				}
+				l, d, err := m.concurrent(ctx, per, via)
+				if *lat, *el = append(*lat, l...), *el+d; err != nil {
+					return err
+				}
 			}
 		}
-		if loadErr != nil {
-			break
-		}
-	}
+		return nil
+	}()
 	close(stop)
 	sampler.Wait()
 	out.loadPeak = peak

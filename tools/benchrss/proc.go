@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -123,15 +123,28 @@ func parseListenAddr(line string) (string, bool, error) {
 	return m[1], true, nil
 }
 
-// listenWatcher is the child's stderr in HTTP mode: it looks for the startup
-// line in the first megabyte written and discards everything (access logs
-// included) after it.
-type listenWatcher struct {
-	mu      sync.Mutex
-	buf     []byte
-	seen    int
-	settled bool
-	found   chan listenResult // receives one result
+// watchListen reads the child's stderr in HTTP mode: it looks for the
+// startup line in the first listenScanLimit bytes and discards everything
+// (access logs included) after it. The channel receives one result, or
+// none when r ends first.
+func watchListen(r io.Reader) <-chan listenResult {
+	found := make(chan listenResult, 1)
+	go func() {
+		defer io.Copy(io.Discard, r)
+		head := &io.LimitedReader{R: r, N: listenScanLimit}
+		lines := bufio.NewScanner(head)
+		lines.Buffer(nil, listenScanLimit)
+		for lines.Scan() {
+			if addr, ok, err := parseListenAddr(lines.Text()); ok {
+				found <- listenResult{addr, err}
+				return
+			}
+		}
+		if head.N == 0 || errors.Is(lines.Err(), bufio.ErrTooLong) {
+			found <- listenResult{err: fmt.Errorf("no listen address in the first %d bytes of the server's log", listenScanLimit)}
+		}
+	}()
+	return found
 }
 
 type listenResult struct {
@@ -141,40 +154,10 @@ type listenResult struct {
 
 const listenScanLimit = 1 << 20
 
-func newListenWatcher() *listenWatcher {
-	return &listenWatcher{found: make(chan listenResult, 1)}
-}
-
-func (w *listenWatcher) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.settled {
-		return len(p), nil
-	}
-	w.seen += len(p)
-	w.buf = append(w.buf, p...)
-	for line, rest, ok := bytes.Cut(w.buf, []byte("\n")); ok; line, rest, ok = bytes.Cut(w.buf, []byte("\n")) {
-		w.buf = rest
-		if addr, ok, err := parseListenAddr(string(line)); ok {
-			w.settle(listenResult{addr, err})
-			return len(p), nil
-		}
-	}
-	if w.seen > listenScanLimit {
-		w.settle(listenResult{err: fmt.Errorf("no listen address in the first %d bytes of the server's log", listenScanLimit)})
-	}
-	return len(p), nil
-}
-
-func (w *listenWatcher) settle(r listenResult) {
-	w.settled, w.buf = true, nil
-	w.found <- r
-}
-
-// waitListen waits for the watcher's result, the child's exit or timeout.
-func waitListen(w *listenWatcher, exited <-chan error, timeout time.Duration) (string, error) {
+// waitListen waits for watchListen's result, the child's exit or timeout.
+func waitListen(found <-chan listenResult, exited <-chan error, timeout time.Duration) (string, error) {
 	select {
-	case r := <-w.found:
+	case r := <-found:
 		return r.addr, r.err
 	case err := <-exited:
 		return "", fmt.Errorf("the server exited before it logged its listen address: %v", err)
