@@ -190,15 +190,13 @@ func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, er
 		return nil, err
 	}
 	defer stop()
+	toolArgs := map[string]map[string]any{"query_records": {"stream": "pages"}, "fetch": {"id": "cin_pages/pages:" + benchmarks.HostileRecordID}}
 	for _, tool := range strings.Split(o.tools, ",") {
 		run := &burstRun{name: strings.TrimSpace(tool)}
 		chk.runs = append(chk.runs, run)
-		switch run.name {
-		case "query_records":
-			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"stream": "pages"}, o.calls) // bounded by -hostile-calls
-		case "fetch":
-			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"id": "cin_pages/pages:" + benchmarks.HostileRecordID}, o.calls)
-		default:
+		if args, ok := toolArgs[run.name]; ok {
+			run.err = run.run(ctx, bin, rsURL, nil, run.name, args, o.calls) // bounded by -hostile-calls
+		} else {
 			run.err = fmt.Errorf("unknown tool %q (query_records, fetch)", run.name)
 		}
 	}

@@ -141,11 +141,11 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 		if i%10 == 0 {
 			for _, path := range []string{"/healthz", "/readyz"} {
 				res.adminAsked++
-				if getStatus(ctx, adminClient, "http://"+admin+path) == http.StatusOK {
+				if getStatus(ctx, adminClient, "http://"+admin+path, "") == http.StatusOK {
 					res.adminOK++
 				}
 			}
-			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz")]++
+			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz", "")]++
 		}
 	})
 	m, err := readMemory(c.cmd.Process.Pid)
@@ -172,14 +172,18 @@ func newConnClient(ip string) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-// getStatus GETs url and returns the answer's status (0: a transport
-// error).
-func getStatus(ctx context.Context, hc *http.Client, url string) int {
+// getStatus GETs url, with a bearer when token is not empty, reads the
+// answer and returns its status (0: a transport error).
+func getStatus(ctx context.Context, hc *http.Client, url, token string) int {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0
 	}
+	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }

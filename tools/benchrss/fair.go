@@ -126,15 +126,7 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 // demo RS serves the batches' pages in this process too.
 func directSearch(ctx context.Context, hc *http.Client, rsURL string) time.Duration {
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rsURL+"/v1/search?q=budget&limit=3", nil)
-	if err != nil {
-		return 0
-	}
-	req.Header.Set("Authorization", "Bearer "+narrowToken)
-	if resp, err := hc.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-	}
+	getStatus(ctx, hc, rsURL+"/v1/search?q=budget&limit=3", narrowToken)
 	return time.Since(start)
 }
 

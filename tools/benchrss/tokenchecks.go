@@ -17,21 +17,16 @@ import (
 )
 
 // The token-check floods of -strangers: what an honest user sees of the
-// server's checks of new tokens while strangers send made-up bearers.
-//
-//   - First burst: a fresh server, a token it has not checked, burst
-//     parallel calls from one address while the RS takes checkSlow to
-//     answer the check; aim: at least minBurst answered 200.
-//   - For each flood size (in /24 networks): a fresh server; an honest
-//     address makes one call with a token (so it has shown a good one);
-//     made-up bearers from that many loopback /24s (4 addresses each, the
-//     RS rejecting each after reject) in a child process; after warmup, in
-//     another child, honest never-seen tokens' first calls from that
-//     address, one after another, timed; aims: at least minRatio of them
-//     answered, p95 at most maxP95. The same child also times never-seen
-//     tokens each from a network of its own that never showed a good token
-//     (strangers to the server, waiting their network's turn), reported
-//     without an aim.
+// server's checks of new tokens while strangers send made-up bearers, each
+// on a fresh server. First burst: burst parallel calls from one address
+// with an unchecked token, the RS answering the check after checkSlow (aim:
+// minBurst answered 200). Per flood size: an honest address shows a good
+// token; a child sends made-up bearers from that many loopback /24s (4
+// addresses each, rejected after reject); after warmup another child times
+// never-seen honest tokens' first calls from that address, one after
+// another (aims: minRatio answered, p95 <= maxP95), and, without an aim,
+// never-seen tokens each from a network of its own that never showed a
+// good token (strangers to the server, waiting their network's turn).
 
 // tokenCheckOptions are the settings of the token-check floods.
 type tokenCheckOptions struct {
@@ -47,8 +42,7 @@ type tokenCheckOptions struct {
 	warmup    time.Duration // the flood runs this long before the honest calls
 }
 
-// checksOpt holds the flags below; checksChild, checksURL and
-// checksAddr are the internal flags of the children.
+// checksOpt holds the flags below; the others are the children's flags.
 var (
 	checksOpt   tokenCheckOptions
 	checksChild string
@@ -173,8 +167,7 @@ func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 	})
 }
 
-// firstBurst sends o.burst parallel calls with a new token from one address
-// to a fresh server.
+// firstBurst sends the first burst to a fresh server.
 func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*burstResult, error) {
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
@@ -203,8 +196,7 @@ func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*b
 	return res, nil
 }
 
-// checkFlood runs one flood of made-up bearers from networks /24s beside
-// the honest child, on a fresh server.
+// checkFlood runs one flood from networks /24s beside the honest child.
 func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenCheckOptions) (*checkFloodResult, error) {
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
@@ -249,9 +241,9 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	return res, nil
 }
 
-// startChecksChild runs this executable as a token-check child of role
-// (flood: until its standard input closes; honest: to its end), with arg
-// (the flood's networks, or the honest tokens' prefix).
+// startChecksChild runs a token-check child of role (flood: until its
+// stdin closes; honest: to its end) with arg (the flood's networks, or the
+// honest tokens' prefix).
 func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, error) {
 	o := checksOpt
 	args := []string{"-checks-child", role, "-checks-url", url, "-checks-per-net", strconv.Itoa(o.perNet),
@@ -329,8 +321,8 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	return map[string]honestTimes{"Known": k, "Fresh": fresh}
 }
 
-// runTokenChecks runs the first burst and the floods, prints their tables
-// and returns the exit code: 1 when an aim is missed.
+// runTokenChecks runs the first burst and the floods and returns the exit
+// code (1: an aim missed).
 func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 	rsURL, stopRS, err := checksRS(o.reject, o.checkSlow)
 	if err != nil {

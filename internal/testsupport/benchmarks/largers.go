@@ -43,14 +43,7 @@ const LargeRecordID = "big"
 
 // Handler builds every answer and returns the handler serving them.
 func (l LargeRS) Handler() http.Handler {
-	text := func(chars int) string {
-		var b strings.Builder
-		b.Grow(chars + len(l.Fill))
-		for b.Len() < chars {
-			b.WriteString(l.Fill)
-		}
-		return b.String()[:chars]
-	}
+	text := func(chars int) string { return strings.Repeat(l.Fill, chars/len(l.Fill)+1)[:chars] }
 	record := func(id string, chars int) map[string]any {
 		return map[string]any{"object": "record", "id": id, "stream": "pages", "connection_id": "cin_pages",
 			"emitted_at": "2026-01-01T00:00:00Z", "data": map[string]any{"title": "page " + id, "text": text(chars)}}
@@ -168,19 +161,15 @@ func (h HostileRS) Blob() []byte {
 	if !h.Members {
 		return []byte("[" + strings.TrimSuffix(strings.Repeat("{},", h.Elements), ",") + "]")
 	}
-	var b strings.Builder
-	b.Grow(h.Elements*15 + 2)
-	b.WriteByte('{')
+	b := make([]byte, 1, h.Elements*15+2)
+	b[0] = '{'
 	for i := range h.Elements {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(`"k`)
-		b.WriteString(strconv.Itoa(1_000_000_000 + i)[1:])
-		b.WriteString(`":{}`)
+		b = fmt.Appendf(b, `"k%09d":{}`, i)
 	}
-	b.WriteByte('}')
-	return []byte(b.String())
+	return append(b, '}')
 }
 
 // Handler builds every answer and returns the handler serving them.
