@@ -30,7 +30,6 @@ type connFlood struct {
 	addrs    int      // addresses per network
 	perAddr  int      // connections per address
 	honestIP string   // where the verified token's calls come from
-	minRatio float64  // least share of them answered
 	args     []string // the server's flags beyond its defaults
 }
 
@@ -38,9 +37,9 @@ type connFlood struct {
 // (more than the default total), and one address x 512 beside a neighbour
 // in its /24.
 var connFloods = []connFlood{
-	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9},
-	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200", minRatio: 0.9},
-	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=384 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9,
+	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1"},
+	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200"},
+	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=384 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1",
 		args: []string{"--max-conns=384", "--max-body-bytes=131072"}},
 }
 
@@ -62,19 +61,19 @@ func (r *connFloodResult) ok() bool {
 }
 
 func (r *connFloodResult) answeredOK() bool {
-	return float64(r.answered) >= r.flood.minRatio*connFloodCalls
+	return float64(r.answered) >= connFloodMinRatio*connFloodCalls
 }
 
-// connFloodCalls is how many calls the verified token makes under each
-// flood, one every connFloodPause.
+// The verified token makes connFloodCalls calls under each flood, one every
+// connFloodPause, and at least connFloodMinRatio of them must be answered.
 const (
-	connFloodCalls = 50
-	connFloodPause = 100 * time.Millisecond
+	connFloodCalls    = 50
+	connFloodPause    = 100 * time.Millisecond
+	connFloodMinRatio = 0.9
 )
 
-// runConnFloods runs every flood against a fresh server each and the
-// per-connection memory measure, prints their tables and returns the exit
-// code (1 when an aim fails).
+// runConnFloods runs the per-connection memory measure and every flood,
+// each against a fresh server, and returns the exit code (1: an aim missed).
 func runConnFloods(ctx context.Context, bin string) int {
 	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
@@ -98,7 +97,7 @@ func runConnFloods(ctx context.Context, bin string) int {
 }
 
 // startAdminChild starts the server with its admin listener on a loopback
-// port found free a moment before, and returns it with that address.
+// port found free a moment before, and returns that address too.
 func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*child, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -129,8 +128,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	if err != nil {
 		return nil, err
 	}
-	// The flood reaches its stride: all its connections opened once (its
-	// "opened" line).
+	// The flood reaches its stride: all its connections opened once.
 	if err := waitOpened(flood, 2*time.Minute); err != nil {
 		_, _ = flood.wait(true)
 		return nil, err
@@ -165,8 +163,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	return res, err
 }
 
-// newConnClient is an HTTP client from ip that opens a new connection for
-// every request.
+// newConnClient is an HTTP client from ip, a new connection per request.
 func newConnClient(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
@@ -192,7 +189,7 @@ func (r *connFloodResult) write(w io.Writer) {
 	f := r.flood
 	fmt.Fprintf(w, "## Held connections: %s\n\n", f.name)
 	fmt.Fprint(w, strings.Replace(measureHead, "bound", "aim", 1))
-	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, connFloodCalls, r.statuses, f.minRatio*100, verdict(r.answeredOK()))
+	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, connFloodCalls, r.statuses, connFloodMinRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same: p50, p95 | %s, %s | | |\n", r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond))
 	fmt.Fprintf(w, "| admin listener /healthz and /readyz answered 200 | %d of %d | all | %s |\n", r.adminOK, r.adminAsked, verdict(r.adminOK == r.adminAsked))
 	fmt.Fprintf(w, "| /healthz on a new public connection, by status | %v | | |\n", r.publicHealthz)
@@ -202,7 +199,6 @@ func (r *connFloodResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| load average at the end | %s | | |\n\n", r.load)
 }
 
-// connBytesResult is the per-connection memory measure.
 type connBytesResult struct {
 	before, idl memory
 	load        string
@@ -212,9 +208,8 @@ type connBytesResult struct {
 // networks x 3 addresses x 64, within the default bounds.
 const connBytesConns = 8 * 3 * 64
 
-// measureConnBytes holds connBytesConns idle kept-alive connections (each
-// served one /healthz) to a fresh server and reads its RSS before and
-// after.
+// measureConnBytes reads a fresh server's RSS before and with
+// connBytesConns idle kept-alive connections (each served one /healthz).
 func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult, error) {
 	c, _, err := startAdminChild(ctx, bin, rsURL)
 	if err != nil {
@@ -302,9 +297,7 @@ func askHealthz(cn net.Conn, addr string) error {
 	return nil
 }
 
-// connFloodChildFlag makes benchrss the flood child of one flood
-// (-conns-flood-shape "networks,addrs,perAddr") against the host:port it
-// names (see runConnFloodChild).
+// The flags of runConnFloodChild.
 const (
 	connFloodChildFlag = "conns-flood-child"
 	connFloodShapeFlag = "conns-flood-shape"
@@ -332,10 +325,8 @@ func waitOpened(ch *selfChild, within time.Duration) error {
 	}
 }
 
-// runConnFloodChild is the flood child. Each of its goroutines (one per
-// connection, networks x addrs x perAddr in all) keeps one connection
-// open: it opens it, asks /healthz, then asks again every connFloodAsk,
-// and opens a new one 100 ms after the server closes or refuses it, until
+// runConnFloodChild is the flood child of one flood shape
+// ("networks,addrs,perAddr") against addr: a holdLoop per connection until
 // stdin closes. It prints "opened" once every connection was opened once,
 // then, at the end, how many were open.
 func runConnFloodChild(addr, shape string) int {
@@ -386,8 +377,10 @@ func runConnFloodChild(addr, shape string) int {
 	return 0
 }
 
-// holdLoop keeps one connection from ip open until ctx ends (see
-// runConnFloodChild); opened is called after its first attempt.
+// holdLoop keeps one connection from ip open until ctx ends: it opens it,
+// asks /healthz, asks again every connFloodAsk, and opens a new one 100 ms
+// after the server closes or refuses it; opened is called after its first
+// attempt.
 func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened func()) {
 	once := sync.OnceFunc(opened)
 	defer once()

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
@@ -56,7 +58,6 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 		return nil, err
 	}
 	defer c.stop()
-	addr := c.addr
 	res := &floodResult{opt: o, statuses: map[int]int{}}
 	pid := c.cmd.Process.Pid
 	if res.idle, err = readMemory(pid); err != nil {
@@ -66,23 +67,18 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 	body := rpcBatch(o.items, "read_record_field", map[string]any{"id": benchmarks.FetchID, "field_path": "text"})
 	before, beforeData := rsRequests.Load(), dataRequests.Load()
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var errs []error
+	var g errgroup.Group
 	for range o.clients {
-		wg.Go(func() {
-			status, _, err := postMCP(ctx, http.DefaultClient, "http://"+addr+"/mcp", benchmarks.ClientToken, "", body)
+		g.Go(func() error {
+			status, _, err := postMCP(ctx, http.DefaultClient, "http://"+c.addr+"/mcp", benchmarks.ClientToken, "", body)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
 			res.statuses[status]++
+			return err
 		})
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	res.rsRequests = rsRequests.Load() - before
 	res.dataRequests = dataRequests.Load() - beforeData

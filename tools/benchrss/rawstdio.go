@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,11 +108,14 @@ func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte)
 		return fmt.Errorf("request %d: writing: %w", id, err)
 	}
 	for skipped := 0; ; skipped++ { // bounded by rawSkipLimit
-		line, err := c.readLine()
-		if err != nil {
-			return fmt.Errorf("request %d: reading the reply: %w", id, err)
+		if !c.lines.Scan() {
+			err := c.lines.Err()
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
+			}
+			return fmt.Errorf("request %d: reading the reply: %w", id, cmp.Or(err, io.EOF))
 		}
-		done, err := c.check(line, id)
+		done, err := c.check(c.lines.Bytes(), id)
 		if done || err != nil {
 			return err
 		}
@@ -148,22 +152,6 @@ func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 		return false, fmt.Errorf("request %d: tool error: %.200s", id, line)
 	}
 	return true, nil
-}
-
-// readLine returns the next line without its line ending. The slice is valid
-// until the next read.
-func (c *rawClient) readLine() ([]byte, error) {
-	if c.lines.Scan() {
-		return c.lines.Bytes(), nil
-	}
-	switch err := c.lines.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		return nil, fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
-	case err == nil:
-		return nil, io.EOF
-	default:
-		return nil, err
-	}
 }
 
 // setDeadlines gives the client's pipes the deadline of ctx (none when it

@@ -145,9 +145,7 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for c := range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			// Bounded by loadCtx: the loop ends when the load duration is over.
 			for i := c; loadCtx.Err() == nil; i++ {
 				call := work[i%len(work)]
@@ -157,7 +155,7 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 				}
 				rep.record(d, err)
 			}
-		}()
+		})
 	}
 	if o.restart && o.replicas > 1 {
 		select {
