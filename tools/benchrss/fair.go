@@ -130,33 +130,41 @@ func directSearch(ctx context.Context, hc *http.Client, rsURL string) time.Durat
 	return time.Since(start)
 }
 
+// rpcAnswer is what the checks read of a JSON-RPC answer to a tools/call.
+type rpcAnswer struct {
+	Error *struct {
+		Data struct{ Reason string } `json:"data"`
+	} `json:"error"`
+	Result *struct {
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	} `json:"result"`
+}
+
+// outcome is the answer's result's outcome: "ok", or a tool error's code.
+func (a *rpcAnswer) outcome() string {
+	if a.Result == nil || !a.Result.IsError {
+		return "ok"
+	}
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(a.Result.StructuredContent, &e)
+	return e.Error.Code
+}
+
 // batchOutcomes counts a batch reply's items by outcome: "ok", a JSON-RPC
 // error's data.reason, or a tool error's code.
 func batchOutcomes(b []byte) map[string]int {
-	var answers []struct {
-		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		} `json:"result"`
-		Error *struct {
-			Data struct{ Reason string } `json:"data"`
-		} `json:"error"`
-	}
+	var answers []rpcAnswer
 	out := map[string]int{}
 	if err := json.Unmarshal(b, &answers); err != nil {
 		out["unreadable reply"]++
 		return out
 	}
 	for _, a := range answers {
-		switch {
-		case a.Error != nil:
+		if a.Error != nil {
 			out[a.Error.Data.Reason]++
-		case a.Result != nil && a.Result.IsError:
-			var e struct{ Error struct{ Code string } }
-			_ = json.Unmarshal(a.Result.StructuredContent, &e)
-			out[e.Error.Code]++
-		default:
-			out["ok"]++
+		} else {
+			out[a.outcome()]++
 		}
 	}
 	return out

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -135,7 +134,6 @@ type child struct {
 // listens.
 func startChild(ctx context.Context, bin, rsURL string, args ...string) (*child, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"http", "--provider-url", rsURL, "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = os.Environ()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -203,25 +201,14 @@ func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int6
 	if err != nil {
 		return 0, "", err
 	}
-	var r struct {
-		Error  *struct{ Message string } `json:"error"`
-		Result struct {
-			IsError           bool `json:"isError"`
-			StructuredContent struct {
-				Error struct{ Code string } `json:"error"`
-			} `json:"structuredContent"`
-		} `json:"result"`
-	}
+	var r rpcAnswer
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return 0, "", fmt.Errorf("%s: HTTP %d, reply is not JSON: %v", tool, status, err)
 	}
 	if r.Error != nil {
 		return int64(len(raw)), "jsonrpc_error", nil
 	}
-	if r.Result.IsError {
-		return int64(len(raw)), r.Result.StructuredContent.Error.Code, nil
-	}
-	return int64(len(raw)), "ok", nil
+	return int64(len(raw)), r.outcome(), nil
 }
 
 // fullcapRuns is what the full-detail memory check measured.

@@ -149,8 +149,8 @@ func main() {
 	os.Exit(code)
 }
 
-// floorExit is the exit code of a floor child that served until err, which
-// it prints after prefix.
+// floorExit is a floor child's exit code: 1 after printing err (after
+// prefix), when it served until an error.
 func floorExit(prefix string, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %s%v\n", prefix, err)
@@ -160,7 +160,7 @@ func floorExit(prefix string, err error) int {
 }
 
 // runMode runs what the flags ask for against bin, prints its tables and
-// returns the exit code: 1 when it fails or misses a bound.
+// returns the exit code (1: failed or missed a bound).
 func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	switch {
 	case o.floodOnly:
@@ -203,9 +203,8 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	return 0
 }
 
-// serverBinary returns bin, or builds ./cmd/pdpp-mcp-server of the module
-// around the working directory into a temporary directory that cleanup
-// removes.
+// serverBinary returns bin, or builds the module's ./cmd/pdpp-mcp-server
+// into a temporary directory that cleanup removes.
 func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, func(), error) {
 	if bin != "" {
 		return bin, func() {}, nil
@@ -287,8 +286,8 @@ type meter struct {
 	direct *rsclient.ClientWithResponses
 }
 
-// latencies holds per-tool adapter and direct call times, and over stdio the
-// bare client's (raw) times and the floor's through each client.
+// latencies are call times by path and tool: over stdio also the bare
+// client's (raw) and the floor's through each client.
 type latencies struct {
 	adapter, direct, raw, floor, rawFloor, bareFloor map[string][]time.Duration
 }
@@ -370,8 +369,8 @@ func viaRS(c *rsclient.ClientWithResponses, call benchmarks.Call) func(context.C
 	}
 }
 
-// viaRaw is the tools/call of params (encoded {"name","arguments"}) through
-// the bare client of c; path names it in errors.
+// viaRaw is the tools/call of params (encoded {"name","arguments"})
+// through the bare client of c; path names it in errors.
 func viaRaw(c *rawChild, path string, call benchmarks.Call, params []byte) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := c.callTool(ctx, params); err != nil {
@@ -393,8 +392,8 @@ func (m *meter) interleave(i int, steps ...func() error) error {
 	return nil
 }
 
-// initialize makes the mcp-go client's handshake and returns the protocol
-// revision it settled on.
+// initialize makes the mcp-go client's handshake; it returns the protocol
+// revision.
 func initialize(ctx context.Context, c *client.Client) (string, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
@@ -406,11 +405,11 @@ func initialize(ctx context.Context, c *client.Client) (string, error) {
 	return res.ProtocolVersion, nil
 }
 
-// stdio spawns the server over stdio, times spawn to the initialize reply,
-// then makes the calls, reading the child's memory at each quarter. With
-// -stdio-raw a second child of the same binary, with the same arguments and
-// environment, takes each call through the bare client, interleaved with the
-// adapter and direct calls.
+// stdio times the server's spawn over stdio to its initialize reply, then
+// makes the calls, reading its memory at each quarter. With -stdio-raw a
+// second child, of the same binary, arguments and environment, takes each
+// call through the bare client; with -floor so do the floors. All are
+// interleaved.
 func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
 	args := []string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot}
 	var cmd *exec.Cmd
@@ -500,8 +499,8 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	return nil
 }
 
-// toolParams encodes the tools/call params of each workload call, of the
-// tool that tool names for it.
+// toolParams encodes each workload call's tools/call params, for the tool
+// that tool names.
 func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]byte {
 	params := make([][]byte, len(work))
 	for i, call := range work {
@@ -510,9 +509,9 @@ func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]b
 	return params
 }
 
-// http starts the server in HTTP mode, times it to its listen log line and
-// to the first initialize reply, runs the one-client pairs, then the
-// concurrent load through the adapter and directly.
+// http times the server's start in HTTP mode to its listen log line and to
+// the first initialize reply, then runs the one-client pairs and the
+// concurrent load, through the adapter and directly.
 func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	start := time.Now()
 	child, err := startChild(ctx, bin, m.rsURL)
@@ -634,9 +633,9 @@ func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, 
 	return c, nil
 }
 
-// concurrent runs opt.clients goroutines, each making per timed calls over
-// the workload (client i starts at call i) through via, and returns all
-// latencies and the wall time.
+// concurrent runs opt.clients goroutines, each making per timed calls
+// through via (client i from workload call i on); it returns all latencies
+// and the wall time.
 func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c benchmarks.Call) func(context.Context) error) ([]time.Duration, time.Duration, error) {
 	lats := make([][]time.Duration, m.opt.clients)
 	errs := make([]error, m.opt.clients)
@@ -681,19 +680,12 @@ func selectWork(all []benchmarks.Call, only string) ([]benchmarks.Call, error) {
 	if only == "" {
 		return all, nil
 	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(only, ",") {
-		want[strings.TrimSpace(n)] = true
-	}
-	var out []benchmarks.Call
-	for _, c := range all {
-		if want[c.Name] {
-			out = append(out, c)
-			delete(want, c.Name)
+	want := strings.Split(only, ",")
+	for i, n := range want {
+		want[i] = strings.TrimSpace(n)
+		if !slices.ContainsFunc(all, func(c benchmarks.Call) bool { return c.Name == want[i] }) {
+			return nil, fmt.Errorf("-only: no workload call %q", want[i])
 		}
 	}
-	for n := range want {
-		return nil, fmt.Errorf("-only: no workload call %q", n)
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(all), func(c benchmarks.Call) bool { return !slices.Contains(want, c.Name) }), nil
 }

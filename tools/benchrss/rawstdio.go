@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -183,7 +182,6 @@ type rawChild struct {
 // names the child in errors.
 func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = os.Environ()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
