@@ -334,6 +334,13 @@ func (m *meter) timed(ctx context.Context, call func(context.Context) error) (ti
 	return time.Since(start), err
 }
 
+// stdioPath is a client and child the stdio calls are made through: via
+// gives workload call i's call, timed into into.
+type stdioPath struct {
+	into map[string][]time.Duration
+	via  func(i int, call benchmarks.Call) func(context.Context) error
+}
+
 // step returns call as an interleaved step timed into into[name].
 func (m *meter) step(ctx context.Context, into map[string][]time.Duration, name string, call func(context.Context) error) func() error {
 	return func() error {
@@ -436,24 +443,32 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	if out.idle, err = readMemory(pid); err != nil {
 		return err
 	}
+	out.lat = newLatencies()
+	paths := []stdioPath{
+		{out.lat.adapter, func(_ int, call benchmarks.Call) func(context.Context) error { return viaMCP(c, "", call) }},
+		{out.lat.direct, func(_ int, call benchmarks.Call) func(context.Context) error { return viaRS(m.direct, call) }},
+	}
 	// The raw child starts after the first child's cold start and idle
 	// memory are read, so it disturbs neither.
-	var raw *rawChild
-	params := toolParams(m.work, func(c benchmarks.Call) string { return c.Tool })
 	if m.opt.stdioRaw {
-		if raw, err = m.startRawChild(ctx, "raw stdio child", bin, args); err != nil {
+		raw, err := m.startRawChild(ctx, "raw stdio child", bin, args)
+		if err != nil {
 			return err
 		}
 		defer raw.close()
+		params := toolParams(m.work, func(c benchmarks.Call) string { return c.Tool })
+		paths = append(paths, stdioPath{out.lat.raw, func(i int, call benchmarks.Call) func(context.Context) error {
+			return viaRaw(raw, "raw", call, params[i%len(m.work)])
+		}})
 	}
-	var floors *floorChildren
 	if m.opt.floor {
-		if floors, err = m.startFloors(ctx); err != nil {
+		floors, closeFloors, err := m.startFloors(ctx, out.lat)
+		if err != nil {
 			return err
 		}
-		defer floors.close()
+		defer closeFloors()
+		paths = append(paths, floors...)
 	}
-	out.lat = newLatencies()
 	out.childCPU = map[string]time.Duration{}
 	n := m.opt.calls
 	for q := 1; q <= 4; q++ {
@@ -471,12 +486,9 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 			return fmt.Errorf("stopped after %d calls: %w", i, err)
 		}
 		call := m.work[i%len(m.work)]
-		steps := []func() error{m.step(ctx, out.lat.adapter, call.Name, viaMCP(c, "", call)), m.step(ctx, out.lat.direct, call.Name, viaRS(m.direct, call))}
-		if raw != nil {
-			steps = append(steps, m.step(ctx, out.lat.raw, call.Name, viaRaw(raw, "raw", call, params[i%len(m.work)])))
-		}
-		if floors != nil {
-			steps = append(steps, floors.steps(ctx, m, i, out.lat)...)
+		steps := make([]func() error, len(paths))
+		for j, p := range paths {
+			steps[j] = m.step(ctx, p.into, call.Name, p.via(i, call))
 		}
 		if err := m.interleave(i, steps...); err != nil {
 			return err
