@@ -46,9 +46,8 @@ type hiddenfullOptions struct {
 	ceilings string // comma-separated --full-max-bytes values (0: the default)
 }
 
-// burst is what one child did under concurrent calls: its idle memory, its
-// peak memory and the CPU time and wall time of the calls, their outcomes
-// by label and code, and the largest reply.
+// burst is what one child did under concurrent calls (outcomes by label
+// and code).
 type burst struct {
 	idle, peak   memory
 	cpu, elapsed time.Duration
@@ -115,17 +114,15 @@ func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []too
 	return err
 }
 
-// burstRun is one child of the decoded-size or the escaped full-detail
-// check: its table's first column (a tool or a ceiling) and what its calls
-// did.
+// burstRun is one child of a burst check, named by its table's first
+// column (a tool or a ceiling).
 type burstRun struct {
 	name string
 	burst
 	err error
 }
 
-// run starts a child with args and measures calls of tool with targs at
-// once in it.
+// run measures calls calls of tool at once in a child started with args.
 func (r *burstRun) run(ctx context.Context, bin, rsURL string, args []string, tool string, targs map[string]any, calls int) error {
 	c, err := startChild(ctx, bin, rsURL, args...)
 	if err != nil {
@@ -168,9 +165,8 @@ func outcomeList(outcomes map[string]int) string {
 	return strings.Join(outs, ", ")
 }
 
-// hostile serves a HostileRS from this process and measures the server
-// binary over HTTP, one child per tool: its peak RSS and CPU time while
-// o.calls calls of the tool read the record at once.
+// hostile measures, one child per tool, the peak RSS and CPU time of
+// o.calls calls at once of the tool reading a HostileRS record.
 func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, error) {
 	rs := benchmarks.HostileRS{Elements: o.elements, Members: o.members}
 	shape := fmt.Sprintf("an array of %d empty objects", o.elements)
@@ -203,10 +199,9 @@ func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, er
 	return chk, nil
 }
 
-// hiddenfull serves a LargeRS of one record of tag characters from this
-// process and measures the server binary over HTTP without GOMEMLIMIT,
-// one child per ceiling: its peak RSS and CPU time while o.calls full
-// fetches of the record run at once.
+// hiddenfull measures, without GOMEMLIMIT and one child per ceiling, the
+// peak RSS and CPU time of o.calls full fetches at once of a LargeRS record
+// of tag characters.
 func hiddenfull(ctx context.Context, bin string, o hiddenfullOptions) (*burstCheck, error) {
 	if o.bytes <= 0 || o.bytes%len(fillTag) != 0 {
 		return nil, fmt.Errorf("-hiddenfull-bytes must be a positive multiple of %d", len(fillTag))

@@ -12,9 +12,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// fairOptions describe the fairness check: one token's batches of full
-// calls, then its full calls looping on many connections, each beside
-// another token's small searches.
+// fairOptions describe the fairness check (-fair).
 type fairOptions struct {
 	batches   int           // concurrent batches of full calls
 	items     int           // full calls per batch
@@ -59,8 +57,7 @@ func rpcBatch(n int, tool string, args map[string]any) []byte {
 	return b
 }
 
-// fair serves the demo RS, starts the server binary in HTTP mode with its
-// default flags and runs the two phases.
+// fair runs the two phases against a server at its default flags.
 func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {

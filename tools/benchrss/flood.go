@@ -15,8 +15,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// floodOptions describe the batch flood: clients concurrent POSTs, each one
-// JSON-RPC batch of items read_record_field calls.
+// floodOptions describe the batch flood (-flood): clients POSTs at once.
 type floodOptions struct {
 	clients int
 	items   int
@@ -32,11 +31,9 @@ type floodResult struct {
 	statuses     map[int]int
 }
 
-// flood serves the demo RS behind a request counter, starts the server
-// binary in HTTP mode, sends the batches at once and reads the child's
-// memory and the RS request count. It fails when the peak RSS reaches
-// maxRSS or the RS saw more than the batch cap of data requests per batch
-// (token checks on /v1/schema are counted apart).
+// flood sends the batches at once to a server whose demo RS counts its
+// requests (token checks on /v1/schema apart), and reads the child's
+// memory and the counts.
 func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error) {
 	var rsRequests, dataRequests atomic.Int64
 	rsURL, stopRS, err := serveDemoRS(func(demo http.Handler) http.Handler {
@@ -88,8 +85,7 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 	return res, nil
 }
 
-// maxPerBatch is the most RS data requests one batch may cause: the batch
-// cap.
+// maxPerBatch is the most RS data requests one batch may cause (its cap).
 const maxPerBatch = int64(transport.DefaultMaxBatchItems)
 
 func (r *floodResult) ok() bool { return r.after.Peak < r.opt.maxRSS && r.capOK() }

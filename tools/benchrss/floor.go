@@ -17,9 +17,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// floorChildFlag makes benchrss serve the floor (benchmarks.NewFloorServer)
-// over stdio against the RS URL it names, instead of measuring: the floor
-// children are benchrss itself, run again with this flag.
+// floorChildFlag makes benchrss a floor child: it serves the floor
+// (benchmarks.NewFloorServer) over stdio against the RS URL it names.
 const floorChildFlag = "floor-child"
 
 // serveFloor serves the floor over this process's stdin and stdout until
@@ -32,12 +31,10 @@ func serveFloor(ctx context.Context, rsURL string) error {
 	return server.NewStdioServer(benchmarks.NewFloorServer(direct)).Listen(ctx, os.Stdin, os.Stdout)
 }
 
-// startFloors starts the floor children (this executable with -floor-child
-// or -bare-floor-child, each through its handshake) and returns their paths
-// and their closer: the floor driven by the mcp-go stdio client (as the
-// adapter's first child is) into lat.floor and, with -stdio-raw, by the
-// bare client (as the raw child is) the floor into lat.rawFloor and the
-// bare floor into lat.bareFloor.
+// startFloors starts the floor children through their handshakes and
+// returns their paths and closer: the floor driven by the mcp-go stdio
+// client (as the adapter is) and, with -stdio-raw, the floor and the bare
+// floor driven by the bare client (as the raw child is).
 func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, func(), error) {
 	self, err := os.Executable()
 	if err != nil {

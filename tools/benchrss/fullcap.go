@@ -35,9 +35,8 @@ type fullcapOptions struct {
 	fills          string        // comma-separated fills: lt (<), html
 }
 
-// fullcapRun is one child measured: a fill, a ceiling, what its calls did,
-// its settled RSS and what one full fetch of the whole-page record did in a
-// second child.
+// fullcapRun is one fill and ceiling measured: the load's child, and one
+// full fetch of the whole-page record in a second child.
 type fullcapRun struct {
 	fill         string
 	ceiling      int64
@@ -55,11 +54,10 @@ func (r *fullcapRun) ok() bool {
 		float64(r.settled.RSS) <= fullcapSettleFactor*float64(r.load.idle.RSS)
 }
 
-// fullcap serves LargeRS pages from this process and measures the server
-// binary over HTTP, one child per fill and ceiling: its peak RSS under
-// fulls concurrent full query_records calls on the page plus compacts
-// compact ones, its RSS settle later, and, in a second child, the rise of
-// RSS for one full fetch of a record the size of the whole page.
+// fullcap measures, per fill and ceiling of a LargeRS page, a child's peak
+// RSS under fulls full and compacts compact query_records calls at once
+// and its RSS settle later, and in a second child the rise of RSS for one
+// full fetch of a record the size of the whole page.
 func fullcap(ctx context.Context, bin string, o fullcapOptions) (*fullcapRuns, error) {
 	runs := &fullcapRuns{o: o}
 	ceilings, err := parseCeilings(o.ceilings)
@@ -130,8 +128,7 @@ type child struct {
 	addr   string
 }
 
-// startChild runs bin http against rsURL with args, and waits until it
-// listens.
+// startChild runs bin http against rsURL with args until it listens.
 func startChild(ctx context.Context, bin, rsURL string, args ...string) (*child, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"http", "--provider-url", rsURL, "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()

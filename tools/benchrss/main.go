@@ -399,8 +399,7 @@ func (m *meter) interleave(i int, steps ...func() error) error {
 	return nil
 }
 
-// initialize makes the mcp-go client's handshake; it returns the protocol
-// revision.
+// initialize makes the mcp-go client's handshake; it returns the revision.
 func initialize(ctx context.Context, c *client.Client) (string, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
@@ -511,8 +510,7 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	return nil
 }
 
-// toolParams encodes each workload call's tools/call params, for the tool
-// that tool names.
+// toolParams encodes each workload call's tools/call params, for tool(call).
 func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]byte {
 	params := make([][]byte, len(work))
 	for i, call := range work {
@@ -645,9 +643,8 @@ func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, 
 	return c, nil
 }
 
-// concurrent runs opt.clients goroutines, each making per timed calls
-// through via (client i from workload call i on); it returns all latencies
-// and the wall time.
+// concurrent runs opt.clients goroutines of per timed calls through via
+// (client i from workload call i on): all latencies and the wall time.
 func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c benchmarks.Call) func(context.Context) error) ([]time.Duration, time.Duration, error) {
 	lats := make([][]time.Duration, m.opt.clients)
 	errs := make([]error, m.opt.clients)
@@ -674,8 +671,7 @@ func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c 
 	return slices.Concat(lats...), elapsed, errors.Join(errs...)
 }
 
-// stopChild interrupts the child and waits a little for exited (the result
-// of its Wait), then kills it.
+// stopChild interrupts the child, waits 5 s for exited (its Wait), then kills it.
 func stopChild(cmd *exec.Cmd, exited <-chan error) {
 	_ = cmd.Process.Signal(os.Interrupt)
 	select {

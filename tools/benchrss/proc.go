@@ -92,8 +92,7 @@ func parseStat(s string) (time.Duration, error) {
 	return time.Duration(ticks) * clockTick, nil
 }
 
-// loadAverage returns the first three fields of /proc/loadavg (1, 5 and 15
-// minute load averages), or "unknown".
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute averages, or "unknown".
 func loadAverage() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	if f := strings.Fields(string(b)); len(f) >= 3 {

@@ -21,8 +21,7 @@ const (
 	// rawReplyLimit bounds one line the bare stdio client reads; a longer
 	// reply ends the run (the workload's replies are tens of KB).
 	rawReplyLimit = 4 << 20
-	// rawReadBuffer is the first size of the bare client's line buffer,
-	// which grows for longer lines up to rawReplyLimit.
+	// rawReadBuffer is the first size of the line buffer (grown up to rawReplyLimit).
 	rawReadBuffer = 64 << 10
 	// rawSkipLimit bounds the lines without an id (notifications, blank
 	// lines) skipped while waiting for one reply.
@@ -30,8 +29,7 @@ const (
 	// rawProtocol is the revision the bare client asks for: the newest one
 	// with the initialize handshake, so requests need no per-request _meta.
 	rawProtocol = mcp.ProtocolVersion20251125
-	// stderrTail is how much of the raw child's stderr is kept for error
-	// messages.
+	// stderrTail is how much of the raw child's stderr errors quote.
 	stderrTail = 4 << 10
 )
 
@@ -75,8 +73,7 @@ type rawReply struct {
 	} `json:"result"`
 }
 
-// initialize makes the initialize handshake: the request, its reply, then
-// notifications/initialized.
+// initialize makes the handshake: initialize, then notifications/initialized.
 func (c *rawClient) initialize(ctx context.Context) error {
 	params := `{"protocolVersion":"` + rawProtocol + `","capabilities":{},"clientInfo":{"name":"benchrss-raw","version":"0"}}`
 	if err := c.roundTrip(ctx, "initialize", []byte(params)); err != nil {
@@ -153,8 +150,7 @@ func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 	return true, nil
 }
 
-// setDeadlines gives the client's pipes the deadline of ctx (none when it
-// has none), each when it can take one.
+// setDeadlines gives the pipes that take one the deadline of ctx, if any.
 func (c *rawClient) setDeadlines(ctx context.Context) error {
 	d, _ := ctx.Deadline()
 	if f, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
@@ -178,8 +174,7 @@ type rawChild struct {
 }
 
 // startRawChild runs bin with args in this process's environment (as the
-// mcp-go stdio client does) and makes the bare client's handshake; name
-// names the child in errors.
+// mcp-go stdio client does) through the bare client's handshake.
 func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stdin, err := cmd.StdinPipe()

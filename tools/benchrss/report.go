@@ -131,10 +131,7 @@ func (r *report) write(w io.Writer) {
 		ms(h.loadCPU/time.Duration(max(1, len(l.adapter)))))
 }
 
-// writeFloor prints the stdio calls set against the floor: the pass-through
-// server that makes the same RS request and returns its body verbatim, driven
-// by the same client. floor/direct is what the client and the stdio hop cost
-// whatever the server does; adapter/floor is what the adapter adds to that.
+// writeFloor prints the stdio calls set against the floor (see doc.go).
 func (r *report) writeFloor(w io.Writer) {
 	s := r.stdio
 	fmt.Fprintf(w, "\n### Stdio against the floor (p50)\n\n")
@@ -159,8 +156,7 @@ func (r *report) writeFloor(w io.Writer) {
 	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Bare floor is the same work with no MCP library at all (benchrss -bare-floor-child: the request line decoded for id, method and tool name only, the reply concatenated around the RS body), driven by the bare client: the least any stdio server can cost. All calls are interleaved. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
 }
 
-// checkResult is what a check measured: its table, and whether it met its
-// bounds.
+// checkResult is a check's table and whether it met its bounds.
 type checkResult interface {
 	write(io.Writer)
 	ok() bool

@@ -166,8 +166,7 @@ func (r *strangersResult) write(w io.Writer) {
 // measureHead heads the tables of a measure, its value, bound and verdict.
 const measureHead = "| measure | value | bound | verdict |\n|---|---|---|---|\n"
 
-// postSearch posts one search call with a bearer: its status, and whether
-// it was answered.
+// postSearch posts a search with a bearer: its status, and if answered.
 func postSearch(ctx context.Context, hc *http.Client, url, token string) (int, bool, error) {
 	status, b, err := postMCP(ctx, hc, url, token, "2025-11-25", rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))
 	return status, err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
