@@ -359,18 +359,12 @@ func waitOK(ctx context.Context, url string, limit time.Duration) error {
 // freePorts returns n loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {
 	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-	}()
-	for range n {
+	for range n { // each held until the return, so the ports differ
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		lns = append(lns, ln)
+		defer ln.Close()
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
