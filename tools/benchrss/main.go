@@ -313,12 +313,10 @@ type httpResult struct {
 	loadPeak          int64
 	loadCPU           time.Duration // child CPU time during the concurrent load
 	lat               latencies
-	load              loadResult
-}
-
-type loadResult struct {
-	adapter, direct               []time.Duration
-	adapterElapsed, directElapsed time.Duration
+	load              struct {
+		adapter, direct               []time.Duration
+		adapterElapsed, directElapsed time.Duration
+	}
 }
 
 func (m *meter) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -566,27 +564,20 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 			return err
 		}
 	}
-	stop := make(chan struct{})
-	var peak int64
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if mem, err := readMemory(pid); err == nil {
-				peak = max(peak, mem.RSS)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
 	cpuBefore, err := readCPU(pid)
 	if err != nil {
 		return err
 	}
+	sampling, stop := context.WithCancel(ctx)
+	var peak int64
+	var sampler sync.WaitGroup
+	sampler.Go(func() { // a reading every 50 ms until stop
+		for ; sampling.Err() == nil; sleepCtx(sampling, 50*time.Millisecond) {
+			if mem, err := readMemory(pid); err == nil {
+				peak = max(peak, mem.RSS)
+			}
+		}
+	})
 	// Alternate adapter and direct phases in rounds (adapter, direct,
 	// direct, adapter, ...) so a change in machine load hits both alike.
 	loadErr := func() error {
@@ -607,7 +598,7 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 		}
 		return nil
 	}()
-	close(stop)
+	stop()
 	sampler.Wait()
 	out.loadPeak = peak
 	if loadErr != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -231,11 +232,8 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	if m, err := readMemory(c.cmd.Process.Pid); err == nil {
 		res.serverPeak = m.Peak
 	}
-	if herr != nil {
-		return nil, herr
-	}
-	if ferr != nil {
-		return nil, ferr
+	if err := cmp.Or(herr, ferr); err != nil {
+		return nil, err
 	}
 	res.known, res.fresh = both.Known, both.Fresh
 	return res, nil
