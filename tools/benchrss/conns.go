@@ -405,9 +405,12 @@ func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened f
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
+// sleepCtx sleeps d unless ctx ends first, and reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
+		return false
 	case <-time.After(d):
+		return true
 	}
 }

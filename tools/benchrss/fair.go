@@ -95,7 +95,11 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	time.Sleep(200 * time.Millisecond)
 	beside := timedSearches(ctx, hc, url, narrowToken, 1, 0, nil)
 	res.searchBeside, res.searchOK = beside.p50, beside.answered == 1
-	res.directBeside = directSearch(ctx, hc, rsURL)
+	// The RS's own answer to the search, for comparison: the demo RS serves
+	// the batches' pages in this process too.
+	direct := time.Now()
+	getStatus(ctx, hc, rsURL+"/v1/search?q=budget&limit=3", narrowToken)
+	res.directBeside = time.Since(direct)
 	wg.Wait()
 	res.batchTime = time.Since(start)
 
@@ -117,14 +121,6 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	wg.Wait()
 	res.loopFailed = o.searches - res.loop.answered
 	return res, nil
-}
-
-// directSearch times the RS's own answer to the search, for comparison: the
-// demo RS serves the batches' pages in this process too.
-func directSearch(ctx context.Context, hc *http.Client, rsURL string) time.Duration {
-	start := time.Now()
-	getStatus(ctx, hc, rsURL+"/v1/search?q=budget&limit=3", narrowToken)
-	return time.Since(start)
 }
 
 // rpcAnswer is what the checks read of a JSON-RPC answer to a tools/call.

@@ -147,12 +147,8 @@ func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 			case strings.HasPrefix(tok, slowPrefix) && r.URL.Path == "/v1/schema":
 				wait = checkSlow
 			}
-			if wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-r.Context().Done():
-					return
-				}
+			if wait > 0 && !sleepCtx(r.Context(), wait) {
+				return
 			}
 			if strings.HasPrefix(tok, madeUpPrefix) {
 				w.Header().Set("Content-Type", "application/json")
