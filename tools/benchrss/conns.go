@@ -18,10 +18,10 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// The connection floods of -strangers: a flood child holds kept-alive
-// connections from many loopback addresses (see runConnFloodChild) while
-// this process times a verified token's calls, each on a new connection,
-// from an address the flood does not use, and asks the admin listener.
+// The connection floods of -strangers: a child holds kept-alive connections
+// from many loopback addresses while this process times a verified token's
+// calls, each on a new connection from an address the flood does not use,
+// and asks the admin listener.
 
 // connFlood is one flood shape and its aim.
 type connFlood struct {
@@ -33,9 +33,8 @@ type connFlood struct {
 	args     []string // the server's flags beyond its defaults
 }
 
-// connFloods are the shapes of issue: 17 networks x 512 held connections
-// (more than the default total), and one address x 512 beside a neighbour
-// in its /24.
+// connFloods: 17 networks x 512 held connections (more than the default
+// total), and one address x 512 beside a neighbour in its /24.
 var connFloods = []connFlood{
 	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1"},
 	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200"},
@@ -262,8 +261,7 @@ func (r *connBytesResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| load average | %s |\n\n", r.load)
 }
 
-// holdConn opens a connection from ip to addr, asks /healthz once on it
-// and returns it open (kept alive by the server).
+// holdConn opens a connection from ip to addr, asked /healthz once.
 func holdConn(addr, ip string) (net.Conn, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	cn, err := d.Dial("tcp", addr)
@@ -277,8 +275,7 @@ func holdConn(addr, ip string) (net.Conn, error) {
 	return cn, nil
 }
 
-// askHealthz sends GET /healthz on cn and reads the answer, which must be
-// 200 and keep the connection open.
+// askHealthz asks GET /healthz on cn: it must be 200 and keep cn open.
 func askHealthz(cn net.Conn, addr string) error {
 	_ = cn.SetDeadline(time.Now().Add(10 * time.Second))
 	defer cn.SetDeadline(time.Time{})

@@ -149,8 +149,7 @@ func main() {
 	os.Exit(code)
 }
 
-// floorExit is a floor child's exit code: 1 after printing err (after
-// prefix), when it served until an error.
+// floorExit is a floor child's exit code: 1 after printing prefix and err.
 func floorExit(prefix string, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %s%v\n", prefix, err)
@@ -286,8 +285,7 @@ type meter struct {
 	direct *rsclient.ClientWithResponses
 }
 
-// latencies are call times by path and tool: over stdio also the bare
-// client's (raw) and the floor's through each client.
+// latencies are call times by path and tool (raw: the bare client's).
 type latencies struct {
 	adapter, direct, raw, floor, rawFloor, bareFloor map[string][]time.Duration
 }
@@ -410,10 +408,9 @@ func initialize(ctx context.Context, c *client.Client) (string, error) {
 }
 
 // stdio times the server's spawn over stdio to its initialize reply, then
-// makes the calls, reading its memory at each quarter. With -stdio-raw a
-// second child, of the same binary, arguments and environment, takes each
-// call through the bare client; with -floor so do the floors. All are
-// interleaved.
+// makes the calls, reading its memory at each quarter, interleaved with
+// the same calls through each other path (-stdio-raw: a second child of
+// the same binary, arguments and environment with the bare client; -floor).
 func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
 	args := []string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot}
 	var cmd *exec.Cmd
@@ -517,9 +514,8 @@ func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]b
 	return params
 }
 
-// http times the server's start in HTTP mode to its listen log line and to
-// the first initialize reply, then runs the one-client pairs and the
-// concurrent load, through the adapter and directly.
+// http times the server's start in HTTP mode to its listen log line and
+// first initialize reply, then runs the one-client pairs and the load.
 func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	start := time.Now()
 	child, err := startChild(ctx, bin, m.rsURL)

@@ -105,8 +105,7 @@ func loadAverage() string {
 // `level=INFO msg="serving MCP over HTTP" addr=127.0.0.1:40123 endpoint=/mcp`.
 var listenAddr = regexp.MustCompile(`msg="serving MCP over HTTP".* addr=(\S+)`)
 
-// parseListenAddr returns the address logged by the HTTP server, if line is
-// its startup line. Only loopback addresses are accepted.
+// parseListenAddr returns the address if line is the startup line (loopback only).
 func parseListenAddr(line string) (string, bool, error) {
 	m := listenAddr.FindStringSubmatch(line)
 	if m == nil {
@@ -122,10 +121,9 @@ func parseListenAddr(line string) (string, bool, error) {
 	return m[1], true, nil
 }
 
-// watchListen reads the child's stderr in HTTP mode: it looks for the
-// startup line in the first listenScanLimit bytes and discards everything
-// (access logs included) after it. The channel receives one result, or
-// none when r ends first.
+// watchListen looks for the startup line in the first listenScanLimit bytes
+// of the child's stderr and discards the rest (access logs included); the
+// channel receives one result, or none when r ends first.
 func watchListen(r io.Reader) <-chan listenResult {
 	found := make(chan listenResult, 1)
 	go func() {

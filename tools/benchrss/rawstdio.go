@@ -89,9 +89,8 @@ func (c *rawClient) callTool(ctx context.Context, params []byte) error {
 	return c.roundTrip(ctx, "tools/call", params)
 }
 
-// roundTrip writes one request line and reads lines until its reply,
-// skipping at most rawSkipLimit lines without an id. method must need no
-// JSON escaping.
+// roundTrip writes one request line and reads until its reply, skipping at
+// most rawSkipLimit lines without an id. method must need no escaping.
 func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte) error {
 	id := c.nextID
 	c.nextID++
@@ -121,9 +120,8 @@ func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte)
 	}
 }
 
-// check decodes one line read while waiting for request id: done is true
-// when it is that request's successful reply; false with no error when the
-// line carries no id (a notification or a blank line) and may be skipped.
+// check decodes a line read for request id: done when it is its success,
+// neither done nor err when it has no id (a notification, a blank line).
 func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 	if len(line) == 0 {
 		return false, nil

@@ -162,8 +162,7 @@ type checkResult interface {
 	ok() bool
 }
 
-// exitCode prints r and returns the exit code of check name: 1 when it
-// failed (err) or missed a bound.
+// exitCode prints r; check name's exit code is 1 on err or a missed bound.
 func exitCode(name string, r checkResult, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %s: %v\n", name, err)

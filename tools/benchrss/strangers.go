@@ -89,8 +89,8 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	return res, nil
 }
 
-// searchTimes are timed searches' median and 95th percentile times, their
-// HTTP statuses (0: a transport error) and how many were answered.
+// searchTimes are timed searches' p50, p95, statuses (0: a transport
+// error) and how many were answered.
 type searchTimes struct {
 	p50, p95 time.Duration
 	statuses map[int]int
@@ -196,9 +196,8 @@ func postMCP(ctx context.Context, hc *http.Client, url, token, version string, b
 
 const strangersFloodChildFlag = "strangers-flood-child"
 
-// runFloodChild is the flood child (-strangers-flood-child URL): addrs
-// loopback addresses x perAddr goroutines of madeUpFlood, then the answers
-// by status as JSON on stdout.
+// runFloodChild (-strangers-flood-child URL) runs madeUpFlood from addrs
+// loopback addresses, then prints the answers by status as JSON.
 func runFloodChild(url string, addrs, perAddr int) int {
 	var from []floodSource
 	for a := range addrs {

@@ -101,7 +101,6 @@ type checkFloodResult struct {
 	load         string
 }
 
-// honestTimes are the honest child's timings of one sequence of tokens.
 type honestTimes struct {
 	Answered int             `json:"answered"`
 	Statuses map[int]int     `json:"statuses"`
@@ -133,9 +132,7 @@ func (b *burstResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
 }
 
-// checksRS serves the demo RS behind the bench's tokens (see
-// honestPrefix), rejecting made-up ones after reject and answering the
-// check of slow ones after checkSlow.
+// checksRS serves the demo RS behind the bench's tokens (see honestPrefix).
 func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 	return serveDemoRS(func(demo http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,9 +232,8 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	return res, nil
 }
 
-// startChecksChild runs a token-check child of role (flood: until its
-// stdin closes; honest: to its end) with arg (the flood's networks, or the
-// honest tokens' prefix).
+// startChecksChild runs a token-check child of role (flood, until its stdin
+// closes, or honest) with arg (its networks, or the tokens' prefix).
 func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, error) {
 	o := checksOpt
 	args := []string{"-checks-child", role, "-checks-url", url, "-checks-per-net", strconv.Itoa(o.perNet),
@@ -254,8 +250,7 @@ func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, e
 	return c, err
 }
 
-// runChecksChild is a token-check child (see startChecksChild); it prints
-// its JSON result on stdout and returns the exit code.
+// runChecksChild is a token-check child: its JSON result on stdout.
 func runChecksChild() int {
 	switch checksChild {
 	case "flood":
@@ -280,10 +275,8 @@ func runChecksChild() int {
 	return 2
 }
 
-// checkHonestChild times the first calls of count never-seen tokens from
-// the known address, one after another, and beside them those of half as
-// many never-seen tokens, each from a network of its own that never showed
-// a good token.
+// checkHonestChild times count never-seen tokens from the known address
+// and, beside them, half as many strangers' (see the top of this file).
 func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
 	// seq times count first calls of the tokens prefix+kind+"-"+i.
 	seq := func(count int, kind string, client func(i int) *http.Client) honestTimes {
