@@ -17,12 +17,11 @@ const ClientToken = "pdpp-bench-client-token-0000000000000001"
 // transcript of about 21,000 characters.
 const FetchID = "cin_demo_loom_main/transcripts:tr-5"
 
-// Call is one measured tool call together with the RS request the adapter
-// makes for it. Direct performs that same request (same path and query, same
-// headers) with the generated typed RS client, reads the body and decodes it
-// into the typed model, as a client of the RS would; it returns the decoded
-// model (*rsclient.SearchResultList, *rsclient.Record or *rsclient.FieldWindow)
-// and the body.
+// Call is one measured tool call and the RS request the adapter makes for
+// it. Direct makes that request (same path, query and headers) with the
+// generated typed RS client and returns the decoded model
+// (*rsclient.SearchResultList, *rsclient.Record or *rsclient.FieldWindow)
+// and the body, as a client of the RS would.
 type Call struct {
 	Name   string
 	Tool   string

@@ -18,11 +18,11 @@ const startWait = 10 * time.Second
 // (before onListen) when it has one.
 type ServeFunc func(ctx context.Context, onListen, onMetrics func(net.Addr)) error
 
-// Serve runs serve in its own goroutine under a context derived from ctx
-// and returns the address it listens on, with its metrics address (nil when
-// it reported none before listening). The test fails when serve returns
-// first or does not listen within 10 s. At cleanup the context is cancelled
-// and Serve waits for serve to return, so a server outlives no test.
+// Serve runs serve in a goroutine under a child of ctx and returns the
+// address it listens on and its metrics address (nil if none was reported
+// first). The test fails if serve returns first or does not listen within
+// 10 s. Cleanup cancels the context and waits for serve: no server outlives
+// its test.
 func Serve(t testing.TB, ctx context.Context, serve ServeFunc) (addr, metricsAddr net.Addr) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
