@@ -154,12 +154,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	if fds, err := os.ReadDir("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/fd"); err == nil {
 		res.serverFDs = len(fds)
 	}
-	held, err := flood.wait(true)
-	if err != nil {
-		return nil, err
-	}
-	res.held, err = strconv.ParseInt(strings.TrimSpace(string(held)), 10, 64)
-	return res, err
+	return res, flood.decode(true, "connection flood child's count", &res.held)
 }
 
 // newConnClient is an HTTP client from ip, a new connection per request.

@@ -263,8 +263,7 @@ func run(ctx context.Context, log *slog.Logger, bin string, o options) (*report,
 	if err != nil {
 		return nil, err
 	}
-	rep := &report{opt: o, work: m.work}
-	rep.loadBefore = loadAverage()
+	rep := &report{opt: o, work: m.work, loadBefore: loadAverage()}
 	log.Info("stdio: cold start and calls", "calls", o.calls)
 	if err := m.stdio(ctx, bin, cacheRoot, &rep.stdio); err != nil {
 		return nil, fmt.Errorf("stdio: %w", err)
