@@ -46,8 +46,7 @@ type hiddenfullOptions struct {
 	ceilings string // comma-separated --full-max-bytes values (0: the default)
 }
 
-// burst is what one child did under concurrent calls (outcomes by label
-// and code).
+// burst is what one child did under concurrent calls.
 type burst struct {
 	idle, peak   memory
 	cpu, elapsed time.Duration
@@ -114,8 +113,7 @@ func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []too
 	return err
 }
 
-// burstRun is one child of a burst check, named by its table's first
-// column (a tool or a ceiling).
+// burstRun is one child (one table row) of a burst check.
 type burstRun struct {
 	name string
 	burst
@@ -199,9 +197,8 @@ func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, er
 	return chk, nil
 }
 
-// hiddenfull measures, without GOMEMLIMIT and one child per ceiling, the
-// peak RSS and CPU time of o.calls full fetches at once of a LargeRS record
-// of tag characters.
+// hiddenfull measures, one child per ceiling without GOMEMLIMIT, the peak RSS
+// and CPU time of o.calls full fetches at once of a record of tag characters.
 func hiddenfull(ctx context.Context, bin string, o hiddenfullOptions) (*burstCheck, error) {
 	if o.bytes <= 0 || o.bytes%len(fillTag) != 0 {
 		return nil, fmt.Errorf("-hiddenfull-bytes must be a positive multiple of %d", len(fillTag))

@@ -71,8 +71,7 @@ const (
 	connFloodMinRatio = 0.9
 )
 
-// runConnFloods runs the per-connection memory measure and every flood,
-// each against a fresh server, and returns the exit code (1: an aim missed).
+// runConnFloods runs the memory measure and every flood, each on a fresh server.
 func runConnFloods(ctx context.Context, bin string) int {
 	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
@@ -95,8 +94,7 @@ func runConnFloods(ctx context.Context, bin string) int {
 	return code
 }
 
-// startAdminChild starts the server with its admin listener on a loopback
-// port found free a moment before, and returns that address too.
+// startAdminChild starts the server, its admin listener on a port free a moment before.
 func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*child, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -163,8 +161,7 @@ func newConnClient(ip string) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-// getStatus GETs url, with a bearer when token is not empty, reads the
-// answer and returns its status (0: a transport error).
+// getStatus GETs url (token: any bearer): its status, 0 on a transport error.
 func getStatus(ctx context.Context, hc *http.Client, url, token string) int {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if token != "" {

@@ -32,8 +32,7 @@ type floodResult struct {
 }
 
 // flood sends the batches at once to a server whose demo RS counts its
-// requests (token checks on /v1/schema apart), and reads the child's
-// memory and the counts.
+// requests (token checks on /v1/schema apart), then reads its memory and them.
 func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error) {
 	var rsRequests, dataRequests atomic.Int64
 	rsURL, stopRS, err := serveDemoRS(func(demo http.Handler) http.Handler {

@@ -21,8 +21,7 @@ import (
 // (benchmarks.NewFloorServer) over stdio against the RS URL it names.
 const floorChildFlag = "floor-child"
 
-// serveFloor serves the floor over this process's stdin and stdout until
-// stdin ends or ctx is cancelled.
+// serveFloor serves the floor over stdin and stdout until stdin or ctx ends.
 func serveFloor(ctx context.Context, rsURL string) error {
 	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {
@@ -84,23 +83,20 @@ func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, fu
 	return paths, closeAll, nil
 }
 
-// bareFloorChildFlag makes benchrss serve the bare floor over stdio against
-// the RS URL it names: the floor's work without any MCP library.
+// bareFloorChildFlag makes benchrss a bare floor child (no MCP library).
 const bareFloorChildFlag = "bare-floor-child"
 
 // bareLineLimit bounds one request line the bare floor reads (the bare
 // client's requests are a few hundred bytes).
 const bareLineLimit = 64 << 10
 
-// serveBareFloor answers newline-delimited JSON-RPC on in/out with no MCP
-// library and no JSON encoder: each request line is decoded only for id,
-// method and the tool name; initialize gets a fixed result, notifications
-// nothing, and tools/call of a floor tool makes that call's direct RS request
-// (as the floor does) and writes the reply by concatenating bytes around the
-// RS body. It is the least a stdio server can do to hand a model the RS's
-// answer: what remains of floor/direct here is the stdio hop and the
-// client's own reading. One request at a time, lines of at most
-// bareLineLimit bytes.
+// serveBareFloor answers newline-delimited JSON-RPC on in/out, one request
+// at a time, with no MCP library or JSON encoder: a request line (at most
+// bareLineLimit bytes) is decoded for id, method and tool name only;
+// initialize gets a fixed result, notifications nothing, tools/call of a
+// floor tool the call's direct RS request (as the floor) with bytes
+// concatenated around the RS body: the least a stdio server can do, so
+// floor/direct here is the stdio hop and the client's own reading.
 func serveBareFloor(ctx context.Context, rsURL string, in io.Reader, out io.Writer) error {
 	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {

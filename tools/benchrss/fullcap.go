@@ -102,8 +102,7 @@ func serveHandler(h http.Handler) (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// serveDemoRS serves the demo RS, which knows the client token and
-// narrowToken, on a loopback port, through wrap when it is not nil.
+// serveDemoRS serves the demo RS (client token, narrowToken) through any wrap.
 func serveDemoRS(wrap func(http.Handler) http.Handler) (string, func(), error) {
 	rs, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken, demors.GrantNarrow: narrowToken}})
 	if err != nil {

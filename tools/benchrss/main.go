@@ -158,8 +158,7 @@ func floorExit(prefix string, err error) int {
 	return 0
 }
 
-// runMode runs what the flags ask for against bin, prints its tables and
-// returns the exit code (1: failed or missed a bound).
+// runMode runs what the flags ask for: the exit code (1: failed or missed a bound).
 func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	switch {
 	case o.floodOnly:
@@ -371,8 +370,7 @@ func viaRS(c *rsclient.ClientWithResponses, call benchmarks.Call) func(context.C
 	}
 }
 
-// viaRaw is the tools/call of params (encoded {"name","arguments"})
-// through the bare client of c; path names it in errors.
+// viaRaw is the tools/call of params through the bare client of c (path: its name).
 func viaRaw(c *rawChild, path string, call benchmarks.Call, params []byte) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := c.callTool(ctx, params); err != nil {
@@ -407,9 +405,8 @@ func initialize(ctx context.Context, c *client.Client) (string, error) {
 }
 
 // stdio times the server's spawn over stdio to its initialize reply, then
-// makes the calls, reading its memory at each quarter, interleaved with
-// the same calls through each other path (-stdio-raw: a second child of
-// the same binary, arguments and environment with the bare client; -floor).
+// makes the calls, reading its memory at each quarter, interleaved with each
+// other path (-stdio-raw: a twin child with the bare client; -floor).
 func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
 	args := []string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot}
 	var cmd *exec.Cmd
@@ -668,8 +665,7 @@ func stopChild(cmd *exec.Cmd, exited <-chan error) {
 	}
 }
 
-// selectWork keeps the workload calls named in only (comma-separated), in
-// workload order; an empty only keeps them all.
+// selectWork keeps the calls named in only (comma-separated; empty: all) in order.
 func selectWork(all []benchmarks.Call, only string) ([]benchmarks.Call, error) {
 	if only == "" {
 		return all, nil

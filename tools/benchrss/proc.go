@@ -56,8 +56,7 @@ func parseStatus(s string) (memory, error) {
 	return m, nil
 }
 
-// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
-// 100 on Linux).
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ 100).
 const clockTick = 10 * time.Millisecond
 
 // readCPU returns the user plus system CPU time pid has used.

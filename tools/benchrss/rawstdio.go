@@ -83,8 +83,7 @@ func (c *rawClient) initialize(ctx context.Context) error {
 	return err
 }
 
-// callTool sends tools/call with params (the encoded {"name","arguments"}
-// object) and fails unless the reply is a result with isError false.
+// callTool sends tools/call with params ({"name","arguments"}); isError fails.
 func (c *rawClient) callTool(ctx context.Context, params []byte) error {
 	return c.roundTrip(ctx, "tools/call", params)
 }
@@ -171,8 +170,7 @@ type rawChild struct {
 	exited chan error // receives the result of cmd.Wait
 }
 
-// startRawChild runs bin with args in this process's environment (as the
-// mcp-go stdio client does) through the bare client's handshake.
+// startRawChild runs bin with args (in this environment) through the handshake.
 func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	stdin, err := cmd.StdinPipe()

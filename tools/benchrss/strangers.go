@@ -44,9 +44,8 @@ type strangersResult struct {
 // the scheduler's noise.
 const strangersFloor = 25 * time.Millisecond
 
-// strangers times a verified token's calls (its verdict cached) to a
-// server at its default flags idle, then under the flood of made-up
-// bearers, which the RS takes long to reject.
+// strangers times a verified token's calls (its verdict cached first) to a
+// server at default flags idle, then under the flood the RS rejects late.
 func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersResult, error) {
 	rsURL, stopRS, err := checksRS(o.reject, 0)
 	if err != nil {
@@ -89,8 +88,7 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	return res, nil
 }
 
-// searchTimes are timed searches' p50, p95, statuses (0: a transport
-// error) and how many were answered.
+// searchTimes are searches' p50, p95, statuses (0: transport error), answered.
 type searchTimes struct {
 	p50, p95 time.Duration
 	statuses map[int]int
@@ -125,8 +123,7 @@ func timedSearches(ctx context.Context, hc *http.Client, url, token string, n in
 // both processes, while each address keeps 64 requests in flight at once.
 const maxConnsPerAddr = 64
 
-// clientFromLoopback is an HTTP client of at most conns (and
-// maxConnsPerAddr) connections from ip.
+// clientFromLoopback is an HTTP client of <= min(conns, maxConnsPerAddr) conns from ip.
 func clientFromLoopback(ip string, conns int) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	conns = min(conns, maxConnsPerAddr)
@@ -287,8 +284,7 @@ func startSelf(ctx context.Context, name string, args ...string) (*selfChild, er
 	return c, nil
 }
 
-// wait closes the child's stdin first when stop (ending a flood), and
-// returns the rest of its output once it exited.
+// wait closes stdin first if stop (ending a flood); the rest of the output.
 func (c *selfChild) wait(stop bool) ([]byte, error) {
 	if stop {
 		_ = c.stdin.Close()

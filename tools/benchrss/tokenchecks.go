@@ -308,8 +308,7 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	return map[string]honestTimes{"Known": k, "Fresh": fresh}
 }
 
-// runTokenChecks runs the first burst and the floods and returns the exit
-// code (1: an aim missed).
+// runTokenChecks runs the first burst and the floods: the exit code.
 func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 	rsURL, stopRS, err := checksRS(o.reject, o.checkSlow)
 	if err != nil {

@@ -191,8 +191,8 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 // haproxyConfig routes the front port round-robin to the replicas, checks
 // each with GET /readyz every 500 ms (250 ms once one failed; down after two
 // failures, up after two passes; a check may take 3 s, so a CPU-starved but
-// healthy replica is not taken out), and with retry retries a request on another replica when the
-// connection fails or the replica closes it without answering.
+// healthy replica stays in), and with retry retries a request elsewhere when
+// the connection fails or the replica closes it without answering.
 func haproxyConfig(front int, backends []int, retry bool) string {
 	retries := "retries 3\n    option redispatch 1\n    retry-on conn-failure empty-response"
 	if !retry {
