@@ -39,12 +39,9 @@ func parseStatus(s string) (memory, error) {
 		if into == nil {
 			continue
 		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
+		var kb int64
+		var unit string
+		if n, _ := fmt.Sscan(rest, &kb, &unit); n != 2 || unit != "kB" {
 			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
 		}
 		*into = kb * 1024

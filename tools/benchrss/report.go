@@ -92,10 +92,7 @@ func (r *report) write(w io.Writer) {
 	for _, c := range r.work {
 		sa, sd := benchmarks.Percentile(s.lat.adapter[c.Name], 50), benchmarks.Percentile(s.lat.direct[c.Name], 50)
 		ha, hd := benchmarks.Percentile(h.lat.adapter[c.Name], 50), benchmarks.Percentile(h.lat.direct[c.Name], 50)
-		perCall := time.Duration(0)
-		if n := len(s.lat.adapter[c.Name]); n > 0 {
-			perCall = s.childCPU[c.Name] / time.Duration(n)
-		}
+		perCall := s.childCPU[c.Name] / time.Duration(max(1, len(s.lat.adapter[c.Name])))
 		rawCols := ""
 		if r.opt.stdioRaw {
 			sr := benchmarks.Percentile(s.lat.raw[c.Name], 50)
