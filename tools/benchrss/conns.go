@@ -246,8 +246,7 @@ func (r *connBytesResult) ok() bool { return true } // a measure without a bound
 func (r *connBytesResult) write(w io.Writer) {
 	per := float64(r.idl.RSS-r.before.RSS) / connBytesConns
 	fmt.Fprintf(w, "## Memory of idle kept-alive connections\n\n")
-	fmt.Fprintln(w, "| measure | value |")
-	fmt.Fprintln(w, "|---|---|")
+	fmt.Fprint(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| the server's RSS before, with %d idle connections | %.1f MB, %.1f MB |\n", connBytesConns, float64(r.before.RSS)/1e6, float64(r.idl.RSS)/1e6)
 	fmt.Fprintf(w, "| per connection | %.1f KiB |\n", per/1024)
 	fmt.Fprintf(w, "| load average | %s |\n\n", r.load)
@@ -382,11 +381,7 @@ func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened f
 		}
 		open.Add(1)
 		closed := context.AfterFunc(ctx, func() { _ = cn.Close() })
-		for ctx.Err() == nil {
-			sleepCtx(ctx, connFloodAsk)
-			if ctx.Err() != nil || askHealthz(cn, addr) != nil {
-				break
-			}
+		for sleepCtx(ctx, connFloodAsk) && askHealthz(cn, addr) == nil {
 		}
 		closed()
 		_ = cn.Close()
