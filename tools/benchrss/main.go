@@ -461,16 +461,13 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	}
 	out.childCPU = map[string]time.Duration{}
 	n := m.opt.calls
-	for q := 1; q <= 4; q++ {
-		out.checkpoint = append(out.checkpoint, n*q/4)
-	}
+	out.checkpoint = []int{n / 4, n / 2, n * 3 / 4, n} // distinct: n >= 4
 	// The child is idle between calls, so the CPU it used from one call's
 	// start to the next one's belongs to the first.
 	cpu, err := readCPU(pid)
 	if err != nil {
 		return err
 	}
-	next := 0
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped after %d calls: %w", i, err)
@@ -489,13 +486,12 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		}
 		out.childCPU[call.Name] += now - cpu
 		cpu = now
-		if i+1 == out.checkpoint[next] {
+		if i+1 == out.checkpoint[len(out.mem)] {
 			mem, err := readMemory(pid)
 			if err != nil {
 				return err
 			}
 			out.mem = append(out.mem, mem)
-			next++
 		}
 	}
 	return nil

@@ -337,7 +337,7 @@ func callTool(ctx context.Context, hc *http.Client, url, tool string, args map[s
 // waitOK polls url until it answers 200 (bounded by limit).
 func waitOK(ctx context.Context, url string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	var last error
+	last := errors.New("timed out")
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		resp, err := http.Get(url)
 		if err == nil {
@@ -349,9 +349,6 @@ func waitOK(ctx context.Context, url string, limit time.Duration) error {
 		}
 		last = err
 		time.Sleep(100 * time.Millisecond)
-	}
-	if last == nil {
-		last = errors.New("timed out")
 	}
 	return fmt.Errorf("%s: %w", url, last)
 }
