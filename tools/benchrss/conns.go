@@ -103,10 +103,7 @@ func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*c
 	admin := ln.Addr().String()
 	_ = ln.Close()
 	c, err := startChild(ctx, bin, rsURL, append([]string{"--admin-listen", admin}, args...)...)
-	if err != nil {
-		return nil, "", err
-	}
-	return c, admin, nil
+	return c, admin, err
 }
 
 func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFloodResult, error) {

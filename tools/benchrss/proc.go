@@ -70,11 +70,8 @@ func readCPU(pid int) (time.Duration, error) {
 // counted after its closing parenthesis: utime and stime are fields 14 and 15.
 func parseStat(s string) (time.Duration, error) {
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat text")
-	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
+	if i < 0 || len(f) < 13 {
 		return 0, errors.New("unexpected /proc stat text")
 	}
 	var ticks int64

@@ -49,15 +49,13 @@ func (l LargeRS) Handler() http.Handler {
 			"emitted_at": "2026-01-01T00:00:00Z", "data": map[string]any{"title": "page " + id, "text": text(chars)}}
 	}
 	page := make([]any, l.Records)
+	one := map[string][]byte{LargeRecordID: encodeRaw(record(LargeRecordID, l.Records*l.Chars))}
 	for i := range page {
-		page[i] = record("p"+strconv.Itoa(i+1), l.Chars)
+		id := "p" + strconv.Itoa(i+1)
+		page[i] = record(id, l.Chars)
+		one[id] = encodeRaw(page[i])
 	}
 	list := encodeRaw(map[string]any{"object": "list", "data": page, "has_more": false, "next_cursor": nil})
-	one := map[string][]byte{LargeRecordID: encodeRaw(record(LargeRecordID, l.Records*l.Chars))}
-	for i := range l.Records {
-		id := "p" + strconv.Itoa(i+1)
-		one[id] = encodeRaw(record(id, l.Chars))
-	}
 	return scripted(func(r *http.Request) []byte {
 		switch p := r.URL.Path; {
 		case p == "/v1/streams/pages/records":
