@@ -65,8 +65,7 @@ type toolReq struct {
 var schemaCall = toolReq{tool: "schema", args: map[string]any{}}
 
 // measure makes the warm call in c, reads its idle memory a second later,
-// then makes calls at once (bounded by the caller's flags) and reads the
-// CPU time they took and the peak memory.
+// then makes calls at once (bounded by the caller's flags): CPU and peak.
 func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []toolReq) error {
 	pid := c.cmd.Process.Pid
 	if _, _, err := toolCall(ctx, c.addr, warm.tool, warm.args); err != nil {

@@ -310,10 +310,9 @@ func waitOpened(ch *selfChild, within time.Duration) error {
 	}
 }
 
-// runConnFloodChild is the flood child of one flood shape
-// ("networks,addrs,perAddr") against addr: a holdLoop per connection until
-// stdin closes. It prints "opened" once every connection was opened once,
-// then, at the end, how many were open.
+// runConnFloodChild holds a flood shape's ("networks,addrs,perAddr")
+// connections to addr until stdin closes, printing "opened" once every one
+// was opened once, then how many were open.
 func runConnFloodChild(addr, shape string) int {
 	var n [3]int
 	parts := strings.Split(shape, ",")
@@ -362,10 +361,9 @@ func runConnFloodChild(addr, shape string) int {
 	return 0
 }
 
-// holdLoop keeps one connection from ip open until ctx ends: it opens it,
-// asks /healthz, asks again every connFloodAsk, and opens a new one 100 ms
-// after the server closes or refuses it; opened is called after its first
-// attempt.
+// holdLoop keeps a connection from ip open until ctx ends: asked /healthz
+// every connFloodAsk, opened again 100 ms after the server closes or
+// refuses it; opened is called after the first attempt.
 func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened func()) {
 	once := sync.OnceFunc(opened)
 	defer once()

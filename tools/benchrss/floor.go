@@ -30,10 +30,9 @@ func serveFloor(ctx context.Context, rsURL string) error {
 	return server.NewStdioServer(benchmarks.NewFloorServer(direct)).Listen(ctx, os.Stdin, os.Stdout)
 }
 
-// startFloors starts the floor children through their handshakes and
-// returns their paths and closer: the floor driven by the mcp-go stdio
-// client (as the adapter is) and, with -stdio-raw, the floor and the bare
-// floor driven by the bare client (as the raw child is).
+// startFloors starts the floor children through their handshakes: the floor
+// driven by the mcp-go stdio client (as the adapter) and, with -stdio-raw,
+// the floor and the bare floor by the bare client (as the raw child).
 func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -44,12 +43,7 @@ func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("floor child: %w", err)
 	}
-	closers := []func(){func() { _ = mc.Close() }}
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
+	closeAll := func() { _ = mc.Close() }
 	ictx, cancel := m.callCtx(ctx)
 	defer cancel()
 	if _, err := initialize(ictx, mc); err != nil {
@@ -75,7 +69,8 @@ func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, fu
 			closeAll()
 			return nil, nil, err
 		}
-		closers = append(closers, c.close)
+		prev := closeAll
+		closeAll = func() { prev(); c.close() }
 		paths = append(paths, stdioPath{f.into, func(i int, call benchmarks.Call) func(context.Context) error {
 			return viaRaw(c, f.name, call, params[i%len(m.work)])
 		}})

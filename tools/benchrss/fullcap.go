@@ -54,10 +54,9 @@ func (r *fullcapRun) ok() bool {
 		float64(r.settled.RSS) <= fullcapSettleFactor*float64(r.load.idle.RSS)
 }
 
-// fullcap measures, per fill and ceiling of a LargeRS page, a child's peak
-// RSS under fulls full and compacts compact query_records calls at once
-// and its RSS settle later, and in a second child the rise of RSS for one
-// full fetch of a record the size of the whole page.
+// fullcap measures per fill and ceiling a child's peak RSS under fulls full
+// and compacts compact query_records calls at once, its RSS settle later,
+// and in a second child the RSS rise of one full fetch of the page's size.
 func fullcap(ctx context.Context, bin string, o fullcapOptions) (*fullcapRuns, error) {
 	runs := &fullcapRuns{o: o}
 	ceilings, err := parseCeilings(o.ceilings)

@@ -113,10 +113,9 @@ func main() {
 	flag.Parse()
 	if checksChild != "" || floodURL != "" || connFloodAddr != "" {
 		// A flood child's connections are refused as the server sees fit
-		// (a 503 written before any request is read): net/http's client
-		// logs each such answer on its standard logger, one line per
-		// refused connection (about 12,000 in a -strangers run), none of
-		// which the measurement reads.
+		// (a 503 before any request is read), each logged by net/http's
+		// client on its standard logger (about 12,000 lines a -strangers
+		// run), none of which the measurement reads.
 		log.SetOutput(io.Discard)
 	}
 	switch {
@@ -170,8 +169,7 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	case o.connsOnly:
 		return runConnFloods(ctx, bin)
 	case o.strOnly:
-		// The cached token's check (unless -checks-only), the token-check
-		// floods, then the connection floods.
+		// The cached token's check and connection floods unless -checks-only.
 		code := 0
 		if !checksOnly {
 			res, err := strangers(ctx, bin, o.strangers)
@@ -201,8 +199,7 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	return 0
 }
 
-// serverBinary returns bin, or builds the module's ./cmd/pdpp-mcp-server
-// into a temporary directory that cleanup removes.
+// serverBinary returns bin, or builds the module's server in a temporary directory cleanup removes.
 func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, func(), error) {
 	if bin != "" {
 		return bin, func() {}, nil

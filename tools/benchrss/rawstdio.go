@@ -34,11 +34,10 @@ const (
 )
 
 // rawClient is a bare MCP client of a stdio server: newline-delimited
-// JSON-RPC, one request line with an increasing id, then one reply line read
-// for it, of which only id, error and result.isError are decoded. Reading and
-// writing honour the call context's deadline when the pipes support one
-// (os.Pipe files do). After any error the client is unusable: a reply may be
-// half read.
+// JSON-RPC, a request line with an increasing id, then its reply line, of
+// which only id, error and result.isError are decoded. I/O honours the
+// call's deadline where the pipes can (os.Pipe files do). After any error
+// the client is unusable: a reply may be half read.
 type rawClient struct {
 	w      io.Writer
 	src    io.Reader      // under lines, for its read deadline

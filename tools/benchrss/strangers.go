@@ -169,8 +169,7 @@ func postSearch(ctx context.Context, hc *http.Client, url, token string) (int, b
 	return status, err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
 }
 
-// postMCP posts body to the /mcp URL as an MCP client does, with a bearer
-// and any MCP-Protocol-Version, and returns the status and whole reply.
+// postMCP posts body to /mcp as an MCP client does: the status and whole reply.
 func postMCP(ctx context.Context, hc *http.Client, url, token, version string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
 	if err != nil {
@@ -206,11 +205,10 @@ func runFloodChild(url string, addrs, perAddr int) int {
 // floodSource is a flood's address and its bearers' prefix.
 type floodSource struct{ ip, prefix string }
 
-// madeUpFlood sends search calls to url, each with a fresh made-up bearer
-// (prefix-goroutine-call), from every source, perAddr goroutines over at
-// most perAddr connections each, until stdin closes (each loop ends after
-// its call in flight); with backoff, a 503 is followed by that pause. It
-// returns the answers by status (0: a transport error).
+// madeUpFlood sends searches to url with fresh made-up bearers
+// (prefix-goroutine-call) from each source, perAddr goroutines over at most
+// perAddr connections, until stdin closes (after the call in flight); with
+// backoff, a 503 is followed by that pause. Answers by status (0: error).
 func madeUpFlood(url string, from []floodSource, perAddr int, backoff time.Duration) map[int]int {
 	ctx := stdinContext()
 	var wg sync.WaitGroup
