@@ -294,17 +294,17 @@ const connFloodAsk = 30 * time.Second
 
 // waitOpened waits for the connection flood child's "opened" line.
 func waitOpened(ch *selfChild, within time.Duration) error {
-	got := make(chan bool, 1)
+	got := make(chan string, 1)
 	go func() {
-		line, err := ch.out.ReadString('\n')
-		got <- err == nil && line == "opened\n"
+		line, _ := ch.out.ReadString('\n')
+		got <- line
 	}()
 	select {
-	case ok := <-got:
-		if !ok {
-			return fmt.Errorf("connection flood child ended before opening its connections")
+	case line := <-got:
+		if line == "opened\n" {
+			return nil
 		}
-		return nil
+		return fmt.Errorf("connection flood child ended before opening its connections")
 	case <-time.After(within):
 		return fmt.Errorf("connection flood child did not open its connections within %s", within)
 	}

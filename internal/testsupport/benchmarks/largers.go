@@ -159,8 +159,7 @@ func (h HostileRS) Blob() []byte {
 	if !h.Members {
 		return []byte("[" + strings.TrimSuffix(strings.Repeat("{},", h.Elements), ",") + "]")
 	}
-	b := make([]byte, 1, h.Elements*15+2)
-	b[0] = '{'
+	b := append(make([]byte, 0, h.Elements*15+2), '{')
 	for i := range h.Elements {
 		if i > 0 {
 			b = append(b, ',')
