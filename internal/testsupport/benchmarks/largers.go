@@ -37,8 +37,7 @@ type LargeRS struct {
 	Fill    string
 }
 
-// LargeRecordID is the id of LargeRS's one record of Records x Chars
-// characters.
+// LargeRecordID is the id of LargeRS's record of Records x Chars characters.
 const LargeRecordID = "big"
 
 // Handler builds every answer and returns the handler serving them.
@@ -76,10 +75,9 @@ func (l LargeRS) Handler() http.Handler {
 	})
 }
 
-// scripted is the handler of a scripted RS: a client token's schema of its
-// one stream, "pages", at /v1/schema, and elsewhere the body route gives
-// for the request, or 404 not_found when it gives none; every answer JSON
-// with a Content-Length.
+// scripted is a scripted RS: a client token's schema of its one stream,
+// "pages", at /v1/schema, elsewhere route's body or 404 not_found when it
+// gives none; every answer JSON with a Content-Length.
 func scripted(route func(r *http.Request) []byte) http.Handler {
 	schema := encodeRaw(map[string]any{"object": "schema", "bearer": map[string]any{"token_kind": "client"},
 		"connectors": []any{map[string]any{"connector_key": "pages", "streams": []any{map[string]any{"name": "pages"}}}}})
@@ -99,8 +97,7 @@ func scripted(route func(r *http.Request) []byte) http.Handler {
 	})
 }
 
-// window is the field window of text (ASCII: characters are bytes) that r
-// asks for.
+// window is the field window of text (ASCII: chars are bytes) r asks for.
 func (l LargeRS) window(id, text string, r *http.Request) []byte {
 	q := r.URL.Query()
 	offset, _ := strconv.Atoi(q.Get("offset_chars"))
