@@ -78,10 +78,8 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 	}
 	res.rsRequests = rsRequests.Load() - before
 	res.dataRequests = dataRequests.Load() - beforeData
-	if res.after, err = readMemory(pid); err != nil {
-		return nil, err
-	}
-	return res, nil
+	res.after, err = readMemory(pid)
+	return res, err
 }
 
 // maxPerBatch is the most RS data requests one batch may cause (its cap).

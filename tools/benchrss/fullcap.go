@@ -178,9 +178,7 @@ func (r *fullcapRun) measure(ctx context.Context, bin, rsURL string, o fullcapOp
 // settle reads the loaded child's RSS d after its load ended, then stops it.
 func (r *fullcapRun) settle(ctx context.Context, d time.Duration) error {
 	defer r.loaded.stop()
-	select {
-	case <-time.After(time.Until(r.loadedAt.Add(d))):
-	case <-ctx.Done():
+	if !sleepCtx(ctx, time.Until(r.loadedAt.Add(d))) {
 		return ctx.Err()
 	}
 	var err error

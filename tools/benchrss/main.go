@@ -593,11 +593,8 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 		return err
 	}
 	cpuAfter, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
 	out.loadCPU = cpuAfter - cpuBefore
-	return nil
+	return err
 }
 
 func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, error) {

@@ -164,7 +164,6 @@ func (c *rawClient) setDeadlines(ctx context.Context) error {
 type rawChild struct {
 	*rawClient
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
 	stderr *tailBuffer
 	exited chan error // receives the result of cmd.Wait
 }
@@ -185,7 +184,7 @@ func (m *meter) startRawChild(ctx context.Context, name, bin string, args []stri
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stdin: stdin, stderr: tail, exited: make(chan error, 1)}
+	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stderr: tail, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
 	ictx, cancel := m.callCtx(ctx)
 	defer cancel()
@@ -199,7 +198,7 @@ func (m *meter) startRawChild(ctx context.Context, name, bin string, args []stri
 
 // close ends the child: EOF on its stdin, then stopChild.
 func (c *rawChild) close() {
-	_ = c.stdin.Close()
+	_ = c.w.(io.Closer).Close()
 	stopChild(c.cmd, c.exited)
 }
 
