@@ -16,8 +16,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// Bounds of the decoded-size check (issue 27): a record whose field is a
-// 7.8 MB array of 2.6 million empty objects.
+// Bounds of the decoded-size check (issue 27): a field of 2.6 million {} (7.8 MB).
 const (
 	hostilePeakTarget = 160e6           // peak RSS under the concurrent calls
 	hostileCPUTarget  = 3 * time.Second // the child's CPU time for all of them
@@ -60,8 +59,7 @@ type toolReq struct {
 	args        map[string]any
 }
 
-// schemaCall warms a child (token check, first allocations) without
-// reading the measured record.
+// schemaCall warms a child (token check, first allocations), not reading the record.
 var schemaCall = toolReq{tool: "schema", args: map[string]any{}}
 
 // measure makes the warm call in c, reads its idle memory a second later,

@@ -42,7 +42,6 @@ var connFloods = []connFlood{
 		args: []string{"--max-conns=384", "--max-body-bytes=131072"}},
 }
 
-// connFloodResult is what one flood measured.
 type connFloodResult struct {
 	flood         connFlood
 	searchTimes         // the verified token's calls

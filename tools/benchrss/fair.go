@@ -22,7 +22,6 @@ type fairOptions struct {
 	maxP95    time.Duration // bound on the p95 of the searches beside the loop
 }
 
-// fairResult is what the fairness check measured.
 type fairResult struct {
 	opt          fairOptions
 	codes        map[string]int // batch items by outcome: ok or an error reason/code
@@ -37,8 +36,7 @@ type fairResult struct {
 // narrowToken is the other tenant's bearer: the demo's narrow grant.
 const narrowToken = "bench-narrow-token"
 
-// fullPage asks for a detail "full" page of the demo transcripts (about
-// 1.1 MB, its RS body carried into the reply).
+// fullPage asks for a "full" page of the demo transcripts (1.1 MB, in the reply).
 var fullPage = map[string]any{"stream": "transcripts", "detail": "full", "limit": 50}
 
 func rpcCall(id int, tool string, args map[string]any) json.RawMessage {
@@ -144,8 +142,7 @@ func (a *rpcAnswer) outcome() string {
 	return e.Error.Code
 }
 
-// batchOutcomes counts a batch reply's items by outcome: "ok", a JSON-RPC
-// error's data.reason, or a tool error's code.
+// batchOutcomes counts a batch's items by outcome: ok, data.reason, tool code.
 func batchOutcomes(b []byte) map[string]int {
 	var answers []rpcAnswer
 	out := map[string]int{}
@@ -163,7 +160,6 @@ func batchOutcomes(b []byte) map[string]int {
 	return out
 }
 
-// ok reports whether the check met its bounds.
 func (r *fairResult) ok() bool {
 	return r.batchesOK() && r.searchOK && r.searchBeside <= r.opt.maxSearch && r.loopFailed == 0 && r.loop.p95 <= r.opt.maxP95
 }

@@ -22,7 +22,6 @@ type floodOptions struct {
 	maxRSS  int64 // the child's peak resident set must stay below this
 }
 
-// floodResult is what the flood measured.
 type floodResult struct {
 	opt          floodOptions
 	idle, after  memory

@@ -17,8 +17,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// Bounds of the full-detail memory check (issue 16): a page of 100
-// records of 78,000 characters.
+// Bounds of the full-detail memory check (issue 16): a page of 100 x 78,000 chars.
 const (
 	fullcapPeakTarget   = 160e6 // peak RSS under 8 full + 4 compact calls on the page
 	fullcapRecordTarget = 64e6  // RSS rise for one full fetch of the whole page's size
@@ -35,8 +34,7 @@ type fullcapOptions struct {
 	fills          string        // comma-separated fills: lt (<), html
 }
 
-// fullcapRun is one fill and ceiling measured: the load's child, and one
-// full fetch of the whole-page record in a second child.
+// fullcapRun is one fill and ceiling: the load's child, a whole-page fetch's second.
 type fullcapRun struct {
 	fill         string
 	ceiling      int64
@@ -204,7 +202,6 @@ func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int6
 	return int64(len(raw)), r.outcome(), nil
 }
 
-// fullcapRuns is what the full-detail memory check measured.
 type fullcapRuns struct {
 	o    fullcapOptions
 	runs []*fullcapRun

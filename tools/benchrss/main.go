@@ -325,8 +325,7 @@ func (m *meter) timed(ctx context.Context, call func(context.Context) error) (ti
 	return time.Since(start), err
 }
 
-// stdioPath is a client and child the stdio calls are made through: via
-// gives workload call i's call, timed into into.
+// stdioPath is a client and child of the stdio calls, timed into into.
 type stdioPath struct {
 	into map[string][]time.Duration
 	via  func(i int, call benchmarks.Call) func(context.Context) error

@@ -23,8 +23,7 @@ const (
 	rawReplyLimit = 4 << 20
 	// rawReadBuffer is the first size of the line buffer (grown up to rawReplyLimit).
 	rawReadBuffer = 64 << 10
-	// rawSkipLimit bounds the lines without an id (notifications, blank
-	// lines) skipped while waiting for one reply.
+	// rawSkipLimit bounds the lines without an id skipped awaiting a reply.
 	rawSkipLimit = 100
 	// rawProtocol is the revision the bare client asks for: the newest one
 	// with the initialize handshake, so requests need no per-request _meta.

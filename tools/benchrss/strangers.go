@@ -29,7 +29,6 @@ type strangersOptions struct {
 	maxSlow  float64       // bound on its p95 under the flood over its idle p95
 }
 
-// strangersResult is what the check measured.
 type strangersResult struct {
 	opt         strangersOptions
 	idle, under searchTimes // the verified token's searches, idle and under the flood

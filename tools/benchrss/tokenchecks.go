@@ -72,9 +72,8 @@ func init() {
 	flag.StringVar(&checksRun, "checks-run", "", "internal: the honest child's token prefix")
 }
 
-// Token prefixes the bench's RS knows: honest tokens are read as the client
-// grant (slow ones after checkSlow on the schema read), made-up ones are
-// rejected after reject.
+// Token prefixes the bench's RS knows: honest ones are the client grant (slow
+// ones' schema read after checkSlow), made-up ones rejected after reject.
 const (
 	honestPrefix = "honest-"
 	slowPrefix   = "slow-"
@@ -89,7 +88,6 @@ const (
 	honestFreshNets = "127.98.%d.1"
 )
 
-// checkFloodResult is what one flood measured.
 type checkFloodResult struct {
 	o            tokenCheckOptions
 	networks     int
@@ -116,7 +114,6 @@ func (r *checkFloodResult) ok() bool {
 	return r.answeredOK() && benchmarks.Percentile(r.known.Times, 95) <= r.o.maxP95
 }
 
-// burstResult is what the first burst measured.
 type burstResult struct {
 	o        tokenCheckOptions
 	statuses map[int]int
