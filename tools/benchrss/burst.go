@@ -16,8 +16,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// Bounds of the decoded-size check (issue 27): a record whose field is a
-// 7.8 MB array of 2.6 million empty objects.
+// Bounds of the decoded-size check (issue 27): a field of 2.6 million {} (7.8 MB).
 const (
 	hostilePeakTarget = 160e6           // peak RSS under the concurrent calls
 	hostileCPUTarget  = 3 * time.Second // the child's CPU time for all of them
@@ -46,9 +45,7 @@ type hiddenfullOptions struct {
 	ceilings string // comma-separated --full-max-bytes values (0: the default)
 }
 
-// burst is what one child did under concurrent calls: its idle memory, its
-// peak memory and the CPU time and wall time of the calls, their outcomes
-// by label and code, and the largest reply.
+// burst is what one child did under concurrent calls.
 type burst struct {
 	idle, peak   memory
 	cpu, elapsed time.Duration
@@ -62,13 +59,11 @@ type toolReq struct {
 	args        map[string]any
 }
 
-// schemaCall warms a child (token check, first allocations) without
-// reading the measured record.
+// schemaCall warms a child (token check, first allocations), not reading the record.
 var schemaCall = toolReq{tool: "schema", args: map[string]any{}}
 
 // measure makes the warm call in c, reads its idle memory a second later,
-// then makes calls at once (bounded by the caller's flags) and reads the
-// CPU time they took and the peak memory.
+// then makes calls at once (bounded by the caller's flags): CPU and peak.
 func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []toolReq) error {
 	pid := c.cmd.Process.Pid
 	if _, _, err := toolCall(ctx, c.addr, warm.tool, warm.args); err != nil {
@@ -115,17 +110,14 @@ func (b *burst) measure(ctx context.Context, c *child, warm toolReq, calls []too
 	return err
 }
 
-// burstRun is one child of the decoded-size or the escaped full-detail
-// check: its table's first column (a tool or a ceiling) and what its calls
-// did.
+// burstRun is one child (one table row) of a burst check.
 type burstRun struct {
 	name string
 	burst
 	err error
 }
 
-// run starts a child with args and measures calls of tool with targs at
-// once in it.
+// run measures calls calls of tool at once in a child started with args.
 func (r *burstRun) run(ctx context.Context, bin, rsURL string, args []string, tool string, targs map[string]any, calls int) error {
 	c, err := startChild(ctx, bin, rsURL, args...)
 	if err != nil {
@@ -168,9 +160,8 @@ func outcomeList(outcomes map[string]int) string {
 	return strings.Join(outs, ", ")
 }
 
-// hostile serves a HostileRS from this process and measures the server
-// binary over HTTP, one child per tool: its peak RSS and CPU time while
-// o.calls calls of the tool read the record at once.
+// hostile measures, one child per tool, the peak RSS and CPU time of
+// o.calls calls at once of the tool reading a HostileRS record.
 func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, error) {
 	rs := benchmarks.HostileRS{Elements: o.elements, Members: o.members}
 	shape := fmt.Sprintf("an array of %d empty objects", o.elements)
@@ -190,25 +181,21 @@ func hostile(ctx context.Context, bin string, o hostileOptions) (*burstCheck, er
 		return nil, err
 	}
 	defer stop()
+	toolArgs := map[string]map[string]any{"query_records": {"stream": "pages"}, "fetch": {"id": "cin_pages/pages:" + benchmarks.HostileRecordID}}
 	for _, tool := range strings.Split(o.tools, ",") {
 		run := &burstRun{name: strings.TrimSpace(tool)}
 		chk.runs = append(chk.runs, run)
-		switch run.name {
-		case "query_records":
-			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"stream": "pages"}, o.calls) // bounded by -hostile-calls
-		case "fetch":
-			run.err = run.run(ctx, bin, rsURL, nil, run.name, map[string]any{"id": "cin_pages/pages:" + benchmarks.HostileRecordID}, o.calls)
-		default:
+		if args, ok := toolArgs[run.name]; ok {
+			run.err = run.run(ctx, bin, rsURL, nil, run.name, args, o.calls) // bounded by -hostile-calls
+		} else {
 			run.err = fmt.Errorf("unknown tool %q (query_records, fetch)", run.name)
 		}
 	}
 	return chk, nil
 }
 
-// hiddenfull serves a LargeRS of one record of tag characters from this
-// process and measures the server binary over HTTP without GOMEMLIMIT,
-// one child per ceiling: its peak RSS and CPU time while o.calls full
-// fetches of the record run at once.
+// hiddenfull measures, one child per ceiling without GOMEMLIMIT, the peak RSS
+// and CPU time of o.calls full fetches at once of a record of tag characters.
 func hiddenfull(ctx context.Context, bin string, o hiddenfullOptions) (*burstCheck, error) {
 	if o.bytes <= 0 || o.bytes%len(fillTag) != 0 {
 		return nil, fmt.Errorf("-hiddenfull-bytes must be a positive multiple of %d", len(fillTag))

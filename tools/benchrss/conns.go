@@ -18,10 +18,10 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// The connection floods of -strangers: a flood child holds kept-alive
-// connections from many loopback addresses (see runConnFloodChild) while
-// this process times a verified token's calls, each on a new connection,
-// from an address the flood does not use, and asks the admin listener.
+// The connection floods of -strangers: a child holds kept-alive connections
+// from many loopback addresses while this process times a verified token's
+// calls, each on a new connection from an address the flood does not use,
+// and asks the admin listener.
 
 // connFlood is one flood shape and its aim.
 type connFlood struct {
@@ -30,21 +30,18 @@ type connFlood struct {
 	addrs    int      // addresses per network
 	perAddr  int      // connections per address
 	honestIP string   // where the verified token's calls come from
-	minRatio float64  // least share of them answered
 	args     []string // the server's flags beyond its defaults
 }
 
-// connFloods are the shapes of issue: 17 networks x 512 held connections
-// (more than the default total), and one address x 512 beside a neighbour
-// in its /24.
+// connFloods: 17 networks x 512 held connections (more than the default
+// total), and one address x 512 beside a neighbour in its /24.
 var connFloods = []connFlood{
-	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9},
-	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200", minRatio: 0.9},
-	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=384 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1", minRatio: 0.9,
+	{name: "17 networks x 512 connections (32 addresses x 16), a verified token from another network", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1"},
+	{name: "one address x 512 connections, a verified token from a neighbour in its /24", networks: 1, addrs: 1, perAddr: 512, honestIP: "127.0.110.200"},
+	{name: "17 networks x 512 connections against the shipped container's flags (--max-conns=384 --max-body-bytes=131072)", networks: 17, addrs: 32, perAddr: 16, honestIP: "127.0.250.1",
 		args: []string{"--max-conns=384", "--max-body-bytes=131072"}},
 }
 
-// connFloodResult is what one flood measured.
 type connFloodResult struct {
 	flood         connFlood
 	searchTimes         // the verified token's calls
@@ -62,19 +59,18 @@ func (r *connFloodResult) ok() bool {
 }
 
 func (r *connFloodResult) answeredOK() bool {
-	return float64(r.answered) >= r.flood.minRatio*connFloodCalls
+	return float64(r.answered) >= connFloodMinRatio*connFloodCalls
 }
 
-// connFloodCalls is how many calls the verified token makes under each
-// flood, one every connFloodPause.
+// The verified token makes connFloodCalls calls under each flood, one every
+// connFloodPause, and at least connFloodMinRatio of them must be answered.
 const (
-	connFloodCalls = 50
-	connFloodPause = 100 * time.Millisecond
+	connFloodCalls    = 50
+	connFloodPause    = 100 * time.Millisecond
+	connFloodMinRatio = 0.9
 )
 
-// runConnFloods runs every flood against a fresh server each and the
-// per-connection memory measure, prints their tables and returns the exit
-// code (1 when an aim fails).
+// runConnFloods runs the memory measure and every flood, each on a fresh server.
 func runConnFloods(ctx context.Context, bin string) int {
 	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
@@ -97,8 +93,7 @@ func runConnFloods(ctx context.Context, bin string) int {
 	return code
 }
 
-// startAdminChild starts the server with its admin listener on a loopback
-// port found free a moment before, and returns it with that address.
+// startAdminChild starts the server, its admin listener on a port free a moment before.
 func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*child, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -107,10 +102,7 @@ func startAdminChild(ctx context.Context, bin, rsURL string, args ...string) (*c
 	admin := ln.Addr().String()
 	_ = ln.Close()
 	c, err := startChild(ctx, bin, rsURL, append([]string{"--admin-listen", admin}, args...)...)
-	if err != nil {
-		return nil, "", err
-	}
-	return c, admin, nil
+	return c, admin, err
 }
 
 func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFloodResult, error) {
@@ -129,8 +121,7 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	if err != nil {
 		return nil, err
 	}
-	// The flood reaches its stride: all its connections opened once (its
-	// "opened" line).
+	// The flood reaches its stride: all its connections opened once.
 	if err := waitOpened(flood, 2*time.Minute); err != nil {
 		_, _ = flood.wait(true)
 		return nil, err
@@ -141,11 +132,11 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 		if i%10 == 0 {
 			for _, path := range []string{"/healthz", "/readyz"} {
 				res.adminAsked++
-				if getStatus(ctx, adminClient, "http://"+admin+path) == http.StatusOK {
+				if getStatus(ctx, adminClient, "http://"+admin+path, "") == http.StatusOK {
 					res.adminOK++
 				}
 			}
-			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz")]++
+			res.publicHealthz[getStatus(ctx, honest, "http://"+c.addr+"/healthz", "")]++
 		}
 	})
 	m, err := readMemory(c.cmd.Process.Pid)
@@ -157,29 +148,26 @@ func runConnFlood(ctx context.Context, bin, rsURL string, f connFlood) (*connFlo
 	if fds, err := os.ReadDir("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/fd"); err == nil {
 		res.serverFDs = len(fds)
 	}
-	held, err := flood.wait(true)
-	if err != nil {
-		return nil, err
-	}
-	res.held, err = strconv.ParseInt(strings.TrimSpace(string(held)), 10, 64)
-	return res, err
+	return res, flood.decode(true, "connection flood child's count", &res.held)
 }
 
-// newConnClient is an HTTP client from ip that opens a new connection for
-// every request.
+// newConnClient is an HTTP client from ip, a new connection per request.
 func newConnClient(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
 }
 
-// getStatus GETs url and returns the answer's status (0: a transport
-// error).
-func getStatus(ctx context.Context, hc *http.Client, url string) int {
+// getStatus GETs url (token: any bearer): its status, 0 on a transport error.
+func getStatus(ctx context.Context, hc *http.Client, url, token string) int {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0
 	}
+	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }
@@ -188,7 +176,7 @@ func (r *connFloodResult) write(w io.Writer) {
 	f := r.flood
 	fmt.Fprintf(w, "## Held connections: %s\n\n", f.name)
 	fmt.Fprint(w, strings.Replace(measureHead, "bound", "aim", 1))
-	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, connFloodCalls, r.statuses, f.minRatio*100, verdict(r.answeredOK()))
+	fmt.Fprintf(w, "| the verified token's searches on new connections: answered | %d of %d (%v) | >= %.0f%% | %s |\n", r.answered, connFloodCalls, r.statuses, connFloodMinRatio*100, verdict(r.answeredOK()))
 	fmt.Fprintf(w, "| the same: p50, p95 | %s, %s | | |\n", r.p50.Round(time.Millisecond), r.p95.Round(time.Millisecond))
 	fmt.Fprintf(w, "| admin listener /healthz and /readyz answered 200 | %d of %d | all | %s |\n", r.adminOK, r.adminAsked, verdict(r.adminOK == r.adminAsked))
 	fmt.Fprintf(w, "| /healthz on a new public connection, by status | %v | | |\n", r.publicHealthz)
@@ -198,7 +186,6 @@ func (r *connFloodResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| load average at the end | %s | | |\n\n", r.load)
 }
 
-// connBytesResult is the per-connection memory measure.
 type connBytesResult struct {
 	before, idl memory
 	load        string
@@ -208,9 +195,8 @@ type connBytesResult struct {
 // networks x 3 addresses x 64, within the default bounds.
 const connBytesConns = 8 * 3 * 64
 
-// measureConnBytes holds connBytesConns idle kept-alive connections (each
-// served one /healthz) to a fresh server and reads its RSS before and
-// after.
+// measureConnBytes reads a fresh server's RSS before and with
+// connBytesConns idle kept-alive connections (each served one /healthz).
 func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult, error) {
 	c, _, err := startAdminChild(ctx, bin, rsURL)
 	if err != nil {
@@ -244,11 +230,9 @@ func measureConnBytes(ctx context.Context, bin, rsURL string) (*connBytesResult,
 		}
 	}
 	time.Sleep(time.Second)
-	if res.idl, err = readMemory(c.cmd.Process.Pid); err != nil {
-		return nil, err
-	}
+	res.idl, err = readMemory(c.cmd.Process.Pid)
 	res.load = loadAverage()
-	return res, nil
+	return res, err
 }
 
 func (r *connBytesResult) ok() bool { return true } // a measure without a bound
@@ -256,15 +240,13 @@ func (r *connBytesResult) ok() bool { return true } // a measure without a bound
 func (r *connBytesResult) write(w io.Writer) {
 	per := float64(r.idl.RSS-r.before.RSS) / connBytesConns
 	fmt.Fprintf(w, "## Memory of idle kept-alive connections\n\n")
-	fmt.Fprintln(w, "| measure | value |")
-	fmt.Fprintln(w, "|---|---|")
+	fmt.Fprint(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| the server's RSS before, with %d idle connections | %.1f MB, %.1f MB |\n", connBytesConns, float64(r.before.RSS)/1e6, float64(r.idl.RSS)/1e6)
 	fmt.Fprintf(w, "| per connection | %.1f KiB |\n", per/1024)
 	fmt.Fprintf(w, "| load average | %s |\n\n", r.load)
 }
 
-// holdConn opens a connection from ip to addr, asks /healthz once on it
-// and returns it open (kept alive by the server).
+// holdConn opens a connection from ip to addr, asked /healthz once.
 func holdConn(addr, ip string) (net.Conn, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	cn, err := d.Dial("tcp", addr)
@@ -278,8 +260,7 @@ func holdConn(addr, ip string) (net.Conn, error) {
 	return cn, nil
 }
 
-// askHealthz sends GET /healthz on cn and reads the answer, which must be
-// 200 and keep the connection open.
+// askHealthz asks GET /healthz on cn: it must be 200 and keep cn open.
 func askHealthz(cn net.Conn, addr string) error {
 	_ = cn.SetDeadline(time.Now().Add(10 * time.Second))
 	defer cn.SetDeadline(time.Time{})
@@ -298,9 +279,7 @@ func askHealthz(cn net.Conn, addr string) error {
 	return nil
 }
 
-// connFloodChildFlag makes benchrss the flood child of one flood
-// (-conns-flood-shape "networks,addrs,perAddr") against the host:port it
-// names (see runConnFloodChild).
+// The flags of runConnFloodChild.
 const (
 	connFloodChildFlag = "conns-flood-child"
 	connFloodShapeFlag = "conns-flood-shape"
@@ -312,28 +291,25 @@ const connFloodAsk = 30 * time.Second
 
 // waitOpened waits for the connection flood child's "opened" line.
 func waitOpened(ch *selfChild, within time.Duration) error {
-	got := make(chan bool, 1)
+	got := make(chan string, 1)
 	go func() {
-		line, err := ch.out.ReadString('\n')
-		got <- err == nil && line == "opened\n"
+		line, _ := ch.out.ReadString('\n')
+		got <- line
 	}()
 	select {
-	case ok := <-got:
-		if !ok {
-			return fmt.Errorf("connection flood child ended before opening its connections")
+	case line := <-got:
+		if line == "opened\n" {
+			return nil
 		}
-		return nil
+		return fmt.Errorf("connection flood child ended before opening its connections")
 	case <-time.After(within):
 		return fmt.Errorf("connection flood child did not open its connections within %s", within)
 	}
 }
 
-// runConnFloodChild is the flood child. Each of its goroutines (one per
-// connection, networks x addrs x perAddr in all) keeps one connection
-// open: it opens it, asks /healthz, then asks again every connFloodAsk,
-// and opens a new one 100 ms after the server closes or refuses it, until
-// stdin closes. It prints "opened" once every connection was opened once,
-// then, at the end, how many were open.
+// runConnFloodChild holds a flood shape's ("networks,addrs,perAddr")
+// connections to addr until stdin closes, printing "opened" once every one
+// was opened once, then how many were open.
 func runConnFloodChild(addr, shape string) int {
 	var n [3]int
 	parts := strings.Split(shape, ",")
@@ -382,8 +358,9 @@ func runConnFloodChild(addr, shape string) int {
 	return 0
 }
 
-// holdLoop keeps one connection from ip open until ctx ends (see
-// runConnFloodChild); opened is called after its first attempt.
+// holdLoop keeps a connection from ip open until ctx ends: asked /healthz
+// every connFloodAsk, opened again 100 ms after the server closes or
+// refuses it; opened is called after the first attempt.
 func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened func()) {
 	once := sync.OnceFunc(opened)
 	defer once()
@@ -396,11 +373,7 @@ func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened f
 		}
 		open.Add(1)
 		closed := context.AfterFunc(ctx, func() { _ = cn.Close() })
-		for ctx.Err() == nil {
-			sleepCtx(ctx, connFloodAsk)
-			if ctx.Err() != nil || askHealthz(cn, addr) != nil {
-				break
-			}
+		for sleepCtx(ctx, connFloodAsk) && askHealthz(cn, addr) == nil {
 		}
 		closed()
 		_ = cn.Close()
@@ -408,9 +381,12 @@ func holdLoop(ctx context.Context, addr, ip string, open *atomic.Int64, opened f
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
+// sleepCtx sleeps d unless ctx ends first, and reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-ctx.Done():
+		return false
 	case <-time.After(d):
+		return true
 	}
 }

@@ -12,9 +12,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// fairOptions describe the fairness check: one token's batches of full
-// calls, then its full calls looping on many connections, each beside
-// another token's small searches.
+// fairOptions describe the fairness check (-fair).
 type fairOptions struct {
 	batches   int           // concurrent batches of full calls
 	items     int           // full calls per batch
@@ -24,7 +22,6 @@ type fairOptions struct {
 	maxP95    time.Duration // bound on the p95 of the searches beside the loop
 }
 
-// fairResult is what the fairness check measured.
 type fairResult struct {
 	opt          fairOptions
 	codes        map[string]int // batch items by outcome: ok or an error reason/code
@@ -39,8 +36,7 @@ type fairResult struct {
 // narrowToken is the other tenant's bearer: the demo's narrow grant.
 const narrowToken = "bench-narrow-token"
 
-// fullPage asks for a detail "full" page of the demo transcripts (about
-// 1.1 MB, its RS body carried into the reply).
+// fullPage asks for a "full" page of the demo transcripts (1.1 MB, in the reply).
 var fullPage = map[string]any{"stream": "transcripts", "detail": "full", "limit": 50}
 
 func rpcCall(id int, tool string, args map[string]any) json.RawMessage {
@@ -59,8 +55,7 @@ func rpcBatch(n int, tool string, args map[string]any) []byte {
 	return b
 }
 
-// fair serves the demo RS, starts the server binary in HTTP mode with its
-// default flags and runs the two phases.
+// fair runs the two phases against a server at its default flags.
 func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
@@ -98,7 +93,11 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	time.Sleep(200 * time.Millisecond)
 	beside := timedSearches(ctx, hc, url, narrowToken, 1, 0, nil)
 	res.searchBeside, res.searchOK = beside.p50, beside.answered == 1
-	res.directBeside = directSearch(ctx, hc, rsURL)
+	// The RS's own answer to the search, for comparison: the demo RS serves
+	// the batches' pages in this process too.
+	direct := time.Now()
+	getStatus(ctx, hc, rsURL+"/v1/search?q=budget&limit=3", narrowToken)
+	res.directBeside = time.Since(direct)
 	wg.Wait()
 	res.batchTime = time.Since(start)
 
@@ -122,55 +121,45 @@ func fair(ctx context.Context, bin string, o fairOptions) (*fairResult, error) {
 	return res, nil
 }
 
-// directSearch times the RS's own answer to the search, for comparison: the
-// demo RS serves the batches' pages in this process too.
-func directSearch(ctx context.Context, hc *http.Client, rsURL string) time.Duration {
-	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rsURL+"/v1/search?q=budget&limit=3", nil)
-	if err != nil {
-		return 0
-	}
-	req.Header.Set("Authorization", "Bearer "+narrowToken)
-	if resp, err := hc.Do(req); err == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-	}
-	return time.Since(start)
+// rpcAnswer is what the checks read of a JSON-RPC answer to a tools/call.
+type rpcAnswer struct {
+	Error *struct {
+		Data struct{ Reason string } `json:"data"`
+	} `json:"error"`
+	Result *struct {
+		IsError           bool            `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	} `json:"result"`
 }
 
-// batchOutcomes counts a batch reply's items by outcome: "ok", a JSON-RPC
-// error's data.reason, or a tool error's code.
-func batchOutcomes(b []byte) map[string]int {
-	var answers []struct {
-		Result *struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		} `json:"result"`
-		Error *struct {
-			Data struct{ Reason string } `json:"data"`
-		} `json:"error"`
+// outcome is the answer's result's outcome: "ok", or a tool error's code.
+func (a *rpcAnswer) outcome() string {
+	if a.Result == nil || !a.Result.IsError {
+		return "ok"
 	}
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(a.Result.StructuredContent, &e)
+	return e.Error.Code
+}
+
+// batchOutcomes counts a batch's items by outcome: ok, data.reason, tool code.
+func batchOutcomes(b []byte) map[string]int {
+	var answers []rpcAnswer
 	out := map[string]int{}
 	if err := json.Unmarshal(b, &answers); err != nil {
 		out["unreadable reply"]++
 		return out
 	}
 	for _, a := range answers {
-		switch {
-		case a.Error != nil:
+		if a.Error != nil {
 			out[a.Error.Data.Reason]++
-		case a.Result != nil && a.Result.IsError:
-			var e struct{ Error struct{ Code string } }
-			_ = json.Unmarshal(a.Result.StructuredContent, &e)
-			out[e.Error.Code]++
-		default:
-			out["ok"]++
+		} else {
+			out[a.outcome()]++
 		}
 	}
 	return out
 }
 
-// ok reports whether the check met its bounds.
 func (r *fairResult) ok() bool {
 	return r.batchesOK() && r.searchOK && r.searchBeside <= r.opt.maxSearch && r.loopFailed == 0 && r.loop.p95 <= r.opt.maxP95
 }

@@ -9,19 +9,19 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// floodOptions describe the batch flood: clients concurrent POSTs, each one
-// JSON-RPC batch of items read_record_field calls.
+// floodOptions describe the batch flood (-flood): clients POSTs at once.
 type floodOptions struct {
 	clients int
 	items   int
 	maxRSS  int64 // the child's peak resident set must stay below this
 }
 
-// floodResult is what the flood measured.
 type floodResult struct {
 	opt          floodOptions
 	idle, after  memory
@@ -30,11 +30,8 @@ type floodResult struct {
 	statuses     map[int]int
 }
 
-// flood serves the demo RS behind a request counter, starts the server
-// binary in HTTP mode, sends the batches at once and reads the child's
-// memory and the RS request count. It fails when the peak RSS reaches
-// maxRSS or the RS saw more than the batch cap of data requests per batch
-// (token checks on /v1/schema are counted apart).
+// flood sends the batches at once to a server whose demo RS counts its
+// requests (token checks on /v1/schema apart), then reads its memory and them.
 func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error) {
 	var rsRequests, dataRequests atomic.Int64
 	rsURL, stopRS, err := serveDemoRS(func(demo http.Handler) http.Handler {
@@ -56,7 +53,6 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 		return nil, err
 	}
 	defer c.stop()
-	addr := c.addr
 	res := &floodResult{opt: o, statuses: map[int]int{}}
 	pid := c.cmd.Process.Pid
 	if res.idle, err = readMemory(pid); err != nil {
@@ -66,34 +62,26 @@ func flood(ctx context.Context, bin string, o floodOptions) (*floodResult, error
 	body := rpcBatch(o.items, "read_record_field", map[string]any{"id": benchmarks.FetchID, "field_path": "text"})
 	before, beforeData := rsRequests.Load(), dataRequests.Load()
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var errs []error
+	var g errgroup.Group
 	for range o.clients {
-		wg.Go(func() {
-			status, _, err := postMCP(ctx, http.DefaultClient, "http://"+addr+"/mcp", benchmarks.ClientToken, "", body)
+		g.Go(func() error {
+			status, _, err := postMCP(ctx, http.DefaultClient, "http://"+c.addr+"/mcp", benchmarks.ClientToken, "", body)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
 			res.statuses[status]++
+			return err
 		})
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	res.rsRequests = rsRequests.Load() - before
 	res.dataRequests = dataRequests.Load() - beforeData
-	if res.after, err = readMemory(pid); err != nil {
-		return nil, err
-	}
-	return res, nil
+	res.after, err = readMemory(pid)
+	return res, err
 }
 
-// maxPerBatch is the most RS data requests one batch may cause: the batch
-// cap.
+// maxPerBatch is the most RS data requests one batch may cause (its cap).
 const maxPerBatch = int64(transport.DefaultMaxBatchItems)
 
 func (r *floodResult) ok() bool { return r.after.Peak < r.opt.maxRSS && r.capOK() }

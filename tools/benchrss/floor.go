@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/server"
@@ -16,13 +17,11 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// floorChildFlag makes benchrss serve the floor (benchmarks.NewFloorServer)
-// over stdio against the RS URL it names, instead of measuring: the floor
-// children are benchrss itself, run again with this flag.
+// floorChildFlag makes benchrss a floor child: it serves the floor
+// (benchmarks.NewFloorServer) over stdio against the RS URL it names.
 const floorChildFlag = "floor-child"
 
-// serveFloor serves the floor over this process's stdin and stdout until
-// stdin ends or ctx is cancelled.
+// serveFloor serves the floor over stdin and stdout until stdin or ctx ends.
 func serveFloor(ctx context.Context, rsURL string) error {
 	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {
@@ -31,92 +30,68 @@ func serveFloor(ctx context.Context, rsURL string) error {
 	return server.NewStdioServer(benchmarks.NewFloorServer(direct)).Listen(ctx, os.Stdin, os.Stdout)
 }
 
-// floorChildren are the stdio floors the calls are set against: one driven
-// by the mcp-go stdio client (as the adapter's first child is), and with
-// -stdio-raw one driven by the bare client (as the raw child is).
-type floorChildren struct {
-	mcp    *client.Client
-	raw    *rawChild
-	bare   *rawChild // the bare floor, driven by the bare client
-	params [][]byte  // encoded tools/call params of each workload call's floor tool
-}
-
-// startFloors starts the floor children: this executable with
-// -floor-child (or -bare-floor-child), each through its handshake.
-func (m *meter) startFloors(ctx context.Context) (*floorChildren, error) {
+// startFloors starts the floor children through their handshakes: the floor
+// driven by the mcp-go stdio client (as the adapter) and, with -stdio-raw,
+// the floor and the bare floor by the bare client (as the raw child).
+func (m *meter) startFloors(ctx context.Context, lat latencies) ([]stdioPath, func(), error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("floor: %w", err)
+		return nil, nil, fmt.Errorf("floor: %w", err)
 	}
 	args := []string{"-" + floorChildFlag, m.rsURL}
-	// The floor is sent the call's own arguments (its tool ignores them),
-	// so both servers decode the same request.
-	f := &floorChildren{params: toolParams(m.work, benchmarks.FloorTool)}
-	if f.mcp, err = client.NewStdioMCPClientWithOptions(self, nil, args); err != nil {
-		return nil, fmt.Errorf("floor child: %w", err)
+	mc, err := client.NewStdioMCPClientWithOptions(self, nil, args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("floor child: %w", err)
 	}
+	closeAll := func() { _ = mc.Close() }
 	ictx, cancel := m.callCtx(ctx)
 	defer cancel()
-	if _, err := initialize(ictx, f.mcp); err != nil {
-		f.close()
-		return nil, fmt.Errorf("floor child: initialize: %w", err)
+	if _, err := initialize(ictx, mc); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("floor child: initialize: %w", err)
 	}
-	if m.opt.stdioRaw {
-		if f.raw, err = m.startRawChild(ctx, "raw floor child", self, args); err == nil {
-			f.bare, err = m.startRawChild(ctx, "bare floor child", self, []string{"-" + bareFloorChildFlag, m.rsURL})
-		}
+	paths := []stdioPath{{lat.floor, func(_ int, call benchmarks.Call) func(context.Context) error {
+		return viaMCP(mc, "floor: ", benchmarks.Call{Name: call.Name, Tool: benchmarks.FloorTool(call)})
+	}}}
+	if !m.opt.stdioRaw {
+		return paths, closeAll, nil
+	}
+	// The floor is sent the call's own arguments (its tool ignores them),
+	// so both servers decode the same request.
+	params := toolParams(m.work, benchmarks.FloorTool)
+	for _, f := range []struct {
+		name string
+		args []string
+		into map[string][]time.Duration
+	}{{"raw floor", args, lat.rawFloor}, {"bare floor", []string{"-" + bareFloorChildFlag, m.rsURL}, lat.bareFloor}} {
+		c, err := m.startRawChild(ctx, f.name+" child", self, f.args)
 		if err != nil {
-			f.close()
-			return nil, err
+			closeAll()
+			return nil, nil, err
 		}
+		prev := closeAll
+		closeAll = func() { prev(); c.close() }
+		paths = append(paths, stdioPath{f.into, func(i int, call benchmarks.Call) func(context.Context) error {
+			return viaRaw(c, f.name, call, params[i%len(m.work)])
+		}})
 	}
-	return f, nil
+	return paths, closeAll, nil
 }
 
-func (f *floorChildren) close() {
-	if f.mcp != nil {
-		_ = f.mcp.Close()
-	}
-	for _, c := range []*rawChild{f.raw, f.bare} {
-		if c != nil {
-			c.close()
-		}
-	}
-}
-
-// steps returns the floor steps of workload call i: the mcp-go floor call
-// into into.floor and, with -stdio-raw, the bare client's calls of the floor
-// into into.rawFloor and of the bare floor into into.bareFloor.
-func (f *floorChildren) steps(ctx context.Context, m *meter, i int, into latencies) []func() error {
-	call := m.work[i%len(m.work)]
-	floorCall := benchmarks.Call{Name: call.Name, Tool: benchmarks.FloorTool(call)}
-	steps := []func() error{m.step(ctx, into.floor, call.Name, viaMCP(f.mcp, "floor: ", floorCall))}
-	if f.raw != nil {
-		steps = append(steps, m.step(ctx, into.rawFloor, call.Name, viaRaw(f.raw, "raw floor", call, f.params[i%len(m.work)])))
-	}
-	if f.bare != nil {
-		steps = append(steps, m.step(ctx, into.bareFloor, call.Name, viaRaw(f.bare, "bare floor", call, f.params[i%len(m.work)])))
-	}
-	return steps
-}
-
-// bareFloorChildFlag makes benchrss serve the bare floor over stdio against
-// the RS URL it names: the floor's work without any MCP library.
+// bareFloorChildFlag makes benchrss a bare floor child (no MCP library).
 const bareFloorChildFlag = "bare-floor-child"
 
 // bareLineLimit bounds one request line the bare floor reads (the bare
 // client's requests are a few hundred bytes).
 const bareLineLimit = 64 << 10
 
-// serveBareFloor answers newline-delimited JSON-RPC on in/out with no MCP
-// library and no JSON encoder: each request line is decoded only for id,
-// method and the tool name; initialize gets a fixed result, notifications
-// nothing, and tools/call of a floor tool makes that call's direct RS request
-// (as the floor does) and writes the reply by concatenating bytes around the
-// RS body. It is the least a stdio server can do to hand a model the RS's
-// answer: what remains of floor/direct here is the stdio hop and the
-// client's own reading. One request at a time, lines of at most
-// bareLineLimit bytes.
+// serveBareFloor answers newline-delimited JSON-RPC on in/out, one request
+// at a time, with no MCP library or JSON encoder: a request line (at most
+// bareLineLimit bytes) is decoded for id, method and tool name only;
+// initialize gets a fixed result, notifications nothing, tools/call of a
+// floor tool the call's direct RS request (as the floor) with bytes
+// concatenated around the RS body: the least a stdio server can do, so
+// floor/direct here is the stdio hop and the client's own reading.
 func serveBareFloor(ctx context.Context, rsURL string, in io.Reader, out io.Writer) error {
 	direct, err := benchmarks.NewDirectClient(rsURL, benchmarks.ClientToken, benchmarks.NewHTTPClient())
 	if err != nil {

@@ -46,19 +46,18 @@ func TestFloorChildren(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	m := &meter{opt: options{stdioRaw: true, callLimit: 30 * time.Second}, work: benchmarks.Workload(), rsURL: rsURL}
-	f, err := m.startFloors(ctx)
+	lat := newLatencies()
+	paths, closeFloors, err := m.startFloors(ctx, lat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.close()
-	lat := newLatencies()
+	defer closeFloors()
+	if len(paths) != 3 {
+		t.Fatalf("%d floor paths, want 3 (mcp-go, raw and bare)", len(paths))
+	}
 	for i, call := range m.work {
-		steps := f.steps(ctx, m, i, lat)
-		if len(steps) != 3 {
-			t.Fatalf("%d floor steps, want 3 (mcp-go, raw and bare)", len(steps))
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
+		for _, p := range paths {
+			if err := m.step(ctx, p.into, call.Name, p.via(i, call))(); err != nil {
 				t.Fatalf("%s: %v", call.Name, err)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -18,8 +17,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// Bounds of the full-detail memory check (issue 16): a page of 100
-// records of 78,000 characters.
+// Bounds of the full-detail memory check (issue 16): a page of 100 x 78,000 chars.
 const (
 	fullcapPeakTarget   = 160e6 // peak RSS under 8 full + 4 compact calls on the page
 	fullcapRecordTarget = 64e6  // RSS rise for one full fetch of the whole page's size
@@ -36,9 +34,7 @@ type fullcapOptions struct {
 	fills          string        // comma-separated fills: lt (<), html
 }
 
-// fullcapRun is one child measured: a fill, a ceiling, what its calls did,
-// its settled RSS and what one full fetch of the whole-page record did in a
-// second child.
+// fullcapRun is one fill and ceiling: the load's child, a whole-page fetch's second.
 type fullcapRun struct {
 	fill         string
 	ceiling      int64
@@ -56,11 +52,9 @@ func (r *fullcapRun) ok() bool {
 		float64(r.settled.RSS) <= fullcapSettleFactor*float64(r.load.idle.RSS)
 }
 
-// fullcap serves LargeRS pages from this process and measures the server
-// binary over HTTP, one child per fill and ceiling: its peak RSS under
-// fulls concurrent full query_records calls on the page plus compacts
-// compact ones, its RSS settle later, and, in a second child, the rise of
-// RSS for one full fetch of a record the size of the whole page.
+// fullcap measures per fill and ceiling a child's peak RSS under fulls full
+// and compacts compact query_records calls at once, its RSS settle later,
+// and in a second child the RSS rise of one full fetch of the page's size.
 func fullcap(ctx context.Context, bin string, o fullcapOptions) (*fullcapRuns, error) {
 	runs := &fullcapRuns{o: o}
 	ceilings, err := parseCeilings(o.ceilings)
@@ -105,8 +99,7 @@ func serveHandler(h http.Handler) (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
-// serveDemoRS serves the demo RS, which knows the client token and
-// narrowToken, on a loopback port, through wrap when it is not nil.
+// serveDemoRS serves the demo RS (client token, narrowToken) through any wrap.
 func serveDemoRS(wrap func(http.Handler) http.Handler) (string, func(), error) {
 	rs, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken, demors.GrantNarrow: narrowToken}})
 	if err != nil {
@@ -131,19 +124,19 @@ type child struct {
 	addr   string
 }
 
-// startChild runs bin http against rsURL with args, and waits until it
-// listens.
+// startChild runs bin http against rsURL with args until it listens.
 func startChild(ctx context.Context, bin, rsURL string, args ...string) (*child, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"http", "--provider-url", rsURL, "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = os.Environ()
-	watch := newListenWatcher()
-	cmd.Stderr = watch
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	c := &child{cmd: cmd, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
-	addr, err := waitListen(watch, c.exited, 30*time.Second)
+	addr, err := waitListen(watchListen(stderr), c.exited, 30*time.Second)
 	if err != nil {
 		stopChild(cmd, c.exited)
 		return nil, err
@@ -183,9 +176,7 @@ func (r *fullcapRun) measure(ctx context.Context, bin, rsURL string, o fullcapOp
 // settle reads the loaded child's RSS d after its load ended, then stops it.
 func (r *fullcapRun) settle(ctx context.Context, d time.Duration) error {
 	defer r.loaded.stop()
-	select {
-	case <-time.After(time.Until(r.loadedAt.Add(d))):
-	case <-ctx.Done():
+	if !sleepCtx(ctx, time.Until(r.loadedAt.Add(d))) {
 		return ctx.Err()
 	}
 	var err error
@@ -201,28 +192,16 @@ func toolCall(ctx context.Context, addr, tool string, args map[string]any) (int6
 	if err != nil {
 		return 0, "", err
 	}
-	var r struct {
-		Error  *struct{ Message string } `json:"error"`
-		Result struct {
-			IsError           bool `json:"isError"`
-			StructuredContent struct {
-				Error struct{ Code string } `json:"error"`
-			} `json:"structuredContent"`
-		} `json:"result"`
-	}
+	var r rpcAnswer
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return 0, "", fmt.Errorf("%s: HTTP %d, reply is not JSON: %v", tool, status, err)
 	}
 	if r.Error != nil {
 		return int64(len(raw)), "jsonrpc_error", nil
 	}
-	if r.Result.IsError {
-		return int64(len(raw)), r.Result.StructuredContent.Error.Code, nil
-	}
-	return int64(len(raw)), "ok", nil
+	return int64(len(raw)), r.outcome(), nil
 }
 
-// fullcapRuns is what the full-detail memory check measured.
 type fullcapRuns struct {
 	o    fullcapOptions
 	runs []*fullcapRun

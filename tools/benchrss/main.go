@@ -22,7 +22,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
-	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/credentials"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
@@ -114,10 +113,9 @@ func main() {
 	flag.Parse()
 	if checksChild != "" || floodURL != "" || connFloodAddr != "" {
 		// A flood child's connections are refused as the server sees fit
-		// (a 503 written before any request is read): net/http's client
-		// logs each such answer on its standard logger, one line per
-		// refused connection (about 12,000 in a -strangers run), none of
-		// which the measurement reads.
+		// (a 503 before any request is read), each logged by net/http's
+		// client on its standard logger (about 12,000 lines a -strangers
+		// run), none of which the measurement reads.
 		log.SetOutput(io.Discard)
 	}
 	switch {
@@ -150,8 +148,7 @@ func main() {
 	os.Exit(code)
 }
 
-// floorExit is the exit code of a floor child that served until err, which
-// it prints after prefix.
+// floorExit is a floor child's exit code: 1 after printing prefix and err.
 func floorExit(prefix string, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %s%v\n", prefix, err)
@@ -160,8 +157,7 @@ func floorExit(prefix string, err error) int {
 	return 0
 }
 
-// runMode runs what the flags ask for against bin, prints its tables and
-// returns the exit code: 1 when it fails or misses a bound.
+// runMode runs what the flags ask for: the exit code (1: failed or missed a bound).
 func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	switch {
 	case o.floodOnly:
@@ -173,8 +169,7 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	case o.connsOnly:
 		return runConnFloods(ctx, bin)
 	case o.strOnly:
-		// The cached token's check (unless -checks-only), the token-check
-		// floods, then the connection floods.
+		// The cached token's check and connection floods unless -checks-only.
 		code := 0
 		if !checksOnly {
 			res, err := strangers(ctx, bin, o.strangers)
@@ -204,9 +199,7 @@ func runMode(ctx context.Context, log *slog.Logger, bin string, o options) int {
 	return 0
 }
 
-// serverBinary returns bin, or builds ./cmd/pdpp-mcp-server of the module
-// around the working directory into a temporary directory that cleanup
-// removes.
+// serverBinary returns bin, or builds the module's server in a temporary directory cleanup removes.
 func serverBinary(ctx context.Context, log *slog.Logger, bin string) (string, func(), error) {
 	if bin != "" {
 		return bin, func() {}, nil
@@ -245,16 +238,11 @@ func run(ctx context.Context, log *slog.Logger, bin string, o options) (*report,
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	rsServer, err := demors.New(demors.Config{Tokens: map[string]string{demors.GrantClient: benchmarks.ClientToken}})
+	rsURL, stopRS, err := serveDemoRS(nil)
 	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
+		return nil, err
 	}
-	defer rsServer.Close()
-	rsURL, err := demors.ListenAndServe(ctx, "127.0.0.1:0", rsServer)
-	if err != nil {
-		return nil, fmt.Errorf("demo RS: %w", err)
-	}
-	rsURL = strings.TrimRight(rsURL, "/")
+	defer stopRS()
 	cacheRoot := filepath.Join(tmp, "cache")
 	if _, err := credentials.Write(cacheRoot, credentials.File{
 		ProviderURL: rsURL,
@@ -271,8 +259,7 @@ func run(ctx context.Context, log *slog.Logger, bin string, o options) (*report,
 	if err != nil {
 		return nil, err
 	}
-	rep := &report{opt: o, work: m.work}
-	rep.loadBefore = loadAverage()
+	rep := &report{opt: o, work: m.work, loadBefore: loadAverage()}
 	log.Info("stdio: cold start and calls", "calls", o.calls)
 	if err := m.stdio(ctx, bin, cacheRoot, &rep.stdio); err != nil {
 		return nil, fmt.Errorf("stdio: %w", err)
@@ -293,8 +280,7 @@ type meter struct {
 	direct *rsclient.ClientWithResponses
 }
 
-// latencies holds per-tool adapter and direct call times, and over stdio the
-// bare client's (raw) times and the floor's through each client.
+// latencies are call times by path and tool (raw: the bare client's).
 type latencies struct {
 	adapter, direct, raw, floor, rawFloor, bareFloor map[string][]time.Duration
 }
@@ -320,12 +306,10 @@ type httpResult struct {
 	loadPeak          int64
 	loadCPU           time.Duration // child CPU time during the concurrent load
 	lat               latencies
-	load              loadResult
-}
-
-type loadResult struct {
-	adapter, direct               []time.Duration
-	adapterElapsed, directElapsed time.Duration
+	load              struct {
+		adapter, direct               []time.Duration
+		adapterElapsed, directElapsed time.Duration
+	}
 }
 
 func (m *meter) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -339,6 +323,12 @@ func (m *meter) timed(ctx context.Context, call func(context.Context) error) (ti
 	start := time.Now()
 	err := call(ctx)
 	return time.Since(start), err
+}
+
+// stdioPath is a client and child of the stdio calls, timed into into.
+type stdioPath struct {
+	into map[string][]time.Duration
+	via  func(i int, call benchmarks.Call) func(context.Context) error
 }
 
 // step returns call as an interleaved step timed into into[name].
@@ -376,8 +366,7 @@ func viaRS(c *rsclient.ClientWithResponses, call benchmarks.Call) func(context.C
 	}
 }
 
-// viaRaw is the tools/call of params (encoded {"name","arguments"}) through
-// the bare client of c; path names it in errors.
+// viaRaw is the tools/call of params through the bare client of c (path: its name).
 func viaRaw(c *rawChild, path string, call benchmarks.Call, params []byte) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := c.callTool(ctx, params); err != nil {
@@ -399,8 +388,7 @@ func (m *meter) interleave(i int, steps ...func() error) error {
 	return nil
 }
 
-// initialize makes the mcp-go client's handshake and returns the protocol
-// revision it settled on.
+// initialize makes the mcp-go client's handshake; it returns the revision.
 func initialize(ctx context.Context, c *client.Client) (string, error) {
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
@@ -412,11 +400,9 @@ func initialize(ctx context.Context, c *client.Client) (string, error) {
 	return res.ProtocolVersion, nil
 }
 
-// stdio spawns the server over stdio, times spawn to the initialize reply,
-// then makes the calls, reading the child's memory at each quarter. With
-// -stdio-raw a second child of the same binary, with the same arguments and
-// environment, takes each call through the bare client, interleaved with the
-// adapter and direct calls.
+// stdio times the server's spawn over stdio to its initialize reply, then
+// makes the calls, reading its memory at each quarter, interleaved with each
+// other path (-stdio-raw: a twin child with the bare client; -floor).
 func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResult) error {
 	args := []string{"stdio", "--provider-url", m.rsURL, "--cache-root", cacheRoot}
 	var cmd *exec.Cmd
@@ -443,47 +429,49 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 	if out.idle, err = readMemory(pid); err != nil {
 		return err
 	}
+	out.lat = newLatencies()
+	paths := []stdioPath{
+		{out.lat.adapter, func(_ int, call benchmarks.Call) func(context.Context) error { return viaMCP(c, "", call) }},
+		{out.lat.direct, func(_ int, call benchmarks.Call) func(context.Context) error { return viaRS(m.direct, call) }},
+	}
 	// The raw child starts after the first child's cold start and idle
 	// memory are read, so it disturbs neither.
-	var raw *rawChild
-	params := toolParams(m.work, func(c benchmarks.Call) string { return c.Tool })
 	if m.opt.stdioRaw {
-		if raw, err = m.startRawChild(ctx, "raw stdio child", bin, args); err != nil {
+		raw, err := m.startRawChild(ctx, "raw stdio child", bin, args)
+		if err != nil {
 			return err
 		}
 		defer raw.close()
+		params := toolParams(m.work, func(c benchmarks.Call) string { return c.Tool })
+		paths = append(paths, stdioPath{out.lat.raw, func(i int, call benchmarks.Call) func(context.Context) error {
+			return viaRaw(raw, "raw", call, params[i%len(m.work)])
+		}})
 	}
-	var floors *floorChildren
 	if m.opt.floor {
-		if floors, err = m.startFloors(ctx); err != nil {
+		floors, closeFloors, err := m.startFloors(ctx, out.lat)
+		if err != nil {
 			return err
 		}
-		defer floors.close()
+		defer closeFloors()
+		paths = append(paths, floors...)
 	}
-	out.lat = newLatencies()
 	out.childCPU = map[string]time.Duration{}
 	n := m.opt.calls
-	for q := 1; q <= 4; q++ {
-		out.checkpoint = append(out.checkpoint, n*q/4)
-	}
+	out.checkpoint = []int{n / 4, n / 2, n * 3 / 4, n} // distinct: n >= 4
 	// The child is idle between calls, so the CPU it used from one call's
 	// start to the next one's belongs to the first.
 	cpu, err := readCPU(pid)
 	if err != nil {
 		return err
 	}
-	next := 0
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped after %d calls: %w", i, err)
 		}
 		call := m.work[i%len(m.work)]
-		steps := []func() error{m.step(ctx, out.lat.adapter, call.Name, viaMCP(c, "", call)), m.step(ctx, out.lat.direct, call.Name, viaRS(m.direct, call))}
-		if raw != nil {
-			steps = append(steps, m.step(ctx, out.lat.raw, call.Name, viaRaw(raw, "raw", call, params[i%len(m.work)])))
-		}
-		if floors != nil {
-			steps = append(steps, floors.steps(ctx, m, i, out.lat)...)
+		steps := make([]func() error, len(paths))
+		for j, p := range paths {
+			steps[j] = m.step(ctx, p.into, call.Name, p.via(i, call))
 		}
 		if err := m.interleave(i, steps...); err != nil {
 			return err
@@ -494,20 +482,18 @@ func (m *meter) stdio(ctx context.Context, bin, cacheRoot string, out *stdioResu
 		}
 		out.childCPU[call.Name] += now - cpu
 		cpu = now
-		if i+1 == out.checkpoint[next] {
+		if i+1 == out.checkpoint[len(out.mem)] {
 			mem, err := readMemory(pid)
 			if err != nil {
 				return err
 			}
 			out.mem = append(out.mem, mem)
-			next++
 		}
 	}
 	return nil
 }
 
-// toolParams encodes the tools/call params of each workload call, of the
-// tool that tool names for it.
+// toolParams encodes each workload call's tools/call params, for tool(call).
 func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]byte {
 	params := make([][]byte, len(work))
 	for i, call := range work {
@@ -516,9 +502,8 @@ func toolParams(work []benchmarks.Call, tool func(benchmarks.Call) string) [][]b
 	return params
 }
 
-// http starts the server in HTTP mode, times it to its listen log line and
-// to the first initialize reply, runs the one-client pairs, then the
-// concurrent load through the adapter and directly.
+// http times the server's start in HTTP mode to its listen log line and
+// first initialize reply, then runs the one-client pairs and the load.
 func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 	start := time.Now()
 	child, err := startChild(ctx, bin, m.rsURL)
@@ -563,50 +548,41 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 			return err
 		}
 	}
-	stop := make(chan struct{})
-	var peak int64
-	var sampler sync.WaitGroup
-	sampler.Go(func() {
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if mem, err := readMemory(pid); err == nil {
-				peak = max(peak, mem.RSS)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
 	cpuBefore, err := readCPU(pid)
 	if err != nil {
 		return err
 	}
+	sampling, stop := context.WithCancel(ctx)
+	var peak int64
+	var sampler sync.WaitGroup
+	sampler.Go(func() { // a reading every 50 ms until stop
+		for ; sampling.Err() == nil; sleepCtx(sampling, 50*time.Millisecond) {
+			if mem, err := readMemory(pid); err == nil {
+				peak = max(peak, mem.RSS)
+			}
+		}
+	})
 	// Alternate adapter and direct phases in rounds (adapter, direct,
 	// direct, adapter, ...) so a change in machine load hits both alike.
-	var loadErr error
-	for r := range m.opt.rounds {
-		per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
-		for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
-			lat, el := &out.load.direct, &out.load.directElapsed
-			via := func(i int, call benchmarks.Call) func(context.Context) error { return viaRS(directs[i], call) }
-			if adapterPhase {
-				lat, el = &out.load.adapter, &out.load.adapterElapsed
-				via = func(i int, call benchmarks.Call) func(context.Context) error { return viaMCP(clients[i], "", call) }
-			}
-			l, d, err := m.concurrent(ctx, per, via)
-			*lat, *el, loadErr = append(*lat, l...), *el+d, err
-			if loadErr != nil {
-				break
+	loadErr := func() error {
+		for r := range m.opt.rounds {
+			per := m.opt.perClient*(r+1)/m.opt.rounds - m.opt.perClient*r/m.opt.rounds
+			for _, adapterPhase := range []bool{r%2 == 0, r%2 != 0} {
+				lat, el := &out.load.direct, &out.load.directElapsed
+				via := func(i int, call benchmarks.Call) func(context.Context) error { return viaRS(directs[i], call) }
+				if adapterPhase {
+					lat, el = &out.load.adapter, &out.load.adapterElapsed
+					via = func(i int, call benchmarks.Call) func(context.Context) error { return viaMCP(clients[i], "", call) }
+				}
+				l, d, err := m.concurrent(ctx, per, via)
+				if *lat, *el = append(*lat, l...), *el+d; err != nil {
+					return err
+				}
 			}
 		}
-		if loadErr != nil {
-			break
-		}
-	}
-	close(stop)
+		return nil
+	}()
+	stop()
 	sampler.Wait()
 	out.loadPeak = peak
 	if loadErr != nil {
@@ -616,11 +592,8 @@ func (m *meter) http(ctx context.Context, bin string, out *httpResult) error {
 		return err
 	}
 	cpuAfter, err := readCPU(pid)
-	if err != nil {
-		return err
-	}
 	out.loadCPU = cpuAfter - cpuBefore
-	return nil
+	return err
 }
 
 func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, error) {
@@ -642,9 +615,8 @@ func (m *meter) httpClient(ctx context.Context, mcpURL string) (*client.Client, 
 	return c, nil
 }
 
-// concurrent runs opt.clients goroutines, each making per timed calls over
-// the workload (client i starts at call i) through via, and returns all
-// latencies and the wall time.
+// concurrent runs opt.clients goroutines of per timed calls through via
+// (client i from workload call i on): all latencies and the wall time.
 func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c benchmarks.Call) func(context.Context) error) ([]time.Duration, time.Duration, error) {
 	lats := make([][]time.Duration, m.opt.clients)
 	errs := make([]error, m.opt.clients)
@@ -671,8 +643,7 @@ func (m *meter) concurrent(ctx context.Context, per int, via func(client int, c 
 	return slices.Concat(lats...), elapsed, errors.Join(errs...)
 }
 
-// stopChild interrupts the child and waits a little for exited (the result
-// of its Wait), then kills it.
+// stopChild interrupts the child, waits 5 s for exited (its Wait), then kills it.
 func stopChild(cmd *exec.Cmd, exited <-chan error) {
 	_ = cmd.Process.Signal(os.Interrupt)
 	select {
@@ -683,25 +654,17 @@ func stopChild(cmd *exec.Cmd, exited <-chan error) {
 	}
 }
 
-// selectWork keeps the workload calls named in only (comma-separated), in
-// workload order; an empty only keeps them all.
+// selectWork keeps the calls named in only (comma-separated; empty: all) in order.
 func selectWork(all []benchmarks.Call, only string) ([]benchmarks.Call, error) {
 	if only == "" {
 		return all, nil
 	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(only, ",") {
-		want[strings.TrimSpace(n)] = true
-	}
-	var out []benchmarks.Call
-	for _, c := range all {
-		if want[c.Name] {
-			out = append(out, c)
-			delete(want, c.Name)
+	want := strings.Split(only, ",")
+	for i, n := range want {
+		want[i] = strings.TrimSpace(n)
+		if !slices.ContainsFunc(all, func(c benchmarks.Call) bool { return c.Name == want[i] }) {
+			return nil, fmt.Errorf("-only: no workload call %q", want[i])
 		}
 	}
-	for n := range want {
-		return nil, fmt.Errorf("-only: no workload call %q", n)
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(all), func(c benchmarks.Call) bool { return !slices.Contains(want, c.Name) }), nil
 }

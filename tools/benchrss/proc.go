@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -39,12 +39,9 @@ func parseStatus(s string) (memory, error) {
 		if into == nil {
 			continue
 		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
+		var kb int64
+		var unit string
+		if n, _ := fmt.Sscan(rest, &kb, &unit); n != 2 || unit != "kB" {
 			return memory{}, fmt.Errorf("unexpected %s line %q", name, line)
 		}
 		*into = kb * 1024
@@ -56,8 +53,7 @@ func parseStatus(s string) (memory, error) {
 	return m, nil
 }
 
-// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
-// 100 on Linux).
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ 100).
 const clockTick = 10 * time.Millisecond
 
 // readCPU returns the user plus system CPU time pid has used.
@@ -74,11 +70,8 @@ func readCPU(pid int) (time.Duration, error) {
 // counted after its closing parenthesis: utime and stime are fields 14 and 15.
 func parseStat(s string) (time.Duration, error) {
 	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat text")
-	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
+	if i < 0 || len(f) < 13 {
 		return 0, errors.New("unexpected /proc stat text")
 	}
 	var ticks int64
@@ -92,8 +85,7 @@ func parseStat(s string) (time.Duration, error) {
 	return time.Duration(ticks) * clockTick, nil
 }
 
-// loadAverage returns the first three fields of /proc/loadavg (1, 5 and 15
-// minute load averages), or "unknown".
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute averages, or "unknown".
 func loadAverage() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	if f := strings.Fields(string(b)); len(f) >= 3 {
@@ -106,8 +98,7 @@ func loadAverage() string {
 // `level=INFO msg="serving MCP over HTTP" addr=127.0.0.1:40123 endpoint=/mcp`.
 var listenAddr = regexp.MustCompile(`msg="serving MCP over HTTP".* addr=(\S+)`)
 
-// parseListenAddr returns the address logged by the HTTP server, if line is
-// its startup line. Only loopback addresses are accepted.
+// parseListenAddr returns the address if line is the startup line (loopback only).
 func parseListenAddr(line string) (string, bool, error) {
 	m := listenAddr.FindStringSubmatch(line)
 	if m == nil {
@@ -123,15 +114,27 @@ func parseListenAddr(line string) (string, bool, error) {
 	return m[1], true, nil
 }
 
-// listenWatcher is the child's stderr in HTTP mode: it looks for the startup
-// line in the first megabyte written and discards everything (access logs
-// included) after it.
-type listenWatcher struct {
-	mu      sync.Mutex
-	buf     []byte
-	seen    int
-	settled bool
-	found   chan listenResult // receives one result
+// watchListen looks for the startup line in the first listenScanLimit bytes
+// of the child's stderr and discards the rest (access logs included); the
+// channel receives one result, or none when r ends first.
+func watchListen(r io.Reader) <-chan listenResult {
+	found := make(chan listenResult, 1)
+	go func() {
+		defer io.Copy(io.Discard, r)
+		head := &io.LimitedReader{R: r, N: listenScanLimit}
+		lines := bufio.NewScanner(head)
+		lines.Buffer(nil, listenScanLimit)
+		for lines.Scan() {
+			if addr, ok, err := parseListenAddr(lines.Text()); ok {
+				found <- listenResult{addr, err}
+				return
+			}
+		}
+		if head.N == 0 || errors.Is(lines.Err(), bufio.ErrTooLong) {
+			found <- listenResult{err: fmt.Errorf("no listen address in the first %d bytes of the server's log", listenScanLimit)}
+		}
+	}()
+	return found
 }
 
 type listenResult struct {
@@ -141,40 +144,10 @@ type listenResult struct {
 
 const listenScanLimit = 1 << 20
 
-func newListenWatcher() *listenWatcher {
-	return &listenWatcher{found: make(chan listenResult, 1)}
-}
-
-func (w *listenWatcher) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.settled {
-		return len(p), nil
-	}
-	w.seen += len(p)
-	w.buf = append(w.buf, p...)
-	for line, rest, ok := bytes.Cut(w.buf, []byte("\n")); ok; line, rest, ok = bytes.Cut(w.buf, []byte("\n")) {
-		w.buf = rest
-		if addr, ok, err := parseListenAddr(string(line)); ok {
-			w.settle(listenResult{addr, err})
-			return len(p), nil
-		}
-	}
-	if w.seen > listenScanLimit {
-		w.settle(listenResult{err: fmt.Errorf("no listen address in the first %d bytes of the server's log", listenScanLimit)})
-	}
-	return len(p), nil
-}
-
-func (w *listenWatcher) settle(r listenResult) {
-	w.settled, w.buf = true, nil
-	w.found <- r
-}
-
-// waitListen waits for the watcher's result, the child's exit or timeout.
-func waitListen(w *listenWatcher, exited <-chan error, timeout time.Duration) (string, error) {
+// waitListen waits for watchListen's result, the child's exit or timeout.
+func waitListen(found <-chan listenResult, exited <-chan error, timeout time.Duration) (string, error) {
 	select {
-	case r := <-w.found:
+	case r := <-found:
 		return r.addr, r.err
 	case err := <-exited:
 		return "", fmt.Errorf("the server exited before it logged its listen address: %v", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,17 +122,15 @@ func TestWaitListen(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newListenWatcher()
+			var writes []io.Reader
 			for _, s := range tc.writes {
-				if n, err := w.Write([]byte(s)); n != len(s) || err != nil {
-					t.Fatalf("Write = %d, %v", n, err)
-				}
+				writes = append(writes, strings.NewReader(s))
 			}
 			exited := make(chan error, 1)
 			if tc.exit {
 				exited <- errors.New("exit status 64")
 			}
-			got, err := waitListen(w, exited, 50*time.Millisecond)
+			got, err := waitListen(watchListen(io.MultiReader(writes...)), exited, 50*time.Millisecond)
 			if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("waitListen = %q, %v; want %q, error containing %q", got, err, tc.want, tc.wantErr)
 			}

@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -21,26 +21,22 @@ const (
 	// rawReplyLimit bounds one line the bare stdio client reads; a longer
 	// reply ends the run (the workload's replies are tens of KB).
 	rawReplyLimit = 4 << 20
-	// rawReadBuffer is the first size of the bare client's line buffer,
-	// which grows for longer lines up to rawReplyLimit.
+	// rawReadBuffer is the first size of the line buffer (grown up to rawReplyLimit).
 	rawReadBuffer = 64 << 10
-	// rawSkipLimit bounds the lines without an id (notifications, blank
-	// lines) skipped while waiting for one reply.
+	// rawSkipLimit bounds the lines without an id skipped awaiting a reply.
 	rawSkipLimit = 100
 	// rawProtocol is the revision the bare client asks for: the newest one
 	// with the initialize handshake, so requests need no per-request _meta.
 	rawProtocol = mcp.ProtocolVersion20251125
-	// stderrTail is how much of the raw child's stderr is kept for error
-	// messages.
+	// stderrTail is how much of the raw child's stderr errors quote.
 	stderrTail = 4 << 10
 )
 
 // rawClient is a bare MCP client of a stdio server: newline-delimited
-// JSON-RPC, one request line with an increasing id, then one reply line read
-// for it, of which only id, error and result.isError are decoded. Reading and
-// writing honour the call context's deadline when the pipes support one
-// (os.Pipe files do). After any error the client is unusable: a reply may be
-// half read.
+// JSON-RPC, a request line with an increasing id, then its reply line, of
+// which only id, error and result.isError are decoded. I/O honours the
+// call's deadline where the pipes can (os.Pipe files do). After any error
+// the client is unusable: a reply may be half read.
 type rawClient struct {
 	w      io.Writer
 	src    io.Reader      // under lines, for its read deadline
@@ -75,8 +71,7 @@ type rawReply struct {
 	} `json:"result"`
 }
 
-// initialize makes the initialize handshake: the request, its reply, then
-// notifications/initialized.
+// initialize makes the handshake: initialize, then notifications/initialized.
 func (c *rawClient) initialize(ctx context.Context) error {
 	params := `{"protocolVersion":"` + rawProtocol + `","capabilities":{},"clientInfo":{"name":"benchrss-raw","version":"0"}}`
 	if err := c.roundTrip(ctx, "initialize", []byte(params)); err != nil {
@@ -86,15 +81,13 @@ func (c *rawClient) initialize(ctx context.Context) error {
 	return err
 }
 
-// callTool sends tools/call with params (the encoded {"name","arguments"}
-// object) and fails unless the reply is a result with isError false.
+// callTool sends tools/call with params ({"name","arguments"}); isError fails.
 func (c *rawClient) callTool(ctx context.Context, params []byte) error {
 	return c.roundTrip(ctx, "tools/call", params)
 }
 
-// roundTrip writes one request line and reads lines until its reply,
-// skipping at most rawSkipLimit lines without an id. method must need no
-// JSON escaping.
+// roundTrip writes one request line and reads until its reply, skipping at
+// most rawSkipLimit lines without an id. method must need no escaping.
 func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte) error {
 	id := c.nextID
 	c.nextID++
@@ -107,11 +100,14 @@ func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte)
 		return fmt.Errorf("request %d: writing: %w", id, err)
 	}
 	for skipped := 0; ; skipped++ { // bounded by rawSkipLimit
-		line, err := c.readLine()
-		if err != nil {
-			return fmt.Errorf("request %d: reading the reply: %w", id, err)
+		if !c.lines.Scan() {
+			err := c.lines.Err()
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
+			}
+			return fmt.Errorf("request %d: reading the reply: %w", id, cmp.Or(err, io.EOF))
 		}
-		done, err := c.check(line, id)
+		done, err := c.check(c.lines.Bytes(), id)
 		if done || err != nil {
 			return err
 		}
@@ -121,9 +117,8 @@ func (c *rawClient) roundTrip(ctx context.Context, method string, params []byte)
 	}
 }
 
-// check decodes one line read while waiting for request id: done is true
-// when it is that request's successful reply; false with no error when the
-// line carries no id (a notification or a blank line) and may be skipped.
+// check decodes a line read for request id: done when it is its success,
+// neither done nor err when it has no id (a notification, a blank line).
 func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 	if len(line) == 0 {
 		return false, nil
@@ -150,24 +145,7 @@ func (c *rawClient) check(line []byte, id int64) (done bool, err error) {
 	return true, nil
 }
 
-// readLine returns the next line without its line ending. The slice is valid
-// until the next read.
-func (c *rawClient) readLine() ([]byte, error) {
-	if c.lines.Scan() {
-		return c.lines.Bytes(), nil
-	}
-	switch err := c.lines.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		return nil, fmt.Errorf("reply line longer than %d bytes", rawReplyLimit)
-	case err == nil:
-		return nil, io.EOF
-	default:
-		return nil, err
-	}
-}
-
-// setDeadlines gives the client's pipes the deadline of ctx (none when it
-// has none), each when it can take one.
+// setDeadlines gives the pipes that take one the deadline of ctx, if any.
 func (c *rawClient) setDeadlines(ctx context.Context) error {
 	d, _ := ctx.Deadline()
 	if f, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
@@ -185,17 +163,13 @@ func (c *rawClient) setDeadlines(ctx context.Context) error {
 type rawChild struct {
 	*rawClient
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
 	stderr *tailBuffer
 	exited chan error // receives the result of cmd.Wait
 }
 
-// startRawChild runs bin with args in this process's environment (as the
-// mcp-go stdio client does) and makes the bare client's handshake; name
-// names the child in errors.
+// startRawChild runs bin with args (in this environment) through the handshake.
 func (m *meter) startRawChild(ctx context.Context, name, bin string, args []string) (*rawChild, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = os.Environ()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -209,7 +183,7 @@ func (m *meter) startRawChild(ctx context.Context, name, bin string, args []stri
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stdin: stdin, stderr: tail, exited: make(chan error, 1)}
+	c := &rawChild{rawClient: newRawClient(stdout, stdin), cmd: cmd, stderr: tail, exited: make(chan error, 1)}
 	go func() { c.exited <- cmd.Wait() }()
 	ictx, cancel := m.callCtx(ctx)
 	defer cancel()
@@ -223,7 +197,7 @@ func (m *meter) startRawChild(ctx context.Context, name, bin string, args []stri
 
 // close ends the child: EOF on its stdin, then stopChild.
 func (c *rawChild) close() {
-	_ = c.stdin.Close()
+	_ = c.w.(io.Closer).Close()
 	stopChild(c.cmd, c.exited)
 }
 

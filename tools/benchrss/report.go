@@ -92,10 +92,7 @@ func (r *report) write(w io.Writer) {
 	for _, c := range r.work {
 		sa, sd := benchmarks.Percentile(s.lat.adapter[c.Name], 50), benchmarks.Percentile(s.lat.direct[c.Name], 50)
 		ha, hd := benchmarks.Percentile(h.lat.adapter[c.Name], 50), benchmarks.Percentile(h.lat.direct[c.Name], 50)
-		perCall := time.Duration(0)
-		if n := len(s.lat.adapter[c.Name]); n > 0 {
-			perCall = s.childCPU[c.Name] / time.Duration(n)
-		}
+		perCall := s.childCPU[c.Name] / time.Duration(max(1, len(s.lat.adapter[c.Name])))
 		rawCols := ""
 		if r.opt.stdioRaw {
 			sr := benchmarks.Percentile(s.lat.raw[c.Name], 50)
@@ -131,10 +128,7 @@ func (r *report) write(w io.Writer) {
 		ms(h.loadCPU/time.Duration(max(1, len(l.adapter)))))
 }
 
-// writeFloor prints the stdio calls set against the floor: the pass-through
-// server that makes the same RS request and returns its body verbatim, driven
-// by the same client. floor/direct is what the client and the stdio hop cost
-// whatever the server does; adapter/floor is what the adapter adds to that.
+// writeFloor prints the stdio calls set against the floor (see doc.go).
 func (r *report) writeFloor(w io.Writer) {
 	s := r.stdio
 	fmt.Fprintf(w, "\n### Stdio against the floor (p50)\n\n")
@@ -159,15 +153,13 @@ func (r *report) writeFloor(w io.Writer) {
 	fmt.Fprintf(w, "\n(The floor is benchrss run again as a stdio MCP server with one pass-through tool per call: it makes the call's direct RS request (request, read, decode, as the direct path does) and answers with a one-line text and the RS body verbatim as structuredContent, checking and bounding nothing. Floor is driven by an mcp-go stdio client like the adapter's; raw floor by the bare client like stdio raw. Bare floor is the same work with no MCP library at all (benchrss -bare-floor-child: the request line decoded for id, method and tool name only, the reply concatenated around the RS body), driven by the bare client: the least any stdio server can cost. All calls are interleaved. A floor/direct above %.2f means no adapter can meet the stdio target through that client, whatever it does.)\n", stdioRatioTarget)
 }
 
-// checkResult is what a check measured: its table, and whether it met its
-// bounds.
+// checkResult is a check's table and whether it met its bounds.
 type checkResult interface {
 	write(io.Writer)
 	ok() bool
 }
 
-// exitCode prints r and returns the exit code of check name: 1 when it
-// failed (err) or missed a bound.
+// exitCode prints r; check name's exit code is 1 on err or a missed bound.
 func exitCode(name string, r checkResult, err error) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchrss: %s: %v\n", name, err)

@@ -19,9 +19,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/benchmarks"
 )
 
-// strangersOptions describe the made-up bearer check: many addresses send
-// calls with a fresh made-up bearer each, which the RS takes long to
-// reject, beside a token whose verdict is cached.
+// strangersOptions describe the made-up bearer check (-strangers).
 type strangersOptions struct {
 	addrs    int           // source addresses of the flood (loopback 127.x.y.z)
 	perAddr  int           // goroutines per address
@@ -31,7 +29,6 @@ type strangersOptions struct {
 	maxSlow  float64       // bound on its p95 under the flood over its idle p95
 }
 
-// strangersResult is what the check measured.
 type strangersResult struct {
 	opt         strangersOptions
 	idle, under searchTimes // the verified token's searches, idle and under the flood
@@ -46,9 +43,8 @@ type strangersResult struct {
 // the scheduler's noise.
 const strangersFloor = 25 * time.Millisecond
 
-// strangers serves the demo RS behind a rejection delay for made-up
-// tokens, starts the server binary in HTTP mode with its default flags,
-// times the verified token's calls idle, then under the flood.
+// strangers times a verified token's calls (its verdict cached first) to a
+// server at default flags idle, then under the flood the RS rejects late.
 func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersResult, error) {
 	rsURL, stopRS, err := checksRS(o.reject, 0)
 	if err != nil {
@@ -91,16 +87,15 @@ func strangers(ctx context.Context, bin string, o strangersOptions) (*strangersR
 	return res, nil
 }
 
-// searchTimes are timed searches' median and 95th percentile times, their
-// HTTP statuses (0: a transport error) and how many were answered.
+// searchTimes are searches' p50, p95, statuses (0: transport error), answered.
 type searchTimes struct {
 	p50, p95 time.Duration
 	statuses map[int]int
 	answered int
 }
 
-// timedSearches makes n (at least 1) searches with token through hc, one
-// after another, each followed by each(i) (when not nil) and a pause.
+// timedSearches makes n (at least 1) searches with token, one after
+// another, each followed by each(i) (when not nil) and a pause.
 func timedSearches(ctx context.Context, hc *http.Client, url, token string, n int, pause time.Duration, each func(i int)) searchTimes {
 	s := searchTimes{statuses: map[int]int{}}
 	var times []time.Duration
@@ -127,8 +122,7 @@ func timedSearches(ctx context.Context, hc *http.Client, url, token string, n in
 // both processes, while each address keeps 64 requests in flight at once.
 const maxConnsPerAddr = 64
 
-// clientFromLoopback is an HTTP client whose connections leave from ip, at
-// most conns (and maxConnsPerAddr) of them.
+// clientFromLoopback is an HTTP client of <= min(conns, maxConnsPerAddr) conns from ip.
 func clientFromLoopback(ip string, conns int) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	conns = min(conns, maxConnsPerAddr)
@@ -168,16 +162,13 @@ func (r *strangersResult) write(w io.Writer) {
 // measureHead heads the tables of a measure, its value, bound and verdict.
 const measureHead = "| measure | value | bound | verdict |\n|---|---|---|---|\n"
 
-// postSearch posts one search call to the /mcp URL with a bearer, and says
-// its HTTP status and whether it was answered.
+// postSearch posts a search with a bearer: its status, and if answered.
 func postSearch(ctx context.Context, hc *http.Client, url, token string) (int, bool, error) {
 	status, b, err := postMCP(ctx, hc, url, token, "2025-11-25", rpcCall(1, "search", map[string]any{"q": "budget", "limit": 3}))
 	return status, err == nil && status == http.StatusOK && !strings.Contains(string(b), `"isError":true`), err
 }
 
-// postMCP posts body to the /mcp URL as an MCP client does, with a bearer
-// and, when version is not empty, an MCP-Protocol-Version header; it
-// returns the HTTP status and the whole reply.
+// postMCP posts body to /mcp as an MCP client does: the status and whole reply.
 func postMCP(ctx context.Context, hc *http.Client, url, token, version string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
 	if err != nil {
@@ -198,13 +189,10 @@ func postMCP(ctx context.Context, hc *http.Client, url, token, version string, b
 	return resp.StatusCode, b, err
 }
 
-// strangersFloodChildFlag makes benchrss the flood child (runFloodChild)
-// against the /mcp URL it names.
 const strangersFloodChildFlag = "strangers-flood-child"
 
-// runFloodChild is the flood child: addrs loopback addresses x perAddr
-// goroutines (see madeUpFlood) until its standard input closes, then the
-// answers by status as JSON on stdout.
+// runFloodChild (-strangers-flood-child URL) runs madeUpFlood from addrs
+// loopback addresses, then prints the answers by status as JSON.
 func runFloodChild(url string, addrs, perAddr int) int {
 	var from []floodSource
 	for a := range addrs {
@@ -213,16 +201,13 @@ func runFloodChild(url string, addrs, perAddr int) int {
 	return printJSON(madeUpFlood(url, from, perAddr, 0))
 }
 
-// floodSource is one address of a made-up bearer flood and the prefix of
-// its bearers.
+// floodSource is a flood's address and its bearers' prefix.
 type floodSource struct{ ip, prefix string }
 
-// madeUpFlood sends search calls to url, each with a fresh made-up bearer
-// (its source's prefix, then goroutine and call numbers), from every
-// source, perAddr goroutines each over at most perAddr connections, until
-// standard input closes (each loop ends then, after the call in flight);
-// with backoff, a call refused with 503 is sent again after that pause. It
-// returns the answers by status (0: a transport error).
+// madeUpFlood sends searches to url with fresh made-up bearers
+// (prefix-goroutine-call) from each source, perAddr goroutines over at most
+// perAddr connections, until stdin closes (after the call in flight); with
+// backoff, a 503 is followed by that pause. Answers by status (0: error).
 func madeUpFlood(url string, from []floodSource, perAddr int, backoff time.Duration) map[int]int {
 	ctx := stdinContext()
 	var wg sync.WaitGroup
@@ -248,8 +233,7 @@ func madeUpFlood(url string, from []floodSource, perAddr int, backoff time.Durat
 	return counts
 }
 
-// stdinContext is cancelled when standard input closes: how a child's
-// parent ends it.
+// stdinContext ends when stdin closes: how a parent ends its child.
 func stdinContext() context.Context {
 	ctx, stop := context.WithCancel(context.Background())
 	go func() {
@@ -259,7 +243,7 @@ func stdinContext() context.Context {
 	return ctx
 }
 
-// printJSON writes v as JSON on standard output and returns the exit code.
+// printJSON writes v as JSON on stdout; it returns the exit code.
 func printJSON(v any) int {
 	if err := json.NewEncoder(os.Stdout).Encode(v); err != nil {
 		return 1
@@ -267,9 +251,8 @@ func printJSON(v any) int {
 	return 0
 }
 
-// selfChild is this executable run again with internal flags as a flood
-// (until its standard input closes) or timing child that reports on its
-// standard output.
+// selfChild is this executable run again with internal flags, as a flood
+// (until its stdin closes) or timing child that reports on stdout.
 type selfChild struct {
 	name  string // in errors
 	cmd   *exec.Cmd
@@ -298,8 +281,7 @@ func startSelf(ctx context.Context, name string, args ...string) (*selfChild, er
 	return c, nil
 }
 
-// wait closes the child's standard input first when stop (ending a flood),
-// and returns the rest of its output once it exited.
+// wait closes stdin first if stop (ending a flood); the rest of the output.
 func (c *selfChild) wait(stop bool) ([]byte, error) {
 	if stop {
 		_ = c.stdin.Close()
@@ -311,8 +293,7 @@ func (c *selfChild) wait(stop bool) ([]byte, error) {
 	return b, nil
 }
 
-// decode is wait with the output decoded as JSON into v; what names the
-// output in errors.
+// decode is wait, decoding the output as JSON into v (what: its name).
 func (c *selfChild) decode(stop bool, what string, v any) error {
 	b, err := c.wait(stop)
 	if err != nil {

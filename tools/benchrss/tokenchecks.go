@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -17,21 +18,16 @@ import (
 )
 
 // The token-check floods of -strangers: what an honest user sees of the
-// server's checks of new tokens while strangers send made-up bearers.
-//
-//   - First burst: a fresh server, a token it has not checked, burst
-//     parallel calls from one address while the RS takes checkSlow to
-//     answer the check; aim: at least minBurst answered 200.
-//   - For each flood size (in /24 networks): a fresh server; an honest
-//     address makes one call with a token (so it has shown a good one);
-//     made-up bearers from that many loopback /24s (4 addresses each, the
-//     RS rejecting each after reject) in a child process; after warmup, in
-//     another child, honest never-seen tokens' first calls from that
-//     address, one after another, timed; aims: at least minRatio of them
-//     answered, p95 at most maxP95. The same child also times never-seen
-//     tokens each from a network of its own that never showed a good token
-//     (strangers to the server, waiting their network's turn), reported
-//     without an aim.
+// server's checks of new tokens while strangers send made-up bearers, each
+// on a fresh server. First burst: burst parallel calls from one address
+// with an unchecked token, the RS answering the check after checkSlow (aim:
+// minBurst answered 200). Per flood size: an honest address shows a good
+// token; a child sends made-up bearers from that many loopback /24s (4
+// addresses each, rejected after reject); after warmup another child times
+// never-seen honest tokens' first calls from that address, one after
+// another (aims: minRatio answered, p95 <= maxP95), and, without an aim,
+// never-seen tokens each from a network of its own that never showed a
+// good token (strangers to the server, waiting their network's turn).
 
 // tokenCheckOptions are the settings of the token-check floods.
 type tokenCheckOptions struct {
@@ -47,8 +43,7 @@ type tokenCheckOptions struct {
 	warmup    time.Duration // the flood runs this long before the honest calls
 }
 
-// checksOpt holds the flags below; checksChild, checksURL and
-// checksAddr are the internal flags of the children.
+// checksOpt holds the flags below; the others are the children's flags.
 var (
 	checksOpt   tokenCheckOptions
 	checksChild string
@@ -77,9 +72,8 @@ func init() {
 	flag.StringVar(&checksRun, "checks-run", "", "internal: the honest child's token prefix")
 }
 
-// Token prefixes the bench's RS knows: honest tokens are read as the client
-// grant (slow ones after checkSlow on the schema read), made-up ones are
-// rejected after reject.
+// Token prefixes the bench's RS knows: honest ones are the client grant (slow
+// ones' schema read after checkSlow), made-up ones rejected after reject.
 const (
 	honestPrefix = "honest-"
 	slowPrefix   = "slow-"
@@ -94,7 +88,6 @@ const (
 	honestFreshNets = "127.98.%d.1"
 )
 
-// checkFloodResult is what one flood measured.
 type checkFloodResult struct {
 	o            tokenCheckOptions
 	networks     int
@@ -106,7 +99,6 @@ type checkFloodResult struct {
 	load         string
 }
 
-// honestTimes are the honest child's timings of one sequence of tokens.
 type honestTimes struct {
 	Answered int             `json:"answered"`
 	Statuses map[int]int     `json:"statuses"`
@@ -122,7 +114,6 @@ func (r *checkFloodResult) ok() bool {
 	return r.answeredOK() && benchmarks.Percentile(r.known.Times, 95) <= r.o.maxP95
 }
 
-// burstResult is what the first burst measured.
 type burstResult struct {
 	o        tokenCheckOptions
 	statuses map[int]int
@@ -138,9 +129,7 @@ func (b *burstResult) write(w io.Writer) {
 	fmt.Fprintf(w, "| the burst's time | %s | | |\n", b.took.Round(10*time.Millisecond))
 }
 
-// checksRS serves the demo RS behind the bench's tokens (see
-// honestPrefix), rejecting made-up ones after reject and answering the
-// check of slow ones after checkSlow.
+// checksRS serves the demo RS behind the bench's tokens (see honestPrefix).
 func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 	return serveDemoRS(func(demo http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,12 +141,8 @@ func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 			case strings.HasPrefix(tok, slowPrefix) && r.URL.Path == "/v1/schema":
 				wait = checkSlow
 			}
-			if wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-r.Context().Done():
-					return
-				}
+			if wait > 0 && !sleepCtx(r.Context(), wait) {
+				return
 			}
 			if strings.HasPrefix(tok, madeUpPrefix) {
 				w.Header().Set("Content-Type", "application/json")
@@ -173,8 +158,7 @@ func checksRS(reject, checkSlow time.Duration) (string, func(), error) {
 	})
 }
 
-// firstBurst sends o.burst parallel calls with a new token from one address
-// to a fresh server.
+// firstBurst sends the first burst to a fresh server.
 func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*burstResult, error) {
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
@@ -203,8 +187,7 @@ func firstBurst(ctx context.Context, bin, rsURL string, o tokenCheckOptions) (*b
 	return res, nil
 }
 
-// checkFlood runs one flood of made-up bearers from networks /24s beside
-// the honest child, on a fresh server.
+// checkFlood runs one flood from networks /24s beside the honest child.
 func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenCheckOptions) (*checkFloodResult, error) {
 	c, err := startChild(ctx, bin, rsURL)
 	if err != nil {
@@ -239,19 +222,15 @@ func checkFlood(ctx context.Context, bin, rsURL string, networks int, o tokenChe
 	if m, err := readMemory(c.cmd.Process.Pid); err == nil {
 		res.serverPeak = m.Peak
 	}
-	if herr != nil {
-		return nil, herr
-	}
-	if ferr != nil {
-		return nil, ferr
+	if err := cmp.Or(herr, ferr); err != nil {
+		return nil, err
 	}
 	res.known, res.fresh = both.Known, both.Fresh
 	return res, nil
 }
 
-// startChecksChild runs this executable as a token-check child of role
-// (flood: until its standard input closes; honest: to its end), with arg
-// (the flood's networks, or the honest tokens' prefix).
+// startChecksChild runs a token-check child of role (flood, until its stdin
+// closes, or honest) with arg (its networks, or the tokens' prefix).
 func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, error) {
 	o := checksOpt
 	args := []string{"-checks-child", role, "-checks-url", url, "-checks-per-net", strconv.Itoa(o.perNet),
@@ -268,8 +247,7 @@ func startChecksChild(ctx context.Context, role, url, arg string) (*selfChild, e
 	return c, err
 }
 
-// runChecksChild is a token-check child (see startChecksChild); it prints
-// its JSON result on stdout and returns the exit code.
+// runChecksChild is a token-check child: its JSON result on stdout.
 func runChecksChild() int {
 	switch checksChild {
 	case "flood":
@@ -294,10 +272,8 @@ func runChecksChild() int {
 	return 2
 }
 
-// checkHonestChild times the first calls of count never-seen tokens from
-// the known address, one after another, and beside them those of half as
-// many never-seen tokens, each from a network of its own that never showed
-// a good token.
+// checkHonestChild times count never-seen tokens from the known address
+// and, beside them, half as many strangers' (see the top of this file).
 func checkHonestChild(url, known, prefix string, count int) map[string]honestTimes {
 	// seq times count first calls of the tokens prefix+kind+"-"+i.
 	seq := func(count int, kind string, client func(i int) *http.Client) honestTimes {
@@ -329,8 +305,7 @@ func checkHonestChild(url, known, prefix string, count int) map[string]honestTim
 	return map[string]honestTimes{"Known": k, "Fresh": fresh}
 }
 
-// runTokenChecks runs the first burst and the floods, prints their tables
-// and returns the exit code: 1 when an aim is missed.
+// runTokenChecks runs the first burst and the floods: the exit code.
 func runTokenChecks(ctx context.Context, bin string, o tokenCheckOptions) int {
 	rsURL, stopRS, err := checksRS(o.reject, o.checkSlow)
 	if err != nil {

@@ -145,9 +145,7 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for c := range o.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			// Bounded by loadCtx: the loop ends when the load duration is over.
 			for i := c; loadCtx.Err() == nil; i++ {
 				call := work[i%len(work)]
@@ -157,7 +155,7 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 				}
 				rep.record(d, err)
 			}
-		}()
+		})
 	}
 	if o.restart && o.replicas > 1 {
 		select {
@@ -193,8 +191,8 @@ func run(ctx context.Context, log *slog.Logger, o options) (*report, error) {
 // haproxyConfig routes the front port round-robin to the replicas, checks
 // each with GET /readyz every 500 ms (250 ms once one failed; down after two
 // failures, up after two passes; a check may take 3 s, so a CPU-starved but
-// healthy replica is not taken out), and with retry retries a request on another replica when the
-// connection fails or the replica closes it without answering.
+// healthy replica stays in), and with retry retries a request elsewhere when
+// the connection fails or the replica closes it without answering.
 func haproxyConfig(front int, backends []int, retry bool) string {
 	retries := "retries 3\n    option redispatch 1\n    retry-on conn-failure empty-response"
 	if !retry {
@@ -339,7 +337,7 @@ func callTool(ctx context.Context, hc *http.Client, url, tool string, args map[s
 // waitOK polls url until it answers 200 (bounded by limit).
 func waitOK(ctx context.Context, url string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	var last error
+	last := errors.New("timed out")
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		resp, err := http.Get(url)
 		if err == nil {
@@ -352,27 +350,18 @@ func waitOK(ctx context.Context, url string, limit time.Duration) error {
 		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	if last == nil {
-		last = errors.New("timed out")
-	}
 	return fmt.Errorf("%s: %w", url, last)
 }
 
 // freePorts returns n loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {
 	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
-	}()
-	for range n {
+	for range n { // each held until the return, so the ports differ
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		lns = append(lns, ln)
+		defer ln.Close()
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil

@@ -46,8 +46,12 @@ func (r *report) record(d time.Duration, err error) {
 func (r *report) write(w io.Writer) {
 	ok := len(r.latencies)
 	total := ok + r.failed
+	retries := "off"
+	if r.opt.retry {
+		retries = "on"
+	}
 	fmt.Fprintf(w, "scale test: %d replicas behind HAProxy (proxy retries %s), %d clients, %s\n",
-		r.opt.replicas, onOff(r.opt.retry), r.opt.clients, r.elapsed.Round(time.Millisecond))
+		r.opt.replicas, retries, r.opt.clients, r.elapsed.Round(time.Millisecond))
 	fmt.Fprintf(w, "  calls:            %d (%d ok, %d failed)\n", total, ok, r.failed)
 	if r.elapsed > 0 {
 		fmt.Fprintf(w, "  throughput:       %.0f calls/s\n", float64(total)/r.elapsed.Seconds())
@@ -63,24 +67,14 @@ func (r *report) write(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  replica peak RSS: %.1f MiB\n", float64(r.maxRSSKiB)/1024)
 	if r.opt.restart {
+		exit := "clean"
+		if r.victimExit != nil {
+			exit = r.victimExit.Error()
+		}
 		fmt.Fprintf(w, "  restart:          SIGTERM to exit %s (exit: %v), restarted and ready in %s\n",
-			r.drain.Round(time.Millisecond), exitText(r.victimExit), r.restartReady.Round(time.Millisecond))
+			r.drain.Round(time.Millisecond), exit, r.restartReady.Round(time.Millisecond))
 	}
 	for _, s := range r.samples {
 		fmt.Fprintf(w, "  failure: %s\n", s)
 	}
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "clean"
-	}
-	return err.Error()
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

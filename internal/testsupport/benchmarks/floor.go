@@ -15,15 +15,12 @@ import (
 func FloorTool(c Call) string { return "floor_" + c.Name }
 
 // NewFloorServer returns the floor: an MCP server with one pass-through tool
-// per workload call (named FloorTool). Each makes exactly the call's direct
-// RS request through rs (request, read, decode into the typed model, as the
-// direct path does) and answers with a one-line text and the RS body
-// verbatim as structuredContent {"data": body}. It renders, checks and
-// bounds nothing, so what a client pays for a floor call beyond the direct
-// request is the MCP framing and the client's own decoding: the least any
-// adapter that hands the model the RS's answer can cost through the same
-// client. Measurements set the adapter against it (adapter/floor) next to
-// adapter/direct.
+// per workload call (FloorTool) that makes the call's direct RS request
+// through rs (request, read, decode, as the direct path does) and answers
+// a one-line text and the RS body verbatim as structuredContent {"data":
+// body}. Rendering, checking and bounding nothing, it costs a client only
+// the MCP framing and its own decoding beyond the direct request: the least
+// any adapter handing the model the RS's answer can cost (adapter/floor).
 func NewFloorServer(rs *rsclient.ClientWithResponses) *server.MCPServer {
 	s := server.NewMCPServer("pdpp-floor", "0", server.WithToolCapabilities(false))
 	for _, c := range Workload() {

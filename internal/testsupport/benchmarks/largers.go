@@ -37,34 +37,24 @@ type LargeRS struct {
 	Fill    string
 }
 
-// LargeRecordID is the id of LargeRS's one record of Records x Chars
-// characters.
+// LargeRecordID is the id of LargeRS's record of Records x Chars characters.
 const LargeRecordID = "big"
 
 // Handler builds every answer and returns the handler serving them.
 func (l LargeRS) Handler() http.Handler {
-	text := func(chars int) string {
-		var b strings.Builder
-		b.Grow(chars + len(l.Fill))
-		for b.Len() < chars {
-			b.WriteString(l.Fill)
-		}
-		return b.String()[:chars]
-	}
+	text := func(chars int) string { return strings.Repeat(l.Fill, chars/len(l.Fill)+1)[:chars] }
 	record := func(id string, chars int) map[string]any {
 		return map[string]any{"object": "record", "id": id, "stream": "pages", "connection_id": "cin_pages",
 			"emitted_at": "2026-01-01T00:00:00Z", "data": map[string]any{"title": "page " + id, "text": text(chars)}}
 	}
 	page := make([]any, l.Records)
+	one := map[string][]byte{LargeRecordID: encodeRaw(record(LargeRecordID, l.Records*l.Chars))}
 	for i := range page {
-		page[i] = record("p"+strconv.Itoa(i+1), l.Chars)
+		id := "p" + strconv.Itoa(i+1)
+		page[i] = record(id, l.Chars)
+		one[id] = encodeRaw(page[i])
 	}
 	list := encodeRaw(map[string]any{"object": "list", "data": page, "has_more": false, "next_cursor": nil})
-	one := map[string][]byte{LargeRecordID: encodeRaw(record(LargeRecordID, l.Records*l.Chars))}
-	for i := range l.Records {
-		id := "p" + strconv.Itoa(i+1)
-		one[id] = encodeRaw(record(id, l.Chars))
-	}
 	return scripted(func(r *http.Request) []byte {
 		switch p := r.URL.Path; {
 		case p == "/v1/streams/pages/records":
@@ -85,10 +75,9 @@ func (l LargeRS) Handler() http.Handler {
 	})
 }
 
-// scripted is the handler of a scripted RS: a client token's schema of its
-// one stream, "pages", at /v1/schema, and elsewhere the body route gives
-// for the request, or 404 not_found when it gives none; every answer JSON
-// with a Content-Length.
+// scripted is a scripted RS: a client token's schema of its one stream,
+// "pages", at /v1/schema, elsewhere route's body or 404 not_found when it
+// gives none; every answer JSON with a Content-Length.
 func scripted(route func(r *http.Request) []byte) http.Handler {
 	schema := encodeRaw(map[string]any{"object": "schema", "bearer": map[string]any{"token_kind": "client"},
 		"connectors": []any{map[string]any{"connector_key": "pages", "streams": []any{map[string]any{"name": "pages"}}}}})
@@ -108,8 +97,7 @@ func scripted(route func(r *http.Request) []byte) http.Handler {
 	})
 }
 
-// window is the field window of text (ASCII: characters are bytes) that r
-// asks for.
+// window is the field window of text (ASCII: chars are bytes) r asks for.
 func (l LargeRS) window(id, text string, r *http.Request) []byte {
 	q := r.URL.Query()
 	offset, _ := strconv.Atoi(q.Get("offset_chars"))
@@ -168,19 +156,14 @@ func (h HostileRS) Blob() []byte {
 	if !h.Members {
 		return []byte("[" + strings.TrimSuffix(strings.Repeat("{},", h.Elements), ",") + "]")
 	}
-	var b strings.Builder
-	b.Grow(h.Elements*15 + 2)
-	b.WriteByte('{')
+	b := append(make([]byte, 0, h.Elements*15+2), '{')
 	for i := range h.Elements {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(`"k`)
-		b.WriteString(strconv.Itoa(1_000_000_000 + i)[1:])
-		b.WriteString(`":{}`)
+		b = fmt.Appendf(b, `"k%09d":{}`, i)
 	}
-	b.WriteByte('}')
-	return []byte(b.String())
+	return append(b, '}')
 }
 
 // Handler builds every answer and returns the handler serving them.

@@ -17,12 +17,11 @@ const ClientToken = "pdpp-bench-client-token-0000000000000001"
 // transcript of about 21,000 characters.
 const FetchID = "cin_demo_loom_main/transcripts:tr-5"
 
-// Call is one measured tool call together with the RS request the adapter
-// makes for it. Direct performs that same request (same path and query, same
-// headers) with the generated typed RS client, reads the body and decodes it
-// into the typed model, as a client of the RS would; it returns the decoded
-// model (*rsclient.SearchResultList, *rsclient.Record or *rsclient.FieldWindow)
-// and the body.
+// Call is one measured tool call and the RS request the adapter makes for
+// it. Direct makes that request (same path, query and headers) with the
+// generated typed RS client and returns the decoded model
+// (*rsclient.SearchResultList, *rsclient.Record or *rsclient.FieldWindow)
+// and the body, as a client of the RS would.
 type Call struct {
 	Name   string
 	Tool   string
@@ -45,15 +44,13 @@ func Workload() []Call {
 		field      = "text"
 		marker     = "zephyrmarker"
 	)
-	ptr := func(v int) *int { return &v }
-	str := func(v string) *string { return &v }
 	return []Call{
 		{
 			Name: "search",
 			Tool: "search",
 			Args: map[string]any{"q": marker, "limit": 10},
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
-				r, err := c.SearchRecordsLexicalWithResponse(ctx, &rsclient.SearchRecordsLexicalParams{Q: marker, Limit: ptr(10)})
+				r, err := c.SearchRecordsLexicalWithResponse(ctx, &rsclient.SearchRecordsLexicalParams{Q: marker, Limit: new(10)})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -65,7 +62,7 @@ func Workload() []Call {
 			Tool: "query_records",
 			Args: map[string]any{"stream": stream, "connection_id": connection, "limit": QueryLimit},
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
-				r, err := c.ListRecordsWithResponse(ctx, stream, &rsclient.ListRecordsParams{Limit: ptr(QueryLimit), ConnectionId: str(connection)})
+				r, err := c.ListRecordsWithResponse(ctx, stream, &rsclient.ListRecordsParams{Limit: new(QueryLimit), ConnectionId: new(connection)})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -77,7 +74,7 @@ func Workload() []Call {
 			Tool: "fetch",
 			Args: map[string]any{"id": FetchID},
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
-				r, err := c.GetRecordWithResponse(ctx, stream, record, &rsclient.GetRecordParams{ConnectionId: str(connection)})
+				r, err := c.GetRecordWithResponse(ctx, stream, record, &rsclient.GetRecordParams{ConnectionId: new(connection)})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -89,7 +86,7 @@ func Workload() []Call {
 			Tool: "read_record_field",
 			Args: map[string]any{"id": FetchID, "field_path": field},
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
-				r, err := c.GetFieldWindowWithResponse(ctx, stream, record, &rsclient.GetFieldWindowParams{Field: field, ConnectionId: str(connection)})
+				r, err := c.GetFieldWindowWithResponse(ctx, stream, record, &rsclient.GetFieldWindowParams{Field: field, ConnectionId: new(connection)})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -103,7 +100,7 @@ func Workload() []Call {
 			Direct: func(ctx context.Context, c *rsclient.ClientWithResponses) (any, []byte, error) {
 				// The adapter's default context around a match: 400 before, 1200 after.
 				r, err := c.GetFieldWindowWithResponse(ctx, stream, record, &rsclient.GetFieldWindowParams{
-					Field: field, ConnectionId: str(connection), Q: str(marker), BeforeChars: ptr(400), AfterChars: ptr(1200)})
+					Field: field, ConnectionId: new(connection), Q: new(marker), BeforeChars: new(400), AfterChars: new(1200)})
 				if err != nil {
 					return nil, nil, err
 				}

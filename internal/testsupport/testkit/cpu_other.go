@@ -4,6 +4,5 @@ package testkit
 
 import "time"
 
-// ProcessCPU returns the CPU time this process has used so far, and false
-// where the platform cannot tell (here).
+// ProcessCPU returns false: the platform cannot tell the CPU time used.
 func ProcessCPU() (time.Duration, bool) { return 0, false }

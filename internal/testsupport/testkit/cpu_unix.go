@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// ProcessCPU returns the CPU time (user and system) this process has used
-// so far, and false where the platform cannot tell.
+// ProcessCPU returns this process's CPU time so far (user and system), or false.
 func ProcessCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -10,8 +10,7 @@ import (
 )
 
 // Scrape GETs a Prometheus metrics endpoint and parses its text exposition
-// into metric families by name, failing t on any error or a status other
-// than 200.
+// into metric families by name, failing t on any error or a non-200 status.
 func Scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -31,8 +30,7 @@ func Scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 }
 
 // Sample sums the series of family name whose labels include want (counter
-// and gauge values, histogram sample counts) and reports whether any series
-// matched.
+// and gauge values, histogram sample counts); false when none matched.
 func Sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
 	var sum float64
 	found := false

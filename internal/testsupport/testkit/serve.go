@@ -18,11 +18,10 @@ const startWait = 10 * time.Second
 // (before onListen) when it has one.
 type ServeFunc func(ctx context.Context, onListen, onMetrics func(net.Addr)) error
 
-// Serve runs serve in its own goroutine under a context derived from ctx
-// and returns the address it listens on, with its metrics address (nil when
-// it reported none before listening). The test fails when serve returns
-// first or does not listen within 10 s. At cleanup the context is cancelled
-// and Serve waits for serve to return, so a server outlives no test.
+// Serve runs serve in a goroutine under a child of ctx and returns its
+// address and metrics address (nil if none was reported first). The test
+// fails if serve returns first or does not listen within 10 s. Cleanup
+// cancels the context and waits for serve: no server outlives its test.
 func Serve(t testing.TB, ctx context.Context, serve ServeFunc) (addr, metricsAddr net.Addr) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
@@ -48,9 +47,8 @@ func Serve(t testing.TB, ctx context.Context, serve ServeFunc) (addr, metricsAdd
 	return addr, metricsAddr
 }
 
-// Do sends one HTTP request and returns the answer with its body read. A
-// non-empty body goes as JSON with the Accept header of an MCP client;
-// header values are set after those.
+// Do sends one HTTP request and returns the answer and body. A body goes as
+// JSON with an MCP client's Accept header; header values are set after.
 func Do(t testing.TB, method, url, body string, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))

@@ -8,11 +8,9 @@ import (
 	"testing"
 )
 
-// moduleRoot is the folder holding the module's go.mod, found by walking up
-// from the working directory (go test runs each test binary in its
-// package's folder, inside the module). Empty when no go.mod is found; the
-// paths built on it are then relative and the reads that use them fail.
-// The walk is bounded by the depth of the working directory.
+// moduleRoot is the folder of the module's go.mod, found walking up from
+// the working directory (a test's package folder), bounded by its depth;
+// empty when none is found, so the paths built on it fail to read.
 var moduleRoot = sync.OnceValue(func() string {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -31,11 +29,9 @@ var moduleRoot = sync.OnceValue(func() string {
 })
 
 // Testdata returns the path of a file or folder under the module's
-// top-level testdata/ folder: the captured reference-RS responses
-// (pdpp-samples/) and the upstream project's published OpenAPI document
-// (upstream/), which tests of several packages read. Every file a test
-// reads lives in the repository; a missing fixture is a plain failure of
-// the test that reads it.
+// testdata/ folder: the captured reference-RS responses (pdpp-samples/)
+// and the upstream project's OpenAPI document (upstream/). Every fixture
+// lives in the repository; a missing one fails the test that reads it.
 func Testdata(parts ...string) string {
 	return filepath.Join(append([]string{moduleRoot(), "testdata"}, parts...)...)
 }
@@ -44,10 +40,9 @@ func Testdata(parts ...string) string {
 // index (_index.json) and README.
 func SamplesDir() string { return Testdata("pdpp-samples") }
 
-// RunInTempDir is a TestMain body for a package whose tests share files
-// built once per test binary: it makes a temporary folder (its name
-// starting with prefix), stores its path in *dir, runs the tests, removes
-// the folder and exits with the tests' code.
+// RunInTempDir is a TestMain body for tests sharing files built once: it
+// runs them with *dir a new temporary folder (named prefix...), removes it
+// and exits with their code.
 func RunInTempDir(m *testing.M, prefix string, dir *string) {
 	d, err := os.MkdirTemp("", prefix)
 	if err != nil {

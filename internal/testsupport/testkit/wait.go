@@ -18,9 +18,8 @@ const Patience = 20 * time.Second
 const pollEvery = 5 * time.Millisecond
 
 // Eventually checks cond until it holds or within has passed, and reports
-// whether it held. cond runs at most within/5ms+2 times (bounded by the
-// deadline), the last time after the deadline, so a condition that became
-// true during the final pause is still seen.
+// whether it held: at most within/5ms+2 times, the last after the deadline
+// (so a condition true during the final pause is still seen).
 func Eventually(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for {
