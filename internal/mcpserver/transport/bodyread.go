@@ -215,23 +215,24 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 		// deadline bounds. A writer that cannot set one (not a real
 		// connection) leaves the server's ReadTimeout in charge.
 		clock := newBodyClock(http.NewResponseController(w), r.Body, st.BodyReadTimeout, st.MinBodyRate)
-		read := make(chan bodyResult, 1)
+		var body []byte
+		var err error
+		read := make(chan struct{}) // closed once body and err are set
 		start := func() {
 			go func() {
-				b, err := readBody(clock, r.ContentLength, st.MaxBodyBytes)
-				read <- bodyResult{b, err}
+				body, err = readBody(clock, r.ContentLength, st.MaxBodyBytes)
+				close(read)
 			}()
 		}
 
-		var res bodyResult
-		reading, arrived := false, false // reading: a goroutine reads the body into read
+		reading, arrived := false, false // reading: a goroutine reads the body
 		if r.ContentLength >= 0 && r.ContentLength <= promptBodyBytes {
 			select {
 			case prompt <- struct{}{}:
 				reading = true
 				start()
 				select {
-				case res = <-read:
+				case <-read:
 					arrived = true
 				case <-time.After(promptWindow):
 				}
@@ -253,10 +254,9 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			if !reading {
 				start()
 			}
-			res = <-read
+			<-read
 			release()
 		}
-		body, err := res.body, res.err
 		switch {
 		case isTimeout(err) && clock.tooSlow():
 			clock.abandon(w)
@@ -364,12 +364,6 @@ func (c *bodyClock) Read(p []byte) (int, error) {
 		c.arrived(c.n)
 	}
 	return n, err
-}
-
-// bodyResult is what reading a body gave.
-type bodyResult struct {
-	body []byte
-	err  error
 }
 
 // refuseReader answers a request that found no reading place: 503 with

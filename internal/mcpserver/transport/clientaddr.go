@@ -68,12 +68,7 @@ func parseProxies(list []string, header string) (proxySet, error) {
 }
 
 func (ps proxySet) trusted(a netip.Addr) bool {
-	for _, p := range ps.nets {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps.nets, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // resolve returns the client address of a request from peer (its

@@ -119,8 +119,8 @@ type reply struct {
 	// spliced values); nothing is left to write.
 	streamed bool
 	// release gives back the bytes of the spliced values once they are
-	// written (nil: the request's store does it when it is closed).
-	release func()
+	// written (none: the request's store does it when it is closed).
+	release []func()
 }
 
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
@@ -304,15 +304,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 
 // normalize turns mcp-go's buffered output into a JSON-only reply.
 func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
-	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes()}
-	if len(buf.spliced) > 0 {
-		release := buf.release
-		rp.release = func() {
-			for _, f := range release {
-				f()
-			}
-		}
-	}
+	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes(), release: buf.release}
 	rp.header.Del(server.HeaderKeySessionID)
 	if buf.size == 0 {
 		return rp
@@ -567,9 +559,11 @@ func (b *batchWriter) start() {
 // straight to the client after what was gathered before it, and gives its
 // bytes back.
 func (b *batchWriter) addSpliced(rp reply) bool {
-	if rp.release != nil {
-		defer rp.release()
-	}
+	defer func() {
+		for _, f := range rp.release {
+			f()
+		}
+	}()
 	parts := append(rp.spliced, bytes.TrimRight(rp.body, " \t\r\n"))
 	n := int64(0)
 	for _, p := range parts {

@@ -92,13 +92,6 @@ func (g *slotGate) take(tenant string) string {
 	return ""
 }
 
-// full reports whether every slot is taken.
-func (g *slotGate) full() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inUse >= g.max
-}
-
 func (g *slotGate) release(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -107,15 +100,12 @@ func (g *slotGate) release(tenant string) {
 	g.fullSince = time.Time{}
 }
 
-// fullFor is how long every slot has been taken without a break (0 when one
-// is free).
-func (g *slotGate) fullFor() time.Duration {
+// full reports since when every slot has been taken without a break: false
+// while one is free.
+func (g *slotGate) full() (since time.Time, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.fullSince.IsZero() {
-		return 0
-	}
-	return time.Since(g.fullSince)
+	return g.fullSince, g.inUse >= g.max
 }
 
 // Refusal reasons of the slot gate.
@@ -217,7 +207,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 			tenant, known = st.Verified(token)
 		}
 		if !known {
-			if g.full() {
+			if _, full := g.full(); full {
 				busy(w, r, reasonServerBusy)
 				return
 			}
@@ -308,18 +298,13 @@ var (
 // syntax).
 func parseBearer(h http.Header) (string, error) {
 	values := h.Values("Authorization")
-	switch len(values) {
-	case 0:
-		return "", errNoBearer
-	case 1:
-	default:
+	if len(values) > 1 {
 		return "", errMalformedBearer
 	}
-	v := values[0]
-	if strings.TrimSpace(v) == "" {
+	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
 		return "", errNoBearer
 	}
-	scheme, rest, ok := strings.Cut(v, " ")
+	scheme, rest, ok := strings.Cut(values[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", errMalformedBearer
 	}

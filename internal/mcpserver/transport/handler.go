@@ -19,6 +19,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 )
@@ -108,8 +109,8 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGa
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if full := slots.fullFor(); st.Authenticate != nil && full > busyNotReadyAfter {
-		st.logger.Warn("not ready: every request slot has been taken by verified work", "for", full.Round(time.Millisecond).String(),
+	if since, full := slots.full(); st.Authenticate != nil && full && time.Since(since) > busyNotReadyAfter {
+		st.logger.Warn("not ready: every request slot has been taken by verified work", "for", time.Since(since).Round(time.Millisecond).String(),
 			"max_concurrent_requests", st.MaxConcurrentRequests)
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
 		return
@@ -132,76 +133,65 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGa
 // RS root). The body is drained up to a small bound and discarded. /readyz
 // is unauthenticated and never gated, so concurrent probes share one
 // upstream request and its outcome is reused for readyReuse: a probe flood
-// makes at most one upstream request per readyReuse.
+// makes at most one upstream request per readyReuse. The request runs
+// detached from any one probe, under DefaultReadyTimeout, so a probe that
+// gives up does not fail the others.
 func HTTPReadyCheck(client *http.Client, target string) func(context.Context) error {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	m := &readyMemo{check: func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		if err != nil {
-			return err
+	var (
+		flight singleflight.Group // at most one request at a time
+		mu     sync.Mutex
+		at     time.Time // when the last request ended; zero before the first
+		last   error     // its outcome
+	)
+	check := func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultReadyTimeout)
+		defer cancel()
+		err := getReady(ctx, client, target)
+		mu.Lock()
+		at, last = time.Now(), err
+		mu.Unlock()
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		mu.Lock()
+		if !at.IsZero() && time.Since(at) < readyReuse {
+			defer mu.Unlock()
+			return last
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("upstream unreachable: %w", err)
+		// Joined under mu: a request that ended since was seen above, so
+		// none starts within readyReuse of another.
+		done := flight.DoChan("", check)
+		mu.Unlock()
+		select {
+		case res := <-done:
+			return res.Err
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		_ = resp.Body.Close()
-		if resp.StatusCode >= 500 {
-			return fmt.Errorf("upstream answered %d", resp.StatusCode)
-		}
-		return nil
-	}}
-	return m.run
+	}
 }
 
 // readyReuse is how long one upstream readiness outcome answers /readyz.
 const readyReuse = time.Second
 
-// readyMemo runs check for one caller at a time and shares the outcome with
-// every caller that asks while it runs or within readyReuse after it ends.
-// The check runs detached from any one caller, under DefaultReadyTimeout, so
-// a probe that gives up does not fail the others; at most one check runs at
-// a time.
-type readyMemo struct {
-	check   func(context.Context) error
-	mu      sync.Mutex
-	at      time.Time     // when the last check ended; zero before the first
-	err     error         // its outcome
-	running chan struct{} // closed when the running check ends; nil when none runs
-}
-
-func (m *readyMemo) run(ctx context.Context) error {
-	m.mu.Lock()
-	if !m.at.IsZero() && time.Since(m.at) < readyReuse {
-		err := m.err
-		m.mu.Unlock()
+func getReady(ctx context.Context, client *http.Client, target string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
 		return err
 	}
-	if m.running == nil {
-		done := make(chan struct{})
-		m.running = done
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), DefaultReadyTimeout)
-			err := m.check(cctx)
-			cancel()
-			m.mu.Lock()
-			m.err, m.at, m.running = err, time.Now(), nil
-			m.mu.Unlock()
-			close(done)
-		}()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("upstream unreachable: %w", err)
 	}
-	done := m.running
-	m.mu.Unlock()
-	select {
-	case <-done:
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.err
-	case <-ctx.Done():
-		return ctx.Err()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("upstream answered %d", resp.StatusCode)
 	}
+	return nil
 }
 
 // allowedCapabilities are the only server capabilities the hosted endpoint

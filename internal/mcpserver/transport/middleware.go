@@ -158,14 +158,7 @@ func (st *settings) methodMiddleware(next http.Handler) http.Handler {
 }
 
 // corsRequestHeaders are the request headers a browser client may send.
-var corsRequestHeaders = map[string]bool{
-	"authorization":        true,
-	"content-type":         true,
-	"accept":               true,
-	"mcp-protocol-version": true,
-	"mcp-method":           true,
-	"mcp-name":             true,
-}
+var corsRequestHeaders = []string{"authorization", "content-type", "accept", "mcp-protocol-version", "mcp-method", "mcp-name"}
 
 // originMiddleware rejects a request whose Origin header is present, not
 // in the allowlist and not this server's own origin (see sameOrigin) with
@@ -272,7 +265,7 @@ func allowedRequestHeaders(requested string) string {
 	var out []string
 	for _, name := range strings.Split(requested, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if corsRequestHeaders[name] || strings.HasPrefix(name, "mcp-param-") {
+		if slices.Contains(corsRequestHeaders, name) || strings.HasPrefix(name, "mcp-param-") {
 			out = append(out, name)
 		}
 	}
@@ -341,10 +334,7 @@ func observe(m *metrics.Metrics, log *slog.Logger, proxies proxySet, next http.H
 		if m == nil {
 			return
 		}
-		status := rec.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := cmp.Or(rec.status, http.StatusOK)
 		m.HTTPRequest(routeLabel(r.URL.Path), status)
 		if reason := refusalReason(status, rec.Header()); reason != "" {
 			m.AuthRefused(reason)
