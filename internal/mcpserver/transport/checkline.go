@@ -84,30 +84,20 @@ const (
 // still gets a typed answer.
 const lineWait = 20 * time.Second
 
-// Networks of strangers' checks. IPv4: a /24, the smallest block routed
-// between networks. IPv6: a /48, not a /64: one end site is handed a /48 or
-// a /56 (a /60 alone is 16 /64s, a /56 256 and a /48 65,536), and a free
-// tunnel broker hands anyone a /48, so counting /64s (or /56s) would give
-// one stranger thousands of queues. A /48 may hold other customers of the
-// same provider: people among them who showed a good token wait in queues
-// of their own address (an IPv6 /64, see clientKey), not their network's.
-const (
-	checkBits4 = 24
-	checkBits6 = 48
-)
-
-// checkNetwork is the network a stranger's check waits in line as: the /24
-// of an IPv4 client key, the /48 of an IPv6 one (a /64 key).
+// checkNetwork is the network a stranger's check waits in line as. IPv4: a
+// /24 (prefixKey), the smallest block routed between networks. IPv6: the
+// /48 of a /64 key, not the /64: one end site is handed a /48 or a /56 (a
+// /60 alone is 16 /64s, a /56 256 and a /48 65,536), and a free tunnel
+// broker hands anyone a /48, so counting /64s (or /56s) would give one
+// stranger thousands of queues. A /48 may hold other customers of the same
+// provider: people among them who showed a good token wait in queues of
+// their own address (an IPv6 /64, see clientKey), not their network's.
 func checkNetwork(client netip.Prefix) netip.Prefix {
-	if !client.IsValid() {
-		return client
+	if client.Addr().Is6() {
+		p, _ := client.Addr().Prefix(48)
+		return p
 	}
-	bits := checkBits6
-	if client.Addr().Is4() {
-		bits = checkBits4
-	}
-	p, _ := client.Addr().Prefix(bits)
-	return p
+	return prefixKey(client)
 }
 
 // lineKey names a queue: a network of strangers, or a person's address.

@@ -65,11 +65,10 @@ const (
 	// 1 MiB body still has 1,000 s at that rate (BodyReadTimeout ends it
 	// first).
 	DefaultMinBodyRate = 1024
-	// requestSlack is what the derived request deadline adds to the call
-	// budget, writeSlack what the derived write timeout adds to the request
-	// deadline, and shutdownSlack what the derived shutdown grace adds to
-	// the write timeout: each stage outlives the one inside it, so a call
-	// that runs out of time is still answered with a typed error.
+	// What each derived bound adds to the one inside it (request deadline
+	// to call budget, write timeout to request deadline, shutdown grace to
+	// write timeout), so a call that runs out of time is still answered
+	// with a typed error.
 	requestSlack  = 5 * time.Second
 	writeSlack    = 10 * time.Second
 	shutdownSlack = 5 * time.Second
@@ -98,10 +97,9 @@ type HTTPConfig struct {
 	// 127.0.0.1:8787. ":0" picks a free port; see OnListen.
 	Listen string
 	// PublicBaseURL is the externally visible origin (and optional path
-	// prefix) of this server, for deployments behind a proxy (flag
-	// --public-base-url), e.g. https://mcp.example.com. The resource
-	// identifier becomes PublicBaseURL+"/mcp". When empty it is derived from
-	// each request's Host.
+	// prefix), e.g. https://mcp.example.com, behind a proxy (flag
+	// --public-base-url); the resource identifier is PublicBaseURL+"/mcp".
+	// Empty: derived from each request's Host.
 	PublicBaseURL string
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call /mcp (flag --allowed-origins, comma separated). A request
@@ -185,20 +183,17 @@ type HTTPConfig struct {
 	Logger *slog.Logger
 
 	// Server timeouts (flags --write-timeout and --shutdown-timeout; the
-	// others keep their defaults from the command line). WriteTimeout
-	// defaults to RequestTimeout plus 10s and ShutdownTimeout to
-	// WriteTimeout plus 5s, so an in-flight call always gets its answer
-	// written before the connection or the process is cut; ServeHTTP warns
-	// when explicit values break that order.
+	// others keep their defaults). WriteTimeout defaults to RequestTimeout
+	// plus 10s and ShutdownTimeout to WriteTimeout plus 5s (see
+	// requestSlack); ServeHTTP warns when explicit values break that order.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
 
-	// Bounds of the work one /mcp request may cause.
-	//
-	// MaxBatchItems caps the messages of a JSON-RPC batch (flag
+	// Bounds of the work one /mcp request may cause. MaxBatchItems caps
+	// the messages of a JSON-RPC batch (flag
 	// --max-batch-items, default 16): a longer batch is refused as a whole
 	// with a JSON-RPC error and none of its items runs.
 	MaxBatchItems int
@@ -232,9 +227,8 @@ type HTTPConfig struct {
 	// comes from the proxy's address.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
-	// MaxBodyReadersPerPrefix caps the reading places of one address
-	// prefix, an IPv4 /24 or an IPv6 /64 (flag
-	// --max-body-readers-per-prefix, default 32).
+	// MaxBodyReadersPerPrefix caps those of an IPv4 /24 or an IPv6 /64
+	// (flag --max-body-readers-per-prefix, default 32).
 	MaxBodyReadersPerPrefix int
 	// MinBodyRate is the slowest average rate, in bytes per second, at
 	// which a request body may arrive once its first second has passed
@@ -256,23 +250,18 @@ type HTTPConfig struct {
 	CallTimeout time.Duration
 
 	// Metrics, when set, receives the counts of HTTP requests, tool calls,
-	// batches and authentication refusals (see Observe); the program serves
-	// it on the admin listener (AdminListener, flag --admin-listen).
+	// batches and authentication refusals (see Observe).
 	Metrics *metrics.Metrics
-
 	// AdminListener, when set, is bound by the caller (flag --admin-listen)
-	// and served by ServeHTTP with /healthz, /readyz and /metrics (see
-	// serve.go), outside the connection bounds of Listen; ServeHTTP closes
-	// it when it returns.
+	// and served by ServeHTTP with /healthz, /readyz and /metrics, outside
+	// the connection bounds of Listen (see serve.go); ServeHTTP closes it.
 	AdminListener net.Listener
-
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").
 	OnListen func(addr net.Addr)
 }
 
-// settings is an HTTPConfig after defaults and validation, with the parsed
-// forms the middlewares need.
+// settings is an HTTPConfig after defaults and validation, parsed.
 type settings struct {
 	HTTPConfig
 	origins    map[string]bool // canonical scheme://host:port
@@ -372,9 +361,8 @@ func (c HTTPConfig) settle() (*settings, error) {
 	return st, nil
 }
 
-// settleBounds applies the defaults of the per-request bounds and derives
-// the request deadline, write timeout and shutdown grace from the call
-// budget, each outliving the one inside it.
+// settleBounds applies the defaults of the bounds and derives the request
+// deadline, write timeout and shutdown grace from the call budget.
 func (st *settings) settleBounds() error {
 	st.MaxBatchItems = cmp.Or(st.MaxBatchItems, DefaultMaxBatchItems)
 	if st.MaxBatchItems < 0 {

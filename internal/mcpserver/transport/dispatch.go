@@ -32,16 +32,6 @@ type dispatcher struct {
 	core *server.StreamableHTTPServer
 }
 
-func newDispatcher(st *settings, s *server.MCPServer) *dispatcher {
-	core := server.NewStreamableHTTPServer(s,
-		server.WithStateLess(true),
-		server.WithDisableStreaming(true),
-		server.WithStreamableHTTPLogger(st.logger),
-		server.WithStreamableHTTPProtocolVersions(st.versions...),
-	)
-	return &dispatcher{st: st, core: core}
-}
-
 // bufferedReply is an mcp-go HTTPResponseWriter that keeps the whole reply
 // in memory and reports that it cannot stream. It keeps at most limit bytes:
 // a longer reply is dropped and marked overflow, so it can be answered with

@@ -227,7 +227,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 		if tenant == "" {
 			tenant = hashTenant(token)
 		}
-		ctx = context.WithValue(ctx, rejectKey{}, &rejectSignal{})
+		ctx = context.WithValue(ctx, rejectKey{}, new(atomic.Bool))
 		serve(w, r.WithContext(ctx), tokenTenant+tenant)
 	})
 }
@@ -439,12 +439,10 @@ func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, mes
 	writeRPCError(w, http.StatusUnauthorized, id, codeUnauthorized, message, data)
 }
 
-// rejectSignal is set when the RS refuses the bearer itself during a
-// request whose bearer had been accepted; the dispatcher then answers 401
-// instead of its reply (a batch that already answered an item keeps its
-// answers: see serveBatch).
-type rejectSignal struct{ set atomic.Bool }
-
+// rejectKey holds an *atomic.Bool set when the RS refuses the bearer itself
+// during a request whose bearer had been accepted; the dispatcher then
+// answers 401 instead of its reply (a batch that already answered an item
+// keeps its answers: see serveBatch).
 type rejectKey struct{}
 
 // MarkTokenRejected records that the RS refused the bearer of the hosted
@@ -453,15 +451,15 @@ type rejectKey struct{}
 // to that request becomes HTTP 401 with an invalid_token challenge. Outside
 // a hosted request with an Authenticate hook it does nothing.
 func MarkTokenRejected(ctx context.Context) {
-	if s, ok := ctx.Value(rejectKey{}).(*rejectSignal); ok {
-		s.set.Store(true)
+	if s, ok := ctx.Value(rejectKey{}).(*atomic.Bool); ok {
+		s.Store(true)
 	}
 }
 
 // tokenRejected reports whether MarkTokenRejected was called for r.
 func tokenRejected(r *http.Request) bool {
-	s, ok := r.Context().Value(rejectKey{}).(*rejectSignal)
-	return ok && s.set.Load()
+	s, ok := r.Context().Value(rejectKey{}).(*atomic.Bool)
+	return ok && s.Load()
 }
 
 // codeUnauthorized is the server-defined JSON-RPC code used in 401 bodies.

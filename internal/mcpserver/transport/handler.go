@@ -52,7 +52,12 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	checks := newTokenChecks(st)
 	st.Metrics.WatchUnverified(func() int { return int(checks.waiting.Load()) })
 	st.Metrics.WatchTokenChecks(checks.line.depth)
-	var mcpHandler http.Handler = newDispatcher(st, s)
+	var mcpHandler http.Handler = &dispatcher{st: st, core: server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithDisableStreaming(true),
+		server.WithStreamableHTTPLogger(st.logger),
+		server.WithStreamableHTTPProtocolVersions(st.versions...),
+	)}
 	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)

@@ -48,7 +48,12 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	gated := drainGate(h, ctx)
 	if st.AdminListener != nil {
 		admin := newAdminServer(st, gated)
-		go serveAdmin(admin, st.AdminListener, st.logger)
+		go func() {
+			st.logger.Info("serving probes and metrics", "addr", st.AdminListener.Addr().String(), "paths", "/healthz /readyz /metrics")
+			if err := admin.Serve(st.AdminListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				st.logger.Error("admin listener stopped", "err", err)
+			}
+		}()
 		// Closed last, once /mcp has drained: probes see "draining" until then.
 		defer admin.Close()
 	}
@@ -123,15 +128,6 @@ func drainGate(h http.Handler, serving context.Context) http.Handler {
 // 404 when that is nil. It is meant for loopback or a port only the
 // cluster reaches: nothing on it is authenticated.
 
-// Bounds of the admin server: its peers are the kubelet and a scraper, so
-// short header and write deadlines and small headers.
-const (
-	adminReadHeaderTimeout = 5 * time.Second
-	adminWriteTimeout      = 30 * time.Second
-	adminIdleTimeout       = 2 * time.Minute
-	adminMaxHeaderBytes    = 16 << 10
-)
-
 // newAdminServer builds the admin listener's server: probes through
 // probes (the public handler behind drainGate), /metrics from st.Metrics.
 func newAdminServer(st *settings, probes http.Handler) *http.Server {
@@ -141,21 +137,14 @@ func newAdminServer(st *settings, probes http.Handler) *http.Server {
 	if st.Metrics != nil {
 		mux.Handle("/metrics", st.Metrics.Handler())
 	}
+	// Its peers are the kubelet and a scraper: short header and write
+	// deadlines and small headers.
 	return &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: adminReadHeaderTimeout,
-		WriteTimeout:      adminWriteTimeout,
-		IdleTimeout:       adminIdleTimeout,
-		MaxHeaderBytes:    adminMaxHeaderBytes,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(st.logger.Handler(), slog.LevelWarn),
-	}
-}
-
-// serveAdmin serves srv on ln until srv is closed; an error other than
-// the close is logged.
-func serveAdmin(srv *http.Server, ln net.Listener, log *slog.Logger) {
-	log.Info("serving probes and metrics", "addr", ln.Addr().String(), "paths", "/healthz /readyz /metrics")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("admin listener stopped", "err", err)
 	}
 }

@@ -271,15 +271,9 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 // once more, whole, to compact it and escape HTML in it, and that output
 // (json.Marshal of a map) is already both.
 func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
-	r, ok := msg.(mcp.JSONRPCResponse)
-	if !ok {
-		return json.Marshal(msg)
-	}
-	var res *mcp.CallToolResult
-	switch v := r.Result.(type) {
-	case *mcp.CallToolResult:
-		res = v
-	case mcp.CallToolResult:
+	r, _ := msg.(mcp.JSONRPCResponse)
+	res, _ := r.Result.(*mcp.CallToolResult)
+	if v, ok := r.Result.(mcp.CallToolResult); ok {
 		res = &v
 	}
 	if res == nil {
