@@ -15,51 +15,45 @@ import (
 )
 
 // The line of token checks. A bearer without a good verdict is checked by
-// Authenticate, and what a check costs (an RS read, over the checks' own
-// few RS connections) is shared by everyone: people with a new or refreshed
-// token and strangers with made-up ones. A bound of k places is filled by
-// k+1 networks, so checks do not hold places handed out first come, first
-// served: they wait in a fair line, and a check is refused only when its
-// own network's queue is full, never because others hold the places.
+// Authenticate, and a check's cost (an RS read over the checks' own few RS
+// connections) is shared by people with a new or refreshed token and
+// strangers with made-up ones alike. k places handed out first come, first
+// served are filled by k+1 networks, so checks wait in a fair line instead,
+// and one is refused only when its own network's queue is full.
 //
 //   - At most max checks run at once (MaxUnverifiedRequests). A check waits
-//     for its turn in a queue: a stranger's in its network's (IPv4 /24,
-//     IPv6 /48; see checkNetwork), a person's in its address's (see
-//     knownPlaces). Turns go round the queues that wait, one check per
-//     queue per round (deficit round robin with equal costs: every check
-//     is one RS read). A queue that starts waiting while it has no place
-//     in the round (a sparse one: a client with one new token) takes the
-//     next turn before the queues of the round (a flood), as new flows do
-//     in FQ-CoDel (RFC 8290). Once served, a queue keeps a place at the
-//     round's end even when it has nothing more to wait for, until its
-//     turn comes round again: a network that sends one check after another
-//     is sparse at most once a round, so strangers cannot make their
-//     networks look sparse to jump ahead, and sparse queues take their
-//     first turns in the order they came.
+//     in a queue: a stranger's network's (see checkNetwork), a person's
+//     address's (see knownPlaces). Turns go round the waiting queues, one
+//     check per queue per round (deficit round robin with equal costs: each
+//     check is one RS read). A queue that starts waiting with no place in
+//     the round (a sparse one: a client with one new token) goes before the
+//     round's queues (a flood), as new flows do in FQ-CoDel (RFC 8290).
+//     Once served, a queue keeps a place at the round's end, even with
+//     nothing left to wait for, until its turn comes again: a network that
+//     sends one check after another is sparse at most once a round (so
+//     strangers cannot look sparse to jump ahead), and sparse queues take
+//     their first turns in the order they came.
 //   - One queue runs at most max/4 checks at once (at least one), so a
 //     network whose checks the RS holds long leaves the others turns.
-//   - Places that showed a good token recently (knownPlaces) are people:
-//     reserve of the max places are never given to strangers, and while
-//     both wait the other places go to people and strangers in turn. So a
-//     new login or a refreshed token from a place that had a good one waits
-//     behind people only, never behind strangers.
-//   - A queue holds at most perQueue checks, and at most perClient of them
-//     from one client address; one more is refused (its own network's
-//     queue is full). All queues together hold at most maxWaiting checks:
-//     at that bound a newcomer pushes out the newest check of the longest
-//     stranger queue (longer than the newcomer's would be), so a network
-//     that waits for little always gets in; a newcomer whose own queue
-//     would be the longest is refused. Strangers never push out people.
+//   - Places that showed a good token recently are people's: reserve of the
+//     max places never go to strangers, and while both wait the others go
+//     to each in turn, so a new login or refreshed token from such a place
+//     waits behind people only.
+//   - A queue holds at most perQueue checks, at most perClient of them from
+//     one client address; one more is refused. All queues hold at most
+//     maxWaiting: at that bound a newcomer pushes out the newest check of
+//     the longest stranger queue (if longer than the newcomer's would be),
+//     so a network that waits for little always gets in; one whose own
+//     queue would be the longest is refused. Strangers never push out people.
 //   - A check waits at most lineWait for its turn (then 503, retry), and
-//     leaves the line at once when every request waiting for it has gone.
+//     leaves at once when every request waiting for it has gone.
 //
 // The line's memory: at most maxWaiting tickets in queues and max running,
-// and one queue entry per queue that waits, runs or holds a place in its
-// round (at most maxWaiting with tickets, maxWaiting holders per class and
-// max running: 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners per
-// ticket, each on a connection of its own) hold their bodies, read already
-// (at most MaxBodyBytes each), and their goroutines: what the connection
-// bounds allow.
+// and one entry per queue that waits, runs or holds a place in its round
+// (maxWaiting with tickets, maxWaiting holders per class, max running:
+// 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners
+// per ticket, each on its own connection) hold their bodies (at most
+// MaxBodyBytes each) and goroutines: what the connection bounds allow.
 
 // Refusal reasons of the line (data.reason of a 503, mcp_http_requests_shed_total
 // and mcp_http_token_check_refusals_total).
@@ -78,10 +72,9 @@ const (
 	reasonUnverifiedWait = "unverified_wait_timeout"
 )
 
-// lineWait bounds how long a check waits for its turn. With the check's own
-// checkWait it stays under the request deadline (DefaultRequestTimeout) and
-// a usual client timeout (30 to 60 s), so a request that waited too long
-// still gets a typed answer.
+// lineWait bounds a check's wait for its turn: with checkWait it stays under
+// the request deadline (DefaultRequestTimeout) and a usual client timeout
+// (30 to 60 s), so a request that waited too long still gets a typed answer.
 const lineWait = 20 * time.Second
 
 // checkNetwork is the network a stranger's check waits in line as. IPv4: a
@@ -116,10 +109,9 @@ type lineQueue struct {
 	holder  bool      // in the round's busy list without tickets (a place kept)
 }
 
-// round is one class's queues in turn order: sparse ones (see above)
-// first, then the others, of which holders keep a place without a ticket.
-// Its lists hold at most the queues of its class; holders are at most
-// maxWaiting (beyond, the one nearest its turn goes first).
+// round is one class's queues in turn order: sparse ones first, then the
+// others, of which holders keep a place without a ticket. Its lists hold at
+// most its class's queues; holders at most maxWaiting (see trimHolders).
 type round struct {
 	sparse, busy []*lineQueue
 	holders      int
@@ -192,17 +184,14 @@ type checkLine struct {
 	metrics                   *metrics.Metrics
 }
 
-// newCheckLine returns a line of checks places running at once, of which
-// reserve only people take; queues of perQueue, at most perClient of them
-// from one address; and maxWaiting in line in all.
+// newCheckLine returns a line with the bounds named above.
 func newCheckLine(places, reserve, perQueue, perClient, maxWaiting int, m *metrics.Metrics) *checkLine {
 	return &checkLine{max: places, reserve: min(reserve, places-1), perQueue: perQueue, perClient: perClient,
 		perRunning: max(1, places/4), maxWaiting: maxWaiting, queues: map[lineKey]*lineQueue{}, metrics: m}
 }
 
-// join puts a check of client in line, as a person's (its address showed a
-// good token recently) or a stranger's: a ticket to wait on (see wait), or
-// the reason it is refused.
+// join puts a check of client in line, as a person's or a stranger's: a
+// ticket to wait on (see wait), or the reason it is refused.
 func (l *checkLine) join(client netip.Prefix, person bool) (*ticket, string) {
 	key := lineKey{pfx: client, person: person}
 	if !person {
@@ -258,10 +247,10 @@ func countClient(ts []*ticket, client netip.Prefix) int {
 	return n
 }
 
-// pushOut makes room for a newcomer whose queue would then hold own: it
-// refuses the newest ticket of the longest stranger queue (of people too,
-// for a person) when that queue holds more than own, and reports whether it
-// did. One scan of the queues (at most maxWaiting+max).
+// pushOut makes room for a newcomer whose queue would then hold own by
+// refusing the newest ticket of the longest stranger queue (of people too,
+// for a person) holding more than own; false when there is none. One scan
+// of the queues (at most maxWaiting+max).
 func (l *checkLine) pushOut(own int, person bool) bool {
 	var longest *lineQueue
 	for _, q := range l.queues {
@@ -305,8 +294,7 @@ func (l *checkLine) remove(t *ticket) {
 	}
 }
 
-// forget drops q from the queues when nothing keeps it: no ticket, no check
-// running, no place in the round.
+// forget drops q when it has no ticket, no check running, no place in the round.
 func (l *checkLine) forget(q *lineQueue) {
 	if len(q.tickets) == 0 && q.running == 0 && !q.inRing && l.queues[q.key] == q {
 		delete(l.queues, q.key)
@@ -382,8 +370,7 @@ func (l *checkLine) dispatch() {
 }
 
 // grant runs the oldest ticket of q, which then takes its next turn at the
-// end of its round's busy queues, holding its place there even when it has
-// no ticket left (queues it passed over keep their turn).
+// end of its round's busy queues, even with no ticket left.
 func (l *checkLine) grant(q *lineQueue) {
 	t := q.tickets[0]
 	q.tickets = q.tickets[1:]
@@ -402,9 +389,9 @@ func (l *checkLine) grant(q *lineQueue) {
 	close(t.ready)
 }
 
-// wait blocks until t may run ("") or is refused (the reason), or ctx ends
-// first: then t leaves the line (reasonUnverifiedWait). A ticket granted
-// must be given back with done.
+// wait blocks until t may run ("", then give it back with done) or is
+// refused (the reason), or ctx ends first: then t leaves the line
+// (reasonUnverifiedWait).
 func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 	select {
 	case <-t.ready:
@@ -450,20 +437,18 @@ func (l *checkLine) depth() (waiting, running int) {
 	return l.waiting, l.running
 }
 
-// knownPlaces remembers the client addresses (an IPv4 address, an IPv6 /64)
-// that presented a good token within knownTTL, so their new tokens wait in
-// line as people's. At most knownMax addresses: when full, those expired go
-// first, then the one seen longest ago (one scan of knownMax per new
-// address into a full table).
+// knownPlaces remembers the client keys that presented a good token within
+// knownTTL, so their new tokens wait in line as people's. When knownMax are
+// kept, those expired go first, then the one seen longest ago (one scan of
+// knownMax per new address into a full table).
 type knownPlaces struct {
 	mu sync.Mutex
 	at map[netip.Prefix]time.Time // last good token seen; at most knownMax entries
 }
 
-// knownTTL is how long an address that showed a good token stays known: a
-// working day, so a token refreshed every hour, or a new login the next
-// morning from the same place, is a person's. knownMax bounds the addresses
-// kept (about 100 bytes each).
+// knownTTL is a working day, so a token refreshed every hour, or a new login
+// the next morning from the same place, is a person's. knownMax bounds the
+// addresses kept (about 100 bytes each).
 const (
 	knownTTL = 24 * time.Hour
 	knownMax = 8192
@@ -505,17 +490,14 @@ func (k *knownPlaces) known(client netip.Prefix) bool {
 }
 
 // One check per distinct bearer: requests with the same unverified bearer
-// that arrive while its check waits or runs join it (a flight) instead of
-// each taking a place in line, so a client's first burst of parallel calls
-// with a new token costs one check. Every request waits for the flight
-// under its own context and holds nothing while it waits (no place, no
-// slot: it takes a slot as a verified tenant only once the verdict is
-// good). The flight runs on a goroutine of its own, detached from the
-// request that started it, so it outlives any one request that gives up;
-// when every request waiting for it has gone, it is cancelled, leaving the
-// line (or ending its check). golang.org/x/sync/singleflight shares one
-// call the same way but cannot cancel it when its last caller leaves, so
-// the few lines that count the waiters are kept here.
+// that arrive while its check waits or runs join it (a flight), so a
+// client's first burst of parallel calls with a new token costs one check.
+// Each waits under its own context holding nothing (no place, no slot
+// until the verdict is good). The flight runs on its own goroutine, so it
+// outlives any one request that gives up, and is cancelled (leaving the
+// line or ending its check) when every request waiting for it has gone:
+// golang.org/x/sync/singleflight cannot cancel a call when its last caller
+// leaves, hence the few lines that count the waiters here.
 
 // maxJoiners bounds the requests waiting for one flight: an honest client's
 // burst is at most its connections, and the request slots a verdict lets in
@@ -532,12 +514,11 @@ type checkFlight struct {
 	cancel  context.CancelFunc
 }
 
-// tokenChecks are what the checks of unverified bearers share: the line,
-// the places known as people's, the requests waiting now
+// tokenChecks are what unverified bearers' checks share: the line, the
+// places known as people's, the requests waiting now
 // (mcp_http_unverified_requests) and the flights, by the SHA-256 of the
-// bearer (never the bearer itself). Each flight holds a ticket in line or a
-// running check, so there are at most maxWaiting+max of them (plus those
-// being answered).
+// bearer (never the bearer itself): each holds a ticket or a running check,
+// so at most maxWaiting+max (plus those being answered).
 type tokenChecks struct {
 	st      *settings
 	line    *checkLine
@@ -564,10 +545,9 @@ func newTokenChecks(st *settings) *tokenChecks {
 }
 
 // check gets the verdict for a bearer with no good verdict yet, counting the
-// request while it waits: it joins the flight of the same bearer, or starts
-// one (a ticket in line, see checkLine). It returns the verdict, or the
-// reason the line refused the check; a request whose own context ends first
-// gets AuthUnavailable.
+// request while it waits, by joining its bearer's flight or starting one:
+// the verdict, or the reason the line refused the check; AuthUnavailable
+// when the request's own context ends first.
 func (c *tokenChecks) check(ctx context.Context, client netip.Prefix, token string) (AuthVerdict, string) {
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
@@ -628,7 +608,7 @@ func (c *tokenChecks) fly(ctx context.Context, f *checkFlight, t *ticket, token 
 	c.finish(f, v, "")
 }
 
-// finish answers the flight's requests and forgets it, so the next request
+// finish answers the flight's requests and forgets it: the next request
 // with the same bearer asks again (or finds its verdict cached).
 func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
 	c.mu.Lock()
@@ -638,9 +618,8 @@ func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
 	close(f.done)
 }
 
-// leave counts one request less waiting for f; when none is left, f is
-// cancelled and forgotten (a request with the same bearer that comes next
-// starts a flight of its own).
+// leave counts one request less waiting for f; with none left, f is
+// cancelled and forgotten.
 func (c *tokenChecks) leave(f *checkFlight) {
 	c.mu.Lock()
 	f.waiters--

@@ -103,12 +103,11 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 // readyz tells a load balancer whether this replica can serve verified
 // work: 503 ("busy") while every request slot has been taken for longer
 // than busyNotReadyAfter by verified work (only with Authenticate: without
-// it anyone could fill them), otherwise ReadyCheck with a deadline: 200
-// when it passes, 503 otherwise; and 503 "draining" once shutdown began
-// (drainGate). Nothing an unauthenticated sender can cause on every replica
-// at once (reading places, the line of token checks) turns it 503. The 503
-// body says only that the server is not ready; the cause (which may name
-// the provider URL or a dial error) goes to the log.
+// it anyone could fill them), else ReadyCheck's verdict (200 or 503), and
+// 503 "draining" once shutdown began (drainGate). Nothing an
+// unauthenticated sender can cause on every replica at once (reading
+// places, the line of token checks) turns it 503. The cause of a 503 (which
+// may name the provider URL or a dial error) goes to the log, not the body.
 func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
@@ -199,14 +198,13 @@ func getReady(ctx context.Context, client *http.Client, target string) error {
 	return nil
 }
 
-// allowedCapabilities are the only server capabilities the hosted endpoint
-// may advertise.
-var allowedCapabilities = []string{"tools", "resources", "extensions"}
-
-// allowedExtensions are the only extensions it may advertise: MCP Apps
-// (views the host renders and that call tools through the host, each call
-// an ordinary stateless request).
-var allowedExtensions = []string{"io.modelcontextprotocol/ui"}
+// The only server capabilities the hosted endpoint may advertise, and the
+// only extension: MCP Apps (views the host renders and that call tools
+// through the host, each call an ordinary stateless request).
+var (
+	allowedCapabilities = []string{"tools", "resources", "extensions"}
+	allowedExtensions   = []string{"io.modelcontextprotocol/ui"}
+)
 
 // VerifyCapabilities runs an in-process initialize against s and checks that
 // it advertises tools (and optionally resources and the MCP Apps extension)
@@ -263,11 +261,10 @@ func VerifyCapabilities(s *server.MCPServer) error {
 	return nil
 }
 
-// wellKnownPRM is the RFC 9728 well-known prefix.
-const wellKnownPRM = server.WellKnownProtectedResourcePath
+const wellKnownPRM = server.WellKnownProtectedResourcePath // RFC 9728
 
-// base is the public origin and path prefix for r: PublicBaseURL when
-// configured, otherwise the scheme and Host of the request itself.
+// base is the public origin and path prefix for r: PublicBaseURL, else the
+// scheme and Host of the request.
 func (st *settings) base(r *http.Request) (origin, path string) {
 	if b := st.publicBase; b != nil {
 		return b.Scheme + "://" + b.Host, b.Path
@@ -284,8 +281,7 @@ var ownRoutes = []string{"/mcp", "/healthz", "/readyz", wellKnownPRM, wellKnownP
 
 type baseKey struct{}
 
-// withBase puts this server's public base for r into r's context (see
-// PublicBaseURL).
+// withBase puts the public base for r into its context (PublicBaseURL).
 func (st *settings) withBase(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin, path := st.base(r)
@@ -310,9 +306,8 @@ func (st *settings) resourceURL(r *http.Request) string {
 	return origin + path + "/mcp"
 }
 
-// metadataURL is where the protected-resource metadata of /mcp lives: the
-// well-known segment goes between the host and the resource path (RFC 9728
-// section 3.1).
+// metadataURL is where /mcp's protected-resource metadata lives: the
+// well-known segment between host and resource path (RFC 9728 section 3.1).
 func (st *settings) metadataURL(r *http.Request) string {
 	origin, path := st.base(r)
 	return origin + wellKnownPRM + path + "/mcp"
@@ -325,11 +320,10 @@ type prmDocument struct {
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 }
 
-// MetadataMethod answers what every public metadata document of the server
-// answers alike, whatever its content: any origin may read it
-// (Access-Control-Allow-Origin: *), a CORS preflight gets 204 and any method
-// but GET, HEAD and OPTIONS 405. It reports whether the request is a GET or
-// HEAD for the caller to serve.
+// MetadataMethod answers what every public metadata document answers
+// alike: any origin may read it (Access-Control-Allow-Origin: *), a CORS
+// preflight gets 204, any method but GET, HEAD and OPTIONS 405. It reports
+// whether the request is a GET or HEAD for the caller to serve.
 func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
@@ -346,10 +340,9 @@ func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// metadataHandler serves the RFC 9728 document for /mcp. The issuers come
-// from AuthorizationServers or, lazily, from AuthorizationServersFunc; when
-// that fails the reply is 503 so clients retry rather than cache a document
-// without issuers.
+// metadataHandler serves the RFC 9728 document for /mcp, with issuers from
+// AuthorizationServers or AuthorizationServersFunc; when that fails, 503,
+// so clients retry rather than cache a document without issuers.
 func (st *settings) metadataHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !MetadataMethod(w, r) {
@@ -453,8 +446,8 @@ func fetchIssuers(ctx context.Context, client *http.Client, target string) ([]st
 	return doc.AuthorizationServers, nil
 }
 
-// hostSet is the set of Host header values served. A port of "" matches any
-// port; any is true for "*".
+// hostSet is the Host header values served: a port of "" matches any; any
+// is "*".
 type hostSet struct {
 	any     bool
 	entries map[hostPort]bool
@@ -465,9 +458,8 @@ type hostPort struct{ host, port string }
 // loopbackHosts are served by default, on any port.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
-// hostSet builds the served hosts: AllowedHosts (or, when empty, the
-// loopback names and the listen host when it names one), plus the host of
-// the public base URL.
+// hostSet builds the served hosts: AllowedHosts (default: the loopback
+// names and the listen host when it names one) and the public base's host.
 func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
 	hs := hostSet{entries: map[hostPort]bool{}}
 	list := c.AllowedHosts
@@ -521,9 +513,7 @@ func parseHost(s string) (hostPort, bool) {
 	return hostPort{host: host, port: port}, true
 }
 
-// named reports whether a Host header value is served by name: listed, a
-// default loopback name or the listen host, or the public base URL's host;
-// "*" names nothing.
+// named reports whether a Host value is served by name ("*" names nothing).
 func (hs hostSet) named(host string) bool {
 	hp, ok := parseHost(host)
 	if !ok {
@@ -557,8 +547,8 @@ func (st *settings) hostMiddleware(next http.Handler) http.Handler {
 	})
 }
 
-// warnHosts logs, once per handler, the host setup that serves only
-// loopback names although the listener is reachable from elsewhere.
+// warnHosts logs, once per handler, a setup that serves only loopback
+// names on a listener reachable from elsewhere.
 func (st *settings) warnHosts() {
 	if isLoopbackListen(st.Listen) || st.publicBase != nil || len(st.AllowedHosts) > 0 {
 		return
