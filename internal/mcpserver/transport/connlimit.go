@@ -202,13 +202,9 @@ func (l *limitListener) take(c *limitedConn) (reason string, victim *limitedConn
 	defer l.mu.Unlock()
 	held := 0
 	if c.counted {
-		nc := l.open[c.network]
-		if nc != nil {
-			held = len(nc.conns)
-		}
-		k := len(l.open)
-		if nc == nil {
-			k++
+		k := len(l.open) + 1 // the networks holding connections, c's among them
+		if nc := l.open[c.network]; nc != nil {
+			held, k = len(nc.conns), k-1
 		}
 		switch {
 		case l.byAddr[c.addr] >= l.perAddress:

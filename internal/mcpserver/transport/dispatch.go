@@ -319,12 +319,8 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 // mcp-go echoes any version it knows, so a request for one not configured
 // is rewritten to ask for the newest configured handshake revision.
 func (d *dispatcher) clampInitialize(msg []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return msg
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(m["params"], &params) != nil || params == nil {
+	var m, params map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m["params"], &params) != nil || params == nil {
 		return msg
 	}
 	var requested string

@@ -313,13 +313,6 @@ func (st *settings) metadataURL(r *http.Request) string {
 	return origin + wellKnownPRM + path + "/mcp"
 }
 
-// prmDocument is the protected-resource metadata this server publishes.
-type prmDocument struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-}
-
 // MetadataMethod answers what every public metadata document answers
 // alike: any origin may read it (Access-Control-Allow-Origin: *), a CORS
 // preflight gets 204, any method but GET, HEAD and OPTIONS 405. It reports
@@ -364,11 +357,11 @@ func (st *settings) metadataHandler() http.Handler {
 			}
 			issuers = list
 		}
-		body, _ := json.Marshal(prmDocument{
-			Resource:               st.resourceURL(r),
-			AuthorizationServers:   issuers,
-			BearerMethodsSupported: []string{"header"},
-		})
+		body, _ := json.Marshal(struct {
+			Resource               string   `json:"resource"`
+			AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+			BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		}{st.resourceURL(r), issuers, []string{"header"}})
 		h.Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, body)
 	})

@@ -399,18 +399,11 @@ func toolObserver(m *metrics.Metrics) server.ToolHandlerMiddleware {
 // whose structured content is {"error": {"type": "adapter_error", ...}}, and
 // returns the error's code (or "" when the result has no such object).
 func stampRequestID(ctx context.Context, res *mcp.CallToolResult) string {
-	if res.StructuredContent == nil {
-		return ""
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return ""
-	}
 	var doc struct {
 		Error map[string]any `json:"error"`
 		Code  string         `json:"code"`
 	}
-	if json.Unmarshal(raw, &doc) != nil {
+	if raw, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(raw, &doc) != nil {
 		return ""
 	}
 	if doc.Error == nil {

@@ -66,20 +66,23 @@ func ResourceFailed(obj json.RawMessage) error {
 	return &ResourceError{RPCCode: mcp.INTERNAL_ERROR, Object: obj}
 }
 
+// errorReply is what the rewrites of a JSON-RPC error reply read of it.
+type errorReply struct {
+	ID    json.RawMessage `json:"id"`
+	Error *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
 // rewriteResourceError turns an error reply carrying a *ResourceError's
 // text into the error it describes; any other message comes back unchanged.
 func rewriteResourceError(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(resourceErrorKey)) {
 		return msg
 	}
-	var reply struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var reply errorReply
 	// mcp-go answers a handler's error with -32603 and a hook's refusal
 	// (see RequestGuard) with -32600.
 	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil ||
@@ -187,12 +190,7 @@ func tooLong(param, what string, n, max int) error {
 	return &ResourceError{RPCCode: mcp.INVALID_PARAMS, Object: obj}
 }
 
-// rpcErrorBody is a JSON-RPC 2.0 error response; ID null when unknown.
-type rpcErrorBody struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcErrorDetail  `json:"error"`
-}
+var jsonNull = json.RawMessage("null")
 
 type rpcErrorDetail struct {
 	Code    int    `json:"code"`
@@ -200,23 +198,23 @@ type rpcErrorDetail struct {
 	Data    any    `json:"data,omitempty"`
 }
 
-var jsonNull = json.RawMessage("null")
-
-// marshalRPCError renders a JSON-RPC error response body. The message may
-// echo the request: its hidden characters are shown (unseen.Show).
+// marshalRPCError renders a JSON-RPC 2.0 error response body (id null when
+// unknown). The message may echo the request: its hidden characters are
+// shown (unseen.Show).
 func marshalRPCError(id json.RawMessage, code int, message string, data any) []byte {
 	if len(id) == 0 {
 		id = jsonNull
 	}
-	message = unseen.Show(message)
-	b, err := json.Marshal(rpcErrorBody{
-		JSONRPC: "2.0",
-		ID:      id,
-		Error:   rpcErrorDetail{Code: code, Message: message, Data: data},
-	})
+	e := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcErrorDetail  `json:"error"`
+	}{"2.0", id, rpcErrorDetail{code, unseen.Show(message), data}}
+	b, err := json.Marshal(e)
 	if err != nil {
 		// Only data can fail to marshal; drop it rather than the error.
-		b, _ = json.Marshal(rpcErrorBody{JSONRPC: "2.0", ID: id, Error: rpcErrorDetail{Code: code, Message: message}})
+		e.Error.Data = nil
+		b, _ = json.Marshal(e)
 	}
 	return b
 }
@@ -267,14 +265,7 @@ func showErrorText(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(`"error"`)) || !unseen.HasJSON(msg) {
 		return msg
 	}
-	var reply struct {
-		ID    json.RawMessage `json:"id"`
-		Error *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-	}
+	var reply errorReply
 	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil {
 		return msg
 	}
