@@ -150,21 +150,13 @@ func (r *round) remove(q *lineQueue) {
 
 // ticket is one check in line, then running.
 type ticket struct {
-	q      *lineQueue // nil once refused or abandoned
-	client netip.Prefix
-	since  time.Time
-	ready  chan struct{} // closed when the check may run or is refused
-	reason string        // why it was refused; "" once granted
-	state  ticketState
+	q       *lineQueue // nil once refused, abandoned or done
+	client  netip.Prefix
+	since   time.Time
+	ready   chan struct{} // closed when the check may run or is refused
+	reason  string        // why it was refused; "" once granted
+	running bool          // granted and not done yet
 }
-
-type ticketState int
-
-const (
-	ticketWaiting ticketState = iota
-	ticketRunning
-	ticketGone // refused, abandoned or done
-)
 
 // checkLine is the line of token checks (see above). Safe for concurrent use.
 type checkLine struct {
@@ -278,7 +270,7 @@ func (l *checkLine) pushOut(own int, person bool) bool {
 func (l *checkLine) remove(t *ticket) {
 	q := t.q
 	q.tickets = slices.DeleteFunc(q.tickets, func(x *ticket) bool { return x == t })
-	t.q, t.state = nil, ticketGone
+	t.q = nil
 	l.waiting--
 	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
 	if len(q.tickets) == 0 {
@@ -384,7 +376,7 @@ func (l *checkLine) grant(q *lineQueue) {
 		l.strangersRunning++
 	}
 	l.waiting--
-	t.state = ticketRunning
+	t.running = true
 	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
 	close(t.ready)
 }
@@ -398,7 +390,7 @@ func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 		l.mu.Lock()
 	case <-ctx.Done():
 		l.mu.Lock()
-		if t.state == ticketWaiting {
+		if t.q != nil && !t.running { // still waiting
 			l.remove(t)
 			t.reason = reasonUnverifiedWait
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -416,11 +408,11 @@ func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 func (l *checkLine) done(t *ticket) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if t.state != ticketRunning {
+	if !t.running {
 		return
 	}
 	q := t.q
-	t.q, t.state = nil, ticketGone
+	t.q, t.running = nil, false
 	q.running--
 	l.running--
 	if !q.key.person {

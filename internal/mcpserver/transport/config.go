@@ -330,8 +330,7 @@ func (c HTTPConfig) settle() (*settings, error) {
 	if st.hosts, err = c.hostSet(st.publicBase); err != nil {
 		return nil, err
 	}
-	st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader)
-	if err != nil {
+	if st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader); err != nil {
 		return nil, err
 	}
 

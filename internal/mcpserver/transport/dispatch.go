@@ -91,8 +91,6 @@ func (b *bufferedReply) Flush() {}
 
 func (b *bufferedReply) CanStream() bool { return false }
 
-var _ server.HTTPResponseWriter = (*bufferedReply)(nil)
-
 // reply is a finished answer to one HTTP request or batch element: the
 // spliced parts (if any) then body.
 type reply struct {
