@@ -293,9 +293,9 @@ func (c HTTPConfig) settle() (*settings, error) {
 	if st.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("max body bytes must be positive, got %d", st.MaxBodyBytes)
 	}
-	st.ReadHeaderTimeout = orDefault(st.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	st.ReadTimeout = orDefault(st.ReadTimeout, DefaultReadTimeout)
-	st.IdleTimeout = orDefault(st.IdleTimeout, DefaultIdleTimeout)
+	st.ReadHeaderTimeout = cmp.Or(max(st.ReadHeaderTimeout, 0), DefaultReadHeaderTimeout)
+	st.ReadTimeout = cmp.Or(max(st.ReadTimeout, 0), DefaultReadTimeout)
+	st.IdleTimeout = cmp.Or(max(st.IdleTimeout, 0), DefaultIdleTimeout)
 	if err := st.settleBounds(); err != nil {
 		return nil, err
 	}
@@ -436,13 +436,6 @@ func (st *settings) warnBounds() {
 	}
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
 // supports reports whether v is one of the configured protocol versions.
 func (st *settings) supports(v string) bool { return slices.Contains(st.versions, v) }
 
@@ -514,12 +507,5 @@ func checkAbsoluteHTTPURL(s string) error {
 // connections. An empty host or an unspecified address binds every interface.
 func isLoopbackListen(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback())
 }

@@ -323,9 +323,6 @@ func observe(m *metrics.Metrics, log *slog.Logger, proxies proxySet, next http.H
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		logAccess(log, r, x, rec, start)
-		if m == nil {
-			return
-		}
 		status := cmp.Or(rec.status, http.StatusOK)
 		m.HTTPRequest(routeLabel(r.URL.Path), status)
 		if reason := refusalReason(status, rec.Header()); reason != "" {

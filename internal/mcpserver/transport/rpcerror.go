@@ -243,10 +243,7 @@ type envelope struct {
 // returns zero values when body is not a JSON object.
 func peekEnvelope(body []byte) envelope {
 	var e envelope
-	if len(body) == 0 || jsontext.Value(body).Kind() != '{' {
-		return e
-	}
-	if json.Unmarshal(body, &e) != nil {
+	if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &e) != nil {
 		return envelope{}
 	}
 	// The id forms JSON-RPC allows: string, number or null.
