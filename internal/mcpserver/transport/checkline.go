@@ -387,20 +387,19 @@ func (l *checkLine) grant(q *lineQueue) {
 func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 	select {
 	case <-t.ready:
-		l.mu.Lock()
 	case <-ctx.Done():
-		l.mu.Lock()
-		if t.q != nil && !t.running { // still waiting
-			l.remove(t)
-			t.reason = reasonUnverifiedWait
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				// Not when every request waiting for it has gone.
-				l.metrics.TokenCheckRefused(reasonUnverifiedWait)
-			}
-			close(t.ready)
-		}
 	}
+	l.mu.Lock()
 	defer l.mu.Unlock()
+	if t.q != nil && !t.running { // still waiting: ctx ended first
+		l.remove(t)
+		t.reason = reasonUnverifiedWait
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Not when every request waiting for it has gone.
+			l.metrics.TokenCheckRefused(reasonUnverifiedWait)
+		}
+		close(t.ready)
+	}
 	return t.reason
 }
 
@@ -614,13 +613,10 @@ func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
 // cancelled and forgotten.
 func (c *tokenChecks) leave(f *checkFlight) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	f.waiters--
-	last := f.waiters == 0
-	if last {
+	if f.waiters == 0 {
 		c.forget(f)
-	}
-	c.mu.Unlock()
-	if last {
 		f.cancel()
 	}
 }

@@ -270,6 +270,7 @@ type settings struct {
 	proxies    proxySet        // TrustedProxies, parsed
 	versions   []string
 	logger     *slog.Logger
+	allow      string // the Allow value for /mcp
 }
 
 // Effective returns c with every default applied and every derived timeout
@@ -316,6 +317,10 @@ func (c HTTPConfig) settle() (*settings, error) {
 	}
 	if c.CORS && len(st.origins) == 0 {
 		return nil, errors.New("CORS needs at least one allowed origin")
+	}
+	st.allow = "POST"
+	if c.CORS {
+		st.allow = "POST, OPTIONS"
 	}
 
 	if c.PublicBaseURL != "" {

@@ -129,14 +129,6 @@ func truncateField(s string) string {
 	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-// allowHeader is the Allow value for /mcp.
-func (st *settings) allowHeader() string {
-	if st.CORS {
-		return "POST, OPTIONS"
-	}
-	return "POST"
-}
-
 // methodMiddleware admits POST, and OPTIONS with CORS; else 405.
 func (st *settings) methodMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,7 +136,7 @@ func (st *settings) methodMiddleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Allow", st.allowHeader())
+		w.Header().Set("Allow", st.allow)
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
 			"method "+r.Method+" is not allowed on this endpoint: send JSON-RPC messages with POST (no SSE streams are offered)", nil)
 	})
@@ -181,7 +173,7 @@ func (st *settings) originMiddleware(next http.Handler) http.Handler {
 			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Protocol-Version")
 		}
 		if r.Method == http.MethodOptions {
-			h.Set("Allow", st.allowHeader())
+			h.Set("Allow", st.allow)
 			if origin != "" {
 				h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 				if allowed := allowedRequestHeaders(r.Header.Get("Access-Control-Request-Headers")); allowed != "" {
