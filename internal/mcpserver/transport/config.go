@@ -47,23 +47,20 @@ const (
 	// by default), which 10 s carries over a link of 1 Mbit/s.
 	DefaultBodyReadTimeout = 10 * time.Second
 	// DefaultMaxBodyReaders caps the requests reading their bodies at once,
-	// and DefaultMaxBodyReadersPerClient those of one client address. A
-	// reader holds what its peer sent so far (at most MaxBodyBytes), so 128
-	// readers hold at most 128 MiB at the default body bound, and only when
-	// 128 peers each send nearly 1 MiB and then stall; 16 per address leave
-	// the other 112 places to everyone else.
+	// DefaultMaxBodyReadersPerClient those of one client address. A reader
+	// holds what its peer sent (at most MaxBodyBytes): 128 hold at most 128
+	// MiB at the default bound, only when 128 peers each send nearly 1 MiB
+	// and stall; 16 per address leave the other 112 to everyone else.
 	DefaultMaxBodyReaders          = 128
 	DefaultMaxBodyReadersPerClient = 16
 	// DefaultMaxBodyReadersPerPrefix caps the reading places of one
 	// address prefix (IPv4 /24, IPv6 /64): peers spread over one network
 	// take at most a quarter of the places.
 	DefaultMaxBodyReadersPerPrefix = 32
-	// DefaultMinBodyRate is the slowest a request body may arrive, in bytes
-	// per second on average, once its first second (bodyRateGrace) has
-	// passed: a peer that sends a few bytes and stalls holds its reading
-	// place for about a second, not the whole BodyReadTimeout, while a
-	// 1 MiB body still has 1,000 s at that rate (BodyReadTimeout ends it
-	// first).
+	// DefaultMinBodyRate is the slowest average rate of a request body, in
+	// bytes a second, once bodyRateGrace has passed: a peer that sends a few
+	// bytes and stalls holds its reading place about a second, not the whole
+	// BodyReadTimeout, while a 1 MiB body has 1,000 s at that rate.
 	DefaultMinBodyRate = 1024
 	// What each derived bound adds to the one inside it (request deadline
 	// to call budget, write timeout to request deadline, shutdown grace to
@@ -122,20 +119,18 @@ type HTTPConfig struct {
 	// AuthorizationServersFunc supplies the issuer URLs lazily, e.g. from
 	// the provider's own metadata (see ProviderAuthorizationServers).
 	AuthorizationServersFunc func(ctx context.Context) ([]string, error)
-	// ExtraRoutes are more routes of the hosted mux (ServeMux patterns), served
-	// beside /mcp behind the Host check and the observation, never capped and
-	// without a bearer: for example an OAuth authorization facade. Each handler
-	// finds this server's public base with PublicBaseURL. A pattern may not
-	// take a route the transport serves itself.
+	// ExtraRoutes are more routes of the hosted mux (ServeMux patterns, not
+	// the transport's own), served behind the Host check and the
+	// observation, never capped and without a bearer (e.g. an OAuth
+	// authorization facade); PublicBaseURL gives each this server's base.
 	ExtraRoutes map[string]http.Handler
 	// Authenticate, when set, decides the bearer of every /mcp POST after
 	// RequireBearer's syntax check and before any JSON-RPC message (or batch
 	// item) is dispatched; see AuthVerdict for the answers it leads to.
 	Authenticate func(ctx context.Context, token string) AuthVerdict
-	// Verified, when set beside Authenticate, reports without any upstream
-	// call whether a bearer already has a good verdict (a cached one) and
-	// names its tenant (a grant id; "": a hash of the token). A bearer it
-	// does not know waits for its check (MaxUnverifiedRequests).
+	// Verified, when set beside Authenticate, reports without an upstream
+	// call whether a bearer has a good verdict cached, and names its tenant
+	// (a grant id; "": a hash of the token). Others wait for their check.
 	Verified func(token string) (tenant string, ok bool)
 	// MaxUnverifiedRequests caps the checks of bearers without a good
 	// verdict yet that run at once (flag --max-unverified-requests, default
@@ -201,9 +196,8 @@ type HTTPConfig struct {
 	// --max-reply-bytes, default 16 MiB); see serveBatch for a batch.
 	MaxReplyBytes int64
 	// MaxConcurrentRequests caps the /mcp requests served at once (flag
-	// --max-concurrent-requests, default 256); see admitMiddleware. A
-	// request beyond the cap is answered at once with 503 (reason
-	// server_busy). The probes and the metadata routes are never capped.
+	// --max-concurrent-requests, default 256; see admitMiddleware); one more
+	// is answered 503 server_busy at once. Probes and metadata are never capped.
 	MaxConcurrentRequests int
 	// MaxConcurrentPerTenant caps the /mcp requests of one verified token
 	// served at once while another tenant is served (see slotGate.take)

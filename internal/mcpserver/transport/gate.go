@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,15 +142,13 @@ const checkWait = 10 * time.Second
 //
 //   - With RequireBearer, a missing or malformed Authorization header is
 //     answered 401 with a challenge, at no cost.
-//   - A bearer that HTTPConfig.Verified knows is its verified tenant at
-//     once and takes a slot; no stranger's work stands in its way.
-//   - Any other bearer waits for its check (tokenChecks.check), holding
-//     nothing meanwhile; accepted, it takes a slot as its verified tenant
-//     and its client address is remembered as a person's (knownPlaces).
-//     While every slot is taken it is refused before its check, so a
-//     refused request costs no upstream call.
-//   - Without Authenticate, or without a bearer, the request is the tenant
-//     of its client address.
+//   - A bearer HTTPConfig.Verified knows takes a slot as its verified
+//     tenant at once; no stranger's work stands in its way.
+//   - Any other waits for its check (tokenChecks.check), holding nothing;
+//     accepted, it takes a slot as its verified tenant and its client
+//     address is remembered as a person's. While every slot is taken it is
+//     refused before its check, costing no upstream call.
+//   - Without Authenticate or a bearer, the tenant is the client address.
 //
 // A request over the slots waits for nothing: 503 with Retry-After, counted
 // as shed, and a rate-limited warning that carries no request data.
@@ -255,8 +254,7 @@ func (b *busyWarning) refused() {
 	if now-last < int64(busyLogEvery) || !b.last.CompareAndSwap(last, now) {
 		return
 	}
-	attrs := append(append([]any(nil), b.attrs...), "refused", b.pending.Swap(0))
-	b.log.Warn(b.message, attrs...)
+	b.log.Warn(b.message, append(slices.Clone(b.attrs), "refused", b.pending.Swap(0))...)
 }
 
 type bearerKey struct{}
@@ -432,10 +430,9 @@ func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, mes
 type rejectKey struct{}
 
 // MarkTokenRejected records that the RS refused the bearer of the hosted
-// request ctx belongs to (a token-level refusal met during a call: the
-// token is inactive, expired or revoked; never a scope refusal). The reply
-// to that request becomes HTTP 401 with an invalid_token challenge. Outside
-// a hosted request with an Authenticate hook it does nothing.
+// request of ctx as a token (inactive, expired or revoked; never a scope
+// refusal): the reply becomes HTTP 401 with an invalid_token challenge.
+// Outside a hosted request with an Authenticate hook it does nothing.
 func MarkTokenRejected(ctx context.Context) {
 	if s, ok := ctx.Value(rejectKey{}).(*atomic.Bool); ok {
 		s.Store(true)

@@ -24,7 +24,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 )
 
-// NewHTTPHandler builds the hosted mux around s:
+// NewHTTPHandler builds the hosted mux around s, with the stages of the
+// package doc:
 //
 //	/mcp                                       JSON-RPC over POST (the middleware chain)
 //	/healthz                                   liveness, no upstream call
@@ -32,9 +33,8 @@ import (
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //	HTTPConfig.ExtraRoutes                     as configured
 //
-// The stages are those of the package doc. s gets a tool middleware that
-// counts its calls and stamps request ids into adapter errors, so build one
-// handler per server. s must pass VerifyCapabilities.
+// s gets a tool middleware (toolObserver), so build one handler per
+// server. s must pass VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	if s == nil {
 		return nil, errors.New("transport: nil MCP server")
@@ -134,12 +134,10 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGa
 
 // HTTPReadyCheck returns a ReadyCheck that passes when target answers an
 // unauthenticated GET with any status below 500 (for the PDPP adapter: the
-// RS root). The body is drained up to a small bound and discarded. /readyz
-// is unauthenticated and never gated, so concurrent probes share one
-// upstream request and its outcome is reused for readyReuse: a probe flood
-// makes at most one upstream request per readyReuse. The request runs
-// detached from any one probe, under DefaultReadyTimeout, so a probe that
-// gives up does not fail the others.
+// RS root), its body drained up to a small bound. /readyz is never gated,
+// so concurrent probes share one upstream request, detached from any one
+// probe under DefaultReadyTimeout, and its outcome answers for readyReuse:
+// a probe flood makes at most one upstream request per readyReuse.
 func HTTPReadyCheck(client *http.Client, target string) func(context.Context) error {
 	if client == nil {
 		client = http.DefaultClient
@@ -372,13 +370,12 @@ const maxMetadataBytes = 256 << 10
 
 // ProviderAuthorizationServers returns an AuthorizationServersFunc that reads
 // authorization_servers from the provider's own protected-resource metadata
-// (RFC 9728: the well-known path inserted before the provider URL's path).
-// No credentials are sent. The answer is a docache.Cache: one fetch at a
-// time, a success kept for ttl (default 10 minutes), the previous answer
-// served while a refresh fails, and a failure remembered (and logged once)
-// for docache.DefaultFailMemo from when it ends, so a provider that fails
-// costs one fetch per memo period, not one per request. log receives that
-// one warning (default slog.Default()).
+// (RFC 9728: the well-known path before the provider URL's path), sending
+// no credentials, through a docache.Cache: one fetch at a time, a success
+// kept for ttl (default 10 minutes), the previous answer served while a
+// refresh fails, a failure remembered (and logged once, to log, default
+// slog.Default()) for docache.DefaultFailMemo, so a failing provider costs
+// one fetch per memo period, not one per request.
 func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl time.Duration, log *slog.Logger) (func(context.Context) ([]string, error), error) {
 	u, err := url.Parse(providerURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -458,10 +455,9 @@ func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
 	list := c.AllowedHosts
 	if len(list) == 0 {
 		list = slices.Clone(loopbackHosts)
-		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" {
-			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
-				list = append(list, h)
-			}
+		// net.IP's IsUnspecified is false for a name (nil).
+		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+			list = append(list, h)
 		}
 	}
 	for _, h := range list {

@@ -286,14 +286,13 @@ func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
 }
 
 // Observe is the outermost stage of the hosted handler: it gives the request
-// its correlation data (request id, W3C trace context; see package reqid),
-// echoes the id in the X-Request-Id response header, writes the request's
-// access log line to cfg.Logger (see logAccess), and counts the answer in
-// cfg.Metrics (HTTP status, authentication refusals, JSON-RPC batch sizes;
-// nil counts nothing). A request already observed by an outer Observe passes
-// through, so a program may wrap its own stages (such as a static bearer
-// check) around the handler NewHTTPHandler returns, with the same cfg, and
-// have the requests they answer logged and counted too.
+// its correlation data (request id, W3C trace context; package reqid),
+// echoes the id in X-Request-Id, writes its access log line to cfg.Logger
+// and counts the answer in cfg.Metrics (HTTP status, authentication
+// refusals, batch sizes; nil counts nothing). A request an outer Observe saw
+// passes through, so a program may wrap its own stages (such as a static
+// bearer check) around NewHTTPHandler's, with the same cfg, and have the
+// requests they answer logged and counted too.
 func Observe(cfg HTTPConfig, next http.Handler) http.Handler {
 	// A configuration error (reported by NewHTTPHandler and ServeHTTP)
 	// leaves the peer's address in charge.

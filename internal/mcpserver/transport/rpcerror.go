@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,10 +113,7 @@ func rewriteResourceError(msg []byte) []byte {
 	if code != "" {
 		text = code + ": " + text
 	}
-	if text == "" {
-		text = "resource read failed"
-	}
-	out := marshalRPCError(reply.ID, re.Code, text, re.Error)
+	out := marshalRPCError(reply.ID, re.Code, cmp.Or(text, "resource read failed"), re.Error)
 	if bytes.HasSuffix(msg, []byte("\n")) {
 		out = append(out, '\n')
 	}

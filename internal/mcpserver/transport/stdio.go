@@ -52,13 +52,12 @@ const (
 var stdioSessions atomic.Int64
 
 // ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
-// reaches EOF or ctx is cancelled; both end it cleanly with nil. At EOF the
-// requests already read are answered before it returns (bounded by
-// stdioDrainTimeout), so a client that closes its end early loses nothing;
-// a cancelled ctx cancels the requests in flight and waits for them within
-// the same bound. out carries nothing but MCP messages, one per line;
-// diagnostics go to errLog (default slog.Default()). Values in ctx (such as
-// WithBearer) reach every handler.
+// reaches EOF or ctx is cancelled (both end it with nil). At EOF the
+// requests already read are answered first (within stdioDrainTimeout), so a
+// client that closes its end early loses nothing; a cancelled ctx cancels
+// them and waits within the same bound. out carries only MCP messages, one
+// per line; diagnostics go to errLog (default slog.Default()). Values in
+// ctx (such as WithBearer) reach every handler.
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog *slog.Logger) error {
 	if s == nil {
 		return errors.New("transport: nil MCP server")
