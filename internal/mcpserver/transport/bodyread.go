@@ -210,24 +210,23 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 		// which its own deadline bounds. A writer that cannot set one (not
 		// a real connection) leaves the server's ReadTimeout in charge.
 		clock := newBodyClock(http.NewResponseController(w), r.Body, st.BodyReadTimeout, st.MinBodyRate)
-		var body []byte
-		var err error
-		read := make(chan struct{}) // closed once body and err are set
+		read := make(chan bodyResult, 1)
 		start := func() {
 			go func() {
-				body, err = readBody(clock, r.ContentLength, st.MaxBodyBytes)
-				close(read)
+				b, err := readBody(clock, r.ContentLength, st.MaxBodyBytes)
+				read <- bodyResult{b, err}
 			}()
 		}
 
-		reading, arrived := false, false // reading: a goroutine reads the body
+		var res bodyResult
+		reading, arrived := false, false // reading: a goroutine reads the body into read
 		if r.ContentLength >= 0 && r.ContentLength <= promptBodyBytes {
 			select {
 			case prompt <- struct{}{}:
 				reading = true
 				start()
 				select {
-				case <-read:
+				case res = <-read:
 					arrived = true
 				case <-time.After(promptWindow):
 				}
@@ -249,9 +248,10 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			if !reading {
 				start()
 			}
-			<-read
+			res = <-read
 			release()
 		}
+		body, err := res.body, res.err
 		switch {
 		case isTimeout(err) && clock.tooSlow():
 			clock.abandon(w)
@@ -356,6 +356,12 @@ func (c *bodyClock) Read(p []byte) (int, error) {
 		c.arrived(c.n)
 	}
 	return n, err
+}
+
+// bodyResult is what reading a body gave.
+type bodyResult struct {
+	body []byte
+	err  error
 }
 
 // refuseReader answers a request that found no reading place (503).

@@ -468,12 +468,9 @@ func canonicalOrigin(s string) (string, error) {
 	if host == "" {
 		return "", errors.New("missing host")
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if scheme == "https" {
-			port = "443"
-		}
+	port := cmp.Or(u.Port(), "80")
+	if scheme == "https" && u.Port() == "" {
+		port = "443"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port), nil
 }

@@ -293,14 +293,10 @@ func parseBearer(h http.Header) (string, error) {
 		return "", errNoBearer
 	}
 	scheme, rest, ok := strings.Cut(values[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", errMalformedBearer
+	if token := strings.TrimLeft(rest, " "); ok && strings.EqualFold(scheme, "Bearer") && isB64Token(token) {
+		return token, nil
 	}
-	token := strings.TrimLeft(rest, " ")
-	if !isB64Token(token) {
-		return "", errMalformedBearer
-	}
-	return token, nil
+	return "", errMalformedBearer
 }
 
 // isB64Token checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
