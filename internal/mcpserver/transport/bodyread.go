@@ -41,13 +41,13 @@ import (
 //     MaxBodyReadersPerClient and a fair share per tenant: strangers'
 //     stalled bodies never stand in its way.
 //
-// So slow peers compete with each other for reading places, never with the
-// prompt requests of other clients, with verified tokens, nor for the slots
-// that calls need; a stalled peer holds its place about a second, and
-// peers spread over many addresses of a few networks leave places to the
-// others. The client address is the one behind trusted proxies
-// (clientaddr.go). Taken places never make /readyz answer 503: strangers
-// could take them on every replica at once. Refusals are counted in Metrics.
+// So slow peers compete with each other for reading places, never with
+// other clients' prompt requests, verified tokens or the slots calls need;
+// a stalled peer holds its place about a second, and peers spread over many
+// addresses of a few networks leave places to others. The client address is
+// the one behind trusted proxies (clientaddr.go). Taken places never make
+// /readyz answer 503: strangers could take them on every replica at once.
+// Refusals are counted in Metrics.
 
 // promptBodyBytes, promptWindow and maxPromptReads bound the prompt path:
 // while at most maxPromptReads requests wait up to promptWindow each for a
@@ -58,9 +58,8 @@ const (
 	maxPromptReads  = 1024
 )
 
-// bodyRateGrace is the first stretch of a body's reading during which no
-// minimum rate applies (a body's first bytes may wait on a TCP round trip
-// or two).
+// bodyRateGrace is the start of a body's reading free of the minimum rate
+// (its first bytes may wait on a TCP round trip or two).
 const bodyRateGrace = time.Second
 
 // readPlaces hands out the reading places of one kind: at most max at once, at
@@ -99,8 +98,8 @@ const (
 	reasonBodyTooSlow       = "body_too_slow"
 )
 
-// take reserves a place for key, or returns the reason it cannot (and no
-// place). A reserved place is given back with release.
+// take reserves a place for key (give it back with release), or returns
+// the reason it cannot.
 func (p *readPlaces[K]) take(key K) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -146,7 +145,7 @@ func (p *readPlaces[K]) held() int {
 }
 
 // verifiedTenant is the tenant of r's bearer when it already has a good
-// verdict (HTTPConfig.Verified), without any upstream call.
+// verdict (HTTPConfig.Verified).
 func (st *settings) verifiedTenant(r *http.Request) (string, bool) {
 	if st.Authenticate == nil || st.Verified == nil {
 		return "", false
@@ -194,10 +193,8 @@ func addrKey(a netip.Addr) netip.Prefix {
 	return pfx
 }
 
-// bodyReadMiddleware reads the whole body once, under BodyReadTimeout, on
-// the prompt path or within a reading place (see above), refusing more than
-// MaxBodyBytes with 413, and keeps it for the later stages. It runs before
-// the concurrency cap, so no slot is held while a body is still arriving.
+// bodyReadMiddleware reads the whole body once for the later stages, as
+// above, refusing more than MaxBodyBytes with 413.
 func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verified *readPlaces[string], next http.Handler) http.Handler {
 	prompt := make(chan struct{}, maxPromptReads) // one token per request on the prompt path
 	warn := &busyWarning{log: st.logger, message: "refusing /mcp requests: body-reading places taken (slow or stalled senders)",
@@ -208,12 +205,10 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 			st.bodyTooLarge(w)
 			return
 		}
-		// The body's own deadline, from now, moved as bytes arrive (see
-		// bodyClock). Once the body has been read to its end net/http lifts
-		// it (its background read of the idle connection starts without
-		// one), so it never cuts the call that follows, which its own
-		// deadline bounds. A writer that cannot set one (not a real
-		// connection) leaves the server's ReadTimeout in charge.
+		// The body's own deadline (bodyClock). net/http lifts it once the
+		// body is read to its end, so it never cuts the call that follows,
+		// which its own deadline bounds. A writer that cannot set one (not
+		// a real connection) leaves the server's ReadTimeout in charge.
 		clock := newBodyClock(http.NewResponseController(w), r.Body, st.BodyReadTimeout, st.MinBodyRate)
 		read := make(chan bodyResult, 1)
 		start := func() {
@@ -287,8 +282,7 @@ func (st *settings) bodyReadMiddleware(places *readPlaces[netip.Prefix], verifie
 	})
 }
 
-// readingPlace picks the places r reads among: a verified tenant's, or
-// its client key's among strangers'.
+// readingPlace picks r's place: its verified tenant's, or its client key's.
 func (st *settings) readingPlace(r *http.Request, places *readPlaces[netip.Prefix], verified *readPlaces[string]) (take func() string, release func()) {
 	if tenant, ok := st.verifiedTenant(r); ok {
 		return func() string { return verified.take(tenant) }, func() { verified.release(tenant) }
@@ -297,11 +291,9 @@ func (st *settings) readingPlace(r *http.Request, places *readPlaces[netip.Prefi
 	return func() string { return places.take(client) }, func() { places.release(client) }
 }
 
-// bodyClock reads a body, moving its read deadline as its bytes arrive: it
-// is the earlier of start+timeout and the moment the body falls below rate
-// bytes a second on average, counted from start, once grace has passed. A
-// peer that stalls is cut at that moment, one that keeps the rate only by
-// the overall timeout.
+// bodyClock reads a body, moving its read deadline as bytes arrive: the
+// earlier of start+timeout and the moment the body falls below rate bytes
+// a second on average from start, once bodyRateGrace has passed.
 type bodyClock struct {
 	r         io.Reader
 	n         int64 // bytes read so far
@@ -372,8 +364,7 @@ type bodyResult struct {
 	err  error
 }
 
-// refuseReader answers a request that found no reading place: 503 with
-// Retry-After and a JSON-RPC error naming the cap it met.
+// refuseReader answers a request that found no reading place (503).
 func (st *settings) refuseReader(w http.ResponseWriter, reason string) {
 	data := limitData{Reason: reason, MaxBodyReaders: st.MaxBodyReaders}
 	msg := fmt.Sprintf("the server is reading the bodies of %d requests, its limit: send the body whole with the headers, or retry after a second", st.MaxBodyReaders)
@@ -397,10 +388,9 @@ func (st *settings) bodyTooLarge(w http.ResponseWriter) {
 		"request body is larger than the server limit", map[string]int64{"max_body_bytes": st.MaxBodyBytes})
 }
 
-// abandonBody makes the reply close the connection and stops the server
-// from reading what is left of the body after the reply (net/http would
-// otherwise wait for up to 256 KiB of it from a peer that may never send
-// it).
+// abandonBody makes the reply close the connection, so the server reads no
+// more of the body (net/http would wait for up to 256 KiB of it from a peer
+// that may never send it).
 func abandonBody(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
@@ -411,8 +401,8 @@ func abandonBody(w http.ResponseWriter) {
 // one byte holds this much, not a megabyte.
 const presizeMax = 64 << 10
 
-// readBody reads at most max+1 bytes of r. A declared length sizes the
-// buffer up to presizeMax; beyond that it grows as bytes arrive.
+// readBody reads at most max+1 bytes of r into a buffer sized by the
+// declared length up to presizeMax, growing as bytes arrive.
 func readBody(r io.Reader, declared, max int64) ([]byte, error) {
 	var b bytes.Buffer
 	if declared > 0 {

@@ -15,51 +15,45 @@ import (
 )
 
 // The line of token checks. A bearer without a good verdict is checked by
-// Authenticate, and what a check costs (an RS read, over the checks' own
-// few RS connections) is shared by everyone: people with a new or refreshed
-// token and strangers with made-up ones. A bound of k places is filled by
-// k+1 networks, so checks do not hold places handed out first come, first
-// served: they wait in a fair line, and a check is refused only when its
-// own network's queue is full, never because others hold the places.
+// Authenticate, and a check's cost (an RS read over the checks' own few RS
+// connections) is shared by people with a new or refreshed token and
+// strangers with made-up ones alike. k places handed out first come, first
+// served are filled by k+1 networks, so checks wait in a fair line instead,
+// and one is refused only when its own network's queue is full.
 //
 //   - At most max checks run at once (MaxUnverifiedRequests). A check waits
-//     for its turn in a queue: a stranger's in its network's (IPv4 /24,
-//     IPv6 /48; see checkNetwork), a person's in its address's (see
-//     knownPlaces). Turns go round the queues that wait, one check per
-//     queue per round (deficit round robin with equal costs: every check
-//     is one RS read). A queue that starts waiting while it has no place
-//     in the round (a sparse one: a client with one new token) takes the
-//     next turn before the queues of the round (a flood), as new flows do
-//     in FQ-CoDel (RFC 8290). Once served, a queue keeps a place at the
-//     round's end even when it has nothing more to wait for, until its
-//     turn comes round again: a network that sends one check after another
-//     is sparse at most once a round, so strangers cannot make their
-//     networks look sparse to jump ahead, and sparse queues take their
-//     first turns in the order they came.
+//     in a queue: a stranger's network's (see checkNetwork), a person's
+//     address's (see knownPlaces). Turns go round the waiting queues, one
+//     check per queue per round (deficit round robin with equal costs: each
+//     check is one RS read). A queue that starts waiting with no place in
+//     the round (a sparse one: a client with one new token) goes before the
+//     round's queues (a flood), as new flows do in FQ-CoDel (RFC 8290).
+//     Once served, a queue keeps a place at the round's end, even with
+//     nothing left to wait for, until its turn comes again: a network that
+//     sends one check after another is sparse at most once a round (so
+//     strangers cannot look sparse to jump ahead), and sparse queues take
+//     their first turns in the order they came.
 //   - One queue runs at most max/4 checks at once (at least one), so a
 //     network whose checks the RS holds long leaves the others turns.
-//   - Places that showed a good token recently (knownPlaces) are people:
-//     reserve of the max places are never given to strangers, and while
-//     both wait the other places go to people and strangers in turn. So a
-//     new login or a refreshed token from a place that had a good one waits
-//     behind people only, never behind strangers.
-//   - A queue holds at most perQueue checks, and at most perClient of them
-//     from one client address; one more is refused (its own network's
-//     queue is full). All queues together hold at most maxWaiting checks:
-//     at that bound a newcomer pushes out the newest check of the longest
-//     stranger queue (longer than the newcomer's would be), so a network
-//     that waits for little always gets in; a newcomer whose own queue
-//     would be the longest is refused. Strangers never push out people.
+//   - Places that showed a good token recently are people's: reserve of the
+//     max places never go to strangers, and while both wait the others go
+//     to each in turn, so a new login or refreshed token from such a place
+//     waits behind people only.
+//   - A queue holds at most perQueue checks, at most perClient of them from
+//     one client address; one more is refused. All queues hold at most
+//     maxWaiting: at that bound a newcomer pushes out the newest check of
+//     the longest stranger queue (if longer than the newcomer's would be),
+//     so a network that waits for little always gets in; one whose own
+//     queue would be the longest is refused. Strangers never push out people.
 //   - A check waits at most lineWait for its turn (then 503, retry), and
-//     leaves the line at once when every request waiting for it has gone.
+//     leaves at once when every request waiting for it has gone.
 //
 // The line's memory: at most maxWaiting tickets in queues and max running,
-// and one queue entry per queue that waits, runs or holds a place in its
-// round (at most maxWaiting with tickets, maxWaiting holders per class and
-// max running: 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners per
-// ticket, each on a connection of its own) hold their bodies, read already
-// (at most MaxBodyBytes each), and their goroutines: what the connection
-// bounds allow.
+// and one entry per queue that waits, runs or holds a place in its round
+// (maxWaiting with tickets, maxWaiting holders per class, max running:
+// 3*maxWaiting+max). The requests waiting for a check (at most maxJoiners
+// per ticket, each on its own connection) hold their bodies (at most
+// MaxBodyBytes each) and goroutines: what the connection bounds allow.
 
 // Refusal reasons of the line (data.reason of a 503, mcp_http_requests_shed_total
 // and mcp_http_token_check_refusals_total).
@@ -78,36 +72,25 @@ const (
 	reasonUnverifiedWait = "unverified_wait_timeout"
 )
 
-// lineWait bounds how long a check waits for its turn. With the check's own
-// checkWait it stays under the request deadline (DefaultRequestTimeout) and
-// a usual client timeout (30 to 60 s), so a request that waited too long
-// still gets a typed answer.
+// lineWait bounds a check's wait for its turn: with checkWait it stays under
+// the request deadline (DefaultRequestTimeout) and a usual client timeout
+// (30 to 60 s), so a request that waited too long still gets a typed answer.
 const lineWait = 20 * time.Second
 
-// Networks of strangers' checks. IPv4: a /24, the smallest block routed
-// between networks. IPv6: a /48, not a /64: one end site is handed a /48 or
-// a /56 (a /60 alone is 16 /64s, a /56 256 and a /48 65,536), and a free
-// tunnel broker hands anyone a /48, so counting /64s (or /56s) would give
-// one stranger thousands of queues. A /48 may hold other customers of the
-// same provider: people among them who showed a good token wait in queues
-// of their own address (an IPv6 /64, see clientKey), not their network's.
-const (
-	checkBits4 = 24
-	checkBits6 = 48
-)
-
-// checkNetwork is the network a stranger's check waits in line as: the /24
-// of an IPv4 client key, the /48 of an IPv6 one (a /64 key).
+// checkNetwork is the network a stranger's check waits in line as. IPv4: a
+// /24 (prefixKey), the smallest block routed between networks. IPv6: the
+// /48 of a /64 key, not the /64: one end site is handed a /48 or a /56 (a
+// /60 alone is 16 /64s, a /56 256 and a /48 65,536), and a free tunnel
+// broker hands anyone a /48, so counting /64s (or /56s) would give one
+// stranger thousands of queues. A /48 may hold other customers of the same
+// provider: people among them who showed a good token wait in queues of
+// their own address (an IPv6 /64, see clientKey), not their network's.
 func checkNetwork(client netip.Prefix) netip.Prefix {
-	if !client.IsValid() {
-		return client
+	if client.Addr().Is6() {
+		p, _ := client.Addr().Prefix(48)
+		return p
 	}
-	bits := checkBits6
-	if client.Addr().Is4() {
-		bits = checkBits4
-	}
-	p, _ := client.Addr().Prefix(bits)
-	return p
+	return prefixKey(client)
 }
 
 // lineKey names a queue: a network of strangers, or a person's address.
@@ -126,10 +109,9 @@ type lineQueue struct {
 	holder  bool      // in the round's busy list without tickets (a place kept)
 }
 
-// round is one class's queues in turn order: sparse ones (see above)
-// first, then the others, of which holders keep a place without a ticket.
-// Its lists hold at most the queues of its class; holders are at most
-// maxWaiting (beyond, the one nearest its turn goes first).
+// round is one class's queues in turn order: sparse ones first, then the
+// others, of which holders keep a place without a ticket. Its lists hold at
+// most its class's queues; holders at most maxWaiting (see trimHolders).
 type round struct {
 	sparse, busy []*lineQueue
 	holders      int
@@ -168,21 +150,13 @@ func (r *round) remove(q *lineQueue) {
 
 // ticket is one check in line, then running.
 type ticket struct {
-	q      *lineQueue // nil once refused or abandoned
-	client netip.Prefix
-	since  time.Time
-	ready  chan struct{} // closed when the check may run or is refused
-	reason string        // why it was refused; "" once granted
-	state  ticketState
+	q       *lineQueue // nil once refused, abandoned or done
+	client  netip.Prefix
+	since   time.Time
+	ready   chan struct{} // closed when the check may run or is refused
+	reason  string        // why it was refused; "" once granted
+	running bool          // granted and not done yet
 }
-
-type ticketState int
-
-const (
-	ticketWaiting ticketState = iota
-	ticketRunning
-	ticketGone // refused, abandoned or done
-)
 
 // checkLine is the line of token checks (see above). Safe for concurrent use.
 type checkLine struct {
@@ -202,17 +176,14 @@ type checkLine struct {
 	metrics                   *metrics.Metrics
 }
 
-// newCheckLine returns a line of checks places running at once, of which
-// reserve only people take; queues of perQueue, at most perClient of them
-// from one address; and maxWaiting in line in all.
+// newCheckLine returns a line with the bounds named above.
 func newCheckLine(places, reserve, perQueue, perClient, maxWaiting int, m *metrics.Metrics) *checkLine {
 	return &checkLine{max: places, reserve: min(reserve, places-1), perQueue: perQueue, perClient: perClient,
 		perRunning: max(1, places/4), maxWaiting: maxWaiting, queues: map[lineKey]*lineQueue{}, metrics: m}
 }
 
-// join puts a check of client in line, as a person's (its address showed a
-// good token recently) or a stranger's: a ticket to wait on (see wait), or
-// the reason it is refused.
+// join puts a check of client in line, as a person's or a stranger's: a
+// ticket to wait on (see wait), or the reason it is refused.
 func (l *checkLine) join(client netip.Prefix, person bool) (*ticket, string) {
 	key := lineKey{pfx: client, person: person}
 	if !person {
@@ -268,10 +239,10 @@ func countClient(ts []*ticket, client netip.Prefix) int {
 	return n
 }
 
-// pushOut makes room for a newcomer whose queue would then hold own: it
-// refuses the newest ticket of the longest stranger queue (of people too,
-// for a person) when that queue holds more than own, and reports whether it
-// did. One scan of the queues (at most maxWaiting+max).
+// pushOut makes room for a newcomer whose queue would then hold own by
+// refusing the newest ticket of the longest stranger queue (of people too,
+// for a person) holding more than own; false when there is none. One scan
+// of the queues (at most maxWaiting+max).
 func (l *checkLine) pushOut(own int, person bool) bool {
 	var longest *lineQueue
 	for _, q := range l.queues {
@@ -299,7 +270,7 @@ func (l *checkLine) pushOut(own int, person bool) bool {
 func (l *checkLine) remove(t *ticket) {
 	q := t.q
 	q.tickets = slices.DeleteFunc(q.tickets, func(x *ticket) bool { return x == t })
-	t.q, t.state = nil, ticketGone
+	t.q = nil
 	l.waiting--
 	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
 	if len(q.tickets) == 0 {
@@ -315,8 +286,7 @@ func (l *checkLine) remove(t *ticket) {
 	}
 }
 
-// forget drops q from the queues when nothing keeps it: no ticket, no check
-// running, no place in the round.
+// forget drops q when it has no ticket, no check running, no place in the round.
 func (l *checkLine) forget(q *lineQueue) {
 	if len(q.tickets) == 0 && q.running == 0 && !q.inRing && l.queues[q.key] == q {
 		delete(l.queues, q.key)
@@ -392,8 +362,7 @@ func (l *checkLine) dispatch() {
 }
 
 // grant runs the oldest ticket of q, which then takes its next turn at the
-// end of its round's busy queues, holding its place there even when it has
-// no ticket left (queues it passed over keep their turn).
+// end of its round's busy queues, even with no ticket left.
 func (l *checkLine) grant(q *lineQueue) {
 	t := q.tickets[0]
 	q.tickets = q.tickets[1:]
@@ -407,31 +376,30 @@ func (l *checkLine) grant(q *lineQueue) {
 		l.strangersRunning++
 	}
 	l.waiting--
-	t.state = ticketRunning
+	t.running = true
 	l.metrics.TokenCheckWaited(q.key.person, time.Since(t.since))
 	close(t.ready)
 }
 
-// wait blocks until t may run ("") or is refused (the reason), or ctx ends
-// first: then t leaves the line (reasonUnverifiedWait). A ticket granted
-// must be given back with done.
+// wait blocks until t may run ("", then give it back with done) or is
+// refused (the reason), or ctx ends first: then t leaves the line
+// (reasonUnverifiedWait).
 func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 	select {
 	case <-t.ready:
-		l.mu.Lock()
 	case <-ctx.Done():
-		l.mu.Lock()
-		if t.state == ticketWaiting {
-			l.remove(t)
-			t.reason = reasonUnverifiedWait
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				// Not when every request waiting for it has gone.
-				l.metrics.TokenCheckRefused(reasonUnverifiedWait)
-			}
-			close(t.ready)
-		}
 	}
+	l.mu.Lock()
 	defer l.mu.Unlock()
+	if t.q != nil && !t.running { // still waiting: ctx ended first
+		l.remove(t)
+		t.reason = reasonUnverifiedWait
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Not when every request waiting for it has gone.
+			l.metrics.TokenCheckRefused(reasonUnverifiedWait)
+		}
+		close(t.ready)
+	}
 	return t.reason
 }
 
@@ -439,11 +407,11 @@ func (l *checkLine) wait(ctx context.Context, t *ticket) string {
 func (l *checkLine) done(t *ticket) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if t.state != ticketRunning {
+	if !t.running {
 		return
 	}
 	q := t.q
-	t.q, t.state = nil, ticketGone
+	t.q, t.running = nil, false
 	q.running--
 	l.running--
 	if !q.key.person {
@@ -460,20 +428,18 @@ func (l *checkLine) depth() (waiting, running int) {
 	return l.waiting, l.running
 }
 
-// knownPlaces remembers the client addresses (an IPv4 address, an IPv6 /64)
-// that presented a good token within knownTTL, so their new tokens wait in
-// line as people's. At most knownMax addresses: when full, those expired go
-// first, then the one seen longest ago (one scan of knownMax per new
-// address into a full table).
+// knownPlaces remembers the client keys that presented a good token within
+// knownTTL, so their new tokens wait in line as people's. When knownMax are
+// kept, those expired go first, then the one seen longest ago (one scan of
+// knownMax per new address into a full table).
 type knownPlaces struct {
 	mu sync.Mutex
 	at map[netip.Prefix]time.Time // last good token seen; at most knownMax entries
 }
 
-// knownTTL is how long an address that showed a good token stays known: a
-// working day, so a token refreshed every hour, or a new login the next
-// morning from the same place, is a person's. knownMax bounds the addresses
-// kept (about 100 bytes each).
+// knownTTL is a working day, so a token refreshed every hour, or a new login
+// the next morning from the same place, is a person's. knownMax bounds the
+// addresses kept (about 100 bytes each).
 const (
 	knownTTL = 24 * time.Hour
 	knownMax = 8192
@@ -515,17 +481,14 @@ func (k *knownPlaces) known(client netip.Prefix) bool {
 }
 
 // One check per distinct bearer: requests with the same unverified bearer
-// that arrive while its check waits or runs join it (a flight) instead of
-// each taking a place in line, so a client's first burst of parallel calls
-// with a new token costs one check. Every request waits for the flight
-// under its own context and holds nothing while it waits (no place, no
-// slot: it takes a slot as a verified tenant only once the verdict is
-// good). The flight runs on a goroutine of its own, detached from the
-// request that started it, so it outlives any one request that gives up;
-// when every request waiting for it has gone, it is cancelled, leaving the
-// line (or ending its check). golang.org/x/sync/singleflight shares one
-// call the same way but cannot cancel it when its last caller leaves, so
-// the few lines that count the waiters are kept here.
+// that arrive while its check waits or runs join it (a flight), so a
+// client's first burst of parallel calls with a new token costs one check.
+// Each waits under its own context holding nothing (no place, no slot
+// until the verdict is good). The flight runs on its own goroutine, so it
+// outlives any one request that gives up, and is cancelled (leaving the
+// line or ending its check) when every request waiting for it has gone:
+// golang.org/x/sync/singleflight cannot cancel a call when its last caller
+// leaves, hence the few lines that count the waiters here.
 
 // maxJoiners bounds the requests waiting for one flight: an honest client's
 // burst is at most its connections, and the request slots a verdict lets in
@@ -542,12 +505,11 @@ type checkFlight struct {
 	cancel  context.CancelFunc
 }
 
-// tokenChecks are what the checks of unverified bearers share: the line,
-// the places known as people's, the requests waiting now
+// tokenChecks are what unverified bearers' checks share: the line, the
+// places known as people's, the requests waiting now
 // (mcp_http_unverified_requests) and the flights, by the SHA-256 of the
-// bearer (never the bearer itself). Each flight holds a ticket in line or a
-// running check, so there are at most maxWaiting+max of them (plus those
-// being answered).
+// bearer (never the bearer itself): each holds a ticket or a running check,
+// so at most maxWaiting+max (plus those being answered).
 type tokenChecks struct {
 	st      *settings
 	line    *checkLine
@@ -574,10 +536,9 @@ func newTokenChecks(st *settings) *tokenChecks {
 }
 
 // check gets the verdict for a bearer with no good verdict yet, counting the
-// request while it waits: it joins the flight of the same bearer, or starts
-// one (a ticket in line, see checkLine). It returns the verdict, or the
-// reason the line refused the check; a request whose own context ends first
-// gets AuthUnavailable.
+// request while it waits, by joining its bearer's flight or starting one:
+// the verdict, or the reason the line refused the check; AuthUnavailable
+// when the request's own context ends first.
 func (c *tokenChecks) check(ctx context.Context, client netip.Prefix, token string) (AuthVerdict, string) {
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
@@ -638,7 +599,7 @@ func (c *tokenChecks) fly(ctx context.Context, f *checkFlight, t *ticket, token 
 	c.finish(f, v, "")
 }
 
-// finish answers the flight's requests and forgets it, so the next request
+// finish answers the flight's requests and forgets it: the next request
 // with the same bearer asks again (or finds its verdict cached).
 func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
 	c.mu.Lock()
@@ -648,18 +609,14 @@ func (c *tokenChecks) finish(f *checkFlight, v AuthVerdict, reason string) {
 	close(f.done)
 }
 
-// leave counts one request less waiting for f; when none is left, f is
-// cancelled and forgotten (a request with the same bearer that comes next
-// starts a flight of its own).
+// leave counts one request less waiting for f; with none left, f is
+// cancelled and forgotten.
 func (c *tokenChecks) leave(f *checkFlight) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	f.waiters--
-	last := f.waiters == 0
-	if last {
+	if f.waiters == 0 {
 		c.forget(f)
-	}
-	c.mu.Unlock()
-	if last {
 		f.cancel()
 	}
 }

@@ -321,7 +321,7 @@ func TestCheckLineTurns(t *testing.T) {
 		for range ts {
 			l.done(running)
 			for i, tk := range ts {
-				if tk.state == ticketRunning {
+				if tk.running {
 					order = append(order, i)
 					running = tk
 				}

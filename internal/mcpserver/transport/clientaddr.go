@@ -9,14 +9,12 @@ import (
 	"strings"
 )
 
-// The client address of a request is what every per-address bound counts
-// against (body-reading places, the line of token checks, the token check's rate)
-// and what the access log names. It is the TCP peer's address, unless the
-// peer is a trusted proxy (HTTPConfig.TrustedProxies): then it is the
-// right-most address of the forwarded header that is not itself a trusted
-// proxy. Anything to the left of that address was written by the client
-// and is never believed; a peer outside the trusted networks has its
-// forwarded headers ignored whole.
+// The client address of a request, which every per-address bound counts
+// against and the access log names, is the TCP peer's, unless the peer is a
+// trusted proxy (HTTPConfig.TrustedProxies): then the right-most address of
+// the forwarded header that is not itself a trusted proxy. Anything left of
+// it was written by the client and is never believed; a peer outside the
+// trusted networks has its forwarded headers ignored whole.
 
 // Forwarded headers the client address may be read from (HTTPConfig.ForwardedHeader).
 const (
@@ -68,20 +66,14 @@ func parseProxies(list []string, header string) (proxySet, error) {
 }
 
 func (ps proxySet) trusted(a netip.Addr) bool {
-	for _, p := range ps.nets {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps.nets, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-// resolve returns the client address of a request from peer (its
-// RemoteAddr) and header: the peer when it is not trusted (or none is),
-// otherwise the right-most forwarded address that is not trusted, or the
-// left-most one looked at when all are. A forwarded entry that does not
-// parse (an obfuscated or "unknown" node) stops the walk at the hop before
-// it. The zero Addr when peer does not parse.
+// resolve returns the client address of a request from its RemoteAddr and
+// header: the peer when untrusted, else the right-most untrusted forwarded
+// address, or the left-most looked at when all are trusted. An entry that
+// does not parse (an obfuscated or "unknown" node) stops the walk at the hop
+// before it. The zero Addr when peer does not parse.
 func (ps proxySet) resolve(peer string, h http.Header) netip.Addr {
 	ap, err := netip.ParseAddrPort(peer)
 	if err != nil {
@@ -151,8 +143,7 @@ func (ps proxySet) withClientAddr(r *http.Request) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, ps.resolve(r.RemoteAddr, r.Header)))
 }
 
-// clientAddrOf is the client address of r: the one the observation stage
-// resolved, or the peer's.
+// clientAddrOf is r's client address as observe resolved it, or the peer's.
 func clientAddrOf(r *http.Request) netip.Addr {
 	if a, ok := r.Context().Value(clientAddrKey{}).(netip.Addr); ok {
 		return a

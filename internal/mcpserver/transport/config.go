@@ -47,29 +47,25 @@ const (
 	// by default), which 10 s carries over a link of 1 Mbit/s.
 	DefaultBodyReadTimeout = 10 * time.Second
 	// DefaultMaxBodyReaders caps the requests reading their bodies at once,
-	// and DefaultMaxBodyReadersPerClient those of one client address. A
-	// reader holds what its peer sent so far (at most MaxBodyBytes), so 128
-	// readers hold at most 128 MiB at the default body bound, and only when
-	// 128 peers each send nearly 1 MiB and then stall; 16 per address leave
-	// the other 112 places to everyone else.
+	// DefaultMaxBodyReadersPerClient those of one client address. A reader
+	// holds what its peer sent (at most MaxBodyBytes): 128 hold at most 128
+	// MiB at the default bound, only when 128 peers each send nearly 1 MiB
+	// and stall; 16 per address leave the other 112 to everyone else.
 	DefaultMaxBodyReaders          = 128
 	DefaultMaxBodyReadersPerClient = 16
 	// DefaultMaxBodyReadersPerPrefix caps the reading places of one
 	// address prefix (IPv4 /24, IPv6 /64): peers spread over one network
 	// take at most a quarter of the places.
 	DefaultMaxBodyReadersPerPrefix = 32
-	// DefaultMinBodyRate is the slowest a request body may arrive, in bytes
-	// per second on average, once its first second (bodyRateGrace) has
-	// passed: a peer that sends a few bytes and stalls holds its reading
-	// place for about a second, not the whole BodyReadTimeout, while a
-	// 1 MiB body still has 1,000 s at that rate (BodyReadTimeout ends it
-	// first).
+	// DefaultMinBodyRate is the slowest average rate of a request body, in
+	// bytes a second, once bodyRateGrace has passed: a peer that sends a few
+	// bytes and stalls holds its reading place about a second, not the whole
+	// BodyReadTimeout, while a 1 MiB body has 1,000 s at that rate.
 	DefaultMinBodyRate = 1024
-	// requestSlack is what the derived request deadline adds to the call
-	// budget, writeSlack what the derived write timeout adds to the request
-	// deadline, and shutdownSlack what the derived shutdown grace adds to
-	// the write timeout: each stage outlives the one inside it, so a call
-	// that runs out of time is still answered with a typed error.
+	// What each derived bound adds to the one inside it (request deadline
+	// to call budget, write timeout to request deadline, shutdown grace to
+	// write timeout), so a call that runs out of time is still answered
+	// with a typed error.
 	requestSlack  = 5 * time.Second
 	writeSlack    = 10 * time.Second
 	shutdownSlack = 5 * time.Second
@@ -98,10 +94,9 @@ type HTTPConfig struct {
 	// 127.0.0.1:8787. ":0" picks a free port; see OnListen.
 	Listen string
 	// PublicBaseURL is the externally visible origin (and optional path
-	// prefix) of this server, for deployments behind a proxy (flag
-	// --public-base-url), e.g. https://mcp.example.com. The resource
-	// identifier becomes PublicBaseURL+"/mcp". When empty it is derived from
-	// each request's Host.
+	// prefix), e.g. https://mcp.example.com, behind a proxy (flag
+	// --public-base-url); the resource identifier is PublicBaseURL+"/mcp".
+	// Empty: derived from each request's Host.
 	PublicBaseURL string
 	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
 	// may call /mcp (flag --allowed-origins, comma separated). A request
@@ -124,20 +119,18 @@ type HTTPConfig struct {
 	// AuthorizationServersFunc supplies the issuer URLs lazily, e.g. from
 	// the provider's own metadata (see ProviderAuthorizationServers).
 	AuthorizationServersFunc func(ctx context.Context) ([]string, error)
-	// ExtraRoutes are more routes of the hosted mux (ServeMux patterns), served
-	// beside /mcp behind the Host check and the observation, never capped and
-	// without a bearer: for example an OAuth authorization facade. Each handler
-	// finds this server's public base with PublicBaseURL. A pattern may not
-	// take a route the transport serves itself.
+	// ExtraRoutes are more routes of the hosted mux (ServeMux patterns, not
+	// the transport's own), served behind the Host check and the
+	// observation, never capped and without a bearer (e.g. an OAuth
+	// authorization facade); PublicBaseURL gives each this server's base.
 	ExtraRoutes map[string]http.Handler
 	// Authenticate, when set, decides the bearer of every /mcp POST after
 	// RequireBearer's syntax check and before any JSON-RPC message (or batch
 	// item) is dispatched; see AuthVerdict for the answers it leads to.
 	Authenticate func(ctx context.Context, token string) AuthVerdict
-	// Verified, when set beside Authenticate, reports without any upstream
-	// call whether a bearer already has a good verdict (a cached one) and
-	// names its tenant (a grant id; "": a hash of the token). A bearer it
-	// does not know waits for its check (MaxUnverifiedRequests).
+	// Verified, when set beside Authenticate, reports without an upstream
+	// call whether a bearer has a good verdict cached, and names its tenant
+	// (a grant id; "": a hash of the token). Others wait for their check.
 	Verified func(token string) (tenant string, ok bool)
 	// MaxUnverifiedRequests caps the checks of bearers without a good
 	// verdict yet that run at once (flag --max-unverified-requests, default
@@ -185,20 +178,17 @@ type HTTPConfig struct {
 	Logger *slog.Logger
 
 	// Server timeouts (flags --write-timeout and --shutdown-timeout; the
-	// others keep their defaults from the command line). WriteTimeout
-	// defaults to RequestTimeout plus 10s and ShutdownTimeout to
-	// WriteTimeout plus 5s, so an in-flight call always gets its answer
-	// written before the connection or the process is cut; ServeHTTP warns
-	// when explicit values break that order.
+	// others keep their defaults). WriteTimeout defaults to RequestTimeout
+	// plus 10s and ShutdownTimeout to WriteTimeout plus 5s (see
+	// requestSlack); ServeHTTP warns when explicit values break that order.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
 
-	// Bounds of the work one /mcp request may cause.
-	//
-	// MaxBatchItems caps the messages of a JSON-RPC batch (flag
+	// Bounds of the work one /mcp request may cause. MaxBatchItems caps
+	// the messages of a JSON-RPC batch (flag
 	// --max-batch-items, default 16): a longer batch is refused as a whole
 	// with a JSON-RPC error and none of its items runs.
 	MaxBatchItems int
@@ -206,9 +196,8 @@ type HTTPConfig struct {
 	// --max-reply-bytes, default 16 MiB); see serveBatch for a batch.
 	MaxReplyBytes int64
 	// MaxConcurrentRequests caps the /mcp requests served at once (flag
-	// --max-concurrent-requests, default 256); see admitMiddleware. A
-	// request beyond the cap is answered at once with 503 (reason
-	// server_busy). The probes and the metadata routes are never capped.
+	// --max-concurrent-requests, default 256; see admitMiddleware); one more
+	// is answered 503 server_busy at once. Probes and metadata are never capped.
 	MaxConcurrentRequests int
 	// MaxConcurrentPerTenant caps the /mcp requests of one verified token
 	// served at once while another tenant is served (see slotGate.take)
@@ -232,9 +221,8 @@ type HTTPConfig struct {
 	// comes from the proxy's address.
 	MaxBodyReaders          int
 	MaxBodyReadersPerClient int
-	// MaxBodyReadersPerPrefix caps the reading places of one address
-	// prefix, an IPv4 /24 or an IPv6 /64 (flag
-	// --max-body-readers-per-prefix, default 32).
+	// MaxBodyReadersPerPrefix caps those of an IPv4 /24 or an IPv6 /64
+	// (flag --max-body-readers-per-prefix, default 32).
 	MaxBodyReadersPerPrefix int
 	// MinBodyRate is the slowest average rate, in bytes per second, at
 	// which a request body may arrive once its first second has passed
@@ -256,23 +244,18 @@ type HTTPConfig struct {
 	CallTimeout time.Duration
 
 	// Metrics, when set, receives the counts of HTTP requests, tool calls,
-	// batches and authentication refusals (see Observe); the program serves
-	// it on the admin listener (AdminListener, flag --admin-listen).
+	// batches and authentication refusals (see Observe).
 	Metrics *metrics.Metrics
-
 	// AdminListener, when set, is bound by the caller (flag --admin-listen)
-	// and served by ServeHTTP with /healthz, /readyz and /metrics (see
-	// serve.go), outside the connection bounds of Listen; ServeHTTP closes
-	// it when it returns.
+	// and served by ServeHTTP with /healthz, /readyz and /metrics, outside
+	// the connection bounds of Listen (see serve.go); ServeHTTP closes it.
 	AdminListener net.Listener
-
 	// OnListen, when set, is called by ServeHTTP with the bound address
 	// before serving starts (useful with Listen ":0").
 	OnListen func(addr net.Addr)
 }
 
-// settings is an HTTPConfig after defaults and validation, with the parsed
-// forms the middlewares need.
+// settings is an HTTPConfig after defaults and validation, parsed.
 type settings struct {
 	HTTPConfig
 	origins    map[string]bool // canonical scheme://host:port
@@ -281,6 +264,7 @@ type settings struct {
 	proxies    proxySet        // TrustedProxies, parsed
 	versions   []string
 	logger     *slog.Logger
+	allow      string // the Allow value for /mcp
 }
 
 // Effective returns c with every default applied and every derived timeout
@@ -304,9 +288,9 @@ func (c HTTPConfig) settle() (*settings, error) {
 	if st.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("max body bytes must be positive, got %d", st.MaxBodyBytes)
 	}
-	st.ReadHeaderTimeout = orDefault(st.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	st.ReadTimeout = orDefault(st.ReadTimeout, DefaultReadTimeout)
-	st.IdleTimeout = orDefault(st.IdleTimeout, DefaultIdleTimeout)
+	st.ReadHeaderTimeout = cmp.Or(max(st.ReadHeaderTimeout, 0), DefaultReadHeaderTimeout)
+	st.ReadTimeout = cmp.Or(max(st.ReadTimeout, 0), DefaultReadTimeout)
+	st.IdleTimeout = cmp.Or(max(st.IdleTimeout, 0), DefaultIdleTimeout)
 	if err := st.settleBounds(); err != nil {
 		return nil, err
 	}
@@ -328,6 +312,10 @@ func (c HTTPConfig) settle() (*settings, error) {
 	if c.CORS && len(st.origins) == 0 {
 		return nil, errors.New("CORS needs at least one allowed origin")
 	}
+	st.allow = "POST"
+	if c.CORS {
+		st.allow = "POST, OPTIONS"
+	}
 
 	if c.PublicBaseURL != "" {
 		u, err := parsePublicBase(c.PublicBaseURL)
@@ -341,8 +329,7 @@ func (c HTTPConfig) settle() (*settings, error) {
 	if st.hosts, err = c.hostSet(st.publicBase); err != nil {
 		return nil, err
 	}
-	st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader)
-	if err != nil {
+	if st.proxies, err = parseProxies(c.TrustedProxies, c.ForwardedHeader); err != nil {
 		return nil, err
 	}
 
@@ -372,9 +359,8 @@ func (c HTTPConfig) settle() (*settings, error) {
 	return st, nil
 }
 
-// settleBounds applies the defaults of the per-request bounds and derives
-// the request deadline, write timeout and shutdown grace from the call
-// budget, each outliving the one inside it.
+// settleBounds applies the defaults of the bounds and derives the request
+// deadline, write timeout and shutdown grace from the call budget.
 func (st *settings) settleBounds() error {
 	st.MaxBatchItems = cmp.Or(st.MaxBatchItems, DefaultMaxBatchItems)
 	if st.MaxBatchItems < 0 {
@@ -449,13 +435,6 @@ func (st *settings) warnBounds() {
 	}
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
-}
-
 // supports reports whether v is one of the configured protocol versions.
 func (st *settings) supports(v string) bool { return slices.Contains(st.versions, v) }
 
@@ -489,12 +468,9 @@ func canonicalOrigin(s string) (string, error) {
 	if host == "" {
 		return "", errors.New("missing host")
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if scheme == "https" {
-			port = "443"
-		}
+	port := cmp.Or(u.Port(), "80")
+	if scheme == "https" && u.Port() == "" {
+		port = "443"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port), nil
 }
@@ -527,12 +503,5 @@ func checkAbsoluteHTTPURL(s string) error {
 // connections. An empty host or an unspecified address binds every interface.
 func isLoopbackListen(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback())
 }

@@ -40,12 +40,12 @@ const (
 	// its neighbours.
 	DefaultMaxConnsPerAddress = 64
 	// DefaultMaxConns caps the open connections in all. Each costs memory
-	// (ConnBytes), so the total follows from the memory budget: 2,048 of
-	// them hold at most 2048 x ConnBytes = 48 MiB (docs/deploy.md, Memory;
-	// the shipped container passes 384, 9 MiB beside the 202 MiB of its
-	// other bounds under GOMEMLIMIT 224 MiB), and it stays well below a usual file-descriptor limit, so a flood is
-	// refused one connection at a time instead of failing every accept (and
-	// the RS connections the server opens itself) for want of descriptors.
+	// (ConnBytes): 2,048 hold at most 2048 x ConnBytes = 48 MiB
+	// (docs/deploy.md, Memory; the shipped container passes 384, 9 MiB
+	// beside the 202 MiB of its other bounds under GOMEMLIMIT 224 MiB). It
+	// stays well below a usual file-descriptor limit, so a flood is refused
+	// one connection at a time instead of failing every accept (and the RS
+	// connections the server opens itself) for want of descriptors.
 	DefaultMaxConns = 2048
 	// ConnBytes is the memory one open, kept-alive HTTP/1.1 connection
 	// holds at most between requests (its goroutine's stack, the server's
@@ -55,9 +55,8 @@ const (
 	ConnBytes = 24 << 10
 )
 
-// pressureIdleTimeout is how long a connection idle between requests waits
-// for its next one while more than half of MaxConns are open (instead of
-// the server's IdleTimeout).
+// pressureIdleTimeout replaces the server's IdleTimeout while more than
+// half of MaxConns are open.
 const pressureIdleTimeout = 5 * time.Second
 
 // connRefusal is written to a connection over a bound before it is closed:
@@ -69,8 +68,7 @@ var connRefusal = func() []byte {
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
 
-// Metrics reasons of a refused connection, and of an idle one closed for
-// a newcomer.
+// Metrics reasons of a refused connection, and of an idle one evicted.
 const (
 	reasonNetworkConnsBusy = "network_conns_busy"
 	reasonAddressConnsBusy = "address_conns_busy"
@@ -78,10 +76,9 @@ const (
 	reasonIdleConnEvicted  = "idle_conn_evicted"
 )
 
-// limitListener accepts connections within the bounds: over them, it
-// answers connRefusal and closes the connection at once, and goes on
-// accepting. Its maps hold one entry per network, address and connection
-// open, so each has at most maxTotal entries.
+// limitListener accepts connections within the bounds, answering others
+// connRefusal and closing them at once. Its maps hold one entry per
+// network, address and connection open: at most maxTotal each.
 type limitListener struct {
 	net.Listener
 	perNetwork, perAddress, maxTotal int
@@ -101,9 +98,8 @@ type limitListener struct {
 	uncounted networkConns
 }
 
-// networkConns are the open connections of one network, and how many of
-// them are idle (between requests, or not yet sent one). conns holds at
-// most perNetwork entries.
+// networkConns are the open connections of one network (at most
+// perNetwork), and how many are idle (between requests, or before one).
 type networkConns struct {
 	conns map[*limitedConn]struct{}
 	idle  int
@@ -127,8 +123,8 @@ func newLimitListener(ln net.Listener, st *settings) *limitListener {
 }
 
 // Accept returns the next connection within the bounds. Each turn of its
-// loop takes one connection off the listen queue and either returns it or
-// closes it, so it ends when one fits or the listener fails.
+// loop returns or closes one connection off the listen queue, so it ends
+// when one fits or the listener fails.
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
@@ -161,10 +157,9 @@ const (
 )
 
 // refuse answers c with connRefusal and closes it. A peer that sent its
-// request before the refusal would otherwise get a reset (unread data at
-// close) and lose the answer, so up to refusalLingerers refusals at a time
-// shut their writing side and read what arrives (at most 64 KiB, for at
-// most refusalLinger) before they close.
+// request first would get a reset (unread data at close) and lose the
+// answer, so up to refusalLingerers refusals at a time shut their writing
+// side and read what arrives (at most 64 KiB, for refusalLinger) first.
 func (l *limitListener) refuse(c net.Conn) {
 	select {
 	case l.lingering <- struct{}{}:
@@ -200,21 +195,16 @@ func (l *limitListener) networkOf(a net.Addr) (network, addr netip.Prefix, count
 }
 
 // take counts c, or says which bound it is over. At the total it makes
-// room, when it can, by choosing an idle connection of the network holding
-// the most (victim): that one is no longer counted, and the caller closes
-// it.
+// room when it can: an idle connection of the network holding the most
+// (victim) is no longer counted, and the caller closes it.
 func (l *limitListener) take(c *limitedConn) (reason string, victim *limitedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := 0
 	if c.counted {
-		nc := l.open[c.network]
-		if nc != nil {
-			held = len(nc.conns)
-		}
-		k := len(l.open)
-		if nc == nil {
-			k++
+		k := len(l.open) + 1 // the networks holding connections, c's among them
+		if nc := l.open[c.network]; nc != nil {
+			held, k = len(nc.conns), k-1
 		}
 		switch {
 		case l.byAddr[c.addr] >= l.perAddress:
@@ -244,8 +234,7 @@ func (l *limitListener) take(c *limitedConn) (reason string, victim *limitedConn
 	return "", victim
 }
 
-// groupOf is the networkConns c is kept in (held l.mu): its network's, or
-// uncounted; nil once c is forgotten.
+// groupOf is the networkConns c is kept in (held l.mu); nil once forgotten.
 func (l *limitListener) groupOf(c *limitedConn) *networkConns {
 	if !c.placed {
 		return nil
@@ -310,10 +299,10 @@ func (l *limitListener) forget(c *limitedConn) {
 }
 
 // connState is the http.Server's ConnState hook: it keeps each
-// connection's idle mark (new or between requests: a connection that may
-// be closed to make room) and, when one turns idle while more than half of
-// maxTotal are open, has its next read deadline (the server's idle
-// timeout, set right after this hook) shortened to pressureIdleTimeout.
+// connection's idle mark (new or between requests: one that may be closed
+// to make room) and, when one turns idle while more than half of maxTotal
+// are open, has its next read deadline (the server's idle timeout, set
+// right after) shortened to pressureIdleTimeout.
 func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
 	c, ok := nc.(*limitedConn)
 	if !ok {

@@ -21,33 +21,21 @@ import (
 )
 
 // dispatcher is the last /mcp stage. It hands each JSON-RPC message to
-// mcp-go's transport-agnostic Handle with a buffered writer whose CanStream
-// is false: mcp-go then never upgrades a reply to text/event-stream (a
-// notification sent during a call is dropped instead) and, with the
-// stateless session manager, never mints an Mcp-Session-Id. The buffered
-// reply is checked before it is written: any session header is removed and
-// a non-JSON error from mcp-go is rewritten as a JSON-RPC error.
+// mcp-go's Handle with a buffered writer whose CanStream is false: mcp-go
+// then never upgrades a reply to text/event-stream (a notification sent
+// during a call is dropped) and, stateless, never mints an Mcp-Session-Id.
+// Before the reply is written any session header is removed and a non-JSON
+// error from mcp-go is rewritten as a JSON-RPC error.
 type dispatcher struct {
 	st   *settings
 	core *server.StreamableHTTPServer
 }
 
-func newDispatcher(st *settings, s *server.MCPServer) *dispatcher {
-	core := server.NewStreamableHTTPServer(s,
-		server.WithStateLess(true),
-		server.WithDisableStreaming(true),
-		server.WithStreamableHTTPLogger(st.logger),
-		server.WithStreamableHTTPProtocolVersions(st.versions...),
-	)
-	return &dispatcher{st: st, core: core}
-}
-
 // bufferedReply is an mcp-go HTTPResponseWriter that keeps the whole reply
-// in memory and reports that it cannot stream. It keeps at most limit bytes:
-// a longer reply is dropped and marked overflow, so it can be answered with
-// an error instead. A value a handler put in the request's splice store
-// (see package splice) is kept by reference where its placeholder stood,
-// not copied, and counts at its own size against limit.
+// (at most limit bytes: a longer one is dropped and marked overflow, to be
+// answered with an error) and cannot stream. A value in the request's
+// splice store is kept by reference where its placeholder stood, counting
+// at its own size against limit.
 type bufferedReply struct {
 	header   http.Header
 	status   int
@@ -103,10 +91,8 @@ func (b *bufferedReply) Flush() {}
 
 func (b *bufferedReply) CanStream() bool { return false }
 
-var _ server.HTTPResponseWriter = (*bufferedReply)(nil)
-
-// reply is a finished answer to one HTTP request or one batch element:
-// the spliced parts (if any) then body.
+// reply is a finished answer to one HTTP request or batch element: the
+// spliced parts (if any) then body.
 type reply struct {
 	status  int
 	header  http.Header
@@ -119,8 +105,8 @@ type reply struct {
 	// spliced values); nothing is left to write.
 	streamed bool
 	// release gives back the bytes of the spliced values once they are
-	// written (nil: the request's store does it when it is closed).
-	release func()
+	// written (none: the request's store does it when it is closed).
+	release []func()
 }
 
 func rpcErrorReply(status int, id json.RawMessage, code int, message string) reply {
@@ -131,9 +117,8 @@ func rpcErrorReply(status int, id json.RawMessage, code int, message string) rep
 // into one of the server's bounds (reply size, request deadline).
 const codeServerLimit = -32000
 
-// limitData is the data member of the JSON-RPC error of a request that met
-// a bound: a reason code and the limit that was met (each refusal sets
-// only its own, which are never zero).
+// limitData is the error data of a request that met a bound: a reason and
+// the limit met (each refusal sets only its own, never zero).
 type limitData struct {
 	Reason                  string `json:"reason"`
 	MaxBatchItems           int    `json:"max_batch_items,omitempty"`
@@ -171,8 +156,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// One deadline for the whole request: when it passes, the calls still
-	// running see their context end (cancelling their RS requests) and no
-	// further batch item starts.
+	// running are cancelled (and their RS requests) and no batch item starts.
 	ctx, cancel := context.WithTimeout(r.Context(), d.st.RequestTimeout)
 	defer cancel()
 	// Values the request's calls return by reference live until the reply
@@ -233,10 +217,10 @@ func (rp reply) write(w http.ResponseWriter) {
 	}
 }
 
-// forwardedHeader is the header set mcp-go sees. The Authorization header is
-// removed (handlers read the token with BearerFromContext, so it cannot leak
-// through request.Header into a handler's logs) and so is Mcp-Session-Id,
-// so a client-supplied id can never select or create per-session state.
+// forwardedHeader is the header set mcp-go sees: without Authorization
+// (handlers read the token with BearerFromContext, so it cannot leak into a
+// handler's logs), Cookie, and Mcp-Session-Id (a client-supplied id can
+// never select or create per-session state).
 func forwardedHeader(h http.Header) http.Header {
 	out := h.Clone()
 	out.Del("Authorization")
@@ -304,15 +288,7 @@ func (d *dispatcher) serveOne(r *http.Request, header http.Header, msg []byte, e
 
 // normalize turns mcp-go's buffered output into a JSON-only reply.
 func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
-	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes()}
-	if len(buf.spliced) > 0 {
-		release := buf.release
-		rp.release = func() {
-			for _, f := range release {
-				f()
-			}
-		}
-	}
+	rp := reply{status: buf.status, header: buf.header, spliced: buf.spliced, body: buf.body.Bytes(), release: buf.release}
 	rp.header.Del(server.HeaderKeySessionID)
 	if buf.size == 0 {
 		return rp
@@ -337,17 +313,12 @@ func (d *dispatcher) normalize(buf *bufferedReply, id json.RawMessage) reply {
 	}
 }
 
-// clampInitialize makes initialize negotiate only configured revisions.
-// mcp-go echoes any version it knows; when that one is not configured the
-// request is rewritten to ask for the newest configured handshake revision,
-// which mcp-go then answers with, as the specification wants.
+// clampInitialize makes initialize negotiate only configured revisions:
+// mcp-go echoes any version it knows, so a request for one not configured
+// is rewritten to ask for the newest configured handshake revision.
 func (d *dispatcher) clampInitialize(msg []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return msg
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(m["params"], &params) != nil || params == nil {
+	var m, params map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil || json.Unmarshal(m["params"], &params) != nil || params == nil {
 		return msg
 	}
 	var requested string
@@ -368,35 +339,29 @@ func (d *dispatcher) clampInitialize(msg []byte) []byte {
 	return out
 }
 
-// serveBatch handles the JSON-RPC batch in x.body. Batches exist only in
-// 2025-03-26; later revisions removed them, so those get 400. A batch of
-// more than MaxBatchItems messages is refused whole before any item runs.
-// Items run one after another under the request's deadline; the reply stops
-// growing (and no further item runs) once it would pass MaxReplyBytes. The
-// size of a parsed batch is left in x for Observe.
+// serveBatch handles the JSON-RPC batch in x.body (its size left in x for
+// Observe). Batches exist only in 2025-03-26; later revisions get 400. A
+// batch of more than MaxBatchItems messages is refused whole before any
+// item runs. Items run one after another under the request's deadline; no
+// further item runs once the reply would pass MaxReplyBytes.
 //
 // No hold-and-wait: an item whose answer carries bytes of the budget in
-// flight (a spliced value, such as a full reply's RS body) is written to
-// the client at once and its bytes given back before the next item runs,
-// so a batch never waits for bytes while it holds bytes (four batches of
+// flight (a spliced value, such as a full reply's RS body) is written at
+// once and its bytes given back before the next item runs (four batches of
 // full calls once held each other's bytes until their deadlines). From
-// that item on the batch is streamed (chunked, no Content-Length): an item
-// that would take it past MaxReplyBytes is answered with its own
-// reply_too_large error, and so are the items after it, which do not run.
-// The same happens once the answers gathered would pass BatchHeldBytes, so
-// a batch holds at most that much of its answers whatever its item count
-// (16 compact answers of 32 KiB once held 512 KiB per request). Until
-// then answers are gathered and a reply over the cap is replaced by one
-// error.
+// then on, and once the answers gathered would pass BatchHeldBytes (so a
+// batch holds at most that much whatever its item count: 16 compact answers
+// of 32 KiB once held 512 KiB per request), the batch is streamed (chunked,
+// no Content-Length): an item that would take it past MaxReplyBytes, and
+// each after it, not run, is answered reply_too_large. Until then a reply
+// over the cap is replaced by one error.
 //
 // A batch answers every item it ran. When the RS refuses the bearer itself
-// (MarkTokenRejected) during the first item that is answered, nothing is
-// lost by answering the whole request 401, which ServeHTTP does. When it
-// happens later, the items already answered keep their answers (a created
-// subscription's secret is shown only once), the refused item is its own
-// error, and the items not run yet are answered with a -32001 invalid_token
-// error; the bearer's verdict has been evicted, so its next request gets
-// the 401 challenge.
+// (MarkTokenRejected) during the first item answered, ServeHTTP answers the
+// whole request 401. Later, the items answered keep their answers (a
+// created subscription's secret is shown only once), the refused item is
+// its own error, and the items not run are answered -32001 invalid_token;
+// the bearer's verdict has been evicted, so its next request gets the 401.
 func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header http.Header, x *exchange) reply {
 	version := x.version
 	if version != mcp.ProtocolVersion20250326 {
@@ -473,8 +438,8 @@ func (d *dispatcher) serveBatch(w http.ResponseWriter, r *http.Request, header h
 }
 
 // batchTooLarge ends a batch whose next answer would pass the reply cap:
-// one error in place of the whole reply while nothing has been written,
-// otherwise an error for each item of rest that has an id.
+// one error for the whole reply while nothing is written, else one for each
+// item of rest that has an id.
 func (d *dispatcher) batchTooLarge(b *batchWriter, rest []json.RawMessage) reply {
 	if !b.streaming {
 		return d.replyTooLarge(nil)
@@ -487,10 +452,9 @@ func (d *dispatcher) batchTooLarge(b *batchWriter, rest []json.RawMessage) reply
 	return b.end()
 }
 
-// BatchHeldBytes bounds the answers a batch gathers before it writes them:
-// once the next answer would take them past it, the batch is streamed and
-// each answer written as it comes (see serveBatch). One compact reply's
-// worth, a term of the worst-case heap per request (docs/deploy.md).
+// BatchHeldBytes bounds the answers a batch gathers before it streams them
+// (see serveBatch): one compact reply's worth, a term of the worst-case heap
+// per request (docs/deploy.md).
 const BatchHeldBytes = 32 << 10
 
 // batchWriter gathers a batch's answers, and streams them once one of them
@@ -563,13 +527,14 @@ func (b *batchWriter) start() {
 	b.out = nil
 }
 
-// addSpliced writes the answer rp, whose values are held by reference,
-// straight to the client after what was gathered before it, and gives its
-// bytes back.
+// addSpliced writes rp, whose values are held by reference, straight after
+// what was gathered before it, and gives its bytes back.
 func (b *batchWriter) addSpliced(rp reply) bool {
-	if rp.release != nil {
-		defer rp.release()
-	}
+	defer func() {
+		for _, f := range rp.release {
+			f()
+		}
+	}()
 	parts := append(rp.spliced, bytes.TrimRight(rp.body, " \t\r\n"))
 	n := int64(0)
 	for _, p := range parts {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,24 +20,22 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/inflight"
 )
 
-// busyRetryAfter is the Retry-After of a 503 for a request over the
-// concurrent request cap: a slot frees as soon as one call ends.
-const busyRetryAfter = "1"
-
-// busyLogEvery is the least time between two warnings about refused
-// requests, so a burst of refusals cannot flood the log.
-const busyLogEvery = time.Second
-
-// busyNotReadyAfter is how long every slot must have been taken, without a
-// moment's break, before /readyz answers 503 ("busy"): long enough that a
-// burst a load balancer should ride out does not take the replica out, short
-// enough that a replica held full (by slow calls, or peers holding them)
-// stops getting new traffic within a probe or two.
-const busyNotReadyAfter = 3 * time.Second
+const (
+	// busyRetryAfter is the Retry-After of a 503 over the concurrent
+	// request cap: a slot frees as soon as one call ends.
+	busyRetryAfter = "1"
+	// busyLogEvery spaces warnings about refused requests, so a burst of
+	// refusals cannot flood the log.
+	busyLogEvery = time.Second
+	// busyNotReadyAfter is how long every slot must have been taken without
+	// a break before /readyz answers 503 ("busy"): long enough to ride out a
+	// burst, short enough that a replica held full (by slow calls, or peers
+	// holding them) stops getting new traffic within a probe or two.
+	busyNotReadyAfter = 3 * time.Second
+)
 
 // slotGate holds the MaxConcurrentRequests slots, shared fairly between
-// tenants, and remembers since when all of them have been taken, for
-// /readyz.
+// tenants, and since when all have been taken (for /readyz).
 type slotGate struct {
 	mu        sync.Mutex
 	max       int
@@ -47,13 +46,10 @@ type slotGate struct {
 	fullSince time.Time      // when the last free slot was taken; zero while one is free
 }
 
-// sharedFor is how long a tenant stays capped after the last moment
-// another tenant held a slot: a client that sends one call after another
-// is between calls most of the time.
+// sharedFor is how long a tenant stays capped after another last held a
+// slot: a client that sends one call after another is mostly between calls.
 const sharedFor = 2 * time.Second
 
-// newSlotGate returns a gate of slots, of which one tenant may hold at
-// most contended while others are served.
 func newSlotGate(slots, contended int) *slotGate {
 	return &slotGate{max: slots, contended: contended, byTenant: map[string]int{}}
 }
@@ -92,13 +88,6 @@ func (g *slotGate) take(tenant string) string {
 	return ""
 }
 
-// full reports whether every slot is taken.
-func (g *slotGate) full() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.inUse >= g.max
-}
-
 func (g *slotGate) release(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -107,15 +96,12 @@ func (g *slotGate) release(tenant string) {
 	g.fullSince = time.Time{}
 }
 
-// fullFor is how long every slot has been taken without a break (0 when one
-// is free).
-func (g *slotGate) fullFor() time.Duration {
+// full reports since when every slot has been taken without a break: false
+// while one is free.
+func (g *slotGate) full() (since time.Time, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.fullSince.IsZero() {
-		return 0
-	}
-	return time.Since(g.fullSince)
+	return g.fullSince, g.inUse >= g.max
 }
 
 // Refusal reasons of the slot gate.
@@ -125,13 +111,12 @@ const (
 )
 
 // Tenants of the slots and of the bytes-in-flight budget (package
-// inflight). A tenant is a verified identity: tokenTenant and what the
-// token check names (HTTPConfig.Verified, AuthVerdict.Tenant; by default a
-// hash of the token) once the bearer's verdict is good. A bearer that has
-// not been checked is never a tenant of its own: made-up bearers would
-// each be a fresh tenant, and fair shares would never apply. Work without
-// a checked bearer (no bearer, or a server without Authenticate) is the
-// tenant of its client address: addressTenant and the client key.
+// inflight): tokenTenant and what the check names (HTTPConfig.Verified,
+// AuthVerdict.Tenant; by default a hash of the token) once the bearer's
+// verdict is good. An unchecked bearer is never a tenant of its own, or
+// each made-up bearer would be a fresh one and fair shares never apply.
+// Work without a checked bearer (none, or no Authenticate) is its client
+// address's tenant: addressTenant and the client key.
 const (
 	tokenTenant   = "t:"
 	addressTenant = "a:"
@@ -148,26 +133,22 @@ func hashTenant(token string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// checkWait bounds one token check once it has its turn in line (see
-// checkLine); a check that takes longer is answered 503
-// token_check_unavailable (retry).
+// checkWait bounds one token check once it has its turn; a longer one is
+// answered 503 token_check_unavailable (retry).
 const checkWait = 10 * time.Second
 
-// admitMiddleware decides who a request is before it may take a slot, puts
-// its bearer into its context and names its tenant there
-// (inflight.WithTenant):
+// admitMiddleware decides who a request is before it may take a slot, and
+// puts its bearer and tenant (inflight.WithTenant) into its context:
 //
 //   - With RequireBearer, a missing or malformed Authorization header is
 //     answered 401 with a challenge, at no cost.
-//   - A bearer that HTTPConfig.Verified knows is its verified tenant at
-//     once and takes a slot; no stranger's work stands in its way.
-//   - Any other bearer waits for its check (tokenChecks.check), holding
-//     nothing meanwhile; accepted, it takes a slot as its verified tenant
-//     and its client address is remembered as a person's (knownPlaces).
-//     While every slot is taken it is refused before its check, so a
-//     refused request costs no upstream call.
-//   - Without Authenticate, or without a bearer, the request is the tenant
-//     of its client address.
+//   - A bearer HTTPConfig.Verified knows takes a slot as its verified
+//     tenant at once; no stranger's work stands in its way.
+//   - Any other waits for its check (tokenChecks.check), holding nothing;
+//     accepted, it takes a slot as its verified tenant and its client
+//     address is remembered as a person's. While every slot is taken it is
+//     refused before its check, costing no upstream call.
+//   - Without Authenticate or a bearer, the tenant is the client address.
 //
 // A request over the slots waits for nothing: 503 with Retry-After, counted
 // as shed, and a rate-limited warning that carries no request data.
@@ -217,7 +198,7 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 			tenant, known = st.Verified(token)
 		}
 		if !known {
-			if g.full() {
+			if _, full := g.full(); full {
 				busy(w, r, reasonServerBusy)
 				return
 			}
@@ -237,13 +218,12 @@ func (st *settings) admitMiddleware(g *slotGate, checks *tokenChecks, next http.
 		if tenant == "" {
 			tenant = hashTenant(token)
 		}
-		ctx = context.WithValue(ctx, rejectKey{}, &rejectSignal{})
+		ctx = context.WithValue(ctx, rejectKey{}, new(atomic.Bool))
 		serve(w, r.WithContext(ctx), tokenTenant+tenant)
 	})
 }
 
-// refuseUnverified answers a request whose check the line refused: 503
-// with Retry-After, the reason and the number of checks run at once.
+// refuseUnverified answers a request whose check the line refused (503).
 func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, reason string) {
 	_, x := withExchange(r)
 	x.shed = true
@@ -257,8 +237,8 @@ func (st *settings) refuseUnverified(w http.ResponseWriter, r *http.Request, rea
 	st.Metrics.Shed(reason)
 }
 
-// busyWarning writes at most one warning per busyLogEvery about refused
-// requests, with the number refused since the previous one.
+// busyWarning writes at most one warning per busyLogEvery, with the number
+// refused since the previous one.
 type busyWarning struct {
 	log     *slog.Logger
 	message string
@@ -274,8 +254,7 @@ func (b *busyWarning) refused() {
 	if now-last < int64(busyLogEvery) || !b.last.CompareAndSwap(last, now) {
 		return
 	}
-	attrs := append(append([]any(nil), b.attrs...), "refused", b.pending.Swap(0))
-	b.log.Warn(b.message, attrs...)
+	b.log.Warn(b.message, append(slices.Clone(b.attrs), "refused", b.pending.Swap(0))...)
 }
 
 type bearerKey struct{}
@@ -303,31 +282,21 @@ var (
 	errMalformedBearer = errors.New("malformed Authorization header: expected a single \"Bearer <token>\"")
 )
 
-// parseBearer extracts the token from the Authorization header(s) of a
-// request, following RFC 6750 section 2.1 (case-insensitive scheme, b64token
-// syntax).
+// parseBearer extracts the token of the Authorization header per RFC 6750
+// section 2.1 (case-insensitive scheme, b64token syntax).
 func parseBearer(h http.Header) (string, error) {
 	values := h.Values("Authorization")
-	switch len(values) {
-	case 0:
-		return "", errNoBearer
-	case 1:
-	default:
+	if len(values) > 1 {
 		return "", errMalformedBearer
 	}
-	v := values[0]
-	if strings.TrimSpace(v) == "" {
+	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
 		return "", errNoBearer
 	}
-	scheme, rest, ok := strings.Cut(v, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", errMalformedBearer
+	scheme, rest, ok := strings.Cut(values[0], " ")
+	if token := strings.TrimLeft(rest, " "); ok && strings.EqualFold(scheme, "Bearer") && isB64Token(token) {
+		return token, nil
 	}
-	token := strings.TrimLeft(rest, " ")
-	if !isB64Token(token) {
-		return "", errMalformedBearer
-	}
-	return token, nil
+	return "", errMalformedBearer
 }
 
 // isB64Token checks b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" /
@@ -347,10 +316,9 @@ func isB64Token(s string) bool {
 	return true
 }
 
-// challenge answers a request whose Authorization header is missing or
-// malformed (err, from parseBearer) under RequireBearer: 401, a
-// WWW-Authenticate challenge naming the protected-resource metadata, and
-// the same URL in a JSON-RPC error body.
+// challenge answers a missing or malformed Authorization header (err, from
+// parseBearer) under RequireBearer: 401 with a challenge naming the
+// protected-resource metadata, also named in the JSON-RPC error body.
 func (st *settings) challenge(w http.ResponseWriter, r *http.Request, err error) {
 	metadata := st.metadataURL(r)
 	challenge := `Bearer resource_metadata="` + quoteParam(metadata) + `"`
@@ -410,8 +378,7 @@ func (v AuthVerdict) data() map[string]any {
 // authRetryAfter is the Retry-After of a 503 for an unavailable token check.
 const authRetryAfter = "5"
 
-// codeUnavailable is the JSON-RPC code of a 503 for an unavailable check.
-const codeUnavailable = -32000
+const codeUnavailable = -32000 // JSON-RPC code of a 503 for an unavailable check
 
 func (st *settings) refuse(w http.ResponseWriter, r *http.Request, v AuthVerdict) {
 	switch v.Outcome {
@@ -447,40 +414,34 @@ func Unauthorized(w http.ResponseWriter, challenge, message, reason string) {
 	writeUnauthorized(w, nil, challenge, message, map[string]string{"reason": reason})
 }
 
-// writeUnauthorized answers 401 with challenge and a JSON-RPC error body
-// (code -32001) for request id.
 func writeUnauthorized(w http.ResponseWriter, id json.RawMessage, challenge, message string, data any) {
 	w.Header().Set("WWW-Authenticate", challenge)
 	writeRPCError(w, http.StatusUnauthorized, id, codeUnauthorized, message, data)
 }
 
-// rejectSignal is set when the RS refuses the bearer itself during a
-// request whose bearer had been accepted; the dispatcher then answers 401
-// instead of its reply (a batch that already answered an item keeps its
-// answers: see serveBatch).
-type rejectSignal struct{ set atomic.Bool }
-
+// rejectKey holds an *atomic.Bool set when the RS refuses the bearer itself
+// during a request whose bearer had been accepted; the dispatcher then
+// answers 401 instead of its reply (a batch that already answered an item
+// keeps its answers: see serveBatch).
 type rejectKey struct{}
 
 // MarkTokenRejected records that the RS refused the bearer of the hosted
-// request ctx belongs to (a token-level refusal met during a call: the
-// token is inactive, expired or revoked; never a scope refusal). The reply
-// to that request becomes HTTP 401 with an invalid_token challenge. Outside
-// a hosted request with an Authenticate hook it does nothing.
+// request of ctx as a token (inactive, expired or revoked; never a scope
+// refusal): the reply becomes HTTP 401 with an invalid_token challenge.
+// Outside a hosted request with an Authenticate hook it does nothing.
 func MarkTokenRejected(ctx context.Context) {
-	if s, ok := ctx.Value(rejectKey{}).(*rejectSignal); ok {
-		s.set.Store(true)
+	if s, ok := ctx.Value(rejectKey{}).(*atomic.Bool); ok {
+		s.Store(true)
 	}
 }
 
 // tokenRejected reports whether MarkTokenRejected was called for r.
 func tokenRejected(r *http.Request) bool {
-	s, ok := r.Context().Value(rejectKey{}).(*rejectSignal)
-	return ok && s.set.Load()
+	s, ok := r.Context().Value(rejectKey{}).(*atomic.Bool)
+	return ok && s.Load()
 }
 
-// codeUnauthorized is the server-defined JSON-RPC code used in 401 bodies.
-const codeUnauthorized = -32001
+const codeUnauthorized = -32001 // server-defined JSON-RPC code of 401 bodies
 
 // quoteParam escapes a value for an HTTP quoted-string.
 func quoteParam(s string) string {

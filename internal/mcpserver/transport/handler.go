@@ -19,11 +19,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/docache"
 )
 
-// NewHTTPHandler builds the hosted mux around s:
+// NewHTTPHandler builds the hosted mux around s, with the stages of the
+// package doc:
 //
 //	/mcp                                       JSON-RPC over POST (the middleware chain)
 //	/healthz                                   liveness, no upstream call
@@ -31,9 +33,8 @@ import (
 //	/.well-known/oauth-protected-resource[/mcp] RFC 9728 metadata (RequireBearer only)
 //	HTTPConfig.ExtraRoutes                     as configured
 //
-// The stages are those of the package doc. s gets a tool middleware that
-// counts its calls and stamps request ids into adapter errors, so build one
-// handler per server. s must pass VerifyCapabilities.
+// s gets a tool middleware (toolObserver), so build one handler per
+// server. s must pass VerifyCapabilities.
 func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	if s == nil {
 		return nil, errors.New("transport: nil MCP server")
@@ -51,7 +52,12 @@ func NewHTTPHandler(s *server.MCPServer, cfg HTTPConfig) (http.Handler, error) {
 	checks := newTokenChecks(st)
 	st.Metrics.WatchUnverified(func() int { return int(checks.waiting.Load()) })
 	st.Metrics.WatchTokenChecks(checks.line.depth)
-	var mcpHandler http.Handler = newDispatcher(st, s)
+	var mcpHandler http.Handler = &dispatcher{st: st, core: server.NewStreamableHTTPServer(s,
+		server.WithStateLess(true),
+		server.WithDisableStreaming(true),
+		server.WithStreamableHTTPLogger(st.logger),
+		server.WithStreamableHTTPProtocolVersions(st.versions...),
+	)}
 	mcpHandler = st.admitMiddleware(slots, checks, mcpHandler)
 	mcpHandler = st.protocolVersionMiddleware(mcpHandler)
 	places := newReaderPlaces(st.MaxBodyReaders, st.MaxBodyReadersPerClient, st.MaxBodyReadersPerPrefix)
@@ -97,19 +103,18 @@ func healthz(w http.ResponseWriter, r *http.Request) {
 // readyz tells a load balancer whether this replica can serve verified
 // work: 503 ("busy") while every request slot has been taken for longer
 // than busyNotReadyAfter by verified work (only with Authenticate: without
-// it anyone could fill them), otherwise ReadyCheck with a deadline: 200
-// when it passes, 503 otherwise; and 503 "draining" once shutdown began
-// (drainGate). Nothing an unauthenticated sender can cause on every replica
-// at once (reading places, the line of token checks) turns it 503. The 503
-// body says only that the server is not ready; the cause (which may name
-// the provider URL or a dial error) goes to the log.
+// it anyone could fill them), else ReadyCheck's verdict (200 or 503), and
+// 503 "draining" once shutdown began (drainGate). Nothing an
+// unauthenticated sender can cause on every replica at once (reading
+// places, the line of token checks) turns it 503. The cause of a 503 (which
+// may name the provider URL or a dial error) goes to the log, not the body.
 func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGate) {
 	if !probeMethodOK(w, r) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if full := slots.fullFor(); st.Authenticate != nil && full > busyNotReadyAfter {
-		st.logger.Warn("not ready: every request slot has been taken by verified work", "for", full.Round(time.Millisecond).String(),
+	if since, full := slots.full(); st.Authenticate != nil && full && time.Since(since) > busyNotReadyAfter {
+		st.logger.Warn("not ready: every request slot has been taken by verified work", "for", time.Since(since).Round(time.Millisecond).String(),
 			"max_concurrent_requests", st.MaxConcurrentRequests)
 		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"status":"busy"}`))
 		return
@@ -129,89 +134,75 @@ func (st *settings) readyz(w http.ResponseWriter, r *http.Request, slots *slotGa
 
 // HTTPReadyCheck returns a ReadyCheck that passes when target answers an
 // unauthenticated GET with any status below 500 (for the PDPP adapter: the
-// RS root). The body is drained up to a small bound and discarded. /readyz
-// is unauthenticated and never gated, so concurrent probes share one
-// upstream request and its outcome is reused for readyReuse: a probe flood
-// makes at most one upstream request per readyReuse.
+// RS root), its body drained up to a small bound. /readyz is never gated,
+// so concurrent probes share one upstream request, detached from any one
+// probe under DefaultReadyTimeout, and its outcome answers for readyReuse:
+// a probe flood makes at most one upstream request per readyReuse.
 func HTTPReadyCheck(client *http.Client, target string) func(context.Context) error {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	m := &readyMemo{check: func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		if err != nil {
-			return err
+	var (
+		flight singleflight.Group // at most one request at a time
+		mu     sync.Mutex
+		at     time.Time // when the last request ended; zero before the first
+		last   error     // its outcome
+	)
+	check := func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultReadyTimeout)
+		defer cancel()
+		err := getReady(ctx, client, target)
+		mu.Lock()
+		at, last = time.Now(), err
+		mu.Unlock()
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		mu.Lock()
+		if !at.IsZero() && time.Since(at) < readyReuse {
+			defer mu.Unlock()
+			return last
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return fmt.Errorf("upstream unreachable: %w", err)
+		// Joined under mu: a request that ended since was seen above, so
+		// none starts within readyReuse of another.
+		done := flight.DoChan("", check)
+		mu.Unlock()
+		select {
+		case res := <-done:
+			return res.Err
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		_ = resp.Body.Close()
-		if resp.StatusCode >= 500 {
-			return fmt.Errorf("upstream answered %d", resp.StatusCode)
-		}
-		return nil
-	}}
-	return m.run
+	}
 }
 
 // readyReuse is how long one upstream readiness outcome answers /readyz.
 const readyReuse = time.Second
 
-// readyMemo runs check for one caller at a time and shares the outcome with
-// every caller that asks while it runs or within readyReuse after it ends.
-// The check runs detached from any one caller, under DefaultReadyTimeout, so
-// a probe that gives up does not fail the others; at most one check runs at
-// a time.
-type readyMemo struct {
-	check   func(context.Context) error
-	mu      sync.Mutex
-	at      time.Time     // when the last check ended; zero before the first
-	err     error         // its outcome
-	running chan struct{} // closed when the running check ends; nil when none runs
-}
-
-func (m *readyMemo) run(ctx context.Context) error {
-	m.mu.Lock()
-	if !m.at.IsZero() && time.Since(m.at) < readyReuse {
-		err := m.err
-		m.mu.Unlock()
+func getReady(ctx context.Context, client *http.Client, target string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
 		return err
 	}
-	if m.running == nil {
-		done := make(chan struct{})
-		m.running = done
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), DefaultReadyTimeout)
-			err := m.check(cctx)
-			cancel()
-			m.mu.Lock()
-			m.err, m.at, m.running = err, time.Now(), nil
-			m.mu.Unlock()
-			close(done)
-		}()
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("upstream unreachable: %w", err)
 	}
-	done := m.running
-	m.mu.Unlock()
-	select {
-	case <-done:
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.err
-	case <-ctx.Done():
-		return ctx.Err()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("upstream answered %d", resp.StatusCode)
 	}
+	return nil
 }
 
-// allowedCapabilities are the only server capabilities the hosted endpoint
-// may advertise.
-var allowedCapabilities = []string{"tools", "resources", "extensions"}
-
-// allowedExtensions are the only extensions it may advertise: MCP Apps
-// (views the host renders and that call tools through the host, each call
-// an ordinary stateless request).
-var allowedExtensions = []string{"io.modelcontextprotocol/ui"}
+// The only server capabilities the hosted endpoint may advertise, and the
+// only extension: MCP Apps (views the host renders and that call tools
+// through the host, each call an ordinary stateless request).
+var (
+	allowedCapabilities = []string{"tools", "resources", "extensions"}
+	allowedExtensions   = []string{"io.modelcontextprotocol/ui"}
+)
 
 // VerifyCapabilities runs an in-process initialize against s and checks that
 // it advertises tools (and optionally resources and the MCP Apps extension)
@@ -268,11 +259,10 @@ func VerifyCapabilities(s *server.MCPServer) error {
 	return nil
 }
 
-// wellKnownPRM is the RFC 9728 well-known prefix.
-const wellKnownPRM = server.WellKnownProtectedResourcePath
+const wellKnownPRM = server.WellKnownProtectedResourcePath // RFC 9728
 
-// base is the public origin and path prefix for r: PublicBaseURL when
-// configured, otherwise the scheme and Host of the request itself.
+// base is the public origin and path prefix for r: PublicBaseURL, else the
+// scheme and Host of the request.
 func (st *settings) base(r *http.Request) (origin, path string) {
 	if b := st.publicBase; b != nil {
 		return b.Scheme + "://" + b.Host, b.Path
@@ -289,8 +279,7 @@ var ownRoutes = []string{"/mcp", "/healthz", "/readyz", wellKnownPRM, wellKnownP
 
 type baseKey struct{}
 
-// withBase puts this server's public base for r into r's context (see
-// PublicBaseURL).
+// withBase puts the public base for r into its context (PublicBaseURL).
 func (st *settings) withBase(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin, path := st.base(r)
@@ -315,26 +304,17 @@ func (st *settings) resourceURL(r *http.Request) string {
 	return origin + path + "/mcp"
 }
 
-// metadataURL is where the protected-resource metadata of /mcp lives: the
-// well-known segment goes between the host and the resource path (RFC 9728
-// section 3.1).
+// metadataURL is where /mcp's protected-resource metadata lives: the
+// well-known segment between host and resource path (RFC 9728 section 3.1).
 func (st *settings) metadataURL(r *http.Request) string {
 	origin, path := st.base(r)
 	return origin + wellKnownPRM + path + "/mcp"
 }
 
-// prmDocument is the protected-resource metadata this server publishes.
-type prmDocument struct {
-	Resource               string   `json:"resource"`
-	AuthorizationServers   []string `json:"authorization_servers,omitempty"`
-	BearerMethodsSupported []string `json:"bearer_methods_supported"`
-}
-
-// MetadataMethod answers what every public metadata document of the server
-// answers alike, whatever its content: any origin may read it
-// (Access-Control-Allow-Origin: *), a CORS preflight gets 204 and any method
-// but GET, HEAD and OPTIONS 405. It reports whether the request is a GET or
-// HEAD for the caller to serve.
+// MetadataMethod answers what every public metadata document answers
+// alike: any origin may read it (Access-Control-Allow-Origin: *), a CORS
+// preflight gets 204, any method but GET, HEAD and OPTIONS 405. It reports
+// whether the request is a GET or HEAD for the caller to serve.
 func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", "*")
@@ -351,10 +331,9 @@ func MetadataMethod(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// metadataHandler serves the RFC 9728 document for /mcp. The issuers come
-// from AuthorizationServers or, lazily, from AuthorizationServersFunc; when
-// that fails the reply is 503 so clients retry rather than cache a document
-// without issuers.
+// metadataHandler serves the RFC 9728 document for /mcp, with issuers from
+// AuthorizationServers or AuthorizationServersFunc; when that fails, 503,
+// so clients retry rather than cache a document without issuers.
 func (st *settings) metadataHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !MetadataMethod(w, r) {
@@ -376,11 +355,11 @@ func (st *settings) metadataHandler() http.Handler {
 			}
 			issuers = list
 		}
-		body, _ := json.Marshal(prmDocument{
-			Resource:               st.resourceURL(r),
-			AuthorizationServers:   issuers,
-			BearerMethodsSupported: []string{"header"},
-		})
+		body, _ := json.Marshal(struct {
+			Resource               string   `json:"resource"`
+			AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+			BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		}{st.resourceURL(r), issuers, []string{"header"}})
 		h.Set("Cache-Control", "no-store")
 		writeJSON(w, http.StatusOK, body)
 	})
@@ -391,13 +370,12 @@ const maxMetadataBytes = 256 << 10
 
 // ProviderAuthorizationServers returns an AuthorizationServersFunc that reads
 // authorization_servers from the provider's own protected-resource metadata
-// (RFC 9728: the well-known path inserted before the provider URL's path).
-// No credentials are sent. The answer is a docache.Cache: one fetch at a
-// time, a success kept for ttl (default 10 minutes), the previous answer
-// served while a refresh fails, and a failure remembered (and logged once)
-// for docache.DefaultFailMemo from when it ends, so a provider that fails
-// costs one fetch per memo period, not one per request. log receives that
-// one warning (default slog.Default()).
+// (RFC 9728: the well-known path before the provider URL's path), sending
+// no credentials, through a docache.Cache: one fetch at a time, a success
+// kept for ttl (default 10 minutes), the previous answer served while a
+// refresh fails, a failure remembered (and logged once, to log, default
+// slog.Default()) for docache.DefaultFailMemo, so a failing provider costs
+// one fetch per memo period, not one per request.
 func ProviderAuthorizationServers(client *http.Client, providerURL string, ttl time.Duration, log *slog.Logger) (func(context.Context) ([]string, error), error) {
 	u, err := url.Parse(providerURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -458,8 +436,8 @@ func fetchIssuers(ctx context.Context, client *http.Client, target string) ([]st
 	return doc.AuthorizationServers, nil
 }
 
-// hostSet is the set of Host header values served. A port of "" matches any
-// port; any is true for "*".
+// hostSet is the Host header values served: a port of "" matches any; any
+// is "*".
 type hostSet struct {
 	any     bool
 	entries map[hostPort]bool
@@ -470,18 +448,16 @@ type hostPort struct{ host, port string }
 // loopbackHosts are served by default, on any port.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
-// hostSet builds the served hosts: AllowedHosts (or, when empty, the
-// loopback names and the listen host when it names one), plus the host of
-// the public base URL.
+// hostSet builds the served hosts: AllowedHosts (default: the loopback
+// names and the listen host when it names one) and the public base's host.
 func (c HTTPConfig) hostSet(publicBase *url.URL) (hostSet, error) {
 	hs := hostSet{entries: map[hostPort]bool{}}
 	list := c.AllowedHosts
 	if len(list) == 0 {
 		list = slices.Clone(loopbackHosts)
-		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" {
-			if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
-				list = append(list, h)
-			}
+		// net.IP's IsUnspecified is false for a name (nil).
+		if h, _, err := net.SplitHostPort(cmp.Or(c.Listen, DefaultListen)); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+			list = append(list, h)
 		}
 	}
 	for _, h := range list {
@@ -526,9 +502,7 @@ func parseHost(s string) (hostPort, bool) {
 	return hostPort{host: host, port: port}, true
 }
 
-// named reports whether a Host header value is served by name: listed, a
-// default loopback name or the listen host, or the public base URL's host;
-// "*" names nothing.
+// named reports whether a Host value is served by name ("*" names nothing).
 func (hs hostSet) named(host string) bool {
 	hp, ok := parseHost(host)
 	if !ok {
@@ -562,8 +536,8 @@ func (st *settings) hostMiddleware(next http.Handler) http.Handler {
 	})
 }
 
-// warnHosts logs, once per handler, the host setup that serves only
-// loopback names although the listener is reachable from elsewhere.
+// warnHosts logs, once per handler, a setup that serves only loopback
+// names on a listener reachable from elsewhere.
 func (st *settings) warnHosts() {
 	if isLoopbackListen(st.Listen) || st.publicBase != nil || len(st.AllowedHosts) > 0 {
 		return

@@ -21,29 +21,24 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/reqid"
 )
 
-// exchange is the per-request state the /mcp middlewares share: the body
-// read once by the body-read stage, the effective protocol version, the
-// JSON-RPC method for the access log, and the size of a batch the
-// dispatcher parsed (for Observe). One goroutine runs the whole chain, so
-// it needs no locking.
+// exchange is the per-request state the /mcp middlewares share. One
+// goroutine runs the whole chain, so it needs no locking.
 type exchange struct {
-	body       []byte
+	body       []byte   // read once by the body-read stage
 	env        envelope // id and method when body is a single message
-	version    string
-	rpcMethod  string
-	batchItems int  // messages of the batch, when batchSeen
-	batchSeen  bool // the dispatcher parsed the body as a JSON-RPC batch
-	// shed: refused by the line of token checks (see checkLine). Strangers
-	// without a token can send these as fast as the server answers, so
-	// each is logged at debug level; the line's warning counts them once
-	// per busyLogEvery, and the metrics count each.
+	version    string   // the effective protocol version
+	rpcMethod  string   // for the access log
+	batchItems int      // messages of the batch, when batchSeen
+	batchSeen  bool     // the dispatcher parsed the body as a JSON-RPC batch
+	// shed: refused by the line of token checks. Strangers can send these
+	// as fast as the server answers, so each logs at debug level (the
+	// line's warning counts them once per busyLogEvery, the metrics each).
 	shed bool
 }
 
 type exchangeKey struct{}
 
-// withExchange returns r with an exchange in its context, reusing one that a
-// previous stage attached.
+// withExchange returns r with an exchange in its context, reusing one there.
 func withExchange(r *http.Request) (*http.Request, *exchange) {
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		return r, x
@@ -72,8 +67,7 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// Unwrap lets http.ResponseController reach the connection (to set the
-// body's read deadline).
+// Unwrap lets http.ResponseController reach the connection.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) Write(p []byte) (int, error) {
@@ -85,11 +79,11 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// logAccess writes the one structured line of a request Observe saw answered
-// (rec) since start. It records method, path, status, size, duration, remote
-// address (and the client address behind a trusted proxy), request id, protocol version and JSON-RPC method; never headers,
-// tokens or bodies. Health probes, and requests the line of token checks refused
-// (see exchange.shed), log at debug level.
+// logAccess writes the one line of a request Observe saw answered (rec):
+// method, path, status, size, duration, remote address (and the client
+// address behind a trusted proxy), request id, protocol version and JSON-RPC
+// method; never headers, tokens or bodies. Probes and exchange.shed log at
+// debug level.
 func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecorder, start time.Time) {
 	level := slog.LevelInfo
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || x.shed {
@@ -117,9 +111,9 @@ func logAccess(log *slog.Logger, r *http.Request, x *exchange, rec *statusRecord
 	log.LogAttrs(r.Context(), level, "http request", attrs...)
 }
 
-// maxLogField bounds a log field built from client input (the HTTP method
-// and path, the JSON-RPC method, the protocol version header): longer values are cut and marked, so
-// a request cannot grow the log by more than a few hundred bytes.
+// maxLogField bounds a log field built from client input (HTTP method and
+// path, JSON-RPC method, protocol version header): longer values are cut
+// and marked, so a request cannot grow the log by more than a few hundred bytes.
 const maxLogField = 128
 
 // truncateField cuts s to maxLogField bytes (on a rune boundary) and says
@@ -135,42 +129,26 @@ func truncateField(s string) string {
 	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
-// allowHeader is the Allow value for /mcp.
-func (st *settings) allowHeader() string {
-	if st.CORS {
-		return "POST, OPTIONS"
-	}
-	return "POST"
-}
-
-// methodMiddleware admits POST, and OPTIONS only when CORS is configured;
-// anything else gets 405 with an Allow header.
+// methodMiddleware admits POST, and OPTIONS with CORS; else 405.
 func (st *settings) methodMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost || (r.Method == http.MethodOptions && st.CORS) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Allow", st.allowHeader())
+		w.Header().Set("Allow", st.allow)
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, mcp.INVALID_REQUEST,
 			"method "+r.Method+" is not allowed on this endpoint: send JSON-RPC messages with POST (no SSE streams are offered)", nil)
 	})
 }
 
 // corsRequestHeaders are the request headers a browser client may send.
-var corsRequestHeaders = map[string]bool{
-	"authorization":        true,
-	"content-type":         true,
-	"accept":               true,
-	"mcp-protocol-version": true,
-	"mcp-method":           true,
-	"mcp-name":             true,
-}
+var corsRequestHeaders = []string{"authorization", "content-type", "accept", "mcp-protocol-version", "mcp-method", "mcp-name"}
 
-// originMiddleware rejects a request whose Origin header is present, not
-// in the allowlist and not this server's own origin (see sameOrigin) with
-// 403; the comparison is on canonical scheme://host:port. With CORS it also
-// decorates allowed replies and answers preflight OPTIONS requests itself.
+// originMiddleware answers 403 to an Origin header neither allowed nor
+// this server's own (see sameOrigin), compared as canonical
+// scheme://host:port. With CORS it also decorates allowed replies and
+// answers preflights itself.
 func (st *settings) originMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origins := r.Header.Values("Origin")
@@ -195,7 +173,7 @@ func (st *settings) originMiddleware(next http.Handler) http.Handler {
 			h.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Protocol-Version")
 		}
 		if r.Method == http.MethodOptions {
-			h.Set("Allow", st.allowHeader())
+			h.Set("Allow", st.allow)
 			if origin != "" {
 				h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 				if allowed := allowedRequestHeaders(r.Header.Get("Access-Control-Request-Headers")); allowed != "" {
@@ -272,7 +250,7 @@ func allowedRequestHeaders(requested string) string {
 	var out []string
 	for _, name := range strings.Split(requested, ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if corsRequestHeaders[name] || strings.HasPrefix(name, "mcp-param-") {
+		if slices.Contains(corsRequestHeaders, name) || strings.HasPrefix(name, "mcp-param-") {
 			out = append(out, name)
 		}
 	}
@@ -280,10 +258,9 @@ func allowedRequestHeaders(requested string) string {
 }
 
 // protocolVersionMiddleware checks MCP-Protocol-Version on every POST,
-// initialize included. An absent header means 2025-03-26; more than one
-// header gets 400; a version not configured gets 400 with a JSON-RPC error
-// that lists the supported ones, which lets clients that probe a newer
-// revision fall back.
+// initialize included: absent means 2025-03-26; more than one header, or a
+// version not configured, gets 400 (the latter listing the supported ones,
+// so clients that probe a newer revision fall back).
 func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, x := withExchange(r)
@@ -309,17 +286,16 @@ func (st *settings) protocolVersionMiddleware(next http.Handler) http.Handler {
 }
 
 // Observe is the outermost stage of the hosted handler: it gives the request
-// its correlation data (request id, W3C trace context; see package reqid),
-// echoes the id in the X-Request-Id response header, writes the request's
-// access log line to cfg.Logger (see logAccess), and counts the answer in
-// cfg.Metrics (HTTP status, authentication refusals, JSON-RPC batch sizes;
-// nil counts nothing). A request already observed by an outer Observe passes
-// through, so a program may wrap its own stages (such as a static bearer
-// check) around the handler NewHTTPHandler returns, with the same cfg, and
-// have the requests they answer logged and counted too.
+// its correlation data (request id, W3C trace context; package reqid),
+// echoes the id in X-Request-Id, writes its access log line to cfg.Logger
+// and counts the answer in cfg.Metrics (HTTP status, authentication
+// refusals, batch sizes; nil counts nothing). A request an outer Observe saw
+// passes through, so a program may wrap its own stages (such as a static
+// bearer check) around NewHTTPHandler's, with the same cfg, and have the
+// requests they answer logged and counted too.
 func Observe(cfg HTTPConfig, next http.Handler) http.Handler {
-	// A configuration error is reported by NewHTTPHandler and ServeHTTP;
-	// here it leaves the peer's address in charge.
+	// A configuration error (reported by NewHTTPHandler and ServeHTTP)
+	// leaves the peer's address in charge.
 	proxies, _ := parseProxies(cfg.TrustedProxies, cfg.ForwardedHeader)
 	return observe(cfg.Metrics, cmp.Or(cfg.Logger, slog.Default()), proxies, next)
 }
@@ -338,13 +314,7 @@ func observe(m *metrics.Metrics, log *slog.Logger, proxies proxySet, next http.H
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		logAccess(log, r, x, rec, start)
-		if m == nil {
-			return
-		}
-		status := rec.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := cmp.Or(rec.status, http.StatusOK)
 		m.HTTPRequest(routeLabel(r.URL.Path), status)
 		if reason := refusalReason(status, rec.Header()); reason != "" {
 			m.AuthRefused(reason)
@@ -367,10 +337,9 @@ func routeLabel(path string) string {
 	return "other"
 }
 
-// refusalReason names why a request was refused for authentication, from the
-// answer's status and Bearer challenge (RFC 6750): the challenge's error
-// parameter, or missing_token when it carries none. Answers without a
-// challenge are not authentication refusals.
+// refusalReason names why a request was refused for authentication: the
+// error parameter of the answer's Bearer challenge (RFC 6750), else
+// forbidden (403) or missing_token (401); "" without a challenge.
 func refusalReason(status int, h http.Header) string {
 	if status != http.StatusUnauthorized && status != http.StatusForbidden {
 		return ""
@@ -392,10 +361,10 @@ func refusalReason(status int, h http.Header) string {
 	return "missing_token"
 }
 
-// toolObserver is the tool-handler middleware of the hosted server: it
-// counts each call in m (in flight, outcome, error code, latency) and stamps
-// the call's request id into adapter error objects, so a client's report of
-// a failure names the id found in the access log and the RS log.
+// toolObserver counts each tool call of the hosted server in m (in flight,
+// outcome, error code, latency) and stamps its request id into adapter
+// error objects, so a client's report of a failure names the id found in
+// the access log and the RS log.
 func toolObserver(m *metrics.Metrics) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -418,18 +387,11 @@ func toolObserver(m *metrics.Metrics) server.ToolHandlerMiddleware {
 // whose structured content is {"error": {"type": "adapter_error", ...}}, and
 // returns the error's code (or "" when the result has no such object).
 func stampRequestID(ctx context.Context, res *mcp.CallToolResult) string {
-	if res.StructuredContent == nil {
-		return ""
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return ""
-	}
 	var doc struct {
 		Error map[string]any `json:"error"`
 		Code  string         `json:"code"`
 	}
-	if json.Unmarshal(raw, &doc) != nil {
+	if raw, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(raw, &doc) != nil {
 		return ""
 	}
 	if doc.Error == nil {

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,15 +20,12 @@ import (
 )
 
 // mcp-go v1.2.1 answers every error a resource handler returns with
-// -32603 and the error's text as the message; a handler cannot choose the
-// code. A handler that returns a *ResourceError instead gets its code back:
-// its text is a small JSON document under resourceErrorKey, which both
-// transports (HTTP replies and stdio lines) turn into a JSON-RPC error with
-// that code, a readable message and the typed error object as data.
-// In-process clients, which see mcp-go's answer unchanged, still get the
+// -32603 and the error's text as the message: a handler cannot choose the
+// code. A *ResourceError's text is a small JSON document under
+// resourceErrorKey, which both transports turn into a JSON-RPC error with
+// its code, a readable message and the typed error object as data;
+// in-process clients, which see mcp-go's answer unchanged, still get the
 // typed object inside the message.
-
-// resourceErrorKey names the document a *ResourceError renders as its text.
 const resourceErrorKey = "mcp_resource_error"
 
 // ResourceError is a failed resources/read with its JSON-RPC code and the
@@ -69,21 +67,23 @@ func ResourceFailed(obj json.RawMessage) error {
 	return &ResourceError{RPCCode: mcp.INTERNAL_ERROR, Object: obj}
 }
 
-// rewriteResourceError turns a JSON-RPC error reply that carries a
-// *ResourceError's text into the error it describes; any other message is
-// returned unchanged.
+// errorReply is what the rewrites of a JSON-RPC error reply read of it.
+type errorReply struct {
+	ID    json.RawMessage `json:"id"`
+	Error *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// rewriteResourceError turns an error reply carrying a *ResourceError's
+// text into the error it describes; any other message comes back unchanged.
 func rewriteResourceError(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(resourceErrorKey)) {
 		return msg
 	}
-	var reply struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var reply errorReply
 	// mcp-go answers a handler's error with -32603 and a hook's refusal
 	// (see RequestGuard) with -32600.
 	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil ||
@@ -113,10 +113,7 @@ func rewriteResourceError(msg []byte) []byte {
 	if code != "" {
 		text = code + ": " + text
 	}
-	if text == "" {
-		text = "resource read failed"
-	}
-	out := marshalRPCError(reply.ID, re.Code, text, re.Error)
+	out := marshalRPCError(reply.ID, re.Code, cmp.Or(text, "resource read failed"), re.Error)
 	if bytes.HasSuffix(msg, []byte("\n")) {
 		out = append(out, '\n')
 	}
@@ -137,14 +134,12 @@ type RequestBounds struct {
 }
 
 // RequestGuard returns the server option that refuses, before mcp-go reads
-// any further, a resources/read whose uri or a tools/call whose name is
-// longer than b allows: JSON-RPC -32602 (invalid params) with a typed error
-// as data ({"code": "too_long", "message", "param", "max_bytes"}), over
-// HTTP and stdio alike (an in-process client sees the same object inside
-// mcp-go's -32600 message). The check decodes the message once, which
-// costs time in proportion to its size, as reading it already did. It
-// installs the server's hooks (server.WithHooks), so use it instead of, not
-// beside, other hooks.
+// further, a resources/read uri or tools/call name longer than b allows:
+// JSON-RPC -32602 with a typed error as data ({"code": "too_long",
+// "message", "param", "max_bytes"}) over HTTP and stdio (an in-process
+// client sees it inside mcp-go's -32600 message). The check reads the
+// message once, in time proportional to its size as reading it did. It
+// installs the server's hooks (server.WithHooks): use it instead of others.
 func RequestGuard(b RequestBounds) server.ServerOption {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(b.check)
@@ -152,7 +147,6 @@ func RequestGuard(b RequestBounds) server.ServerOption {
 }
 
 // guardedRequest is the part of a request RequestGuard looks at.
-// readGuarded fills it as json.Unmarshal does.
 type guardedRequest struct {
 	Method string `json:"method"`
 	Params struct {
@@ -183,8 +177,7 @@ func (b RequestBounds) check(_ context.Context, _ any, message any) error {
 	return nil
 }
 
-// tooLong is the error of a request member over its bound, rendered as a
-// JSON-RPC -32602 error by both transports (see ResourceError).
+// tooLong is the -32602 error of a request member over its bound.
 func tooLong(param, what string, n, max int) error {
 	obj, _ := json.Marshal(map[string]any{
 		"code":      "too_long",
@@ -195,13 +188,7 @@ func tooLong(param, what string, n, max int) error {
 	return &ResourceError{RPCCode: mcp.INVALID_PARAMS, Object: obj}
 }
 
-// rpcErrorBody is a JSON-RPC 2.0 error response. ID stays null when the
-// request id is unknown (body not read yet, or not parseable).
-type rpcErrorBody struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   rpcErrorDetail  `json:"error"`
-}
+var jsonNull = json.RawMessage("null")
 
 type rpcErrorDetail struct {
 	Code    int    `json:"code"`
@@ -209,23 +196,23 @@ type rpcErrorDetail struct {
 	Data    any    `json:"data,omitempty"`
 }
 
-var jsonNull = json.RawMessage("null")
-
-// marshalRPCError renders a JSON-RPC error response body. The message may
-// echo the request: its hidden characters are shown (unseen.Show).
+// marshalRPCError renders a JSON-RPC 2.0 error response body (id null when
+// unknown). The message may echo the request: its hidden characters are
+// shown (unseen.Show).
 func marshalRPCError(id json.RawMessage, code int, message string, data any) []byte {
 	if len(id) == 0 {
 		id = jsonNull
 	}
-	message = unseen.Show(message)
-	b, err := json.Marshal(rpcErrorBody{
-		JSONRPC: "2.0",
-		ID:      id,
-		Error:   rpcErrorDetail{Code: code, Message: message, Data: data},
-	})
+	e := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcErrorDetail  `json:"error"`
+	}{"2.0", id, rpcErrorDetail{code, unseen.Show(message), data}}
+	b, err := json.Marshal(e)
 	if err != nil {
 		// Only data can fail to marshal; drop it rather than the error.
-		b, _ = json.Marshal(rpcErrorBody{JSONRPC: "2.0", ID: id, Error: rpcErrorDetail{Code: code, Message: message}})
+		e.Error.Data = nil
+		b, _ = json.Marshal(e)
 	}
 	return b
 }
@@ -254,10 +241,7 @@ type envelope struct {
 // returns zero values when body is not a JSON object.
 func peekEnvelope(body []byte) envelope {
 	var e envelope
-	if len(body) == 0 || jsontext.Value(body).Kind() != '{' {
-		return e
-	}
-	if json.Unmarshal(body, &e) != nil {
+	if jsontext.Value(body).Kind() != '{' || json.Unmarshal(body, &e) != nil {
 		return envelope{}
 	}
 	// The id forms JSON-RPC allows: string, number or null.
@@ -267,24 +251,16 @@ func peekEnvelope(body []byte) envelope {
 	return e
 }
 
-// showErrorText returns the JSON-RPC error reply msg with the hidden
-// characters of its message and data shown as markers (unseen.Show,
-// unseen.ShowJSON): mcp-go echoes an unknown tool, method or resource URI
-// as the request spelled it. The id is left as the request sent it (a
-// raw hidden character in it is \u-escaped, the same value). Any other
-// message comes back unchanged; one scan when it holds no hidden character.
+// showErrorText returns the error reply msg with the hidden characters of
+// its message and data shown as markers (unseen.Show, unseen.ShowJSON):
+// mcp-go echoes an unknown tool, method or resource URI as spelled. The id
+// keeps its value (a raw hidden character in it is \u-escaped). Any other
+// message comes back unchanged, after one scan when it hides nothing.
 func showErrorText(msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(`"error"`)) || !unseen.HasJSON(msg) {
 		return msg
 	}
-	var reply struct {
-		ID    json.RawMessage `json:"id"`
-		Error *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-	}
+	var reply errorReply
 	if json.Unmarshal(msg, &reply) != nil || reply.Error == nil {
 		return msg
 	}
@@ -303,12 +279,10 @@ func showErrorText(msg []byte) []byte {
 // errBadObject stops a walk at an object found invalid inside it.
 var errBadObject = errors.New("not a valid JSON object")
 
-// readGuarded reads the members of the request raw that RequestGuard
-// checks, as json.Unmarshal into guardedRequest does; ok is false where that
-// decode fails. An object is read at its top level and in params, in one
-// pass (walkDecoded), which costs a small part of a decode of the whole request
-// and decodes only the strings it keeps; anything else is left to
-// encoding/json.
+// readGuarded reads raw as json.Unmarshal into guardedRequest does; ok is
+// false where that fails. An object is read at its top level and in params
+// in one pass (walkDecoded), a small part of a decode's cost, decoding only
+// the strings it keeps; anything else is left to encoding/json.
 func readGuarded(raw []byte) (req guardedRequest, ok bool) {
 	obj := bytes.Trim(raw, " \t\r\n") // JSON's white space, no other
 	if len(obj) == 0 || obj[0] != '{' {

@@ -10,13 +10,12 @@ import (
 	"time"
 )
 
-// ServeHTTP listens on cfg.Listen and serves h until ctx is cancelled (and
-// serves h's probes and cfg.Metrics on cfg.AdminListener when set), then
-// shuts down gracefully: /readyz answers 503 from that moment on, the
-// listener closes (at once, or after DrainDelay), in-flight requests run to
-// completion (the whole drain bounded by ShutdownTimeout, after which
-// connections are closed) and ServeHTTP returns nil. Cancelling ctx does
-// not cancel the requests themselves. Signal handling is the caller's.
+// ServeHTTP serves h on cfg.Listen (and h's probes and cfg.Metrics on
+// cfg.AdminListener) until ctx is cancelled, then shuts down gracefully:
+// /readyz answers 503 from that moment, the listener closes (at once, or
+// after DrainDelay), in-flight requests, not cancelled, run to completion
+// within ShutdownTimeout (then connections are closed) and it returns nil.
+// Signal handling is the caller's.
 func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	if cfg.AdminListener != nil {
 		defer cfg.AdminListener.Close()
@@ -48,7 +47,12 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	gated := drainGate(h, ctx)
 	if st.AdminListener != nil {
 		admin := newAdminServer(st, gated)
-		go serveAdmin(admin, st.AdminListener, st.logger)
+		go func() {
+			st.logger.Info("serving probes and metrics", "addr", st.AdminListener.Addr().String(), "paths", "/healthz /readyz /metrics")
+			if err := admin.Serve(st.AdminListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				st.logger.Error("admin listener stopped", "err", err)
+			}
+		}()
 		// Closed last, once /mcp has drained: probes see "draining" until then.
 		defer admin.Close()
 	}
@@ -99,9 +103,8 @@ func ServeHTTP(ctx context.Context, h http.Handler, cfg HTTPConfig) error {
 	return nil
 }
 
-// drainGate answers /readyz with 503 once serving's context has ended (read
-// at each request, so the very next one sees it), so a load balancer stops
-// routing new work here while the calls in flight finish.
+// drainGate answers /readyz 503 from the moment serving's context ends, so
+// a load balancer stops routing new work here while calls in flight finish.
 func drainGate(h http.Handler, serving context.Context) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if serving.Err() != nil && r.URL.Path == "/readyz" {
@@ -114,26 +117,14 @@ func drainGate(h http.Handler, serving context.Context) http.Handler {
 	})
 }
 
-// The admin listener (HTTPConfig.AdminListener, flag --admin-listen) serves
-// /healthz, /readyz and /metrics apart from /mcp: its connections are not
-// counted in the public listener's bounds, so a flood that fills those
-// never fails a kubelet probe or a scrape. /healthz and /readyz answer as
-// on the public listener (the same handler, so the same readiness and the
-// same 503 "draining" once shutdown began); /metrics is HTTPConfig.Metrics,
-// 404 when that is nil. It is meant for loopback or a port only the
-// cluster reaches: nothing on it is authenticated.
-
-// Bounds of the admin server: its peers are the kubelet and a scraper, so
-// short header and write deadlines and small headers.
-const (
-	adminReadHeaderTimeout = 5 * time.Second
-	adminWriteTimeout      = 30 * time.Second
-	adminIdleTimeout       = 2 * time.Minute
-	adminMaxHeaderBytes    = 16 << 10
-)
-
-// newAdminServer builds the admin listener's server: probes through
-// probes (the public handler behind drainGate), /metrics from st.Metrics.
+// newAdminServer builds the server of the admin listener
+// (HTTPConfig.AdminListener), whose connections are not counted in the
+// public listener's bounds, so a flood that fills those never fails a
+// kubelet probe or a scrape. /healthz and /readyz answer through probes,
+// the public handler behind drainGate (the same readiness and 503
+// "draining"); /metrics is HTTPConfig.Metrics, 404 when nil. It is meant
+// for loopback or a port only the cluster reaches: nothing on it is
+// authenticated.
 func newAdminServer(st *settings, probes http.Handler) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", probes)
@@ -141,21 +132,14 @@ func newAdminServer(st *settings, probes http.Handler) *http.Server {
 	if st.Metrics != nil {
 		mux.Handle("/metrics", st.Metrics.Handler())
 	}
+	// Its peers are the kubelet and a scraper: short header and write
+	// deadlines and small headers.
 	return &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: adminReadHeaderTimeout,
-		WriteTimeout:      adminWriteTimeout,
-		IdleTimeout:       adminIdleTimeout,
-		MaxHeaderBytes:    adminMaxHeaderBytes,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          slog.NewLogLogger(st.logger.Handler(), slog.LevelWarn),
-	}
-}
-
-// serveAdmin serves srv on ln until srv is closed; an error other than
-// the close is logged.
-func serveAdmin(srv *http.Server, ln net.Listener, log *slog.Logger) {
-	log.Info("serving probes and metrics", "addr", ln.Addr().String(), "paths", "/healthz /readyz /metrics")
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("admin listener stopped", "err", err)
 	}
 }

@@ -22,14 +22,12 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/splice"
 )
 
-// The stdio side reads newline-delimited JSON-RPC itself and hands each
-// message to mcp-go's transport-agnostic HandleMessage, as the HTTP side
-// hands it to mcp-go's Handle. Reading the lines here, rather than through
-// mcp-go's StdioServer, lets one walk of each line (pendingRequestID) both
-// route it and count it as owed an answer, bounds a line before it is held
-// whole, and serves each request on the goroutine that read it, one that
-// served requests before (see stdioReader and callPool), whose stack is
-// already grown and in cache.
+// The stdio side reads newline-delimited JSON-RPC itself, rather than
+// through mcp-go's StdioServer, and hands each message to HandleMessage:
+// one walk of each line (pendingRequestID) both routes it and counts it as
+// owed an answer, a line is bounded before it is held whole, and each
+// request is served on the goroutine that read it, one that served requests
+// before (see stdioReader and callPool), its stack grown and in cache.
 
 // Bounds of one stdio session.
 const (
@@ -49,18 +47,17 @@ const (
 	stdioReadBuffer = 64 << 10
 )
 
-// stdioSessions numbers the sessions of this process, so ServeStdio can run
-// more than once at a time (each has its own mcp-go session).
+// stdioSessions numbers the sessions of this process (each its own mcp-go
+// session), so ServeStdio can run more than once at a time.
 var stdioSessions atomic.Int64
 
 // ServeStdio serves s over newline-delimited JSON-RPC on in/out until in
-// reaches EOF or ctx is cancelled; both end it cleanly with nil. At EOF the
-// requests already read are answered before it returns (bounded by
-// stdioDrainTimeout), so a client that closes its end early loses nothing;
-// a cancelled ctx cancels the requests in flight and waits for them within
-// the same bound. out carries nothing but MCP messages, one per line;
-// diagnostics go to errLog (default slog.Default()). Values in ctx (such as
-// WithBearer) reach every handler.
+// reaches EOF or ctx is cancelled (both end it with nil). At EOF the
+// requests already read are answered first (within stdioDrainTimeout), so a
+// client that closes its end early loses nothing; a cancelled ctx cancels
+// them and waits within the same bound. out carries only MCP messages, one
+// per line; diagnostics go to errLog (default slog.Default()). Values in
+// ctx (such as WithBearer) reach every handler.
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog *slog.Logger) error {
 	if s == nil {
 		return errors.New("transport: nil MCP server")
@@ -101,11 +98,10 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 }
 
 // stdioReader is the reading side of a session. One goroutine of the pool
-// reads at a time: the one that reads a request serves it itself, having
-// passed the reading on to another, so a request is served by the goroutine
-// that woke with its line in hand rather than handed to one that must be
-// woken in turn (a wake-up between threads that costs a call tens of
-// microseconds on a small machine).
+// reads at a time; the one that reads a request passes the reading on and
+// serves it itself, rather than hand it to one that must be woken (a
+// wake-up between threads costs a call tens of microseconds on a small
+// machine).
 type stdioReader struct {
 	ctx   context.Context
 	s     *server.MCPServer
@@ -118,11 +114,10 @@ type stdioReader struct {
 }
 
 // read reads lines until it reads a request, serving every other message
-// on this goroutine as mcp-go serves them. A request waits for a free call
-// slot (maxStdioCalls); then the reading goes on on another goroutine of the
-// pool, and this one serves the request and reports that it held a slot
-// (the pool gives it back). At EOF or a read error the last request, if the
-// line held one, is served here before the end is reported.
+// itself. A request waits for a free call slot (maxStdioCalls); then the
+// reading goes on on another goroutine of the pool, and this one serves
+// the request and reports that it held a slot. At EOF or a read error a
+// request on the last line is served here before the end is reported.
 func (r *stdioReader) read() (served bool) {
 	for {
 		line, cut, err := r.lines.next()
@@ -193,9 +188,8 @@ func handle(ctx context.Context, s *server.MCPServer, line, id []byte) (res mcp.
 	return s.HandleMessage(ctx, json.RawMessage(line))
 }
 
-// lineReader returns the lines of r one at a time, each in memory of its
-// own, holding at most max bytes of a line: a longer line is reported cut
-// and the rest of it is read and dropped.
+// lineReader returns the lines of r, each in memory of its own, holding at
+// most max bytes of one: a longer line is reported cut, its rest dropped.
 type lineReader struct {
 	r   *bufio.Reader
 	max int
@@ -228,9 +222,9 @@ func (l *lineReader) next() (line []byte, cut bool, err error) {
 	}
 }
 
-// lineWriter writes each message as one line, with the values its call
-// returned by reference in place and a resource read's error carrying its
-// JSON-RPC code (see ResourceError). One line is written at a time.
+// lineWriter writes each message as one line, one at a time, with the
+// values its call returned by reference in place and a resource read's
+// error carrying its JSON-RPC code (see ResourceError).
 type lineWriter struct {
 	mu     sync.Mutex
 	dst    io.Writer
@@ -271,15 +265,9 @@ func (w *lineWriter) write(msg mcp.JSONRPCMessage) {
 // once more, whole, to compact it and escape HTML in it, and that output
 // (json.Marshal of a map) is already both.
 func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
-	r, ok := msg.(mcp.JSONRPCResponse)
-	if !ok {
-		return json.Marshal(msg)
-	}
-	var res *mcp.CallToolResult
-	switch v := r.Result.(type) {
-	case *mcp.CallToolResult:
-		res = v
-	case mcp.CallToolResult:
+	r, _ := msg.(mcp.JSONRPCResponse)
+	res, _ := r.Result.(*mcp.CallToolResult)
+	if v, ok := r.Result.(mcp.CallToolResult); ok {
 		res = &v
 	}
 	if res == nil {
@@ -298,13 +286,11 @@ func EncodeMessage(msg mcp.JSONRPCMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// callPool runs the session's goroutines: at most max of them serve a
-// request at once (acquire takes one of max slots, the goroutine gives it
-// back when its function reports it held one), and one more reads (see
-// stdioReader). Work goes to the goroutine that became idle last (idle is a
-// stack), so sequential calls keep running on goroutines whose stacks have
-// grown to what a call needs; a new goroutine is started only when none is
-// idle, so there are never more than max+1.
+// callPool runs the session's goroutines: at most max serve a request at
+// once (each holding one of max slots from acquire until its function
+// reports it), and one more reads. Work goes to the goroutine idle last
+// (idle is a stack), so sequential calls run on stacks grown to what a call
+// needs; a goroutine is started only when none is idle: never more than max+1.
 type callPool struct {
 	slots  chan struct{} // one per request being served; capacity max
 	mu     sync.Mutex
@@ -381,10 +367,9 @@ func (p *callPool) work(ch chan func() bool) {
 	}
 }
 
-// shut takes no more requests, ends the idle goroutines, and waits until
-// the requests started have finished or d has passed. When ctx ends first,
-// cancel is called (it cancels the requests' context) and the wait goes on
-// within the same d.
+// shut takes no more requests, ends the idle goroutines, and waits at most
+// d for the requests started; when ctx ends first, cancel (the requests'
+// context) is called and the wait goes on within the same d.
 func (p *callPool) shut(ctx context.Context, d time.Duration, cancel func()) {
 	p.mu.Lock()
 	p.closed = true
@@ -448,17 +433,14 @@ func (s *stdioSession) forward(ctx context.Context, w *lineWriter) {
 	}
 }
 
-// pendingRequestID returns the raw id of the JSON-RPC request line: a JSON object
+// pendingRequestID returns the raw id of a JSON-RPC request line: an object
 // with a non-empty string "method" and an "id" other than null, as decoding
-// the line into message would find them (member names matched without
-// regard to case, the last of a repeated member winning). ok is false for
-// anything else: a notification, an answer, a batch, invalid JSON.
-//
-// Every line of a stdio session passes through here (it decides which lines
-// are requests, served on the call pool and owed an answer), so the line is
-// read once at its top level with a pooled jsontext.Decoder (jsonpool), which checks it
-// as it goes and builds no values, instead of decoded: a decode costs
-// several times as much (BenchmarkPendingRequestID).
+// it would find them (names matched without regard to case, the last of a
+// repeated member winning); ok is false for anything else (a notification,
+// an answer, a batch, invalid JSON). Every stdio line passes here, so it is
+// read once at its top level by a pooled jsontext.Decoder (jsonpool), which
+// checks it and builds no values: a decode costs several times as much
+// (BenchmarkPendingRequestID).
 func pendingRequestID(line []byte) (id []byte, ok bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -490,11 +472,10 @@ func pendingRequestID(line []byte) (id []byte, ok bool) {
 	return id, true
 }
 
-// walkObject calls fn with each member of obj in order, the quoted name and
-// the raw value, read in place by a pooled jsontext.Decoder (jsonpool), and
-// reports whether obj is one valid JSON object as json.Valid would find it,
-// with nothing after it. fn may have seen members of an obj found invalid
-// further on.
+// walkObject calls fn with each member of obj in order (quoted name, raw
+// value, read in place) and reports whether obj is one valid JSON object as
+// json.Valid finds it, with nothing after it; fn may have seen members of
+// an obj found invalid further on.
 func walkObject(obj []byte, fn func(key, val []byte)) bool {
 	return walkDecoded(obj, func(d *jsonpool.Reader, key []byte) error {
 		val, err := d.ReadValue()
