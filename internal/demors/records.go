@@ -306,25 +306,20 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 // locateRecord finds the one granted connection holding a record: 404 when none, 409
 // ambiguous_connection when several and no connection_id narrowed the choice.
 func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (store.Record, error) {
-	holders, err := s.store.ConnectionsHolding(ctx, sc.conns, sc.stream.Name, id)
-	if err != nil {
+	recs, err := s.store.Holding(ctx, sc.conns, sc.stream.Name, id)
+	switch {
+	case err != nil:
 		return store.Record{}, err
-	}
-	switch len(holders) {
-	case 0:
+	case len(recs) == 0:
 		return store.Record{}, errNotFound("Record not found")
-	case 1:
-		rec, ok, err := s.store.Get(ctx, holders[0], sc.stream.Name, id)
-		if err != nil {
-			return store.Record{}, err
+	case len(recs) > 1:
+		holders := make([]string, len(recs))
+		for i, r := range recs {
+			holders[i] = r.ConnectionID
 		}
-		if !ok {
-			return store.Record{}, errNotFound("Record not found")
-		}
-		return rec, nil
-	default:
 		return store.Record{}, errAmbiguous(id, s.connectionRefs(holders))
 	}
+	return recs[0], nil
 }
 
 func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject) (rsserver.GetRecordResponseObject, error) {

@@ -231,7 +231,7 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 	}
 	// Rank on record heads; only the page's records get their data loaded
 	// (withData), so a broad query does not decode every match.
-	recs, err := s.store.HeadsByRID(ctx, rids)
+	recs, err := s.store.ByRID(ctx, rids, false)
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +541,7 @@ func (s *Server) withData(ctx context.Context, page []*hit) error {
 	for _, h := range page {
 		rids = append(rids, h.rec.RID)
 	}
-	recs, err := s.store.ByRID(ctx, rids)
+	recs, err := s.store.ByRID(ctx, rids, true)
 	if err != nil {
 		return err
 	}

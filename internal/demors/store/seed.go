@@ -29,12 +29,7 @@ var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type seedRecord struct {
 	conn, stream, id string
 	emittedAt        string
-	fields           []kv
-}
-
-type kv struct {
-	k string
-	v any
+	fields           map[string]any
 }
 
 var natoWords = strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike " +
@@ -138,19 +133,19 @@ func videoRecord(conn string, n int, created time.Time, personal bool) seedRecor
 	prose(&b, r, vocab, 1400+r.IntN(200))
 	tags := []string{"standup", "design", "customer", "planning", "demo", "retro"}
 	r.Shuffle(len(tags), func(i, j int) { tags[i], tags[j] = tags[j], tags[i] })
-	meta := []kv{
-		{"resolution", pick(r, []string{"1920x1080", "1280x720", "3840x2160"})},
-		{"codec", pick(r, []string{"h264", "vp9", "av1"})},
-		{"tags", tags[:1+r.IntN(3)]},
+	meta := map[string]any{
+		"resolution": pick(r, []string{"1920x1080", "1280x720", "3840x2160"}),
+		"codec":      pick(r, []string{"h264", "vp9", "av1"}),
+		"tags":       tags[:1+r.IntN(3)],
 	}
 	ts := stamp(created)
-	return seedRecord{conn: conn, stream: StreamVideos, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"title", title},
-		{"description", b.String()},
-		{"duration_seconds", 120 + r.IntN(3480)},
-		{"created_at", ts},
-		{"metadata", meta},
+	return seedRecord{conn: conn, stream: StreamVideos, id: id, emittedAt: ts, fields: map[string]any{
+		"id":               id,
+		"title":            title,
+		"description":      b.String(),
+		"duration_seconds": 120 + r.IntN(3480),
+		"created_at":       ts,
+		"metadata":         meta,
 	}}
 }
 
@@ -168,12 +163,12 @@ func transcriptRecord(conn string, n int, created time.Time, personal bool) seed
 		header = fmt.Sprintf("Personal recording transcript %d.", n)
 	}
 	ts := stamp(created)
-	return seedRecord{conn: conn, stream: StreamTranscripts, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"video_id", fmt.Sprintf("vid-%d", n)},
-		{"language", lang},
-		{"text", transcriptText(r, header, n, vocab)},
-		{"created_at", ts},
+	return seedRecord{conn: conn, stream: StreamTranscripts, id: id, emittedAt: ts, fields: map[string]any{
+		"id":         id,
+		"video_id":   fmt.Sprintf("vid-%d", n),
+		"language":   lang,
+		"text":       transcriptText(r, header, n, vocab),
+		"created_at": ts,
 	}}
 }
 
@@ -215,21 +210,21 @@ func noteRecord(n int) (seedRecord, *seedBlob) {
 	if spec.file != "" {
 		bl := makeBlob(id, spec.file, spec.media, spec.large)
 		blob = &bl
-		attachment = []kv{
-			{"blob_id", bl.id},
-			{"media_type", bl.mediaType},
-			{"size_bytes", len(bl.bytes)},
-			{"filename", bl.filename},
-			{"sha256", bl.sha256},
+		attachment = map[string]any{
+			"blob_id":    bl.id,
+			"media_type": bl.mediaType,
+			"size_bytes": len(bl.bytes),
+			"filename":   bl.filename,
+			"sha256":     bl.sha256,
 		}
 	}
-	return seedRecord{conn: ConnNotes, stream: StreamNotes, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"title", spec.title},
-		{"body", b.String()},
-		{"folder", noteFolders[n%len(noteFolders)]},
-		{"created_at", ts},
-		{"attachment", attachment},
+	return seedRecord{conn: ConnNotes, stream: StreamNotes, id: id, emittedAt: ts, fields: map[string]any{
+		"id":         id,
+		"title":      spec.title,
+		"body":       b.String(),
+		"folder":     noteFolders[n%len(noteFolders)],
+		"created_at": ts,
+		"attachment": attachment,
 	}}, blob
 }
 

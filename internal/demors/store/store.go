@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -193,9 +192,11 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		if !ok {
 			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
 		}
-		var body bytes.Buffer
-		writeOrdered(&body, rec.fields)
-		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body.String())
+		body, err := json.Marshal(rec.fields)
+		if err != nil {
+			return nil, fmt.Errorf("store: encode record %s: %w", rec.id, err)
+		}
+		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, string(body))
 		if err != nil {
 			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
 		}
@@ -203,12 +204,12 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		if err != nil {
 			return nil, fmt.Errorf("store: record rowid: %w", err)
 		}
-		for _, f := range rec.fields {
-			fd, _ := st.Field(f.k)
-			text, isText := f.v.(string)
+		for _, fd := range st.Fields {
+			v := rec.fields[fd.Name]
+			text, isText := v.(string)
 			if fd.Lexical && isText {
-				if _, err := insFTS.ExecContext(ctx, text, rid, f.k); err != nil {
-					return nil, fmt.Errorf("store: index %s.%s: %w", rec.id, f.k, err)
+				if _, err := insFTS.ExecContext(ctx, text, rid, fd.Name); err != nil {
+					return nil, fmt.Errorf("store: index %s.%s: %w", rec.id, fd.Name, err)
 				}
 			}
 			if fd.Semantic && isText {
@@ -219,17 +220,11 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 				for _, tok := range Tokenize(text) {
 					counts[tok]++
 				}
-				sem[rid][f.k] = counts
+				sem[rid][fd.Name] = counts
 			}
-			if fd.PDPPType == "blob" {
-				if ref, ok := f.v.([]kv); ok {
-					for _, p := range ref {
-						if p.k == "blob_id" {
-							if _, err := insRef.ExecContext(ctx, p.v, rec.conn, rec.stream, rec.id, f.k); err != nil {
-								return nil, fmt.Errorf("store: blob ref %s: %w", rec.id, err)
-							}
-						}
-					}
+			if ref, ok := v.(map[string]any); ok && fd.PDPPType == "blob" {
+				if _, err := insRef.ExecContext(ctx, ref["blob_id"], rec.conn, rec.stream, rec.id, fd.Name); err != nil {
+					return nil, fmt.Errorf("store: blob ref %s: %w", rec.id, err)
 				}
 			}
 		}
@@ -244,29 +239,6 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: commit seed: %w", err)
 	}
 	return sem, nil
-}
-
-// writeOrdered writes fields as a JSON object, keeping their order.
-func writeOrdered(b *bytes.Buffer, fields []kv) {
-	b.WriteByte('{')
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.k)
-		b.Write(k)
-		b.WriteByte(':')
-		if nested, ok := f.v.([]kv); ok {
-			writeOrdered(b, nested)
-			continue
-		}
-		v, err := json.Marshal(f.v)
-		if err != nil {
-			panic("store: seed value not JSON: " + err.Error())
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
 }
 
 // Tokenize lower-cases text and splits it into runs of letters and digits.
@@ -384,48 +356,27 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
 }
 
-// Get returns one record, or ok=false when it does not exist.
-func (s *Store) Get(ctx context.Context, connectionID, stream, id string) (Record, bool, error) {
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ? AND id = ?`,
-		connectionID, stream, id)
-	if err != nil || len(recs) == 0 {
-		return Record{}, false, err
-	}
-	return recs[0], true, nil
+// Holding returns the records with this stream and id under the given connections, in
+// the order given: one query finds the holders and loads them.
+func (s *Store) Holding(ctx context.Context, connectionIDs []string, stream, id string) ([]Record, error) {
+	where, args, _ := recordsWhere(connectionIDs, stream, nil) // no filters, no error
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` AND id = ?`, append(args, id)...)
+	slices.SortFunc(recs, func(a, b Record) int {
+		return cmp.Compare(slices.Index(connectionIDs, a.ConnectionID), slices.Index(connectionIDs, b.ConnectionID))
+	})
+	return recs, err
 }
 
-// ConnectionsHolding returns, among the given connections, those holding a record with this
-// stream and id, in the order given.
-func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, stream, id string) ([]string, error) {
-	have, err := query(ctx, s.db, "find record", `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, []any{stream, id},
-		func(rows *sql.Rows) (c string, err error) { err = rows.Scan(&c); return })
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, c := range connectionIDs {
-		if slices.Contains(have, c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// ByRID returns the records with the given row ids.
-func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	return s.byRID(ctx, rids, "data")
-}
-
-// HeadsByRID returns records by internal id without their data (Data is
-// nil): enough to rank and scope search hits before loading the page.
-func (s *Store) HeadsByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	return s.byRID(ctx, rids, "'null'")
-}
-
-func (s *Store) byRID(ctx context.Context, rids []int64, data string) (map[int64]Record, error) {
+// ByRID returns the records with the given row ids; without withData their Data is nil,
+// enough to rank and scope search hits before loading the page.
+func (s *Store) ByRID(ctx context.Context, rids []int64, withData bool) (map[int64]Record, error) {
 	out := map[int64]Record{}
 	if len(rids) == 0 {
 		return out, nil
+	}
+	data := "'null'"
+	if withData {
+		data = "data"
 	}
 	in, args := inList(rids)
 	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, `+data+` FROM records WHERE rid IN (`+in+`)`, args...)

@@ -80,9 +80,13 @@ func TestSeedCounts(t *testing.T) {
 			if strings.HasPrefix(id, "vid") {
 				stream = StreamVideos
 			}
-			got, err := s.ConnectionsHolding(ctx, []string{ConnLoomMain, ConnLoomPeer}, stream, id)
+			recs, err := s.Holding(ctx, []string{ConnLoomMain, ConnLoomPeer}, stream, id)
 			if err != nil {
 				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range recs {
+				got = append(got, r.ConnectionID)
 			}
 			var n int
 			fmt.Sscanf(id[strings.IndexByte(id, '-')+1:], "%d", &n)
