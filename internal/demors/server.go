@@ -60,7 +60,8 @@ type Server struct {
 	as      *demoas.Server // nil without Config.OAuth
 
 	deliveries *deliverer
-	subMu      sync.Mutex // serializes subscription read-modify-write
+	subMu      sync.Mutex
+	subs       map[string]subscription // by id, under subMu; at most maxSubscriptionsPerGrant per grant
 
 	mu        sync.Mutex
 	closed    bool
@@ -103,6 +104,7 @@ func New(cfg Config) (*Server, error) {
 		store:  st,
 		cat:    st.Catalog(),
 		tokens: tokens,
+		subs:   map[string]subscription{},
 	}
 	s.grants = demoGrants(s.cat)
 	if cfg.OAuth != nil {

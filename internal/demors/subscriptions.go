@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,17 @@ const (
 	maxFilterStreams = 64
 )
 
+// subscription is one event subscription. Secret is the whsec_ signing key.
+type subscription struct {
+	ID, GrantID, ClientID, CallbackURL, Status string
+	Verified                                   bool
+	Secret                                     string
+	FilterStreams                              []string    // nil when the client gave no streams filter
+	Scope                                      []targetKey // the (connection, stream) pairs it covers
+	CreatedAt, UpdatedAt                       string
+	DisabledReason                             string // "" while not disabled
+}
+
 func nowStamp() string { return time.Now().UTC().Format(store.TimeLayout) }
 
 // subscriptionGrant refuses owner bearers: subscriptions belong to a client grant.
@@ -42,10 +54,10 @@ func subscriptionGrant(rc *reqCtx) (*grant, error) {
 	return rc.grant, nil
 }
 
-func subscriptionObject(sub store.Subscription) object {
+func subscriptionObject(sub subscription) object {
 	streams := make([]object, len(sub.Scope))
 	for i, st := range sub.Scope {
-		streams[i] = obj("name", st.Name, "connection_id", st.ConnectionID)
+		streams[i] = obj("name", st.stream, "connection_id", st.conn)
 	}
 	scope := obj("streams", streams)
 	if sub.FilterStreams != nil {
@@ -65,7 +77,7 @@ func subscriptionObject(sub store.Subscription) object {
 }
 
 // event builds one CloudEvents 1.0 structured-mode body.
-func event(rc *reqCtx, eventType, eventID string, sub store.Subscription, data object) []byte {
+func event(rc *reqCtx, eventType, eventID string, sub subscription, data object) []byte {
 	b, err := marshalJSON(obj(
 		"specversion", "1.0",
 		"id", eventID,
@@ -91,7 +103,7 @@ const verificationWait = deliveryTimeout
 // with {"challenge": <the same value>} activates the subscription. When no delivery
 // slot frees up within verificationWait the event is not sent and the subscription
 // stays pending_verification (disabling and re-enabling it sends a new one).
-func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Subscription) {
+func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub subscription) {
 	if err := s.deliveries.reserve(ctx, verificationWait); err != nil {
 		s.log.Warn("demo RS webhook verification not sent", "subscription_id", sub.ID, "err", err)
 		return
@@ -113,7 +125,7 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 		}
 		s.subMu.Lock()
 		defer s.subMu.Unlock()
-		cur, ok := s.store.Subscription(sub.GrantID, sub.ID)
+		cur, ok := s.subs[sub.ID]
 		if !ok {
 			return
 		}
@@ -122,7 +134,7 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 			cur.Status = subActive
 		}
 		cur.UpdatedAt = nowStamp()
-		s.store.UpdateSubscription(cur)
+		s.subs[cur.ID] = cur
 	})
 }
 
@@ -153,14 +165,14 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 			}
 		}
 	}
-	scope := []store.ScopeStream{}
+	scope := []targetKey{}
 	for t := range s.grantedTargets(g, "") {
 		if filter == nil || slices.Contains(filter, t.stream.Name) {
-			scope = append(scope, store.ScopeStream{Name: t.stream.Name, ConnectionID: t.conn})
+			scope = append(scope, targetKey{t.conn, t.stream.Name})
 		}
 	}
 	now := nowStamp()
-	sub := store.Subscription{
+	sub := subscription{
 		ID:            "sub_" + randomHex(12),
 		GrantID:       g.grantID,
 		ClientID:      g.clientID,
@@ -187,14 +199,29 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 
 // insertSubscription stores sub unless its grant already holds
 // maxSubscriptionsPerGrant subscriptions.
-func (s *Server) insertSubscription(sub store.Subscription) error {
+func (s *Server) insertSubscription(sub subscription) error {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	if n := len(s.store.Subscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
+	if n := len(s.grantSubscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
 		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
 	}
-	s.store.InsertSubscription(sub)
+	s.subs[sub.ID] = sub
 	return nil
+}
+
+// grantSubscriptions returns the grant's subscriptions, oldest first (at most
+// maxSubscriptionsPerGrant). The caller holds subMu.
+func (s *Server) grantSubscriptions(grantID string) []subscription {
+	var out []subscription
+	for _, sub := range s.subs {
+		if sub.GrantID == grantID {
+			out = append(out, sub)
+		}
+	}
+	slices.SortFunc(out, func(a, b subscription) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
 }
 
 func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventSubscriptionsRequestObject) (rsserver.ListEventSubscriptionsResponseObject, error) {
@@ -204,28 +231,31 @@ func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventS
 		return nil, err
 	}
 	data := []object{}
-	for _, sub := range s.store.Subscriptions(g.grantID) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	for _, sub := range s.grantSubscriptions(g.grantID) {
 		data = append(data, subscriptionObject(sub))
 	}
 	return jsonReply(http.StatusOK, obj("data", data)), nil
 }
 
-// ownSubscription loads a live subscription of the bearer's grant.
-func (s *Server) ownSubscription(rc *reqCtx, id string) (store.Subscription, error) {
+// ownSubscription loads a live subscription of the bearer's grant. The caller holds subMu.
+func (s *Server) ownSubscription(rc *reqCtx, id string) (subscription, error) {
 	g, err := subscriptionGrant(rc)
 	if err != nil {
-		return store.Subscription{}, err
+		return subscription{}, err
 	}
-	sub, ok := s.store.Subscription(g.grantID, id)
-	if !ok {
-		return store.Subscription{}, errNotFound("Subscription not found")
+	sub, ok := s.subs[id]
+	if !ok || sub.GrantID != g.grantID {
+		return subscription{}, errNotFound("Subscription not found")
 	}
 	return sub, nil
 }
 
 func (s api) GetEventSubscription(ctx context.Context, req rsserver.GetEventSubscriptionRequestObject) (rsserver.GetEventSubscriptionResponseObject, error) {
-	rc, id := reqCtxFrom(ctx), req.SubscriptionId
-	sub, err := s.ownSubscription(rc, id)
+	s.subMu.Lock()
+	sub, err := s.ownSubscription(reqCtxFrom(ctx), req.SubscriptionId)
+	s.subMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +285,7 @@ func (s api) UpdateEventSubscription(ctx context.Context, req rsserver.UpdateEve
 
 // applyUpdate changes and stores a subscription under subMu, and says whether it
 // needs a new verification and what its rotated secret is.
-func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub store.Subscription, reverify bool, rotated string, err error) {
+func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub subscription, reverify bool, rotated string, err error) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	sub, err = s.ownSubscription(rc, id)
@@ -282,7 +312,7 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 		rotated = sub.Secret
 	}
 	sub.UpdatedAt = nowStamp()
-	s.store.UpdateSubscription(sub)
+	s.subs[sub.ID] = sub
 	return sub, reverify, rotated, nil
 }
 
@@ -298,13 +328,15 @@ func (s api) DeleteEventSubscription(ctx context.Context, req rsserver.DeleteEve
 	}
 	// Removed rather than kept as deleted, so it no longer counts towards
 	// maxSubscriptionsPerGrant.
-	s.store.DeleteSubscription(sub.GrantID, sub.ID)
+	delete(s.subs, sub.ID)
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }
 
 func (s api) SendTestEvent(ctx context.Context, req rsserver.SendTestEventRequestObject) (rsserver.SendTestEventResponseObject, error) {
-	rc, id := reqCtxFrom(ctx), req.SubscriptionId
-	sub, err := s.ownSubscription(rc, id)
+	rc := reqCtxFrom(ctx)
+	s.subMu.Lock()
+	sub, err := s.ownSubscription(rc, req.SubscriptionId)
+	s.subMu.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,6 @@ type Store struct {
 	// sem holds, per record row and semantic field, the token counts used by the
 	// token-overlap semantic scorer. It is built once at Open and never changes.
 	sem map[int64]map[string]map[string]int
-
-	subMu sync.Mutex
-	subs  map[string]Subscription // event subscriptions by id; the caller bounds those of a grant
 }
 
 // Record is one stored record.
@@ -154,7 +151,7 @@ func Open(ctx context.Context) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: load seed image: %w", err)
 	}
-	return &Store{db: db, cat: DemoCatalog(), sem: image.sem, subs: map[string]Subscription{}}, nil
+	return &Store{db: db, cat: DemoCatalog(), sem: image.sem}, nil
 }
 
 // Close releases the database.
