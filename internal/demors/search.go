@@ -140,19 +140,28 @@ type searchCursor struct {
 	Snap string `json:"snap"`
 }
 
+// The search modes, indexing hit.rk and modes.
+const (
+	modeLexical = iota
+	modeSemantic
+)
+
+// modes names each search mode and the kind of its score.
+var modes = [2]struct{ name, score string }{{"lexical", "bm25"}, {"semantic", "semantic_distance"}}
+
 // hit is one ranked search result.
 type hit struct {
-	rec      store.Record
-	target   streamTarget
-	lex, sem *ranking // nil when that mode did not match the record
-	rrf      float64
+	rec    store.Record
+	target streamTarget
+	rk     [2]*ranking // by mode; nil when that mode did not match the record
+	rrf    float64
 }
 
 // ranking is how one search mode matched a record.
 type ranking struct {
-	score  float64  // the best (lowest) field score: bm25, or semantic distance
-	best   string   // the field that scored it
-	fields []string // the matched fields, in manifest order
+	score   float64         // the best (lowest) field score: bm25, or semantic distance
+	best    string          // the field that scored it
+	matched map[string]bool // the matched fields
 }
 
 // inScope returns the target of a record row when the grant lets the search read field.
@@ -190,7 +199,7 @@ func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, ter
 	if err != nil {
 		return nil, err
 	}
-	return s.rankHits(ctx, g, sc, rows, false)
+	return s.rankHits(ctx, g, sc, rows, modeLexical)
 }
 
 // semanticHits ranks records by token-overlap distance over granted semantic fields:
@@ -218,13 +227,13 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
 		scores = append(scores, store.FieldScore{RID: r.RID, Field: r.Field, Score: math.Round(d*1e6) / 1e6})
 	}
-	return s.rankHits(ctx, g, sc, scores, true)
+	return s.rankHits(ctx, g, sc, scores, modeSemantic)
 }
 
 // rankHits turns matching (record, field) scores into one hit per record in the
 // search scope, keeping each record's best (lowest) score and its matched
 // fields, best first. Semantic hits count only fields declared semantic.
-func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, semantic bool) ([]*hit, error) {
+func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, mode int) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
 		rids = append(rids, r.RID)
@@ -236,7 +245,6 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 		return nil, err
 	}
 	byRID := map[int64]*ranking{}
-	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
 		rec := recs[r.RID]
@@ -244,31 +252,24 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 		if !ok {
 			continue
 		}
-		if fd, _ := t.stream.Field(r.Field); semantic && !fd.Semantic {
+		if fd, _ := t.stream.Field(r.Field); mode == modeSemantic && !fd.Semantic {
 			continue
 		}
 		rk, seen := byRID[r.RID]
 		switch {
 		case !seen:
-			rk = &ranking{score: r.Score, best: r.Field}
-			h := &hit{rec: rec, target: t, lex: rk}
-			if semantic {
-				h.lex, h.sem = nil, rk
-			}
+			rk = &ranking{score: r.Score, best: r.Field, matched: map[string]bool{}}
+			h := &hit{rec: rec, target: t}
+			h.rk[mode] = rk
 			byRID[r.RID] = rk
-			fields[r.RID] = map[string]bool{}
 			out = append(out, h)
 		case r.Score < rk.score:
 			rk.score, rk.best = r.Score, r.Field
 		}
-		fields[r.RID][r.Field] = true
-	}
-	for _, h := range out {
-		rk := cmp.Or(h.lex, h.sem)
-		rk.fields = orderFields(h.target.stream, fields[h.rec.RID])
+		rk.matched[r.Field] = true
 	}
 	slices.SortStableFunc(out, func(a, b *hit) int {
-		return cmp.Or(cmp.Compare(cmp.Or(a.lex, a.sem).score, cmp.Or(b.lex, b.sem).score), hitOrder(a, b))
+		return cmp.Or(cmp.Compare(a.rk[mode].score, b.rk[mode].score), hitOrder(a, b))
 	})
 	return out, nil
 }
@@ -304,7 +305,7 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	var snippet object
 	var excerpts []object
-	for _, name := range h.lex.fields {
+	for _, name := range orderFields(h.target.stream, h.rk[modeLexical].matched) {
 		text, _ := h.rec.Data[name].(string)
 		runes := []rune(text)
 		spans := termSpans(runes, terms)
@@ -354,8 +355,9 @@ func scoreObject(kind string, v float64) object {
 // semanticSnippet is the opening of the hit's best semantic field (no match markers: the
 // token-overlap scorer proves no particular passage).
 func semanticSnippet(h *hit) object {
-	text, _ := h.rec.Data[h.sem.best].(string)
-	return obj("field", h.sem.best, "text", opening([]rune(text), openingChars))
+	best := h.rk[modeSemantic].best
+	text, _ := h.rec.Data[best].(string)
+	return obj("field", best, "text", opening([]rune(text), openingChars))
 }
 
 // prepareSearch does what every search mode shares: it tokenises q, resolves
@@ -379,26 +381,27 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, stream
 
 func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {
 	p := req.Params
-	return s.rankedSearch(ctx, reqCtxFrom(ctx), false, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), modeLexical, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
 }
 
 func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
 	p := req.Params
-	return s.rankedSearch(ctx, reqCtxFrom(ctx), true, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), modeSemantic, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
 }
 
 // rankedSearch answers a lexical or a semantic search: one ranking, paged by an offset
 // cursor bound to the query and the mode.
-func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
+func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, mode int, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, q, streams, conn, limitParam)
 	if err != nil {
 		return nil, err
 	}
-	mode, tag, ranked := "lexical", "", s.lexicalHits
+	semantic := mode == modeSemantic
+	tag, ranked, retrieval := "", s.lexicalHits, ""
 	if semantic {
-		mode, tag, ranked = "semantic", semanticCursorTag, s.semanticHits
+		tag, ranked, retrieval = semanticCursorTag, s.semanticHits, "semantic"
 	}
-	sum := sha256.Sum256([]byte(mode + "\x00" + sc.key))
+	sum := sha256.Sum256([]byte(modes[mode].name + "\x00" + sc.key))
 	snap := "snap_" + hex.EncodeToString(sum[:8])
 	var cur searchCursor
 	if raw := val(cursor); raw != "" {
@@ -419,13 +422,14 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
+		rk := h.rk[mode]
+		o := s.hitBase(h, orderFields(h.target.stream, rk.matched), retrieval)
 		if semantic {
-			o := s.hitBase(h, h.sem.fields, "semantic")
-			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", scoreObject("semantic_distance", h.sem.score)))
-			continue
+			o = o.set("snippet", semanticSnippet(h))
+		} else {
+			o = withLexicalEvidence(o, h, terms)
 		}
-		o := withLexicalEvidence(s.hitBase(h, h.lex.fields, ""), h, terms)
-		data = append(data, o.set("score", scoreObject("bm25", h.lex.score)))
+		data = append(data, o.set("score", scoreObject(modes[mode].score, rk.score)))
 	}
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
@@ -467,29 +471,23 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 	if err != nil {
 		return nil, err
 	}
-	lex, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	sem, err := s.semanticHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
 	merged := map[int64]*hit{}
-	for i, h := range lex {
-		h.rrf = 1 / float64(rrfK+i+1)
-		merged[h.rec.RID] = h
-	}
-	all := lex
-	for i, h := range sem {
-		m, ok := merged[h.rec.RID]
-		if ok {
-			m.sem = h.sem
-		} else {
-			m = h
-			all = append(all, m)
+	var all []*hit
+	for mode, ranked := range []func(context.Context, *grant, *searchScope, []string) ([]*hit, error){s.lexicalHits, s.semanticHits} {
+		hits, err := ranked(ctx, rc.grant, sc, tokens)
+		if err != nil {
+			return nil, err
 		}
-		m.rrf += 1 / float64(rrfK+i+1)
+		for i, h := range hits {
+			m, ok := merged[h.rec.RID]
+			if ok {
+				m.rk[mode] = h.rk[mode]
+			} else {
+				m, merged[h.rec.RID] = h, h
+				all = append(all, h)
+			}
+			m.rrf += 1 / float64(rrfK+i+1)
+		}
 	}
 	slices.SortStableFunc(all, func(a, b *hit) int { return cmp.Or(cmp.Compare(b.rrf, a.rrf), hitOrder(a, b)) })
 	terms := foldedTerms(tokens)
@@ -502,23 +500,16 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 		matched := map[string]bool{}
 		var sources []string
 		scores := object{}
-		if h.lex != nil {
-			sources = append(sources, "lexical")
-			scores = scores.set("lexical", scoreObject("bm25", h.lex.score))
-			for _, f := range h.lex.fields {
-				matched[f] = true
-			}
-		}
-		if h.sem != nil {
-			sources = append(sources, "semantic")
-			scores = scores.set("semantic", scoreObject("semantic_distance", h.sem.score))
-			for _, f := range h.sem.fields {
-				matched[f] = true
+		for mode, rk := range h.rk {
+			if rk != nil {
+				sources = append(sources, modes[mode].name)
+				scores = scores.set(modes[mode].name, scoreObject(modes[mode].score, rk.score))
+				maps.Copy(matched, rk.matched)
 			}
 		}
 		o := s.hitBase(h, orderFields(h.target.stream, matched), "hybrid")
 		o = o.set("retrieval_sources", sources)
-		if h.lex != nil {
+		if h.rk[modeLexical] != nil {
 			o = withLexicalEvidence(o, h, terms)
 		} else {
 			o = o.set("snippet", semanticSnippet(h))
