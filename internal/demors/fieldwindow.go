@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -137,12 +136,8 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 		}
 		limit = *p.LimitChars
 		if limit > maxWindowChars {
-			warnings = append(warnings, obj(
-				"code", "limit_clamped",
-				"detail", obj("max_limit", maxWindowChars, "requested_limit", limit),
-				"message", fmt.Sprintf("Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars.", limit, maxWindowChars),
-				"param", "limit_chars",
-			))
+			warnings = append(warnings, limitClampedWarning("limit_chars", limit, maxWindowChars,
+				"Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars."))
 			limit = maxWindowChars
 		}
 	}

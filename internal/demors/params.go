@@ -34,7 +34,8 @@ func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 		return 0, nil, errInvalid("limit", "limit must be a positive integer")
 	}
 	if n > max {
-		return max, []object{limitClampedWarning(n, max, unit)}, nil
+		return max, []object{limitClampedWarning("limit", n, max,
+			"Requested limit=%d exceeds the maximum page size of %d; returned %[2]d "+unit+" per page. Page forward with the returned cursor.")}, nil
 	}
 	return n, nil, nil
 }

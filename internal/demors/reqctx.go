@@ -79,11 +79,12 @@ func meta(warnings []object) object {
 	return obj("count", obj("kind", "none"), "warnings", warnings)
 }
 
-func limitClampedWarning(requested, max int, unit string) object {
+// limitClampedWarning says param was clamped; message is formatted with requested and max.
+func limitClampedWarning(param string, requested, max int, message string) object {
 	return obj(
 		"code", "limit_clamped",
 		"detail", obj("max_limit", max, "requested_limit", requested),
-		"message", fmt.Sprintf("Requested limit=%d exceeds the maximum page size of %d; returned %[2]d %s per page. Page forward with the returned cursor.", requested, max, unit),
-		"param", "limit",
+		"message", fmt.Sprintf(message, requested, max),
+		"param", param,
 	)
 }

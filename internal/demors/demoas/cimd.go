@@ -239,7 +239,7 @@ func (s *Server) documentClient(ctx context.Context, id, addr string) (*client, 
 			return nil, err
 		}
 		s.mu.Lock()
-		s.docs.put(id, c, c.issuedAt.Add(DocumentTTL), s.now())
+		s.docs.putFor("", id, c, c.issuedAt.Add(DocumentTTL), s.now())
 		s.mu.Unlock()
 		return c, nil
 	})

@@ -369,17 +369,15 @@ func issuer(r *http.Request) string {
 }
 
 // secret returns a random token with a readable prefix: 32 bytes from crypto/rand.
-func secret(prefix string) string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
-}
+func secret(prefix string) string { return random(prefix, 32) }
 
 // newID returns a random identifier (not a secret): 12 bytes from crypto/rand.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+func newID(prefix string) string { return random(prefix, 12) }
+
+func random(prefix string, n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // hash is how tokens, codes and refresh tokens are kept: only their SHA-256.

@@ -45,15 +45,9 @@ func (t *table[K, V]) get(k K) (V, bool) {
 	return r.val, true
 }
 
-// put stores v under k for no owner (see putFor); it never refuses unless
-// the table keeps live entries.
-func (t *table[K, V]) put(k K, v V, until time.Time, now time.Time) bool {
-	return t.putFor("", k, v, until, now)
-}
-
-// putFor stores v under k for owner, droppable after until, making room
-// first; it reports false when the table is full of live entries and keeps
-// them (keepLive).
+// putFor stores v under k for owner ("": none), droppable after until, making
+// room first; it reports false when the table is full of live entries and
+// keeps them (keepLive).
 func (t *table[K, V]) putFor(owner string, k K, v V, until time.Time, now time.Time) bool {
 	if old, exists := t.rows[k]; exists {
 		t.seq++
@@ -82,8 +76,6 @@ func (t *table[K, V]) remove(k K) {
 		t.tidy(r.owner)
 	}
 }
-
-func (t *table[K, V]) len() int { return len(t.rows) }
 
 // tidy forgets an owner with no entries, so owned stays bounded by rows.
 func (t *table[K, V]) tidy(owner string) {

@@ -22,11 +22,11 @@ func TestTableBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := newTable[int, string](len(tc.untils))
 			for k, u := range tc.untils {
-				tb.put(k, "v", t0.Add(u), t0)
+				tb.putFor("", k, "v", t0.Add(u), t0)
 			}
-			tb.put(99, "new", t0.Add(time.Hour), t0.Add(tc.now))
-			if tb.len() > len(tc.untils) {
-				t.Fatalf("%d entries, bound %d", tb.len(), len(tc.untils))
+			tb.putFor("", 99, "new", t0.Add(time.Hour), t0.Add(tc.now))
+			if len(tb.rows) > len(tc.untils) {
+				t.Fatalf("%d entries, bound %d", len(tb.rows), len(tc.untils))
 			}
 			for k := range tc.untils {
 				_, ok := tb.get(k)
