@@ -267,20 +267,12 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 		if len(entries) == 0 {
 			continue
 		}
-		// The connector-level connection set is the most common per-stream set.
-		var shared []string
-		best := 0
-		for _, e := range entries {
-			n := 0
-			for _, o := range entries {
-				if slices.Equal(o.conns, e.conns) {
-					n++
-				}
-			}
-			if n > best {
-				best, shared = n, e.conns
-			}
+		// The connector-level connection set is the most common per-stream set (the
+		// first of equals), counted over the connector's few streams.
+		count := func(e entry) int {
+			return len(slices.DeleteFunc(slices.Clone(entries), func(o entry) bool { return !slices.Equal(o.conns, e.conns) }))
 		}
+		shared := slices.MaxFunc(entries, func(a, b entry) int { return cmp.Compare(count(a), count(b)) }).conns
 		streams := make([]object, 0, len(entries))
 		for _, e := range entries {
 			if compact {

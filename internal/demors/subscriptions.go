@@ -184,9 +184,13 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	if err := s.insertSubscription(sub); err != nil {
-		return nil, err
+	s.subMu.Lock()
+	if n := len(s.grantSubscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
+		s.subMu.Unlock()
+		return nil, errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
 	}
+	s.subs[sub.ID] = sub
+	s.subMu.Unlock()
 	s.startVerification(ctx, rc, sub)
 	return jsonReply(http.StatusCreated, obj(
 		"subscription_id", sub.ID,
@@ -195,18 +199,6 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 		"callback_url", sub.CallbackURL,
 		"created_at", sub.CreatedAt,
 	)), nil
-}
-
-// insertSubscription stores sub unless its grant already holds
-// maxSubscriptionsPerGrant subscriptions.
-func (s *Server) insertSubscription(sub subscription) error {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	if n := len(s.grantSubscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
-		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
-	}
-	s.subs[sub.ID] = sub
-	return nil
 }
 
 // grantSubscriptions returns the grant's subscriptions, oldest first (at most
