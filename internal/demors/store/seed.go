@@ -9,15 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// Seed sizes and fixed generator inputs. Changing any of them changes the demo data.
+// Seed sizes (the loom connections' are in generate) and fixed generator inputs.
+// Changing any of them changes the demo data.
 const (
-	MainVideoCount      = 40
-	MainTranscriptCount = 40
-	PeerVideoCount      = 8
-	PeerTranscriptCount = 8
-	NoteCount           = 12
-
-	seedKey = 0x5eed_d3e0_0000_0001
+	NoteCount = 12
+	seedKey   = 0x5eed_d3e0_0000_0001
 )
 
 // TimeLayout is the timestamp format of every stored time value.
@@ -103,21 +99,9 @@ func transcriptText(r *rand.Rand, header string, n int, vocab []string) string {
 func videoTitle(r *rand.Rand, n int, personal bool) string {
 	topic := pick(r, natoWords)
 	if personal {
-		if n%2 == 0 {
-			return fmt.Sprintf("Family update %d about %s", n, topic)
-		}
-		return fmt.Sprintf("Weekly sync %d with friends about %s", n, topic)
+		return fmt.Sprintf([]string{"Family update %d about %s", "Weekly sync %d with friends about %s"}[n%2], n, topic)
 	}
-	switch n % 4 {
-	case 0:
-		return fmt.Sprintf("Weekly sync %d about %s", n, topic)
-	case 1:
-		return fmt.Sprintf("Design review %d: %s", n, topic)
-	case 2:
-		return fmt.Sprintf("Customer call %d with %s", n, topic)
-	default:
-		return fmt.Sprintf("Planning session %d on %s", n, topic)
-	}
+	return fmt.Sprintf([]string{"Weekly sync %d about %s", "Design review %d: %s", "Customer call %d with %s", "Planning session %d on %s"}[n%4], n, topic)
 }
 
 func videoRecord(conn string, n int, created time.Time, personal bool) seedRecord {
@@ -231,18 +215,18 @@ func noteRecord(n int) (seedRecord, *seedBlob) {
 // generate returns every seeded record and blob, deterministically.
 func generate() ([]seedRecord, []seedBlob) {
 	var recs []seedRecord
-	day := 24 * time.Hour
-	for n := range MainVideoCount {
-		recs = append(recs, videoRecord(ConnLoomMain, n, baseTime.Add(time.Duration(n)*day), false))
-	}
-	for n := range MainTranscriptCount {
-		recs = append(recs, transcriptRecord(ConnLoomMain, n, baseTime.Add(time.Duration(n)*day), false))
-	}
-	for n := range PeerVideoCount {
-		recs = append(recs, videoRecord(ConnLoomPeer, n, baseTime.Add(time.Duration(n)*day+12*time.Hour), true))
-	}
-	for n := range PeerTranscriptCount {
-		recs = append(recs, transcriptRecord(ConnLoomPeer, n, baseTime.Add(time.Duration(n)*day+12*time.Hour), true))
+	// main: 40 videos and 40 transcripts at midnight; peer (personal): 8 of each at noon.
+	for _, c := range []struct {
+		id       string
+		count    int
+		at       time.Duration
+		personal bool
+	}{{ConnLoomMain, 40, 0, false}, {ConnLoomPeer, 8, 12 * time.Hour, true}} {
+		for _, record := range []func(string, int, time.Time, bool) seedRecord{videoRecord, transcriptRecord} {
+			for n := range c.count {
+				recs = append(recs, record(c.id, n, baseTime.Add(time.Duration(n)*24*time.Hour+c.at), c.personal))
+			}
+		}
 	}
 	var blobs []seedBlob
 	for n := range NoteCount {
