@@ -2,17 +2,14 @@ package demoas
 
 import "time"
 
-// table is a map with a size bound, and optionally a bound per owner (the
-// client address an entry was made for). Every entry has a time after which
-// it may be dropped (until), and the table may be told which entries are
-// stale before then (stale). A put for an owner at its bound first drops that
-// owner's droppable entries and then, if still at its bound, that owner's
-// oldest: one address's flood costs only its own entries. A put into a full
-// table then drops every droppable entry and, if still full, either refuses
-// the put (keepLive: what is live is never dropped for someone else) or drops
-// the entry put earliest. Each scan is O(max) and happens only at a bound,
-// which a demo can afford at the bounds used here (a few thousand entries).
-// The caller holds the server's lock.
+// table is a map with a size bound and optionally a bound per owner (the client address an
+// entry was made for). Every entry may be dropped after its until time, or earlier when
+// stale says so. A put for an owner at its bound first drops that owner's droppable entries,
+// then, if still at its bound, that owner's oldest: one address's flood costs only its own
+// entries. A put into a full table then drops every droppable entry and, if still full,
+// refuses the put (keepLive: what is live is never dropped for someone else) or drops the
+// entry put earliest. Each scan is O(max) and happens only at a bound, affordable at the
+// bounds used here (a few thousand entries). The caller holds the server's lock.
 type table[K comparable, V any] struct {
 	max      int
 	perOwner int  // 0: no bound per owner
@@ -45,9 +42,8 @@ func (t *table[K, V]) get(k K) (V, bool) {
 	return r.val, true
 }
 
-// putFor stores v under k for owner ("": none), droppable after until, making
-// room first; it reports false when the table is full of live entries and
-// keeps them (keepLive).
+// putFor stores v under k for owner ("": none), droppable after until, making room first;
+// it reports false when the table is full of live entries and keeps them (keepLive).
 func (t *table[K, V]) putFor(owner string, k K, v V, until time.Time, now time.Time) bool {
 	if old, exists := t.rows[k]; exists {
 		t.seq++
@@ -100,8 +96,8 @@ func (t *table[K, V]) makeRoomFor(owner string, now time.Time) {
 	}
 }
 
-// makeRoom drops the droppable entries, then (unless keepLive) the oldest one
-// if none was; it reports whether there is room.
+// makeRoom drops the droppable entries, then (unless keepLive) the oldest if none was; it
+// reports whether there is room.
 func (t *table[K, V]) makeRoom(now time.Time) bool {
 	for k, r := range t.rows {
 		if t.droppable(r, now) {
