@@ -107,7 +107,7 @@ func projectData(g *grant, rec store.Record, fields []string) object {
 
 // recordItem is one record as list items show it.
 func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object {
-	o := obj(
+	return s.withDisplayName(obj(
 		"data", projectData(g, rec, fields),
 		"emitted_at", rec.EmittedAt,
 		"id", rec.ID,
@@ -115,11 +115,7 @@ func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object 
 		"stream", rec.Stream,
 		"connection_id", rec.ConnectionID,
 		"connector_instance_id", rec.ConnectionID,
-	)
-	if dn := s.displayName(rec.ConnectionID); dn != "" {
-		o = o.set("display_name", dn)
-	}
-	return o
+	), rec.ConnectionID)
 }
 
 // withExpanded adds to o, as "expanded", each requested relation followed one hop from
@@ -197,12 +193,9 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	if err != nil {
 		return nil, err
 	}
-	order := ""
-	if p.Order != nil {
-		order = strings.ToLower(string(*p.Order))
-		if order != "asc" && order != "desc" {
-			return nil, errInvalid("order", "order must be asc or desc")
-		}
+	order := strings.ToLower(string(val(p.Order)))
+	if order != "" && order != "asc" && order != "desc" {
+		return nil, errInvalid("order", "order must be asc or desc")
 	}
 	var changes *store.Position
 	if since := val(p.ChangesSince); since != "" {
@@ -346,7 +339,7 @@ func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject)
 	if err != nil {
 		return nil, err
 	}
-	body := obj(
+	body := s.withDisplayName(obj(
 		"connector_key", sc.connector.SourceID,
 		"connection_id", rec.ConnectionID,
 		"data", data,
@@ -355,10 +348,7 @@ func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject)
 		"object", "record",
 		"stream", rec.Stream,
 		"connector_instance_id", rec.ConnectionID,
-	)
-	if dn := s.displayName(rec.ConnectionID); dn != "" {
-		body = body.set("display_name", dn)
-	}
+	), rec.ConnectionID)
 	body, err = s.withExpanded(ctx, rc.grant, body.set("record_json_bytes", len(raw)), rec, expands)
 	if err != nil {
 		return nil, err

@@ -328,11 +328,8 @@ func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObj
 		if err != nil {
 			return nil, err
 		}
-		item := obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
-			"connection_id", t.conn, "connector_instance_id", t.conn)
-		if dn := s.displayName(t.conn); dn != "" {
-			item = item.set("display_name", dn)
-		}
+		item := s.withDisplayName(obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
+			"connection_id", t.conn, "connector_instance_id", t.conn), t.conn)
 		item = append(item, member{"connector_id", t.connector.ID}, member{"freshness", freshnessAt(last)})
 		data = append(data, item)
 	}

@@ -88,16 +88,15 @@ func connectionParam(rc *reqCtx, typed *string) (string, []object) {
 func (s *Server) connectionRefs(ids []string) []object {
 	out := make([]object, len(ids))
 	for i, id := range ids {
-		out[i] = obj("connection_id", id)
-		if dn := s.displayName(id); dn != "" {
-			out[i] = out[i].set("display_name", dn)
-		}
+		out[i] = s.withDisplayName(obj("connection_id", id), id)
 	}
 	return out
 }
 
-// displayName returns the connection's display name, or "".
-func (s *Server) displayName(connectionID string) string {
-	c, _ := s.cat.Connection(connectionID)
-	return c.DisplayName
+// withDisplayName adds the connection's display name to o, when it has one.
+func (s *Server) withDisplayName(o object, connectionID string) object {
+	if c, _ := s.cat.Connection(connectionID); c.DisplayName != "" {
+		return o.set("display_name", c.DisplayName)
+	}
+	return o
 }

@@ -291,11 +291,7 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 	if at, ok := h.rec.Data[h.target.stream.CursorField].(string); ok {
 		o = o.set("authored_at", at)
 	}
-	o = append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID})
-	if dn := s.displayName(h.rec.ConnectionID); dn != "" {
-		o = o.set("display_name", dn)
-	}
-	return o
+	return s.withDisplayName(append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID}), h.rec.ConnectionID)
 }
 
 // withLexicalEvidence adds to o the snippet and the proven evidence excerpts of a lexical hit.

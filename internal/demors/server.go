@@ -302,27 +302,18 @@ func (w *statusWriter) WriteHeader(code int) {
 // paramError answers a query or path parameter the generated wrapper could not bind.
 func (s *Server) paramError(w http.ResponseWriter, r *http.Request, err error) {
 	rc := reqCtxFrom(r.Context())
-	param := ""
-	var (
-		invalid  *rsserver.InvalidParamFormatError
-		required *rsserver.RequiredParamError
-		tooMany  *rsserver.TooManyValuesForParamError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		param = invalid.ParamName
-	case errors.As(err, &required):
-		param = required.ParamName
-	case errors.As(err, &tooMany):
-		param = tooMany.ParamName
-	}
-	msg := err.Error()
-	if required != nil {
+	param, msg := "", err.Error()
+	if e, ok := errors.AsType[*rsserver.InvalidParamFormatError](err); ok {
+		param = e.ParamName
+	} else if e, ok := errors.AsType[*rsserver.RequiredParamError](err); ok {
+		param = e.ParamName
 		if param == "field" && strings.HasSuffix(r.URL.Path, "/field-window") {
 			_ = errInvalidFieldPath("field is required and must be a non-empty string").reply(rc).write(w)
 			return
 		}
 		msg = param + " is required"
+	} else if e, ok := errors.AsType[*rsserver.TooManyValuesForParamError](err); ok {
+		param = e.ParamName
 	}
 	_ = errInvalid(param, "%s", msg).reply(rc).write(w)
 }

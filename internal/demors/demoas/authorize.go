@@ -55,7 +55,8 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.lookupClient(r, q.Get("client_id"))
 	if err != nil {
-		s.errorPage(w, http.StatusBadRequest, capitalize(err.Error())+".")
+		msg := err.Error() // always starts with an ASCII word
+		s.errorPage(w, http.StatusBadRequest, strings.ToUpper(msg[:1])+msg[1:]+".")
 		return
 	}
 	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
@@ -298,14 +299,6 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	if err := pageTmpl.Execute(w, d); err != nil {
 		s.log.Warn("demo AS page failed", "err", err)
 	}
-}
-
-// capitalize makes a message a sentence for the error page.
-func capitalize(s string) string {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // confirm records that a person answered clientID's authorization at redirectURI (at most
