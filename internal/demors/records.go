@@ -207,7 +207,7 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		}
 		order = "asc"
 	}
-	var after *store.Position
+	after := changes
 	if raw := val(p.Cursor); raw != "" {
 		var cur pageCursor
 		if !decodeToken(raw, &cur) || cur.Kind != "page" || cur.Session != "records" || cur.Stream != st.Name ||
@@ -217,12 +217,8 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		}
 		order = strings.ToLower(cur.Order)
 		after = &store.Position{EmittedAt: cur.CursorValue, ID: cur.PrimaryKey[0]}
-	} else if changes != nil {
-		after = changes
 	}
-	if order == "" {
-		order = "desc"
-	}
+	order = cmp.Or(order, "desc")
 	desc := order == "desc"
 
 	var recs []store.Record

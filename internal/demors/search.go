@@ -66,14 +66,17 @@ func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[streamTarget] 
 	}
 }
 
-// searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
-func searchStreams(rc *reqCtx, typed *[]string) []string {
-	return listNames(slices.Concat(val(typed), rc.query["streams[]"])...)
-}
-
-func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
+// prepareSearch does what every search mode shares: it tokenises q, resolves the streams
+// and connections to search within the grant, and applies the page limit (with its clamp
+// warning).
+func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
+	tokens := store.Tokenize(q)
+	if len(tokens) == 0 {
+		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
+	}
 	connID, warnings := connectionParam(rc, typedConn)
-	streams := searchStreams(rc, typedStreams)
+	// From streams=a&streams=b, streams[]=a and comma lists.
+	streams := listNames(slices.Concat(val(typedStreams), rc.query["streams[]"])...)
 	sc := &searchScope{targets: map[targetKey]streamTarget{}}
 	add := func(conn string, ctr *store.Connector, st *store.Stream) {
 		k := targetKey{conn, st.Name}
@@ -87,7 +90,7 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 		for _, name := range streams {
 			var err error
 			if ss, err = s.resolveStream(rc, name, connID); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, 0, err
 			}
 			for _, c := range ss.conns {
 				add(c, ss.connector, ss.stream)
@@ -95,7 +98,7 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 		}
 	} else {
 		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		for t := range s.grantedTargets(rc.grant, connID) {
 			add(t.conn, t.connector, t.stream)
@@ -103,19 +106,19 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 	}
 	filterMap, err := rawFilters(rc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, 0, err
 	}
 	var filters []store.Filter
 	if len(filterMap) > 0 {
 		if len(streams) != 1 {
-			return nil, nil, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
+			return nil, nil, nil, 0, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
 		}
 		if filters, err = parseFilters(rc, ss.stream, rc.grant, ss.conns); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		recs, err := s.store.Scan(ctx, ss.conns, ss.stream.Name, filters)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		sc.filtered = map[int64]bool{}
 		for _, r := range recs {
@@ -131,7 +134,11 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 		fmt.Fprintf(&key, "%s:%s:%v|", f.Field, f.Op, f.Value)
 	}
 	sc.key = key.String()
-	return sc, warnings, nil
+	limit, w, err := pageLimit(limitParam, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	return tokens, sc, append(warnings, w...), limit, nil
 }
 
 // searchCursor is the opaque search cursor: an offset bound to the query it came from.
@@ -354,25 +361,6 @@ func semanticSnippet(h *hit) object {
 	best := h.rk[modeSemantic].best
 	text, _ := h.rec.Data[best].(string)
 	return obj("field", best, "text", opening([]rune(text), openingChars))
-}
-
-// prepareSearch does what every search mode shares: it tokenises q, resolves
-// the streams and connections to search within the grant, and applies the
-// page limit (with its clamp warning).
-func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, streams *[]string, conn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
-	tokens := store.Tokenize(q)
-	if len(tokens) == 0 {
-		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
-	}
-	sc, warnings, err := s.resolveSearchScope(ctx, rc, q, streams, conn)
-	if err != nil {
-		return nil, nil, nil, 0, err
-	}
-	limit, w, err := pageLimit(limitParam, defaultSearchLimit, maxSearchLimit, "results")
-	if err != nil {
-		return nil, nil, nil, 0, err
-	}
-	return tokens, sc, append(warnings, w...), limit, nil
 }
 
 func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {

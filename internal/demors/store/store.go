@@ -293,14 +293,11 @@ type ListQuery struct {
 	Desc         bool
 	// After, when set, starts the page strictly after this position in the page order.
 	After *Position
-	Limit int
+	Limit int // at least 1
 }
 
 // List returns one page and whether more records follow it.
 func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
-	if q.Limit < 1 {
-		return nil, false, errors.New("store: list limit must be positive")
-	}
 	where, args, err := recordsWhere([]string{q.ConnectionID}, q.Stream, q.Filters)
 	if err != nil {
 		return nil, false, err
@@ -343,9 +340,6 @@ func (s *Store) Count(ctx context.Context, connectionIDs []string, stream string
 // Scan returns every record of a stream under the given connections matching the filters,
 // in ascending (emitted_at, connection_id, id) order.
 func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string, filters []Filter) ([]Record, error) {
-	if len(connectionIDs) == 0 {
-		return nil, nil
-	}
 	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return nil, err
@@ -452,9 +446,6 @@ type FieldScore struct {
 // LexicalMatch runs an FTS5 query requiring every term (terms are quoted, so FTS5 syntax in
 // user text has no effect) and returns every matching (record, field) row.
 func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]FieldScore, error) {
-	if len(terms) == 0 {
-		return nil, nil
-	}
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
@@ -475,13 +466,9 @@ type SemanticRow struct {
 	Tokens int
 }
 
-// SemanticOverlap returns, for every semantic field sharing a token with the query, the
-// overlap counts, ordered by record row and field.
+// SemanticOverlap returns, for every semantic field sharing a token with the distinct
+// query terms, the overlap counts, ordered by record row and field.
 func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
-	distinct := map[string]bool{}
-	for _, t := range terms {
-		distinct[t] = true
-	}
 	var out []SemanticRow
 	for rid, fields := range s.sem {
 		for field, counts := range fields {
@@ -489,7 +476,7 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 			for _, c := range counts {
 				row.Tokens += c
 			}
-			for t := range distinct {
+			for _, t := range terms {
 				if c := counts[t]; c > 0 {
 					row.Matched++
 					row.Occurrences += c
