@@ -21,14 +21,13 @@ const (
 	subDisabled = "disabled"
 )
 
-// Bounds of what one grant can store. Each subscription costs an entry, a scope and a
-// line in every list answer (which has no paging), so a client creating them in a
-// loop must meet a limit; deleted subscriptions are removed and free their place.
+// Bounds of what one grant can store. Each subscription costs an entry, a scope and a line
+// in every (unpaged) list answer, so a client creating them in a loop must meet a limit;
+// deleted subscriptions are removed and free their place.
 const (
 	// maxSubscriptionsPerGrant bounds the subscriptions one grant holds at once.
 	maxSubscriptionsPerGrant = 100
-	// maxFilterStreams bounds filters.streams; the demo catalog has far fewer
-	// streams, so only a list with repeats can reach it.
+	// maxFilterStreams bounds filters.streams; only repeats can reach it (the catalog has few).
 	maxFilterStreams = 64
 )
 
@@ -94,15 +93,13 @@ func event(rc *reqCtx, eventType, eventID string, sub subscription, data object)
 	return b
 }
 
-// verificationWait bounds how long an operation that starts a verification waits
-// for a delivery slot: every delivery ends within deliveryTimeout, so a slot frees
-// up in that time unless the deliverer is flooded.
+// verificationWait bounds an operation's wait for a slot to send a verification: every
+// delivery ends within deliveryTimeout, so one frees up unless the deliverer is flooded.
 const verificationWait = deliveryTimeout
 
-// startVerification posts a pdpp.subscription.verify event; a receiver that answers 2xx
-// with {"challenge": <the same value>} activates the subscription. When no delivery
-// slot frees up within verificationWait the event is not sent and the subscription
-// stays pending_verification (disabling and re-enabling it sends a new one).
+// startVerification posts a pdpp.subscription.verify event; a 2xx answer with {"challenge":
+// <the same value>} activates the subscription. With no slot free within verificationWait
+// it is not sent and the subscription stays pending_verification (re-enabling sends one).
 func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub subscription) {
 	if err := s.deliveries.reserve(ctx, verificationWait); err != nil {
 		s.log.Warn("demo RS webhook verification not sent", "subscription_id", sub.ID, "err", err)
@@ -201,8 +198,8 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 	)), nil
 }
 
-// grantSubscriptions returns the grant's subscriptions, oldest first (at most
-// maxSubscriptionsPerGrant). The caller holds subMu.
+// grantSubscriptions returns the grant's (at most maxSubscriptionsPerGrant) subscriptions,
+// oldest first. The caller holds subMu.
 func (s *Server) grantSubscriptions(grantID string) []subscription {
 	var out []subscription
 	for _, sub := range s.subs {
@@ -312,14 +309,12 @@ func (s api) DeleteEventSubscription(ctx context.Context, req rsserver.DeleteEve
 	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	// Like the reference RS, a subscription already deleted is not found:
-	// a second DELETE answers 404 not_found.
+	// As at the reference RS, a second DELETE finds nothing: 404 not_found.
 	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}
-	// Removed rather than kept as deleted, so it no longer counts towards
-	// maxSubscriptionsPerGrant.
+	// Removed, not kept as deleted, so it no longer counts towards maxSubscriptionsPerGrant.
 	delete(s.subs, sub.ID)
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }

@@ -19,8 +19,8 @@ import (
 type Store struct {
 	db  *sql.DB
 	cat *Catalog
-	// sem holds, per record row and semantic field, the token counts used by the
-	// token-overlap semantic scorer. It is built once at Open and never changes.
+	// sem holds, per record row and semantic field, the token counts of the token-overlap
+	// semantic scorer; built once from the seed, never changed.
 	sem map[int64]map[string]map[string]int
 }
 
@@ -68,9 +68,9 @@ CREATE TABLE blob_refs (
 CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
 `
 
-// seedImage is the seeded database, built once per process and serialized, so every Open
-// after the first only copies bytes instead of regenerating and re-indexing the data. The
-// semantic index is derived from the same seed and shared read-only.
+// seedImage is the seeded database, built once per process and serialized, so every later
+// Open copies bytes instead of regenerating and re-indexing the data; the semantic index
+// from the same seed is shared read-only.
 var seedImage = sync.OnceValues(func() (seeded, error) {
 	db, sem, err := buildSeedImage(context.Background())
 	return seeded{db, sem}, err
@@ -125,8 +125,7 @@ func rawConn(ctx context.Context, db *sql.DB, f func(serializer) error) error {
 }
 
 // openMemory opens a private in-memory database. ":memory:" is one database per
-// connection, so the pool keeps exactly one connection, forever (no lifetime or idle
-// time is set, so none closes it).
+// connection, so the pool keeps exactly one, forever (no lifetime or idle time closes it).
 func openMemory() (*sql.DB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -255,8 +254,8 @@ type Filter struct {
 
 var sqlOps = map[string]string{"eq": "=", "gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 
-// recordsWhere is the FROM and WHERE of a query for the records of a stream under the
-// connections that match the filters, with its arguments.
+// recordsWhere is the FROM and WHERE, with arguments, of a query for a stream's records
+// under the connections that match the filters.
 func recordsWhere(connectionIDs []string, stream string, filters []Filter) (string, []any, error) {
 	in, conns := inList(connectionIDs)
 	var where strings.Builder
@@ -337,8 +336,8 @@ func (s *Store) Count(ctx context.Context, connectionIDs []string, stream string
 	return n, nil
 }
 
-// Scan returns every record of a stream under the given connections matching the filters,
-// in ascending (emitted_at, connection_id, id) order.
+// Scan returns a stream's records under the connections that match the filters, in
+// (emitted_at, connection_id, id) order.
 func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string, filters []Filter) ([]Record, error) {
 	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
@@ -407,8 +406,7 @@ func query[T any](ctx context.Context, db *sql.DB, what, q string, args []any, s
 	return out, nil
 }
 
-// StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
-// under a connection.
+// StreamStats returns a stream's record count and latest emitted_at ("" when empty) under a connection.
 func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (int, string, error) {
 	var n int
 	var last sql.NullString
@@ -435,8 +433,8 @@ func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Reco
 	})
 }
 
-// FieldScore is a record row, one of its fields and that field's score, lower is better:
-// for an FTS5 match, its bm25 score.
+// FieldScore is a record row, one of its fields and that field's score, lower is better
+// (for an FTS5 match, its bm25).
 type FieldScore struct {
 	RID   int64
 	Field string
@@ -491,8 +489,8 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 	return out
 }
 
-// SemanticVocabulary is the number of distinct tokens in the semantic index: the
-// dimension of the bag-of-words space the token-overlap scorer works in.
+// SemanticVocabulary is the number of distinct tokens in the semantic index: the dimension
+// of the token-overlap scorer's bag-of-words space.
 func (s *Store) SemanticVocabulary() int {
 	seen := map[string]bool{}
 	for _, fields := range s.sem {
