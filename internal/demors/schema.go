@@ -162,19 +162,6 @@ func streamJSONSchema(st *store.Stream) object {
 	return obj("additionalProperties", false, "properties", props, "required", st.PrimaryKey, "type", "object")
 }
 
-// freshness reports the latest emitted_at across the connections.
-func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, error) {
-	last := ""
-	for _, c := range conns {
-		_, l, err := s.store.StreamStats(ctx, c, stream)
-		if err != nil {
-			return nil, err
-		}
-		last = max(last, l)
-	}
-	return freshnessAt(last), nil
-}
-
 // freshnessAt is the freshness object of data last captured at last ("": unknown).
 func freshnessAt(last string) object {
 	if last == "" {
@@ -189,14 +176,18 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	for _, f := range st.Fields {
 		caps = caps.set(f.Name, fieldCapability(f, g.fieldGranted(conns[0], st.Name, f.Name)))
 	}
-	fresh, err := s.freshness(ctx, st.Name, conns)
-	if err != nil {
-		return nil, err
+	last := "" // the latest emitted_at across the connections
+	for _, c := range conns {
+		_, l, err := s.store.StreamStats(ctx, c, st.Name)
+		if err != nil {
+			return nil, err
+		}
+		last = max(last, l)
 	}
 	return obj(
 		"expand_capabilities", s.expandCapabilities(g, st, conns[0]),
 		"field_capabilities", caps,
-		"freshness", fresh,
+		"freshness", freshnessAt(last),
 		"name", st.Name,
 		"object", "stream_metadata",
 		"primary_key", st.PrimaryKey,

@@ -14,16 +14,6 @@ type streamScope struct {
 	conns     []string
 }
 
-// findStream returns the connector declaring a stream name.
-func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool) {
-	for i := range s.cat.Connectors {
-		if st, ok := s.cat.Connectors[i].Stream(name); ok {
-			return &s.cat.Connectors[i], st, true
-		}
-	}
-	return nil, nil, false
-}
-
 // checkConnection validates a connection_id, if given, against the grant.
 func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 	if _, granted := rc.grant.access[connectionID]; granted || connectionID == "" {
@@ -39,12 +29,15 @@ func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 // get 401 context.stream_not_allowed for streams outside the grant, exactly like the
 // reference RS; owner tokens get 404 for unknown streams.
 func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamScope, error) {
-	ctr, st, known := s.findStream(name)
-	conns := []string(nil)
-	if known {
-		conns = rc.grant.connectionsFor(s.cat, name)
+	var ctr *store.Connector
+	var st *store.Stream
+	for i := range s.cat.Connectors {
+		if st0, ok := s.cat.Connectors[i].Stream(name); ok && st == nil {
+			ctr, st = &s.cat.Connectors[i], st0
+		}
 	}
-	if len(conns) == 0 {
+	conns := rc.grant.connectionsFor(s.cat, name) // none for an unknown stream
+	if st == nil || len(conns) == 0 {
 		if rc.grant.owner {
 			return nil, errNotFound(fmt.Sprintf("Stream '%s' not found", name))
 		}

@@ -39,12 +39,12 @@ type streamTarget struct {
 	stream    *store.Stream
 }
 
+// targetKey names one (connection, stream) pair.
 type targetKey struct{ conn, stream string }
 
 // searchScope is the resolved scope of one search request.
 type searchScope struct {
-	targets  map[targetKey]streamTarget
-	order    []targetKey
+	targets  []streamTarget // in request order; each pair once, as stream names are distinct
 	filtered map[int64]bool // nil when no filter applies
 	key      string         // canonical description, bound into cursors
 }
@@ -77,14 +77,7 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedS
 	connID, warnings := connectionParam(rc, typedConn)
 	// From streams=a&streams=b, streams[]=a and comma lists.
 	streams := listNames(slices.Concat(val(typedStreams), rc.query["streams[]"])...)
-	sc := &searchScope{targets: map[targetKey]streamTarget{}}
-	add := func(conn string, ctr *store.Connector, st *store.Stream) {
-		k := targetKey{conn, st.Name}
-		if _, ok := sc.targets[k]; !ok {
-			sc.targets[k] = streamTarget{conn: conn, connector: ctr, stream: st}
-			sc.order = append(sc.order, k)
-		}
-	}
+	sc := &searchScope{}
 	var ss *streamScope // the last stream named
 	if len(streams) > 0 {
 		for _, name := range streams {
@@ -93,16 +86,14 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedS
 				return nil, nil, nil, 0, err
 			}
 			for _, c := range ss.conns {
-				add(c, ss.connector, ss.stream)
+				sc.targets = append(sc.targets, streamTarget{c, ss.connector, ss.stream})
 			}
 		}
 	} else {
 		if err := s.checkConnection(rc, connID); err != nil {
 			return nil, nil, nil, 0, err
 		}
-		for t := range s.grantedTargets(rc.grant, connID) {
-			add(t.conn, t.connector, t.stream)
-		}
+		sc.targets = slices.Collect(s.grantedTargets(rc.grant, connID))
 	}
 	filterMap, err := rawFilters(rc)
 	if err != nil {
@@ -127,8 +118,8 @@ func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedS
 	}
 	var key strings.Builder
 	fmt.Fprintf(&key, "q=%s|", q)
-	for _, k := range sc.order {
-		fmt.Fprintf(&key, "%s/%s|", k.conn, k.stream)
+	for _, t := range sc.targets {
+		fmt.Fprintf(&key, "%s/%s|", t.conn, t.stream.Name)
 	}
 	for _, f := range filters {
 		fmt.Fprintf(&key, "%s:%s:%v|", f.Field, f.Op, f.Value)
@@ -173,14 +164,12 @@ type ranking struct {
 
 // inScope returns the target of a record row when the grant lets the search read field.
 func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (streamTarget, bool) {
-	t, ok := sc.targets[targetKey{rec.ConnectionID, rec.Stream}]
-	if !ok || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) {
+	// A linear search: the targets are at most the catalog's (connection, stream) pairs.
+	i := slices.IndexFunc(sc.targets, func(t streamTarget) bool { return t.conn == rec.ConnectionID && t.stream.Name == rec.Stream })
+	if i < 0 || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) || sc.filtered != nil && !sc.filtered[rec.RID] {
 		return streamTarget{}, false
 	}
-	if sc.filtered != nil && !sc.filtered[rec.RID] {
-		return streamTarget{}, false
-	}
-	return t, true
+	return sc.targets[i], true
 }
 
 // orderFields sorts field names into manifest order.
@@ -428,8 +417,8 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, mode int, q strin
 		return jsonReply(200, append(body, links, member{"meta", meta(warnings)})), nil
 	}
 	sources := map[string]bool{}
-	for _, k := range sc.order {
-		sources[k.conn] = true
+	for _, t := range sc.targets {
+		sources[t.conn] = true
 	}
 	if warnings == nil {
 		warnings = []object{}
