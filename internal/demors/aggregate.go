@@ -148,26 +148,19 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		return nil
 	}
 	field := val(p.Field)
-	if metric == "count" {
-		if field != "" {
-			return nil, errInvalid("field", "metric=count takes no field")
-		}
-	} else {
-		if field == "" {
-			return nil, errInvalid("field", "metric=%s needs field", metric)
-		}
-		if err := checkField("field", field, metric); err != nil {
-			return nil, err
-		}
+	if metric == "count" && field != "" {
+		return nil, errInvalid("field", "metric=count takes no field")
+	} else if metric != "count" && field == "" {
+		return nil, errInvalid("field", "metric=%s needs field", metric)
+	}
+	if err := checkField("field", field, metric); err != nil {
+		return nil, err
 	}
 	groupBy, groupByTime, granularity := val(p.GroupBy), val(p.GroupByTime), string(val(p.Granularity))
 	if groupBy != "" && groupByTime != "" {
 		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
 	}
-	if err := checkField("group_by", groupBy, "group_by"); err != nil {
-		return nil, err
-	}
-	if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
+	if err := cmp.Or(checkField("group_by", groupBy, "group_by"), checkField("group_by_time", groupByTime, "group_by_time")); err != nil {
 		return nil, err
 	}
 	if groupByTime != "" {

@@ -47,10 +47,8 @@ const authNextStep = "Fetch error.resource_metadata, then request a scoped clien
 
 const authFailedMessage = "Token introspection failed closed"
 
-func errMissingToken() *apiError     { return errAuth("authentication_error", "Missing Bearer token") }
 func errInactiveToken() *apiError    { return errAuth("context.active_false", authFailedMessage) }
 func errStreamNotAllowed() *apiError { return errAuth("context.stream_not_allowed", authFailedMessage) }
-func errInstanceMismatch() *apiError { return errAuth("context.instance_mismatch", authFailedMessage) }
 
 func errAuth(code, msg string) *apiError {
 	return &apiError{status: http.StatusUnauthorized, code: code, message: msg, typ: "authentication_error", auth: true}

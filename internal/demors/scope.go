@@ -22,7 +22,7 @@ func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {
 		return errNotFound(fmt.Sprintf("Connection '%s' not found", connectionID))
 	}
-	return errInstanceMismatch()
+	return errAuth("context.instance_mismatch", authFailedMessage)
 }
 
 // resolveStream checks a stream (and optional connection) against the grant. Client tokens

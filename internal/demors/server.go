@@ -200,7 +200,7 @@ func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
 	tok = strings.TrimSpace(tok)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		return nil, errMissingToken()
+		return nil, errAuth("authentication_error", "Missing Bearer token")
 	}
 	var found *grant
 	for _, name := range grantNames {
@@ -337,8 +337,6 @@ func (s *Server) noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Requ
 // api implements the generated strict server interface: each operation answers a *reply
 // (which satisfies every response interface) or an error that answer makes an envelope.
 type api struct{ *Server }
-
-var _ rsserver.StrictServerInterface = api{}
 
 // answer runs one operation and turns its error into an envelope.
 func (s *Server) answer(h rsserver.StrictHandlerFunc, _ string) rsserver.StrictHandlerFunc {

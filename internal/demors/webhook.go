@@ -217,12 +217,10 @@ func (d *deliverer) post(callbackURL, secret, eventID string, body []byte) deliv
 		return deliveryResult{err: err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return deliveryResult{status: resp.StatusCode, err: err}
+	res := deliveryResult{status: resp.StatusCode}
+	res.body, res.err = io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // the body is used only on success
+	if res.err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		res.err = fmt.Errorf("receiver answered %d", resp.StatusCode)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return deliveryResult{status: resp.StatusCode, body: b, err: fmt.Errorf("receiver answered %d", resp.StatusCode)}
-	}
-	return deliveryResult{status: resp.StatusCode, body: b}
+	return res
 }
