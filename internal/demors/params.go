@@ -23,8 +23,8 @@ func val[T any](p *T) T {
 	return *p
 }
 
-// pageLimit applies a default and a maximum to a limit parameter: below 1 is an error,
-// above the maximum is clamped with a limit_clamped warning.
+// pageLimit applies a default and a maximum to a limit: below 1 is an error, above the
+// maximum is clamped with a limit_clamped warning.
 func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 	if typed == nil {
 		return def, nil, nil
@@ -51,8 +51,8 @@ func rejectBareDeepObject(rc *reqCtx, name, example string) error {
 	return nil
 }
 
-// listNames splits comma-separated lists into their names, trimmed, in order, without
-// empty names or repeats.
+// listNames splits comma-separated lists into their trimmed names, in order, without empty
+// names or repeats.
 func listNames(lists ...string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -67,8 +67,8 @@ func listNames(lists ...string) []string {
 	return out
 }
 
-// parseFields validates a fields= projection against the stream and grant. An empty
-// projection means every granted field.
+// parseFields validates a fields= projection (empty: every granted field) against the
+// stream and grant.
 func parseFields(raw *string, st *store.Stream, g *grant, conn string) ([]string, error) {
 	if raw == nil || strings.TrimSpace(*raw) == "" {
 		return g.grantedFields(st, conn), nil
@@ -131,8 +131,8 @@ func typedValue(f store.Field, v string) (any, error) {
 }
 
 // rawFilters reads filter[field]=v (under op "") and filter[field][op]=v from the raw
-// query, by field and op. The generated binder also accepts these keys, but it converts
-// numeric-looking values, so the demo reads the exact strings itself.
+// query, by field and op: the generated binder converts numeric-looking values, so the
+// exact strings are read here.
 func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	if err := rejectBareDeepObject(rc, "filter", "filter[field]=value or filter[field][gte]=value"); err != nil {
 		return nil, err
@@ -169,8 +169,8 @@ func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	return out, nil
 }
 
-// parseFilters validates the request's filters against the stream's declarations and the
-// grant: exact filters on declared scalar fields, range operators only where declared.
+// parseFilters validates the filters against the stream and grant: exact filters on
+// scalar fields, range operators only where declared.
 func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]store.Filter, error) {
 	bound, err := rawFilters(rc)
 	if err != nil {

@@ -45,8 +45,7 @@ func parseChangesSince(raw string) (*store.Position, error) {
 		return &store.Position{EmittedAt: tok.After, ID: tok.ID}, nil
 	}
 	if t, ok := normalizeTime(raw); ok {
-		// Everything emitted after the instant: ids sort after "" at the same time, so
-		// step past the whole instant with the highest possible id.
+		// After the whole instant: the highest possible id sorts after every id at that time.
 		return &store.Position{EmittedAt: t, ID: "\U0010FFFF"}, nil
 	}
 	return nil, errInvalid("changes_since", "changes_since must be 'beginning', a next_changes_since token or an RFC 3339 timestamp")
@@ -58,8 +57,7 @@ type expandReq struct {
 	limit int
 }
 
-// parseExpand validates expand and expand_limit against the stream's expand capabilities
-// and the grant.
+// parseExpand validates expand and expand_limit against the stream's relations and the grant.
 func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
 	if err := rejectBareDeepObject(rc, "expand_limit", "expand_limit[relation]=N"); err != nil {
 		return nil, err
@@ -90,8 +88,8 @@ func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st 
 	return out, nil
 }
 
-// projectData returns the record body restricted to fields the grant lets the record's
-// connection show, in the order given.
+// projectData is the record body restricted to the given fields the grant shows under the
+// record's connection, in that order.
 func projectData(g *grant, rec store.Record, fields []string) object {
 	o := make(object, 0, len(fields))
 	for _, f := range fields {
@@ -292,8 +290,8 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	return jsonReply(200, body), nil
 }
 
-// locateRecord finds the one granted connection holding a record: 404 when none, 409
-// ambiguous_connection when several and no connection_id narrowed the choice.
+// locateRecord finds the record under its one granted holder: 404 when none, 409
+// ambiguous_connection when several (no connection_id narrowed the choice).
 func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (store.Record, error) {
 	recs, err := s.store.Holding(ctx, sc.conns, sc.stream.Name, id)
 	switch {

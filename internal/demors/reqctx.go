@@ -10,9 +10,8 @@ import (
 	"strings"
 )
 
-// reqCtx carries what every handler needs about the current request: its id, the
-// authenticated grant, the raw query (for deepObject parameters and links) and the public
-// base URL used in resource metadata.
+// reqCtx carries what every handler needs about the request: its id, the authenticated
+// grant, the raw query (for deepObject parameters and links) and the public base URL.
 type reqCtx struct {
 	requestID string
 	grant     *grant
@@ -57,8 +56,7 @@ func (rc *reqCtx) selfLink() string {
 	return rc.path + "?" + rc.rawQuery
 }
 
-// linkWith rebuilds the request link with one parameter replaced (or added), keeping the
-// order of the other parameters.
+// linkWith is the request link with one parameter replaced or added, the others in order.
 func (rc *reqCtx) linkWith(key, value string) string {
 	var parts []string
 	for p := range strings.SplitSeq(rc.rawQuery, "&") {

@@ -113,8 +113,7 @@ func (s *Server) expandCapabilities(g *grant, st *store.Stream, connectionID str
 	return out
 }
 
-// queryDeclarations is the stream's manifest query block: range filters, aggregations,
-// expandable relations.
+// queryDeclarations is the stream's query block: range filters, aggregations, expand.
 func queryDeclarations(st *store.Stream) object {
 	ranges := object{}
 	aggs := obj("count", true)
@@ -202,8 +201,8 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	), nil
 }
 
-// compactStream is the compact-view entry of a stream. granted_connections is kept only
-// when it differs from the connector-level set.
+// compactStream is a stream's compact-view entry, with granted_connections only when it
+// differs from the connector-level set.
 func (s *Server) compactStream(g *grant, st *store.Stream, conns, shared []string) object {
 	caps := object{}
 	for _, f := range st.Fields {
@@ -258,8 +257,7 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 		if len(entries) == 0 {
 			continue
 		}
-		// The connector-level connection set is the most common per-stream set (the
-		// first of equals), counted over the connector's few streams.
+		// The connector-level set is the most common per-stream set (the first of equals).
 		count := func(e entry) int {
 			return len(slices.DeleteFunc(slices.Clone(entries), func(o entry) bool { return !slices.Equal(o.conns, e.conns) }))
 		}

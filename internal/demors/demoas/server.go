@@ -228,29 +228,21 @@ func New(cfg Config) (*Server, error) {
 		log:     log,
 		sources: cfg.Sources,
 		now:     time.Now,
-		clients: newTable[string, *client](MaxClients),
-		pending: newTable[string, *pending](MaxPending),
-		codes:   newTable[[32]byte, *code](MaxCodes),
-		grants:  newTable[string, *grantRec](MaxGrants),
-		access:  newTable[[32]byte, *accessRec](MaxAccessTokens),
-		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
-		docs:    newTable[string, *client](MaxDocuments),
+		pending: newTable[string, *pending](MaxPending, maxPendingPerAddress, nil),
+		codes:   newTable[[32]byte, *code](MaxCodes, maxPendingPerAddress, nil),
+		docs:    newTable[string, *client](MaxDocuments, 0, nil),
 
 		docLookup:  net.DefaultResolver.LookupNetIP,
 		fetchSlots: semaphore.NewWeighted(maxFetches),
 		fetching:   map[string]int{},
 	}
+	// These tables have a stale rule, so they keep what is live; a token of a revoked or
+	// forgotten grant is worth nothing: stale.
+	s.clients = newTable[string](MaxClients, MaxClientsPerAddress, (*client).stale)
+	s.grants = newTable[string](MaxGrants, MaxGrantsPerAddress, func(g *grantRec, _ time.Time) bool { return g.revoked })
+	s.access = newTable[[32]byte](MaxAccessTokens, maxTokensPerAddress, func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) })
+	s.refresh = newTable[[32]byte](MaxRefreshTokens, maxTokensPerAddress, func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) })
 	s.docHTTP = s.documentHTTPClient(cfg.DocumentClient)
-	s.clients.perOwner, s.clients.keepLive = MaxClientsPerAddress, true
-	s.clients.stale = func(c *client, now time.Time) bool { return c.stale(now) }
-	s.grants.perOwner, s.grants.keepLive = MaxGrantsPerAddress, true
-	s.grants.stale = func(g *grantRec, _ time.Time) bool { return g.revoked }
-	// A token of a revoked or forgotten grant is worth nothing: stale.
-	s.access.perOwner, s.access.keepLive = maxTokensPerAddress, true
-	s.access.stale = func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) }
-	s.refresh.perOwner, s.refresh.keepLive = maxTokensPerAddress, true
-	s.refresh.stale = func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) }
-	s.pending.perOwner, s.codes.perOwner = maxPendingPerAddress, maxPendingPerAddress
 	return s, nil
 }
 

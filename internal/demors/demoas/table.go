@@ -7,14 +7,14 @@ import "time"
 // stale says so. A put for an owner at its bound first drops that owner's droppable entries,
 // then, if still at its bound, that owner's oldest: one address's flood costs only its own
 // entries. A put into a full table then drops every droppable entry and, if still full,
-// refuses the put (keepLive: what is live is never dropped for someone else) or drops the
-// entry put earliest. Each scan is O(max) and happens only at a bound, affordable at the
+// refuses the put when the table has a stale rule (what is live is never dropped for
+// someone else) or else drops the entry put earliest. Each scan is O(max) and happens only at a bound, affordable at the
 // bounds used here (a few thousand entries). The caller holds the server's lock.
 type table[K comparable, V any] struct {
 	max      int
-	perOwner int  // 0: no bound per owner
-	keepLive bool // full of live entries: refuse rather than drop the oldest
-	// stale reports an entry droppable before its time (nil: none is).
+	perOwner int // 0: no bound per owner
+	// stale reports an entry droppable before its time (nil: none is); a table with it
+	// keeps live entries, refusing a put rather than drop the oldest.
 	stale func(V, time.Time) bool
 	seq   uint64
 	rows  map[K]*row[V]
@@ -28,8 +28,8 @@ type row[V any] struct {
 	owner string
 }
 
-func newTable[K comparable, V any](max int) *table[K, V] {
-	return &table[K, V]{max: max, rows: make(map[K]*row[V]), owned: make(map[string]int)}
+func newTable[K comparable, V any](max, perOwner int, stale func(V, time.Time) bool) *table[K, V] {
+	return &table[K, V]{max: max, perOwner: perOwner, stale: stale, rows: make(map[K]*row[V]), owned: make(map[string]int)}
 }
 
 // get returns the value under k.
@@ -43,7 +43,7 @@ func (t *table[K, V]) get(k K) (V, bool) {
 }
 
 // putFor stores v under k for owner ("": none), droppable after until, making room first;
-// it reports false when the table is full of live entries and keeps them (keepLive).
+// it reports false when the table is full of live entries and keeps them (stale set).
 func (t *table[K, V]) putFor(owner string, k K, v V, until time.Time, now time.Time) bool {
 	if old, exists := t.rows[k]; exists {
 		t.seq++
@@ -96,7 +96,7 @@ func (t *table[K, V]) makeRoomFor(owner string, now time.Time) {
 	}
 }
 
-// makeRoom drops the droppable entries, then (unless keepLive) the oldest if none was; it
+// makeRoom drops the droppable entries, then (without a stale rule) the oldest if none was; it
 // reports whether there is room.
 func (t *table[K, V]) makeRoom(now time.Time) bool {
 	for k, r := range t.rows {
@@ -107,7 +107,7 @@ func (t *table[K, V]) makeRoom(now time.Time) bool {
 	if len(t.rows) < t.max {
 		return true
 	}
-	if t.keepLive {
+	if t.stale != nil {
 		return false
 	}
 	k, _ := t.oldest(func(*row[V]) bool { return true })
