@@ -43,10 +43,8 @@ func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 // rejectBareDeepObject refuses a deepObject parameter given without brackets
 // (filter=x, expand_limit=3), which the generated binder would otherwise drop silently.
 func rejectBareDeepObject(rc *reqCtx, name, example string) error {
-	for k := range rc.query {
-		if k == name || k == name+"[]" {
-			return errInvalid(name, "%s must be sent as %s", name, example)
-		}
+	if rc.query.Has(name) || rc.query.Has(name+"[]") {
+		return errInvalid(name, "%s must be sent as %s", name, example)
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st 
 	var out []expandReq
 	for _, name := range listNames(val(expand)...) {
 		rel, ok := st.Relationship(name)
-		if !ok || !rel.Expandable {
+		if !ok {
 			return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
 		}
 		for _, c := range conns {

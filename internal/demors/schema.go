@@ -85,14 +85,11 @@ func compactFlags(f store.Field, granted bool) string {
 	return strings.Join(flags, ",")
 }
 
-// expandCapabilities lists the stream's expandable relations and whether the grant can
-// follow them under the connection.
+// expandCapabilities lists the stream's relations and whether the grant can follow them
+// under the connection.
 func (s *Server) expandCapabilities(g *grant, st *store.Stream, connectionID string) []object {
 	out := []object{}
 	for _, rel := range st.Relationships {
-		if !rel.Expandable {
-			continue
-		}
 		granted := g.allows(connectionID, rel.Target)
 		o := obj(
 			"name", rel.Name,
@@ -133,9 +130,7 @@ func queryDeclarations(st *store.Stream) object {
 	}
 	var expand []object
 	for _, rel := range st.Relationships {
-		if rel.Expandable {
-			expand = append(expand, obj("name", rel.Name))
-		}
+		expand = append(expand, obj("name", rel.Name))
 	}
 	q := obj("range_filters", ranges, "aggregations", aggs)
 	if expand != nil {

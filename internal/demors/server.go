@@ -145,9 +145,7 @@ func (s *Server) Close() error {
 	var errs []error
 	for _, hs := range listeners {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := hs.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, hs.Shutdown(ctx)) // errors.Join drops a nil
 		cancel()
 	}
 	s.deliveries.close()

@@ -8,8 +8,9 @@ import "time"
 // then, if still at its bound, that owner's oldest: one address's flood costs only its own
 // entries. A put into a full table then drops every droppable entry and, if still full,
 // refuses the put when the table has a stale rule (what is live is never dropped for
-// someone else) or else drops the entry put earliest. Each scan is O(max) and happens only at a bound, affordable at the
-// bounds used here (a few thousand entries). The caller holds the server's lock.
+// someone else) or else drops the entry put earliest. Each scan is O(max) and happens only
+// at a bound, affordable at the bounds used here (a few thousand entries). The caller holds
+// the server's lock.
 type table[K comparable, V any] struct {
 	max      int
 	perOwner int // 0: no bound per owner

@@ -65,15 +65,14 @@ func (f Field) JSONSchema() map[string]any {
 }
 
 // Relationship is a declared one-hop relation from a stream to another stream of the same
-// connector. The join is parent.ForeignKey = target.References.
+// connector, joined on parent.ForeignKey = target.References. Every declared relation is
+// expandable: the manifest lists it in query.expand.
 type Relationship struct {
 	Name        string
 	Target      string
 	Cardinality string // has_one or has_many
 	ForeignKey  string // field on the declaring (parent) stream
 	References  string // field on the target stream
-	// Expandable says whether the manifest lists the relation in query.expand.
-	Expandable bool
 }
 
 // Stream is one stream of a connector manifest.
@@ -213,7 +212,7 @@ func DemoCatalog() *Catalog {
 						},
 						Relationships: []Relationship{
 							{Name: "video", Target: StreamVideos, Cardinality: "has_one",
-								ForeignKey: "video_id", References: "id", Expandable: true},
+								ForeignKey: "video_id", References: "id"},
 						},
 					},
 				},
