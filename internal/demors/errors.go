@@ -79,9 +79,9 @@ func errFieldNotText(field, kind string) *apiError {
 		typ:     "api_error"}
 }
 
-func errAmbiguous(recordID string, conns []object) *apiError {
+func errAmbiguous(message string, conns []object) *apiError {
 	return &apiError{status: http.StatusConflict, code: "ambiguous_connection",
-		message:              fmt.Sprintf("Record '%s' is present under more than one connection. Retry with `connection_id`.", recordID),
+		message:              message,
 		typ:                  "api_error",
 		availableConnections: conns,
 		retryWith:            "connection_id",

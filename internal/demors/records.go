@@ -304,7 +304,7 @@ func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (
 		for i, r := range recs {
 			holders[i] = r.ConnectionID
 		}
-		return store.Record{}, errAmbiguous(id, s.connectionRefs(holders))
+		return store.Record{}, errAmbiguous(fmt.Sprintf("Record '%s' is present under more than one connection. Retry with `connection_id`.", id), s.connectionRefs(holders))
 	}
 	return recs[0], nil
 }

@@ -2,8 +2,6 @@ package demors
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,14 +27,12 @@ func reqCtxFrom(ctx context.Context) *reqCtx {
 }
 
 func newReqCtx(r *http.Request) *reqCtx {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	return &reqCtx{
-		requestID: "req_" + hex.EncodeToString(b[:]),
+		requestID: "req_" + randomHex(8),
 		path:      r.URL.Path,
 		rawQuery:  r.URL.RawQuery,
 		query:     r.URL.Query(),

@@ -25,9 +25,9 @@ func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 	return errAuth("context.instance_mismatch", authFailedMessage)
 }
 
-// resolveStream checks a stream (and optional connection) against the grant. Client tokens
-// get 401 context.stream_not_allowed for streams outside the grant, exactly like the
-// reference RS; owner tokens get 404 for unknown streams.
+// resolveStream checks a stream (and optional connection) against the grant: as at the
+// reference RS, 401 context.stream_not_allowed outside a client grant, and 404 for an
+// owner's unknown stream.
 func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamScope, error) {
 	var ctr *store.Connector
 	var st *store.Stream

@@ -66,9 +66,8 @@ func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[streamTarget] 
 	}
 }
 
-// prepareSearch does what every search mode shares: it tokenises q, resolves the streams
-// and connections to search within the grant, and applies the page limit (with its clamp
-// warning).
+// prepareSearch does what every search mode shares: it tokenises q, resolves the granted
+// streams and connections to search, and applies the page limit (with its clamp warning).
 func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
 	tokens := store.Tokenize(q)
 	if len(tokens) == 0 {
@@ -226,9 +225,8 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 	return s.rankHits(ctx, g, sc, scores, modeSemantic)
 }
 
-// rankHits turns matching (record, field) scores into one hit per record in the
-// search scope, keeping each record's best (lowest) score and its matched
-// fields, best first. Semantic hits count only fields declared semantic.
+// rankHits turns (record, field) scores into one hit per record in scope, with its best
+// (lowest) score and matched fields, best first; semantic hits count only semantic fields.
 func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, mode int) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
@@ -290,10 +288,9 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 	return s.withDisplayName(append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID}), h.rec.ConnectionID)
 }
 
-// withLexicalEvidence adds to o the snippet and the proven evidence excerpts of a lexical hit.
-// Excerpts are given only for matches inside fields that are not the record's declared
-// primary title (role primary-title): a title match is identity, so it gets a snippet but
-// no field-window evidence.
+// withLexicalEvidence adds to o a lexical hit's snippet and proven evidence excerpts. A match
+// in the declared primary title (role primary-title) is identity: it gets a snippet but no
+// field-window excerpt.
 func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	var snippet object
 	var excerpts []object

@@ -153,9 +153,8 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// ListenAndServe listens on addr (for example "127.0.0.1:0" for a free port) and serves s
-// in the background until ctx is cancelled or s is closed. It returns once bound, with the
-// server's base URL ending in "/" (for example "http://127.0.0.1:54321/").
+// ListenAndServe serves s on addr (for example "127.0.0.1:0") in the background until ctx is
+// cancelled or s is closed, returning once bound its base URL ("http://127.0.0.1:54321/").
 func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -151,9 +151,8 @@ type deliveryResult struct {
 	err    error
 }
 
-// reserve takes one delivery slot, waiting at most wait (and while ctx lives) for one to
-// free up: errDeliveriesClosed after close, errDeliveriesBusy when all
-// maxDeliveriesInFlight are still held after the wait. A reserved slot must go to start.
+// reserve takes a delivery slot, waiting at most wait (while ctx lives): errDeliveriesClosed
+// after close, errDeliveriesBusy if all are still held. A reserved slot must go to start.
 func (d *deliverer) reserve(ctx context.Context, wait time.Duration) error {
 	if !d.slots.TryAcquire(1) {
 		if wait <= 0 {

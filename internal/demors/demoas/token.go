@@ -134,9 +134,8 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, form url.Values, clientI
 	s.grants.putFor(g.owner, g.ID, g, now.Add(RefreshTokenTTL), now) // the family lives on (same key: never refused)
 }
 
-// writeTokens issues and answers a new access and refresh token for g, counted to the
-// grant's address; with no room among live tokens it answers 503 and reports false. The
-// caller holds s.mu.
+// writeTokens issues and answers a new access and refresh token for g, counted to its
+// address; with no room among live tokens it answers 503 and reports false. Under s.mu.
 func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) bool {
 	access, refresh := secret("pdppas_at_"), secret("pdppas_rt_")
 	ttl := s.cfg.AccessTokenTTL

@@ -68,9 +68,8 @@ CREATE TABLE blob_refs (
 CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
 `
 
-// seedImage is the seeded database, built once per process and serialized, so every later
-// Open copies bytes instead of regenerating and re-indexing the data; the semantic index
-// from the same seed is shared read-only.
+// seedImage is the seeded database, built once per process and serialized: every later Open
+// copies bytes instead of re-indexing, and shares the seed's semantic index read-only.
 var seedImage = sync.OnceValues(func() (seeded, error) {
 	db, sem, err := buildSeedImage(context.Background())
 	return seeded{db, sem}, err
