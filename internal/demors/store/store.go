@@ -170,7 +170,7 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: begin seed: %w", err)
 	}
 	defer tx.Rollback()
-	insRec, err := tx.PrepareContext(ctx, `INSERT INTO records (connection_id, stream, id, emitted_at, data) VALUES (?, ?, ?, ?, ?)`)
+	insRec, err := tx.PrepareContext(ctx, `INSERT INTO records (connection_id, stream, id, emitted_at, data) VALUES (?, ?, ?, ?, ?) RETURNING rid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare records: %w", err)
 	}
@@ -191,13 +191,9 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		if err != nil {
 			return nil, fmt.Errorf("store: encode record %s: %w", rec.id, err)
 		}
-		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, string(body))
-		if err != nil {
+		var rid int64
+		if err := insRec.QueryRowContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, string(body)).Scan(&rid); err != nil {
 			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
-		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return nil, fmt.Errorf("store: record rowid: %w", err)
 		}
 		for _, fd := range st.Fields {
 			v := rec.fields[fd.Name]
