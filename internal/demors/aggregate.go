@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -218,8 +219,7 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		}
 		body = body.set("value", acc.value())
 	} else {
-		groups := map[string]*accumulator{}
-		var keys []string
+		groups := map[string]*accumulator{} // bounded by the stream's records
 		for _, r := range recs {
 			key := "null"
 			if groupByTime != "" {
@@ -230,18 +230,16 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 			} else if v := r.Data[groupBy]; v != nil {
 				key = fmt.Sprint(v)
 			}
-			acc, ok := groups[key]
-			if !ok {
-				acc = newAccumulator(metric)
-				groups[key] = acc
-				keys = append(keys, key)
+			if groups[key] == nil {
+				groups[key] = newAccumulator(metric)
 			}
-			acc.add(r.Data[field])
+			groups[key].add(r.Data[field])
 		}
+		keys := slices.Collect(maps.Keys(groups))
 		if groupByTime != "" {
 			slices.Sort(keys)
 		} else {
-			slices.SortStableFunc(keys, func(a, b string) int {
+			slices.SortFunc(keys, func(a, b string) int {
 				return cmp.Or(cmp.Compare(groups[b].count, groups[a].count), cmp.Compare(a, b))
 			})
 		}

@@ -61,26 +61,19 @@ func compactFlags(f store.Field, granted bool) string {
 		flags = append(flags, "g=false")
 		return strings.Join(flags, ",")
 	}
-	if f.Scalar() {
-		flags = append(flags, "eq")
-	}
-	if len(f.RangeOps) > 0 {
-		flags = append(flags, "r="+strings.Join(f.RangeOps, "|"))
-	}
-	if f.Lexical {
-		flags = append(flags, "lex")
-	}
-	if f.Semantic {
-		flags = append(flags, "sem")
-	}
 	var aggs []string
 	for _, role := range aggregateRoles {
 		if f.HasAggregation(role) {
 			aggs = append(aggs, role)
 		}
 	}
-	if len(aggs) > 0 {
-		flags = append(flags, "a="+strings.Join(aggs, "|"))
+	for _, fl := range []struct {
+		on   bool
+		flag string
+	}{{f.Scalar(), "eq"}, {len(f.RangeOps) > 0, "r=" + strings.Join(f.RangeOps, "|")}, {f.Lexical, "lex"}, {f.Semantic, "sem"}, {len(aggs) > 0, "a=" + strings.Join(aggs, "|")}} {
+		if fl.on {
+			flags = append(flags, fl.flag)
+		}
 	}
 	return strings.Join(flags, ",")
 }
