@@ -190,7 +190,7 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 					return nil, errInvalid("filter", "Exact filters are not supported on '%s'", name)
 				}
 			case "gte", "gt", "lte", "lt":
-				if !f.HasRange(op) {
+				if !slices.Contains(f.RangeOps, op) {
 					return nil, errInvalid("filter", "Range filters are not supported on '%s'", name)
 				}
 			default:

@@ -144,11 +144,11 @@ func (s *Server) withExpanded(ctx context.Context, g *grant, o object, rec store
 			}
 		}
 		if req.rel.Cardinality == "has_one" {
-			if len(related) == 0 {
-				out = append(out, member{req.rel.Name, nil})
-			} else {
-				out = append(out, member{req.rel.Name, s.recordItem(g, related[0], fields)})
+			var one any // null when nothing is related
+			if len(related) > 0 {
+				one = s.recordItem(g, related[0], fields)
 			}
+			out = append(out, member{req.rel.Name, one})
 			continue
 		}
 		items := []object{}

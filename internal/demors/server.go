@@ -223,12 +223,11 @@ func (s *Server) buildHandler() http.Handler {
 	}
 	strict := rsserver.NewStrictHandlerWithOptions(api{s}, []rsserver.StrictMiddlewareFunc{s.answer}, rsserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
-			rc := reqCtxFrom(r.Context())
-			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-				_ = errInvalid("body", "request body is larger than %d bytes", tooLarge.Limit).reply(rc).write(w)
-				return
+			aerr := errInvalid("body", "request body is not valid JSON for this operation: %v", err)
+			if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				aerr = errInvalid("body", "request body is larger than %d bytes", tooLarge.Limit)
 			}
-			_ = errInvalid("body", "request body is not valid JSON for this operation: %v", err).reply(rc).write(w)
+			_ = aerr.reply(reqCtxFrom(r.Context())).write(w)
 		},
 		ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			s.log.Error("demo RS response failed", "path", r.URL.Path, "err", err)

@@ -29,9 +29,6 @@ func (f Field) Scalar() bool {
 	return slices.Contains([]string{"string", "integer", "number", "boolean"}, f.JSONType)
 }
 
-// HasRange reports whether op is a declared range operator of the field.
-func (f Field) HasRange(op string) bool { return slices.Contains(f.RangeOps, op) }
-
 // HasAggregation reports whether the field is declared for the aggregate role.
 func (f Field) HasAggregation(role string) bool { return slices.Contains(f.Aggregations, role) }
 

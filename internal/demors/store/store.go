@@ -263,14 +263,9 @@ func recordsWhere(connectionIDs []string, stream string, filters []Filter) (stri
 		}
 		// The driver binds a bool as 1 or 0, as json_extract reads true and false.
 		where.WriteString(" AND json_extract(data, ?) " + op + " ?")
-		args = append(args, "$."+jsonPathKey(f.Field), f.Value)
+		args = append(args, `$."`+strings.ReplaceAll(f.Field, `"`, `\"`)+`"`, f.Value) // the field quoted as a JSON path key
 	}
 	return where.String(), args, nil
-}
-
-// jsonPathKey quotes a field name for a SQLite JSON path.
-func jsonPathKey(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `\"`) + `"`
 }
 
 // Position is a point in a stream's (emitted_at, id) order.
