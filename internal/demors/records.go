@@ -192,7 +192,7 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		return nil, err
 	}
 	order := strings.ToLower(string(val(p.Order)))
-	if order != "" && order != "asc" && order != "desc" {
+	if p.Order != nil && order != "asc" && order != "desc" {
 		return nil, errInvalid("order", "order must be asc or desc")
 	}
 	var changes *store.Position
