@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -30,26 +31,25 @@ func bucketKey(ts, granularity string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stored timestamp %q: %w", ts, err)
 	}
-	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	start := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	switch granularity {
 	case "minute":
 		return t.Truncate(time.Minute).Format(store.TimeLayout), nil
 	case "hour":
 		return t.Truncate(time.Hour).Format(store.TimeLayout), nil
 	case "day":
-		return day.Format("2006-01-02"), nil
 	case "week": // ISO weeks start on Monday
-		back := (int(day.Weekday()) + 6) % 7
-		return day.AddDate(0, 0, -back).Format("2006-01-02"), nil
+		start = start.AddDate(0, 0, -((int(start.Weekday()) + 6) % 7))
 	case "month":
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+		start = start.AddDate(0, 0, 1-t.Day())
 	case "quarter":
-		m := time.Month((int(t.Month())-1)/3*3 + 1)
-		return time.Date(t.Year(), m, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+		start = time.Date(t.Year(), (t.Month()-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC)
 	case "year":
-		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01-02"), nil
+		start = time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	default:
+		return "", fmt.Errorf("unknown granularity %q", granularity)
 	}
-	return "", fmt.Errorf("unknown granularity %q", granularity)
+	return start.Format("2006-01-02"), nil
 }
 
 // accumulator computes one metric over a set of values.
@@ -58,7 +58,7 @@ type accumulator struct {
 	count    int
 	sum      float64
 	allInt   bool
-	min, max any
+	best     any // the least value for min, the greatest for max
 	distinct map[string]bool
 }
 
@@ -96,13 +96,9 @@ func (a *accumulator) add(v any) {
 				a.allInt = false
 			}
 		}
-	case "min":
-		if a.min == nil || less(v, a.min) {
-			a.min = v
-		}
-	case "max":
-		if a.max == nil || less(a.max, v) {
-			a.max = v
+	case "min", "max":
+		if a.best == nil || a.metric == "min" && less(v, a.best) || a.metric == "max" && less(a.best, v) {
+			a.best = v
 		}
 	case "count_distinct":
 		a.distinct[fmt.Sprint(v)] = true
@@ -116,10 +112,8 @@ func (a *accumulator) value() any {
 			return int64(a.sum)
 		}
 		return a.sum
-	case "min":
-		return a.min
-	case "max":
-		return a.max
+	case "min", "max":
+		return a.best
 	case "count_distinct":
 		return len(a.distinct)
 	}
@@ -155,26 +149,19 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		return nil
 	}
 	field := val(p.Field)
-	if metric == "count" {
-		if field != "" {
-			return nil, errInvalid("field", "metric=count takes no field")
-		}
-	} else {
-		if field == "" {
-			return nil, errInvalid("field", "metric=%s needs field", metric)
-		}
-		if err := checkField("field", field, metric); err != nil {
-			return nil, err
-		}
+	if metric == "count" && field != "" {
+		return nil, errInvalid("field", "metric=count takes no field")
+	} else if metric != "count" && field == "" {
+		return nil, errInvalid("field", "metric=%s needs field", metric)
+	}
+	if err := checkField("field", field, metric); err != nil {
+		return nil, err
 	}
 	groupBy, groupByTime, granularity := val(p.GroupBy), val(p.GroupByTime), string(val(p.Granularity))
 	if groupBy != "" && groupByTime != "" {
 		return nil, errInvalid("group_by", "group_by and group_by_time cannot be combined")
 	}
-	if err := checkField("group_by", groupBy, "group_by"); err != nil {
-		return nil, err
-	}
-	if err := checkField("group_by_time", groupByTime, "group_by_time"); err != nil {
+	if err := cmp.Or(checkField("group_by", groupBy, "group_by"), checkField("group_by_time", groupByTime, "group_by_time")); err != nil {
 		return nil, err
 	}
 	if groupByTime != "" {
@@ -232,8 +219,7 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 		}
 		body = body.set("value", acc.value())
 	} else {
-		groups := map[string]*accumulator{}
-		var keys []string
+		groups := map[string]*accumulator{} // bounded by the stream's records
 		for _, r := range recs {
 			key := "null"
 			if groupByTime != "" {
@@ -244,18 +230,16 @@ func (s api) AggregateStream(ctx context.Context, req rsserver.AggregateStreamRe
 			} else if v := r.Data[groupBy]; v != nil {
 				key = fmt.Sprint(v)
 			}
-			acc, ok := groups[key]
-			if !ok {
-				acc = newAccumulator(metric)
-				groups[key] = acc
-				keys = append(keys, key)
+			if groups[key] == nil {
+				groups[key] = newAccumulator(metric)
 			}
-			acc.add(r.Data[field])
+			groups[key].add(r.Data[field])
 		}
+		keys := slices.Collect(maps.Keys(groups))
 		if groupByTime != "" {
 			slices.Sort(keys)
 		} else {
-			slices.SortStableFunc(keys, func(a, b string) int {
+			slices.SortFunc(keys, func(a, b string) int {
 				return cmp.Or(cmp.Compare(groups[b].count, groups[a].count), cmp.Compare(a, b))
 			})
 		}

@@ -32,9 +32,7 @@ func (s api) GetBlob(ctx context.Context, req rsserver.GetBlobRequestObject) (rs
 		return nil, errNotFound("Blob not found")
 	}
 	if len(holders) > 1 {
-		e := errAmbiguous(blobID, s.connectionRefs(holders))
-		e.message = "Blob '" + blobID + "' is referenced under more than one connection. Retry with `connection_id`."
-		return nil, e
+		return nil, errAmbiguous("Blob '"+blobID+"' is referenced under more than one connection. Retry with `connection_id`.", s.connectionRefs(holders))
 	}
 	h := http.Header{}
 	h.Set("Content-Type", blob.MediaType)

@@ -17,9 +17,8 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
 	)).write(w)
 }
 
-// serveProtectedResource answers the RFC 9728 protected-resource metadata. The
-// authorization server it names is its own origin: the demo's fixed tokens are issued at
-// startup, and with Config.OAuth the demo authorization server is served there.
+// serveProtectedResource answers the RFC 9728 metadata, naming its own origin as the
+// authorization server: fixed tokens are issued at startup, and Config.OAuth serves one there.
 func (s *Server) serveProtectedResource(w http.ResponseWriter, r *http.Request) {
 	rc := reqCtxFrom(r.Context())
 	_ = jsonReply(http.StatusOK, obj(

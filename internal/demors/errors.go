@@ -47,10 +47,8 @@ const authNextStep = "Fetch error.resource_metadata, then request a scoped clien
 
 const authFailedMessage = "Token introspection failed closed"
 
-func errMissingToken() *apiError     { return errAuth("authentication_error", "Missing Bearer token") }
 func errInactiveToken() *apiError    { return errAuth("context.active_false", authFailedMessage) }
 func errStreamNotAllowed() *apiError { return errAuth("context.stream_not_allowed", authFailedMessage) }
-func errInstanceMismatch() *apiError { return errAuth("context.instance_mismatch", authFailedMessage) }
 
 func errAuth(code, msg string) *apiError {
 	return &apiError{status: http.StatusUnauthorized, code: code, message: msg, typ: "authentication_error", auth: true}
@@ -81,9 +79,9 @@ func errFieldNotText(field, kind string) *apiError {
 		typ:     "api_error"}
 }
 
-func errAmbiguous(recordID string, conns []object) *apiError {
+func errAmbiguous(message string, conns []object) *apiError {
 	return &apiError{status: http.StatusConflict, code: "ambiguous_connection",
-		message:              fmt.Sprintf("Record '%s' is present under more than one connection. Retry with `connection_id`.", recordID),
+		message:              message,
 		typ:                  "api_error",
 		availableConnections: conns,
 		retryWith:            "connection_id",

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -51,8 +50,8 @@ func (w window) object(text []rune) object {
 	)
 }
 
-// findMatch returns the code-point range of the first case-insensitive occurrence of q in
-// text that starts and ends on word boundaries, or (-1, -1).
+// findMatch returns the code-point range of q's first case-insensitive occurrence in text
+// on word boundaries, or (-1, -1).
 func findMatch(text []rune, q string) (int, int) {
 	needle := []rune(strings.ToLower(q))
 	if len(needle) == 0 {
@@ -137,12 +136,8 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 		}
 		limit = *p.LimitChars
 		if limit > maxWindowChars {
-			warnings = append(warnings, obj(
-				"code", "limit_clamped",
-				"detail", obj("max_limit", maxWindowChars, "requested_limit", limit),
-				"message", fmt.Sprintf("Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars.", limit, maxWindowChars),
-				"param", "limit_chars",
-			))
+			warnings = append(warnings, limitClampedWarning("limit_chars", limit, maxWindowChars,
+				"Requested limit_chars=%d exceeds the maximum window of %d characters; returned at most %[2]d. Continue with next_offset_chars."))
 			limit = maxWindowChars
 		}
 	}
@@ -163,8 +158,8 @@ func (s api) GetFieldWindow(ctx context.Context, req rsserver.GetFieldWindowRequ
 		}
 		w.start = max(0, ms-before)
 		w.end = min(total, me+after)
-		// Keep the window within limit_chars (when given) and the maximum, trimming the
-		// trailing context first and then the leading context; the match itself stays.
+		// Keep within limit_chars (when given) and the maximum, trimming the trailing context,
+		// then the leading; the match itself stays.
 		bound := maxWindowChars
 		if p.LimitChars != nil {
 			bound = limit

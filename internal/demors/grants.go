@@ -27,8 +27,7 @@ type grant struct {
 	access   map[string]map[string][]string
 }
 
-// fullAccess grants every stream of every connection of the connectors that connector
-// accepts.
+// fullAccess grants every stream of every connection of the connectors connector accepts.
 func fullAccess(cat *store.Catalog, connector func(id string) bool) map[string]map[string][]string {
 	access := map[string]map[string][]string{}
 	for _, conn := range cat.Connections {
@@ -73,8 +72,7 @@ func (g *grant) grantsField(conns []string, stream, field string) bool {
 	return !slices.ContainsFunc(conns, func(c string) bool { return !g.fieldGranted(c, stream, field) })
 }
 
-// connectionsFor returns, in catalog order, the connections under which the grant covers the
-// stream.
+// connectionsFor returns, in catalog order, the connections whose stream the grant covers.
 func (g *grant) connectionsFor(cat *store.Catalog, stream string) []string {
 	var out []string
 	for _, conn := range cat.Connections {
@@ -100,11 +98,10 @@ func (g *grant) grantedFields(st *store.Stream, connectionID string) []string {
 const GrantOAuth = "oauth"
 
 // issuedGrant answers a token the demo authorization server may have issued, as the
-// reference RS does: an unknown token is inactive (401), a package token is refused on
-// every /v1 route (404 "Unknown source: unknown": package tokens work only at the
-// provider's own hosted MCP endpoint), an expired or revoked grant is 403 grant_expired
-// or grant_revoked, and a live client grant reads every stream of every connection of
-// its one source.
+// reference RS does: an unknown token is inactive (401); a package token gets 404 "Unknown
+// source: unknown" on every /v1 route (it works only at the provider's own hosted MCP
+// endpoint); an expired or revoked grant is 403 grant_expired or grant_revoked; a live
+// client grant reads every stream of every connection of its one source.
 func (s *Server) issuedGrant(token string) (*grant, *apiError) {
 	g, state, ok := s.as.Lookup(token)
 	switch {

@@ -14,11 +14,8 @@ type member struct {
 	val any
 }
 
-// obj builds an object from alternating keys and values.
+// obj builds an object from alternating keys and values (an odd count panics).
 func obj(kvs ...any) object {
-	if len(kvs)%2 != 0 {
-		panic("demors: obj needs key/value pairs")
-	}
 	o := make(object, 0, len(kvs)/2)
 	for i := 0; i < len(kvs); i += 2 {
 		o = append(o, member{kvs[i].(string), kvs[i+1]})

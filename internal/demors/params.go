@@ -23,8 +23,8 @@ func val[T any](p *T) T {
 	return *p
 }
 
-// pageLimit applies a default and a maximum to a limit parameter: below 1 is an error,
-// above the maximum is clamped with a limit_clamped warning.
+// pageLimit applies a default and a maximum to a limit: below 1 is an error, above the
+// maximum is clamped with a limit_clamped warning.
 func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 	if typed == nil {
 		return def, nil, nil
@@ -34,7 +34,8 @@ func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 		return 0, nil, errInvalid("limit", "limit must be a positive integer")
 	}
 	if n > max {
-		return max, []object{limitClampedWarning(n, max, unit)}, nil
+		return max, []object{limitClampedWarning("limit", n, max,
+			"Requested limit=%d exceeds the maximum page size of %d; returned %[2]d "+unit+" per page. Page forward with the returned cursor.")}, nil
 	}
 	return n, nil, nil
 }
@@ -42,16 +43,14 @@ func pageLimit(typed *int, def, max int, unit string) (int, []object, error) {
 // rejectBareDeepObject refuses a deepObject parameter given without brackets
 // (filter=x, expand_limit=3), which the generated binder would otherwise drop silently.
 func rejectBareDeepObject(rc *reqCtx, name, example string) error {
-	for k := range rc.query {
-		if k == name || k == name+"[]" {
-			return errInvalid(name, "%s must be sent as %s", name, example)
-		}
+	if rc.query.Has(name) || rc.query.Has(name+"[]") {
+		return errInvalid(name, "%s must be sent as %s", name, example)
 	}
 	return nil
 }
 
-// listNames splits comma-separated lists into their names, trimmed, in order, without
-// empty names or repeats.
+// listNames splits comma-separated lists into their trimmed names, in order, without empty
+// names or repeats.
 func listNames(lists ...string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -66,8 +65,8 @@ func listNames(lists ...string) []string {
 	return out
 }
 
-// parseFields validates a fields= projection against the stream and grant. An empty
-// projection means every granted field.
+// parseFields validates a fields= projection (empty: every granted field) against the
+// stream and grant.
 func parseFields(raw *string, st *store.Stream, g *grant, conn string) ([]string, error) {
 	if raw == nil || strings.TrimSpace(*raw) == "" {
 		return g.grantedFields(st, conn), nil
@@ -130,8 +129,8 @@ func typedValue(f store.Field, v string) (any, error) {
 }
 
 // rawFilters reads filter[field]=v (under op "") and filter[field][op]=v from the raw
-// query, by field and op. The generated binder also accepts these keys, but it converts
-// numeric-looking values, so the demo reads the exact strings itself.
+// query, by field and op: the generated binder converts numeric-looking values, so the
+// exact strings are read here.
 func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	if err := rejectBareDeepObject(rc, "filter", "filter[field]=value or filter[field][gte]=value"); err != nil {
 		return nil, err
@@ -168,8 +167,8 @@ func rawFilters(rc *reqCtx) (map[string]map[string]string, error) {
 	return out, nil
 }
 
-// parseFilters validates the request's filters against the stream's declarations and the
-// grant: exact filters on declared scalar fields, range operators only where declared.
+// parseFilters validates the filters against the stream and grant: exact filters on
+// scalar fields, range operators only where declared.
 func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]store.Filter, error) {
 	bound, err := rawFilters(rc)
 	if err != nil {
@@ -191,7 +190,7 @@ func parseFilters(rc *reqCtx, st *store.Stream, g *grant, conns []string) ([]sto
 					return nil, errInvalid("filter", "Exact filters are not supported on '%s'", name)
 				}
 			case "gte", "gt", "lte", "lt":
-				if !f.HasRange(op) {
+				if !slices.Contains(f.RangeOps, op) {
 					return nil, errInvalid("filter", "Range filters are not supported on '%s'", name)
 				}
 			default:

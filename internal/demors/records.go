@@ -45,8 +45,7 @@ func parseChangesSince(raw string) (*store.Position, error) {
 		return &store.Position{EmittedAt: tok.After, ID: tok.ID}, nil
 	}
 	if t, ok := normalizeTime(raw); ok {
-		// Everything emitted after the instant: ids sort after "" at the same time, so
-		// step past the whole instant with the highest possible id.
+		// After the whole instant: the highest possible id sorts after every id at that time.
 		return &store.Position{EmittedAt: t, ID: "\U0010FFFF"}, nil
 	}
 	return nil, errInvalid("changes_since", "changes_since must be 'beginning', a next_changes_since token or an RFC 3339 timestamp")
@@ -58,8 +57,7 @@ type expandReq struct {
 	limit int
 }
 
-// parseExpand validates expand and expand_limit against the stream's expand capabilities
-// and the grant.
+// parseExpand validates expand and expand_limit against the stream's relations and the grant.
 func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st *store.Stream, g *grant, conns []string) ([]expandReq, error) {
 	if err := rejectBareDeepObject(rc, "expand_limit", "expand_limit[relation]=N"); err != nil {
 		return nil, err
@@ -67,7 +65,7 @@ func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st 
 	var out []expandReq
 	for _, name := range listNames(val(expand)...) {
 		rel, ok := st.Relationship(name)
-		if !ok || !rel.Expandable {
+		if !ok {
 			return nil, errInvalidExpand("Unsupported expand relation '%s' on '%s'", name, st.Name)
 		}
 		for _, c := range conns {
@@ -90,8 +88,8 @@ func parseExpand(rc *reqCtx, expand *[]string, limits *rsserver.ExpandLimit, st 
 	return out, nil
 }
 
-// projectData returns the record body restricted to fields the grant lets the record's
-// connection show, in the order given.
+// projectData is the record body restricted to the given fields the grant shows under the
+// record's connection, in that order.
 func projectData(g *grant, rec store.Record, fields []string) object {
 	o := make(object, 0, len(fields))
 	for _, f := range fields {
@@ -107,7 +105,7 @@ func projectData(g *grant, rec store.Record, fields []string) object {
 
 // recordItem is one record as list items show it.
 func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object {
-	o := obj(
+	return s.withDisplayName(obj(
 		"data", projectData(g, rec, fields),
 		"emitted_at", rec.EmittedAt,
 		"id", rec.ID,
@@ -115,11 +113,7 @@ func (s *Server) recordItem(g *grant, rec store.Record, fields []string) object 
 		"stream", rec.Stream,
 		"connection_id", rec.ConnectionID,
 		"connector_instance_id", rec.ConnectionID,
-	)
-	if dn := s.displayName(rec.ConnectionID); dn != "" {
-		o = o.set("display_name", dn)
-	}
-	return o
+	), rec.ConnectionID)
 }
 
 // withExpanded adds to o, as "expanded", each requested relation followed one hop from
@@ -150,11 +144,11 @@ func (s *Server) withExpanded(ctx context.Context, g *grant, o object, rec store
 			}
 		}
 		if req.rel.Cardinality == "has_one" {
-			if len(related) == 0 {
-				out = append(out, member{req.rel.Name, nil})
-			} else {
-				out = append(out, member{req.rel.Name, s.recordItem(g, related[0], fields)})
+			var one any // null when nothing is related
+			if len(related) > 0 {
+				one = s.recordItem(g, related[0], fields)
 			}
+			out = append(out, member{req.rel.Name, one})
 			continue
 		}
 		items := []object{}
@@ -197,12 +191,9 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	if err != nil {
 		return nil, err
 	}
-	order := ""
-	if p.Order != nil {
-		order = strings.ToLower(string(*p.Order))
-		if order != "asc" && order != "desc" {
-			return nil, errInvalid("order", "order must be asc or desc")
-		}
+	order := strings.ToLower(string(val(p.Order)))
+	if p.Order != nil && order != "asc" && order != "desc" {
+		return nil, errInvalid("order", "order must be asc or desc")
 	}
 	var changes *store.Position
 	if since := val(p.ChangesSince); since != "" {
@@ -214,7 +205,7 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		}
 		order = "asc"
 	}
-	var after *store.Position
+	after := changes
 	if raw := val(p.Cursor); raw != "" {
 		var cur pageCursor
 		if !decodeToken(raw, &cur) || cur.Kind != "page" || cur.Session != "records" || cur.Stream != st.Name ||
@@ -224,12 +215,8 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 		}
 		order = strings.ToLower(cur.Order)
 		after = &store.Position{EmittedAt: cur.CursorValue, ID: cur.PrimaryKey[0]}
-	} else if changes != nil {
-		after = changes
 	}
-	if order == "" {
-		order = "desc"
-	}
+	order = cmp.Or(order, "desc")
 	desc := order == "desc"
 
 	var recs []store.Record
@@ -303,28 +290,23 @@ func (s api) ListRecords(ctx context.Context, req rsserver.ListRecordsRequestObj
 	return jsonReply(200, body), nil
 }
 
-// locateRecord finds the one granted connection holding a record: 404 when none, 409
-// ambiguous_connection when several and no connection_id narrowed the choice.
+// locateRecord finds the record under its one granted holder: 404 when none, 409
+// ambiguous_connection when several (no connection_id narrowed the choice).
 func (s *Server) locateRecord(ctx context.Context, sc *streamScope, id string) (store.Record, error) {
-	holders, err := s.store.ConnectionsHolding(ctx, sc.conns, sc.stream.Name, id)
-	if err != nil {
+	recs, err := s.store.Holding(ctx, sc.conns, sc.stream.Name, id)
+	switch {
+	case err != nil:
 		return store.Record{}, err
-	}
-	switch len(holders) {
-	case 0:
+	case len(recs) == 0:
 		return store.Record{}, errNotFound("Record not found")
-	case 1:
-		rec, ok, err := s.store.Get(ctx, holders[0], sc.stream.Name, id)
-		if err != nil {
-			return store.Record{}, err
+	case len(recs) > 1:
+		holders := make([]string, len(recs))
+		for i, r := range recs {
+			holders[i] = r.ConnectionID
 		}
-		if !ok {
-			return store.Record{}, errNotFound("Record not found")
-		}
-		return rec, nil
-	default:
-		return store.Record{}, errAmbiguous(id, s.connectionRefs(holders))
+		return store.Record{}, errAmbiguous(fmt.Sprintf("Record '%s' is present under more than one connection. Retry with `connection_id`.", id), s.connectionRefs(holders))
 	}
+	return recs[0], nil
 }
 
 func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject) (rsserver.GetRecordResponseObject, error) {
@@ -351,7 +333,7 @@ func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject)
 	if err != nil {
 		return nil, err
 	}
-	body := obj(
+	body := s.withDisplayName(obj(
 		"connector_key", sc.connector.SourceID,
 		"connection_id", rec.ConnectionID,
 		"data", data,
@@ -360,10 +342,7 @@ func (s api) GetRecord(ctx context.Context, req rsserver.GetRecordRequestObject)
 		"object", "record",
 		"stream", rec.Stream,
 		"connector_instance_id", rec.ConnectionID,
-	)
-	if dn := s.displayName(rec.ConnectionID); dn != "" {
-		body = body.set("display_name", dn)
-	}
+	), rec.ConnectionID)
 	body, err = s.withExpanded(ctx, rc.grant, body.set("record_json_bytes", len(raw)), rec, expands)
 	if err != nil {
 		return nil, err

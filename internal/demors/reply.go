@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// reply is one finished HTTP response. It implements every Visit method of the generated
-// strict server's response interfaces, so a handler can return it for any operation while
-// keeping full control of the body (field names and order follow the reference RS).
+// reply is one finished HTTP response. Its Visit methods satisfy every generated response
+// interface, so any operation can return it with full control of the body (field names and
+// order follow the reference RS).
 type reply struct {
 	status int
 	header http.Header

@@ -2,17 +2,14 @@ package demors
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 )
 
-// reqCtx carries what every handler needs about the current request: its id, the
-// authenticated grant, the raw query (for deepObject parameters and links) and the public
-// base URL used in resource metadata.
+// reqCtx carries what every handler needs about the request: its id, the authenticated
+// grant, the raw query (for deepObject parameters and links) and the public base URL.
 type reqCtx struct {
 	requestID string
 	grant     *grant
@@ -30,14 +27,12 @@ func reqCtxFrom(ctx context.Context) *reqCtx {
 }
 
 func newReqCtx(r *http.Request) *reqCtx {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	return &reqCtx{
-		requestID: "req_" + hex.EncodeToString(b[:]),
+		requestID: "req_" + randomHex(8),
 		path:      r.URL.Path,
 		rawQuery:  r.URL.RawQuery,
 		query:     r.URL.Query(),
@@ -57,8 +52,7 @@ func (rc *reqCtx) selfLink() string {
 	return rc.path + "?" + rc.rawQuery
 }
 
-// linkWith rebuilds the request link with one parameter replaced (or added), keeping the
-// order of the other parameters.
+// linkWith is the request link with one parameter replaced or added, the others in order.
 func (rc *reqCtx) linkWith(key, value string) string {
 	var parts []string
 	for p := range strings.SplitSeq(rc.rawQuery, "&") {
@@ -79,11 +73,12 @@ func meta(warnings []object) object {
 	return obj("count", obj("kind", "none"), "warnings", warnings)
 }
 
-func limitClampedWarning(requested, max int, unit string) object {
+// limitClampedWarning says param was clamped; message is formatted with requested and max.
+func limitClampedWarning(param string, requested, max int, message string) object {
 	return obj(
 		"code", "limit_clamped",
 		"detail", obj("max_limit", max, "requested_limit", requested),
-		"message", fmt.Sprintf("Requested limit=%d exceeds the maximum page size of %d; returned %[2]d %s per page. Page forward with the returned cursor.", requested, max, unit),
-		"param", "limit",
+		"message", fmt.Sprintf(message, requested, max),
+		"param", param,
 	)
 }

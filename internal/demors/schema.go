@@ -61,38 +61,28 @@ func compactFlags(f store.Field, granted bool) string {
 		flags = append(flags, "g=false")
 		return strings.Join(flags, ",")
 	}
-	if f.Scalar() {
-		flags = append(flags, "eq")
-	}
-	if len(f.RangeOps) > 0 {
-		flags = append(flags, "r="+strings.Join(f.RangeOps, "|"))
-	}
-	if f.Lexical {
-		flags = append(flags, "lex")
-	}
-	if f.Semantic {
-		flags = append(flags, "sem")
-	}
 	var aggs []string
 	for _, role := range aggregateRoles {
 		if f.HasAggregation(role) {
 			aggs = append(aggs, role)
 		}
 	}
-	if len(aggs) > 0 {
-		flags = append(flags, "a="+strings.Join(aggs, "|"))
+	for _, fl := range []struct {
+		on   bool
+		flag string
+	}{{f.Scalar(), "eq"}, {len(f.RangeOps) > 0, "r=" + strings.Join(f.RangeOps, "|")}, {f.Lexical, "lex"}, {f.Semantic, "sem"}, {len(aggs) > 0, "a=" + strings.Join(aggs, "|")}} {
+		if fl.on {
+			flags = append(flags, fl.flag)
+		}
 	}
 	return strings.Join(flags, ",")
 }
 
-// expandCapabilities lists the stream's expandable relations and whether the grant can
-// follow them under the connection.
+// expandCapabilities lists the stream's relations and whether the grant can follow them
+// under the connection.
 func (s *Server) expandCapabilities(g *grant, st *store.Stream, connectionID string) []object {
 	out := []object{}
 	for _, rel := range st.Relationships {
-		if !rel.Expandable {
-			continue
-		}
 		granted := g.allows(connectionID, rel.Target)
 		o := obj(
 			"name", rel.Name,
@@ -113,8 +103,7 @@ func (s *Server) expandCapabilities(g *grant, st *store.Stream, connectionID str
 	return out
 }
 
-// queryDeclarations is the stream's manifest query block: range filters, aggregations,
-// expandable relations.
+// queryDeclarations is the stream's query block: range filters, aggregations, expand.
 func queryDeclarations(st *store.Stream) object {
 	ranges := object{}
 	aggs := obj("count", true)
@@ -134,9 +123,7 @@ func queryDeclarations(st *store.Stream) object {
 	}
 	var expand []object
 	for _, rel := range st.Relationships {
-		if rel.Expandable {
-			expand = append(expand, obj("name", rel.Name))
-		}
+		expand = append(expand, obj("name", rel.Name))
 	}
 	q := obj("range_filters", ranges, "aggregations", aggs)
 	if expand != nil {
@@ -162,19 +149,6 @@ func streamJSONSchema(st *store.Stream) object {
 	return obj("additionalProperties", false, "properties", props, "required", st.PrimaryKey, "type", "object")
 }
 
-// freshness reports the latest emitted_at across the connections.
-func (s *Server) freshness(ctx context.Context, stream string, conns []string) (object, error) {
-	last := ""
-	for _, c := range conns {
-		_, l, err := s.store.StreamStats(ctx, c, stream)
-		if err != nil {
-			return nil, err
-		}
-		last = max(last, l)
-	}
-	return freshnessAt(last), nil
-}
-
 // freshnessAt is the freshness object of data last captured at last ("": unknown).
 func freshnessAt(last string) object {
 	if last == "" {
@@ -189,14 +163,18 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	for _, f := range st.Fields {
 		caps = caps.set(f.Name, fieldCapability(f, g.fieldGranted(conns[0], st.Name, f.Name)))
 	}
-	fresh, err := s.freshness(ctx, st.Name, conns)
-	if err != nil {
-		return nil, err
+	last := "" // the latest emitted_at across the connections
+	for _, c := range conns {
+		_, l, err := s.store.StreamStats(ctx, c, st.Name)
+		if err != nil {
+			return nil, err
+		}
+		last = max(last, l)
 	}
 	return obj(
 		"expand_capabilities", s.expandCapabilities(g, st, conns[0]),
 		"field_capabilities", caps,
-		"freshness", fresh,
+		"freshness", freshnessAt(last),
 		"name", st.Name,
 		"object", "stream_metadata",
 		"primary_key", st.PrimaryKey,
@@ -211,8 +189,8 @@ func (s *Server) streamMetadata(ctx context.Context, g *grant, st *store.Stream,
 	), nil
 }
 
-// compactStream is the compact-view entry of a stream. granted_connections is kept only
-// when it differs from the connector-level set.
+// compactStream is a stream's compact-view entry, with granted_connections only when it
+// differs from the connector-level set.
 func (s *Server) compactStream(g *grant, st *store.Stream, conns, shared []string) object {
 	caps := object{}
 	for _, f := range st.Fields {
@@ -267,20 +245,11 @@ func (s api) GetSchema(ctx context.Context, req rsserver.GetSchemaRequestObject)
 		if len(entries) == 0 {
 			continue
 		}
-		// The connector-level connection set is the most common per-stream set.
-		var shared []string
-		best := 0
-		for _, e := range entries {
-			n := 0
-			for _, o := range entries {
-				if slices.Equal(o.conns, e.conns) {
-					n++
-				}
-			}
-			if n > best {
-				best, shared = n, e.conns
-			}
+		// The connector-level set is the most common per-stream set (the first of equals).
+		count := func(e entry) int {
+			return len(slices.DeleteFunc(slices.Clone(entries), func(o entry) bool { return !slices.Equal(o.conns, e.conns) }))
 		}
+		shared := slices.MaxFunc(entries, func(a, b entry) int { return cmp.Compare(count(a), count(b)) }).conns
 		streams := make([]object, 0, len(entries))
 		for _, e := range entries {
 			if compact {
@@ -336,11 +305,8 @@ func (s api) ListStreams(ctx context.Context, req rsserver.ListStreamsRequestObj
 		if err != nil {
 			return nil, err
 		}
-		item := obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
-			"connection_id", t.conn, "connector_instance_id", t.conn)
-		if dn := s.displayName(t.conn); dn != "" {
-			item = item.set("display_name", dn)
-		}
+		item := s.withDisplayName(obj("last_updated", nullable(last), "name", t.stream.Name, "object", "stream", "record_count", n,
+			"connection_id", t.conn, "connector_instance_id", t.conn), t.conn)
 		item = append(item, member{"connector_id", t.connector.ID}, member{"freshness", freshnessAt(last)})
 		data = append(data, item)
 	}

@@ -14,16 +14,6 @@ type streamScope struct {
 	conns     []string
 }
 
-// findStream returns the connector declaring a stream name.
-func (s *Server) findStream(name string) (*store.Connector, *store.Stream, bool) {
-	for i := range s.cat.Connectors {
-		if st, ok := s.cat.Connectors[i].Stream(name); ok {
-			return &s.cat.Connectors[i], st, true
-		}
-	}
-	return nil, nil, false
-}
-
 // checkConnection validates a connection_id, if given, against the grant.
 func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 	if _, granted := rc.grant.access[connectionID]; granted || connectionID == "" {
@@ -32,19 +22,22 @@ func (s *Server) checkConnection(rc *reqCtx, connectionID string) error {
 	if _, known := s.cat.Connection(connectionID); rc.grant.owner && !known {
 		return errNotFound(fmt.Sprintf("Connection '%s' not found", connectionID))
 	}
-	return errInstanceMismatch()
+	return errAuth("context.instance_mismatch", authFailedMessage)
 }
 
-// resolveStream checks a stream (and optional connection) against the grant. Client tokens
-// get 401 context.stream_not_allowed for streams outside the grant, exactly like the
-// reference RS; owner tokens get 404 for unknown streams.
+// resolveStream checks a stream (and optional connection) against the grant: as at the
+// reference RS, 401 context.stream_not_allowed outside a client grant, and 404 for an
+// owner's unknown stream.
 func (s *Server) resolveStream(rc *reqCtx, name, connectionID string) (*streamScope, error) {
-	ctr, st, known := s.findStream(name)
-	conns := []string(nil)
-	if known {
-		conns = rc.grant.connectionsFor(s.cat, name)
+	var ctr *store.Connector
+	var st *store.Stream
+	for i := range s.cat.Connectors {
+		if st0, ok := s.cat.Connectors[i].Stream(name); ok && st == nil {
+			ctr, st = &s.cat.Connectors[i], st0
+		}
 	}
-	if len(conns) == 0 {
+	conns := rc.grant.connectionsFor(s.cat, name) // none for an unknown stream
+	if st == nil || len(conns) == 0 {
 		if rc.grant.owner {
 			return nil, errNotFound(fmt.Sprintf("Stream '%s' not found", name))
 		}
@@ -88,16 +81,15 @@ func connectionParam(rc *reqCtx, typed *string) (string, []object) {
 func (s *Server) connectionRefs(ids []string) []object {
 	out := make([]object, len(ids))
 	for i, id := range ids {
-		out[i] = obj("connection_id", id)
-		if dn := s.displayName(id); dn != "" {
-			out[i] = out[i].set("display_name", dn)
-		}
+		out[i] = s.withDisplayName(obj("connection_id", id), id)
 	}
 	return out
 }
 
-// displayName returns the connection's display name, or "".
-func (s *Server) displayName(connectionID string) string {
-	c, _ := s.cat.Connection(connectionID)
-	return c.DisplayName
+// withDisplayName adds the connection's display name to o, when it has one.
+func (s *Server) withDisplayName(o object, connectionID string) object {
+	if c, _ := s.cat.Connection(connectionID); c.DisplayName != "" {
+		return o.set("display_name", c.DisplayName)
+	}
+	return o
 }

@@ -39,12 +39,12 @@ type streamTarget struct {
 	stream    *store.Stream
 }
 
+// targetKey names one (connection, stream) pair.
 type targetKey struct{ conn, stream string }
 
 // searchScope is the resolved scope of one search request.
 type searchScope struct {
-	targets  map[targetKey]streamTarget
-	order    []targetKey
+	targets  []streamTarget // in request order; each pair once, as stream names are distinct
 	filtered map[int64]bool // nil when no filter applies
 	key      string         // canonical description, bound into cursors
 }
@@ -66,56 +66,49 @@ func (s *Server) grantedTargets(g *grant, connID string) iter.Seq[streamTarget] 
 	}
 }
 
-// searchStreams collects streams from streams=a&streams=b, streams[]=a and comma lists.
-func searchStreams(rc *reqCtx, typed *[]string) []string {
-	return listNames(slices.Concat(val(typed), rc.query["streams[]"])...)
-}
-
-func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string) (*searchScope, []object, error) {
-	connID, warnings := connectionParam(rc, typedConn)
-	streams := searchStreams(rc, typedStreams)
-	sc := &searchScope{targets: map[targetKey]streamTarget{}}
-	add := func(conn string, ctr *store.Connector, st *store.Stream) {
-		k := targetKey{conn, st.Name}
-		if _, ok := sc.targets[k]; !ok {
-			sc.targets[k] = streamTarget{conn: conn, connector: ctr, stream: st}
-			sc.order = append(sc.order, k)
-		}
+// prepareSearch does what every search mode shares: it tokenises q, resolves the granted
+// streams and connections to search, and applies the page limit (with its clamp warning).
+func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, typedStreams *[]string, typedConn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
+	tokens := store.Tokenize(q)
+	if len(tokens) == 0 {
+		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
 	}
+	connID, warnings := connectionParam(rc, typedConn)
+	// From streams=a&streams=b, streams[]=a and comma lists.
+	streams := listNames(slices.Concat(val(typedStreams), rc.query["streams[]"])...)
+	sc := &searchScope{}
 	var ss *streamScope // the last stream named
 	if len(streams) > 0 {
 		for _, name := range streams {
 			var err error
 			if ss, err = s.resolveStream(rc, name, connID); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, 0, err
 			}
 			for _, c := range ss.conns {
-				add(c, ss.connector, ss.stream)
+				sc.targets = append(sc.targets, streamTarget{c, ss.connector, ss.stream})
 			}
 		}
 	} else {
 		if err := s.checkConnection(rc, connID); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
-		for t := range s.grantedTargets(rc.grant, connID) {
-			add(t.conn, t.connector, t.stream)
-		}
+		sc.targets = slices.Collect(s.grantedTargets(rc.grant, connID))
 	}
 	filterMap, err := rawFilters(rc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, 0, err
 	}
 	var filters []store.Filter
 	if len(filterMap) > 0 {
 		if len(streams) != 1 {
-			return nil, nil, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
+			return nil, nil, nil, 0, errInvalid("streams", "filter[...] requires exactly one streams value (e.g. ?streams=transcripts&filter[language]=en).")
 		}
 		if filters, err = parseFilters(rc, ss.stream, rc.grant, ss.conns); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		recs, err := s.store.Scan(ctx, ss.conns, ss.stream.Name, filters)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, 0, err
 		}
 		sc.filtered = map[int64]bool{}
 		for _, r := range recs {
@@ -124,14 +117,18 @@ func (s *Server) resolveSearchScope(ctx context.Context, rc *reqCtx, q string, t
 	}
 	var key strings.Builder
 	fmt.Fprintf(&key, "q=%s|", q)
-	for _, k := range sc.order {
-		fmt.Fprintf(&key, "%s/%s|", k.conn, k.stream)
+	for _, t := range sc.targets {
+		fmt.Fprintf(&key, "%s/%s|", t.conn, t.stream.Name)
 	}
 	for _, f := range filters {
 		fmt.Fprintf(&key, "%s:%s:%v|", f.Field, f.Op, f.Value)
 	}
 	sc.key = key.String()
-	return sc, warnings, nil
+	limit, w, err := pageLimit(limitParam, defaultSearchLimit, maxSearchLimit, "results")
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	return tokens, sc, append(warnings, w...), limit, nil
 }
 
 // searchCursor is the opaque search cursor: an offset bound to the query it came from.
@@ -140,31 +137,38 @@ type searchCursor struct {
 	Snap string `json:"snap"`
 }
 
+// The search modes, indexing hit.rk and modes.
+const (
+	modeLexical = iota
+	modeSemantic
+)
+
+// modes names each search mode and the kind of its score.
+var modes = [2]struct{ name, score string }{{"lexical", "bm25"}, {"semantic", "semantic_distance"}}
+
 // hit is one ranked search result.
 type hit struct {
-	rec      store.Record
-	target   streamTarget
-	lex, sem *ranking // nil when that mode did not match the record
-	rrf      float64
+	rec    store.Record
+	target streamTarget
+	rk     [2]*ranking // by mode; nil when that mode did not match the record
+	rrf    float64
 }
 
 // ranking is how one search mode matched a record.
 type ranking struct {
-	score  float64  // the best (lowest) field score: bm25, or semantic distance
-	best   string   // the field that scored it
-	fields []string // the matched fields, in manifest order
+	score   float64         // the best (lowest) field score: bm25, or semantic distance
+	best    string          // the field that scored it
+	matched map[string]bool // the matched fields
 }
 
 // inScope returns the target of a record row when the grant lets the search read field.
 func (sc *searchScope) inScope(g *grant, rec store.Record, field string) (streamTarget, bool) {
-	t, ok := sc.targets[targetKey{rec.ConnectionID, rec.Stream}]
-	if !ok || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) {
+	// A linear search: the targets are at most the catalog's (connection, stream) pairs.
+	i := slices.IndexFunc(sc.targets, func(t streamTarget) bool { return t.conn == rec.ConnectionID && t.stream.Name == rec.Stream })
+	if i < 0 || !g.fieldGranted(rec.ConnectionID, rec.Stream, field) || sc.filtered != nil && !sc.filtered[rec.RID] {
 		return streamTarget{}, false
 	}
-	if sc.filtered != nil && !sc.filtered[rec.RID] {
-		return streamTarget{}, false
-	}
-	return t, true
+	return sc.targets[i], true
 }
 
 // orderFields sorts field names into manifest order.
@@ -190,7 +194,7 @@ func (s *Server) lexicalHits(ctx context.Context, g *grant, sc *searchScope, ter
 	if err != nil {
 		return nil, err
 	}
-	return s.rankHits(ctx, g, sc, rows, false)
+	return s.rankHits(ctx, g, sc, rows, modeLexical)
 }
 
 // semanticHits ranks records by token-overlap distance over granted semantic fields:
@@ -218,25 +222,23 @@ func (s *Server) semanticHits(ctx context.Context, g *grant, sc *searchScope, to
 		d := 1 - cov*(0.9+0.1*math.Min(1, 10*dens))
 		scores = append(scores, store.FieldScore{RID: r.RID, Field: r.Field, Score: math.Round(d*1e6) / 1e6})
 	}
-	return s.rankHits(ctx, g, sc, scores, true)
+	return s.rankHits(ctx, g, sc, scores, modeSemantic)
 }
 
-// rankHits turns matching (record, field) scores into one hit per record in the
-// search scope, keeping each record's best (lowest) score and its matched
-// fields, best first. Semantic hits count only fields declared semantic.
-func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, semantic bool) ([]*hit, error) {
+// rankHits turns (record, field) scores into one hit per record in scope, with its best
+// (lowest) score and matched fields, best first; semantic hits count only semantic fields.
+func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows []store.FieldScore, mode int) ([]*hit, error) {
 	rids := make([]int64, 0, len(rows))
 	for _, r := range rows {
 		rids = append(rids, r.RID)
 	}
 	// Rank on record heads; only the page's records get their data loaded
 	// (withData), so a broad query does not decode every match.
-	recs, err := s.store.HeadsByRID(ctx, rids)
+	recs, err := s.store.ByRID(ctx, rids, false)
 	if err != nil {
 		return nil, err
 	}
 	byRID := map[int64]*ranking{}
-	fields := map[int64]map[string]bool{}
 	var out []*hit
 	for _, r := range rows {
 		rec := recs[r.RID]
@@ -244,31 +246,24 @@ func (s *Server) rankHits(ctx context.Context, g *grant, sc *searchScope, rows [
 		if !ok {
 			continue
 		}
-		if fd, _ := t.stream.Field(r.Field); semantic && !fd.Semantic {
+		if fd, _ := t.stream.Field(r.Field); mode == modeSemantic && !fd.Semantic {
 			continue
 		}
 		rk, seen := byRID[r.RID]
 		switch {
 		case !seen:
-			rk = &ranking{score: r.Score, best: r.Field}
-			h := &hit{rec: rec, target: t, lex: rk}
-			if semantic {
-				h.lex, h.sem = nil, rk
-			}
+			rk = &ranking{score: r.Score, best: r.Field, matched: map[string]bool{}}
+			h := &hit{rec: rec, target: t}
+			h.rk[mode] = rk
 			byRID[r.RID] = rk
-			fields[r.RID] = map[string]bool{}
 			out = append(out, h)
 		case r.Score < rk.score:
 			rk.score, rk.best = r.Score, r.Field
 		}
-		fields[r.RID][r.Field] = true
-	}
-	for _, h := range out {
-		rk := cmp.Or(h.lex, h.sem)
-		rk.fields = orderFields(h.target.stream, fields[h.rec.RID])
+		rk.matched[r.Field] = true
 	}
 	slices.SortStableFunc(out, func(a, b *hit) int {
-		return cmp.Or(cmp.Compare(cmp.Or(a.lex, a.sem).score, cmp.Or(b.lex, b.sem).score), hitOrder(a, b))
+		return cmp.Or(cmp.Compare(a.rk[mode].score, b.rk[mode].score), hitOrder(a, b))
 	})
 	return out, nil
 }
@@ -290,21 +285,16 @@ func (s *Server) hitBase(h *hit, matched []string, mode string) object {
 	if at, ok := h.rec.Data[h.target.stream.CursorField].(string); ok {
 		o = o.set("authored_at", at)
 	}
-	o = append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID})
-	if dn := s.displayName(h.rec.ConnectionID); dn != "" {
-		o = o.set("display_name", dn)
-	}
-	return o
+	return s.withDisplayName(append(o, member{"connection_id", h.rec.ConnectionID}, member{"connector_instance_id", h.rec.ConnectionID}), h.rec.ConnectionID)
 }
 
-// withLexicalEvidence adds to o the snippet and the proven evidence excerpts of a lexical hit.
-// Excerpts are given only for matches inside fields that are not the record's declared
-// primary title (role primary-title): a title match is identity, so it gets a snippet but
-// no field-window evidence.
+// withLexicalEvidence adds to o a lexical hit's snippet and proven evidence excerpts. A match
+// in the declared primary title (role primary-title) is identity: it gets a snippet but no
+// field-window excerpt.
 func withLexicalEvidence(o object, h *hit, terms map[string]bool) object {
 	var snippet object
 	var excerpts []object
-	for _, name := range h.lex.fields {
+	for _, name := range orderFields(h.target.stream, h.rk[modeLexical].matched) {
 		text, _ := h.rec.Data[name].(string)
 		runes := []rune(text)
 		spans := termSpans(runes, terms)
@@ -354,51 +344,34 @@ func scoreObject(kind string, v float64) object {
 // semanticSnippet is the opening of the hit's best semantic field (no match markers: the
 // token-overlap scorer proves no particular passage).
 func semanticSnippet(h *hit) object {
-	text, _ := h.rec.Data[h.sem.best].(string)
-	return obj("field", h.sem.best, "text", opening([]rune(text), openingChars))
-}
-
-// prepareSearch does what every search mode shares: it tokenises q, resolves
-// the streams and connections to search within the grant, and applies the
-// page limit (with its clamp warning).
-func (s *Server) prepareSearch(ctx context.Context, rc *reqCtx, q string, streams *[]string, conn *string, limitParam *int) ([]string, *searchScope, []object, int, error) {
-	tokens := store.Tokenize(q)
-	if len(tokens) == 0 {
-		return nil, nil, nil, 0, errInvalid("q", "q must contain at least one letter or digit")
-	}
-	sc, warnings, err := s.resolveSearchScope(ctx, rc, q, streams, conn)
-	if err != nil {
-		return nil, nil, nil, 0, err
-	}
-	limit, w, err := pageLimit(limitParam, defaultSearchLimit, maxSearchLimit, "results")
-	if err != nil {
-		return nil, nil, nil, 0, err
-	}
-	return tokens, sc, append(warnings, w...), limit, nil
+	best := h.rk[modeSemantic].best
+	text, _ := h.rec.Data[best].(string)
+	return obj("field", best, "text", opening([]rune(text), openingChars))
 }
 
 func (s api) SearchRecordsLexical(ctx context.Context, req rsserver.SearchRecordsLexicalRequestObject) (rsserver.SearchRecordsLexicalResponseObject, error) {
 	p := req.Params
-	return s.rankedSearch(ctx, reqCtxFrom(ctx), false, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), modeLexical, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
 }
 
 func (s api) SearchRecordsSemantic(ctx context.Context, req rsserver.SearchRecordsSemanticRequestObject) (rsserver.SearchRecordsSemanticResponseObject, error) {
 	p := req.Params
-	return s.rankedSearch(ctx, reqCtxFrom(ctx), true, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
+	return s.rankedSearch(ctx, reqCtxFrom(ctx), modeSemantic, p.Q, p.Streams, p.ConnectionId, p.Limit, p.Cursor)
 }
 
 // rankedSearch answers a lexical or a semantic search: one ranking, paged by an offset
 // cursor bound to the query and the mode.
-func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
+func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, mode int, q string, streams *[]string, conn *string, limitParam *int, cursor *string) (*reply, error) {
 	tokens, sc, warnings, limit, err := s.prepareSearch(ctx, rc, q, streams, conn, limitParam)
 	if err != nil {
 		return nil, err
 	}
-	mode, tag, ranked := "lexical", "", s.lexicalHits
+	semantic := mode == modeSemantic
+	tag, ranked, retrieval := "", s.lexicalHits, ""
 	if semantic {
-		mode, tag, ranked = "semantic", semanticCursorTag, s.semanticHits
+		tag, ranked, retrieval = semanticCursorTag, s.semanticHits, "semantic"
 	}
-	sum := sha256.Sum256([]byte(mode + "\x00" + sc.key))
+	sum := sha256.Sum256([]byte(modes[mode].name + "\x00" + sc.key))
 	snap := "snap_" + hex.EncodeToString(sum[:8])
 	var cur searchCursor
 	if raw := val(cursor); raw != "" {
@@ -419,13 +392,14 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 	}
 	data := make([]object, 0, len(page))
 	for _, h := range page {
+		rk := h.rk[mode]
+		o := s.hitBase(h, orderFields(h.target.stream, rk.matched), retrieval)
 		if semantic {
-			o := s.hitBase(h, h.sem.fields, "semantic")
-			data = append(data, o.set("snippet", semanticSnippet(h)).set("score", scoreObject("semantic_distance", h.sem.score)))
-			continue
+			o = o.set("snippet", semanticSnippet(h))
+		} else {
+			o = withLexicalEvidence(o, h, terms)
 		}
-		o := withLexicalEvidence(s.hitBase(h, h.lex.fields, ""), h, terms)
-		data = append(data, o.set("score", scoreObject("bm25", h.lex.score)))
+		data = append(data, o.set("score", scoreObject(modes[mode].score, rk.score)))
 	}
 	body := obj("has_more", more, "object", "list", "url", rc.path)
 	next := any(nil)
@@ -440,8 +414,8 @@ func (s *Server) rankedSearch(ctx context.Context, rc *reqCtx, semantic bool, q 
 		return jsonReply(200, append(body, links, member{"meta", meta(warnings)})), nil
 	}
 	sources := map[string]bool{}
-	for _, k := range sc.order {
-		sources[k.conn] = true
+	for _, t := range sc.targets {
+		sources[t.conn] = true
 	}
 	if warnings == nil {
 		warnings = []object{}
@@ -467,29 +441,23 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 	if err != nil {
 		return nil, err
 	}
-	lex, err := s.lexicalHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	sem, err := s.semanticHits(ctx, rc.grant, sc, tokens)
-	if err != nil {
-		return nil, err
-	}
 	merged := map[int64]*hit{}
-	for i, h := range lex {
-		h.rrf = 1 / float64(rrfK+i+1)
-		merged[h.rec.RID] = h
-	}
-	all := lex
-	for i, h := range sem {
-		m, ok := merged[h.rec.RID]
-		if ok {
-			m.sem = h.sem
-		} else {
-			m = h
-			all = append(all, m)
+	var all []*hit
+	for mode, ranked := range []func(context.Context, *grant, *searchScope, []string) ([]*hit, error){s.lexicalHits, s.semanticHits} {
+		hits, err := ranked(ctx, rc.grant, sc, tokens)
+		if err != nil {
+			return nil, err
 		}
-		m.rrf += 1 / float64(rrfK+i+1)
+		for i, h := range hits {
+			m, ok := merged[h.rec.RID]
+			if ok {
+				m.rk[mode] = h.rk[mode]
+			} else {
+				m, merged[h.rec.RID] = h, h
+				all = append(all, h)
+			}
+			m.rrf += 1 / float64(rrfK+i+1)
+		}
 	}
 	slices.SortStableFunc(all, func(a, b *hit) int { return cmp.Or(cmp.Compare(b.rrf, a.rrf), hitOrder(a, b)) })
 	terms := foldedTerms(tokens)
@@ -502,23 +470,16 @@ func (s api) SearchRecordsHybrid(ctx context.Context, req rsserver.SearchRecords
 		matched := map[string]bool{}
 		var sources []string
 		scores := object{}
-		if h.lex != nil {
-			sources = append(sources, "lexical")
-			scores = scores.set("lexical", scoreObject("bm25", h.lex.score))
-			for _, f := range h.lex.fields {
-				matched[f] = true
-			}
-		}
-		if h.sem != nil {
-			sources = append(sources, "semantic")
-			scores = scores.set("semantic", scoreObject("semantic_distance", h.sem.score))
-			for _, f := range h.sem.fields {
-				matched[f] = true
+		for mode, rk := range h.rk {
+			if rk != nil {
+				sources = append(sources, modes[mode].name)
+				scores = scores.set(modes[mode].name, scoreObject(modes[mode].score, rk.score))
+				maps.Copy(matched, rk.matched)
 			}
 		}
 		o := s.hitBase(h, orderFields(h.target.stream, matched), "hybrid")
 		o = o.set("retrieval_sources", sources)
-		if h.lex != nil {
+		if h.rk[modeLexical] != nil {
 			o = withLexicalEvidence(o, h, terms)
 		} else {
 			o = o.set("snippet", semanticSnippet(h))
@@ -541,7 +502,7 @@ func (s *Server) withData(ctx context.Context, page []*hit) error {
 	for _, h := range page {
 		rids = append(rids, h.rec.RID)
 	}
-	recs, err := s.store.ByRID(ctx, rids)
+	recs, err := s.store.ByRID(ctx, rids, true)
 	if err != nil {
 		return err
 	}

@@ -28,9 +28,8 @@ type Config struct {
 	Tokens map[string]string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// OAuth, when set, serves the demo authorization server (package demoas) on the
-	// same handler, with the demo's connectors as the sources a grant can cover, and
-	// accepts the access tokens it issues beside the fixed ones.
+	// OAuth, when set, also serves the demo authorization server (package demoas), whose
+	// grants cover the demo's connectors and whose tokens are accepted beside the fixed ones.
 	OAuth *OAuthConfig
 }
 
@@ -40,12 +39,10 @@ type OAuthConfig struct {
 	AccessTokenTTL time.Duration
 	// AutoConsent approves every authorization at once, without a consent page.
 	AutoConsent bool
-	// DocumentClient is for tests only (no flag sets it); see
-	// demoas.Config.DocumentClient.
+	// DocumentClient is for tests only (no flag sets it); see demoas.Config.DocumentClient.
 	DocumentClient *http.Client
-	// AllowLoopbackDocuments lets client metadata documents be fetched from
-	// loopback hosts (the demo commands' --demo-allow-loopback-cimd); see
-	// demoas.Config.AllowLoopbackDocuments.
+	// AllowLoopbackDocuments lets client metadata documents be fetched from loopback hosts
+	// (--demo-allow-loopback-cimd); see demoas.Config.AllowLoopbackDocuments.
 	AllowLoopbackDocuments bool
 }
 
@@ -60,7 +57,8 @@ type Server struct {
 	as      *demoas.Server // nil without Config.OAuth
 
 	deliveries *deliverer
-	subMu      sync.Mutex // serializes subscription read-modify-write
+	subMu      sync.Mutex
+	subs       map[string]subscription // by id, under subMu; at most maxSubscriptionsPerGrant per grant
 
 	mu        sync.Mutex
 	closed    bool
@@ -103,6 +101,7 @@ func New(cfg Config) (*Server, error) {
 		store:  st,
 		cat:    st.Catalog(),
 		tokens: tokens,
+		subs:   map[string]subscription{},
 	}
 	s.grants = demoGrants(s.cat)
 	if cfg.OAuth != nil {
@@ -124,13 +123,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the HTTP handler of the whole server: the discovery index at /, the
-// protected-resource metadata, the /v1 API and, with Config.OAuth, the authorization
-// server.
+// Handler returns the whole server's HTTP handler: the discovery index at /, the
+// protected-resource metadata, the /v1 API and, with Config.OAuth, the authorization server.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Token returns the bearer token of a grant ("client", "narrow" or "owner"), or "" for an
-// unknown grant name.
+// Token returns a grant's bearer token ("client", "narrow" or "owner"), "" for another name.
 func (s *Server) Token(grant string) string { return s.tokens[grant] }
 
 // Close stops listeners started by ListenAndServe, waits for pending webhook deliveries and
@@ -148,9 +145,7 @@ func (s *Server) Close() error {
 	var errs []error
 	for _, hs := range listeners {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := hs.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, hs.Shutdown(ctx)) // errors.Join drops a nil
 		cancel()
 	}
 	s.deliveries.close()
@@ -158,10 +153,8 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// ListenAndServe listens on addr (for example "127.0.0.1:0" for a free port) and serves s
-// in the background until ctx is cancelled or s is closed. It returns once the listener is
-// bound, with the base URL of the server ending in "/" (for example
-// "http://127.0.0.1:54321/").
+// ListenAndServe serves s on addr (for example "127.0.0.1:0") in the background until ctx is
+// cancelled or s is closed, returning once bound its base URL ("http://127.0.0.1:54321/").
 func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -170,9 +163,8 @@ func ListenAndServe(ctx context.Context, addr string, s *Server) (string, error)
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		// A client that trickles its body, reads its answer slowly or
-		// holds an idle connection open is cut off; the demo RS answers
-		// every request from local SQLite well within these.
+		// A client that trickles its body, reads slowly or idles is cut off; the demo RS
+		// answers every request from local SQLite well within these.
 		ReadTimeout:    30 * time.Second,
 		WriteTimeout:   60 * time.Second,
 		IdleTimeout:    2 * time.Minute,
@@ -205,7 +197,7 @@ func (s *Server) authenticate(r *http.Request) (*grant, *apiError) {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
 	tok = strings.TrimSpace(tok)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
-		return nil, errMissingToken()
+		return nil, errAuth("authentication_error", "Missing Bearer token")
 	}
 	var found *grant
 	for _, name := range grantNames {
@@ -231,12 +223,11 @@ func (s *Server) buildHandler() http.Handler {
 	}
 	strict := rsserver.NewStrictHandlerWithOptions(api{s}, []rsserver.StrictMiddlewareFunc{s.answer}, rsserver.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
-			rc := reqCtxFrom(r.Context())
-			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-				_ = errInvalid("body", "request body is larger than %d bytes", tooLarge.Limit).reply(rc).write(w)
-				return
+			aerr := errInvalid("body", "request body is not valid JSON for this operation: %v", err)
+			if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				aerr = errInvalid("body", "request body is larger than %d bytes", tooLarge.Limit)
 			}
-			_ = errInvalid("body", "request body is not valid JSON for this operation: %v", err).reply(rc).write(w)
+			_ = aerr.reply(reqCtxFrom(r.Context())).write(w)
 		},
 		ResponseErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			s.log.Error("demo RS response failed", "path", r.URL.Path, "err", err)
@@ -251,14 +242,12 @@ func (s *Server) buildHandler() http.Handler {
 	return s.middleware(mux)
 }
 
-// maxRequestBodyBytes bounds a request body: the largest body an operation takes
-// (an event subscription with a 2,048-character callback_url and a stream filter)
-// is well under 1 KiB, so 64 KiB leaves room while a client cannot make the
-// generated JSON binder decode an arbitrarily large document.
+// maxRequestBodyBytes bounds a request body: the largest an operation takes (an event
+// subscription with a 2,048-character callback_url and a stream filter) is well under
+// 1 KiB, and the generated JSON binder cannot be made to decode an arbitrarily large one.
 const maxRequestBodyBytes = 64 << 10
 
-// middleware attaches the request context, bounds the request body, authenticates
-// /v1 requests and logs.
+// middleware attaches the request context, bounds the body, authenticates /v1 and logs.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -300,27 +289,18 @@ func (w *statusWriter) WriteHeader(code int) {
 // paramError answers a query or path parameter the generated wrapper could not bind.
 func (s *Server) paramError(w http.ResponseWriter, r *http.Request, err error) {
 	rc := reqCtxFrom(r.Context())
-	param := ""
-	var (
-		invalid  *rsserver.InvalidParamFormatError
-		required *rsserver.RequiredParamError
-		tooMany  *rsserver.TooManyValuesForParamError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		param = invalid.ParamName
-	case errors.As(err, &required):
-		param = required.ParamName
-	case errors.As(err, &tooMany):
-		param = tooMany.ParamName
-	}
-	msg := err.Error()
-	if required != nil {
+	param, msg := "", err.Error()
+	if e, ok := errors.AsType[*rsserver.InvalidParamFormatError](err); ok {
+		param = e.ParamName
+	} else if e, ok := errors.AsType[*rsserver.RequiredParamError](err); ok {
+		param = e.ParamName
 		if param == "field" && strings.HasSuffix(r.URL.Path, "/field-window") {
 			_ = errInvalidFieldPath("field is required and must be a non-empty string").reply(rc).write(w)
 			return
 		}
 		msg = param + " is required"
+	} else if e, ok := errors.AsType[*rsserver.TooManyValuesForParamError](err); ok {
+		param = e.ParamName
 	}
 	_ = errInvalid(param, "%s", msg).reply(rc).write(w)
 }
@@ -350,11 +330,9 @@ func (s *Server) noRoute(mux *http.ServeMux, w http.ResponseWriter, r *http.Requ
 	_ = errNotFound(fmt.Sprintf("No route for %s %s", r.Method, r.URL.Path)).reply(rc).write(w)
 }
 
-// api implements the generated strict server interface: each operation answers a *reply,
-// which satisfies every response interface, or an error that answer turns into an envelope.
+// api implements the generated strict server interface: each operation answers a *reply
+// (which satisfies every response interface) or an error that answer makes an envelope.
 type api struct{ *Server }
-
-var _ rsserver.StrictServerInterface = api{}
 
 // answer runs one operation and turns its error into an envelope.
 func (s *Server) answer(h rsserver.StrictHandlerFunc, _ string) rsserver.StrictHandlerFunc {

@@ -10,8 +10,8 @@ type span struct{ start, end int }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// foldTable maps accented Latin letters to their base letter, mirroring FTS5's
-// remove_diacritics folding for the characters the demo data uses.
+// foldTable maps the demo data's accented Latin letters to their base letter, as FTS5's
+// remove_diacritics does.
 var foldTable = map[rune]rune{
 	'à': 'a', 'á': 'a', 'â': 'a', 'ä': 'a', 'ã': 'a', 'å': 'a',
 	'è': 'e', 'é': 'e', 'ê': 'e', 'ë': 'e',
@@ -62,9 +62,8 @@ func termSpans(text []rune, terms map[string]bool) []span {
 }
 
 // markedExcerpt returns the text around the first matched span, with up to before/after
-// characters of context snapped to word boundaries, every matched word wrapped in
-// <mark>…</mark>, and an ellipsis where the field continues. truncated reports whether the
-// excerpt leaves part of the field out.
+// characters of context snapped to word boundaries, matched words in <mark>…</mark> and an
+// ellipsis where the field continues; the bool reports a part of the field left out.
 func markedExcerpt(text []rune, spans []span, before, after int) (string, bool) {
 	if len(spans) == 0 {
 		return "", false
@@ -110,8 +109,7 @@ func markedExcerpt(text []rune, spans []span, before, after int) (string, bool) 
 	return b.String(), start > 0 || end < len(text)
 }
 
-// opening returns the first characters of text cut at a word boundary, with an ellipsis
-// when the text continues.
+// opening returns text's first n characters cut at a word boundary, "…" if it continues.
 func opening(text []rune, n int) string {
 	if len(text) <= n {
 		return string(text)

@@ -1,6 +1,7 @@
 package demors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,16 +21,26 @@ const (
 	subDisabled = "disabled"
 )
 
-// Bounds of what one grant can store. Each subscription costs an entry, a scope and a
-// line in every list answer (which has no paging), so a client creating them in a
-// loop must meet a limit; deleted subscriptions are removed and free their place.
+// Bounds of what one grant can store. Each subscription costs an entry, a scope and a line
+// in every (unpaged) list answer, so a client creating them in a loop must meet a limit;
+// deleted subscriptions are removed and free their place.
 const (
 	// maxSubscriptionsPerGrant bounds the subscriptions one grant holds at once.
 	maxSubscriptionsPerGrant = 100
-	// maxFilterStreams bounds filters.streams; the demo catalog has far fewer
-	// streams, so only a list with repeats can reach it.
+	// maxFilterStreams bounds filters.streams; only repeats can reach it (the catalog has few).
 	maxFilterStreams = 64
 )
+
+// subscription is one event subscription. Secret is the whsec_ signing key.
+type subscription struct {
+	ID, GrantID, ClientID, CallbackURL, Status string
+	Verified                                   bool
+	Secret                                     string
+	FilterStreams                              []string    // nil when the client gave no streams filter
+	Scope                                      []targetKey // the (connection, stream) pairs it covers
+	CreatedAt, UpdatedAt                       string
+	DisabledReason                             string // "" while not disabled
+}
 
 func nowStamp() string { return time.Now().UTC().Format(store.TimeLayout) }
 
@@ -42,10 +53,10 @@ func subscriptionGrant(rc *reqCtx) (*grant, error) {
 	return rc.grant, nil
 }
 
-func subscriptionObject(sub store.Subscription) object {
+func subscriptionObject(sub subscription) object {
 	streams := make([]object, len(sub.Scope))
 	for i, st := range sub.Scope {
-		streams[i] = obj("name", st.Name, "connection_id", st.ConnectionID)
+		streams[i] = obj("name", st.stream, "connection_id", st.conn)
 	}
 	scope := obj("streams", streams)
 	if sub.FilterStreams != nil {
@@ -65,7 +76,7 @@ func subscriptionObject(sub store.Subscription) object {
 }
 
 // event builds one CloudEvents 1.0 structured-mode body.
-func event(rc *reqCtx, eventType, eventID string, sub store.Subscription, data object) []byte {
+func event(rc *reqCtx, eventType, eventID string, sub subscription, data object) []byte {
 	b, err := marshalJSON(obj(
 		"specversion", "1.0",
 		"id", eventID,
@@ -82,16 +93,14 @@ func event(rc *reqCtx, eventType, eventID string, sub store.Subscription, data o
 	return b
 }
 
-// verificationWait bounds how long an operation that starts a verification waits
-// for a delivery slot: every delivery ends within deliveryTimeout, so a slot frees
-// up in that time unless the deliverer is flooded.
+// verificationWait bounds an operation's wait for a slot to send a verification: every
+// delivery ends within deliveryTimeout, so one frees up unless the deliverer is flooded.
 const verificationWait = deliveryTimeout
 
-// startVerification posts a pdpp.subscription.verify event; a receiver that answers 2xx
-// with {"challenge": <the same value>} activates the subscription. When no delivery
-// slot frees up within verificationWait the event is not sent and the subscription
-// stays pending_verification (disabling and re-enabling it sends a new one).
-func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Subscription) {
+// startVerification posts a pdpp.subscription.verify event; a 2xx answer with {"challenge":
+// <the same value>} activates the subscription. With no slot free within verificationWait
+// it is not sent and the subscription stays pending_verification (re-enabling sends one).
+func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub subscription) {
 	if err := s.deliveries.reserve(ctx, verificationWait); err != nil {
 		s.log.Warn("demo RS webhook verification not sent", "subscription_id", sub.ID, "err", err)
 		return
@@ -113,7 +122,7 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 		}
 		s.subMu.Lock()
 		defer s.subMu.Unlock()
-		cur, ok := s.store.Subscription(sub.GrantID, sub.ID)
+		cur, ok := s.subs[sub.ID]
 		if !ok {
 			return
 		}
@@ -122,7 +131,7 @@ func (s *Server) startVerification(ctx context.Context, rc *reqCtx, sub store.Su
 			cur.Status = subActive
 		}
 		cur.UpdatedAt = nowStamp()
-		s.store.UpdateSubscription(cur)
+		s.subs[cur.ID] = cur
 	})
 }
 
@@ -153,14 +162,14 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 			}
 		}
 	}
-	scope := []store.ScopeStream{}
+	scope := []targetKey{}
 	for t := range s.grantedTargets(g, "") {
 		if filter == nil || slices.Contains(filter, t.stream.Name) {
-			scope = append(scope, store.ScopeStream{Name: t.stream.Name, ConnectionID: t.conn})
+			scope = append(scope, targetKey{t.conn, t.stream.Name})
 		}
 	}
 	now := nowStamp()
-	sub := store.Subscription{
+	sub := subscription{
 		ID:            "sub_" + randomHex(12),
 		GrantID:       g.grantID,
 		ClientID:      g.clientID,
@@ -172,9 +181,13 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	if err := s.insertSubscription(sub); err != nil {
-		return nil, err
+	s.subMu.Lock()
+	if n := len(s.grantSubscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
+		s.subMu.Unlock()
+		return nil, errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
 	}
+	s.subs[sub.ID] = sub
+	s.subMu.Unlock()
 	s.startVerification(ctx, rc, sub)
 	return jsonReply(http.StatusCreated, obj(
 		"subscription_id", sub.ID,
@@ -185,16 +198,19 @@ func (s api) CreateEventSubscription(ctx context.Context, req rsserver.CreateEve
 	)), nil
 }
 
-// insertSubscription stores sub unless its grant already holds
-// maxSubscriptionsPerGrant subscriptions.
-func (s *Server) insertSubscription(sub store.Subscription) error {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	if n := len(s.store.Subscriptions(sub.GrantID)); n >= maxSubscriptionsPerGrant {
-		return errInvalid("", "this grant already has %d event subscriptions, the most the demo resource server keeps; delete one first", n)
+// grantSubscriptions returns the grant's (at most maxSubscriptionsPerGrant) subscriptions,
+// oldest first. The caller holds subMu.
+func (s *Server) grantSubscriptions(grantID string) []subscription {
+	var out []subscription
+	for _, sub := range s.subs {
+		if sub.GrantID == grantID {
+			out = append(out, sub)
+		}
 	}
-	s.store.InsertSubscription(sub)
-	return nil
+	slices.SortFunc(out, func(a, b subscription) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out
 }
 
 func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventSubscriptionsRequestObject) (rsserver.ListEventSubscriptionsResponseObject, error) {
@@ -204,28 +220,31 @@ func (s api) ListEventSubscriptions(ctx context.Context, req rsserver.ListEventS
 		return nil, err
 	}
 	data := []object{}
-	for _, sub := range s.store.Subscriptions(g.grantID) {
+	s.subMu.Lock()
+	defer s.subMu.Unlock()
+	for _, sub := range s.grantSubscriptions(g.grantID) {
 		data = append(data, subscriptionObject(sub))
 	}
 	return jsonReply(http.StatusOK, obj("data", data)), nil
 }
 
-// ownSubscription loads a live subscription of the bearer's grant.
-func (s *Server) ownSubscription(rc *reqCtx, id string) (store.Subscription, error) {
+// ownSubscription loads a live subscription of the bearer's grant. The caller holds subMu.
+func (s *Server) ownSubscription(rc *reqCtx, id string) (subscription, error) {
 	g, err := subscriptionGrant(rc)
 	if err != nil {
-		return store.Subscription{}, err
+		return subscription{}, err
 	}
-	sub, ok := s.store.Subscription(g.grantID, id)
-	if !ok {
-		return store.Subscription{}, errNotFound("Subscription not found")
+	sub, ok := s.subs[id]
+	if !ok || sub.GrantID != g.grantID {
+		return subscription{}, errNotFound("Subscription not found")
 	}
 	return sub, nil
 }
 
 func (s api) GetEventSubscription(ctx context.Context, req rsserver.GetEventSubscriptionRequestObject) (rsserver.GetEventSubscriptionResponseObject, error) {
-	rc, id := reqCtxFrom(ctx), req.SubscriptionId
-	sub, err := s.ownSubscription(rc, id)
+	s.subMu.Lock()
+	sub, err := s.ownSubscription(reqCtxFrom(ctx), req.SubscriptionId)
+	s.subMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +274,7 @@ func (s api) UpdateEventSubscription(ctx context.Context, req rsserver.UpdateEve
 
 // applyUpdate changes and stores a subscription under subMu, and says whether it
 // needs a new verification and what its rotated secret is.
-func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub store.Subscription, reverify bool, rotated string, err error) {
+func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *rsserver.EventSubscriptionUpdateRequest) (sub subscription, reverify bool, rotated string, err error) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	sub, err = s.ownSubscription(rc, id)
@@ -282,7 +301,7 @@ func (s *Server) applyUpdate(ctx context.Context, rc *reqCtx, id string, body *r
 		rotated = sub.Secret
 	}
 	sub.UpdatedAt = nowStamp()
-	s.store.UpdateSubscription(sub)
+	s.subs[sub.ID] = sub
 	return sub, reverify, rotated, nil
 }
 
@@ -290,21 +309,21 @@ func (s api) DeleteEventSubscription(ctx context.Context, req rsserver.DeleteEve
 	rc, id := reqCtxFrom(ctx), req.SubscriptionId
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	// Like the reference RS, a subscription already deleted is not found:
-	// a second DELETE answers 404 not_found.
+	// As at the reference RS, a second DELETE finds nothing: 404 not_found.
 	sub, err := s.ownSubscription(rc, id)
 	if err != nil {
 		return nil, err
 	}
-	// Removed rather than kept as deleted, so it no longer counts towards
-	// maxSubscriptionsPerGrant.
-	s.store.DeleteSubscription(sub.GrantID, sub.ID)
+	// Removed, not kept as deleted, so it no longer counts towards maxSubscriptionsPerGrant.
+	delete(s.subs, sub.ID)
 	return &reply{status: http.StatusNoContent, header: http.Header{}}, nil
 }
 
 func (s api) SendTestEvent(ctx context.Context, req rsserver.SendTestEventRequestObject) (rsserver.SendTestEventResponseObject, error) {
-	rc, id := reqCtxFrom(ctx), req.SubscriptionId
-	sub, err := s.ownSubscription(rc, id)
+	rc := reqCtxFrom(ctx)
+	s.subMu.Lock()
+	sub, err := s.ownSubscription(rc, req.SubscriptionId)
+	s.subMu.Unlock()
 	if err != nil {
 		return nil, err
 	}

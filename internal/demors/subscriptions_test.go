@@ -123,6 +123,9 @@ func TestEventSubscriptionLifecycle(t *testing.T) {
 			t.Errorf("another grant sees %d subscriptions", n)
 		}
 		r.get(t, "/v1/event-subscriptions/"+id, demors.GrantNarrow).mustStatus(t, 404)
+		if n := len(list(newRS(t).get(t, "/v1/event-subscriptions", demors.GrantClient).mustStatus(t, 200).body["data"])); n != 0 {
+			t.Errorf("a second server sees %d subscriptions of the first", n)
+		}
 	})
 	t.Run("test event is signed", func(t *testing.T) {
 		before := rv.count()

@@ -95,11 +95,10 @@ func checkCallbackURL(raw string) error {
 	return errInvalid("callback_url", "callback_url must use https, or http on a loopback host (localhost, 127.0.0.1, ::1)")
 }
 
-// maxDeliveriesInFlight bounds the webhook deliveries running at once (one goroutine
-// and one outbound connection each, for at most the 5 s client timeout). There is no
-// queue and no retry: an operation that would start a delivery past the bound is
-// refused with 409 deliveries_busy before it changes anything, so clients flooding
-// create or test-event requests cannot grow goroutines or connections without bound.
+// maxDeliveriesInFlight bounds the webhook deliveries running at once (one goroutine and
+// one outbound connection each, for at most the 5 s client timeout). With no queue and no
+// retry, an operation that would start one past the bound is refused with 409
+// deliveries_busy before it changes anything, so floods cannot grow goroutines or sockets.
 const maxDeliveriesInFlight = 16
 
 // deliveryTimeout bounds one delivery: connect, send, and read the answer.
@@ -152,10 +151,8 @@ type deliveryResult struct {
 	err    error
 }
 
-// reserve takes one delivery slot, waiting at most wait (and no longer than ctx
-// lives) for one to free up: errDeliveriesClosed after close, errDeliveriesBusy when
-// maxDeliveriesInFlight deliveries still hold theirs at the end of the wait. A
-// reserved slot must be handed to start.
+// reserve takes a delivery slot, waiting at most wait (while ctx lives): errDeliveriesClosed
+// after close, errDeliveriesBusy if all are still held. A reserved slot must go to start.
 func (d *deliverer) reserve(ctx context.Context, wait time.Duration) error {
 	if !d.slots.TryAcquire(1) {
 		if wait <= 0 {
@@ -181,9 +178,9 @@ func (d *deliverer) reserve(ctx context.Context, wait time.Duration) error {
 	return nil
 }
 
-// start posts one event asynchronously on a slot taken by reserve and hands the
-// outcome to done (which may be nil). The slot frees up as soon as the post ends,
-// before done runs, so a callback that waits on a lock never holds a slot.
+// start posts one event asynchronously on a reserved slot and hands the outcome to done
+// (may be nil). The slot frees up as the post ends, before done runs, so a callback
+// waiting on a lock never holds a slot.
 func (d *deliverer) start(callbackURL, secret, eventID string, body []byte, done func(deliveryResult)) {
 	go func() {
 		defer d.wg.Done()
@@ -219,12 +216,10 @@ func (d *deliverer) post(callbackURL, secret, eventID string, body []byte) deliv
 		return deliveryResult{err: err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil {
-		return deliveryResult{status: resp.StatusCode, err: err}
+	res := deliveryResult{status: resp.StatusCode}
+	res.body, res.err = io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // the body is used only on success
+	if res.err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		res.err = fmt.Errorf("receiver answered %d", resp.StatusCode)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return deliveryResult{status: resp.StatusCode, body: b, err: fmt.Errorf("receiver answered %d", resp.StatusCode)}
-	}
-	return deliveryResult{status: resp.StatusCode, body: b}
+	return res
 }

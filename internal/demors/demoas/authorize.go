@@ -55,7 +55,8 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.lookupClient(r, q.Get("client_id"))
 	if err != nil {
-		s.errorPage(w, http.StatusBadRequest, capitalize(err.Error())+".")
+		msg := err.Error() // always starts with an ASCII word
+		s.errorPage(w, http.StatusBadRequest, strings.ToUpper(msg[:1])+msg[1:]+".")
 		return
 	}
 	redirect, given := q.Get("redirect_uri"), q.Has("redirect_uri")
@@ -70,10 +71,9 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		redirect = c.redirectURIs[0]
 	}
 	state := q.Get("state")
-	// Before consent an error goes back to the client only at a loopback
-	// redirect URI or one a person confirmed for this client: anyone may
-	// register a client with any https redirect, and an error sent there at
-	// once would make this server an open redirector (RFC 9700 §4.11).
+	// Before consent an error goes back only to a loopback redirect URI or one a person
+	// confirmed for this client: anyone may register any https redirect, and an error sent
+	// there at once would make this an open redirector (RFC 9700 §4.11).
 	s.mu.Lock()
 	trusted := isLoopbackRedirect(redirect) || c.confirmed[redirect]
 	s.mu.Unlock()
@@ -199,8 +199,7 @@ func (s *Server) serveConsent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusBadRequest, "This authorization request is unknown or has expired; start again from the application.")
 		return
 	}
-	// The person saw this client and redirect URI on the consent page: from
-	// now on errors may be sent there (see serveAuthorize).
+	// The person saw this client and redirect URI: errors may now go there (see serveAuthorize).
 	s.confirm(p.clientID, p.redirectURI)
 	if r.PostForm.Get("decision") != "approve" {
 		redirectTo(w, r, p.redirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the person declined"}}, p.state)
@@ -302,16 +301,8 @@ func (s *Server) page(w http.ResponseWriter, status int, d pageData) {
 	}
 }
 
-// capitalize makes a message a sentence for the error page.
-func capitalize(s string) string {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
-}
-
-// confirm records that a person consented to (or declined) clientID's
-// authorization at redirectURI, at most maxRedirectURIs of them.
+// confirm records that a person answered clientID's authorization at redirectURI (at most
+// maxRedirectURIs of them).
 func (s *Server) confirm(clientID, redirectURI string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -327,8 +318,8 @@ func (s *Server) confirm(clientID, redirectURI string) {
 	c.confirmed[redirectURI] = true // bounded: only registered URIs reach here
 }
 
-// isLoopbackRedirect reports an http redirect URI on a loopback host: what a
-// native or command-line client on this machine listens on.
+// isLoopbackRedirect reports an http redirect URI on a loopback host, where a native or
+// command-line client on this machine listens.
 func isLoopbackRedirect(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.Scheme == "http" && isLoopback(u.Hostname())

@@ -19,39 +19,33 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/publichost"
 )
 
-// Client ID Metadata Documents: a client may use the https URL of a JSON
-// document describing it as its client_id, with no registration. The server
-// fetches the document when it first meets the client_id (at the
-// authorization or token endpoint) and keeps it for DocumentTTL.
+// Client ID Metadata Documents: a client's client_id may be the https URL of a JSON document
+// describing it, with no registration. The server fetches the document when it first meets
+// the client_id (authorization or token endpoint) and keeps it for DocumentTTL.
 const (
 	// MaxDocumentBytes bounds a document; a longer one is refused unread.
 	MaxDocumentBytes = 5 << 10
 	// DocumentTimeout bounds one fetch, from dialling to the last byte.
 	DocumentTimeout = 5 * time.Second
-	// DocumentTTL is how long a fetched document is used before it is fetched
-	// again.
+	// DocumentTTL is how long a fetched document is used before it is fetched again.
 	DocumentTTL = 10 * time.Minute
-	// MaxDocuments bounds the documents held; when full, the expired ones go,
-	// then the oldest.
+	// MaxDocuments bounds the documents held; when full, the expired go, then the oldest.
 	MaxDocuments = 256
-	// maxFetchesPerAddress bounds the fetches one client address (see
-	// clientAddr) has in progress at once, and maxFetches those of all
-	// addresses: a client_id that would start one more is refused for now (a
-	// retry works). Slow documents named from one address thus hold up only
-	// that address's next first uses; filling the whole server takes
-	// maxFetches/maxFetchesPerAddress addresses, each holding its places for
-	// at most DocumentTimeout.
+	// maxFetchesPerAddress bounds the fetches one client address (see clientAddr) has in
+	// progress, and maxFetches those of all: a client_id that would start one more is
+	// refused for now (a retry works). Slow documents named from one address hold up only
+	// that address's next first uses; filling the server takes maxFetches /
+	// maxFetchesPerAddress addresses, each holding its places for at most DocumentTimeout.
 	maxFetchesPerAddress = 2
 	maxFetches           = 32
 )
 
-// LoopbackDocumentsFlag is the demo commands' switch that sets
-// Config.AllowLoopbackDocuments; a loopback client_id refused without it
-// names it.
+// LoopbackDocumentsFlag is the demo commands' switch that sets Config.AllowLoopbackDocuments;
+// a loopback client_id refused without it names it.
 const LoopbackDocumentsFlag = "--demo-allow-loopback-cimd"
 
-// Why a document's host was not dialled (the addresses it resolved to are
-// never named: an error page is read by whoever sent the client_id).
+// Why a document's host was not dialled (never naming what it resolved to: an error page is
+// read by whoever sent the client_id).
 var (
 	errNotPublic = errors.New("its host resolves to a non-public address (private, link-local or reserved); a client metadata document must be served from a public host")
 	errLoopback  = errors.New("its host resolves to a loopback address; to try a client metadata document served on this machine, start the demo with " + LoopbackDocumentsFlag)
@@ -61,9 +55,9 @@ var (
 // isDocumentID reports whether a client_id names a client metadata document.
 func isDocumentID(id string) bool { return strings.HasPrefix(id, "https://") }
 
-// checkDocumentURL checks a client_id URL before anything is fetched: https
-// with a path, no user information, fragment or dot segments, and, unless a
-// test gave its own DocumentClient, a public host (see publichost.Problem).
+// checkDocumentURL checks a client_id URL before any fetch: https with a path, no user
+// information, fragment or dot segments, and, unless a test gave its own DocumentClient, a
+// public host (see publichost.Problem).
 func (s *Server) checkDocumentURL(id string) error {
 	if len(id) > maxURIBytes {
 		return fmt.Errorf("longer than %d bytes", maxURIBytes)
@@ -96,8 +90,7 @@ func (s *Server) checkDocumentURL(id string) error {
 	return nil
 }
 
-// loopbackHost reports a host that names this machine: localhost (or a name
-// under .localhost) or a loopback address.
+// loopbackHost reports a host naming this machine: localhost, *.localhost or a loopback address.
 func loopbackHost(host string) bool {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return ip.Unmap().IsLoopback()
@@ -106,8 +99,8 @@ func loopbackHost(host string) bool {
 	return name == "localhost" || strings.HasSuffix(name, ".localhost")
 }
 
-// dialable reports whether a document may be fetched from ip: a public
-// address, or, with AllowLoopbackDocuments, a loopback one.
+// dialable says whether a document may be fetched from ip: a public address, or, with
+// AllowLoopbackDocuments, a loopback one.
 func (s *Server) dialable(ip netip.Addr) error {
 	ip = ip.WithZone("").Unmap()
 	switch {
@@ -121,13 +114,12 @@ func (s *Server) dialable(ip netip.Addr) error {
 	return nil
 }
 
-// documentHTTPClient is the client that fetches documents: the host is
-// resolved here and only an address dialable allows is dialled (judged again
-// as the socket connects), no proxy, no redirect, DocumentTimeout in all. A
-// test's DocumentClient replaces the transport (and with it the address
-// rule), never the rest. With AllowLoopbackDocuments, a connection to a
-// loopback address skips the certificate check: it never leaves this
-// machine, and a local test server's certificate is self-signed.
+// documentHTTPClient is the client that fetches documents: the host is resolved here and
+// only an address dialable allows is dialled (judged again as the socket connects), no
+// proxy, no redirect, DocumentTimeout in all. A test's DocumentClient replaces the
+// transport (and the address rule), never the rest. With AllowLoopbackDocuments a loopback
+// connection skips the certificate check: it never leaves this machine, and a local test
+// server's certificate is self-signed.
 func (s *Server) documentHTTPClient(test *http.Client) *http.Client {
 	c := &http.Client{Timeout: DocumentTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return errors.New("a client metadata document must be served without redirects")
@@ -143,9 +135,8 @@ func (s *Server) documentHTTPClient(test *http.Client) *http.Client {
 		}
 		return s.dialable(ap.Addr())
 	}}
-	// dial resolves host itself, so that what it resolved to is judged
-	// before any connection and never appears in an error. Bound: the
-	// addresses of one lookup, each dialled at most once.
+	// dial resolves host itself, so what it resolved to is judged before any connection and
+	// never appears in an error. Bound: the addresses of one lookup, each dialled once.
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(address)
 		if err != nil {
@@ -199,10 +190,9 @@ func (s *Server) documentHTTPClient(test *http.Client) *http.Client {
 	return c
 }
 
-// documentClient returns the client a document client_id stands for,
-// fetching its document when it is not held or is older than DocumentTTL.
-// Concurrent first uses of one client_id share one fetch; a fetch started
-// for client address addr holds one of its maxFetchesPerAddress places.
+// documentClient returns the client a document client_id stands for, fetching its document
+// when not held or older than DocumentTTL. Concurrent first uses of one client_id share one
+// fetch; a fetch started for client address addr holds one of its maxFetchesPerAddress places.
 func (s *Server) documentClient(ctx context.Context, id, addr string) (*client, error) {
 	if err := s.checkDocumentURL(id); err != nil {
 		return nil, fmt.Errorf("client_id %q %v", clip(id), err)
@@ -239,7 +229,7 @@ func (s *Server) documentClient(ctx context.Context, id, addr string) (*client, 
 			return nil, err
 		}
 		s.mu.Lock()
-		s.docs.put(id, c, c.issuedAt.Add(DocumentTTL), s.now())
+		s.docs.putFor("", id, c, c.issuedAt.Add(DocumentTTL), s.now())
 		s.mu.Unlock()
 		return c, nil
 	})
@@ -260,8 +250,7 @@ func (s *Server) fetchDocument(ctx context.Context, id string) (*client, error) 
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.docHTTP.Do(req)
 	if err != nil {
-		// The error of a dial names the address dialled: it goes to the
-		// log, and the page says only what kind of failure it was.
+		// A dial error names the address dialled: it goes to the log, the page says only the kind.
 		s.log.Info("client metadata document not fetched", "client_id", clip(id), "err", err)
 		for _, ours := range []error{errLoopback, errNotPublic, errNoAddress} {
 			if errors.Is(err, ours) {

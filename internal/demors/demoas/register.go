@@ -15,13 +15,11 @@ import (
 	"unicode/utf8"
 )
 
-// registration is what a client may register. scope is accepted only empty
-// (MCP Inspector registers with "scope": ""): this server has no scopes to
-// grant, so a client asking for one is told so rather than handed less than
-// it asked for. Other members this server does not use (client_uri,
-// logo_uri, contacts, software_id, ...) are ignored, as RFC 7591 allows;
-// what it cannot honour (a confidential client, another grant or response
-// type, a redirect URI it would not send a code to) is refused.
+// registration is what a client may register. scope is accepted only empty (MCP Inspector
+// sends "scope": ""): with no scopes to grant, a client asking for one is told so rather
+// than handed less. Unused members (client_uri, logo_uri, contacts, software_id, ...) are
+// ignored, as RFC 7591 allows; what cannot be honoured (a confidential client, another
+// grant or response type, a redirect URI no code would be sent to) is refused.
 type registration struct {
 	RedirectURIs            []string `json:"redirect_uris"`
 	ClientName              string   `json:"client_name"`
@@ -37,8 +35,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		// RFC 7591 registrations are JSON; a form or text/plain POST, which
-		// a browser page can send without a preflight, is refused.
+		// Registrations are JSON; a form or text/plain POST (no preflight from a page) is refused.
 		oauthError(w, http.StatusUnsupportedMediaType, "invalid_client_metadata", "the body must be sent as Content-Type: application/json")
 		return
 	}
@@ -54,8 +51,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &client{id: newID("cli_"), name: reg.ClientName, redirectURIs: reg.RedirectURIs, issuedAt: s.now()}
 	s.mu.Lock()
-	// A registration goes when stale (client.stale) or for room among its own
-	// address's: never past a fixed time, so until is far off.
+	// A registration goes when stale or for room among its address's, never at a fixed time.
 	ok := s.clients.putFor(clientAddr(r), c.id, c, c.issuedAt.Add(100*365*24*time.Hour), s.now())
 	s.mu.Unlock()
 	if !ok {
@@ -74,9 +70,8 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// parseRegistration reads a registration request or a client metadata
-// document and checks it; code and msg are an RFC 7591 error when it is
-// refused.
+// parseRegistration reads and checks a registration request or client metadata document;
+// code and msg are an RFC 7591 error when it is refused.
 func parseRegistration(raw []byte) (reg registration, code, msg string) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil || members == nil {

@@ -20,30 +20,24 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// DefaultAccessTokenTTL is how long an access token lives, as at the reference
-// authorization server.
+// DefaultAccessTokenTTL is an access token's life, as at the reference authorization server.
 const DefaultAccessTokenTTL = 600 * time.Second
 
-// Bounds of what the server holds and reads. Each table drops its entries past their
-// time first and then its oldest entry when full (see table), so a flood of
-// registrations or authorizations costs memory up to these bounds only.
+// Bounds of what the server holds and reads. A full table drops entries past their time,
+// then its oldest (see table), so a flood costs memory up to these bounds only.
 const (
 	// MaxClients bounds registered clients; the oldest registration goes first.
 	MaxClients = 1024
-	// MaxPending bounds authorization requests waiting on the consent page; each
-	// waits at most PendingTTL.
+	// MaxPending bounds authorization requests awaiting consent, each for at most PendingTTL.
 	MaxPending = 1024
-	// MaxCodes bounds authorization codes held (unused ones for CodeTTL, used ones as
-	// long as to detect a replay within that time).
+	// MaxCodes bounds codes held: unused ones for CodeTTL, used ones as long, to catch a replay.
 	MaxCodes = 1024
-	// MaxGrants bounds the grants (token families) known; a grant dropped for room
-	// makes its tokens unknown to the resource server (401).
+	// MaxGrants bounds grants (token families); one dropped for room makes its tokens 401.
 	MaxGrants = 4096
 	// MaxAccessTokens bounds access tokens held. Expired ones are kept until room is
 	// needed, so the resource server can still say grant_expired rather than "unknown".
 	MaxAccessTokens = 8192
-	// MaxRefreshTokens bounds refresh tokens held, used ones included (a used one is
-	// what reveals a replay).
+	// MaxRefreshTokens bounds refresh tokens, used ones included (a used one reveals a replay).
 	MaxRefreshTokens = 8192
 
 	// PendingTTL is how long a consent page stays answerable.
@@ -53,12 +47,11 @@ const (
 	// RefreshTokenTTL is how long a refresh token can be used.
 	RefreshTokenTTL = 24 * time.Hour
 
-	// Bounds per client address (an IPv4 address or an IPv6 /64), so that one
-	// address's flood drops only its own entries. Registrations, grants and
-	// tokens are then dropped only when stale (expired; a grant revoked; a
-	// registration never used within PendingTTL, or unused for
-	// RefreshTokenTTL): a table full of live entries refuses a newcomer (503)
-	// rather than drop another address's live grant.
+	// Bounds per client address (an IPv4 address or IPv6 /64): one address's flood drops
+	// only its own entries. Registrations, grants and tokens go only when stale (expired;
+	// grant revoked; registration never used within PendingTTL, or unused for
+	// RefreshTokenTTL): a table full of live entries refuses a newcomer (503) rather than
+	// drop another address's live grant.
 	MaxClientsPerAddress = 64
 	MaxGrantsPerAddress  = 64
 	// maxTokensPerAddress bounds the access and refresh tokens issued to one
@@ -67,12 +60,10 @@ const (
 	// maxPendingPerAddress bounds consent pages and codes per address.
 	maxPendingPerAddress = 64
 
-	// maxBodyBytes bounds a registration, token or consent request body: the largest
-	// legitimate one (a registration with maxRedirectURIs URIs of maxURIBytes) is
-	// under 17 KiB.
+	// maxBodyBytes bounds a registration, token or consent body: the largest legitimate one
+	// (maxRedirectURIs URIs of maxURIBytes) is under 17 KiB.
 	maxBodyBytes = 32 << 10
-	// maxQueryBytes bounds the query of an authorization request (authorization_details
-	// included).
+	// maxQueryBytes bounds an authorization request's query, authorization_details included.
 	maxQueryBytes = 8 << 10
 	// maxRedirectURIs and maxURIBytes bound one client's redirect URIs.
 	maxRedirectURIs = 8
@@ -101,24 +92,20 @@ type Config struct {
 	// AccessTokenTTL is the life of an access token; default DefaultAccessTokenTTL,
 	// at least one second.
 	AccessTokenTTL time.Duration
-	// AutoConsent approves every valid authorization request at once and redirects
-	// straight back to the client with the code, with no consent page: for automated
-	// runs only.
+	// AutoConsent approves every valid authorization request at once, redirecting with the
+	// code and no consent page: for automated runs only.
 	AutoConsent bool
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// DocumentClient, for tests only (no flag sets it), fetches client
-	// metadata documents through its Transport instead of the server's own,
-	// which dials public addresses only; with it the public-host rule on the
-	// client_id URL is lifted too, so a test can serve a document from an
+	// DocumentClient, for tests only (no flag sets it), fetches client metadata documents
+	// through its Transport instead of the server's own (public addresses only), and lifts
+	// the public-host rule on the client_id URL, so a test can serve a document from an
 	// httptest TLS server on loopback. Timeout, size and redirect rules stay.
 	DocumentClient *http.Client
-	// AllowLoopbackDocuments lets client metadata documents be fetched from
-	// loopback hosts (localhost, 127.0.0.0/8, ::1), so a client can be tried
-	// on one machine: those are dialled on loopback only, and their TLS
-	// certificate is not checked (a local test server's is self-signed).
-	// Demo commands set it from LoopbackDocumentsFlag; off, a loopback
-	// client_id is refused naming that flag.
+	// AllowLoopbackDocuments lets client metadata documents be fetched from loopback hosts
+	// (localhost, 127.0.0.0/8, ::1), dialled on loopback only and with their TLS certificate
+	// unchecked (a local test server's is self-signed). Demo commands set it from
+	// LoopbackDocumentsFlag; off, a loopback client_id is refused naming that flag.
 	AllowLoopbackDocuments bool
 }
 
@@ -184,13 +171,12 @@ type client struct {
 	redirectURIs []string
 	issuedAt     time.Time
 	lastUsed     time.Time // last token issued to it; zero: never
-	// confirmed are the redirect URIs a person consented to send this
-	// client's authorizations to: errors may be redirected there.
+	// confirmed are redirect URIs a person consented to: errors may be redirected there.
 	confirmed map[string]bool
 }
 
-// stale reports a registration that may go: never used within PendingTTL
-// of registering, or unused for RefreshTokenTTL (its grants have lapsed).
+// stale reports a registration that may go: never used within PendingTTL of registering,
+// or unused for RefreshTokenTTL (its grants have lapsed).
 func (c *client) stale(now time.Time) bool {
 	if c.lastUsed.IsZero() {
 		return now.After(c.issuedAt.Add(PendingTTL))
@@ -242,29 +228,21 @@ func New(cfg Config) (*Server, error) {
 		log:     log,
 		sources: cfg.Sources,
 		now:     time.Now,
-		clients: newTable[string, *client](MaxClients),
-		pending: newTable[string, *pending](MaxPending),
-		codes:   newTable[[32]byte, *code](MaxCodes),
-		grants:  newTable[string, *grantRec](MaxGrants),
-		access:  newTable[[32]byte, *accessRec](MaxAccessTokens),
-		refresh: newTable[[32]byte, *refreshRec](MaxRefreshTokens),
-		docs:    newTable[string, *client](MaxDocuments),
+		pending: newTable[string, *pending](MaxPending, maxPendingPerAddress, nil),
+		codes:   newTable[[32]byte, *code](MaxCodes, maxPendingPerAddress, nil),
+		docs:    newTable[string, *client](MaxDocuments, 0, nil),
 
 		docLookup:  net.DefaultResolver.LookupNetIP,
 		fetchSlots: semaphore.NewWeighted(maxFetches),
 		fetching:   map[string]int{},
 	}
+	// These tables have a stale rule, so they keep what is live; a token of a revoked or
+	// forgotten grant is worth nothing: stale.
+	s.clients = newTable[string](MaxClients, MaxClientsPerAddress, (*client).stale)
+	s.grants = newTable[string](MaxGrants, MaxGrantsPerAddress, func(g *grantRec, _ time.Time) bool { return g.revoked })
+	s.access = newTable[[32]byte](MaxAccessTokens, maxTokensPerAddress, func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) })
+	s.refresh = newTable[[32]byte](MaxRefreshTokens, maxTokensPerAddress, func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) })
 	s.docHTTP = s.documentHTTPClient(cfg.DocumentClient)
-	s.clients.perOwner, s.clients.keepLive = MaxClientsPerAddress, true
-	s.clients.stale = func(c *client, now time.Time) bool { return c.stale(now) }
-	s.grants.perOwner, s.grants.keepLive = MaxGrantsPerAddress, true
-	s.grants.stale = func(g *grantRec, _ time.Time) bool { return g.revoked }
-	// A token of a revoked or forgotten grant is worth nothing: stale.
-	s.access.perOwner, s.access.keepLive = maxTokensPerAddress, true
-	s.access.stale = func(a *accessRec, _ time.Time) bool { return s.grantGone(a.grantID) }
-	s.refresh.perOwner, s.refresh.keepLive = maxTokensPerAddress, true
-	s.refresh.stale = func(r *refreshRec, _ time.Time) bool { return s.grantGone(r.grantID) }
-	s.pending.perOwner, s.codes.perOwner = maxPendingPerAddress, maxPendingPerAddress
 	return s, nil
 }
 
@@ -274,8 +252,8 @@ func (s *Server) grantGone(id string) bool {
 	return !ok || g.revoked
 }
 
-// clientAddr is the address a request is bounded under: the peer's IPv4
-// address, or the /64 of its IPv6 address (one host's usual allocation).
+// clientAddr is the address a request is bounded under: the peer's IPv4 address, or the
+// /64 of its IPv6 address (one host's usual allocation).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -308,8 +286,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.Handle("/oauth/token", cors(http.HandlerFunc(s.serveToken)))
 }
 
-// Lookup resolves an access token to its grant and the token's state; ok is false for
-// a token this server never issued (or no longer holds).
+// Lookup resolves an access token to its grant and state; ok is false for a token this
+// server never issued or no longer holds.
 func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -332,9 +310,8 @@ func (s *Server) Lookup(token string) (g Grant, st State, ok bool) {
 	return g, Active, true
 }
 
-// lookupClient returns the client a client_id names: a registered one, or
-// the one its client metadata document describes (fetched when needed, as a
-// fetch of r's client address).
+// lookupClient returns the client a client_id names: a registered one, or the one its
+// client metadata document describes (fetched when needed, for r's client address).
 func (s *Server) lookupClient(r *http.Request, id string) (*client, error) {
 	if isDocumentID(id) {
 		return s.documentClient(r.Context(), id, clientAddr(r))
@@ -358,8 +335,7 @@ func (s *Server) source(ref string) (Source, bool) {
 	return Source{}, false
 }
 
-// issuer is this server's issuer identifier, derived from the request like the demo
-// resource server's own base URL.
+// issuer is this server's issuer identifier, derived from the request like the RS's base URL.
 func issuer(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -369,17 +345,15 @@ func issuer(r *http.Request) string {
 }
 
 // secret returns a random token with a readable prefix: 32 bytes from crypto/rand.
-func secret(prefix string) string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
-}
+func secret(prefix string) string { return random(prefix, 32) }
 
 // newID returns a random identifier (not a secret): 12 bytes from crypto/rand.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+func newID(prefix string) string { return random(prefix, 12) }
+
+func random(prefix string, n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // hash is how tokens, codes and refresh tokens are kept: only their SHA-256.
@@ -403,9 +377,8 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
 }
 
-// cors lets browser-based clients (MCP Inspector's web UI) read the metadata, register
-// and exchange codes: the answers carry no cookie-bound state, so any origin may read
-// them.
+// cors lets browser-based clients (MCP Inspector's web UI) read the metadata, register and
+// exchange codes: the answers carry no cookie-bound state, so any origin may read them.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -2,22 +2,20 @@ package demoas
 
 import "time"
 
-// table is a map with a size bound, and optionally a bound per owner (the
-// client address an entry was made for). Every entry has a time after which
-// it may be dropped (until), and the table may be told which entries are
-// stale before then (stale). A put for an owner at its bound first drops that
-// owner's droppable entries and then, if still at its bound, that owner's
-// oldest: one address's flood costs only its own entries. A put into a full
-// table then drops every droppable entry and, if still full, either refuses
-// the put (keepLive: what is live is never dropped for someone else) or drops
-// the entry put earliest. Each scan is O(max) and happens only at a bound,
-// which a demo can afford at the bounds used here (a few thousand entries).
-// The caller holds the server's lock.
+// table is a map with a size bound and optionally a bound per owner (the client address an
+// entry was made for). Every entry may be dropped after its until time, or earlier when
+// stale says so. A put for an owner at its bound first drops that owner's droppable entries,
+// then, if still at its bound, that owner's oldest: one address's flood costs only its own
+// entries. A put into a full table then drops every droppable entry and, if still full,
+// refuses the put when the table has a stale rule (what is live is never dropped for
+// someone else) or else drops the entry put earliest. Each scan is O(max) and happens only
+// at a bound, affordable at the bounds used here (a few thousand entries). The caller holds
+// the server's lock.
 type table[K comparable, V any] struct {
 	max      int
-	perOwner int  // 0: no bound per owner
-	keepLive bool // full of live entries: refuse rather than drop the oldest
-	// stale reports an entry droppable before its time (nil: none is).
+	perOwner int // 0: no bound per owner
+	// stale reports an entry droppable before its time (nil: none is); a table with it
+	// keeps live entries, refusing a put rather than drop the oldest.
 	stale func(V, time.Time) bool
 	seq   uint64
 	rows  map[K]*row[V]
@@ -31,8 +29,8 @@ type row[V any] struct {
 	owner string
 }
 
-func newTable[K comparable, V any](max int) *table[K, V] {
-	return &table[K, V]{max: max, rows: make(map[K]*row[V]), owned: make(map[string]int)}
+func newTable[K comparable, V any](max, perOwner int, stale func(V, time.Time) bool) *table[K, V] {
+	return &table[K, V]{max: max, perOwner: perOwner, stale: stale, rows: make(map[K]*row[V]), owned: make(map[string]int)}
 }
 
 // get returns the value under k.
@@ -45,15 +43,8 @@ func (t *table[K, V]) get(k K) (V, bool) {
 	return r.val, true
 }
 
-// put stores v under k for no owner (see putFor); it never refuses unless
-// the table keeps live entries.
-func (t *table[K, V]) put(k K, v V, until time.Time, now time.Time) bool {
-	return t.putFor("", k, v, until, now)
-}
-
-// putFor stores v under k for owner, droppable after until, making room
-// first; it reports false when the table is full of live entries and keeps
-// them (keepLive).
+// putFor stores v under k for owner ("": none), droppable after until, making room first;
+// it reports false when the table is full of live entries and keeps them (stale set).
 func (t *table[K, V]) putFor(owner string, k K, v V, until time.Time, now time.Time) bool {
 	if old, exists := t.rows[k]; exists {
 		t.seq++
@@ -83,8 +74,6 @@ func (t *table[K, V]) remove(k K) {
 	}
 }
 
-func (t *table[K, V]) len() int { return len(t.rows) }
-
 // tidy forgets an owner with no entries, so owned stays bounded by rows.
 func (t *table[K, V]) tidy(owner string) {
 	if t.owned[owner] <= 0 {
@@ -108,8 +97,8 @@ func (t *table[K, V]) makeRoomFor(owner string, now time.Time) {
 	}
 }
 
-// makeRoom drops the droppable entries, then (unless keepLive) the oldest one
-// if none was; it reports whether there is room.
+// makeRoom drops the droppable entries, then (without a stale rule) the oldest if none was; it
+// reports whether there is room.
 func (t *table[K, V]) makeRoom(now time.Time) bool {
 	for k, r := range t.rows {
 		if t.droppable(r, now) {
@@ -119,7 +108,7 @@ func (t *table[K, V]) makeRoom(now time.Time) bool {
 	if len(t.rows) < t.max {
 		return true
 	}
-	if t.keepLive {
+	if t.stale != nil {
 		return false
 	}
 	k, _ := t.oldest(func(*row[V]) bool { return true })

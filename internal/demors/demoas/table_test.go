@@ -20,13 +20,13 @@ func TestTableBound(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tb := newTable[int, string](len(tc.untils))
+			tb := newTable[int, string](len(tc.untils), 0, nil)
 			for k, u := range tc.untils {
-				tb.put(k, "v", t0.Add(u), t0)
+				tb.putFor("", k, "v", t0.Add(u), t0)
 			}
-			tb.put(99, "new", t0.Add(time.Hour), t0.Add(tc.now))
-			if tb.len() > len(tc.untils) {
-				t.Fatalf("%d entries, bound %d", tb.len(), len(tc.untils))
+			tb.putFor("", 99, "new", t0.Add(time.Hour), t0.Add(tc.now))
+			if len(tb.rows) > len(tc.untils) {
+				t.Fatalf("%d entries, bound %d", len(tb.rows), len(tc.untils))
 			}
 			for k := range tc.untils {
 				_, ok := tb.get(k)
@@ -54,9 +54,7 @@ func TestTableBound(t *testing.T) {
 func TestTableOwners(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	live := map[int]bool{}
-	tb := newTable[int, int](4)
-	tb.perOwner, tb.keepLive = 2, true
-	tb.stale = func(v int, _ time.Time) bool { return !live[v] }
+	tb := newTable[int](4, 2, func(v int, _ time.Time) bool { return !live[v] })
 	put := func(owner string, k int) bool {
 		live[k] = true
 		return tb.putFor(owner, k, k, t0.Add(time.Hour), t0)

@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// serveToken answers the token endpoint for public clients: the client is identified
-// by client_id in the form (or HTTP Basic with an empty password) and proves the code
-// with its PKCE verifier.
+// serveToken answers the token endpoint for public clients, identified by client_id in the
+// form (or HTTP Basic with an empty password), proving the code with their PKCE verifier.
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, http.MethodPost)
@@ -135,9 +134,8 @@ func (s *Server) exchangeRefresh(w http.ResponseWriter, form url.Values, clientI
 	s.grants.putFor(g.owner, g.ID, g, now.Add(RefreshTokenTTL), now) // the family lives on (same key: never refused)
 }
 
-// writeTokens issues a new access and refresh token for g, counted to the
-// grant's address, and answers with them; with no room among live tokens it
-// answers 503 and reports false. The caller holds s.mu.
+// writeTokens issues and answers a new access and refresh token for g, counted to its
+// address; with no room among live tokens it answers 503 and reports false. Under s.mu.
 func (s *Server) writeTokens(w http.ResponseWriter, g *grantRec, now time.Time) bool {
 	access, refresh := secret("pdppas_at_"), secret("pdppas_rt_")
 	ttl := s.cfg.AccessTokenTTL

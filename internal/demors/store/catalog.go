@@ -11,8 +11,7 @@ type Field struct {
 	Format string
 	// PDPPType is the manifest's x_pdpp_type presentation type (for example "blob"), if any.
 	PDPPType string
-	// Role is the manifest's x_pdpp_role presentation role (primary-title, secondary,
-	// event-time, media), if any.
+	// Role is the x_pdpp_role (primary-title, secondary, event-time, media), if any.
 	Role string
 	// Nullable marks fields whose value may be JSON null.
 	Nullable bool
@@ -20,8 +19,8 @@ type Field struct {
 	Lexical, Semantic bool
 	// RangeOps lists the declared range filter operators (gte, gt, lte, lt), if any.
 	RangeOps []string
-	// Aggregations lists the aggregate roles the field is declared for: sum, min, max,
-	// group_by, group_by_time, count_distinct.
+	// Aggregations lists its declared aggregate roles (sum, min, max, group_by,
+	// group_by_time, count_distinct).
 	Aggregations []string
 }
 
@@ -30,14 +29,10 @@ func (f Field) Scalar() bool {
 	return slices.Contains([]string{"string", "integer", "number", "boolean"}, f.JSONType)
 }
 
-// HasRange reports whether op is a declared range operator of the field.
-func (f Field) HasRange(op string) bool { return slices.Contains(f.RangeOps, op) }
-
 // HasAggregation reports whether the field is declared for the aggregate role.
 func (f Field) HasAggregation(role string) bool { return slices.Contains(f.Aggregations, role) }
 
-// JSONSchema is the field's JSON Schema as the manifest declares it, including the
-// x_pdpp_type / x_pdpp_role extensions.
+// JSONSchema is the field's declared JSON Schema, x_pdpp_type / x_pdpp_role included.
 func (f Field) JSONSchema() map[string]any {
 	s := map[string]any{}
 	if f.Nullable {
@@ -67,15 +62,14 @@ func (f Field) JSONSchema() map[string]any {
 }
 
 // Relationship is a declared one-hop relation from a stream to another stream of the same
-// connector. The join is parent.ForeignKey = target.References.
+// connector, joined on parent.ForeignKey = target.References. Every declared relation is
+// expandable: the manifest lists it in query.expand.
 type Relationship struct {
 	Name        string
 	Target      string
 	Cardinality string // has_one or has_many
 	ForeignKey  string // field on the declaring (parent) stream
 	References  string // field on the target stream
-	// Expandable says whether the manifest lists the relation in query.expand.
-	Expandable bool
 }
 
 // Stream is one stream of a connector manifest.
@@ -117,12 +111,15 @@ type Connector struct {
 
 // Stream returns the named stream of the connector.
 func (c *Connector) Stream(name string) (*Stream, bool) {
-	for i := range c.Streams {
-		if c.Streams[i].Name == name {
-			return &c.Streams[i], true
-		}
+	return at(c.Streams, slices.IndexFunc(c.Streams, func(s Stream) bool { return s.Name == name }))
+}
+
+// at returns &xs[i], or false when i is -1.
+func at[T any](xs []T, i int) (*T, bool) {
+	if i < 0 {
+		return nil, false
 	}
-	return nil, false
+	return &xs[i], true
 }
 
 // Connection is one connected account (connector instance) of a connector.
@@ -140,12 +137,7 @@ type Catalog struct {
 
 // Connector returns the connector with the given id.
 func (c *Catalog) Connector(id string) (*Connector, bool) {
-	for i := range c.Connectors {
-		if c.Connectors[i].ID == id {
-			return &c.Connectors[i], true
-		}
-	}
-	return nil, false
+	return at(c.Connectors, slices.IndexFunc(c.Connectors, func(ctr Connector) bool { return ctr.ID == id }))
 }
 
 // Connection returns the connection with the given id.
@@ -217,7 +209,7 @@ func DemoCatalog() *Catalog {
 						},
 						Relationships: []Relationship{
 							{Name: "video", Target: StreamVideos, Cardinality: "has_one",
-								ForeignKey: "video_id", References: "id", Expandable: true},
+								ForeignKey: "video_id", References: "id"},
 						},
 					},
 				},

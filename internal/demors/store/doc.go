@@ -1,7 +1,7 @@
 // Package store is the data layer of the embedded demo resource server: a deterministic,
-// seeded SQLite database (records, FTS5 lexical index, blobs), event subscriptions held in
-// memory, and the demo connector manifests that describe them. It knows nothing about HTTP or grants; callers
-// pass the connections, streams and fields they are allowed to touch.
+// seeded SQLite database (records, FTS5 lexical index, blobs) and the demo connector
+// manifests that describe them. It knows nothing about HTTP or grants; callers pass the
+// connections, streams and fields they are allowed to touch.
 //
 // The seed (fixed PRNG, no network; built once per process, copied into every Open):
 //

@@ -9,15 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// Seed sizes and fixed generator inputs. Changing any of them changes the demo data.
+// Seed sizes (the loom connections' are in generate) and fixed generator inputs.
+// Changing any of them changes the demo data.
 const (
-	MainVideoCount      = 40
-	MainTranscriptCount = 40
-	PeerVideoCount      = 8
-	PeerTranscriptCount = 8
-	NoteCount           = 12
-
-	seedKey = 0x5eed_d3e0_0000_0001
+	NoteCount = 12
+	seedKey   = 0x5eed_d3e0_0000_0001
 )
 
 // TimeLayout is the timestamp format of every stored time value.
@@ -29,12 +25,7 @@ var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type seedRecord struct {
 	conn, stream, id string
 	emittedAt        string
-	fields           []kv
-}
-
-type kv struct {
-	k string
-	v any
+	fields           map[string]any
 }
 
 var natoWords = strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike " +
@@ -108,21 +99,9 @@ func transcriptText(r *rand.Rand, header string, n int, vocab []string) string {
 func videoTitle(r *rand.Rand, n int, personal bool) string {
 	topic := pick(r, natoWords)
 	if personal {
-		if n%2 == 0 {
-			return fmt.Sprintf("Family update %d about %s", n, topic)
-		}
-		return fmt.Sprintf("Weekly sync %d with friends about %s", n, topic)
+		return fmt.Sprintf([]string{"Family update %d about %s", "Weekly sync %d with friends about %s"}[n%2], n, topic)
 	}
-	switch n % 4 {
-	case 0:
-		return fmt.Sprintf("Weekly sync %d about %s", n, topic)
-	case 1:
-		return fmt.Sprintf("Design review %d: %s", n, topic)
-	case 2:
-		return fmt.Sprintf("Customer call %d with %s", n, topic)
-	default:
-		return fmt.Sprintf("Planning session %d on %s", n, topic)
-	}
+	return fmt.Sprintf([]string{"Weekly sync %d about %s", "Design review %d: %s", "Customer call %d with %s", "Planning session %d on %s"}[n%4], n, topic)
 }
 
 func videoRecord(conn string, n int, created time.Time, personal bool) seedRecord {
@@ -138,19 +117,19 @@ func videoRecord(conn string, n int, created time.Time, personal bool) seedRecor
 	prose(&b, r, vocab, 1400+r.IntN(200))
 	tags := []string{"standup", "design", "customer", "planning", "demo", "retro"}
 	r.Shuffle(len(tags), func(i, j int) { tags[i], tags[j] = tags[j], tags[i] })
-	meta := []kv{
-		{"resolution", pick(r, []string{"1920x1080", "1280x720", "3840x2160"})},
-		{"codec", pick(r, []string{"h264", "vp9", "av1"})},
-		{"tags", tags[:1+r.IntN(3)]},
+	meta := map[string]any{
+		"resolution": pick(r, []string{"1920x1080", "1280x720", "3840x2160"}),
+		"codec":      pick(r, []string{"h264", "vp9", "av1"}),
+		"tags":       tags[:1+r.IntN(3)],
 	}
 	ts := stamp(created)
-	return seedRecord{conn: conn, stream: StreamVideos, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"title", title},
-		{"description", b.String()},
-		{"duration_seconds", 120 + r.IntN(3480)},
-		{"created_at", ts},
-		{"metadata", meta},
+	return seedRecord{conn: conn, stream: StreamVideos, id: id, emittedAt: ts, fields: map[string]any{
+		"id":               id,
+		"title":            title,
+		"description":      b.String(),
+		"duration_seconds": 120 + r.IntN(3480),
+		"created_at":       ts,
+		"metadata":         meta,
 	}}
 }
 
@@ -168,12 +147,12 @@ func transcriptRecord(conn string, n int, created time.Time, personal bool) seed
 		header = fmt.Sprintf("Personal recording transcript %d.", n)
 	}
 	ts := stamp(created)
-	return seedRecord{conn: conn, stream: StreamTranscripts, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"video_id", fmt.Sprintf("vid-%d", n)},
-		{"language", lang},
-		{"text", transcriptText(r, header, n, vocab)},
-		{"created_at", ts},
+	return seedRecord{conn: conn, stream: StreamTranscripts, id: id, emittedAt: ts, fields: map[string]any{
+		"id":         id,
+		"video_id":   fmt.Sprintf("vid-%d", n),
+		"language":   lang,
+		"text":       transcriptText(r, header, n, vocab),
+		"created_at": ts,
 	}}
 }
 
@@ -215,39 +194,39 @@ func noteRecord(n int) (seedRecord, *seedBlob) {
 	if spec.file != "" {
 		bl := makeBlob(id, spec.file, spec.media, spec.large)
 		blob = &bl
-		attachment = []kv{
-			{"blob_id", bl.id},
-			{"media_type", bl.mediaType},
-			{"size_bytes", len(bl.bytes)},
-			{"filename", bl.filename},
-			{"sha256", bl.sha256},
+		attachment = map[string]any{
+			"blob_id":    bl.id,
+			"media_type": bl.mediaType,
+			"size_bytes": len(bl.bytes),
+			"filename":   bl.filename,
+			"sha256":     bl.sha256,
 		}
 	}
-	return seedRecord{conn: ConnNotes, stream: StreamNotes, id: id, emittedAt: ts, fields: []kv{
-		{"id", id},
-		{"title", spec.title},
-		{"body", b.String()},
-		{"folder", noteFolders[n%len(noteFolders)]},
-		{"created_at", ts},
-		{"attachment", attachment},
+	return seedRecord{conn: ConnNotes, stream: StreamNotes, id: id, emittedAt: ts, fields: map[string]any{
+		"id":         id,
+		"title":      spec.title,
+		"body":       b.String(),
+		"folder":     noteFolders[n%len(noteFolders)],
+		"created_at": ts,
+		"attachment": attachment,
 	}}, blob
 }
 
 // generate returns every seeded record and blob, deterministically.
 func generate() ([]seedRecord, []seedBlob) {
 	var recs []seedRecord
-	day := 24 * time.Hour
-	for n := range MainVideoCount {
-		recs = append(recs, videoRecord(ConnLoomMain, n, baseTime.Add(time.Duration(n)*day), false))
-	}
-	for n := range MainTranscriptCount {
-		recs = append(recs, transcriptRecord(ConnLoomMain, n, baseTime.Add(time.Duration(n)*day), false))
-	}
-	for n := range PeerVideoCount {
-		recs = append(recs, videoRecord(ConnLoomPeer, n, baseTime.Add(time.Duration(n)*day+12*time.Hour), true))
-	}
-	for n := range PeerTranscriptCount {
-		recs = append(recs, transcriptRecord(ConnLoomPeer, n, baseTime.Add(time.Duration(n)*day+12*time.Hour), true))
+	// main: 40 videos and 40 transcripts at midnight; peer (personal): 8 of each at noon.
+	for _, c := range []struct {
+		id       string
+		count    int
+		at       time.Duration
+		personal bool
+	}{{ConnLoomMain, 40, 0, false}, {ConnLoomPeer, 8, 12 * time.Hour, true}} {
+		for _, record := range []func(string, int, time.Time, bool) seedRecord{videoRecord, transcriptRecord} {
+			for n := range c.count {
+				recs = append(recs, record(c.id, n, baseTime.Add(time.Duration(n)*24*time.Hour+c.at), c.personal))
+			}
+		}
 	}
 	var blobs []seedBlob
 	for n := range NoteCount {

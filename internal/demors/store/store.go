@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -20,12 +19,9 @@ import (
 type Store struct {
 	db  *sql.DB
 	cat *Catalog
-	// sem holds, per record row and semantic field, the token counts used by the
-	// token-overlap semantic scorer. It is built once at Open and never changes.
+	// sem holds, per record row and semantic field, the token counts of the token-overlap
+	// semantic scorer; built once from the seed, never changed.
 	sem map[int64]map[string]map[string]int
-
-	subMu sync.Mutex
-	subs  map[string]Subscription // event subscriptions by id; the caller bounds those of a grant
 }
 
 // Record is one stored record.
@@ -72,9 +68,8 @@ CREATE TABLE blob_refs (
 CREATE INDEX blob_refs_by_blob ON blob_refs (blob_id);
 `
 
-// seedImage is the seeded database, built once per process and serialized, so every Open
-// after the first only copies bytes instead of regenerating and re-indexing the data. The
-// semantic index is derived from the same seed and shared read-only.
+// seedImage is the seeded database, built once per process and serialized: every later Open
+// copies bytes instead of re-indexing, and shares the seed's semantic index read-only.
 var seedImage = sync.OnceValues(func() (seeded, error) {
 	db, sem, err := buildSeedImage(context.Background())
 	return seeded{db, sem}, err
@@ -129,8 +124,7 @@ func rawConn(ctx context.Context, db *sql.DB, f func(serializer) error) error {
 }
 
 // openMemory opens a private in-memory database. ":memory:" is one database per
-// connection, so the pool keeps exactly one connection, forever (no lifetime or idle
-// time is set, so none closes it).
+// connection, so the pool keeps exactly one, forever (no lifetime or idle time closes it).
 func openMemory() (*sql.DB, error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -155,7 +149,7 @@ func Open(ctx context.Context) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: load seed image: %w", err)
 	}
-	return &Store{db: db, cat: DemoCatalog(), sem: image.sem, subs: map[string]Subscription{}}, nil
+	return &Store{db: db, cat: DemoCatalog(), sem: image.sem}, nil
 }
 
 // Close releases the database.
@@ -176,7 +170,7 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: begin seed: %w", err)
 	}
 	defer tx.Rollback()
-	insRec, err := tx.PrepareContext(ctx, `INSERT INTO records (connection_id, stream, id, emitted_at, data) VALUES (?, ?, ?, ?, ?)`)
+	insRec, err := tx.PrepareContext(ctx, `INSERT INTO records (connection_id, stream, id, emitted_at, data) VALUES (?, ?, ?, ?, ?) RETURNING rid`)
 	if err != nil {
 		return nil, fmt.Errorf("store: prepare records: %w", err)
 	}
@@ -193,22 +187,20 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		if !ok {
 			return nil, fmt.Errorf("store: seed record %s/%s:%s has no manifest stream", rec.conn, rec.stream, rec.id)
 		}
-		var body bytes.Buffer
-		writeOrdered(&body, rec.fields)
-		res, err := insRec.ExecContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, body.String())
+		body, err := json.Marshal(rec.fields)
 		if err != nil {
+			return nil, fmt.Errorf("store: encode record %s: %w", rec.id, err)
+		}
+		var rid int64
+		if err := insRec.QueryRowContext(ctx, rec.conn, rec.stream, rec.id, rec.emittedAt, string(body)).Scan(&rid); err != nil {
 			return nil, fmt.Errorf("store: insert record %s: %w", rec.id, err)
 		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return nil, fmt.Errorf("store: record rowid: %w", err)
-		}
-		for _, f := range rec.fields {
-			fd, _ := st.Field(f.k)
-			text, isText := f.v.(string)
+		for _, fd := range st.Fields {
+			v := rec.fields[fd.Name]
+			text, isText := v.(string)
 			if fd.Lexical && isText {
-				if _, err := insFTS.ExecContext(ctx, text, rid, f.k); err != nil {
-					return nil, fmt.Errorf("store: index %s.%s: %w", rec.id, f.k, err)
+				if _, err := insFTS.ExecContext(ctx, text, rid, fd.Name); err != nil {
+					return nil, fmt.Errorf("store: index %s.%s: %w", rec.id, fd.Name, err)
 				}
 			}
 			if fd.Semantic && isText {
@@ -219,17 +211,11 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 				for _, tok := range Tokenize(text) {
 					counts[tok]++
 				}
-				sem[rid][f.k] = counts
+				sem[rid][fd.Name] = counts
 			}
-			if fd.PDPPType == "blob" {
-				if ref, ok := f.v.([]kv); ok {
-					for _, p := range ref {
-						if p.k == "blob_id" {
-							if _, err := insRef.ExecContext(ctx, p.v, rec.conn, rec.stream, rec.id, f.k); err != nil {
-								return nil, fmt.Errorf("store: blob ref %s: %w", rec.id, err)
-							}
-						}
-					}
+			if ref, ok := v.(map[string]any); ok && fd.PDPPType == "blob" {
+				if _, err := insRef.ExecContext(ctx, ref["blob_id"], rec.conn, rec.stream, rec.id, fd.Name); err != nil {
+					return nil, fmt.Errorf("store: blob ref %s: %w", rec.id, err)
 				}
 			}
 		}
@@ -244,29 +230,6 @@ func seed(ctx context.Context, db *sql.DB, cat *Catalog) (map[int64]map[string]m
 		return nil, fmt.Errorf("store: commit seed: %w", err)
 	}
 	return sem, nil
-}
-
-// writeOrdered writes fields as a JSON object, keeping their order.
-func writeOrdered(b *bytes.Buffer, fields []kv) {
-	b.WriteByte('{')
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(f.k)
-		b.Write(k)
-		b.WriteByte(':')
-		if nested, ok := f.v.([]kv); ok {
-			writeOrdered(b, nested)
-			continue
-		}
-		v, err := json.Marshal(f.v)
-		if err != nil {
-			panic("store: seed value not JSON: " + err.Error())
-		}
-		b.Write(v)
-	}
-	b.WriteByte('}')
 }
 
 // Tokenize lower-cases text and splits it into runs of letters and digits.
@@ -286,8 +249,8 @@ type Filter struct {
 
 var sqlOps = map[string]string{"eq": "=", "gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 
-// recordsWhere is the FROM and WHERE of a query for the records of a stream under the
-// connections that match the filters, with its arguments.
+// recordsWhere is the FROM and WHERE, with arguments, of a query for a stream's records
+// under the connections that match the filters.
 func recordsWhere(connectionIDs []string, stream string, filters []Filter) (string, []any, error) {
 	in, conns := inList(connectionIDs)
 	var where strings.Builder
@@ -300,14 +263,9 @@ func recordsWhere(connectionIDs []string, stream string, filters []Filter) (stri
 		}
 		// The driver binds a bool as 1 or 0, as json_extract reads true and false.
 		where.WriteString(" AND json_extract(data, ?) " + op + " ?")
-		args = append(args, "$."+jsonPathKey(f.Field), f.Value)
+		args = append(args, `$."`+strings.ReplaceAll(f.Field, `"`, `\"`)+`"`, f.Value) // the field quoted as a JSON path key
 	}
 	return where.String(), args, nil
-}
-
-// jsonPathKey quotes a field name for a SQLite JSON path.
-func jsonPathKey(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `\"`) + `"`
 }
 
 // Position is a point in a stream's (emitted_at, id) order.
@@ -324,14 +282,11 @@ type ListQuery struct {
 	Desc         bool
 	// After, when set, starts the page strictly after this position in the page order.
 	After *Position
-	Limit int
+	Limit int // at least 1
 }
 
 // List returns one page and whether more records follow it.
 func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
-	if q.Limit < 1 {
-		return nil, false, errors.New("store: list limit must be positive")
-	}
 	where, args, err := recordsWhere([]string{q.ConnectionID}, q.Stream, q.Filters)
 	if err != nil {
 		return nil, false, err
@@ -371,12 +326,9 @@ func (s *Store) Count(ctx context.Context, connectionIDs []string, stream string
 	return n, nil
 }
 
-// Scan returns every record of a stream under the given connections matching the filters,
-// in ascending (emitted_at, connection_id, id) order.
+// Scan returns a stream's records under the connections that match the filters, in
+// (emitted_at, connection_id, id) order.
 func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string, filters []Filter) ([]Record, error) {
-	if len(connectionIDs) == 0 {
-		return nil, nil
-	}
 	where, args, err := recordsWhere(connectionIDs, stream, filters)
 	if err != nil {
 		return nil, err
@@ -384,48 +336,27 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
 }
 
-// Get returns one record, or ok=false when it does not exist.
-func (s *Store) Get(ctx context.Context, connectionID, stream, id string) (Record, bool, error) {
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE connection_id = ? AND stream = ? AND id = ?`,
-		connectionID, stream, id)
-	if err != nil || len(recs) == 0 {
-		return Record{}, false, err
-	}
-	return recs[0], true, nil
+// Holding returns the records with this stream and id under the given connections, in
+// the order given: one query finds the holders and loads them.
+func (s *Store) Holding(ctx context.Context, connectionIDs []string, stream, id string) ([]Record, error) {
+	where, args, _ := recordsWhere(connectionIDs, stream, nil) // no filters, no error
+	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` AND id = ?`, append(args, id)...)
+	slices.SortFunc(recs, func(a, b Record) int {
+		return cmp.Compare(slices.Index(connectionIDs, a.ConnectionID), slices.Index(connectionIDs, b.ConnectionID))
+	})
+	return recs, err
 }
 
-// ConnectionsHolding returns, among the given connections, those holding a record with this
-// stream and id, in the order given.
-func (s *Store) ConnectionsHolding(ctx context.Context, connectionIDs []string, stream, id string) ([]string, error) {
-	have, err := query(ctx, s.db, "find record", `SELECT connection_id FROM records WHERE stream = ? AND id = ?`, []any{stream, id},
-		func(rows *sql.Rows) (c string, err error) { err = rows.Scan(&c); return })
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, c := range connectionIDs {
-		if slices.Contains(have, c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// ByRID returns the records with the given row ids.
-func (s *Store) ByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	return s.byRID(ctx, rids, "data")
-}
-
-// HeadsByRID returns records by internal id without their data (Data is
-// nil): enough to rank and scope search hits before loading the page.
-func (s *Store) HeadsByRID(ctx context.Context, rids []int64) (map[int64]Record, error) {
-	return s.byRID(ctx, rids, "'null'")
-}
-
-func (s *Store) byRID(ctx context.Context, rids []int64, data string) (map[int64]Record, error) {
+// ByRID returns the records with the given row ids; without withData their Data is nil,
+// enough to rank and scope search hits before loading the page.
+func (s *Store) ByRID(ctx context.Context, rids []int64, withData bool) (map[int64]Record, error) {
 	out := map[int64]Record{}
 	if len(rids) == 0 {
 		return out, nil
+	}
+	data := "'null'"
+	if withData {
+		data = "data"
 	}
 	in, args := inList(rids)
 	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, `+data+` FROM records WHERE rid IN (`+in+`)`, args...)
@@ -465,8 +396,7 @@ func query[T any](ctx context.Context, db *sql.DB, what, q string, args []any, s
 	return out, nil
 }
 
-// StreamStats returns the record count and latest emitted_at ("" when empty) of a stream
-// under a connection.
+// StreamStats returns a stream's record count and latest emitted_at ("" when empty) under a connection.
 func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (int, string, error) {
 	var n int
 	var last sql.NullString
@@ -493,8 +423,8 @@ func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Reco
 	})
 }
 
-// FieldScore is a record row, one of its fields and that field's score, lower is better:
-// for an FTS5 match, its bm25 score.
+// FieldScore is a record row, one of its fields and that field's score, lower is better
+// (for an FTS5 match, its bm25).
 type FieldScore struct {
 	RID   int64
 	Field string
@@ -504,9 +434,6 @@ type FieldScore struct {
 // LexicalMatch runs an FTS5 query requiring every term (terms are quoted, so FTS5 syntax in
 // user text has no effect) and returns every matching (record, field) row.
 func (s *Store) LexicalMatch(ctx context.Context, terms []string) ([]FieldScore, error) {
-	if len(terms) == 0 {
-		return nil, nil
-	}
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
@@ -527,13 +454,9 @@ type SemanticRow struct {
 	Tokens int
 }
 
-// SemanticOverlap returns, for every semantic field sharing a token with the query, the
-// overlap counts, ordered by record row and field.
+// SemanticOverlap returns, for every semantic field sharing a token with the distinct
+// query terms, the overlap counts, ordered by record row and field.
 func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
-	distinct := map[string]bool{}
-	for _, t := range terms {
-		distinct[t] = true
-	}
 	var out []SemanticRow
 	for rid, fields := range s.sem {
 		for field, counts := range fields {
@@ -541,7 +464,7 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 			for _, c := range counts {
 				row.Tokens += c
 			}
-			for t := range distinct {
+			for _, t := range terms {
 				if c := counts[t]; c > 0 {
 					row.Matched++
 					row.Occurrences += c
@@ -556,8 +479,8 @@ func (s *Store) SemanticOverlap(terms []string) []SemanticRow {
 	return out
 }
 
-// SemanticVocabulary is the number of distinct tokens in the semantic index: the
-// dimension of the bag-of-words space the token-overlap scorer works in.
+// SemanticVocabulary is the number of distinct tokens in the semantic index: the dimension
+// of the token-overlap scorer's bag-of-words space.
 func (s *Store) SemanticVocabulary() int {
 	seen := map[string]bool{}
 	for _, fields := range s.sem {
