@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func (c Continuation) Call() string {
 	b := make([]byte, 0, len(c.Tool)+1+32*len(c.Arguments)+2)
 	b = append(append(b, c.Tool...), ' ')
 	start := len(b)
-	b = appendOrderedJSON(b, c.Arguments)
+	b = appendArgs(b, c.Arguments, compareArgs, true)
 	// An id or cursor may hold a character a person cannot see: the call
 	// spells it out (unseen.Spell), the form the tools accept back as it
 	// was.
@@ -51,7 +52,7 @@ func spellAll(string) bool { return true }
 func TextID(id string) string { return unseen.Spell(id) }
 
 // argRank places the argument names that lead a call: id, stream,
-// field_path, q, cursor, in that order; -1 for any other name.
+// field_path, q, cursor, in that order, before any other name (5).
 func argRank(name string) int {
 	switch name {
 	case "id":
@@ -65,29 +66,12 @@ func argRank(name string) int {
 	case "cursor":
 		return 4
 	}
-	return -1
+	return 5
 }
 
-// compareArgs orders argument names: those argRank places first, by it,
-// then the rest by name.
+// compareArgs orders argument names by argRank, then by name.
 func compareArgs(a, b string) int {
-	oa, ob := argRank(a), argRank(b)
-	switch {
-	case oa >= 0 && ob >= 0:
-		return oa - ob
-	case oa >= 0:
-		return -1
-	case ob >= 0:
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-// appendOrderedJSON appends m as one JSON object, members in compareArgs
-// order, values as appendJSON writes them (without HTML escaping), names
-// as encoding/json writes them.
-func appendOrderedJSON(b []byte, m map[string]any) []byte {
-	return appendArgs(b, m, compareArgs, true)
+	return cmp.Or(argRank(a)-argRank(b), strings.Compare(a, b))
 }
 
 // appendArgs appends a call's arguments m as one JSON object, names in

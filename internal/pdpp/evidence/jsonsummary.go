@@ -89,15 +89,16 @@ func previewLimit(max int) int {
 	return InlineJSONBytes + 4*(max/2+1)
 }
 
-// describe is the phrase naming the value: "array", or for a huge value
-// "array, 2600000 elements" ("more than 1000000 elements" past the bound).
-func (s jsonSummary) describe(kind string) string {
+// describe is the phrase naming the value, whose first byte is open:
+// "array", or for a huge value "array, 2600000 elements" ("more than
+// 1000000 elements" past the bound).
+func (s jsonSummary) describe(open byte) string {
+	kind, noun, more := "array", "elements", ""
+	if open == '{' {
+		kind, noun = "object", "members"
+	}
 	if !s.huge {
 		return kind
-	}
-	noun, more := "elements", ""
-	if kind == "object" {
-		noun = "members"
 	}
 	if s.countCapped {
 		more = "more than "
@@ -198,13 +199,6 @@ func appendSpaceless(dst, raw []byte, n int) []byte {
 		}
 	}
 	return dst
-}
-
-// numbersFit reports whether every number in the JSON text raw parses as
-// a float64, as encoding/json's decoding into any requires.
-func numbersFit(raw []byte) bool {
-	fits, _ := scanJSON(raw)
-	return fits
 }
 
 // scanJSON reads the JSON text raw once: whether every number in it parses

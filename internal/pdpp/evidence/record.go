@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -155,19 +153,16 @@ type Roles map[string]string
 // titleRoles are the declared roles that name a record's title.
 var titleRoles = map[string]bool{"primary-title": true, "title": true}
 
-// fieldWithRole returns the first field declared with a title role, if any.
-func (roles Roles) titleField() string {
-	var names []string
+// titleField returns the first field by name declared with a title role,
+// if any.
+func (roles Roles) titleField() (title string) {
+	found := false
 	for f, r := range roles {
-		if titleRoles[r] {
-			names = append(names, f)
+		if titleRoles[r] && (!found || f < title) {
+			title, found = f, true
 		}
 	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return ""
-	}
-	return names[0]
+	return title
 }
 
 // FieldView describes one field in visible output.
@@ -199,15 +194,11 @@ type BlobRead struct {
 // BlobResourceURI is the resource a host can read for blob bytes.
 func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
 
-// DescribeField classifies one field value and renders it within max chars.
-// id is the record's self-contained id for continuations: a read_record_field
-// window for text, a full-detail fetch of the field for large JSON.
-func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
-	return describeField(id, name, raw, max, nil)
-}
-
-// describeField is DescribeField with the record's field summaries, kept
-// across renderings of the same record (nil: none kept).
+// describeField classifies one field value and renders it within max
+// chars. id is the record's self-contained id for continuations: a
+// read_record_field window for text, a full-detail fetch of the field for
+// large JSON. cache is the record's field summaries, kept across
+// renderings of the same record (nil: none kept).
 func describeField(id, name string, raw json.RawMessage, max int, cache fieldSummaries) FieldView {
 	fv := FieldView{Name: name}
 	// raw is sliced, never copied whole: a field can be most of the body.
@@ -265,7 +256,7 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
-			sum.describe(jsonKind(string(tb[:1]))), fv.Bytes, sum.preview(max/2), c.Call())
+			sum.describe(tb[0]), fv.Bytes, sum.preview(max/2), c.Call())
 	default:
 		trimmed := string(tb)
 		fv.Complete = true
@@ -313,13 +304,6 @@ func (fv FieldView) within(id string, raw json.RawMessage, max int, cache fieldS
 	out := fv
 	out.setText(id, shown, cut || !fv.Complete, max)
 	return out
-}
-
-func jsonKind(trimmed string) string {
-	if trimmed[0] == '[' {
-		return "array"
-	}
-	return "object"
 }
 
 // fieldSummaries keeps the summaries of one record's fields by name, so
@@ -373,7 +357,8 @@ type blobInfo struct {
 	Size      int
 }
 
-// blobKeys are the members blobRef reads, blob_id first.
+// blobKeys are the members blobRef reads: blob_id, the media type's
+// names, then the size's, each in the order blobRef prefers them.
 var blobKeys = [...]string{"blob_id", "media_type", "content_type", "mime_type", "size_bytes", "size", "byte_size", "bytes"}
 
 // blobRef recognises a blob reference object: an object carrying `blob_id`.
@@ -399,30 +384,30 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 		}
 		return nil
 	})
-	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' || !numbersFit(raw) {
+	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' {
 		return blobInfo{}, false
 	}
-	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
-	str := func(k string) string {
-		if v := val(k); len(v) > 0 && v[0] == '"' {
+	if fits, _ := scanJSON(raw); !fits {
+		return blobInfo{}, false
+	}
+	str := func(v []byte) string {
+		if len(v) > 0 && v[0] == '"' {
 			s, _ := decodeString(v)
 			return s
 		}
 		return ""
 	}
-	id := str("blob_id")
-	if id == "" {
+	info := blobInfo{ID: str(vals[0])}
+	if info.ID == "" {
 		return blobInfo{}, false
 	}
-	info := blobInfo{ID: id}
-	for _, k := range []string{"media_type", "content_type", "mime_type"} {
-		if s := str(k); s != "" {
+	for _, v := range vals[1:4] { // the media type's names
+		if s := str(v); s != "" {
 			info.MediaType = s
 			break
 		}
 	}
-	for _, k := range []string{"size_bytes", "size", "byte_size", "bytes"} {
-		v := val(k)
+	for _, v := range vals[4:] { // the size's names
 		if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 			continue
 		}
@@ -445,11 +430,7 @@ func IsBinaryLike(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
-			c == '+', c == '/', c == '=', c == '-', c == '_', c == '\n', c == '\r':
-		default:
+		if !base64Like(s[i]) {
 			return false
 		}
 	}

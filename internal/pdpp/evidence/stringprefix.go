@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -50,21 +51,11 @@ func hex4(s []byte) rune {
 	if len(s) < 4 {
 		return -1
 	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
+	n, err := strconv.ParseUint(string(s[:4]), 16, 32)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(n)
 }
 
 // stringSummary is what DescribeField needs of a JSON string value: its
