@@ -125,38 +125,24 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// objectWriter builds a JSON object member by member into one buffer.
-type objectWriter struct {
-	buf bytes.Buffer
-	n   int
-}
+// objectWriter builds a JSON object member by member into one buffer,
+// each name as encoding/json writes it (appendName).
+type objectWriter struct{ buf []byte }
 
 func (w *objectWriter) member(key string, val []byte) {
-	if w.n == 0 {
-		w.buf.WriteByte('{')
-	} else {
-		w.buf.WriteByte(',')
+	sep := byte(',')
+	if len(w.buf) == 0 {
+		sep = '{'
 	}
-	w.n++
-	if JSONStringLen(key) == len(key)+2 {
-		// Nothing to escape: the key is written as it is, quoted.
-		w.buf.WriteByte('"')
-		w.buf.WriteString(key)
-		w.buf.WriteByte('"')
-	} else {
-		kb, _ := json.Marshal(key)
-		w.buf.Write(kb)
-	}
-	w.buf.WriteByte(':')
-	w.buf.Write(val)
+	w.buf = appendName(append(w.buf, sep), key, true)
+	w.buf = append(append(w.buf, ':'), val...)
 }
 
 func (w *objectWriter) bytes() []byte {
-	if w.n == 0 {
+	if len(w.buf) == 0 {
 		return []byte("{}")
 	}
-	w.buf.WriteByte('}')
-	return w.buf.Bytes()
+	return append(w.buf, '}')
 }
 
 // joinArray encodes already-encoded JSON values as one array.

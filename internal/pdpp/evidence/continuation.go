@@ -75,10 +75,9 @@ func compareArgs(a, b string) int {
 }
 
 // appendArgs appends a call's arguments m as one JSON object, names in
-// cmp's order, each value as appendJSON writes it. A name is written as
-// appendString writes it or, with html, as encoding/json writes it (HTML
-// escaped). A call has a handful of arguments, sorted in a fixed-size
-// array (a longer list grows it).
+// cmp's order written by appendName, each value as appendJSON writes it.
+// A call has a handful of arguments, sorted in a fixed-size array (a
+// longer list grows it).
 func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool) []byte {
 	var room [8]string
 	keys := room[:0]
@@ -91,19 +90,22 @@ func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool
 		if i > 0 {
 			b = append(b, ',')
 		}
-		switch {
-		case plainJSONString(k): // written as itself, either way
-			b = append(append(append(b, '"'), k...), '"')
-		case html:
-			kb, _ := json.Marshal(k)
-			b = append(b, kb...)
-		default:
-			b = appendString(b, k)
-		}
-		b = append(b, ':')
-		b = appendJSON(b, m[k])
+		b = appendJSON(append(appendName(b, k, html), ':'), m[k])
 	}
 	return append(b, '}')
+}
+
+// appendName appends the member name k as appendString writes it or,
+// with html, as encoding/json writes it (HTML escaped).
+func appendName(b []byte, k string, html bool) []byte {
+	switch {
+	case plainJSONString(k): // written as itself, either way
+		return append(append(append(b, '"'), k...), '"')
+	case html:
+		kb, _ := json.Marshal(k)
+		return append(b, kb...)
+	}
+	return appendString(b, k)
 }
 
 // encoded is c as MarshalNoEscape writes it.

@@ -136,7 +136,7 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	}
 	var w objectWriter
 	// closed is the object's size on the wire once closed (see WireLen).
-	closed := func() int { return max(2, WireLen(w.buf.Bytes())+1) }
+	closed := func() int { return max(2, WireLen(w.buf)+1) }
 	kept := 0
 	for _, k := range []string{"type", "code"} {
 		if v, ok := small[k]; ok {

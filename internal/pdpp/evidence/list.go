@@ -261,7 +261,7 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 	}
 	summary := v.summary()
 	fullJSON := st.Full.encoded()
-	base := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`) +
+	base := textCost(summary) + WireLen(envelope.buf) + len(`{"data":{,"data":[]},"records":[]}`) +
 		StepBase("records", "records[]", st, total) + JSONStringLen(v.NextCursor)
 	if v.NextPage != nil {
 		// next once the page is shown to its end, and the text line
