@@ -33,23 +33,15 @@ func (c Continuation) Call() string {
 	start := len(b)
 	b = appendArgs(b, c.Arguments, compareArgs, true)
 	// An id or cursor may hold a character a person cannot see: the call
-	// spells it out (unseen.Spell), the form the tools accept back as it
-	// was.
+	// spells it out (unseen.Spell; a text shows an id spelled too), the
+	// form the tools accept back as it was, where a marker would not be:
+	// every member is kept, never shown as markers (unseen.ShowJSON).
 	if args := b[start:]; unseen.HasJSON(args) || unseen.HasOpenJSON(args) {
-		spelled, _ := unseen.ShowJSON(args, spellAll)
+		spelled, _ := unseen.ShowJSON(args, func(string) bool { return true })
 		b = append(b[:start], spelled...)
 	}
 	return string(b)
 }
-
-// spellAll keeps every member of a call's arguments: their strings are
-// spelled, never shown as markers (unseen.ShowJSON).
-func spellAll(string) bool { return true }
-
-// TextID is id as a text shows it: as it is, or, when it holds a character
-// a person cannot see (package unseen), spelled (unseen.Spell), the form
-// the tools accept back (a marker would not be).
-func TextID(id string) string { return unseen.Spell(id) }
 
 // argRank places the argument names that lead a call: id, stream,
 // field_path, q, cursor, in that order, before any other name (5).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -130,7 +131,7 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 	names := orderByRole(rec.Order, roles)
 	fields := map[string]any{}
 	var text, shown strings.Builder
-	fmt.Fprintf(&shown, "id=%s title=%q\n", TextID(id), doc.Title)
+	fmt.Fprintf(&shown, "id=%s title=%q\n", unseen.Spell(id), doc.Title)
 	cutFields := 0
 	for i, name := range names {
 		raw := rec.Data[name]

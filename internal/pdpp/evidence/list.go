@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
 // recordPage is an RS record list as RenderList decodes it, in one
@@ -170,7 +171,7 @@ func (v ListView) summary() string {
 // its id and its first FieldsPerRecordShown fields, each bounded.
 func recordCard(n int, id string, rec Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d] id=%s\n", n, TextID(id))
+	fmt.Fprintf(&b, "[%d] id=%s\n", n, unseen.Spell(id))
 	for j, name := range rec.Order {
 		if j == FieldsPerRecordShown {
 			more := len(rec.Data) + rec.MoreFields - j
@@ -201,7 +202,7 @@ type Truncation struct {
 // it (with fields to narrow); fields counts its values, all of them cut.
 func oversizedRecord(n int, id string, fields int) stepItem {
 	call := FetchCall(id)
-	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, TextID(id), fields, noun(fields, "field", "fields"), call.Call())
+	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, unseen.Spell(id), fields, noun(fields, "field", "fields"), call.Call())
 	rec := mustMarshal(struct {
 		ID        string       `json:"id"`
 		Truncated bool         `json:"truncated"`

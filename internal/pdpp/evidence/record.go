@@ -112,17 +112,11 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	d.start = int(dec.InputOffset()) - 1 // the brace just read
 	for dec.PeekKind() != '}' {
-		// The name as it stands (a slice of the input, read in place):
-		// a string is made only for a field kept, not for each of a
-		// stranger's 100,000.
 		q, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		key := q[1 : len(q)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(memberName(q))
-		}
+		key := rawName(q)
 		val, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -191,9 +185,6 @@ type BlobRead struct {
 	Resource string `json:"resource"`
 }
 
-// BlobResourceURI is the resource a host can read for blob bytes.
-func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
-
 // describeField classifies one field value and renders it within max
 // chars. id is the record's self-contained id for continuations: a
 // read_record_field window for text, a full-detail fetch of the field for
@@ -229,7 +220,7 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 			if blob.Size > 0 {
 				fv.Bytes = blob.Size
 			}
-			fv.BlobRead = &BlobRead{Route: "GET /v1/blobs/" + blob.ID, Resource: BlobResourceURI(blob.ID)}
+			fv.BlobRead = &BlobRead{Route: "GET /v1/blobs/" + blob.ID, Resource: "pdpp://blob/" + blob.ID}
 			fv.Complete = true
 			size := "size unknown"
 			if blob.Size > 0 {
@@ -373,10 +364,7 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	// The last value of each key blobRef reads, in blobKeys' order.
 	var vals [len(blobKeys)][]byte
 	err := eachRawMember(raw, func(q, v []byte) error {
-		key := q[1 : len(q)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(memberName(q))
-		}
+		key := rawName(q)
 		for i, name := range blobKeys {
 			if string(key) == name {
 				vals[i] = v

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -273,7 +274,7 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 func searchText(v SearchView, inStructured int) string {
 	var b strings.Builder
 	if len(v.Results) > 0 {
-		fmt.Fprintf(&b, "first_fetch_id=%s\n", TextID(v.Results[0].ID))
+		fmt.Fprintf(&b, "first_fetch_id=%s\n", unseen.Spell(v.Results[0].ID))
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
@@ -313,7 +314,7 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 	b.WriteByte('[')
 	b.WriteString(strconv.Itoa(n))
 	b.WriteString("] id=")
-	b.WriteString(TextID(r.ID))
+	b.WriteString(unseen.Spell(r.ID))
 	b.WriteByte('\n')
 	if r.EvidenceComplete != nil {
 		state := "excerpt; field continues"
@@ -479,7 +480,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	}
 	head := ""
 	if len(items) > 0 && firstFetch {
-		head = "first_fetch_id=" + TextID(rest[0].ID) + "\n"
+		head = "first_fetch_id=" + unseen.Spell(rest[0].ID) + "\n"
 	}
 	text, results, ladder, next, tr, fullBytes := p.lay(items, listed, head, summary, 0)
 	var w, lw objectWriter

@@ -228,7 +228,7 @@ func renderWindow(v WindowView, withText bool) string {
 	var b strings.Builder
 	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
 	b.WriteString("id=")
-	b.WriteString(TextID(v.ID))
+	b.WriteString(unseen.Spell(v.ID))
 	b.WriteString(" field=")
 	b.WriteString(v.FieldPath)
 	b.WriteString(" chars ")
