@@ -184,10 +184,10 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 	cut := 0
 	var previewed []string
 	var w objectWriter
-	if rec.dataEnd > 0 && rec.dataEnd <= len(raw) {
+	if rec.Data.end > 0 && rec.Data.end <= len(raw) {
 		// The record's other members are walked without its data, whose
 		// fields were split when it was decoded.
-		raw = slices.Concat(raw[:rec.dataStart], []byte("{}"), raw[rec.dataEnd:])
+		raw = slices.Concat(raw[:rec.Data.start], []byte("{}"), raw[rec.Data.end:])
 	}
 	err := eachMember(raw, func(key string, val []byte) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
@@ -199,8 +199,8 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 			return nil
 		}
 		var dw objectWriter
-		for _, name := range rec.Order {
-			v, c := compactValue(id, name, rec.Data[name], maxChars, rec.summaries)
+		for _, name := range rec.Data.order {
+			v, c := compactValue(id, name, rec.Data.fields[name], maxChars, rec.summaries)
 			if c {
 				cut++
 				previewed = append(previewed, name)
@@ -323,7 +323,7 @@ func CapText(s string, max int) string {
 // recordRef is the identity of a listed record, with the stream and
 // connection of the request filling in what the RS leaves out.
 func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
-	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionID, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.ID}
+	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionId, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.Id}
 }
 
 // envelopeMembers writes the members of the records page body (decoded

@@ -64,14 +64,14 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // comma before it included): the page keeps its bytes for the compact
 // rewrite without reading them again.
 type pageRecord struct {
-	body       recordBody
+	rec        Record
 	start, end int
 }
 
 // UnmarshalJSONFrom reads one record of a page.
 func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	p.start = int(dec.InputOffset())
-	if err := jsonv2.UnmarshalDecode(dec, &p.body); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &p.rec); err != nil {
 		return err
 	}
 	p.end = int(dec.InputOffset())
@@ -130,7 +130,12 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		raw := body[it.start:it.end]
 		lead := len(raw) - len(bytes.TrimLeft(raw, ", \t\r\n"))
 		raw = raw[lead:]
-		rec := it.body.record(it.start + lead)
+		// The record's data offsets index raw.
+		rec := it.rec
+		if rec.Data.end > 0 {
+			rec.Data.start, rec.Data.end = rec.Data.start-it.start-lead, rec.Data.end-it.start-lead
+		}
+		rec.summaries = fieldSummaries{}
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
 			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
@@ -172,13 +177,13 @@ func (v ListView) summary() string {
 func recordCard(n int, id string, rec Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%d] id=%s\n", n, unseen.Spell(id))
-	for j, name := range rec.Order {
+	for j, name := range rec.Data.order {
 		if j == FieldsPerRecordShown {
-			more := len(rec.Data) + rec.MoreFields - j
+			more := len(rec.Data.fields) + rec.Data.more - j
 			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", more, noun(more, "field", "fields"))
 			break
 		}
-		fv := describeField(id, name, rec.Data[name], FieldValueChars, rec.summaries)
+		fv := describeField(id, name, rec.Data.fields[name], FieldValueChars, rec.summaries)
 		fmt.Fprintf(&b, "    %s: %s\n", name, fv.Line)
 	}
 	return b.String()
@@ -247,15 +252,15 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			itemErr = err
 		}
 		it := stepItem{card: []byte(card), entry: compact, identity: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
-		if rec.MoreFields > 0 || it.cost() > alone {
+		if rec.Data.more > 0 || it.cost() > alone {
 			// Too large for a step even on its own (many long fields):
 			// shown by id with its fetch call, so the walk still moves
 			// on by one item and the step keeps its budget.
-			it = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
+			it = oversizedRecord(pos+i+1, e.ID, len(rec.Data.fields)+rec.Data.more)
 			if it.cost() > room {
 				// An id so long that even that does not fit.
 				it = idOnlyItem(pos+i+1, e.ID, room)
-				it.cut = len(rec.Data) + rec.MoreFields
+				it.cut = len(rec.Data.fields) + rec.Data.more
 			}
 		}
 		return it

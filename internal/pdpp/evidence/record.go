@@ -13,28 +13,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// Record is an RS `record` object as the adapter reads it: the members of
-// the generated model it shows, and the fields of data, each value raw.
+// Record is an RS `record` object as the adapter reads it: the generated
+// model, with data split into its fields while it is decoded (recordData)
+// instead of kept raw and walked again.
 type Record struct {
-	ID              string
-	Stream          string
-	ConnectionID    string
-	ConnectorKey    string
-	ConnectorID     string
-	EmittedAt       string
-	RecordJSONBytes int
-	// Data holds each field's raw value and Order the RS's field order;
-	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
-	Data  map[string]json.RawMessage
-	Order []string
-	// MoreFields counts the members of data past the first
-	// MaxRecordFields fields, which are not rendered.
-	MoreFields int
+	rsclient.Record
+	Data recordData `json:"data"`
 	// summaries keeps its fields' summaries for its other renderings.
 	summaries fieldSummaries
-	// dataStart and dataEnd are where data's object lies in the JSON the
-	// record was decoded from (both 0 when it has none).
-	dataStart, dataEnd int
 }
 
 // MaxRecordFields bounds the fields of one record rendered: each costs a
@@ -43,37 +29,15 @@ type Record struct {
 // fields and the count of the others.
 const MaxRecordFields = 2000
 
-// DecodeRecord decodes one RS record (a body or an item of a page) into
-// the generated rsclient.Record, once: data is split into its fields while
-// it is read (recordData), each field value a slice of raw until it is
-// rendered.
+// DecodeRecord decodes one RS record (a body or an item of a page) once:
+// data is split into its fields while it is read (recordData), each field
+// value a slice of raw until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	var m recordBody
-	if err := decodeRS(raw, &m, nil); err != nil {
+	rec := Record{summaries: fieldSummaries{}}
+	if err := decodeRS(raw, &rec, nil); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	return m.record(0), nil
-}
-
-// record is the Record m holds; base is the offset in the decoder's input
-// of the JSON m was decoded from, so that dataStart and dataEnd index it.
-func (m *recordBody) record(base int) Record {
-	r := Record{
-		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
-		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
-		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more, summaries: fieldSummaries{},
-	}
-	if m.Data.end > 0 {
-		r.dataStart, r.dataEnd = m.Data.start-base, m.Data.end-base
-	}
-	return r
-}
-
-// recordBody is the generated record model with its data split while it
-// is decoded, instead of kept raw and walked again.
-type recordBody struct {
-	rsclient.Record
-	Data recordData `json:"data"`
+	return rec, nil
 }
 
 // The data member above stands for the model's: renamed in the spec, this
@@ -81,14 +45,16 @@ type recordBody struct {
 var _ jsontext.Value = rsclient.Record{}.Data
 
 // recordData is a record's data: each field's raw value (a slice of the
-// body: ReadValue reads in place, as for rawInPlace) by name, and the names in the RS's order, for at
-// most MaxRecordFields fields; more counts the fields past them, which are
-// not kept.
+// body: ReadValue reads in place, as for rawInPlace) by name, and the
+// names in the RS's order, for at most MaxRecordFields fields; more counts
+// the fields past them, which are not rendered.
 type recordData struct {
-	fields     map[string]json.RawMessage
-	order      []string
-	more       int
-	start, end int // where the object lies in the record's JSON
+	fields map[string]json.RawMessage
+	order  []string
+	more   int
+	// start and end are where the object lies in the JSON the record was
+	// decoded from (both 0 when it has none).
+	start, end int
 }
 
 // errDataNotObject is the error of a record whose data is not an object.
