@@ -110,7 +110,12 @@ var errorOwnKeys = map[string]bool{
 // may exceed room only by type, code, truncated and error_bytes when room
 // is smaller than they are.
 func FitError(obj json.RawMessage, room int) json.RawMessage {
-	if WireLen(obj) <= room && !moreMembersThan(obj, ErrorMembers) {
+	fits := WireLen(obj) <= room
+	if fits && validJSON(obj) && firstByte(obj) == '{' {
+		_, more := countItems(obj, ErrorMembers) // stops counting past ErrorMembers
+		fits = !more
+	}
+	if fits {
 		return obj
 	}
 	var e ErrorBody
@@ -190,16 +195,6 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 		add(k, small[k])
 	}
 	return w.bytes()
-}
-
-// moreMembersThan reports whether the JSON object obj has more than n
-// members; it stops counting at n+1.
-func moreMembersThan(obj []byte, n int) bool {
-	if !validJSON(obj) || firstByte(obj) != '{' {
-		return false
-	}
-	_, more := countItems(obj, n)
-	return more
 }
 
 // errStop ends a walk early.

@@ -437,7 +437,7 @@ func DescribeValue(raw []byte, maxChars int) json.RawMessage {
 // MaxPageItems bounds the items of one RS page (records, search hits)
 // rendered: ten times the largest limit a tool asks for (100). A page
 // holding more is refused at its item MaxPageItems+1, while it is decoded
-// (listItems), since each item costs rendering a few hundred bytes
+// (objectItems), since each item costs rendering a few hundred bytes
 // whatever its size (an RS page of 2.6 million empty records would cost a
 // gigabyte).
 const MaxPageItems = 1000

@@ -37,7 +37,7 @@ type recordList struct {
 	start, end int
 }
 
-// UnmarshalJSONFrom reads the records as listItems does, bounded; a
+// UnmarshalJSONFrom reads the records as objectItems does, bounded; a
 // record that does not decode as one is named by its place.
 func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*l = recordList{}

@@ -32,20 +32,16 @@ var rsDecodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext
 
 // decodeRS decodes the RS body into v, a pointer to a generated model.
 // Lists of items (records, hits) are bounded while they are read (bound,
-// from listItems; nil for a body without one). The unmarshalers are made
-// once, not per call: json v2 caches its per-type choice in them.
+// from objectItems; nil for a body without one). The unmarshalers are made
+// once, not per call: json v2 caches its per-type choice in them. A model
+// that holds no raw member and no list (a field window) is decoded
+// without unmarshalers, where json v2 looks no type up (a tenth of a
+// window's rendering).
 func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
 	if bound == nil {
 		bound = rawInPlace
 	}
 	return json.Unmarshal(body, v, rsDecodeOptions, json.WithUnmarshalers(bound))
-}
-
-// decodePlain is decodeRS for a model that holds no raw member and no
-// list (a field window): without unmarshalers, json v2 looks no type up
-// in them (a tenth of a window's rendering).
-func decodePlain(body []byte, v any) error {
-	return json.Unmarshal(body, v, rsDecodeOptions)
 }
 
 // rawInPlace keeps a raw member (a jsontext.Value: record data, expanded,
@@ -84,19 +80,13 @@ type pageError struct{ err error }
 
 func (e *pageError) Error() string { return e.err.Error() }
 
-// listItems returns the unmarshaler of a page's item list ([]T, the data
-// member of a records or search page): objectItems bounded at
-// MaxPageItems (items names them, e.g. "hits"), so a page of 2.6 million
-// empty objects costs MaxPageItems decoded items, not a gigabyte.
-func listItems[T any](what, items string) *json.Unmarshalers {
-	return json.JoinUnmarshalers(rawInPlace, objectItems[T](what, items, MaxPageItems))
-}
-
 // objectItems returns the unmarshaler of a list of objects ([]T): it reads
 // the list element by element and stops at the first that is not a JSON
 // object (named by what, e.g. "search page") or, when max > 0, at item
 // max+1. null leaves the list nil; anything else than an array is left to
-// the default decoding (an error).
+// the default decoding (an error). A page's list (records, hits) is
+// bounded at MaxPageItems, so a page of 2.6 million empty objects costs
+// MaxPageItems decoded items, not a gigabyte.
 func objectItems[T any](what, items string, max int) *json.Unmarshalers {
 	return json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
 		return readItems(dec, list, what, items, max)

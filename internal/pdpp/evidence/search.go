@@ -181,7 +181,7 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 }
 
 // searchHits bounds the hits of a search page as they are decoded.
-var searchHits = listItems[rsclient.SearchResult]("search page", "hits")
+var searchHits = jsonv2.JoinUnmarshalers(rawInPlace, objectItems[rsclient.SearchResult]("search page", "hits", MaxPageItems))
 
 // FullText returns the content[] text of the page at detail "full", every
 // card and the summary, rendering it on first use: a compact step writes

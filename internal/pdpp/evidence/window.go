@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
@@ -144,7 +146,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		return WindowView{}, err
 	}
 	var fw fieldWindowBody
-	if err := decodePlain(body, &fw); err != nil {
+	if err := json.Unmarshal(body, &fw, rsDecodeOptions); err != nil {
 		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
 	}
 	if fw.Window == nil {
