@@ -229,11 +229,7 @@ func renderWindow(v WindowView, withText bool) string {
 	// is sized once.
 	var b strings.Builder
 	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
-	b.WriteString("id=")
-	b.WriteString(unseen.Spell(v.ID))
-	b.WriteString(" field=")
-	b.WriteString(v.FieldPath)
-	b.WriteString(" chars ")
+	writeAll(&b, "id=", unseen.Spell(v.ID), " field=", v.FieldPath, " chars ")
 	writeInt(&b, v.Window.StartChars)
 	b.WriteByte('-')
 	writeInt(&b, v.Window.EndChars)
@@ -249,23 +245,17 @@ func renderWindow(v WindowView, withText bool) string {
 		writeInt(&b, *v.Window.MatchEndChars)
 	}
 	if withText {
-		b.WriteString(windowRule)
-		b.WriteString(v.Text)
-		b.WriteString(windowRule)
+		writeAll(&b, windowRule, v.Text, windowRule)
 	} else {
 		b.WriteString("\nthe window's ")
 		writeInt(&b, CountChars(v.Text))
 		b.WriteString(" characters are in structuredContent.text\n")
 	}
 	if v.Next != nil {
-		b.WriteString("next: ")
-		b.WriteString(next)
-		b.WriteByte('\n')
+		writeAll(&b, "next: ", next, "\n")
 	}
 	if v.Previous != nil {
-		b.WriteString("previous: ")
-		b.WriteString(previous)
-		b.WriteByte('\n')
+		writeAll(&b, "previous: ", previous, "\n")
 	}
 	if v.Next == nil && !v.Window.Complete {
 		b.WriteString("end of field reached\n")
