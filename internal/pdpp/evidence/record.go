@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,12 +193,8 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 			if blob.Size > 0 {
 				size = fmt.Sprintf("%d bytes", blob.Size)
 			}
-			media := blob.MediaType
-			if media == "" {
-				media = "media type unknown"
-			}
 			fv.Line = fmt.Sprintf("[blob %s, %s; bytes not inlined; read via resources/read %s (RS %s)]",
-				media, size, fv.BlobRead.Resource, fv.BlobRead.Route)
+				cmp.Or(blob.MediaType, "media type unknown"), size, fv.BlobRead.Resource, fv.BlobRead.Route)
 			return fv
 		}
 		fv.Kind = "json"
@@ -229,12 +226,11 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 	return fv
 }
 
-// setText fills a text field's view from its shown part (the value's
-// first characters, exactly); cut says whether the field continues past
-// it, at character offset end of the field, where the read-on continuation
-// starts. The line shows the part as ShowValue does, so a value shown whole
-// is shown exactly, and a cut one is marked as a preview with its size and
-// the read that continues it.
+// setText fills a text field's view from shown, the value's first
+// characters; cut says the field continues past it, at character offset
+// end, where the read-on continuation starts. The line shows the part as
+// ShowValue does (a whole value exactly), a cut one marked as a preview
+// with its size and the read that continues it.
 func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 	fv.Kind = "text"
 	fv.Value = shown
@@ -263,10 +259,10 @@ func (fv FieldView) within(id string, raw json.RawMessage, max int, cache fieldS
 	return out
 }
 
-// fieldSummaries keeps the summaries of one record's fields by name, so
-// rendering the record again (fetch's budget passes, the brief view, a
-// page's compact form after its card) walks each value once. Its size is
-// bounded by the record's fields.
+// fieldSummaries keeps the summaries of one record's fields by name
+// (bounded by its fields), so rendering it again (fetch's budget passes,
+// the brief view, a page's compact form after its card) walks each value
+// once.
 type fieldSummaries map[string]keptSummary
 
 // keptSummary is a field's kept summary: of a JSON value, or of a string
@@ -291,9 +287,9 @@ func (fs fieldSummaries) get(name string, raw []byte, limit int) jsonSummary {
 }
 
 // text returns the summary of the string field name (q, its JSON text)
-// for its first max characters, from the cache when one kept at least
-// as many: only its prefix depends on max. Only a value of more than
-// FieldValueChars bytes is kept; a shorter one costs little to read again.
+// for its first max characters, from the cache when one kept at least as
+// many (only its prefix depends on max). Only a value over FieldValueChars
+// bytes is kept; a shorter one costs little to read again.
 func (fs fieldSummaries) text(name string, q []byte, max int) stringSummary {
 	s, ok := fs[name]
 	if !ok || s.textMax < max {
