@@ -96,19 +96,16 @@ var errorOwnKeys = map[string]bool{
 }
 
 // FitError returns the error object obj (the `error` member of an RS
-// envelope) as it is when it takes at most room bytes on the wire (see
-// WireLen) and has at most
-// ErrorMembers members. Otherwise it keeps, in this order and while they
-// fit in room: type and code (always), truncated and error_bytes (the
-// object's full size, always), message and next_step clipped to 600 and
-// 400 characters, the other identifying members (errorFirstKeys) of at
-// most errorSmallMember bytes, the leading available_connections (with
-// available_connections_total), and then the RS's other small members in
-// order, ErrorMembers of the RS's members in all. The object is read in
-// one pass over its bytes, never decoded into a map, so an envelope of
-// hundreds of thousands of members costs no more than its size. The result
-// may exceed room only by type, code, truncated and error_bytes when room
-// is smaller than they are.
+// envelope) as it is when it takes at most room bytes on the wire
+// (WireLen) and has at most ErrorMembers members. Otherwise it keeps, in
+// this order and while they fit in room: type and code and truncated and
+// error_bytes (the object's full size; these four always, so only they
+// may exceed a smaller room), message and next_step clipped to 600 and
+// 400 characters, the other errorFirstKeys of at most errorSmallMember
+// bytes, the leading available_connections (with their total), then the
+// RS's other small members in order, ErrorMembers of the RS's in all. obj
+// is read in one pass, never decoded into a map, so an envelope of
+// hundreds of thousands of members costs no more than its size.
 func FitError(obj json.RawMessage, room int) json.RawMessage {
 	fits := WireLen(obj) <= room
 	if fits && validJSON(obj) && firstByte(obj) == '{' {

@@ -36,14 +36,13 @@ type Document struct {
 // strings and metadata: keys, the id, title and url members, the envelope.
 const documentOverhead = 512
 
-// RenderDocumentWithin renders one RS record as a fetch document. ref is the
-// record the caller asked for (its connection fills in when the RS names
-// one). The structured text cuts each field at StructuredTextChars and, with
-// a budget above 0, the whole result (content[] text, structured text and
-// metadata) is kept within budget bytes: the per-field cut shrinks until it
-// fits, each cut field keeping its descriptor and read_record_field
-// continuation in metadata.fields. (Detail "full" adds the RS record
-// verbatim beside this document rather than a longer text.)
+// RenderDocumentWithin renders one RS record as a fetch document. ref is
+// the record the caller asked for (its connection fills in when the RS
+// names one). The structured text cuts each field at StructuredTextChars
+// and, with a budget above 0, the per-field cut shrinks until the whole
+// result (content[] text, structured text and metadata) fits budget bytes,
+// each cut field keeping its descriptor and read_record_field continuation
+// in metadata.fields.
 func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int) (Document, error) {
 	rec, err := decodeDocument(body)
 	if err != nil {

@@ -16,10 +16,8 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
-// recordPage is an RS record list as RenderList decodes it, in one
-// decode: the envelope through the generated model, each record both
-// decoded and kept raw (a slice of the body) for compactRecord, which
-// rewrites it member by member.
+// recordPage is an RS record list as RenderList decodes it, once: each
+// record decoded and kept raw (a slice of the body) for compactRecord.
 type recordPage struct {
 	rsclient.RecordList
 	Data recordList `json:"data"`
@@ -59,10 +57,8 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// pageRecord is one record of a records page, decoded where it lies in the
-// body, and where it lies ([start, end) of the body, white space and a
-// comma before it included): the page keeps its bytes for the compact
-// rewrite without reading them again.
+// pageRecord is one record of a records page, decoded, and where it lies
+// ([start, end) of the body, white space and a comma before it included).
 type pageRecord struct {
 	rec        Record
 	start, end int
