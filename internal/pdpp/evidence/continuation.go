@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -63,7 +62,10 @@ func argRank(name string) int {
 
 // compareArgs orders argument names by argRank, then by name.
 func compareArgs(a, b string) int {
-	return cmp.Or(argRank(a)-argRank(b), strings.Compare(a, b))
+	if d := argRank(a) - argRank(b); d != 0 {
+		return d
+	}
+	return strings.Compare(a, b)
 }
 
 // appendArgs appends a call's arguments m as one JSON object, names in
