@@ -137,7 +137,10 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 		whole := describeField(id, name, raw, fieldChars, rec.summaries)
 		// Written piece by piece: the line can be a whole long text, which
 		// fmt would copy through its own buffer first.
-		writeAll(&text, name, ": ", whole.Line, "\n")
+		text.WriteString(name)
+		text.WriteString(": ")
+		text.WriteString(whole.Line)
+		text.WriteByte('\n')
 		if !whole.Complete || whole.Kind == "blob" || whole.Kind == "binary" {
 			fields[name] = whole
 		}

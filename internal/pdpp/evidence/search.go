@@ -311,37 +311,43 @@ func searchSummary(v SearchView) string {
 
 // writeCard writes hit r, numbered n, as its lines of content[] text.
 func writeCard(b *strings.Builder, n int, r SearchResult) {
-	writeAll(b, "[", strconv.Itoa(n), "] id=", unseen.Spell(r.ID), "\n")
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString("] id=")
+	b.WriteString(unseen.Spell(r.ID))
+	b.WriteByte('\n')
 	if r.EvidenceComplete != nil {
 		state := "excerpt; field continues"
 		if *r.EvidenceComplete {
 			state = "whole field"
 		}
-		writeAll(b, "    evidence ", r.EvidenceField, " (", state, "): ", r.EvidencePreview, "\n    read: ", r.call(), "\n")
+		for _, s := range [...]string{"    evidence ", r.EvidenceField, " (", state, "): ", r.EvidencePreview, "\n    read: ", r.call(), "\n"} {
+			b.WriteString(s)
+		}
 	} else {
 		if len(r.MatchedFields) > 0 {
-			writeAll(b, "    matched ", strings.Join(r.MatchedFields, ", "), "; no proven text window\n")
+			b.WriteString("    matched ")
+			b.WriteString(strings.Join(r.MatchedFields, ", "))
+			b.WriteString("; no proven text window\n")
 		} else {
 			b.WriteString("    no proven text window\n")
 		}
 		if r.snippet != "" {
-			writeAll(b, "    ", r.snippet, "\n")
+			b.WriteString("    ")
+			b.WriteString(r.snippet)
+			b.WriteByte('\n')
 		}
-		writeAll(b, "    continue: ", r.call(), "\n")
+		b.WriteString("    continue: ")
+		b.WriteString(r.call())
+		b.WriteByte('\n')
 	}
 	b.WriteString("    stream=")
 	b.WriteString(r.Stream)
 	if r.ConnectorID != "" {
-		writeAll(b, " connector=", r.ConnectorID)
+		b.WriteString(" connector=")
+		b.WriteString(r.ConnectorID)
 	}
 	b.WriteByte('\n')
-}
-
-// writeAll writes each of ss to b.
-func writeAll(b *strings.Builder, ss ...string) {
-	for _, s := range ss {
-		b.WriteString(s)
-	}
 }
 
 // countOf reads meta.count, which the RS sends as a number or as an object with

@@ -227,7 +227,11 @@ func renderWindow(v WindowView, withText bool) string {
 	// is sized once.
 	var b strings.Builder
 	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
-	writeAll(&b, "id=", unseen.Spell(v.ID), " field=", v.FieldPath, " chars ")
+	b.WriteString("id=")
+	b.WriteString(unseen.Spell(v.ID))
+	b.WriteString(" field=")
+	b.WriteString(v.FieldPath)
+	b.WriteString(" chars ")
 	writeInt(&b, v.Window.StartChars)
 	b.WriteByte('-')
 	writeInt(&b, v.Window.EndChars)
@@ -243,17 +247,23 @@ func renderWindow(v WindowView, withText bool) string {
 		writeInt(&b, *v.Window.MatchEndChars)
 	}
 	if withText {
-		writeAll(&b, windowRule, v.Text, windowRule)
+		b.WriteString(windowRule)
+		b.WriteString(v.Text)
+		b.WriteString(windowRule)
 	} else {
 		b.WriteString("\nthe window's ")
 		writeInt(&b, CountChars(v.Text))
 		b.WriteString(" characters are in structuredContent.text\n")
 	}
 	if v.Next != nil {
-		writeAll(&b, "next: ", next, "\n")
+		b.WriteString("next: ")
+		b.WriteString(next)
+		b.WriteByte('\n')
 	}
 	if v.Previous != nil {
-		writeAll(&b, "previous: ", previous, "\n")
+		b.WriteString("previous: ")
+		b.WriteString(previous)
+		b.WriteByte('\n')
 	}
 	if v.Next == nil && !v.Window.Complete {
 		b.WriteString("end of field reached\n")
