@@ -173,11 +173,10 @@ func requireObject(body []byte, what string) error {
 }
 
 // compactRecord rewrites one RS record object raw, decoded as rec, for
-// compact output: every member kept in order, each value of `data` kept
-// or replaced by a Preview. It returns the record, its self-contained id,
-// how many values it cut and the names of the `data` fields it replaced by
-// a Preview, in order (the record's entry in records[] lists them, so a
-// reader tells the server's previews from record values of the same shape).
+// compact output: every member kept in order, each value of `data` kept or
+// replaced by a Preview. It returns the record, its self-contained id, how
+// many values it cut and the `data` fields it replaced, in order (for
+// previewedEntry).
 func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()

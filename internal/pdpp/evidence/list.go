@@ -213,12 +213,10 @@ func oversizedRecord(n int, id string, fields int) stepItem {
 	return stepItem{card: []byte(card), entry: rec, identity: appendIDEntry(nil, id), cut: fields}
 }
 
-// CompactStep builds query_records' compact reply, content[] text and
-// structuredContent together within budget bytes (the result less its
-// envelope), as one step along the page (see Step): the records from
-// st.Pos, compact (long values as previews), while they fit, with `data`
-// the RS envelope holding them; records[] the ids of those and of the
-// records after them; and next. body is the page RenderList read.
+// CompactStep builds query_records' compact reply like search's: the
+// records from st.Pos, long values as previews, while they fit, in `data`,
+// the RS envelope; records[] the ids of those and of the records after
+// them; and next. body is the page RenderList read.
 func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.RawMessage, Truncation, error) {
 	total := len(v.Records)
 	pos := min(st.Pos, total)

@@ -393,11 +393,10 @@ type compactLadderRecord struct {
 }
 
 // previewedEntry is the records[] entry of a record a compact step shows:
-// its id, with Previewed, the names of the fields of its data the server
-// replaced by a Preview, when there are any. The list is written outside
-// the record's data, where the RS cannot write, so a reader (the evidence
-// view) follows a preview's next only for the fields it names, never for a
-// record value shaped like a Preview.
+// its id and the fields of its data the server replaced by a Preview,
+// written outside the data, where the RS cannot write, so a reader (the
+// evidence view) follows a preview's next only for the fields named
+// there, never for a record value shaped like a Preview.
 type previewedEntry struct {
 	ID        string   `json:"id"`
 	Previewed []string `json:"previewed,omitempty"`
@@ -426,12 +425,11 @@ func encodeHit(r SearchResult, n int, shorten bool) stepItem {
 	return it
 }
 
-// CompactStep builds search's compact reply, content[] text and
-// structuredContent together within budget bytes (the result less its
-// envelope), as one step along the page (see Step): the hits from st.Pos
-// with their previews while they fit (previews shortened first when the
-// rest of the page does not fit whole), then the ids of the hits after
-// them in content_ladder.records[], and next.
+// CompactStep builds search's compact reply, text and structuredContent
+// within budget bytes (the result less its envelope), as one step along
+// the page (see Step): the hits from st.Pos with their previews while they
+// fit (shortened first when the rest of the page does not fit whole), the
+// ids of the hits after them in content_ladder.records[], and next.
 func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, Truncation) {
 	total := len(v.Results)
 	pos := min(st.Pos, total)
@@ -514,9 +512,9 @@ func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Conti
 }
 
 // writeStep writes the members that report a compact step: detail, the
-// truncation flag, the items shown of the page's total, where the step
-// started in the page (after its first step) and, when something was left
-// out or cut, a restart, the values cut, and the full call with its size.
+// truncation flag, the items shown of the total, where a later step
+// started and, when something was cut, a restart, the values cut, and the
+// full call with its size.
 func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullBytes int) {
 	w.member("detail", []byte(`"`+DetailCompact+`"`))
 	w.member("truncated", strconv.AppendBool(nil, tr.Truncated))
