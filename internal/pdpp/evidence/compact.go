@@ -125,38 +125,24 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-// objectWriter builds a JSON object member by member into one buffer.
-type objectWriter struct {
-	buf bytes.Buffer
-	n   int
-}
+// objectWriter builds a JSON object member by member into one buffer,
+// each name as encoding/json writes it (appendName).
+type objectWriter struct{ buf []byte }
 
 func (w *objectWriter) member(key string, val []byte) {
-	if w.n == 0 {
-		w.buf.WriteByte('{')
-	} else {
-		w.buf.WriteByte(',')
+	sep := byte(',')
+	if len(w.buf) == 0 {
+		sep = '{'
 	}
-	w.n++
-	if JSONStringLen(key) == len(key)+2 {
-		// Nothing to escape: the key is written as it is, quoted.
-		w.buf.WriteByte('"')
-		w.buf.WriteString(key)
-		w.buf.WriteByte('"')
-	} else {
-		kb, _ := json.Marshal(key)
-		w.buf.Write(kb)
-	}
-	w.buf.WriteByte(':')
-	w.buf.Write(val)
+	w.buf = appendName(append(w.buf, sep), key, true)
+	w.buf = append(append(w.buf, ':'), val...)
 }
 
 func (w *objectWriter) bytes() []byte {
-	if w.n == 0 {
+	if len(w.buf) == 0 {
 		return []byte("{}")
 	}
-	w.buf.WriteByte('}')
-	return w.buf.Bytes()
+	return append(w.buf, '}')
 }
 
 // joinArray encodes already-encoded JSON values as one array.
@@ -187,21 +173,20 @@ func requireObject(body []byte, what string) error {
 }
 
 // compactRecord rewrites one RS record object raw, decoded as rec, for
-// compact output: every member kept in order, each value of `data` kept
-// or replaced by a Preview. It returns the record, its self-contained id,
-// how many values it cut and the names of the `data` fields it replaced by
-// a Preview, in order (the record's entry in records[] lists them, so a
-// reader tells the server's previews from record values of the same shape).
+// compact output: every member kept in order, each value of `data` kept or
+// replaced by a Preview. It returns the record, its self-contained id, how
+// many values it cut and the `data` fields it replaced, in order (for
+// previewedEntry).
 func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars int) (json.RawMessage, string, int, []string, error) {
 	ref := recordRef(rec, stream, connectionID)
 	id := ref.ID()
 	cut := 0
 	var previewed []string
 	var w objectWriter
-	if rec.dataEnd > 0 && rec.dataEnd <= len(raw) {
+	if rec.Data.end > 0 && rec.Data.end <= len(raw) {
 		// The record's other members are walked without its data, whose
 		// fields were split when it was decoded.
-		raw = slices.Concat(raw[:rec.dataStart], []byte("{}"), raw[rec.dataEnd:])
+		raw = slices.Concat(raw[:rec.Data.start], []byte("{}"), raw[rec.Data.end:])
 	}
 	err := eachMember(raw, func(key string, val []byte) error {
 		if key != "data" || string(bytes.TrimSpace(val)) == "null" {
@@ -213,8 +198,8 @@ func compactRecord(raw []byte, rec Record, stream, connectionID string, maxChars
 			return nil
 		}
 		var dw objectWriter
-		for _, name := range rec.Order {
-			v, c := compactValue(id, name, rec.Data[name], maxChars, rec.summaries)
+		for _, name := range rec.Data.order {
+			v, c := compactValue(id, name, rec.Data.fields[name], maxChars, rec.summaries)
 			if c {
 				cut++
 				previewed = append(previewed, name)
@@ -337,7 +322,7 @@ func CapText(s string, max int) string {
 // recordRef is the identity of a listed record, with the stream and
 // connection of the request filling in what the RS leaves out.
 func recordRef(rec Record, stream, connectionID string) handles.RecordRef {
-	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionID, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.ID}
+	return handles.RecordRef{ConnectionID: cmp.Or(rec.ConnectionId, connectionID), Stream: cmp.Or(rec.Stream, stream), RecordID: rec.Id}
 }
 
 // envelopeMembers writes the members of the records page body (decoded

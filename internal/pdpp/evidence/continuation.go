@@ -30,28 +30,20 @@ func (c Continuation) Call() string {
 	b := make([]byte, 0, len(c.Tool)+1+32*len(c.Arguments)+2)
 	b = append(append(b, c.Tool...), ' ')
 	start := len(b)
-	b = appendOrderedJSON(b, c.Arguments)
+	b = appendArgs(b, c.Arguments, compareArgs, true)
 	// An id or cursor may hold a character a person cannot see: the call
-	// spells it out (unseen.Spell), the form the tools accept back as it
-	// was.
+	// spells it out (unseen.Spell; a text shows an id spelled too), the
+	// form the tools accept back as it was, where a marker would not be:
+	// every member is kept, never shown as markers (unseen.ShowJSON).
 	if args := b[start:]; unseen.HasJSON(args) || unseen.HasOpenJSON(args) {
-		spelled, _ := unseen.ShowJSON(args, spellAll)
+		spelled, _ := unseen.ShowJSON(args, func(string) bool { return true })
 		b = append(b[:start], spelled...)
 	}
 	return string(b)
 }
 
-// spellAll keeps every member of a call's arguments: their strings are
-// spelled, never shown as markers (unseen.ShowJSON).
-func spellAll(string) bool { return true }
-
-// TextID is id as a text shows it: as it is, or, when it holds a character
-// a person cannot see (package unseen), spelled (unseen.Spell), the form
-// the tools accept back (a marker would not be).
-func TextID(id string) string { return unseen.Spell(id) }
-
 // argRank places the argument names that lead a call: id, stream,
-// field_path, q, cursor, in that order; -1 for any other name.
+// field_path, q, cursor, in that order, before any other name (5).
 func argRank(name string) int {
 	switch name {
 	case "id":
@@ -65,36 +57,21 @@ func argRank(name string) int {
 	case "cursor":
 		return 4
 	}
-	return -1
+	return 5
 }
 
-// compareArgs orders argument names: those argRank places first, by it,
-// then the rest by name.
+// compareArgs orders argument names by argRank, then by name.
 func compareArgs(a, b string) int {
-	oa, ob := argRank(a), argRank(b)
-	switch {
-	case oa >= 0 && ob >= 0:
-		return oa - ob
-	case oa >= 0:
-		return -1
-	case ob >= 0:
-		return 1
+	if d := argRank(a) - argRank(b); d != 0 {
+		return d
 	}
 	return strings.Compare(a, b)
 }
 
-// appendOrderedJSON appends m as one JSON object, members in compareArgs
-// order, values as appendJSON writes them (without HTML escaping), names
-// as encoding/json writes them.
-func appendOrderedJSON(b []byte, m map[string]any) []byte {
-	return appendArgs(b, m, compareArgs, true)
-}
-
 // appendArgs appends a call's arguments m as one JSON object, names in
-// cmp's order, each value as appendJSON writes it. A name is written as
-// appendString writes it or, with html, as encoding/json writes it (HTML
-// escaped). A call has a handful of arguments, sorted in a fixed-size
-// array (a longer list grows it).
+// cmp's order written by appendName, each value as appendJSON writes it.
+// A call has a handful of arguments, sorted in a fixed-size array (a
+// longer list grows it).
 func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool) []byte {
 	var room [8]string
 	keys := room[:0]
@@ -107,19 +84,22 @@ func appendArgs(b []byte, m map[string]any, cmp func(a, b string) int, html bool
 		if i > 0 {
 			b = append(b, ',')
 		}
-		switch {
-		case plainJSONString(k): // written as itself, either way
-			b = append(append(append(b, '"'), k...), '"')
-		case html:
-			kb, _ := json.Marshal(k)
-			b = append(b, kb...)
-		default:
-			b = appendString(b, k)
-		}
-		b = append(b, ':')
-		b = appendJSON(b, m[k])
+		b = appendJSON(append(appendName(b, k, html), ':'), m[k])
 	}
 	return append(b, '}')
+}
+
+// appendName appends the member name k as appendString writes it or,
+// with html, as encoding/json writes it (HTML escaped).
+func appendName(b []byte, k string, html bool) []byte {
+	switch {
+	case plainJSONString(k): // written as itself, either way
+		return append(append(append(b, '"'), k...), '"')
+	case html:
+		kb, _ := json.Marshal(k)
+		return append(b, kb...)
+	}
+	return appendString(b, k)
 }
 
 // encoded is c as MarshalNoEscape writes it.

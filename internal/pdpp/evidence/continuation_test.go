@@ -10,8 +10,9 @@ import (
 
 // orderedJSONByEncoder is orderedJSON as encoding/json writes it, member by
 // member: the written bytes must not depend on which path wrote them.
-// orderedJSON is appendOrderedJSON into a string of its own.
-func orderedJSON(m map[string]any) string { return string(appendOrderedJSON(nil, m)) }
+// orderedJSON is a call's arguments m as Call writes them, into a string
+// of its own.
+func orderedJSON(m map[string]any) string { return string(appendArgs(nil, m, compareArgs, true)) }
 
 func orderedJSONByEncoder(t *testing.T, m map[string]any) string {
 	t.Helper()

@@ -96,21 +96,23 @@ var errorOwnKeys = map[string]bool{
 }
 
 // FitError returns the error object obj (the `error` member of an RS
-// envelope) as it is when it takes at most room bytes on the wire (see
-// WireLen) and has at most
-// ErrorMembers members. Otherwise it keeps, in this order and while they
-// fit in room: type and code (always), truncated and error_bytes (the
-// object's full size, always), message and next_step clipped to 600 and
-// 400 characters, the other identifying members (errorFirstKeys) of at
-// most errorSmallMember bytes, the leading available_connections (with
-// available_connections_total), and then the RS's other small members in
-// order, ErrorMembers of the RS's members in all. The object is read in
-// one pass over its bytes, never decoded into a map, so an envelope of
-// hundreds of thousands of members costs no more than its size. The result
-// may exceed room only by type, code, truncated and error_bytes when room
-// is smaller than they are.
+// envelope) as it is when it takes at most room bytes on the wire
+// (WireLen) and has at most ErrorMembers members. Otherwise it keeps, in
+// this order and while they fit in room: type and code and truncated and
+// error_bytes (the object's full size; these four always, so only they
+// may exceed a smaller room), message and next_step clipped to 600 and
+// 400 characters, the other errorFirstKeys of at most errorSmallMember
+// bytes, the leading available_connections (with their total), then the
+// RS's other small members in order, ErrorMembers of the RS's in all. obj
+// is read in one pass, never decoded into a map, so an envelope of
+// hundreds of thousands of members costs no more than its size.
 func FitError(obj json.RawMessage, room int) json.RawMessage {
-	if WireLen(obj) <= room && !moreMembersThan(obj, ErrorMembers) {
+	fits := WireLen(obj) <= room
+	if fits && validJSON(obj) && firstByte(obj) == '{' {
+		_, more := countItems(obj, ErrorMembers) // stops counting past ErrorMembers
+		fits = !more
+	}
+	if fits {
 		return obj
 	}
 	var e ErrorBody
@@ -136,7 +138,7 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 	}
 	var w objectWriter
 	// closed is the object's size on the wire once closed (see WireLen).
-	closed := func() int { return max(2, WireLen(w.buf.Bytes())+1) }
+	closed := func() int { return max(2, WireLen(w.buf)+1) }
 	kept := 0
 	for _, k := range []string{"type", "code"} {
 		if v, ok := small[k]; ok {
@@ -190,16 +192,6 @@ func FitError(obj json.RawMessage, room int) json.RawMessage {
 		add(k, small[k])
 	}
 	return w.bytes()
-}
-
-// moreMembersThan reports whether the JSON object obj has more than n
-// members; it stops counting at n+1.
-func moreMembersThan(obj []byte, n int) bool {
-	if !validJSON(obj) || firstByte(obj) != '{' {
-		return false
-	}
-	_, more := countItems(obj, n)
-	return more
 }
 
 // errStop ends a walk early.

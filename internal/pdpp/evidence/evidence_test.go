@@ -295,7 +295,7 @@ func TestDescribeField(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fv := DescribeField("c/s:r", "f", json.RawMessage(tc.raw), 100)
+			fv := describeField("c/s:r", "f", json.RawMessage(tc.raw), 100, nil)
 			if fv.Kind != tc.kind || fv.Complete != tc.complete {
 				t.Fatalf("kind=%s complete=%v", fv.Kind, fv.Complete)
 			}

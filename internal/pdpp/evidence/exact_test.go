@@ -78,7 +78,7 @@ func TestDescribeFieldShowsWholeValuesExactly(t *testing.T) {
 	}
 	for _, v := range values {
 		raw, _ := json.Marshal(v)
-		fv := DescribeField("cin_a/notes:n1", "body", raw, 200)
+		fv := describeField("cin_a/notes:n1", "body", raw, 200, nil)
 		if !fv.Complete || fv.Value != v || readBack(t, fv.Line) != v {
 			t.Errorf("%q: complete %v, value %q, line %q", v, fv.Complete, fv.Value, fv.Line)
 		}
@@ -86,7 +86,7 @@ func TestDescribeFieldShowsWholeValuesExactly(t *testing.T) {
 	t.Run("a preview is the exact start, marked as cut", func(t *testing.T) {
 		v := "Line one.\r\n\r\n" + strings.Repeat("x ", 300)
 		raw, _ := json.Marshal(v)
-		fv := DescribeField("cin_a/notes:n1", "body", raw, 20)
+		fv := describeField("cin_a/notes:n1", "body", raw, 20, nil)
 		want, _ := Cut(v, 20)
 		if fv.Complete || fv.Value != want {
 			t.Fatalf("preview value %q, want the exact first 20 characters %q", fv.Value, want)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -35,14 +36,13 @@ type Document struct {
 // strings and metadata: keys, the id, title and url members, the envelope.
 const documentOverhead = 512
 
-// RenderDocumentWithin renders one RS record as a fetch document. ref is the
-// record the caller asked for (its connection fills in when the RS names
-// one). The structured text cuts each field at StructuredTextChars and, with
-// a budget above 0, the whole result (content[] text, structured text and
-// metadata) is kept within budget bytes: the per-field cut shrinks until it
-// fits, each cut field keeping its descriptor and read_record_field
-// continuation in metadata.fields. (Detail "full" adds the RS record
-// verbatim beside this document rather than a longer text.)
+// RenderDocumentWithin renders one RS record as a fetch document. ref is
+// the record the caller asked for (its connection fills in when the RS
+// names one). The structured text cuts each field at StructuredTextChars
+// and, with a budget above 0, the per-field cut shrinks until the whole
+// result (content[] text, structured text and metadata) fits budget bytes,
+// each cut field keeping its descriptor and read_record_field continuation
+// in metadata.fields.
 func RenderDocumentWithin(body []byte, ref handles.RecordRef, providerBase string, roles Roles, budget int) (Document, error) {
 	rec, err := decodeDocument(body)
 	if err != nil {
@@ -77,7 +77,7 @@ func RenderDocumentFull(body []byte, ref handles.RecordRef, providerBase string,
 		return Document{}, err
 	}
 	doc := renderDocument(rec, ref, providerBase, roles, FieldValueChars)
-	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data)+rec.MoreFields)
+	doc.Text = fmt.Sprintf("the whole record is in data: the RS record verbatim, %d bytes, %d fields", len(body), len(rec.Data.fields)+rec.Data.more)
 	delete(doc.Metadata, "fields")
 	doc.Truncated = false
 	return doc, nil
@@ -90,7 +90,7 @@ func decodeDocument(body []byte) (Record, error) {
 		return Record{}, err
 	}
 	rec, err := DecodeRecord(body)
-	if err == nil && rec.ID == "" && len(rec.Data) == 0 {
+	if err == nil && rec.Id == "" && len(rec.Data.fields) == 0 {
 		err = fmt.Errorf("record response names no record: it has neither id nor data")
 	}
 	return rec, err
@@ -116,24 +116,24 @@ func DocumentStructuredBytes(doc Document) int {
 // renderDocument renders rec with each field's structured text cut at
 // fieldChars; the record keeps the summaries of its fields across calls.
 func renderDocument(rec Record, ref handles.RecordRef, providerBase string, roles Roles, fieldChars int) Document {
-	ref.ConnectionID = cmp.Or(rec.ConnectionID, ref.ConnectionID)
-	ref.RecordID = cmp.Or(rec.ID, ref.RecordID)
+	ref.ConnectionID = cmp.Or(rec.ConnectionId, ref.ConnectionID)
+	ref.RecordID = cmp.Or(rec.Id, ref.RecordID)
 	ref.Stream = cmp.Or(rec.Stream, ref.Stream)
 	id := ref.ID()
 	doc := Document{ID: id, Title: neutralTitle(ref), URL: recordURL(providerBase, "", ref)}
 	if tf := roles.titleField(); tf != "" {
-		if s, ok := titleText(rec.Data[tf]); ok && strings.TrimSpace(s) != "" {
+		if s, ok := titleText(rec.Data.fields[tf]); ok && strings.TrimSpace(s) != "" {
 			doc.Title = Clip(oneLine(s), FieldValueChars)
 		}
 	}
 
-	names := orderByRole(rec.Order, roles)
+	names := orderByRole(rec.Data.order, roles)
 	fields := map[string]any{}
 	var text, shown strings.Builder
-	fmt.Fprintf(&shown, "id=%s title=%q\n", TextID(id), doc.Title)
+	fmt.Fprintf(&shown, "id=%s title=%q\n", unseen.Spell(id), doc.Title)
 	cutFields := 0
 	for i, name := range names {
-		raw := rec.Data[name]
+		raw := rec.Data.fields[name]
 		whole := describeField(id, name, raw, fieldChars, rec.summaries)
 		// Written piece by piece: the line can be a whole long text, which
 		// fmt would copy through its own buffer first.
@@ -152,9 +152,9 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			}
 		}
 	}
-	if rec.MoreFields > 0 {
+	if rec.Data.more > 0 {
 		// Past MaxRecordFields: counted, never rendered.
-		line := fmt.Sprintf("(%d more %s not rendered; narrow with fetch {\"id\":%q,\"fields\":[...]})\n", rec.MoreFields, noun(rec.MoreFields, "field", "fields"), id)
+		line := fmt.Sprintf("(%d more %s not rendered; narrow with fetch {\"id\":%q,\"fields\":[...]})\n", rec.Data.more, noun(rec.Data.more, "field", "fields"), id)
 		text.WriteString(line)
 		shown.WriteString(line)
 	}
@@ -177,15 +177,15 @@ func renderDocument(rec Record, ref handles.RecordRef, providerBase string, role
 			doc.Metadata[m.key] = m.val
 		}
 	}
-	if rec.RecordJSONBytes > 0 {
-		doc.Metadata["record_json_bytes"] = rec.RecordJSONBytes
+	if rec.RecordJsonBytes > 0 {
+		doc.Metadata["record_json_bytes"] = rec.RecordJsonBytes
 	}
 	if len(fields) > 0 {
 		doc.Metadata["fields"] = fields
 		doc.Truncated = true
 	}
-	if rec.MoreFields > 0 {
-		doc.Metadata["fields_not_rendered"] = rec.MoreFields
+	if rec.Data.more > 0 {
+		doc.Metadata["fields_not_rendered"] = rec.Data.more
 		doc.Truncated = true
 	}
 	doc.Rendered = capBytes(shown.String())

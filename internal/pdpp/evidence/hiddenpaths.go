@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
@@ -138,15 +137,10 @@ func pointer(dec *jsontext.Decoder, prefix string, stack []frame, deeper bool) s
 	if deeper {
 		b.WriteString("/…")
 	}
-	p := b.String()
-	if len(p) > MaxHiddenPathBytes {
-		cut := MaxHiddenPathBytes
-		for cut > 0 && !utf8.RuneStart(p[cut]) {
-			cut--
-		}
-		p = p[:cut] + "…"
+	if p := b.String(); len(p) > MaxHiddenPathBytes {
+		return cutBytes(p, MaxHiddenPathBytes) + Ellipsis
 	}
-	return p
+	return b.String()
 }
 
 // AppendJSON appends the report as the member "hidden" of a JSON object

@@ -30,13 +30,13 @@ const (
 
 // jsonSummary is what rendering needs of one JSON object or array: its
 // compact form up to a limit, read in one walk that never decodes the
-// value into Go values, so it allocates at most the bytes it keeps plus,
-// below HugeJSONBytes, the value's keys.
+// value, allocating at most the bytes it keeps plus, below HugeJSONBytes,
+// the value's keys.
 type jsonSummary struct {
 	// compact is the value as MarshalNoEscape of its decoded form writes
-	// it (or raw as it stands when that decoding fails, as compactJSON
-	// did), whole when complete, else at least limit+1 bytes of it; for a
-	// huge value, its first bytes as the RS wrote them, white space left out.
+	// it (raw as it stands when that decoding fails), whole when
+	// complete, else at least limit+1 bytes of it; for a huge value, its
+	// first bytes as the RS wrote them, white space left out.
 	compact  []byte
 	complete bool
 	limit    int
@@ -67,8 +67,8 @@ func summarizeJSON(raw []byte, limit int) jsonSummary {
 			return sum
 		}
 	}
-	// encoding/json refuses a number past float64's range: the value is
-	// shown as it stands, as one that does not re-encode.
+	// encoding/json refuses a number past float64's range: shown as it
+	// stands.
 	sum.compact, sum.complete = raw[:min(len(raw), limit+1)], len(raw) <= limit
 	return sum
 }
@@ -89,15 +89,16 @@ func previewLimit(max int) int {
 	return InlineJSONBytes + 4*(max/2+1)
 }
 
-// describe is the phrase naming the value: "array", or for a huge value
-// "array, 2600000 elements" ("more than 1000000 elements" past the bound).
-func (s jsonSummary) describe(kind string) string {
+// describe is the phrase naming the value, whose first byte is open:
+// "array", or for a huge value "array, 2600000 elements" ("more than
+// 1000000 elements" past the bound).
+func (s jsonSummary) describe(open byte) string {
+	kind, noun, more := "array", "elements", ""
+	if open == '{' {
+		kind, noun = "object", "members"
+	}
 	if !s.huge {
 		return kind
-	}
-	noun, more := "elements", ""
-	if kind == "object" {
-		noun = "members"
 	}
 	if s.countCapped {
 		more = "more than "
@@ -153,11 +154,11 @@ func countItems(raw []byte, max int) (n int, capped bool) {
 }
 
 // countItems, appendSpaceless and scanJSON read a value too large to
-// re-encode (over HugeJSONBytes, or nested too deep) byte by byte where it
-// lies, each byte once and strings skipped by bytes.IndexByte, already
-// checked as JSON by the body's decode: a jsontext walk would validate and
-// unescape each name again, and they stop at a count or a length that a
-// walk of the value reaches only at its end.
+// re-encode (over HugeJSONBytes, or nested too deep), already checked as
+// JSON by the body's decode, byte by byte where it lies, each byte once,
+// strings skipped by bytes.IndexByte: a jsontext walk would validate and
+// unescape each name again, and they stop at a count or a length a walk
+// reaches only at the value's end.
 
 // skipString returns the index just past the JSON string starting at b[i]
 // ('"'): the first quote after it preceded by an even run of backslashes,
@@ -198,13 +199,6 @@ func appendSpaceless(dst, raw []byte, n int) []byte {
 		}
 	}
 	return dst
-}
-
-// numbersFit reports whether every number in the JSON text raw parses as
-// a float64, as encoding/json's decoding into any requires.
-func numbersFit(raw []byte) bool {
-	fits, _ := scanJSON(raw)
-	return fits
 }
 
 // scanJSON reads the JSON text raw once: whether every number in it parses
@@ -285,9 +279,8 @@ func (c *compactor) offset(sub []byte) int32 {
 }
 
 // value appends the value raw (a slice of c.raw, white space around
-// allowed). Recursion follows the nesting, which is at most 10,000 (the
-// JSON decoders' limit) and, as each level writes a byte, at most limit
-// deep before the walk stops.
+// allowed). Recursion follows the nesting: at most 10,000 deep (the JSON
+// decoders' limit), and at most limit, as each level writes a byte.
 func (c *compactor) value(dst, raw []byte) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -411,10 +404,10 @@ type ValueDescription struct {
 	Preview     string `json:"preview,omitempty"`
 }
 
-// DescribeValue is the ValueDescription of the JSON value raw (valid
-// JSON), as JSON, with a preview of at most maxChars characters. It walks
-// raw once and keeps only the preview: a caller that decodes what it
-// renders puts it in place of a value over its bound.
+// DescribeValue is the ValueDescription of the valid JSON value raw, as
+// JSON, with a preview of at most maxChars characters, for a caller that
+// decodes what it renders to put in place of a value over its bound. It
+// walks raw once and keeps only the preview.
 func DescribeValue(raw []byte, maxChars int) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	d := ValueDescription{Truncated: true, Kind: "json", Bytes: len(raw)}
@@ -442,8 +435,6 @@ func DescribeValue(raw []byte, maxChars int) json.RawMessage {
 
 // MaxPageItems bounds the items of one RS page (records, search hits)
 // rendered: ten times the largest limit a tool asks for (100). A page
-// holding more is refused at its item MaxPageItems+1, while it is decoded
-// (listItems), since each item costs rendering a few hundred bytes
-// whatever its size (an RS page of 2.6 million empty records would cost a
-// gigabyte).
+// holding more is refused at its item MaxPageItems+1 while it is decoded
+// (objectItems): each item costs a few hundred bytes whatever its size.
 const MaxPageItems = 1000

@@ -71,7 +71,7 @@ func TestHugeJSONIsDescribed(t *testing.T) {
 			if !sum.huge || sum.complete || sum.count != tc.count || sum.countCapped != tc.capped {
 				t.Fatalf("summary huge %v complete %v count %d capped %v", sum.huge, sum.complete, sum.count, sum.countCapped)
 			}
-			if got := sum.describe(jsonKind(tc.raw[:1])); got != tc.kind {
+			if got := sum.describe(tc.raw[0]); got != tc.kind {
 				t.Errorf("describe = %q, want %q", got, tc.kind)
 			}
 			if got := sum.preview(13); got != tc.preview+Ellipsis {
@@ -93,7 +93,7 @@ const (
 func renderAlloc(raw []byte) uint64 {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	fv := DescribeField("cin_a/notes:n1", "f", raw, FieldValueChars)
+	fv := describeField("cin_a/notes:n1", "f", raw, FieldValueChars, nil)
 	v, _ := compactValue("cin_a/notes:n1", "f", raw, FieldValueChars, nil)
 	runtime.ReadMemStats(&after)
 	if fv.Line == "" || len(v) == 0 {

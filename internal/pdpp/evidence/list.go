@@ -13,12 +13,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 )
 
-// recordPage is an RS record list as RenderList decodes it, in one
-// decode: the envelope through the generated model, each record both
-// decoded and kept raw (a slice of the body) for compactRecord, which
-// rewrites it member by member.
+// recordPage is an RS record list as RenderList decodes it, once: each
+// record decoded and kept raw (a slice of the body) for compactRecord.
 type recordPage struct {
 	rsclient.RecordList
 	Data recordList `json:"data"`
@@ -36,7 +35,7 @@ type recordList struct {
 	start, end int
 }
 
-// UnmarshalJSONFrom reads the records as listItems does, bounded; a
+// UnmarshalJSONFrom reads the records as objectItems does, bounded; a
 // record that does not decode as one is named by its place.
 func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	*l = recordList{}
@@ -58,19 +57,17 @@ func (l *recordList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// pageRecord is one record of a records page, decoded where it lies in the
-// body, and where it lies ([start, end) of the body, white space and a
-// comma before it included): the page keeps its bytes for the compact
-// rewrite without reading them again.
+// pageRecord is one record of a records page, decoded, and where it lies
+// ([start, end) of the body, white space and a comma before it included).
 type pageRecord struct {
-	body       recordBody
+	rec        Record
 	start, end int
 }
 
 // UnmarshalJSONFrom reads one record of a page.
 func (p *pageRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	p.start = int(dec.InputOffset())
-	if err := jsonv2.UnmarshalDecode(dec, &p.body); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &p.rec); err != nil {
 		return err
 	}
 	p.end = int(dec.InputOffset())
@@ -129,7 +126,12 @@ func RenderList(body []byte, stream, connectionID string, nextArgs map[string]an
 		raw := body[it.start:it.end]
 		lead := len(raw) - len(bytes.TrimLeft(raw, ", \t\r\n"))
 		raw = raw[lead:]
-		rec := it.body.record(it.start + lead)
+		// The record's data offsets index raw.
+		rec := it.rec
+		if rec.Data.end > 0 {
+			rec.Data.start, rec.Data.end = rec.Data.start-it.start-lead, rec.Data.end-it.start-lead
+		}
+		rec.summaries = fieldSummaries{}
 		id := recordRef(rec, stream, connectionID).ID()
 		if len(v.Records) < RecordsPreviewed {
 			v.cards = append(v.cards, recordCard(len(v.Records)+1, id, rec))
@@ -170,14 +172,14 @@ func (v ListView) summary() string {
 // its id and its first FieldsPerRecordShown fields, each bounded.
 func recordCard(n int, id string, rec Record) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d] id=%s\n", n, TextID(id))
-	for j, name := range rec.Order {
+	fmt.Fprintf(&b, "[%d] id=%s\n", n, unseen.Spell(id))
+	for j, name := range rec.Data.order {
 		if j == FieldsPerRecordShown {
-			more := len(rec.Data) + rec.MoreFields - j
+			more := len(rec.Data.fields) + rec.Data.more - j
 			fmt.Fprintf(&b, "    (%d more %s; fetch the id or narrow with fields)\n", more, noun(more, "field", "fields"))
 			break
 		}
-		fv := describeField(id, name, rec.Data[name], FieldValueChars, rec.summaries)
+		fv := describeField(id, name, rec.Data.fields[name], FieldValueChars, rec.summaries)
 		fmt.Fprintf(&b, "    %s: %s\n", name, fv.Line)
 	}
 	return b.String()
@@ -201,7 +203,7 @@ type Truncation struct {
 // it (with fields to narrow); fields counts its values, all of them cut.
 func oversizedRecord(n int, id string, fields int) stepItem {
 	call := FetchCall(id)
-	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, TextID(id), fields, noun(fields, "field", "fields"), call.Call())
+	card := fmt.Sprintf("[%d] id=%s\n    (%d %s, too large to preview beside others: %s, narrowing with fields)\n", n, unseen.Spell(id), fields, noun(fields, "field", "fields"), call.Call())
 	rec := mustMarshal(struct {
 		ID        string       `json:"id"`
 		Truncated bool         `json:"truncated"`
@@ -211,12 +213,10 @@ func oversizedRecord(n int, id string, fields int) stepItem {
 	return stepItem{card: []byte(card), entry: rec, identity: appendIDEntry(nil, id), cut: fields}
 }
 
-// CompactStep builds query_records' compact reply, content[] text and
-// structuredContent together within budget bytes (the result less its
-// envelope), as one step along the page (see Step): the records from
-// st.Pos, compact (long values as previews), while they fit, with `data`
-// the RS envelope holding them; records[] the ids of those and of the
-// records after them; and next. body is the page RenderList read.
+// CompactStep builds query_records' compact reply like search's: the
+// records from st.Pos, long values as previews, while they fit, in `data`,
+// the RS envelope; records[] the ids of those and of the records after
+// them; and next. body is the page RenderList read.
 func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.RawMessage, Truncation, error) {
 	total := len(v.Records)
 	pos := min(st.Pos, total)
@@ -246,22 +246,22 @@ func (v ListView) CompactStep(body []byte, st Step, budget int) (string, json.Ra
 			itemErr = err
 		}
 		it := stepItem{card: []byte(card), entry: compact, identity: appendJSON(nil, previewedEntry{e.ID, previewed}), cut: cut}
-		if rec.MoreFields > 0 || it.cost() > alone {
+		if rec.Data.more > 0 || it.cost() > alone {
 			// Too large for a step even on its own (many long fields):
 			// shown by id with its fetch call, so the walk still moves
 			// on by one item and the step keeps its budget.
-			it = oversizedRecord(pos+i+1, e.ID, len(rec.Data)+rec.MoreFields)
+			it = oversizedRecord(pos+i+1, e.ID, len(rec.Data.fields)+rec.Data.more)
 			if it.cost() > room {
 				// An id so long that even that does not fit.
 				it = idOnlyItem(pos+i+1, e.ID, room)
-				it.cut = len(rec.Data) + rec.MoreFields
+				it.cut = len(rec.Data.fields) + rec.Data.more
 			}
 		}
 		return it
 	}
 	summary := v.summary()
 	fullJSON := st.Full.encoded()
-	base := textCost(summary) + WireLen(envelope.buf.Bytes()) + len(`{"data":{,"data":[]},"records":[]}`) +
+	base := textCost(summary) + WireLen(envelope.buf) + len(`{"data":{,"data":[]},"records":[]}`) +
 		StepBase("records", "records[]", st, total) + JSONStringLen(v.NextCursor)
 	if v.NextPage != nil {
 		// next once the page is shown to its end, and the text line

@@ -11,27 +11,22 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// A compact reply of a list is one step along its RS page. It keeps the
-// identity of every item of the page it has not yet shown, in the RS's
-// order; shows whole items with previews from Step.Pos while they fit the
-// reply budget; and names next, the call that resumes right after the
-// last item shown (a page cursor, made by Step.Resume) or, once the page
-// is exhausted, the RS's own next page. Walking next therefore visits the
-// items of the page that detail "full" returns, in the same order, each
-// step within the budget.
-
-// Step says where a compact reply starts in its RS page and how it
-// continues; the tool handler fills it in.
+// Step says where a compact reply of a list starts in its RS page and how
+// it continues; the tool handler fills it in. A step keeps the identity of
+// every item of the page not yet shown, in the RS's order; shows whole
+// items with previews from Pos while they fit the reply budget; and names
+// next, the call that resumes right after the last item shown (a page
+// cursor, made by Resume) or, once the page is exhausted, the RS's own
+// next page. Walking next visits the items detail "full" returns, in the
+// same order, each step within the budget.
 type Step struct {
-	// Pos is the index in the page of the first item to show (0 on a
-	// call without a page cursor).
+	// Pos is the index in the page of the first item to show (0 without
+	// a page cursor).
 	Pos int
-	// Restarted says the call carried a page cursor but the page no
-	// longer holds what it held before that cursor's position: the reply
-	// shows the page again from its first item (Pos is 0).
+	// Restarted says the page no longer holds what it held before the
+	// page cursor's position ResumedAt: the reply shows it again from its
+	// first item (Pos is 0).
 	Restarted bool
-	// ResumedAt is the position the page cursor named, for the sentence
-	// that reports a restart.
 	ResumedAt int
 	// Resume returns the call that resumes the page at index end, or
 	// false when no such call can be made (the reply then says how to read
@@ -57,8 +52,8 @@ func (st Step) fullBytes() int {
 	return st.FullBytes()
 }
 
-// fullBytesWidth stands in for the size of the full reply while a step is
-// measured, before it is known: ten digits.
+// fullBytesWidth stands in for the not yet known size of the full reply
+// while a step is measured: ten digits.
 const fullBytesWidth = 1 << 30
 
 // resumeSlack covers the few bytes a page cursor's position may add to the
@@ -70,18 +65,15 @@ const resumeSlack = 16
 // items with previews; the ids left out are reached by next.
 const idsShare = 2
 
-// FitItems returns how many items a compact reply shows whole, and how
+// FitItems returns how many items k a compact reply shows whole, and how
 // many ids of the items after those it lists. shown(i) is what item i adds
-// when shown whole with its preview (content[] and structured output),
-// ids[i] what it adds as an id alone; base is everything else. The result
-// is the largest k with base + shown(0..k-1) + the ids listed within
-// budget, never below 1 while there is an item (every step moves on); the
-// ids listed are the leading ones after item k-1 within budget/idsShare and
-// within what the items shown leave of budget, so a long first item never
-// pushes the ids past it.
-// shown is asked lazily, in order, and not past the first item that does
-// not fit, so a caller may build each item only when asked. The loop runs
-// at most len(ids) times, each with a binary search over the prefix sums.
+// shown whole with its preview, ids[i] what it adds as an id alone; base
+// is everything else. k is the largest with base + shown(0..k-1) + the ids
+// listed within budget, at least 1 while there is an item (every step
+// moves on); the ids listed are the leading ones after item k-1 within
+// budget/idsShare and within what the items shown leave. shown is asked
+// lazily, in order, not past the first item that does not fit. The loop
+// runs at most len(ids) times, each with a binary search over prefix sums.
 func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed int) {
 	n := len(ids)
 	if n == 0 {
@@ -91,8 +83,7 @@ func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed 
 	for i, c := range ids {
 		prefix[i+1] = prefix[i] + c
 	}
-	// listed returns how many ids from index from fit room, and their
-	// bytes.
+	// listed returns how many ids from index from fit room, and their bytes.
 	listed := func(from, room int) (int, int) {
 		m := sort.Search(n-from, func(m int) bool { return prefix[from+m+1]-prefix[from] > room })
 		return m, prefix[from+m] - prefix[from]
@@ -116,12 +107,10 @@ func FitItems(budget, base int, ids []int, shown func(i int) int) (k, idsListed 
 func textCost(s string) int { return JSONStringLen(s) - 2 }
 
 // stepLines are the content[] lines of a compact step after its items:
-// the restart notice, next (named first), and what was shown with
-// previews and how to see the rest. what names the items ("hits",
-// "records", "subscriptions"); where says where the ids of the others are
-// listed in structured output. next is nil when the page was shown to its
-// end; cut counts the values previewed in the items shown; fullBytes is
-// the size of the full reply.
+// the restart notice, next, and what was shown with previews and how to
+// see the rest. what names the items ("hits", "records", "subscriptions"),
+// where the structured list of the others' ids; next is nil at the page's
+// end; cut counts the values previewed; fullBytes is the full reply's size.
 func stepLines(what, where string, st Step, shown, total, idsListed int, next *Continuation, cut, fullBytes int) string {
 	var b strings.Builder
 	if st.Restarted {
@@ -154,12 +143,9 @@ func stepLines(what, where string, st Step, shown, total, idsListed int, next *C
 	return b.String()
 }
 
-// The pieces of a compact step below serve a list rendered outside this
-// package (the event subscriptions) too: the same fit, lines and report as
-// search and query_records use.
-
 // StepLines is stepLines with the size of the full reply asked of st when
-// the lines name it.
+// the lines name it. It, StepBase, StepNext and StepReport serve a list
+// rendered outside this package (the event subscriptions) too.
 func StepLines(what, where string, st Step, shown, total, idsListed int, next *Continuation, cut int) string {
 	fb := 0
 	if st.Pos+shown < total || cut > 0 || st.Restarted {
@@ -168,9 +154,9 @@ func StepLines(what, where string, st Step, shown, total, idsListed int, next *C
 	return stepLines(what, where, st, shown, total, idsListed, next, cut, fb)
 }
 
-// StepBase is what StepLines and StepReport take at most besides the items,
-// for a step of a list of total items from st.Pos: the lines, the report
-// members, and the call that resumes (estimated one item in).
+// StepBase is what StepLines and StepReport take at most besides the
+// items of a step of total items from st.Pos, the resume call estimated
+// one item in.
 func StepBase(what, where string, st Step, total int) int {
 	var resume Continuation
 	if st.Resume != nil && total-st.Pos > 1 {
@@ -180,9 +166,9 @@ func StepBase(what, where string, st Step, total int) int {
 		WireLen(resume.encoded()) + WireLen(st.Full.encoded()) + 320
 }
 
-// StepNext is the call that follows a step that showed shown items from
-// st.Pos of a page of total: the resume call while items are left, else
-// nextPage (nil at the end of the RS's pages).
+// StepNext is the call after a step that showed shown items from st.Pos
+// of total: the resume call while items are left, else nextPage (nil at
+// the end of the RS's pages).
 func StepNext(st Step, shown, total int, nextPage *Continuation) *Continuation {
 	if st.Pos+shown < total {
 		if st.Resume != nil {
@@ -195,9 +181,8 @@ func StepNext(st Step, shown, total int, nextPage *Continuation) *Continuation {
 	return nextPage
 }
 
-// StepReport is the JSON object of the members that report a step (see
-// writeStep), for a caller to merge into its structured output; tr.Full is
-// set when the step cut anything.
+// StepReport is the JSON object of writeStep's members, for a caller to
+// merge into its structured output; tr.Full is set when the step cut.
 func StepReport(st Step, tr *Truncation) json.RawMessage {
 	var w objectWriter
 	fb := 0
@@ -209,10 +194,9 @@ func StepReport(st Step, tr *Truncation) json.RawMessage {
 	return w.bytes()
 }
 
-// stepItem is one item encoded for a compact step: its card in content[]
-// text, its entry in the items shown (results[], or data's records) and
-// its identity entry (content_ladder.records[], or records[]); cut counts
-// the values it cut.
+// stepItem is one item encoded for a compact step: its content[] card,
+// its entry among the items shown and its identity entry; cut counts the
+// values it cut.
 type stepItem struct {
 	card, entry, identity []byte
 	cut                   int
@@ -223,10 +207,9 @@ func (it stepItem) cost() int {
 	return textCost(string(it.card)) + WireLen(it.entry) + WireLen(it.identity) + 2
 }
 
-// pageStep is a compact step over the items of an RS page from pos (of
-// total), as search and query_records take it: id is the id of item
-// pos+i, what and where name the items and their id list as stepLines
-// does, nextPage is the RS's next page.
+// pageStep is search's and query_records' compact step over an RS page
+// from pos of total: id(i) is item pos+i's id, what and where are
+// stepLines', nextPage is the RS's next page.
 type pageStep struct {
 	st          Step
 	pos, total  int
@@ -235,11 +218,10 @@ type pageStep struct {
 	nextPage    *Continuation
 }
 
-// fit returns the items a step shows within budget beside base (see
-// FitItems), and how many ids it lists after them. build(i, alone, room)
-// encodes item pos+i, on first use: alone is the room one item may take
-// beside the ids of the others, room all the step has for its items.
-// Each item is built at most once; the loop is bounded by the page.
+// fit returns the items FitItems shows and how many ids it lists after
+// them. build(i, alone, room) encodes item pos+i, at most once: alone is
+// the room of one item beside the others' ids, room all the step has for
+// its items. The loop is bounded by the page.
 func (p pageStep) fit(budget, base int, ids []int, build func(i, alone, room int) stepItem) ([]stepItem, int) {
 	items := make([]stepItem, len(ids))
 	built := make([]bool, len(ids))
@@ -253,11 +235,10 @@ func (p pageStep) fit(budget, base int, ids []int, build func(i, alone, room int
 	return items[:k], listed
 }
 
-// lay lays a fitted step out: its content[] text (head, the cards shown,
-// summary, the step's lines and, once the page is shown to its end, its
-// next page), the entries and identity entries as JSON arrays, next, the
-// step's report (cut counts values cut besides the items') and the size
-// of the full reply, asked when the step is truncated.
+// lay lays a fitted step out: its text (head, the cards, summary, the
+// step's lines and, at the page's end, its next page), the entries and
+// identity entries as JSON arrays, next, the report (cut counts values
+// cut besides the items') and the full reply's size when truncated.
 func (p pageStep) lay(items []stepItem, listed int, head, summary string, cut int) (text string, entries, identities []byte, next *Continuation, tr Truncation, fullBytes int) {
 	k := len(items)
 	tr = Truncation{Total: p.total, Shown: k, ValuesCut: cut}
@@ -287,16 +268,11 @@ func (p pageStep) lay(items []stepItem, listed int, head, summary string, cut in
 	return b.String(), joinArray(shown), joinArray(ids), next, tr, fullBytes
 }
 
-// An item of a compact step whose id is so long that even its id with a
-// fetch call does not fit beside the step's other parts is shown by id
-// alone: the id written once in its card, once in its shown entry and once
-// in the identity list, so the step still moves on by one item and walking
-// next still visits it in its place. An id too long for even that within
-// the room the step has left is shortened, saying so and how long it is.
-
-// idOnlyItem is item n (counted from 1) shown by its id alone within room
-// bytes: its card in content[] text, its shown entry and its identity
-// entry, each as a step writes it.
+// idOnlyItem is item n (from 1), whose id with a fetch call does not fit
+// beside the step's other parts, shown by id alone within room bytes, in
+// its card, its shown entry and its identity entry: the step still moves
+// on by one item. An id too long even for that is shortened, saying so
+// and how long it is.
 func idOnlyItem(n int, id string, room int) stepItem {
 	build := func(shown string) stepItem {
 		note := "too large to show beside this reply's other parts; read it with fetch and this id, narrowing with fields"
@@ -320,8 +296,7 @@ func idOnlyItem(n int, id string, room int) stepItem {
 	return build(cutEncoded(id, max(per, 0)) + Ellipsis)
 }
 
-// idOnlyEntry is the shown entry of an item shown by its id alone, with
-// the length of the id when it is shortened.
+// idOnlyEntry is the shown entry of idOnlyItem.
 type idOnlyEntry struct {
 	ID        string `json:"id"`
 	Truncated bool   `json:"truncated"`

@@ -13,10 +13,9 @@ import (
 // record, its data, a field value) member by member or element by element
 // with a jsontext.Decoder, handing each value on as a slice of the input
 // (its capacity running to the input's end, so the compactor can tell its
-// offset; a caller never appends to it):
-// nothing is decoded but the names. They take what encoding/json takes
-// (repeated names, invalid UTF-8 in strings), since what they walk was
-// either decoded already or is a stranger's value shown as it is.
+// offset; a caller never appends to it); only names are decoded. They take
+// what encoding/json takes (repeated names, invalid UTF-8), since what
+// they walk was decoded already or is a stranger's value shown as it is.
 
 // walkOptions are the options of every walk of a raw value.
 var walkOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
@@ -30,9 +29,9 @@ type walker struct {
 	dec jsontext.Decoder
 }
 
-// walkers keeps walkers for reuse: the compactor walks each nested object
-// and array of a value with its own, and a decoder costs a kilobyte to
-// make. The pool holds what the collector leaves it.
+// walkers keeps walkers for reuse (what the collector leaves the pool):
+// the compactor walks each nested object and array of a value with its
+// own, and a decoder costs a kilobyte to make.
 var walkers = sync.Pool{New: func() any { return new(walker) }}
 
 // newWalk returns a walker over raw; done gives it back.
@@ -59,10 +58,9 @@ func eachMember(raw []byte, fn func(key string, val []byte) error) error {
 	})
 }
 
-// eachRawMember is eachMember with each name as it stands in the JSON
-// text (quoted, escapes and all), also a slice of raw: a walk that only
-// compares names needs no string for each (a stranger's object of 100,000
-// members cost a string each).
+// eachRawMember is eachMember with each name quoted as it stands, also a
+// slice of raw: a walk that only compares names needs no string for each
+// (a stranger's object of 100,000 members cost a string each).
 func eachRawMember(raw []byte, fn func(q, val []byte) error) error {
 	w := newWalk(raw)
 	defer w.done()
@@ -96,6 +94,15 @@ func memberName(q []byte) string {
 	}
 	s, _ := decodeString(q)
 	return s
+}
+
+// rawName is the name q (quoted) decoded, a slice of q when it holds no
+// escape (see eachRawMember).
+func rawName(q []byte) []byte {
+	if bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	return []byte(memberName(q))
 }
 
 // eachElement calls fn with every element of the JSON array raw, in order,

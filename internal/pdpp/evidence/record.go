@@ -2,11 +2,10 @@ package evidence
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,28 +14,14 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 )
 
-// Record is an RS `record` object as the adapter reads it: the members of
-// the generated model it shows, and the fields of data, each value raw.
+// Record is an RS `record` object as the adapter reads it: the generated
+// model, with data split into its fields while it is decoded (recordData)
+// instead of kept raw and walked again.
 type Record struct {
-	ID              string
-	Stream          string
-	ConnectionID    string
-	ConnectorKey    string
-	ConnectorID     string
-	EmittedAt       string
-	RecordJSONBytes int
-	// Data holds each field's raw value and Order the RS's field order;
-	// both are filled by DecodeRecord, for at most MaxRecordFields fields.
-	Data  map[string]json.RawMessage
-	Order []string
-	// MoreFields counts the members of data past the first
-	// MaxRecordFields fields, which are not rendered.
-	MoreFields int
+	rsclient.Record
+	Data recordData `json:"data"`
 	// summaries keeps its fields' summaries for its other renderings.
 	summaries fieldSummaries
-	// dataStart and dataEnd are where data's object lies in the JSON the
-	// record was decoded from (both 0 when it has none).
-	dataStart, dataEnd int
 }
 
 // MaxRecordFields bounds the fields of one record rendered: each costs a
@@ -45,37 +30,15 @@ type Record struct {
 // fields and the count of the others.
 const MaxRecordFields = 2000
 
-// DecodeRecord decodes one RS record (a body or an item of a page) into
-// the generated rsclient.Record, once: data is split into its fields while
-// it is read (recordData), each field value a slice of raw until it is
-// rendered.
+// DecodeRecord decodes one RS record (a body or an item of a page) once:
+// data is split into its fields while it is read (recordData), each field
+// value a slice of raw until it is rendered.
 func DecodeRecord(raw []byte) (Record, error) {
-	var m recordBody
-	if err := decodeRS(raw, &m, nil); err != nil {
+	rec := Record{summaries: fieldSummaries{}}
+	if err := decodeRS(raw, &rec, nil); err != nil {
 		return Record{}, fmt.Errorf("not a record: %w", err)
 	}
-	return m.record(0), nil
-}
-
-// record is the Record m holds; base is the offset in the decoder's input
-// of the JSON m was decoded from, so that dataStart and dataEnd index it.
-func (m *recordBody) record(base int) Record {
-	r := Record{
-		ID: m.Id, Stream: m.Stream, ConnectionID: m.ConnectionId, ConnectorKey: m.ConnectorKey,
-		ConnectorID: m.ConnectorId, EmittedAt: m.EmittedAt, RecordJSONBytes: m.RecordJsonBytes,
-		Data: m.Data.fields, Order: m.Data.order, MoreFields: m.Data.more, summaries: fieldSummaries{},
-	}
-	if m.Data.end > 0 {
-		r.dataStart, r.dataEnd = m.Data.start-base, m.Data.end-base
-	}
-	return r
-}
-
-// recordBody is the generated record model with its data split while it
-// is decoded, instead of kept raw and walked again.
-type recordBody struct {
-	rsclient.Record
-	Data recordData `json:"data"`
+	return rec, nil
 }
 
 // The data member above stands for the model's: renamed in the spec, this
@@ -83,14 +46,16 @@ type recordBody struct {
 var _ jsontext.Value = rsclient.Record{}.Data
 
 // recordData is a record's data: each field's raw value (a slice of the
-// body: ReadValue reads in place, as for rawInPlace) by name, and the names in the RS's order, for at
-// most MaxRecordFields fields; more counts the fields past them, which are
-// not kept.
+// body: ReadValue reads in place, as for rawInPlace) by name, and the
+// names in the RS's order, for at most MaxRecordFields fields; more counts
+// the fields past them, which are not rendered.
 type recordData struct {
-	fields     map[string]json.RawMessage
-	order      []string
-	more       int
-	start, end int // where the object lies in the record's JSON
+	fields map[string]json.RawMessage
+	order  []string
+	more   int
+	// start and end are where the object lies in the JSON the record was
+	// decoded from (both 0 when it has none).
+	start, end int
 }
 
 // errDataNotObject is the error of a record whose data is not an object.
@@ -114,17 +79,11 @@ func (d *recordData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	d.start = int(dec.InputOffset()) - 1 // the brace just read
 	for dec.PeekKind() != '}' {
-		// The name as it stands (a slice of the input, read in place):
-		// a string is made only for a field kept, not for each of a
-		// stranger's 100,000.
 		q, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		key := q[1 : len(q)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(memberName(q))
-		}
+		key := rawName(q)
 		val, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -155,19 +114,16 @@ type Roles map[string]string
 // titleRoles are the declared roles that name a record's title.
 var titleRoles = map[string]bool{"primary-title": true, "title": true}
 
-// fieldWithRole returns the first field declared with a title role, if any.
-func (roles Roles) titleField() string {
-	var names []string
+// titleField returns the first field by name declared with a title role,
+// if any.
+func (roles Roles) titleField() (title string) {
+	found := false
 	for f, r := range roles {
-		if titleRoles[r] {
-			names = append(names, f)
+		if titleRoles[r] && (!found || f < title) {
+			title, found = f, true
 		}
 	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return ""
-	}
-	return names[0]
+	return title
 }
 
 // FieldView describes one field in visible output.
@@ -196,18 +152,11 @@ type BlobRead struct {
 	Resource string `json:"resource"`
 }
 
-// BlobResourceURI is the resource a host can read for blob bytes.
-func BlobResourceURI(blobID string) string { return "pdpp://blob/" + blobID }
-
-// DescribeField classifies one field value and renders it within max chars.
-// id is the record's self-contained id for continuations: a read_record_field
-// window for text, a full-detail fetch of the field for large JSON.
-func DescribeField(id, name string, raw json.RawMessage, max int) FieldView {
-	return describeField(id, name, raw, max, nil)
-}
-
-// describeField is DescribeField with the record's field summaries, kept
-// across renderings of the same record (nil: none kept).
+// describeField classifies one field value and renders it within max
+// chars. id is the record's self-contained id for continuations: a
+// read_record_field window for text, a full-detail fetch of the field for
+// large JSON. cache is the record's field summaries, kept across
+// renderings of the same record (nil: none kept).
 func describeField(id, name string, raw json.RawMessage, max int, cache fieldSummaries) FieldView {
 	fv := FieldView{Name: name}
 	// raw is sliced, never copied whole: a field can be most of the body.
@@ -238,18 +187,14 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 			if blob.Size > 0 {
 				fv.Bytes = blob.Size
 			}
-			fv.BlobRead = &BlobRead{Route: "GET /v1/blobs/" + blob.ID, Resource: BlobResourceURI(blob.ID)}
+			fv.BlobRead = &BlobRead{Route: "GET /v1/blobs/" + blob.ID, Resource: "pdpp://blob/" + blob.ID}
 			fv.Complete = true
 			size := "size unknown"
 			if blob.Size > 0 {
 				size = fmt.Sprintf("%d bytes", blob.Size)
 			}
-			media := blob.MediaType
-			if media == "" {
-				media = "media type unknown"
-			}
 			fv.Line = fmt.Sprintf("[blob %s, %s; bytes not inlined; read via resources/read %s (RS %s)]",
-				media, size, fv.BlobRead.Resource, fv.BlobRead.Route)
+				cmp.Or(blob.MediaType, "media type unknown"), size, fv.BlobRead.Resource, fv.BlobRead.Route)
 			return fv
 		}
 		fv.Kind = "json"
@@ -265,7 +210,7 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 		c := fetchFieldFullCall(id, name)
 		fv.Next = &c
 		fv.Line = fmt.Sprintf("[JSON %s, %d bytes, not shown in full: %s; read it: %s]",
-			sum.describe(jsonKind(string(tb[:1]))), fv.Bytes, sum.preview(max/2), c.Call())
+			sum.describe(tb[0]), fv.Bytes, sum.preview(max/2), c.Call())
 	default:
 		trimmed := string(tb)
 		fv.Complete = true
@@ -281,12 +226,11 @@ func describeField(id, name string, raw json.RawMessage, max int, cache fieldSum
 	return fv
 }
 
-// setText fills a text field's view from its shown part (the value's
-// first characters, exactly); cut says whether the field continues past
-// it, at character offset end of the field, where the read-on continuation
-// starts. The line shows the part as ShowValue does, so a value shown whole
-// is shown exactly, and a cut one is marked as a preview with its size and
-// the read that continues it.
+// setText fills a text field's view from shown, the value's first
+// characters; cut says the field continues past it, at character offset
+// end, where the read-on continuation starts. The line shows the part as
+// ShowValue does (a whole value exactly), a cut one marked as a preview
+// with its size and the read that continues it.
 func (fv *FieldView) setText(id, shown string, cut bool, end int) {
 	fv.Kind = "text"
 	fv.Value = shown
@@ -315,17 +259,10 @@ func (fv FieldView) within(id string, raw json.RawMessage, max int, cache fieldS
 	return out
 }
 
-func jsonKind(trimmed string) string {
-	if trimmed[0] == '[' {
-		return "array"
-	}
-	return "object"
-}
-
-// fieldSummaries keeps the summaries of one record's fields by name, so
-// rendering the record again (fetch's budget passes, the brief view, a
-// page's compact form after its card) walks each value once. Its size is
-// bounded by the record's fields.
+// fieldSummaries keeps the summaries of one record's fields by name
+// (bounded by its fields), so rendering it again (fetch's budget passes,
+// the brief view, a page's compact form after its card) walks each value
+// once.
 type fieldSummaries map[string]keptSummary
 
 // keptSummary is a field's kept summary: of a JSON value, or of a string
@@ -350,9 +287,9 @@ func (fs fieldSummaries) get(name string, raw []byte, limit int) jsonSummary {
 }
 
 // text returns the summary of the string field name (q, its JSON text)
-// for its first max characters, from the cache when one kept at least
-// as many: only its prefix depends on max. Only a value of more than
-// FieldValueChars bytes is kept; a shorter one costs little to read again.
+// for its first max characters, from the cache when one kept at least as
+// many (only its prefix depends on max). Only a value over FieldValueChars
+// bytes is kept; a shorter one costs little to read again.
 func (fs fieldSummaries) text(name string, q []byte, max int) stringSummary {
 	s, ok := fs[name]
 	if !ok || s.textMax < max {
@@ -373,7 +310,8 @@ type blobInfo struct {
 	Size      int
 }
 
-// blobKeys are the members blobRef reads, blob_id first.
+// blobKeys are the members blobRef reads: blob_id, the media type's
+// names, then the size's, each in the order blobRef prefers them.
 var blobKeys = [...]string{"blob_id", "media_type", "content_type", "mime_type", "size_bytes", "size", "byte_size", "bytes"}
 
 // blobRef recognises a blob reference object: an object carrying `blob_id`.
@@ -388,10 +326,7 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 	// The last value of each key blobRef reads, in blobKeys' order.
 	var vals [len(blobKeys)][]byte
 	err := eachRawMember(raw, func(q, v []byte) error {
-		key := q[1 : len(q)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(memberName(q))
-		}
+		key := rawName(q)
 		for i, name := range blobKeys {
 			if string(key) == name {
 				vals[i] = v
@@ -399,30 +334,30 @@ func blobRef(raw json.RawMessage) (blobInfo, bool) {
 		}
 		return nil
 	})
-	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' || !numbersFit(raw) {
+	if err != nil || len(vals[0]) == 0 || vals[0][0] != '"' {
 		return blobInfo{}, false
 	}
-	val := func(k string) []byte { return vals[slices.Index(blobKeys[:], k)] }
-	str := func(k string) string {
-		if v := val(k); len(v) > 0 && v[0] == '"' {
+	if fits, _ := scanJSON(raw); !fits {
+		return blobInfo{}, false
+	}
+	str := func(v []byte) string {
+		if len(v) > 0 && v[0] == '"' {
 			s, _ := decodeString(v)
 			return s
 		}
 		return ""
 	}
-	id := str("blob_id")
-	if id == "" {
+	info := blobInfo{ID: str(vals[0])}
+	if info.ID == "" {
 		return blobInfo{}, false
 	}
-	info := blobInfo{ID: id}
-	for _, k := range []string{"media_type", "content_type", "mime_type"} {
-		if s := str(k); s != "" {
+	for _, v := range vals[1:4] { // the media type's names
+		if s := str(v); s != "" {
 			info.MediaType = s
 			break
 		}
 	}
-	for _, k := range []string{"size_bytes", "size", "byte_size", "bytes"} {
-		v := val(k)
+	for _, v := range vals[4:] { // the size's names
 		if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 			continue
 		}
@@ -445,11 +380,7 @@ func IsBinaryLike(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9',
-			c == '+', c == '/', c == '=', c == '-', c == '_', c == '\n', c == '\r':
-		default:
+		if !base64Like(s[i]) {
 			return false
 		}
 	}

@@ -9,22 +9,18 @@ import (
 )
 
 // replyOptions have json v2 write a reply's values as MarshalNoEscape
-// (encoding/json, HTML escaping off) writes them: a map's keys in byte
-// order (Deterministic), a nil map or slice as null, U+2028 and U+2029 as
-// \u2028 and \u2029 (EscapeForJS). A raw value (a json.RawMessage argument)
-// is compacted with its escapes kept (PreserveRawStrings) and its repeated
-// names kept (AllowDuplicateNames), as encoding/json keeps them. Two
-// differences are left, neither in a reply's bytes on the wire nor in its
-// weight: a raw U+2028 or U+2029 inside a raw value is escaped, which
-// encoding/json leaves to the reply's encoder (it escapes them, and
-// WireLen counts them so); and a byte of invalid UTF-8 in a string inside
-// a struct, map or slice is written as U+FFFD itself where encoding/json
-// writes the escape \ufffd (the same string once read), which no such
-// string of a reply holds: each was decoded from JSON, which reads invalid
-// UTF-8 as U+FFFD, or cut from one on a character boundary. A string
-// alone is written by appendString, with encoding/json's bytes for any
-// string. The reply's encoder adds the HTML escaping (counted by WireLen),
-// so a reply's weight is the length of these bytes as ever.
+// (encoding/json, HTML escaping off) writes them: map keys in byte order,
+// nil maps and slices as null, U+2028 and U+2029 escaped (EscapeForJS), a
+// raw value (a json.RawMessage argument) compacted with its escapes and
+// repeated names kept. Two differences are left, in neither a reply's
+// wire bytes nor its weight: a raw U+2028 or U+2029 inside a raw value is
+// escaped here, by the reply's encoder there (WireLen counts it so); and
+// invalid UTF-8 in a string inside a struct, map or slice is written as
+// U+FFFD, not \ufffd (the same string once read), which no such string
+// holds: each was decoded from JSON (invalid UTF-8 read as U+FFFD) or cut
+// from one on a character boundary. A string alone is written by
+// appendString, with encoding/json's bytes for any string. The reply's
+// encoder adds the HTML escaping (counted by WireLen).
 // TestSearchAppendersMatchMarshal, FuzzOrderedJSON and FuzzAppendJSONString
 // hold the bytes to encoding/json's.
 var replyOptions = jsonv2.JoinOptions(
@@ -34,9 +30,8 @@ var replyOptions = jsonv2.JoinOptions(
 )
 
 // appendJSON appends v marshaled with replyOptions, or null when v cannot
-// be marshaled (as mustMarshal writes). The usual values of a call's
-// arguments (strings, integers, booleans) are appended without a marshal
-// (one allocation less each: Continuation.Call writes every argument).
+// be marshaled (as mustMarshal). A call's usual argument values (strings,
+// integers, booleans) skip the marshal, one allocation less each.
 func appendJSON(b []byte, v any) []byte {
 	switch t := v.(type) {
 	case string:
@@ -58,11 +53,9 @@ func appendJSON(b []byte, v any) []byte {
 
 // appendTo appends c as MarshalNoEscape writes it: the tool, then the
 // arguments by name in byte order (appendArgs). json v2 writes the same
-// bytes from the struct alone (its map in Deterministic order), at 15
-// allocations for a call of four arguments where this takes one, and more
-// than twice the CPU (reflection's values for the map's keys and values
-// and for each interface): every hit of a search and every window writes
-// one or more.
+// bytes at 15 allocations for a call of four arguments where this takes
+// one, and more than twice the CPU (reflection on the map and each
+// interface): every hit of a search and every window writes one or more.
 func (c *Continuation) appendTo(b []byte) []byte {
 	b = append(b, `{"tool":`...)
 	b = appendString(b, c.Tool)
@@ -73,14 +66,14 @@ func (c *Continuation) appendTo(b []byte) []byte {
 	return append(appendArgs(b, c.Arguments, strings.Compare, false), '}')
 }
 
-// appendString appends s as MarshalNoEscape writes it. jsontext.AppendQuote
-// writes those bytes for valid UTF-8 without U+2028 or U+2029, which it
-// leaves as they are; encoding/json writes any other string (a call's
-// argument as a caller typed it, a text holding a line separator).
-// jsonv2.Marshal of a string costs three to five times AppendQuote's CPU
-// and three allocations (strings of 22 and 80 bytes), and every argument
-// of every call a text shows, and every string of a summarized JSON value,
-// is written here.
+// appendString appends s as MarshalNoEscape writes it: by
+// jsontext.AppendQuote for valid UTF-8 without U+2028 or U+2029 (which it
+// leaves as they are), else by encoding/json (a call's argument as a
+// caller typed it, a text holding a line separator). jsonv2.Marshal of a
+// string costs three to five times AppendQuote's CPU and three
+// allocations (strings of 22 and 80 bytes), and every argument of every
+// call a text shows, and every string of a summarized JSON value, is
+// written here.
 func appendString(b []byte, s string) []byte {
 	n := len(b)
 	b, err := jsontext.AppendQuote(b, s) // an error on invalid UTF-8

@@ -10,14 +10,13 @@ import (
 )
 
 // An RS body is decoded once, by the json v2 API, into the generated model
-// of its envelope (gen/rsclient): the members the adapter reads are Go
-// fields, so a member renamed in the RS spec fails the build where it is
-// read. A record's data is split into its fields while it is read
-// (recordData), each field's value a slice of the body; the other raw
-// members (expanded, meta.count, a warning's detail) stay jsontext.Value,
-// slices of the body too, walked with a jsontext.Decoder where a preview,
-// a window or a summary needs them. No value of a stranger is decoded
-// whole into map[string]any.
+// of its envelope (gen/rsclient), so a member renamed in the RS spec fails
+// the build where it is read. A record's data is split into its fields
+// while it is read (recordData); the other raw members (expanded,
+// meta.count, a warning's detail) stay jsontext.Value. Both are slices of
+// the body, walked with a jsontext.Decoder where a preview, a window or a
+// summary needs them; no value of a stranger is decoded whole into
+// map[string]any.
 //
 // Names match exactly (encoding/json also fills record_key from
 // "Record_Key"). A repeated name is taken as encoding/json takes it, the
@@ -32,8 +31,11 @@ var rsDecodeOptions = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext
 
 // decodeRS decodes the RS body into v, a pointer to a generated model.
 // Lists of items (records, hits) are bounded while they are read (bound,
-// from listItems; nil for a body without one). The unmarshalers are made
-// once, not per call: json v2 caches its per-type choice in them.
+// from objectItems; nil for a body without one). The unmarshalers are made
+// once, not per call: json v2 caches its per-type choice in them. A model
+// that holds no raw member and no list (a field window) is decoded
+// without unmarshalers, where json v2 looks no type up (a tenth of a
+// window's rendering).
 func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
 	if bound == nil {
 		bound = rawInPlace
@@ -41,20 +43,12 @@ func decodeRS(body []byte, v any, bound *json.Unmarshalers) error {
 	return json.Unmarshal(body, v, rsDecodeOptions, json.WithUnmarshalers(bound))
 }
 
-// decodePlain is decodeRS for a model that holds no raw member and no
-// list (a field window): without unmarshalers, json v2 looks no type up
-// in them (a tenth of a window's rendering).
-func decodePlain(body []byte, v any) error {
-	return json.Unmarshal(body, v, rsDecodeOptions)
-}
-
-// rawInPlace keeps a raw member (a jsontext.Value: record data, expanded,
-// meta.count) as the slice of the body it was read from, not a copy: a
-// record's data can be most of a large body, and a copy of each cost one
-// more byte per body byte, over the bound of
-// TestHostileValuesAreDescribedNotDecoded on query_records. json.Unmarshal
-// decodes a []byte in place (it never refills or rewrites its buffer), so
-// the value ReadValue returns is a slice of the body; TestRawMembersAliasBody
+// rawInPlace keeps a raw member (a jsontext.Value) as the slice of the
+// body it was read from, not a copy: a record's data can be most of a
+// large body, and a copy cost one more byte per body byte, over the bound
+// of TestHostileValuesAreDescribedNotDecoded on query_records.
+// json.Unmarshal decodes a []byte in place (never refilling or rewriting
+// it), so ReadValue returns a slice of the body; TestRawMembersAliasBody
 // holds that, should a later version of the library copy.
 var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
 	raw, err := dec.ReadValue()
@@ -63,8 +57,8 @@ var rawInPlace = json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.
 })
 
 // decodeBody refuses an RS body that is not a JSON object (requireObject,
-// naming it by what) and decodes it with decodeRS: an error of a page's
-// item list as it is, any other as the body not being the shape expected.
+// naming it by what) and decodes it with decodeRS, returning an error of a
+// page's item list as it is, any other saying the body is not shape.
 func decodeBody(body []byte, what, shape string, v any, bound *json.Unmarshalers) error {
 	if err := requireObject(body, what); err != nil {
 		return err
@@ -84,26 +78,19 @@ type pageError struct{ err error }
 
 func (e *pageError) Error() string { return e.err.Error() }
 
-// listItems returns the unmarshaler of a page's item list ([]T, the data
-// member of a records or search page): objectItems bounded at
-// MaxPageItems (items names them, e.g. "hits"), so a page of 2.6 million
+// objectItems returns the unmarshaler of a list of objects ([]T), read by
+// readItems: it stops at the first item that is not a JSON object (the
+// list named by what, e.g. "search page") or, when max > 0, at item max+1
+// (items names them, e.g. "hits"). null leaves the list nil; anything else
+// than an array is left to the default decoding (an error). A page's list
+// (records, hits) is bounded at MaxPageItems, so a page of 2.6 million
 // empty objects costs MaxPageItems decoded items, not a gigabyte.
-func listItems[T any](what, items string) *json.Unmarshalers {
-	return json.JoinUnmarshalers(rawInPlace, objectItems[T](what, items, MaxPageItems))
-}
-
-// objectItems returns the unmarshaler of a list of objects ([]T): it reads
-// the list element by element and stops at the first that is not a JSON
-// object (named by what, e.g. "search page") or, when max > 0, at item
-// max+1. null leaves the list nil; anything else than an array is left to
-// the default decoding (an error).
 func objectItems[T any](what, items string, max int) *json.Unmarshalers {
 	return json.UnmarshalFromFunc(func(dec *jsontext.Decoder, list *[]T) error {
 		return readItems(dec, list, what, items, max)
 	})
 }
 
-// readItems is objectItems' reading of one list.
 func readItems[T any](dec *jsontext.Decoder, list *[]T, what, items string, max int) error {
 	switch dec.PeekKind() {
 	case 'n':
@@ -161,13 +148,11 @@ var kindNames = map[jsontext.Kind]string{
 	'{': "an object", '[': "an array", '"': "a string", 'n': "null", 't': "a boolean", 'f': "a boolean", '0': "a number",
 }
 
-// An RS list (records, search hits, event subscriptions) is an array of
-// objects. An item that is anything else (null, a number, a string, an
-// array) is not rendered as an empty or nameless item, nor skipped: the
-// whole page is refused as a bad answer, whichever tool reads it.
-
 // NotAnObject is the error of item i (from 0) of an RS list, named by what,
-// whose JSON kind is kind ("null", "number", …).
+// whose JSON kind is kind ("null", "number", …). An RS list (records,
+// search hits, event subscriptions) is an array of objects; an item that
+// is anything else is not rendered as an empty or nameless item, nor
+// skipped: the whole page is refused as a bad answer.
 func NotAnObject(what string, i int, kind string) error {
 	return fmt.Errorf("item %d of the %s is %s, not a JSON object: every item of an RS list must be one", i+1, what, kind)
 }

@@ -235,7 +235,7 @@ func TestRawMembersAliasBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	within("data.a", rec.Data["a"], `[1,2]`)
+	within("data.a", rec.Data.fields["a"], `[1,2]`)
 	page := []byte(`{"data":[ {"id":"a","data":{"t":"x"}} ,` + "\n" + `{"id":"b"}],"has_more":false}`)
 	v, err := RenderList(page, "s", "", nil)
 	if err != nil {
@@ -247,8 +247,8 @@ func TestRawMembersAliasBody(t *testing.T) {
 			t.Fatalf("record %d is %s, not the slice %s of the page", i, raw, want)
 		}
 	}
-	if f := v.recs[0].Data["t"]; string(f) != `"x"` || string(v.raws[0][v.recs[0].dataStart:v.recs[0].dataEnd]) != `{"t":"x"}` {
-		t.Fatalf("record 0's data is %s at [%d,%d)", f, v.recs[0].dataStart, v.recs[0].dataEnd)
+	if f := v.recs[0].Data.fields["t"]; string(f) != `"x"` || string(v.raws[0][v.recs[0].Data.start:v.recs[0].Data.end]) != `{"t":"x"}` {
+		t.Fatalf("record 0's data is %s at [%d,%d)", f, v.recs[0].Data.start, v.recs[0].Data.end)
 	}
 }
 

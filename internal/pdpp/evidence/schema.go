@@ -249,57 +249,63 @@ func expandSummary(caps []rsclient.ExpandCapability) string {
 
 // ExpandCapabilities returns the expand_capabilities the schema document lists
 // for stream, and whether the stream appears in the document at all.
-func ExpandCapabilities(body []byte, stream string) ([]rsclient.ExpandCapability, bool) {
+func ExpandCapabilities(body []byte, stream string) (caps []rsclient.ExpandCapability, found bool) {
+	streams, _ := schemaStreams(body)
+	for _, s := range streams {
+		if s.Name == stream {
+			found = true
+			caps = append(caps, s.ExpandCapabilities...)
+		}
+	}
+	return caps, found
+}
+
+// schemaStreams returns the streams of every connector of the schema
+// document body, and whether it is one.
+func schemaStreams(body []byte) (streams []*rsclient.SchemaStream, ok bool) {
 	var doc rsclient.SchemaDocument
 	if checkSchemaItems(body) != nil || decodeRS(body, &doc, nil) != nil {
 		return nil, false
 	}
-	found := false
-	var caps []rsclient.ExpandCapability
 	for _, c := range doc.Connectors {
-		for _, s := range c.Streams {
-			if s.Name == stream {
-				found = true
-				caps = append(caps, s.ExpandCapabilities...)
-			}
+		for i := range c.Streams {
+			streams = append(streams, &c.Streams[i])
 		}
 	}
-	return caps, found
+	return streams, true
 }
 
 // AllRoles returns the display roles a schema document declares for the
 // fields of every stream (field_capabilities.<field>.role); streams without
 // declared roles are absent. Nothing is inferred.
 func AllRoles(body []byte) map[string]Roles {
-	var doc rsclient.SchemaDocument
-	if checkSchemaItems(body) != nil || decodeRS(body, &doc, nil) != nil {
+	streams, ok := schemaStreams(body)
+	if !ok {
 		return nil
 	}
 	all := map[string]Roles{}
-	for _, c := range doc.Connectors {
-		for _, s := range c.Streams {
-			roles := all[s.Name]
-			if roles == nil {
-				roles = Roles{}
-			}
-			for f, raw := range s.FieldCapabilities {
-				var full rsclient.FieldCapability
-				var compact string
-				switch {
-				case raw.Kind() == '{' && decodeRS(raw, &full, nil) == nil && full.Role != "":
-					roles[f] = full.Role
-				case raw.Kind() == '"' && json.Unmarshal(raw, &compact, rsDecodeOptions) == nil:
-					// Compact capability strings carry "role=<role>" as one flag.
-					for _, flag := range strings.Split(compact, ",") {
-						if r, ok := strings.CutPrefix(strings.TrimSpace(flag), "role="); ok && r != "" {
-							roles[f] = r
-						}
+	for _, s := range streams {
+		roles := all[s.Name]
+		if roles == nil {
+			roles = Roles{}
+		}
+		for f, raw := range s.FieldCapabilities {
+			var full rsclient.FieldCapability
+			var compact string
+			switch {
+			case raw.Kind() == '{' && decodeRS(raw, &full, nil) == nil && full.Role != "":
+				roles[f] = full.Role
+			case raw.Kind() == '"' && json.Unmarshal(raw, &compact, rsDecodeOptions) == nil:
+				// Compact capability strings carry "role=<role>" as one flag.
+				for _, flag := range strings.Split(compact, ",") {
+					if r, ok := strings.CutPrefix(strings.TrimSpace(flag), "role="); ok && r != "" {
+						roles[f] = r
 					}
 				}
 			}
-			if len(roles) > 0 {
-				all[s.Name] = roles
-			}
+		}
+		if len(roles) > 0 {
+			all[s.Name] = roles
 		}
 	}
 	return all

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
@@ -180,7 +181,7 @@ func RenderSearch(body []byte, req SearchRequest, providerBase string) (SearchVi
 }
 
 // searchHits bounds the hits of a search page as they are decoded.
-var searchHits = listItems[rsclient.SearchResult]("search page", "hits")
+var searchHits = jsonv2.JoinUnmarshalers(rawInPlace, objectItems[rsclient.SearchResult]("search page", "hits", MaxPageItems))
 
 // FullText returns the content[] text of the page at detail "full", every
 // card and the summary, rendering it on first use: a compact step writes
@@ -273,7 +274,7 @@ func recordURL(base, recordPath string, ref handles.RecordRef) string {
 func searchText(v SearchView, inStructured int) string {
 	var b strings.Builder
 	if len(v.Results) > 0 {
-		fmt.Fprintf(&b, "first_fetch_id=%s\n", TextID(v.Results[0].ID))
+		fmt.Fprintf(&b, "first_fetch_id=%s\n", unseen.Spell(v.Results[0].ID))
 	}
 	for i, r := range v.Results {
 		if i == SearchCardsShown {
@@ -313,7 +314,7 @@ func writeCard(b *strings.Builder, n int, r SearchResult) {
 	b.WriteByte('[')
 	b.WriteString(strconv.Itoa(n))
 	b.WriteString("] id=")
-	b.WriteString(TextID(r.ID))
+	b.WriteString(unseen.Spell(r.ID))
 	b.WriteByte('\n')
 	if r.EvidenceComplete != nil {
 		state := "excerpt; field continues"
@@ -392,11 +393,10 @@ type compactLadderRecord struct {
 }
 
 // previewedEntry is the records[] entry of a record a compact step shows:
-// its id, with Previewed, the names of the fields of its data the server
-// replaced by a Preview, when there are any. The list is written outside
-// the record's data, where the RS cannot write, so a reader (the evidence
-// view) follows a preview's next only for the fields it names, never for a
-// record value shaped like a Preview.
+// its id and the fields of its data the server replaced by a Preview,
+// written outside the data, where the RS cannot write, so a reader (the
+// evidence view) follows a preview's next only for the fields named
+// there, never for a record value shaped like a Preview.
 type previewedEntry struct {
 	ID        string   `json:"id"`
 	Previewed []string `json:"previewed,omitempty"`
@@ -425,12 +425,11 @@ func encodeHit(r SearchResult, n int, shorten bool) stepItem {
 	return it
 }
 
-// CompactStep builds search's compact reply, content[] text and
-// structuredContent together within budget bytes (the result less its
-// envelope), as one step along the page (see Step): the hits from st.Pos
-// with their previews while they fit (previews shortened first when the
-// rest of the page does not fit whole), then the ids of the hits after
-// them in content_ladder.records[], and next.
+// CompactStep builds search's compact reply, text and structuredContent
+// within budget bytes (the result less its envelope), as one step along
+// the page (see Step): the hits from st.Pos with their previews while they
+// fit (shortened first when the rest of the page does not fit whole), the
+// ids of the hits after them in content_ladder.records[], and next.
 func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, Truncation) {
 	total := len(v.Results)
 	pos := min(st.Pos, total)
@@ -479,7 +478,7 @@ func (v *SearchView) CompactStep(st Step, budget int) (string, json.RawMessage, 
 	}
 	head := ""
 	if len(items) > 0 && firstFetch {
-		head = "first_fetch_id=" + TextID(rest[0].ID) + "\n"
+		head = "first_fetch_id=" + unseen.Spell(rest[0].ID) + "\n"
 	}
 	text, results, ladder, next, tr, fullBytes := p.lay(items, listed, head, summary, 0)
 	var w, lw objectWriter
@@ -513,9 +512,9 @@ func writePageStep(w *objectWriter, hasMore bool, nextCursor string, next *Conti
 }
 
 // writeStep writes the members that report a compact step: detail, the
-// truncation flag, the items shown of the page's total, where the step
-// started in the page (after its first step) and, when something was left
-// out or cut, a restart, the values cut, and the full call with its size.
+// truncation flag, the items shown of the total, where a later step
+// started and, when something was cut, a restart, the values cut, and the
+// full call with its size.
 func writeStep(w *objectWriter, st Step, tr Truncation, fullJSON []byte, fullBytes int) {
 	w.member("detail", []byte(`"`+DetailCompact+`"`))
 	w.member("truncated", strconv.AppendBool(nil, tr.Truncated))

@@ -2,18 +2,15 @@ package evidence
 
 import "strconv"
 
-// The appenders below write what mustMarshal (encoding/json without HTML
-// escaping) writes for the values of a compact search step, member for
-// member, without reflection: a step encodes every hit it weighs, twice
-// when previews must shrink, and the full-detail size estimate encodes the
-// page once more. TestSearchAppendersMatchMarshal holds the bytes equal.
-// They stay hand-written for CPU: appendJSON (json v2, the same bytes)
-// made BenchmarkRenderRSBodies/search 1.14 to 1.22 times as costly (median
-// paired ratio and ratio of the medians, nine paired runs of user+system
-// CPU; the struct marshal of each hit was a ninth of the step's CPU in its
-// profile), past the ceiling of 1.05 times the tree of commit
-// b514ee8 from today's 0.90. Strings are written by appendString,
-// continuations by appendTo.
+// The appenders below write what mustMarshal writes for the values of a
+// compact search step, without reflection: a step encodes every hit it
+// weighs, twice when previews must shrink, and the full-detail size
+// estimate once more (TestSearchAppendersMatchMarshal holds the bytes
+// equal). They stay hand-written for CPU: appendJSON (json v2, the same
+// bytes) made BenchmarkRenderRSBodies/search 1.14 to 1.22 times as costly
+// (median paired ratio and ratio of the medians, nine paired runs of
+// user+system CPU; each hit's struct marshal was a ninth of the step's
+// CPU), past the ceiling of 1.05 times commit b514ee8's tree from 0.90.
 
 // appendEvidence appends the optional scalar evidence members shared by
 // results[] and content_ladder entries.

@@ -141,12 +141,12 @@ func checkRecord(t *testing.T, raw []byte) {
 	if err != nil {
 		return
 	}
-	if len(rec.Data) != len(want) || len(rec.Order) != len(want) {
-		t.Fatalf("%.200q: split %d fields (%d in order), encoding/json %d", raw, len(rec.Data), len(rec.Order), len(want))
+	if len(rec.Data.fields) != len(want) || len(rec.Data.order) != len(want) {
+		t.Fatalf("%.200q: split %d fields (%d in order), encoding/json %d", raw, len(rec.Data.fields), len(rec.Data.order), len(want))
 	}
-	for _, k := range rec.Order {
-		if w, ok := want[k]; !ok || string(w) != string(rec.Data[k]) {
-			t.Fatalf("%.200q: field %q split as %s, encoding/json %s", raw, k, rec.Data[k], w)
+	for _, k := range rec.Data.order {
+		if w, ok := want[k]; !ok || string(w) != string(rec.Data.fields[k]) {
+			t.Fatalf("%.200q: field %q split as %s, encoding/json %s", raw, k, rec.Data.fields[k], w)
 		}
 	}
 }

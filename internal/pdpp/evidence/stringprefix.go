@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -50,21 +51,11 @@ func hex4(s []byte) rune {
 	if len(s) < 4 {
 		return -1
 	}
-	var r rune
-	for _, c := range s[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
+	n, err := strconv.ParseUint(string(s[:4]), 16, 32)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(n)
 }
 
 // stringSummary is what DescribeField needs of a JSON string value: its
@@ -96,15 +87,14 @@ func summarizeWhole(q []byte, max int) stringSummary {
 }
 
 // summarizeString reads the JSON string q (quotes included, from a body
-// already checked as JSON) as decodeString would decode it, but keeps only
-// its first max characters: a long value is walked once and never held
-// decoded in whole. This is what the json v2 API cannot do: jsontext
-// decodes a string token whole, so a stranger's 50 MB text field would
-// cost 50 MB more to show its first 240 characters (the bound of
-// TestHostileValuesAreDescribedNotDecoded and the full-fetch bounds hold
+// already checked as JSON) as decodeString would, keeping only its first
+// max characters: a long value is walked once, never held decoded whole.
+// json v2 cannot: jsontext decodes a string token whole, so a stranger's
+// 50 MB text field would cost 50 MB more to show its first 240 characters
+// (TestHostileValuesAreDescribedNotDecoded and the full-fetch bounds hold
 // the difference); TestSummarizeStringAgreesWithWholeDecoding holds the
-// answers to encoding/json's. Runs without escapes are counted in bulk; anything it
-// does not expect (invalid UTF-8, a raw quote or control byte, a bad
+// answers to encoding/json's. Runs without escapes are counted in bulk;
+// anything unexpected (invalid UTF-8, a raw quote or control byte, a bad
 // escape) falls back to decoding the whole value. The walk is bounded by
 // len(q).
 func summarizeString(q []byte, max int) stringSummary {
@@ -237,14 +227,13 @@ func base64Like(c byte) bool {
 }
 
 // The byte-parallel tests below serve JSONStringLen, which weighs every
-// text of a reply against its budget as encoding/json (HTML-escaped, as
-// the MCP library encodes content[] text) writes it, and plainString,
-// which finds the strings of an RS body that read as themselves. json v2
-// measures nothing: jsontext.AppendQuote and an Encoder write the string
-// (a copy the size of each text per weighing), and neither writes
-// encoding/json's bytes for invalid UTF-8 (U+FFFD itself, three bytes,
-// where encoding/json writes the six of \ufffd), which a text may hold.
-// FuzzJSONStringLen holds JSONStringLen to encoding/json.
+// text of a reply as encoding/json (HTML-escaped, as the MCP library
+// encodes content[] text) writes it, and plainString. json v2 measures
+// nothing: jsontext.AppendQuote and an Encoder write the string (a copy
+// the size of each text per weighing), and neither writes encoding/json's
+// bytes for invalid UTF-8 (U+FFFD itself, three bytes, not the six of
+// \ufffd), which a text may hold. FuzzJSONStringLen holds JSONStringLen
+// to encoding/json.
 
 // ones and tops are the byte-parallel constants: every byte 0x01, and
 // every byte's top bit; eight bytes packed in a word are tested at once.

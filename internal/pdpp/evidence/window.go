@@ -6,16 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/pdpp-mcp/pdpp-mcp/gen/rsclient"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/unseen"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 )
 
-// fieldWindowBody is the RS `field_window` body as RenderWindowFrom
-// decodes it: the members of the generated model it reads, the window a
-// pointer so that a body without one (or with null) is told apart from an
-// empty window. The others (links, meta, ...) are skipped, not built:
-// building the whole model cost 8% more instructions per window rendered.
+// fieldWindowBody is the members of the RS `field_window` model that
+// RenderWindowFrom reads, the window a pointer to tell a body without one
+// (or null) from an empty window. The others (links, meta, ...) are
+// skipped: building the whole model cost 8% more instructions per window.
 type fieldWindowBody struct {
 	ConnectionId string `json:"connection_id"`
 	Field        struct {
@@ -99,10 +100,9 @@ func (v *WindowView) CutTo(chars, limit int) {
 	v.Rendered = renderWindow(*v, true)
 }
 
-// FullText is CompactText's counterpart for detail "full": the window
-// text stays in structured output (text) and content[] keeps the range,
-// the continuations and a line saying where the text is, so it is paid for
-// once here too.
+// FullText is CompactText's counterpart for detail "full": the text stays
+// in structured output, content[] keeping the range, the continuations and
+// a line saying where the text is, so it is paid for once here too.
 func (v *WindowView) FullText() {
 	v.Detail = DetailFull
 	v.Rendered = renderWindow(*v, false)
@@ -144,7 +144,7 @@ func RenderWindowFrom(body []byte, ref handles.RecordRef, offset, limit int, cur
 		return WindowView{}, err
 	}
 	var fw fieldWindowBody
-	if err := decodePlain(body, &fw); err != nil {
+	if err := json.Unmarshal(body, &fw, rsDecodeOptions); err != nil {
 		return WindowView{}, fmt.Errorf("field-window response is not a field window: %w", err)
 	}
 	if fw.Window == nil {
@@ -228,7 +228,7 @@ func renderWindow(v WindowView, withText bool) string {
 	var b strings.Builder
 	b.Grow(200 + len(v.ID) + len(v.FieldPath) + len(v.Text) + len(next) + len(previous))
 	b.WriteString("id=")
-	b.WriteString(TextID(v.ID))
+	b.WriteString(unseen.Spell(v.ID))
 	b.WriteString(" field=")
 	b.WriteString(v.FieldPath)
 	b.WriteString(" chars ")
@@ -278,14 +278,12 @@ func writeInt(b *strings.Builder, n int) {
 }
 
 // checkWindow refuses a window whose offsets cannot be true (negative,
-// inverted, starting past the field's end, or beyond MaxOffsetChars),
-// clamps one that ends past the field's end to it, and clamps one longer
-// than asked: limit is the window size requested (0: the RS default,
-// DefaultWindowChars); a q window, sized by before/after, is held to
-// MaxWindowChars. A clamped window is partial, its next read starting where
-// the kept text ends. The next read is where the window ends, or none once
-// it reaches the field's end, whatever next offset the RS gave: no
-// continuation names an offset past the field's end.
+// inverted, starting past the field's end, or beyond MaxOffsetChars), and
+// clamps one that ends past the field's end, or is longer than limit (0:
+// DefaultWindowChars; a q window, sized by before/after, MaxWindowChars).
+// The next read starts where the (kept) window ends, or there is none at
+// the field's end, whatever next offset the RS gave: no continuation names
+// an offset past the field's end.
 func checkWindow(w *rsclient.TextWindow, limit int) error {
 	switch {
 	case w.StartChars < 0 || w.EndChars < 0 || w.TotalChars < 0:

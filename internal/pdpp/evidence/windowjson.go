@@ -2,18 +2,15 @@ package evidence
 
 import "strconv"
 
-// AppendJSON appends v's structured output to b, member for member, without
-// reflection: the bytes json.Marshal(v) writes but for HTML escaping, which
-// the reply's encoder adds (and WireLen counts). Every compact window reply
-// is encoded this way (TestWindowAppendJSONMatchesMarshal holds the two
-// equal once HTML-escaped). It stays hand-written for CPU: appendJSON(b, v)
-// writes the same bytes through json v2, and made BenchmarkWindowReply
-// (read_record_field's compact reply from the RS body to the bytes
-// weighed) 1.76 times as costly (ratio of the medians of ten paired runs
-// of user+system CPU; median paired ratio 1.71, range 1.15 to 2.14), where
-// read_record_field is already at its ceiling of 1.05 times the tree of
-// commit b514ee8. Strings are written by appendString, continuations by
-// appendTo.
+// AppendJSON appends v's structured output to b without reflection: the
+// bytes json.Marshal(v) writes but for HTML escaping, which the reply's
+// encoder adds (and WireLen counts); TestWindowAppendJSONMatchesMarshal
+// holds them equal. It stays hand-written for CPU: appendJSON(b, v), the
+// same bytes through json v2, made BenchmarkWindowReply (the compact
+// reply from the RS body to the bytes weighed) 1.76 times as costly
+// (ratio of the medians of ten paired runs of user+system CPU; median
+// paired ratio 1.71, range 1.15 to 2.14), where read_record_field is at
+// its ceiling of 1.05 times commit b514ee8's tree.
 func (v *WindowView) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, v.ID)
