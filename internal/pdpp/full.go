@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,19 +42,7 @@ const CodeFullTooLarge = "full_too_large"
 // names the same call without detail, which is within the tool's budget,
 // and the bounded ways that tool has to read the rest.
 func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
-	var how string
-	switch tool {
-	case "fetch":
-		how = "call it without detail: long fields come as previews, each with the read_record_field call that reads it in windows; or project with fields"
-	case "read_record_field":
-		how = "read smaller windows (limit_chars) without detail"
-	case "query_records":
-		how = "call it without detail and follow structuredContent.next step by step; narrow with fields or a smaller limit"
-	case "search", "list_event_subscriptions":
-		how = "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit"
-	default:
-		how = "call it without detail"
-	}
+	how := cmp.Or(boundedReads[tool], "call it without detail")
 	over := fmt.Sprintf("more than %d bytes", max)
 	if size > 0 {
 		over = fmt.Sprintf("%d bytes, more than %d", size, max)
@@ -63,6 +52,16 @@ func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
 		extra["full_bytes"] = size
 	}
 	return fullRefusal(tool, args, CodeFullTooLarge, fmt.Sprintf(`detail "full" would return %s, this server's ceiling for one reply (--full-max-bytes); read the same data in bounded steps instead: %s`, over, how), extra)
+}
+
+// boundedReads says, by tool, how to read a full reply's data in bounded
+// steps instead.
+var boundedReads = map[string]string{
+	"fetch":                    "call it without detail: long fields come as previews, each with the read_record_field call that reads it in windows; or project with fields",
+	"read_record_field":        "read smaller windows (limit_chars) without detail",
+	"query_records":            "call it without detail and follow structuredContent.next step by step; narrow with fields or a smaller limit",
+	"search":                   "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit",
+	"list_event_subscriptions": "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit",
 }
 
 // fullRefusal is the typed refusal (code, naming detail) of a detail

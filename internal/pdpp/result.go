@@ -33,10 +33,7 @@ func okResult(text string, structured any, escaped bool) *mcp.CallToolResult {
 	if n > 0 || escaped {
 		text += hiddenNote
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: structured,
-	}
+	return mcp.NewToolResultStructured(structured, text)
 }
 
 // hiddenNote is the one line a reply that shows or escapes a hidden
@@ -290,16 +287,13 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		encoded, _ := json.Marshal(report)
 		structured = json.RawMessage(encoded)
 		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
+		how := "narrow the call (stream, connection_id, limit)"
 		if full != nil {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, declaredBudget(limit), full.Call())
-		} else {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, declaredBudget(limit))
+			how = "everything: " + full.Call()
 		}
+		text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); %s\n", size, declaredBudget(limit), how)
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: structured,
-	}
+	return mcp.NewToolResultStructured(structured, text)
 }
 
 // budgetedData is a compact result whose structuredContent is {"data": body}
@@ -350,11 +344,9 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 		text += hiddenNote // after the cut, so it is never cut off
 	}
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: map[string]any{"error": evidence.FitError(obj, room)},
-		IsError:           true,
-	}
+	res := mcp.NewToolResultStructured(map[string]any{"error": evidence.FitError(obj, room)}, text)
+	res.IsError = true
+	return res
 }
 
 // errorReplyBytes bounds an error result of a tool whose catalog declares no

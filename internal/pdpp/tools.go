@@ -441,10 +441,7 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 		}
 		return w, rs.AdapterError("invalid_argument", "before_chars and after_chars apply only with q", param)
 	}
-	if err := w.ValidateArgs(); err != nil {
-		return w, err
-	}
-	return w, nil
+	return w, w.ValidateArgs()
 }
 
 // windowFromCursor resolves a read that continues from a cursor. Explicit
@@ -492,13 +489,11 @@ func windowFromCursor(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, err
 	case args.AfterChars != nil:
 		return conflict("after_chars", "the cursor already fixes the window's position")
 	}
-	if args.LimitChars != nil {
-		c.Limit = *args.LimitChars
-		if err := c.ValidateArgs(); err != nil {
-			return handles.WindowRef{}, err
-		}
+	if args.LimitChars == nil {
+		return c, nil
 	}
-	return c, nil
+	c.Limit = *args.LimitChars
+	return c, c.ValidateArgs()
 }
 
 // matchContext returns the before_chars and after_chars to send with q.

@@ -71,13 +71,12 @@ type Options struct {
 	// the MCP server) decides alone how long its RS requests may take.
 	Timeout     time.Duration
 	MaxBodySize int64
-	HTTPClient  *http.Client
 	// Observe, when set, is told of every RS request once it ends: its
 	// method, route template (see Route), status (the HTTP code, or timeout,
 	// unreachable, cancelled) and duration. Used for metrics.
 	Observe func(method, route, status string, d time.Duration)
 	// MaxConns caps the connections of the client's own transport to the RS
-	// (default MaxConnsPerRSHost; ignored with HTTPClient). A client made
+	// (default MaxConnsPerRSHost). A client made
 	// for token checks gets a small budget of its own, so checks never wait
 	// for, nor take, the connections data calls use.
 	MaxConns int
@@ -98,7 +97,7 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if token == nil {
 		return nil, errors.New("rs: a token source is required")
 	}
-	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient, observe: opt.Observe, inflight: opt.InFlight}
+	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, observe: opt.Observe, inflight: opt.InFlight}
 	if c.inflight == nil {
 		c.inflight = inflight.New(DefaultMaxInFlightBytes)
 	}
@@ -108,17 +107,15 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
-	if c.http == nil {
-		// The default transport with the RS connection bounds: conns at
-		// most, as many kept idle.
-		conns := opt.MaxConns
-		if conns <= 0 {
-			conns = MaxConnsPerRSHost
-		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
-		c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
+	// The default transport with the RS connection bounds: conns at most,
+	// as many kept idle.
+	conns := opt.MaxConns
+	if conns <= 0 {
+		conns = MaxConnsPerRSHost
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
+	c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
 	return c, nil
 }
 
@@ -399,12 +396,11 @@ func transportError(ctx context.Context, err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return &Error{Envelope: adapterEnvelope("cancelled", "the call was cancelled", "")}
 	}
-	return &Error{Envelope: adapterEnvelope(CodeUnreachable, "the RS could not be reached: "+scrub(err.Error()), "")}
+	// Transport error text is kept short; it never holds the token, which
+	// travels only in a header.
+	msg := err.Error()
+	return &Error{Envelope: adapterEnvelope(CodeUnreachable, "the RS could not be reached: "+msg[:min(len(msg), 300)], "")}
 }
-
-// scrub keeps transport error text short; it never contains the token, which
-// travels only in a header.
-func scrub(s string) string { return s[:min(len(s), 300)] }
 
 // errTooLarge is a body longer than the read's limit.
 var errTooLarge = errors.New("rs: body over the limit")
@@ -590,22 +586,18 @@ func (c *Client) Route(path string) string {
 		if len(tmpl.segs) != len(segs) {
 			continue
 		}
-		literals, match := 0, true
+		literals := 0 // -1: no match
 		for i, t := range tmpl.segs {
-			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-				if segs[i] == "" {
-					match = false
-					break
-				}
+			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && segs[i] != "" {
 				continue
 			}
 			if t != segs[i] {
-				match = false
+				literals = -1
 				break
 			}
 			literals++
 		}
-		if match && literals > bestLiterals {
+		if literals > bestLiterals {
 			best, bestLiterals = tmpl.path, literals
 		}
 	}
