@@ -186,7 +186,7 @@ func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 	if err := json.Unmarshal(resp.Body, &doc, decodeOptions); err != nil {
 		return nil, rs.AdapterError(CodeBadResponse, "the schema document is not JSON: "+err.Error(), "")
 	}
-	var out []scopeStream
+	out := []scopeStream{} // [] in the reply when the grant shows none
 	for _, c := range doc.Connectors {
 		var conns []string
 		for _, gc := range c.GrantedConnections {
@@ -319,9 +319,6 @@ func (c capabilities) structured(adv object) map[string]any {
 	}
 	if c.advertised {
 		out["advertisement"] = adv
-	}
-	if c.scope == nil {
-		out["scope"] = []scopeStream{}
 	}
 	return out
 }

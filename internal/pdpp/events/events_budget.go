@@ -186,19 +186,16 @@ func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int)
 		return evidence.JSONStringLen(string(it.line)) - 2 + evidence.WireLen(it.whole) + 1 + idCost[i]
 	})
 	tr.Shown = k
-	for i := 0; i < k; i++ {
-		tr.ValuesCut += items[i].cut
-	}
-	next := evidence.StepNext(st, k, total, nil)
-	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
-
 	var text strings.Builder
 	text.WriteString(head)
 	shown := make([]json.RawMessage, 0, k)
-	for i := 0; i < k; i++ {
-		text.Write(items[i].line)
-		shown = append(shown, items[i].whole)
+	for _, it := range items[:k] {
+		tr.ValuesCut += it.cut
+		text.Write(it.line)
+		shown = append(shown, it.whole)
 	}
+	next := evidence.StepNext(st, k, total, nil)
+	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
 	text.WriteString(tail)
 	text.WriteString(evidence.StepLines("subscriptions", "subscription_ids[]", st, k, total, listed, next, tr.ValuesCut))
 	var b bytes.Buffer

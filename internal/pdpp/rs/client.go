@@ -406,20 +406,18 @@ func transportError(ctx context.Context, err error) *Error {
 var errTooLarge = errors.New("rs: body over the limit")
 
 // readBody reads r whole, refusing it with errTooLarge once it passes max
-// bytes (it never reads more than max+1, and nothing of a body whose
-// declared length is over max). Its buffer is reserved from the
-// call's account (see package inflight) before it is allocated: it starts
-// at firstReadBytes and doubles as bytes arrive, up to the declared length
-// (plus one) or max+1, so at most half of it is unused; a declared length
-// within four times what has arrived is grown to in one step.
-// A reservation that is not free at once gives back what this read holds
-// and then waits for the whole size within ctx, so reads never wait on one
-// another while holding bytes. The reservation stays with the account
-// until the call is done (or while the read lasts, outside any call); a
-// refused body's is given back at once. With keepPrefix, a body over max
-// is read to max+1 bytes all the same (however long it says it is) and
-// returned beside errTooLarge, for an error body whose first members still
-// tell what went wrong.
+// bytes (reading at most max+1, and nothing of a body declared longer).
+// Its buffer is reserved from the call's account (package inflight)
+// before it is allocated: firstReadBytes, doubling as bytes arrive up to
+// the declared length (plus one) or max+1, so at most half is unused; a
+// declared length within four times what has arrived is grown to at once.
+// A reservation not free at once gives back what this read holds, then
+// waits for the whole size within ctx, so reads never wait on one another
+// while holding bytes. It stays with the account until the call is done
+// (outside any call: while the read lasts); a refused body's is given back
+// at once. With keepPrefix, a body over max is read to max+1 bytes however
+// long it says it is and returned beside errTooLarge, for an error body
+// whose first members still tell what went wrong.
 func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64, keepPrefix bool) (body []byte, err error) {
 	acct := inflight.FromContext(ctx)
 	if acct == nil {
