@@ -299,34 +299,25 @@ func suggestFromQueryString(s string) string {
 	if err != nil || len(vals) == 0 {
 		return ""
 	}
-	exact := map[string]string{}
-	ranges := map[string]map[string]string{}
+	obj := map[string]any{} // field: its value, or its map of operators
 	for key, vs := range vals {
 		parts := bracketParts(strings.TrimSpace(key), ParamFilter)
 		if len(parts) == 0 || !ValidFieldName(parts[0]) || len(vs) == 0 {
 			return ""
 		}
+		ops, isRange := obj[parts[0]].(map[string]string)
 		switch {
-		case len(parts) == 1:
-			exact[parts[0]] = vs[0]
-		case len(parts) == 2 && isRangeOperator(parts[1]):
-			if ranges[parts[0]] == nil {
-				ranges[parts[0]] = map[string]string{}
+		case len(parts) == 1 && !isRange:
+			obj[parts[0]] = vs[0]
+		case len(parts) == 2 && isRangeOperator(parts[1]) && (isRange || obj[parts[0]] == nil):
+			if ops == nil {
+				ops = map[string]string{}
+				obj[parts[0]] = ops
 			}
-			ranges[parts[0]][parts[1]] = vs[0]
+			ops[parts[1]] = vs[0]
 		default:
-			return ""
+			return "" // not a filter, or a field both matched and ranged
 		}
-	}
-	obj := map[string]any{}
-	for f, v := range exact {
-		obj[f] = v
-	}
-	for f, ops := range ranges {
-		if _, clash := obj[f]; clash {
-			return ""
-		}
-		obj[f] = ops
 	}
 	b, err := json.Marshal(obj) // map keys are sorted
 	if err != nil || len(b) > 300 {
