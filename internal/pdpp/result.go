@@ -184,10 +184,6 @@ func replyBudget(tool string, rsBodyBytes int) int {
 	return max(0, b.Limit(rsBodyBytes)-newestRevisionBytes)
 }
 
-// declaredBudget is the catalog's reply budget whose room (replyBudget) is
-// limit, as a text states it.
-func declaredBudget(limit int) int { return limit + newestRevisionBytes }
-
 // compactText bounds a compact result's text to half its budget.
 func compactText(text string, limit int) string {
 	// Measured as shown: a marker is longer than what it stands for.
@@ -291,7 +287,7 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		if full != nil {
 			how = "everything: " + full.Call()
 		}
-		text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); %s\n", size, declaredBudget(limit), how)
+		text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); %s\n", size, limit+newestRevisionBytes, how) // the budget the catalog declares
 	}
 	return mcp.NewToolResultStructured(structured, text)
 }

@@ -180,25 +180,18 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 				})
 			}
 			res, err := next(ctx, req)
-			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) && resultCode(res) != rs.CodeServerBusy {
+			var e struct{ Code string }
+			if res != nil && res.IsError {
+				m, _ := res.StructuredContent.(map[string]any)
+				raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
+				_ = json.Unmarshal(raw, &e)
+			}
+			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) && e.Code != rs.CodeServerBusy {
 				return errorResult(budgetError(d), req.Params.Name, nil), nil
 			}
 			return res, err
 		}
 	}
-}
-
-// resultCode returns the error code of an error result built by
-// errorResult, or "".
-func resultCode(res *mcp.CallToolResult) string {
-	if res == nil || !res.IsError {
-		return ""
-	}
-	m, _ := res.StructuredContent.(map[string]any)
-	raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
-	var e struct{ Code string }
-	_ = json.Unmarshal(raw, &e)
-	return e.Code
 }
 
 // resourceBudget is toolBudget for resource reads (which have no detail).

@@ -165,7 +165,11 @@ func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int)
 	built := make([]bool, total-pos)
 	at := func(i int) item {
 		if !built[i] {
-			whole, cut := compactSubscription(subscriptionAt(subs[pos+i]), st.Full)
+			sub := subs[pos+i]
+			if sub.partial {
+				sub, _ = decodeObject(sub.raw) // read again whole, bounded by decodeObject
+			}
+			whole, cut := compactSubscription(sub.withoutSecrets(), st.Full)
 			items[i], built[i] = item{line: []byte(subscriptionLine(subs[pos+i], st.Full)), whole: whole, cut: cut}, true
 		}
 		return items[i]

@@ -253,16 +253,6 @@ func unquote(q []byte) string {
 	return string(s)
 }
 
-// subscriptionAt is the subscription sub, an item of a list, for
-// rendering: whole (a partial one read again, bounded by decodeObject),
-// without secrets.
-func subscriptionAt(sub object) object {
-	if sub.partial {
-		sub, _ = decodeObject(sub.raw)
-	}
-	return sub.withoutSecrets()
-}
-
 // advertisement reads capabilities.client_event_subscriptions from the RS
 // metadata document body, without secrets; ok is false when it has none.
 // One decode of the body, the advertisement read as an object in it.
