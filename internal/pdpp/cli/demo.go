@@ -339,17 +339,13 @@ func startSession(ctx context.Context, c *client.Client, protocol, name string) 
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = protocol
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: version()}
-	_, err := c.Initialize(ctx, init)
+	_, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: protocol, ClientInfo: mcp.Implementation{Name: name, Version: version()}}})
 	return err
 }
 
 func callAndShow(ctx context.Context, w io.Writer, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}}
 	fmt.Fprintf(w, "\n$ %s\n", evidence.Continuation{Tool: tool, Arguments: args}.Call())
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
