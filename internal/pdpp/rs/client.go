@@ -258,9 +258,8 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	obj := e.Object()
 	var m struct{ Code, Message string }
-	_ = json.Unmarshal(obj, &m)
+	_ = json.Unmarshal(e.Object(), &m)
 	return fmt.Sprintf("rs error %d %s: %s", e.Status, m.Code, m.Message)
 }
 
@@ -436,14 +435,12 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		}
 	}()
 	reserve := func(size int64) error {
-		if acct.TryReserve(size - reserved) {
-			reserved = size
-			return nil
-		}
-		acct.Release(reserved)
-		reserved = 0
-		if err := acct.Reserve(ctx, size); err != nil {
-			return err
+		if !acct.TryReserve(size - reserved) {
+			acct.Release(reserved)
+			reserved = 0
+			if err := acct.Reserve(ctx, size); err != nil {
+				return err
+			}
 		}
 		reserved = size
 		return nil
