@@ -299,12 +299,11 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 }
 
 // fetchRecord reads one record and renders it within fetch's reply budget
-// (full: as evidence.RenderDocumentFull, beside the verbatim record); fetch
-// and the record resource share it. It also returns the RS body it
-// rendered. check, when not nil, may refuse the body before anything is
-// rendered from it. call holds what fetch's arguments map to by generated
-// code (nothing for the record resource); the record, fields and
-// expansions, which the catalog lists under by_hand, are set here.
+// (full: as evidence.RenderDocumentFull), and returns the RS body too; fetch
+// and the record resource share it. check, when not nil, may refuse the
+// body before anything is rendered. call holds what fetch's arguments map
+// to by generated code (nothing for the resource); the record, fields and
+// expansions (the catalog's by_hand) are set here.
 func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
@@ -528,12 +527,11 @@ func matchContext(q string, limit int, before, after *int) (int, int) {
 	return b, a
 }
 
-// readWindow performs the field-window call for w and renders it; the tool and
-// the field-window resource share it, so both return the same window.
+// readWindow performs the field-window call for w and renders it; the tool
+// and the field-window resource share it, so both return the same window.
 // withCursor adds the next window as a cursor (next_cursor) to next and
 // previous. call holds what the tool's arguments map to by generated code
-// (nothing for the resource); the window itself, which the catalog lists
-// under by_hand, is set here from w.
+// (nothing for the resource); the window (the catalog's by_hand) is set from w.
 func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCall, w handles.WindowRef, withCursor bool) (evidence.WindowView, error) {
 	call.Stream, call.Id = w.Record.Stream, w.Record.RecordID
 	p := &call.Params
@@ -620,14 +618,13 @@ func offsetPastEnd(w handles.WindowRef, e *evidence.PastEndError) *rs.Error {
 }
 
 // compactWindow is the compact result of a field window within limit
-// bytes. The window text is paid for once: it lives in content[], and
-// structured output points at it and names the full-detail call of the
-// same range. Hidden characters are shown as markers, longer than what
-// they stand for: when the shown window does not fit, it is cut to the
-// longest prefix (in characters, found by binary search, at most
-// log2(MaxWindowChars)+1 renderings) whose reply fits, and its next read
-// starts right after that prefix, so walking next shows every character
-// of the field once. A window that fits as it is is rendered once.
+// bytes. The window text is paid for once, in content[]; structured output
+// points at it and names the full-detail call of the same range. A shown
+// window (markers for hidden characters) that does not fit is cut to the
+// longest prefix whose reply fits (binary search over characters, at most
+// log2(MaxWindowChars)+1 renderings; a window that fits is rendered once),
+// and its next read starts right after it, so walking next shows every
+// character of the field once.
 func compactWindow(view evidence.WindowView, limit, pageLimit int) *mcp.CallToolResult {
 	text, structured, size := compactWindowParts(view)
 	if limit > 0 && size > limit {

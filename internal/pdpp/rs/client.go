@@ -38,12 +38,11 @@ const (
 // did not declare; it doubles as the body grows, up to the read's limit.
 const firstReadBytes = 64 << 10
 
-// Connection bounds of the default RS transport. MaxConnsPerRSHost caps the
-// connections open to the RS at once, dialling included: a burst of calls
-// beyond it waits for a connection to free up, and that wait counts against
-// the call's deadline (the caller's, or Options.Timeout), so it ends as
-// rs_timeout rather than as an unbounded number of sockets. MaxIdleConnsPerRSHost
-// keeps as many idle for reuse, so steady load does not redial.
+// Connection bounds of the RS transport. MaxConnsPerRSHost caps the
+// connections open to the RS at once, dialling included: a burst beyond it
+// waits for one to free up within the call's deadline (the caller's, or
+// Options.Timeout), ending as rs_timeout rather than as unbounded sockets.
+// MaxIdleConnsPerRSHost keeps as many idle, so steady load does not redial.
 const (
 	MaxConnsPerRSHost     = 64
 	MaxIdleConnsPerRSHost = 64
