@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -204,39 +205,28 @@ func exampleValue(raw json.RawMessage) string {
 	return `"2026-01-01T00:00:00Z"`
 }
 
+// bracketKey is a query-string style key: a name (maybe empty), then
+// non-empty [parts].
+var bracketKey = regexp.MustCompile(`^([^\[]*)((?:\[[^\[\]]+\])*)$`)
+
 // bracketParts splits a query-string style key such as filter[a][gte],
 // a[gte] or expand_limit[rel] into its bracketed parts (a, gte). The
 // leading prefix ("filter" or "expand_limit") is dropped. It returns nil
 // when the key does not have that shape.
 func bracketParts(key, prefix string) []string {
-	rest := key
-	if strings.HasPrefix(rest, prefix+"[") {
-		rest = rest[len(prefix):]
+	if strings.HasPrefix(key, prefix+"[") {
+		key = key[len(prefix):]
+	}
+	m := bracketKey.FindStringSubmatch(key)
+	if m == nil {
+		return nil
 	}
 	var parts []string
-	if i := strings.IndexByte(rest, '['); i > 0 {
-		parts = append(parts, rest[:i])
-		rest = rest[i:]
-	} else if i < 0 {
-		if rest == "" {
-			return nil
-		}
-		return []string{rest}
+	if m[1] != "" {
+		parts = append(parts, m[1])
 	}
-	for rest != "" {
-		if rest[0] != '[' {
-			return nil
-		}
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
-			return nil
-		}
-		part := rest[1:end]
-		if part == "" || strings.ContainsAny(part, "[") {
-			return nil
-		}
-		parts = append(parts, part)
-		rest = rest[end+1:]
+	if m[2] != "" {
+		parts = append(parts, strings.Split(m[2][1:len(m[2])-1], "][")...)
 	}
 	return parts
 }
