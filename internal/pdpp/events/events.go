@@ -474,12 +474,8 @@ func checkStreams(streams []string) error {
 	return nil
 }
 
-func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
-	args := map[string]any{"subscription_id": id}
-	for i := 0; i+1 < len(extra); i += 2 {
-		args[extra[i].(string)] = extra[i+1]
-	}
-	return evidence.Continuation{Tool: tool, Arguments: args}
+func subscriptionCall(tool, id string) evidence.Continuation {
+	return evidence.Continuation{Tool: tool, Arguments: map[string]any{"subscription_id": id}}
 }
 
 // subscriptionText renders one subscription in a few lines, each RS string
@@ -656,7 +652,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 	case "active", "pending_verification":
 		text += "next: " + subscriptionCall(mcptools.ToolSendTestEvent, args.SubscriptionID).Call() + "\n"
 	case "disabled", "disabled_failure":
-		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
+		text += "next: " + evidence.Continuation{Tool: mcptools.ToolUpdateEventSubscription, Arguments: map[string]any{"subscription_id": args.SubscriptionID, "enabled": true}}.Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
 		return a.host.FullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil

@@ -118,7 +118,7 @@ func subscriptionFull(id string, fallback evidence.Continuation) evidence.Contin
 	if args.Validate() != nil {
 		return fallback
 	}
-	return subscriptionCall(mcptools.ToolGetEventSubscription, id, "detail", evidence.DetailFull)
+	return evidence.Continuation{Tool: mcptools.ToolGetEventSubscription, Arguments: map[string]any{"subscription_id": id, "detail": evidence.DetailFull}}
 }
 
 // compactSubscription encodes one listed subscription for compact output,

@@ -92,11 +92,8 @@ func (w WindowRef) paramProblem() (param, msg string) {
 		return ParamQ, fmt.Sprintf("q is over %d bytes", MaxQueryTextBytes)
 	case !utf8.ValidString(w.Q):
 		return ParamQ, "q is not valid UTF-8"
-	}
-	for _, r := range w.Q {
-		if unicode.IsControl(r) {
-			return ParamQ, "q contains a control character"
-		}
+	case strings.ContainsFunc(w.Q, unicode.IsControl):
+		return ParamQ, "q contains a control character"
 	}
 	return "", ""
 }
