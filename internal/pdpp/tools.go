@@ -266,11 +266,7 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 		return fail(err)
 	}
 	full := args.Detail == evidence.DetailFull
-	var check func([]byte) error
-	if full {
-		check = func(body []byte) error { return a.fullBodyOver(mcptools.ToolFetch, argsMap(args), body) }
-	}
-	doc, body, err := a.fetchRecord(ctx, args.GetRecordCall(), ref, args.Fields, args.Expand, args.ExpandLimit, full, check)
+	doc, body, err := a.fetchRecord(ctx, args.GetRecordCall(), ref, args.Fields, args.Expand, args.ExpandLimit, full, argsMap(args))
 	if err != nil {
 		return fail(err)
 	}
@@ -300,11 +296,12 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 
 // fetchRecord reads one record and renders it within fetch's reply budget
 // (full: as evidence.RenderDocumentFull), and returns the RS body too; fetch
-// and the record resource share it. check, when not nil, may refuse the
-// body before anything is rendered. call holds what fetch's arguments map
+// and the record resource share it. With full, a body over the full
+// ceiling is refused (fullBodyOver, naming fetch's arguments as shown)
+// before anything is rendered. call holds what fetch's arguments map
 // to by generated code (nothing for the resource); the record, fields and
 // expansions (the catalog's by_hand) are set here.
-func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
+func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, shown map[string]any) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
 		return evidence.Document{}, nil, err
@@ -326,8 +323,8 @@ func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, 
 	if err != nil {
 		return evidence.Document{}, nil, err
 	}
-	if check != nil {
-		if err := check(resp.Body); err != nil {
+	if full {
+		if err := a.fullBodyOver(mcptools.ToolFetch, shown, resp.Body); err != nil {
 			return evidence.Document{}, nil, err
 		}
 	}
