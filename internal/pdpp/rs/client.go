@@ -458,15 +458,12 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		return nil, err
 	}
 	buf := make([]byte, 0, size)
-	tooLarge := func() ([]byte, error) {
-		if keepPrefix {
-			return buf, errTooLarge
-		}
-		return nil, errTooLarge
-	}
 	for {
 		if int64(len(buf)) > max {
-			return tooLarge()
+			if !keepPrefix {
+				buf = nil
+			}
+			return buf, errTooLarge
 		}
 		if len(buf) == cap(buf) {
 			next := min(max+1, 2*int64(cap(buf)))
@@ -482,19 +479,14 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 			if err := reserve(next); err != nil {
 				return nil, err
 			}
-			grown := make([]byte, len(buf), next)
-			copy(grown, buf)
-			buf = grown
+			buf = append(make([]byte, 0, next), buf...)
 		}
 		n, rerr := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if rerr == io.EOF {
-			if int64(len(buf)) > max {
-				return tooLarge()
-			}
+		switch { // at EOF past max, the loop's top refuses the body
+		case rerr == io.EOF && int64(len(buf)) <= max:
 			return buf, nil
-		}
-		if rerr != nil {
+		case rerr != nil && rerr != io.EOF:
 			return nil, rerr
 		}
 	}
