@@ -2,6 +2,7 @@ package rs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -277,10 +278,7 @@ func (e *Error) Object() json.RawMessage {
 func (e *Error) Code() string {
 	var m struct{ Code, Type string }
 	_ = json.Unmarshal(e.Object(), &m)
-	if m.Code != "" {
-		return m.Code
-	}
-	return m.Type
+	return cmp.Or(m.Code, m.Type)
 }
 
 // AdapterError builds an Error of the adapter's own making (type adapter_error).
@@ -308,8 +306,7 @@ func statusError(resp *http.Response, body []byte) *Error {
 	code := "rs_http_" + fmt.Sprint(resp.StatusCode)
 	msg := fmt.Sprintf("the RS answered HTTP %d without a JSON error envelope", resp.StatusCode)
 	if resp.StatusCode == http.StatusUnauthorized {
-		code = CodeInvalidToken
-		msg = "the RS refused the token (HTTP 401)"
+		code, msg = CodeInvalidToken, "the RS refused the token (HTTP 401)"
 	}
 	return &Error{Status: resp.StatusCode, Envelope: adapterEnvelope(code, msg, "")}
 }
