@@ -71,14 +71,9 @@ func New(cfg Config) *Adapter {
 	}
 	fullMax = max(fullMax, MinFullMaxBytes)
 	a := &Adapter{rs: cfg.RS, token: cfg.Token, log: log, check: check, onRejected: cfg.OnRejected, fullMax: fullMax}
-	a.Tools = events.New(events.Config{Host: eventsHost(a), RS: cfg.RS, Logger: log, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks})
-	return a
-}
-
-// eventsHost lends the event tools (package events) the adapter's RS calls
-// and reply conventions.
-func eventsHost(a *Adapter) events.Host {
-	return events.Host{
+	// The event tools (package events) borrow the adapter's RS calls and
+	// reply conventions.
+	a.Tools = events.New(events.Host{
 		Do: a.do, DoControl: a.doControl, RefuseOwner: a.refuseOwner, FullReply: a.fullReply,
 		ErrorResult: errorResult, CompactResult: compactResult, CompactText: compactText,
 		FitStructured: fitStructured, FullDetailCall: fullDetailCall,
@@ -86,7 +81,8 @@ func eventsHost(a *Adapter) events.Host {
 		ResolvePage: func(tool, cursor string, args any, rsPages bool) (events.Page, error) {
 			return resolvePage(tool, cursor, args, rsPages)
 		},
-	}
+	}, cfg.RS, log, cfg.AllowPrivateWebhooks)
+	return a
 }
 
 // doControl sends a request of the event-subscription routes (the RS's

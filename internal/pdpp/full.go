@@ -1,6 +1,7 @@
 package pdpp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,19 +42,7 @@ const CodeFullTooLarge = "full_too_large"
 // names the same call without detail, which is within the tool's budget,
 // and the bounded ways that tool has to read the rest.
 func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
-	var how string
-	switch tool {
-	case "fetch":
-		how = "call it without detail: long fields come as previews, each with the read_record_field call that reads it in windows; or project with fields"
-	case "read_record_field":
-		how = "read smaller windows (limit_chars) without detail"
-	case "query_records":
-		how = "call it without detail and follow structuredContent.next step by step; narrow with fields or a smaller limit"
-	case "search", "list_event_subscriptions":
-		how = "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit"
-	default:
-		how = "call it without detail"
-	}
+	how := cmp.Or(boundedReads[tool], "call it without detail")
 	over := fmt.Sprintf("more than %d bytes", max)
 	if size > 0 {
 		over = fmt.Sprintf("%d bytes, more than %d", size, max)
@@ -63,6 +52,16 @@ func fullTooLarge(tool string, args map[string]any, max, size int64) *rs.Error {
 		extra["full_bytes"] = size
 	}
 	return fullRefusal(tool, args, CodeFullTooLarge, fmt.Sprintf(`detail "full" would return %s, this server's ceiling for one reply (--full-max-bytes); read the same data in bounded steps instead: %s`, over, how), extra)
+}
+
+// boundedReads says, by tool, how to read a full reply's data in bounded
+// steps instead.
+var boundedReads = map[string]string{
+	"fetch":                    "call it without detail: long fields come as previews, each with the read_record_field call that reads it in windows; or project with fields",
+	"read_record_field":        "read smaller windows (limit_chars) without detail",
+	"query_records":            "call it without detail and follow structuredContent.next step by step; narrow with fields or a smaller limit",
+	"search":                   "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit",
+	"list_event_subscriptions": "call it without detail and follow structuredContent.next step by step, or ask for a smaller limit",
 }
 
 // fullRefusal is the typed refusal (code, naming detail) of a detail
@@ -83,25 +82,22 @@ func fullRefusal(tool string, args map[string]any, code, message string, extra m
 }
 
 // fullReply finishes a detail "full" result: text, the structured members
-// in head (any value that encodes to a JSON object), and, when body is
-// not nil, the RS body verbatim as member key. The reply's size (text,
-// members and body as the transports send them) is checked against the
-// ceiling before anything is handed on; past it the call is refused with
-// full_too_large. The members are encoded here once, without HTML
-// escaping, and reserved as bytes in flight (see below); the body, already
-// reserved by its read, is passed by reference (package splice) so it is
-// neither copied nor re-encoded, and stays reserved until the reply
-// carrying it is written.
+// in head (anything that encodes to a JSON object) and, when body is not
+// nil, the RS body verbatim as member key. Its size as the transports send
+// it is checked against the ceiling first (past it: full_too_large). The
+// members are encoded once, without HTML escaping, and reserved as bytes
+// in flight; the body, reserved by its read, is passed by reference
+// (package splice), neither copied nor re-encoded, and stays reserved
+// until the reply carrying it is written.
 //
 // Full data stays exact, but a character a person cannot see is written
-// as a \u escape (package unseen), which is longer (a tag character: 4
-// bytes raw, 12 escaped). One walk of each part finds such characters and
-// counts the escaped size (unseen.EscapedLen) before any copy is built:
-// a reply that would pass the ceiling once escaped is refused without
-// one, and the growth of one that fits is reserved before it is built.
-// Where the data holds such characters is said in the member "hidden"
-// (evidence.HiddenReport) and in a line of text. An RS body that is not UTF-8 is
-// refused (full_not_utf8): full data is the RS body exactly or nothing.
+// as a longer \u escape (package unseen; a tag character: 4 bytes raw, 12
+// escaped). One walk of each part counts the escaped size
+// (unseen.EscapedLen) before any copy is built: a reply over the ceiling
+// once escaped is refused without one, and the growth of one that fits is
+// reserved before it is built. Where such characters are is said in the
+// member "hidden" (evidence.HiddenReport) and a line of text. An RS body
+// that is not UTF-8 is refused (full_not_utf8): the RS body exactly or nothing.
 func (a *Adapter) fullReply(ctx context.Context, tool string, args map[string]any, text string, head any, key string, body []byte) *mcp.CallToolResult {
 	members, err := evidence.MarshalNoEscape(head)
 	if err != nil || len(members) < 2 || members[0] != '{' {

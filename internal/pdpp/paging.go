@@ -56,8 +56,7 @@ func resolvePage(tool, cursor string, args any, rsPages bool) (pageCall, error) 
 			return pc, rs.AdapterError(handles.CodeInvalidCursor,
 				"this list has no cursor of its own: pass only the cursor of a previous reply's next, or none for the whole list from its start", "cursor")
 		}
-		pc.rsCursor = cursor
-		pc.digest = callDigest(same, cursor)
+		pc.rsCursor, pc.digest = cursor, callDigest(same, cursor)
 		return pc, nil
 	}
 	c, err := handles.DecodePageCursor(cursor)
@@ -67,8 +66,7 @@ func resolvePage(tool, cursor string, args any, rsPages bool) (pageCall, error) 
 	if c.RS != "" && !rsPages {
 		return pc, rs.AdapterError(handles.CodeInvalidCursor, "the cursor wraps an RS cursor, which this list does not have; call the tool without cursor", "cursor")
 	}
-	pc.rsCursor = c.RS
-	pc.digest = callDigest(same, c.RS)
+	pc.rsCursor, pc.digest = c.RS, callDigest(same, c.RS)
 	if pc.digest != c.Call {
 		return pc, rs.AdapterError("conflicting_arguments",
 			"the cursor continues a call with other arguments; repeat next.arguments exactly as the reply gave them, or drop cursor to read the page from its start", "cursor")
@@ -91,10 +89,7 @@ func callDigest(same map[string]any, rsCursor string) string {
 // sameArgs returns the call's arguments with cursor set to cursor (left
 // out when ""), for a continuation of the call.
 func (p pageCall) sameArgs(cursor string) map[string]any {
-	out := maps.Clone(p.same)
-	if out == nil {
-		out = map[string]any{}
-	}
+	out := maps.Clone(p.same) // not nil: argsMap of a struct
 	if cursor != "" {
 		out["cursor"] = cursor
 	}

@@ -33,10 +33,7 @@ func okResult(text string, structured any, escaped bool) *mcp.CallToolResult {
 	if n > 0 || escaped {
 		text += hiddenNote
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: structured,
-	}
+	return mcp.NewToolResultStructured(structured, text)
 }
 
 // hiddenNote is the one line a reply that shows or escapes a hidden
@@ -71,8 +68,8 @@ func identityKey(k string) bool {
 }
 
 // shownExcess is how many bytes a compact result of text and structured
-// passes limit by once its hidden characters are shown (markers are longer
-// than what they stand for), its note line included; <= 0 when it fits.
+// passes limit by once its hidden characters are shown as markers (longer
+// than what they stand for), note line included; <= 0 when it fits.
 func shownExcess(limit int, text string, structured json.RawMessage) int {
 	t, n := showText(text)
 	s, m := showStructured(structured)
@@ -87,15 +84,14 @@ func shownExcess(limit int, text string, structured json.RawMessage) int {
 // passes its budget (see refitShown).
 const maxShownRefits = 5
 
-// refitShown runs a compact step in room and, when the result's shown form
-// (hidden characters as markers, longer than what they stand for) passes
-// limit, again in smaller rooms, so the budget is measured on what is sent
-// and the step, not compactResult's last resort that keeps only small
-// members, decides what to shorten: first the room in the ratio of limit
-// to the shown size, then halving the gap between the largest room that
-// fit and the smallest that did not; it keeps the largest result that fit.
-// A caller runs it only for an RS body that holds a hidden character
-// (unseen.HasJSON); at most 1 + maxShownRefits runs.
+// refitShown runs a compact step in room and, while the result's shown
+// form passes limit, in smaller rooms (first in the ratio of limit to the
+// shown size, then halving the gap between the largest room that fit and
+// the smallest that did not), keeping the largest result that fit: the
+// budget is measured on what is sent, and the step, not compactResult's
+// last resort (small members only), decides what to shorten. Only for an
+// RS body holding a hidden character (unseen.HasJSON); at most 1 +
+// maxShownRefits runs.
 func refitShown[C any](limit, room int, step func(room int) (string, json.RawMessage, C, error)) (string, json.RawMessage, C, error) {
 	text, structured, cut, err := step(room)
 	excess := shownExcess(limit, text, structured)
@@ -132,8 +128,7 @@ func refitShown[C any](limit, room int, step func(room int) (string, json.RawMes
 }
 
 // shownStep runs a compact step in room: through refitShown when body,
-// the RS body it renders, holds a hidden character, for it is measured as
-// shown (markers are longer than what they stand for); once otherwise.
+// the RS body it renders, holds a hidden character; once otherwise.
 func shownStep[C any](body []byte, limit, room int, step func(room int) (string, json.RawMessage, C, error)) (string, json.RawMessage, C, error) {
 	if unseen.HasJSON(body) {
 		return refitShown(limit, room, step)
@@ -186,10 +181,6 @@ func replyBudget(tool string, rsBodyBytes int) int {
 	}
 	return max(0, b.Limit(rsBodyBytes)-newestRevisionBytes)
 }
-
-// declaredBudget is the catalog's reply budget whose room (replyBudget) is
-// limit, as a text states it.
-func declaredBudget(limit int) int { return limit + newestRevisionBytes }
 
 // compactText bounds a compact result's text to half its budget.
 func compactText(text string, limit int) string {
@@ -290,16 +281,13 @@ func compactResult(limit int, text string, structured any, structuredBytes int, 
 		encoded, _ := json.Marshal(report)
 		structured = json.RawMessage(encoded)
 		text = evidence.CapText(text, limit-resultOverhead-len(encoded)-truncationReserve)
+		how := "narrow the call (stream, connection_id, limit)"
 		if full != nil {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); everything: %s\n", size, declaredBudget(limit), full.Call())
-		} else {
-			text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); narrow the call (stream, connection_id, limit)\n", size, declaredBudget(limit))
+			how = "everything: " + full.Call()
 		}
+		text += fmt.Sprintf("structured output left out (%d bytes would break the %d-byte reply budget); %s\n", size, limit+newestRevisionBytes, how) // the budget the catalog declares
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: structured,
-	}
+	return mcp.NewToolResultStructured(structured, text)
 }
 
 // budgetedData is a compact result whose structuredContent is {"data": body}
@@ -326,12 +314,11 @@ func fullDetailCall(tool string, args map[string]any) evidence.Continuation {
 // errorResult renders any failure as an isError result whose structuredContent
 // is {"error": {...}}: the RS envelope's error object verbatim for RS errors,
 // an adapter_error object otherwise. tool and args let the text show a retry.
-//
-// An error result is held to the tool's reply budget like any other result,
-// whatever the RS put in its envelope: text over half the budget is cut with
-// a note, and an error object too large for the rest keeps only what
-// evidence.FitError keeps (code, type, message, param and other small
-// members, and as many available connections as fit) with its full size.
+// It is held to the tool's reply budget whatever the RS put in its envelope:
+// text over half the budget is cut with a note, and an error object too
+// large for the rest keeps what evidence.FitError keeps (code, type,
+// message, param, other small members, as many available connections as
+// fit) and its full size.
 func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResult {
 	e := asRSError(err)
 	obj := e.Object()
@@ -350,11 +337,9 @@ func errorResult(err error, tool string, args map[string]any) *mcp.CallToolResul
 		text += hiddenNote // after the cut, so it is never cut off
 	}
 	room := limit - resultOverhead - evidence.JSONStringLen(text) - len(`{"error":}`)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: map[string]any{"error": evidence.FitError(obj, room)},
-		IsError:           true,
-	}
+	res := mcp.NewToolResultStructured(map[string]any{"error": evidence.FitError(obj, room)}, text)
+	res.IsError = true
+	return res
 }
 
 // errorReplyBytes bounds an error result of a tool whose catalog declares no

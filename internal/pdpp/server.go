@@ -155,15 +155,14 @@ func budgetSpent(ctx, parent context.Context) bool {
 	return errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil
 }
 
-// toolBudget runs each tool call under one deadline of d, shared by all of
-// its RS requests, and one account of bytes in flight (package inflight),
-// which every RS body of the call and a full reply's members are reserved
-// under until the call and its reply are done. A call at detail "full"
-// reads its RS bodies only up to the full ceiling (plus FullBodyMargin):
-// a longer one is refused with full_too_large without being read further.
-// A call that fails once the budget is spent is answered with a typed
-// rs_timeout error, whatever step it was at, unless it failed for want of
-// bytes in flight (server_busy says more).
+// toolBudget runs each tool call under one deadline of d, shared by its RS
+// requests, and one account of bytes in flight (package inflight) holding
+// its RS bodies and a full reply's members until the call and its reply
+// are done. At detail "full" RS bodies are read only up to the full
+// ceiling (plus FullBodyMargin); a longer one is refused with
+// full_too_large unread. A call that fails once the budget is spent is a
+// typed rs_timeout error, whatever step it was at, unless it failed for
+// want of bytes in flight (server_busy says more).
 func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(parent context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -180,25 +179,18 @@ func (a *Adapter) toolBudget(d time.Duration) server.ToolHandlerMiddleware {
 				})
 			}
 			res, err := next(ctx, req)
-			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) && resultCode(res) != rs.CodeServerBusy {
+			var e struct{ Code string }
+			if res != nil && res.IsError {
+				m, _ := res.StructuredContent.(map[string]any)
+				raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
+				_ = json.Unmarshal(raw, &e)
+			}
+			if (err != nil || res == nil || res.IsError) && budgetSpent(ctx, parent) && e.Code != rs.CodeServerBusy {
 				return errorResult(budgetError(d), req.Params.Name, nil), nil
 			}
 			return res, err
 		}
 	}
-}
-
-// resultCode returns the error code of an error result built by
-// errorResult, or "".
-func resultCode(res *mcp.CallToolResult) string {
-	if res == nil || !res.IsError {
-		return ""
-	}
-	m, _ := res.StructuredContent.(map[string]any)
-	raw, _ := m["error"].(json.RawMessage) // nil, and no code, unless errorResult built it
-	var e struct{ Code string }
-	_ = json.Unmarshal(raw, &e)
-	return e.Code
 }
 
 // resourceBudget is toolBudget for resource reads (which have no detail).

@@ -266,11 +266,7 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 		return fail(err)
 	}
 	full := args.Detail == evidence.DetailFull
-	var check func([]byte) error
-	if full {
-		check = func(body []byte) error { return a.fullBodyOver(mcptools.ToolFetch, argsMap(args), body) }
-	}
-	doc, body, err := a.fetchRecord(ctx, args.GetRecordCall(), ref, args.Fields, args.Expand, args.ExpandLimit, full, check)
+	doc, body, err := a.fetchRecord(ctx, args.GetRecordCall(), ref, args.Fields, args.Expand, args.ExpandLimit, full, argsMap(args))
 	if err != nil {
 		return fail(err)
 	}
@@ -299,13 +295,13 @@ func (a *Adapter) Fetch(ctx context.Context, args mcptools.FetchArgs) (*mcp.Call
 }
 
 // fetchRecord reads one record and renders it within fetch's reply budget
-// (full: as evidence.RenderDocumentFull, beside the verbatim record); fetch
-// and the record resource share it. It also returns the RS body it
-// rendered. check, when not nil, may refuse the body before anything is
-// rendered from it. call holds what fetch's arguments map to by generated
-// code (nothing for the record resource); the record, fields and
-// expansions, which the catalog lists under by_hand, are set here.
-func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, check func(body []byte) error) (evidence.Document, []byte, error) {
+// (full: as evidence.RenderDocumentFull), and returns the RS body too; fetch
+// and the record resource share it. With full, a body over the full
+// ceiling is refused (fullBodyOver, naming fetch's arguments as shown)
+// before anything is rendered. call holds what fetch's arguments map
+// to by generated code (nothing for the resource); the record, fields and
+// expansions (the catalog's by_hand) are set here.
+func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, ref handles.RecordRef, fieldList, expand []string, expandLimitRaw json.RawMessage, full bool, shown map[string]any) (evidence.Document, []byte, error) {
 	fields, err := query.JoinFields(fieldList)
 	if err != nil {
 		return evidence.Document{}, nil, err
@@ -327,8 +323,8 @@ func (a *Adapter) fetchRecord(ctx context.Context, call mcptools.GetRecordCall, 
 	if err != nil {
 		return evidence.Document{}, nil, err
 	}
-	if check != nil {
-		if err := check(resp.Body); err != nil {
+	if full {
+		if err := a.fullBodyOver(mcptools.ToolFetch, shown, resp.Body); err != nil {
 			return evidence.Document{}, nil, err
 		}
 	}
@@ -441,10 +437,7 @@ func windowFromArgs(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, error
 		}
 		return w, rs.AdapterError("invalid_argument", "before_chars and after_chars apply only with q", param)
 	}
-	if err := w.ValidateArgs(); err != nil {
-		return w, err
-	}
-	return w, nil
+	return w, w.ValidateArgs()
 }
 
 // windowFromCursor resolves a read that continues from a cursor. Explicit
@@ -492,13 +485,11 @@ func windowFromCursor(args mcptools.ReadRecordFieldArgs) (handles.WindowRef, err
 	case args.AfterChars != nil:
 		return conflict("after_chars", "the cursor already fixes the window's position")
 	}
-	if args.LimitChars != nil {
-		c.Limit = *args.LimitChars
-		if err := c.ValidateArgs(); err != nil {
-			return handles.WindowRef{}, err
-		}
+	if args.LimitChars == nil {
+		return c, nil
 	}
-	return c, nil
+	c.Limit = *args.LimitChars
+	return c, c.ValidateArgs()
 }
 
 // matchContext returns the before_chars and after_chars to send with q.
@@ -533,12 +524,11 @@ func matchContext(q string, limit int, before, after *int) (int, int) {
 	return b, a
 }
 
-// readWindow performs the field-window call for w and renders it; the tool and
-// the field-window resource share it, so both return the same window.
+// readWindow performs the field-window call for w and renders it; the tool
+// and the field-window resource share it, so both return the same window.
 // withCursor adds the next window as a cursor (next_cursor) to next and
 // previous. call holds what the tool's arguments map to by generated code
-// (nothing for the resource); the window itself, which the catalog lists
-// under by_hand, is set here from w.
+// (nothing for the resource); the window (the catalog's by_hand) is set from w.
 func (a *Adapter) readWindow(ctx context.Context, call mcptools.GetFieldWindowCall, w handles.WindowRef, withCursor bool) (evidence.WindowView, error) {
 	call.Stream, call.Id = w.Record.Stream, w.Record.RecordID
 	p := &call.Params
@@ -625,14 +615,13 @@ func offsetPastEnd(w handles.WindowRef, e *evidence.PastEndError) *rs.Error {
 }
 
 // compactWindow is the compact result of a field window within limit
-// bytes. The window text is paid for once: it lives in content[], and
-// structured output points at it and names the full-detail call of the
-// same range. Hidden characters are shown as markers, longer than what
-// they stand for: when the shown window does not fit, it is cut to the
-// longest prefix (in characters, found by binary search, at most
-// log2(MaxWindowChars)+1 renderings) whose reply fits, and its next read
-// starts right after that prefix, so walking next shows every character
-// of the field once. A window that fits as it is is rendered once.
+// bytes. The window text is paid for once, in content[]; structured output
+// points at it and names the full-detail call of the same range. A shown
+// window (markers for hidden characters) that does not fit is cut to the
+// longest prefix whose reply fits (binary search over characters, at most
+// log2(MaxWindowChars)+1 renderings; a window that fits is rendered once),
+// and its next read starts right after it, so walking next shows every
+// character of the field once.
 func compactWindow(view evidence.WindowView, limit, pageLimit int) *mcp.CallToolResult {
 	text, structured, size := compactWindowParts(view)
 	if limit > 0 && size > limit {

@@ -53,14 +53,6 @@ func (o *demoOAuth) consentNote() string {
 	return "a page in the browser"
 }
 
-// cimdNote says whether client metadata documents may come from this machine.
-func (o *demoOAuth) cimdNote() string {
-	if o.loopbackCIMD {
-		return "\nClient metadata documents may be served from this machine (" + demoas.LoopbackDocumentsFlag + ")."
-	}
-	return ""
-}
-
 // demoSource is the source the demo's facade asks grants for by default.
 const demoSource = "loom"
 
@@ -128,6 +120,10 @@ func runDemoRS(ctx context.Context, env Env, log *slog.Logger, args []string) er
 	if err != nil {
 		return err
 	}
+	cimdNote := "" // whether client metadata documents may come from this machine
+	if o.loopbackCIMD {
+		cimdNote = "\nClient metadata documents may be served from this machine (" + demoas.LoopbackDocumentsFlag + ")."
+	}
 	fmt.Fprintf(env.Stdout, `demo RS listening on %s
 client credential (%s grant) written to %s
 
@@ -146,7 +142,7 @@ OAuth clients: the demo authorization server is served at the same address
 and give the client only http://127.0.0.1:8787/mcp, no token.%s
 
 Ctrl-C stops the demo RS.
-`, url, grant, path, url, cacheRoot, url, rs.Token(grant), grant, inspectorNPX, rs.Token(grant), o.consentNote(), o.tokenTTL, url, demoSource, o.cimdNote())
+`, url, grant, path, url, cacheRoot, url, rs.Token(grant), grant, inspectorNPX, rs.Token(grant), o.consentNote(), o.tokenTTL, url, demoSource, cimdNote)
 	<-ctx.Done()
 	return nil
 }
@@ -215,7 +211,13 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	} else {
 		printDemoConfig(env.Stdout, rsURL, mcpURL, token, cacheRoot)
 		printDemoOAuth(env.Stdout, rsURL, mcpURL, h.oauthSource, o)
-		printMetricsURL(env.Stdout, metricsAt)
+		// The metrics listener is bound before the MCP one: its address
+		// is already known.
+		select {
+		case a := <-metricsAt:
+			fmt.Fprintf(env.Stdout, "Prometheus metrics: http://%s/metrics\n\n", a)
+		default:
+		}
 	}
 	if err := runJourney(ctx, env.Stdout, mcpURL, token); err != nil {
 		return cmdkit.Fail(cmdkit.ExitFailure, "sample journey: %v", err)
@@ -281,16 +283,6 @@ demo authorization server (%s) and gets a client grant over one source
 `, mcpURL, rsURL, source, o.consentNote(), o.tokenTTL)
 }
 
-// printMetricsURL names the demo's metrics endpoint (the listener is bound
-// before the MCP one, so its address is already known).
-func printMetricsURL(w io.Writer, at <-chan net.Addr) {
-	select {
-	case a := <-at:
-		fmt.Fprintf(w, "Prometheus metrics: http://%s/metrics\n\n", a)
-	default:
-	}
-}
-
 // runJourney shows the evidence ladder against a running /mcp endpoint, as an
 // MCP client sees it: search, then the read the first hit offers, then fetch.
 func runJourney(ctx context.Context, w io.Writer, mcpURL, token string) error {
@@ -347,17 +339,13 @@ func startSession(ctx context.Context, c *client.Client, protocol, name string) 
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = protocol
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: version()}
-	_, err := c.Initialize(ctx, init)
+	_, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: protocol, ClientInfo: mcp.Implementation{Name: name, Version: version()}}})
 	return err
 }
 
 func callAndShow(ctx context.Context, w io.Writer, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}}
 	fmt.Fprintf(w, "\n$ %s\n", evidence.Continuation{Tool: tool, Arguments: args}.Call())
 	res, err := c.CallTool(ctx, req)
 	if err != nil {

@@ -186,17 +186,16 @@ func (c *common) buildServer(log *slog.Logger, token rs.TokenSource, wire ...fun
 		m.WatchBudget(lim.Held, lim.Max())
 	}
 	lim.Observe(c.budget)
-	client, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim})
+	opts := rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim}
+	client, err := rs.New(c.providerURL, token, opts)
 	if err != nil {
 		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
 	}
 	// Token checks read the RS through connections of their own
 	// (tokencheck.MaxCheckConns) under a deadline of their own, so made-up
 	// bearers can never take, nor wait for, the connections data calls use.
-	checkClient, err := rs.New(c.providerURL, token, rs.Options{Timeout: c.rsTimeout, Observe: c.rsObserve, InFlight: lim, MaxConns: tokencheck.MaxCheckConns})
-	if err != nil {
-		return nil, nil, cmdkit.Fail(cmdkit.ExitUsage, "%v", err)
-	}
+	opts.MaxConns = tokencheck.MaxCheckConns
+	checkClient, _ := rs.New(c.providerURL, token, opts) // the same URL and token were just accepted
 	cfg := pdpp.Config{RS: client, Token: token, Logger: log, FullMaxBytes: fullMax,
 		Checker:              tokencheck.New(checkClient, token, tokencheck.Options{Timeout: min(c.rsTimeout, tokencheck.DefaultTimeout)}),
 		AllowPrivateWebhooks: c.allowPrivateWebhooks}

@@ -331,9 +331,7 @@ func setGiven(args map[string]any, kv ...string) {
 }
 
 func call(ctx context.Context, c *client.Client, tool string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}}
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return nil, cmdkit.Fail(cmdkit.ExitFailure, "%s: %v", tool, err)

@@ -65,13 +65,6 @@ func (l *localFlags) tokenSource(log *slog.Logger) (rs.TokenSource, error) {
 	}, nil
 }
 
-// noToken is the token source of a server without a usable credential: it
-// never yields a token (and its server never asks, see
-// pdpp.ServerOptions.Unavailable).
-func noToken(context.Context) (string, error) {
-	return "", errors.New("no usable client credential")
-}
-
 // grantHelp says where a client grant comes from besides `pdpp connect`.
 const grantHelp = " No pdpp CLI at hand? The README's \"Getting a client grant\" shows other ways."
 
@@ -100,7 +93,9 @@ func runStdio(ctx context.Context, env Env, log *slog.Logger, args []string) err
 		// owner token is not kept, so it cannot be sent anywhere.
 		log.Error("serving without a credential: every tool call answers "+ce.Code, "err", err)
 		l.unavailable = &pdpp.Unavailable{Code: ce.Code, Message: ce.Message + "." + grantHelp}
-		token, err = noToken, nil
+		// The token source never yields a token (and its server never
+		// asks, see pdpp.ServerOptions.Unavailable).
+		token, err = func(context.Context) (string, error) { return "", errors.New("no usable client credential") }, nil
 	}
 	if err != nil {
 		return err

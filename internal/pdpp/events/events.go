@@ -186,7 +186,7 @@ func (a *Tools) grantScope(ctx context.Context) ([]scopeStream, error) {
 	if err := json.Unmarshal(resp.Body, &doc, decodeOptions); err != nil {
 		return nil, rs.AdapterError(CodeBadResponse, "the schema document is not JSON: "+err.Error(), "")
 	}
-	var out []scopeStream
+	out := []scopeStream{} // [] in the reply when the grant shows none
 	for _, c := range doc.Connectors {
 		var conns []string
 		for _, gc := range c.GrantedConnections {
@@ -297,17 +297,17 @@ type capabilities struct {
 	scope                                           []scopeStream
 }
 
-func source(fromRS bool) string {
-	if fromRS {
-		return "rs"
-	}
-	return "pdpp_profile"
-}
+// source and sourceNote name, by whether the RS advertised it, where a
+// part of the capabilities comes from: in structured output and in text.
+var (
+	source     = map[bool]string{true: "rs", false: "pdpp_profile"}
+	sourceNote = map[bool]string{true: "advertised by the RS", false: "PDPP reference profile, not advertised by this RS"}
+)
 
 func (c capabilities) structured(adv object) map[string]any {
-	signing := map[string]any{"source": source(c.signingFromRS)}
+	signing := map[string]any{"source": source[c.signingFromRS]}
 	maps.Copy(signing, c.signing)
-	delivery := map[string]any{"source": source(c.deliveryFromRS)}
+	delivery := map[string]any{"source": source[c.deliveryFromRS]}
 	maps.Copy(delivery, c.delivery)
 	out := map[string]any{
 		"supported":   c.supported,
@@ -319,9 +319,6 @@ func (c capabilities) structured(adv object) map[string]any {
 	}
 	if c.advertised {
 		out["advertisement"] = adv
-	}
-	if c.scope == nil {
-		out["scope"] = []scopeStream{}
 	}
 	return out
 }
@@ -339,7 +336,7 @@ func (c capabilities) text(full evidence.Continuation) string {
 	default:
 		fmt.Fprintf(&b, "Event subscriptions: supported (%s).\n", cmp.Or(c.endpoint, "/v1/event-subscriptions"))
 	}
-	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote(c.eventTypesFromRS))
+	fmt.Fprintf(&b, "Event types (%s):\n", sourceNote[c.eventTypesFromRS])
 	for i, et := range c.eventTypes {
 		if i == maxListedLines {
 			fmt.Fprintf(&b, "- ... %d more; every one: %s\n", len(c.eventTypes)-i, full.Call())
@@ -367,11 +364,11 @@ func (c capabilities) text(full evidence.Continuation) string {
 		}
 	}
 	fmt.Fprintf(&b, "Signing (%s): %s %v. Headers %v (event id), %v (unix seconds), %v (%v, space-separated). Signed text %v; key = %v. Check: %v.\n",
-		sourceNote(c.signingFromRS), sv(c.signing["profile"]), sv(c.signing["algorithm"]),
+		sourceNote[c.signingFromRS], sv(c.signing["profile"]), sv(c.signing["algorithm"]),
 		sv(c.signing["id_header"]), sv(c.signing["timestamp_header"]), sv(c.signing["signature_header"]), sv(c.signing["signature_encoding"]),
 		sv(c.signing["signed_payload"]), sv(c.signing["key"]), sv(c.signing["check"]))
 	fmt.Fprintf(&b, "Delivery (%s): %v; %v. Retries: %v. Callback URL: %v.\n",
-		sourceNote(c.deliveryFromRS), sv(c.delivery["envelope"]), sv(c.delivery["semantics"]), sv(c.delivery["retries"]), sv(c.delivery["callback_url"]))
+		sourceNote[c.deliveryFromRS], sv(c.delivery["envelope"]), sv(c.delivery["semantics"]), sv(c.delivery["retries"]), sv(c.delivery["callback_url"]))
 	if raw, _ := c.delivery["verification"].(jsontext.Value); raw.Kind() == '{' {
 		v, _ := decodeObject(raw)
 		fmt.Fprintf(&b, "Verify challenge: the RS sends %v; answer %v; until then %v.\n", sv(v.members["event"]), sv(v.members["answer"]), sv(v.members["until"]))
@@ -381,13 +378,6 @@ func (c capabilities) text(full evidence.Continuation) string {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, step)
 	}
 	return b.String()
-}
-
-func sourceNote(fromRS bool) string {
-	if fromRS {
-		return "advertised by the RS"
-	}
-	return "PDPP reference profile, not advertised by this RS"
 }
 
 // CreateEventSubscription serves create_event_subscription:
@@ -477,12 +467,8 @@ func checkStreams(streams []string) error {
 	return nil
 }
 
-func subscriptionCall(tool, id string, extra ...any) evidence.Continuation {
-	args := map[string]any{"subscription_id": id}
-	for i := 0; i+1 < len(extra); i += 2 {
-		args[extra[i].(string)] = extra[i+1]
-	}
-	return evidence.Continuation{Tool: tool, Arguments: args}
+func subscriptionCall(tool, id string) evidence.Continuation {
+	return evidence.Continuation{Tool: tool, Arguments: map[string]any{"subscription_id": id}}
 }
 
 // subscriptionText renders one subscription in a few lines, each RS string
@@ -659,7 +645,7 @@ func (a *Tools) GetEventSubscription(ctx context.Context, args mcptools.GetEvent
 	case "active", "pending_verification":
 		text += "next: " + subscriptionCall(mcptools.ToolSendTestEvent, args.SubscriptionID).Call() + "\n"
 	case "disabled", "disabled_failure":
-		text += "next: " + subscriptionCall(mcptools.ToolUpdateEventSubscription, args.SubscriptionID, "enabled", true).Call() + " to resume\n"
+		text += "next: " + evidence.Continuation{Tool: mcptools.ToolUpdateEventSubscription, Arguments: map[string]any{"subscription_id": args.SubscriptionID, "enabled": true}}.Call() + " to resume\n"
 	}
 	if args.Detail == evidence.DetailFull {
 		return a.host.FullReply(ctx, tool, shown, text, map[string]any{"detail": evidence.DetailFull}, "subscription", resp.Body), nil

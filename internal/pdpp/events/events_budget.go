@@ -118,7 +118,7 @@ func subscriptionFull(id string, fallback evidence.Continuation) evidence.Contin
 	if args.Validate() != nil {
 		return fallback
 	}
-	return subscriptionCall(mcptools.ToolGetEventSubscription, id, "detail", evidence.DetailFull)
+	return evidence.Continuation{Tool: mcptools.ToolGetEventSubscription, Arguments: map[string]any{"subscription_id": id, "detail": evidence.DetailFull}}
 }
 
 // compactSubscription encodes one listed subscription for compact output,
@@ -165,7 +165,11 @@ func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int)
 	built := make([]bool, total-pos)
 	at := func(i int) item {
 		if !built[i] {
-			whole, cut := compactSubscription(subscriptionAt(subs[pos+i]), st.Full)
+			sub := subs[pos+i]
+			if sub.partial {
+				sub, _ = decodeObject(sub.raw) // read again whole, bounded by decodeObject
+			}
+			whole, cut := compactSubscription(sub.withoutSecrets(), st.Full)
 			items[i], built[i] = item{line: []byte(subscriptionLine(subs[pos+i], st.Full)), whole: whole, cut: cut}, true
 		}
 		return items[i]
@@ -186,19 +190,16 @@ func subscriptionStep(subs []object, ids []string, st evidence.Step, budget int)
 		return evidence.JSONStringLen(string(it.line)) - 2 + evidence.WireLen(it.whole) + 1 + idCost[i]
 	})
 	tr.Shown = k
-	for i := 0; i < k; i++ {
-		tr.ValuesCut += items[i].cut
-	}
-	next := evidence.StepNext(st, k, total, nil)
-	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
-
 	var text strings.Builder
 	text.WriteString(head)
 	shown := make([]json.RawMessage, 0, k)
-	for i := 0; i < k; i++ {
-		text.Write(items[i].line)
-		shown = append(shown, items[i].whole)
+	for _, it := range items[:k] {
+		tr.ValuesCut += it.cut
+		text.Write(it.line)
+		shown = append(shown, it.whole)
 	}
+	next := evidence.StepNext(st, k, total, nil)
+	tr.Truncated = pos+k < total || tr.ValuesCut > 0 || st.Restarted
 	text.WriteString(tail)
 	text.WriteString(evidence.StepLines("subscriptions", "subscription_ids[]", st, k, total, listed, next, tr.ValuesCut))
 	var b bytes.Buffer

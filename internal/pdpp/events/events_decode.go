@@ -18,13 +18,12 @@ import (
 
 // An RS answer of the subscription routes is decoded once, by the json v2
 // API. Its subscriptions and advertisement are objects an RS may extend
-// with members of its own, every one of which a reply shows: each is read
-// as an object, its members' values kept as the slices of the body the
-// decoder read (jsontext.Value), never decoded; a value is looked into only
-// where the reply shows it (its text, or a preview). The generated models
-// (gen/rsclient) cannot hold them: they drop the members they do not name
-// and refuse a whole answer for one member of an unexpected type, which
-// today's replies show as the RS sent it.
+// with members of its own, every one of which a reply shows: their values
+// are kept as the slices of the body the decoder read (jsontext.Value),
+// looked into only where a reply shows them (text, or a preview). The
+// generated models (gen/rsclient) cannot hold them: they drop members they
+// do not name and refuse a whole answer for one member of an unexpected
+// type, which replies show as the RS sent it.
 //
 // Names match exactly, a repeated name is taken as encoding/json takes it
 // (the last wins) and invalid UTF-8 in a name reads as U+FFFD, as
@@ -251,16 +250,6 @@ func readList(dec *jsontext.Decoder, list *[]jsontext.Value, subs *[]object) err
 func unquote(q []byte) string {
 	s, _ := jsontext.AppendUnquote(nil, q)
 	return string(s)
-}
-
-// subscriptionAt is the subscription sub, an item of a list, for
-// rendering: whole (a partial one read again, bounded by decodeObject),
-// without secrets.
-func subscriptionAt(sub object) object {
-	if sub.partial {
-		sub, _ = decodeObject(sub.raw)
-	}
-	return sub.withoutSecrets()
 }
 
 // advertisement reads capabilities.client_event_subscriptions from the RS

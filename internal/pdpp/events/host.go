@@ -1,7 +1,6 @@
 package events
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -60,16 +59,6 @@ func BadResponse(err error) *rs.Error {
 	return rs.AdapterError(CodeBadResponse, err.Error(), "")
 }
 
-// Config configures the event tools.
-type Config struct {
-	Host   Host
-	RS     *rs.Client
-	Logger *slog.Logger
-	// AllowPrivateWebhooks accepts callback URLs naming loopback, private
-	// and metadata hosts (the adapter's Config.AllowPrivateWebhooks).
-	AllowPrivateWebhooks bool
-}
-
 // Tools serves the seven event-subscription tools; the adapter embeds it,
 // so its methods are the adapter's handlers of those tools.
 type Tools struct {
@@ -77,11 +66,12 @@ type Tools struct {
 	rs   *rs.Client
 	log  *slog.Logger
 	// allowPrivateWebhooks lets callback URLs name loopback, private and
-	// metadata hosts (Config.AllowPrivateWebhooks).
+	// metadata hosts (the adapter's Config.AllowPrivateWebhooks).
 	allowPrivateWebhooks bool
 }
 
-// New returns the event tools over cfg.Host.
-func New(cfg Config) *Tools {
-	return &Tools{host: cfg.Host, rs: cfg.RS, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), allowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+// New returns the event tools over host, reading the RS through client;
+// log is never nil.
+func New(host Host, client *rs.Client, log *slog.Logger, allowPrivateWebhooks bool) *Tools {
+	return &Tools{host: host, rs: client, log: log, allowPrivateWebhooks: allowPrivateWebhooks}
 }

@@ -92,11 +92,8 @@ func (w WindowRef) paramProblem() (param, msg string) {
 		return ParamQ, fmt.Sprintf("q is over %d bytes", MaxQueryTextBytes)
 	case !utf8.ValidString(w.Q):
 		return ParamQ, "q is not valid UTF-8"
-	}
-	for _, r := range w.Q {
-		if unicode.IsControl(r) {
-			return ParamQ, "q contains a control character"
-		}
+	case strings.ContainsFunc(w.Q, unicode.IsControl):
+		return ParamQ, "q contains a control character"
 	}
 	return "", ""
 }
@@ -306,11 +303,7 @@ func decodeBase64URL(s string, maxBytes int, strict bool) ([]byte, error) {
 // isBase64URL reports whether s holds only the base64url alphabet, without
 // "=" padding. One pass over s, which callers have bounded.
 func isBase64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
+	})
 }

@@ -21,5 +21,6 @@
 // percent-decoding), control characters and over-long values are rejected
 // with a typed *mcpkit.ArgError (the argument error of every tool argument
 // check) whose Field names the argument and whose message lists the
-// accepted forms.
+// accepted forms, so it can be handed to the model unchanged (Tool is left
+// empty; the adapter knows it).
 package handles

@@ -171,12 +171,6 @@ const (
 	ParamAfterChars   = "after_chars"
 )
 
-// A rejected handle is an *mcpkit.ArgError, the argument error every tool
-// argument check reports: Code is one of the Code* constants, Field names
-// the argument that carried the handle (one of the Param* constants), and
-// Message says what was wrong and shows an accepted form, so it can be
-// handed to the model unchanged. Tool is left empty; the adapter knows it.
-
 // argErr builds the *mcpkit.ArgError of a rejected handle.
 func argErr(code, param, msg string) *mcpkit.ArgError {
 	return &mcpkit.ArgError{Code: code, Field: param, Message: msg}

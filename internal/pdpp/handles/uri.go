@@ -80,13 +80,10 @@ func ParseRecordURI(uri string) (RecordRef, error) {
 	case 2:
 		if head, tail, ok := strings.Cut(raw[1], ":"); ok {
 			// A result id pasted after the scheme: {connection_id}/{stream}:{record_id}.
-			stream, err1 := url.PathUnescape(head)
-			recordID, err2 := url.PathUnescape(tail)
-			if err1 != nil || err2 != nil {
-				return RecordRef{}, idErr("record URI %s has malformed percent-encoding", quote(uri))
-			}
-			stream, recordID = unseen.Unspell(stream), unseen.Unspell(recordID)
-			ref = RecordRef{ConnectionID: segs[0], Stream: stream, RecordID: recordID}
+			// Both parts unescape: raw[1] did, and no escape holds ":".
+			stream, _ := url.PathUnescape(head)
+			recordID, _ := url.PathUnescape(tail)
+			ref = RecordRef{ConnectionID: segs[0], Stream: unseen.Unspell(stream), RecordID: unseen.Unspell(recordID)}
 			break
 		}
 		ref = RecordRef{Stream: segs[0], RecordID: segs[1]}

@@ -3,7 +3,8 @@
 // PDPP resource server understands, rejecting malformed input before
 // anything is sent with an actionable typed error: an *mcpkit.ArgError,
 // the argument error of every tool argument check, whose Field names the
-// argument.
+// argument and whose message shows a correct example, so it can be handed
+// to the model unchanged (Tool is left empty; the adapter knows it).
 //
 // A filter is a JSON object mapping a field name to either a scalar
 // (exact match, encoded as filter[field]=value) or an object of range

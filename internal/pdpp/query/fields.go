@@ -79,12 +79,6 @@ const (
 	ParamFields      = "fields"
 )
 
-// A rejected query argument is an *mcpkit.ArgError, the argument error
-// every tool argument check reports: Code is one of the Code* constants,
-// Field names the tool argument (one of the Param* constants), and Message
-// says what was wrong and shows a correct example, so it can be handed to
-// the model unchanged. Tool is left empty; the adapter knows it.
-
 func filterErr(format string, args ...any) error {
 	return &mcpkit.ArgError{Code: CodeInvalidFilter, Field: ParamFilter, Message: fmt.Sprintf(format, args...)}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -204,39 +205,28 @@ func exampleValue(raw json.RawMessage) string {
 	return `"2026-01-01T00:00:00Z"`
 }
 
+// bracketKey is a query-string style key: a name (maybe empty), then
+// non-empty [parts].
+var bracketKey = regexp.MustCompile(`^([^\[]*)((?:\[[^\[\]]+\])*)$`)
+
 // bracketParts splits a query-string style key such as filter[a][gte],
 // a[gte] or expand_limit[rel] into its bracketed parts (a, gte). The
 // leading prefix ("filter" or "expand_limit") is dropped. It returns nil
 // when the key does not have that shape.
 func bracketParts(key, prefix string) []string {
-	rest := key
-	if strings.HasPrefix(rest, prefix+"[") {
-		rest = rest[len(prefix):]
+	if strings.HasPrefix(key, prefix+"[") {
+		key = key[len(prefix):]
+	}
+	m := bracketKey.FindStringSubmatch(key)
+	if m == nil {
+		return nil
 	}
 	var parts []string
-	if i := strings.IndexByte(rest, '['); i > 0 {
-		parts = append(parts, rest[:i])
-		rest = rest[i:]
-	} else if i < 0 {
-		if rest == "" {
-			return nil
-		}
-		return []string{rest}
+	if m[1] != "" {
+		parts = append(parts, m[1])
 	}
-	for rest != "" {
-		if rest[0] != '[' {
-			return nil
-		}
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
-			return nil
-		}
-		part := rest[1:end]
-		if part == "" || strings.ContainsAny(part, "[") {
-			return nil
-		}
-		parts = append(parts, part)
-		rest = rest[end+1:]
+	if m[2] != "" {
+		parts = append(parts, strings.Split(m[2][1:len(m[2])-1], "][")...)
 	}
 	return parts
 }
@@ -299,34 +289,25 @@ func suggestFromQueryString(s string) string {
 	if err != nil || len(vals) == 0 {
 		return ""
 	}
-	exact := map[string]string{}
-	ranges := map[string]map[string]string{}
+	obj := map[string]any{} // field: its value, or its map of operators
 	for key, vs := range vals {
 		parts := bracketParts(strings.TrimSpace(key), ParamFilter)
 		if len(parts) == 0 || !ValidFieldName(parts[0]) || len(vs) == 0 {
 			return ""
 		}
+		ops, isRange := obj[parts[0]].(map[string]string)
 		switch {
-		case len(parts) == 1:
-			exact[parts[0]] = vs[0]
-		case len(parts) == 2 && isRangeOperator(parts[1]):
-			if ranges[parts[0]] == nil {
-				ranges[parts[0]] = map[string]string{}
+		case len(parts) == 1 && !isRange:
+			obj[parts[0]] = vs[0]
+		case len(parts) == 2 && isRangeOperator(parts[1]) && (isRange || obj[parts[0]] == nil):
+			if ops == nil {
+				ops = map[string]string{}
+				obj[parts[0]] = ops
 			}
-			ranges[parts[0]][parts[1]] = vs[0]
+			ops[parts[1]] = vs[0]
 		default:
-			return ""
+			return "" // not a filter, or a field both matched and ranged
 		}
-	}
-	obj := map[string]any{}
-	for f, v := range exact {
-		obj[f] = v
-	}
-	for f, ops := range ranges {
-		if _, clash := obj[f]; clash {
-			return ""
-		}
-		obj[f] = ops
 	}
 	b, err := json.Marshal(obj) // map keys are sorted
 	if err != nil || len(b) > 300 {

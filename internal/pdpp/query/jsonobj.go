@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,25 +19,12 @@ type member struct {
 	value json.RawMessage
 }
 
-// kindName names a kind (jsontext.Value's Kind: 0 for nothing) in an
+// kindNames name the kinds of JSON values (jsontext.Value's Kind) in an
 // error message.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "nothing"
-}
+var kindNames = map[jsontext.Kind]string{'n': "null", '{': "an object", '[': "an array", '"': "a string", '0': "a number", 't': "a boolean", 'f': "a boolean"}
+
+// kindName names k in an error message; "nothing" for 0.
+func kindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "nothing") }
 
 // errDuplicateKey reports a key that occurs twice in one object.
 type errDuplicateKey struct{ key string }

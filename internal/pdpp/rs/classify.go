@@ -100,24 +100,12 @@ var unavailableCodes = []string{
 	CodeUnreachable,
 }
 
+// classCodes are the codes listed for each class that codes name.
+var classCodes = map[Class][]string{ClassToken: tokenCodes, ClassScope: scopeCodes, ClassUnavailable: unavailableCodes}
+
 // Codes returns the codes listed for c (ClassToken, ClassScope or
 // ClassUnavailable), sorted; nil for the other classes, which no code names.
-func Codes(c Class) []string {
-	var list []string
-	switch c {
-	case ClassToken:
-		list = tokenCodes
-	case ClassScope:
-		list = scopeCodes
-	case ClassUnavailable:
-		list = unavailableCodes
-	default:
-		return nil
-	}
-	out := slices.Clone(list)
-	slices.Sort(out)
-	return out
-}
+func Codes(c Class) []string { return slices.Sorted(slices.Values(classCodes[c])) }
 
 // TokenCode reports whether code is listed as meaning the token itself is
 // no good. Only such a rejection is remembered by the token check.

@@ -2,6 +2,7 @@ package rs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,12 +39,11 @@ const (
 // did not declare; it doubles as the body grows, up to the read's limit.
 const firstReadBytes = 64 << 10
 
-// Connection bounds of the default RS transport. MaxConnsPerRSHost caps the
-// connections open to the RS at once, dialling included: a burst of calls
-// beyond it waits for a connection to free up, and that wait counts against
-// the call's deadline (the caller's, or Options.Timeout), so it ends as
-// rs_timeout rather than as an unbounded number of sockets. MaxIdleConnsPerRSHost
-// keeps as many idle for reuse, so steady load does not redial.
+// Connection bounds of the RS transport. MaxConnsPerRSHost caps the
+// connections open to the RS at once, dialling included: a burst beyond it
+// waits for one to free up within the call's deadline (the caller's, or
+// Options.Timeout), ending as rs_timeout rather than as unbounded sockets.
+// MaxIdleConnsPerRSHost keeps as many idle, so steady load does not redial.
 const (
 	MaxConnsPerRSHost     = 64
 	MaxIdleConnsPerRSHost = 64
@@ -71,13 +71,12 @@ type Options struct {
 	// the MCP server) decides alone how long its RS requests may take.
 	Timeout     time.Duration
 	MaxBodySize int64
-	HTTPClient  *http.Client
 	// Observe, when set, is told of every RS request once it ends: its
 	// method, route template (see Route), status (the HTTP code, or timeout,
 	// unreachable, cancelled) and duration. Used for metrics.
 	Observe func(method, route, status string, d time.Duration)
 	// MaxConns caps the connections of the client's own transport to the RS
-	// (default MaxConnsPerRSHost; ignored with HTTPClient). A client made
+	// (default MaxConnsPerRSHost). A client made
 	// for token checks gets a small budget of its own, so checks never wait
 	// for, nor take, the connections data calls use.
 	MaxConns int
@@ -98,7 +97,7 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if token == nil {
 		return nil, errors.New("rs: a token source is required")
 	}
-	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, http: opt.HTTPClient, observe: opt.Observe, inflight: opt.InFlight}
+	c := &Client{base: u, token: token, maxBody: opt.MaxBodySize, timeout: opt.Timeout, observe: opt.Observe, inflight: opt.InFlight}
 	if c.inflight == nil {
 		c.inflight = inflight.New(DefaultMaxInFlightBytes)
 	}
@@ -108,17 +107,15 @@ func New(providerURL string, token TokenSource, opt Options) (*Client, error) {
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
-	if c.http == nil {
-		// The default transport with the RS connection bounds: conns at
-		// most, as many kept idle.
-		conns := opt.MaxConns
-		if conns <= 0 {
-			conns = MaxConnsPerRSHost
-		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
-		c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
+	// The default transport with the RS connection bounds: conns at most,
+	// as many kept idle.
+	conns := opt.MaxConns
+	if conns <= 0 {
+		conns = MaxConnsPerRSHost
 	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = conns, min(conns, MaxIdleConnsPerRSHost)
+	c.http = &http.Client{Transport: tr, CheckRedirect: noCrossOriginRedirect}
 	return c, nil
 }
 
@@ -261,9 +258,8 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	obj := e.Object()
 	var m struct{ Code, Message string }
-	_ = json.Unmarshal(obj, &m)
+	_ = json.Unmarshal(e.Object(), &m)
 	return fmt.Sprintf("rs error %d %s: %s", e.Status, m.Code, m.Message)
 }
 
@@ -282,10 +278,7 @@ func (e *Error) Object() json.RawMessage {
 func (e *Error) Code() string {
 	var m struct{ Code, Type string }
 	_ = json.Unmarshal(e.Object(), &m)
-	if m.Code != "" {
-		return m.Code
-	}
-	return m.Type
+	return cmp.Or(m.Code, m.Type)
 }
 
 // AdapterError builds an Error of the adapter's own making (type adapter_error).
@@ -313,8 +306,7 @@ func statusError(resp *http.Response, body []byte) *Error {
 	code := "rs_http_" + fmt.Sprint(resp.StatusCode)
 	msg := fmt.Sprintf("the RS answered HTTP %d without a JSON error envelope", resp.StatusCode)
 	if resp.StatusCode == http.StatusUnauthorized {
-		code = CodeInvalidToken
-		msg = "the RS refused the token (HTTP 401)"
+		code, msg = CodeInvalidToken, "the RS refused the token (HTTP 401)"
 	}
 	return &Error{Status: resp.StatusCode, Envelope: adapterEnvelope(code, msg, "")}
 }
@@ -399,31 +391,28 @@ func transportError(ctx context.Context, err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return &Error{Envelope: adapterEnvelope("cancelled", "the call was cancelled", "")}
 	}
-	return &Error{Envelope: adapterEnvelope(CodeUnreachable, "the RS could not be reached: "+scrub(err.Error()), "")}
+	// Transport error text is kept short; it never holds the token, which
+	// travels only in a header.
+	msg := err.Error()
+	return &Error{Envelope: adapterEnvelope(CodeUnreachable, "the RS could not be reached: "+msg[:min(len(msg), 300)], "")}
 }
-
-// scrub keeps transport error text short; it never contains the token, which
-// travels only in a header.
-func scrub(s string) string { return s[:min(len(s), 300)] }
 
 // errTooLarge is a body longer than the read's limit.
 var errTooLarge = errors.New("rs: body over the limit")
 
 // readBody reads r whole, refusing it with errTooLarge once it passes max
-// bytes (it never reads more than max+1, and nothing of a body whose
-// declared length is over max). Its buffer is reserved from the
-// call's account (see package inflight) before it is allocated: it starts
-// at firstReadBytes and doubles as bytes arrive, up to the declared length
-// (plus one) or max+1, so at most half of it is unused; a declared length
-// within four times what has arrived is grown to in one step.
-// A reservation that is not free at once gives back what this read holds
-// and then waits for the whole size within ctx, so reads never wait on one
-// another while holding bytes. The reservation stays with the account
-// until the call is done (or while the read lasts, outside any call); a
-// refused body's is given back at once. With keepPrefix, a body over max
-// is read to max+1 bytes all the same (however long it says it is) and
-// returned beside errTooLarge, for an error body whose first members still
-// tell what went wrong.
+// bytes (reading at most max+1, and nothing of a body declared longer).
+// Its buffer is reserved from the call's account (package inflight)
+// before it is allocated: firstReadBytes, doubling as bytes arrive up to
+// the declared length (plus one) or max+1, so at most half is unused; a
+// declared length within four times what has arrived is grown to at once.
+// A reservation not free at once gives back what this read holds, then
+// waits for the whole size within ctx, so reads never wait on one another
+// while holding bytes. It stays with the account until the call is done
+// (outside any call: while the read lasts); a refused body's is given back
+// at once. With keepPrefix, a body over max is read to max+1 bytes however
+// long it says it is and returned beside errTooLarge, for an error body
+// whose first members still tell what went wrong.
 func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64, keepPrefix bool) (body []byte, err error) {
 	acct := inflight.FromContext(ctx)
 	if acct == nil {
@@ -442,14 +431,12 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		}
 	}()
 	reserve := func(size int64) error {
-		if acct.TryReserve(size - reserved) {
-			reserved = size
-			return nil
-		}
-		acct.Release(reserved)
-		reserved = 0
-		if err := acct.Reserve(ctx, size); err != nil {
-			return err
+		if !acct.TryReserve(size - reserved) {
+			acct.Release(reserved)
+			reserved = 0
+			if err := acct.Reserve(ctx, size); err != nil {
+				return err
+			}
 		}
 		reserved = size
 		return nil
@@ -468,15 +455,12 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 		return nil, err
 	}
 	buf := make([]byte, 0, size)
-	tooLarge := func() ([]byte, error) {
-		if keepPrefix {
-			return buf, errTooLarge
-		}
-		return nil, errTooLarge
-	}
 	for {
 		if int64(len(buf)) > max {
-			return tooLarge()
+			if !keepPrefix {
+				buf = nil
+			}
+			return buf, errTooLarge
 		}
 		if len(buf) == cap(buf) {
 			next := min(max+1, 2*int64(cap(buf)))
@@ -492,19 +476,14 @@ func (c *Client) readBody(ctx context.Context, r io.Reader, declared, max int64,
 			if err := reserve(next); err != nil {
 				return nil, err
 			}
-			grown := make([]byte, len(buf), next)
-			copy(grown, buf)
-			buf = grown
+			buf = append(make([]byte, 0, next), buf...)
 		}
 		n, rerr := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if rerr == io.EOF {
-			if int64(len(buf)) > max {
-				return tooLarge()
-			}
+		switch { // at EOF past max, the loop's top refuses the body
+		case rerr == io.EOF && int64(len(buf)) <= max:
 			return buf, nil
-		}
-		if rerr != nil {
+		case rerr != nil && rerr != io.EOF:
 			return nil, rerr
 		}
 	}
@@ -590,22 +569,18 @@ func (c *Client) Route(path string) string {
 		if len(tmpl.segs) != len(segs) {
 			continue
 		}
-		literals, match := 0, true
+		literals := 0 // -1: no match
 		for i, t := range tmpl.segs {
-			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-				if segs[i] == "" {
-					match = false
-					break
-				}
+			if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && segs[i] != "" {
 				continue
 			}
 			if t != segs[i] {
-				match = false
+				literals = -1
 				break
 			}
 			literals++
 		}
-		if match && literals > bestLiterals {
+		if literals > bestLiterals {
 			best, bestLiterals = tmpl.path, literals
 		}
 	}
