@@ -13,7 +13,7 @@ type clientKey struct{}
 
 // WithClientAddr returns ctx naming the network address a request came
 // from (an http.Request's RemoteAddr, "host:port"), so checks that need an
-// RS read are limited per client (see Options.ChecksPerSecond). Without it
+// RS read are limited per client (see DefaultChecksPerSecond). Without it
 // (stdio) checks are not limited per client.
 func WithClientAddr(ctx context.Context, remoteAddr string) context.Context {
 	p, ok := clientPrefix(remoteAddr)
