@@ -77,8 +77,7 @@ func (h *Handlers) reserve(ctx context.Context, n int64) error {
 
 // busyError is the tool error of a reservation that could not be had.
 func busyError(err error, paperID string) *toolError {
-	var be *inflight.BusyError
-	errors.As(err, &be)
+	be, _ := errors.AsType[*inflight.BusyError](err)
 	te := &toolError{Code: CodeServerBusy, PaperID: paperID, Fields: map[string]any{"retryable": be.Err != nil}}
 	if be.Err == nil {
 		te.Message = fmt.Sprintf("reading this asset needs %d bytes in flight, more than the server's limit of %d", be.Want, be.Max)

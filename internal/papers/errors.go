@@ -96,8 +96,7 @@ func validation(tool, field, code, format string, args ...any) *mcp.CallToolResu
 // lives.
 func fetchFailed(err error, what, paperID string) *toolError {
 	te := &toolError{Code: CodeAssetFetchFailed, PaperID: paperID, Fields: map[string]any{}}
-	var fe *assets.FetchError
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*assets.FetchError](err); ok {
 		te.Fields["reason"] = fe.Reason
 		te.Message = fmt.Sprintf("the %s of paper %s could not be loaded: %s", what, paperID, strings.ReplaceAll(fe.Reason, "_", " "))
 		if fe.Status != 0 {

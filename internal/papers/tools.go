@@ -232,8 +232,7 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 		raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 	} else {
 		raw, err = h.readWhole(ctx, assets.PreferredSummaryPath(p.ID))
-		var fe *assets.FetchError
-		if errors.As(err, &fe) && fe.Reason == assets.ReasonNotFound {
+		if fe, ok := errors.AsType[*assets.FetchError](err); ok && fe.Reason == assets.ReasonNotFound {
 			// Some exports write only the per-template files.
 			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
 		}

@@ -248,8 +248,7 @@ func (p Program) MainContext(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "%s: %v\n", p.Name, err)
-	var ee *ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*ExitError](err); ok {
 		return ee.Code
 	}
 	return ExitFailure

@@ -346,8 +346,8 @@ type Account struct {
 	key    string // the tenant it reserves for
 	mu     sync.Mutex
 	held   int64
-	refs   int  // Open's reference plus one per Retain not yet released
-	closed bool // Close was called
+	refs   int       // Open's reference plus one per Retain not yet released
+	closed sync.Once // Close's own drop
 }
 
 // OpenFor starts an account for one call of the tenant ctx carries (see
@@ -451,15 +451,8 @@ func (a *Account) Retain() (release func()) {
 // retained part is left. Calling it more than once is a mistake that
 // changes nothing.
 func (a *Account) Close() {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	closed := a.closed
-	a.closed = true
-	a.mu.Unlock()
-	if !closed {
-		a.drop()
+	if a != nil {
+		a.closed.Do(a.drop)
 	}
 }
 
@@ -506,6 +499,6 @@ func Tenant(ctx context.Context) string {
 
 // IsBusy reports whether err is (or wraps) a *BusyError.
 func IsBusy(err error) bool {
-	var b *BusyError
-	return errors.As(err, &b)
+	_, ok := errors.AsType[*BusyError](err)
+	return ok
 }

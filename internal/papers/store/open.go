@@ -96,8 +96,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open snapshot: %s is a directory, not a .sqlite3 file", path)
 	}
 	s, err := open(path, false)
-	var serr *SchemaError
-	if errors.As(err, &serr) && serr.Err != nil && needsImmutable(serr.Err) {
+	if serr, ok := errors.AsType[*SchemaError](err); ok && serr.Err != nil && needsImmutable(serr.Err) {
 		// A WAL-mode snapshot in a read-only place: SQLite cannot create
 		// the shared-memory file, so read the file as immutable.
 		s, err = open(path, true)
