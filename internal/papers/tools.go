@@ -20,25 +20,15 @@ import (
 // maxOffset is the largest offset the search tools accept (seed 002).
 const maxOffset = 10000
 
-// hit is one search result as tools return it.
-type hit struct {
-	PaperID         string   `json:"paper_id"`
-	Title           string   `json:"title"`
-	Year            string   `json:"year"`
-	Venue           string   `json:"venue"`
-	SnippetMarkdown string   `json:"snippet_markdown"`
-	MatchedValues   []string `json:"matched_values,omitempty"`
-}
-
 // searchResult is the structuredContent of both search tools.
 type searchResult struct {
-	Query      string `json:"query,omitempty"`
-	Keyword    string `json:"keyword,omitempty"`
-	Results    []hit  `json:"results"`
-	Total      int    `json:"total"`
-	Offset     int    `json:"offset"`
-	Limit      int    `json:"limit"`
-	NextOffset *int   `json:"next_offset,omitempty"` // absent on the last page, so the schema keeps its type
+	Query      string      `json:"query,omitempty"`
+	Keyword    string      `json:"keyword,omitempty"`
+	Results    []store.Hit `json:"results"`
+	Total      int         `json:"total"`
+	Offset     int         `json:"offset"`
+	Limit      int         `json:"limit"`
+	NextOffset *int        `json:"next_offset,omitempty"` // absent on the last page, so the schema keeps its type
 }
 
 // SearchPapers serves search_papers.
@@ -74,13 +64,7 @@ func (h *Handlers) SearchPapersByKeyword(ctx context.Context, a papertools.Searc
 }
 
 func pageResult(page store.Page, limit, offset int) searchResult {
-	res := searchResult{Results: []hit{}, Total: page.Total, Offset: offset, Limit: limit}
-	for _, p := range page.Hits {
-		res.Results = append(res.Results, hit{
-			PaperID: p.PaperID, Title: p.Title, Year: p.Year, Venue: p.Venue,
-			SnippetMarkdown: p.SnippetMarkdown, MatchedValues: p.MatchedValues,
-		})
-	}
+	res := searchResult{Results: append([]store.Hit{}, page.Hits...), Total: page.Total, Offset: offset, Limit: limit}
 	if next := offset + len(page.Hits); len(page.Hits) > 0 && next < page.Total && next <= maxOffset {
 		res.NextOffset = &next
 	}
@@ -300,14 +284,9 @@ func (h *Handlers) assetFailed(err error, what, paperID string) *toolError {
 
 // facetsResult is the structuredContent of list_top_facets.
 type facetsResult struct {
-	Category    string       `json:"category"`
-	Facets      []facetCount `json:"facets"`
-	TotalValues int          `json:"total_values"`
-}
-
-type facetCount struct {
-	Value      string `json:"value"`
-	PaperCount int    `json:"paper_count"`
+	Category    string        `json:"category"`
+	Facets      []store.Facet `json:"facets"`
+	TotalValues int           `json:"total_values"`
 }
 
 // ListTopFacets serves list_top_facets.
@@ -316,11 +295,10 @@ func (h *Handlers) ListTopFacets(ctx context.Context, a papertools.ListTopFacets
 	if err != nil {
 		return h.internal(papertools.ToolListTopFacets, err), nil
 	}
-	res := facetsResult{Category: a.Category, Facets: []facetCount{}, TotalValues: total}
+	res := facetsResult{Category: a.Category, Facets: append([]store.Facet{}, facets...), TotalValues: total}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Top %d of %d %s values by paper_count:\n", len(facets), total, a.Category)
 	for i, f := range facets {
-		res.Facets = append(res.Facets, facetCount{Value: f.Value, PaperCount: f.PaperCount})
 		fmt.Fprintf(&b, "%d. %s (%d)\n", i+1, f.Value, f.PaperCount)
 	}
 	return mcp.NewToolResultStructured(res, b.String()), nil
