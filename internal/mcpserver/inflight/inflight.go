@@ -103,13 +103,6 @@ func (l *Limiter) Held() int64 {
 	return l.held
 }
 
-// Tenants returns how many tenants hold or wait for bytes now.
-func (l *Limiter) Tenants() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.tenants)
-}
-
 // OnIdle sets fn to be called each time the bytes reserved fall back to
 // zero, with the highest reservation seen since the previous time. Set it
 // before the Limiter is used.

@@ -74,12 +74,6 @@ func (c *cache) remove(k [32]byte) {
 	c.mu.Unlock()
 }
 
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.items)
-}
-
 // flights lets concurrent first checks of one token share one RS read. At
 // most max distinct tokens are read at once.
 type flights struct {

@@ -82,9 +82,3 @@ func (c *clientRates) allow(ctx context.Context, now time.Time) bool {
 	e.last = now
 	return e.lim.AllowN(now, 1)
 }
-
-func (c *clientRates) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
