@@ -183,6 +183,13 @@ func (f *FlagSet) Int64(p *int64, name, envName string, def int64, usage string)
 	return err
 }
 
+// Int defines an integer flag defaulting to $envName when set.
+func (f *FlagSet) Int(p *int, name, envName string, def int, usage string) error {
+	err := fromEnv(f, envName, &def, strconv.Atoi, "%[1]s=%[2]q is not an integer")
+	f.IntVar(p, name, def, withEnvName(usage, envName))
+	return err
+}
+
 // Parse parses args: --help gives flag.ErrHelp, a bad flag a usage error.
 func (f *FlagSet) Parse(args []string) error {
 	if err := f.FlagSet.Parse(args); err != nil {
