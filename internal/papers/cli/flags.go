@@ -98,7 +98,7 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 	if err != nil {
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
 	}
-	if st.Immutable() {
+	if st.Immutable {
 		log.Warn("the snapshot is in WAL mode in a directory this process cannot write; reading it as immutable (any -wal file is ignored)", "snapshot", s.snapshot)
 	}
 	loader, err := assets.New(assets.Config{Dir: s.assetsDir, BaseURL: s.assetsURL, Timeout: s.assetTimeout})
@@ -115,6 +115,6 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 		return nil, cmdkit.Fail(cmdkit.ExitFailure, "%v", err)
 	}
 	log.Info("snapshot opened", "snapshot", s.snapshot, "assets", s.assetsDir, "assets_base_url", s.assetsURL != "",
-		"doi", st.HasDOI(), "bibtex", st.HasBibTeX())
+		"doi", st.HasDOI, "bibtex", st.HasBibTeX)
 	return &opened{store: st, assets: loader, server: papers.NewServer(h, papers.ServerOptions{Name: s.serverName, Version: version()}), lim: lim}, nil
 }

@@ -54,11 +54,13 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 
 // Store is an open snapshot database. It is safe for concurrent use.
 type Store struct {
-	db        *sql.DB
-	path      string
-	immutable bool
-	hasDOI    bool
-	hasBibTeX bool
+	db   *sql.DB
+	path string
+	// Immutable is set when the file had to be opened with immutable=1 (a
+	// WAL-mode snapshot in a directory the process cannot write).
+	Immutable bool
+	HasDOI    bool // the snapshot has the paper.doi column
+	HasBibTeX bool // the snapshot has the paper_bibtex table
 }
 
 // DSN is the data source name Open uses for path: the file opened
@@ -115,7 +117,7 @@ func open(path string, immutable bool) (*Store, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{db: db, path: path, immutable: immutable}
+	s := &Store{db: db, path: path, Immutable: immutable}
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -156,12 +158,12 @@ func (s *Store) check(ctx context.Context) error {
 				serr.MissingColumns = append(serr.MissingColumns, c)
 			}
 		}
-		s.hasDOI = slices.Contains(cols, "doi")
+		s.HasDOI = slices.Contains(cols, "doi")
 	}
 	if len(serr.MissingTables) > 0 || len(serr.MissingColumns) > 0 {
 		return serr
 	}
-	s.hasBibTeX = tables["paper_bibtex"]
+	s.HasBibTeX = tables["paper_bibtex"]
 	return nil
 }
 
@@ -176,16 +178,6 @@ func cleanSQLiteError(err error) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-// Immutable reports whether the file had to be opened with immutable=1
-// (a WAL-mode snapshot in a directory the process cannot write).
-func (s *Store) Immutable() bool { return s.immutable }
-
-// HasDOI reports whether the snapshot has the paper.doi column.
-func (s *Store) HasDOI() bool { return s.hasDOI }
-
-// HasBibTeX reports whether the snapshot has the paper_bibtex table.
-func (s *Store) HasBibTeX() bool { return s.hasBibTeX }
 
 // Ping checks that the database still answers.
 func (s *Store) Ping(ctx context.Context) error {
