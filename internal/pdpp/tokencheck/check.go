@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -407,12 +408,8 @@ func (c *Checker) get(ctx context.Context, p *rsclient.GetSchemaParams) ([]byte,
 // refusesView reports whether an RS status means "this query is not
 // understood" (an RS without the compact view), not a verdict on the token.
 func refusesView(status int) bool {
-	switch status {
-	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
-		http.StatusNotAcceptable, http.StatusUnprocessableEntity:
-		return true
-	}
-	return false
+	return slices.Contains([]int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
+		http.StatusNotAcceptable, http.StatusUnprocessableEntity}, status)
 }
 
 // tokenKind reads bearer.token_kind (or pdpp_token_kind, or the bearer
