@@ -192,13 +192,11 @@ func (f *FlagSet) Int(p *int, name, envName string, def int, usage string) error
 
 // Parse parses args: --help gives flag.ErrHelp, a bad flag a usage error.
 func (f *FlagSet) Parse(args []string) error {
-	if err := f.FlagSet.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return Fail(ExitUsage, "%v", err)
+	err := f.FlagSet.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
 	}
-	return nil
+	return Fail(ExitUsage, "%v", err)
 }
 
 // ParseNoArgs is Parse for commands that take no positional arguments.
