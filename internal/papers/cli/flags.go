@@ -40,10 +40,7 @@ func (s *snapshotFlags) register(f *cmdkit.FlagSet) error {
 	f.Str(&s.snapshot, "snapshot", "PAPER_MCP_SNAPSHOT", "", "snapshot database (.sqlite3), opened read-only")
 	f.Str(&s.assetsDir, "assets", "PAPER_MCP_ASSETS", "", "local folder of the snapshot's static assets (summary/, md/, md_translate/)")
 	f.Str(&s.assetsURL, "assets-base-url", "PAPER_MCP_ASSETS_BASE_URL", "", "HTTP(S) base URL of the static assets, used when --assets lacks a file")
-	if err := s.registerServer(f); err != nil {
-		return err
-	}
-	return f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url")
+	return cmp.Or(s.registerServer(f), f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url"))
 }
 
 func (s *snapshotFlags) check() error {
