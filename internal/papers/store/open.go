@@ -138,17 +138,13 @@ func (s *Store) check(ctx context.Context) error {
 	if err != nil {
 		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
-	tables := map[string]bool{}
-	for _, name := range names {
-		tables[name] = true
-	}
 	serr := &SchemaError{Path: s.path}
 	for _, t := range requiredTables {
-		if !tables[t] {
+		if !slices.Contains(names, t) {
 			serr.MissingTables = append(serr.MissingTables, t)
 		}
 	}
-	if tables["paper"] {
+	if slices.Contains(names, "paper") {
 		cols, err := s.strings(ctx, "SELECT name FROM pragma_table_info(?)", "paper")
 		if err != nil {
 			return err
@@ -163,7 +159,7 @@ func (s *Store) check(ctx context.Context) error {
 	if len(serr.MissingTables) > 0 || len(serr.MissingColumns) > 0 {
 		return serr
 	}
-	s.HasBibTeX = tables["paper_bibtex"]
+	s.HasBibTeX = slices.Contains(names, "paper_bibtex")
 	return nil
 }
 
