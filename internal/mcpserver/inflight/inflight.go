@@ -436,8 +436,7 @@ func (a *Account) Retain() (release func()) {
 	a.mu.Lock()
 	a.refs++
 	a.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(a.drop) }
+	return sync.OnceFunc(a.drop)
 }
 
 // Close ends the call's own hold; everything is given back once no
