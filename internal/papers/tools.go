@@ -210,16 +210,14 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 		}
 		return "", "", te
 	}
-	var raw []byte
-	var err error
-	if explicit {
+	path := assets.TemplateSummaryPath(p.ID, tpl)
+	if !explicit {
+		path = assets.PreferredSummaryPath(p.ID)
+	}
+	raw, err := h.readWhole(ctx, path)
+	if fe, ok := errors.AsType[*assets.FetchError](err); ok && fe.Reason == assets.ReasonNotFound && !explicit {
+		// Some exports write only the per-template files.
 		raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
-	} else {
-		raw, err = h.readWhole(ctx, assets.PreferredSummaryPath(p.ID))
-		if fe, ok := errors.AsType[*assets.FetchError](err); ok && fe.Reason == assets.ReasonNotFound {
-			// Some exports write only the per-template files.
-			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
-		}
 	}
 	if err != nil || !json.Valid(raw) {
 		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID,
