@@ -284,17 +284,9 @@ func (p Program) dispatch(ctx context.Context, env Env, log *slog.Logger) error 
 	return Fail(ExitUsage, "unknown command %q (commands: %s); run %q for usage", name, strings.Join(names, ", "), p.Name+" --help")
 }
 
-// LogLevel parses debug|info|warn|error (default info).
+// LogLevel parses debug|info|warn|error (default info, the zero Level).
 func LogLevel(s string) slog.Level {
-	switch strings.ToLower(s) {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
+	return map[string]slog.Level{"debug": slog.LevelDebug, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
 }
 
 // FinishServing ends a demo that serves in the background: with once it stops
