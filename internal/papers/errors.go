@@ -43,17 +43,13 @@ func (e *toolError) Error() string { return e.Code + ": " + e.Message }
 // "available_summary_templates": [...], ...}.
 func (e *toolError) structured() map[string]any {
 	m := map[string]any{"error": e.Code, "message": e.Message}
-	if e.PaperID != "" {
-		m["paper_id"] = e.PaperID
-	}
-	if e.Template != "" {
-		m["template"] = e.Template
+	for k, v := range map[string]string{"paper_id": e.PaperID, "template": e.Template, "lang": e.Lang} {
+		if v != "" {
+			m[k] = v
+		}
 	}
 	if e.Available != nil {
 		m["available_summary_templates"] = e.Available
-	}
-	if e.Lang != "" {
-		m["lang"] = e.Lang
 	}
 	maps.Copy(m, e.Fields)
 	return m
