@@ -70,10 +70,6 @@ type boundedLabel struct {
 	seen map[string]struct{} // at most max entries
 }
 
-func newBoundedLabel(max int) *boundedLabel {
-	return &boundedLabel{max: max, seen: map[string]struct{}{}}
-}
-
 // value is Label(v) while fewer than max distinct values were admitted or v is
 // one of them, and "other" otherwise; "" (no code) is always itself.
 func (b *boundedLabel) value(v string) string {
@@ -132,7 +128,7 @@ func New() *Metrics {
 			Name: NameBudgetWait, Help: "Time reservations of the bytes-in-flight budget waited for room, in seconds (granted or not; reservations granted at once are not counted).", Buckets: latencyBuckets,
 		}),
 		budgetRefuse: counterVec(NameBudgetRefused, "Reservations of the bytes-in-flight budget refused, by reason: over_limit (larger than the whole budget), deadline (the call's deadline passed while it waited), cancelled (the call ended while it waited).", "reason"),
-		errorCodes:   newBoundedLabel(maxErrorCodes),
+		errorCodes:   &boundedLabel{max: maxErrorCodes, seen: map[string]struct{}{}},
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),

@@ -87,8 +87,6 @@ type flight struct {
 	res  Result
 }
 
-func newFlights(max int) *flights { return &flights{max: max, m: map[[32]byte]*flight{}} }
-
 // join returns the flight for k; leader is true when the caller must start
 // the read. ok is false when max flights are already running.
 func (f *flights) join(k [32]byte) (fl *flight, leader, ok bool) {

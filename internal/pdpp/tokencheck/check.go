@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -180,9 +181,10 @@ type Checker struct {
 func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 	c := &Checker{
 		rs: client, token: token, timeout: cmp.Or(max(opt.Timeout, 0), DefaultTimeout),
-		flights: newFlights(DefaultMaxInFlight),
-		rates:   newClientRates(DefaultChecksPerSecond, DefaultCheckBurst, cmp.Or(max(opt.MaxClients, 0), DefaultMaxClients)),
-		now:     time.Now,
+		flights: &flights{max: DefaultMaxInFlight, m: map[[32]byte]*flight{}},
+		rates: &clientRates{limit: DefaultChecksPerSecond, burst: DefaultCheckBurst, max: cmp.Or(max(opt.MaxClients, 0), DefaultMaxClients),
+			m: map[netip.Prefix]*clientRate{}},
+		now: time.Now,
 	}
 	c.cache = newCache(DefaultMaxEntries, c.clock)
 	c.rejected = newCache(MaxRejectedEntries, c.clock)

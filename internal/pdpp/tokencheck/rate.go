@@ -57,10 +57,6 @@ type clientRate struct {
 	last time.Time
 }
 
-func newClientRates(perSecond float64, burst, max int) *clientRates {
-	return &clientRates{limit: rate.Limit(perSecond), burst: burst, max: max, m: map[netip.Prefix]*clientRate{}}
-}
-
 // allow takes one check from the bucket of ctx's client, if ctx names one.
 func (c *clientRates) allow(ctx context.Context, now time.Time) bool {
 	p, ok := ctx.Value(clientKey{}).(netip.Prefix)
