@@ -130,9 +130,3 @@ func scanRows[T any](ctx context.Context, db *sql.DB, q string, scan func(*sql.R
 	}
 	return out, rows.Err()
 }
-
-func sortedUnique(in []string) []string {
-	out := slices.Clone(in)
-	slices.Sort(out)
-	return slices.Compact(out)
-}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/textnorm"
@@ -131,7 +132,7 @@ LIMIT ?2 OFFSET ?3`
 	page, err := s.page(ctx, countQ, q, func(rows *sql.Rows, h *Hit) error {
 		var values string
 		err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &h.SnippetMarkdown, &values)
-		h.MatchedValues = sortedUnique(strings.Split(values, "\x1f"))
+		h.MatchedValues = slices.Compact(slices.Sorted(slices.Values(strings.Split(values, "\x1f"))))
 		return err
 	}, pattern, limit, offset)
 	if err != nil {
