@@ -235,7 +235,7 @@ func Load(cacheRoot, providerURL string, now time.Time) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
-	fix := connectFix(providerURL)
+	fix := fmt.Sprintf("run `pdpp connect %s` to authorize this client, then start the server again", providerURL) // the remedy every load error names
 	invalid := func(cause error, format string, args ...any) error {
 		return newErr(CodeCredentialInvalid, providerURL, path, cause, "credential file %s %s; %s", path, fmt.Sprintf(format, args...), fix)
 	}

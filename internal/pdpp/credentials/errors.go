@@ -53,11 +53,6 @@ func (e *Error) ExitCode() int {
 	return ExitConfig
 }
 
-// connectFix is the remedy sentence shared by the load errors.
-func connectFix(providerURL string) string {
-	return fmt.Sprintf("run `pdpp connect %s` to authorize this client, then start the server again", providerURL)
-}
-
 func newErr(code, providerURL, path string, cause error, format string, args ...any) *Error {
 	return &Error{
 		Code:        code,
