@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,7 +188,7 @@ func (h *Handlers) GetPaperSummary(ctx context.Context, a papertools.GetPaperSum
 	if terr != nil {
 		return terr.result(), nil
 	}
-	c := truncate(body, maxChars(a.MaxChars), "Call get_paper_summary again with a larger max_chars to read more.")
+	c := truncate(body, *cmp.Or(a.MaxChars, new(DefaultMaxChars)), "Call get_paper_summary again with a larger max_chars to read more.")
 	res := textResult{PaperID: p.ID, Template: tpl, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
 	return structuredWithText(res, c.Text), nil
 }
@@ -247,7 +248,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
 		return mcp.NewToolResultStructured(res, text), nil
 	}
-	c, terr := h.source(ctx, p, maxChars(a.MaxChars), "Call get_paper_source again with a larger max_chars to read more.")
+	c, terr := h.source(ctx, p, *cmp.Or(a.MaxChars, new(DefaultMaxChars)), "Call get_paper_source again with a larger max_chars to read more.")
 	if terr != nil {
 		return terr.result(), nil
 	}
@@ -300,14 +301,6 @@ func (h *Handlers) ListTopFacets(ctx context.Context, a papertools.ListTopFacets
 		fmt.Fprintf(&b, "%d. %s (%d)\n", i+1, f.Value, f.PaperCount)
 	}
 	return mcp.NewToolResultStructured(res, b.String()), nil
-}
-
-// maxChars is max_chars or the default.
-func maxChars(p *int) int {
-	if p == nil {
-		return DefaultMaxChars
-	}
-	return *p
 }
 
 // structuredWithText is a result whose text content is text itself (the
