@@ -128,11 +128,11 @@ func SummaryJSON(p Paper, template string) (string, error) {
 	}
 	doc := summaryDoc{
 		PaperTitle:       p.Title,
-		PaperAuthors:     nonNil(p.Authors),
+		PaperAuthors:     append([]string{}, p.Authors...), // [] when none
 		PublicationYear:  orUnknown(p.Year),
 		PublicationVenue: orUnknown(p.Venue),
 		Abstract:         p.Abstract,
-		Keywords:         nonNil(p.Keywords),
+		Keywords:         append([]string{}, p.Keywords...),
 		TemplateTag:      template,
 		Summary:          p.Summaries[i].Markdown,
 	}
@@ -141,13 +141,6 @@ func SummaryJSON(p Paper, template string) (string, error) {
 		return "", err
 	}
 	return string(b) + "\n", nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func orUnknown(s string) string {
