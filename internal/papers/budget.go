@@ -77,8 +77,7 @@ func (h *Handlers) reserve(ctx context.Context, n int64) error {
 
 // busyError is the tool error of a reservation that could not be had.
 func busyError(err error, paperID string) *toolError {
-	var be *inflight.BusyError
-	errors.As(err, &be)
+	be, _ := errors.AsType[*inflight.BusyError](err)
 	te := &toolError{Code: CodeServerBusy, PaperID: paperID, Fields: map[string]any{"retryable": be.Err != nil}}
 	if be.Err == nil {
 		te.Message = fmt.Sprintf("reading this asset needs %d bytes in flight, more than the server's limit of %d", be.Want, be.Max)
@@ -202,21 +201,16 @@ func countRunes(head []byte, r io.Reader, more bool) (int, error) {
 
 // countComplete counts the characters of p up to a last one that more
 // bytes could still complete, and returns that incomplete tail (at most
-// UTFMax-1 bytes).
+// UTFMax-1 bytes: only the last rune start can begin one).
 func countComplete(p []byte) (int, []byte) {
-	n, i := 0, 0
-	for i < len(p) {
-		if p[i] < utf8.RuneSelf {
-			i++
-			n++
-			continue
-		}
-		if !utf8.FullRune(p[i:]) {
+	i := len(p)
+	for k := len(p) - 1; k >= 0 && k > len(p)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				i = k
+			}
 			break
 		}
-		_, sz := utf8.DecodeRune(p[i:])
-		i += sz
-		n++
 	}
-	return n, p[i:]
+	return utf8.RuneCount(p[:i]), p[i:]
 }

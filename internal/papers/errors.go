@@ -43,17 +43,13 @@ func (e *toolError) Error() string { return e.Code + ": " + e.Message }
 // "available_summary_templates": [...], ...}.
 func (e *toolError) structured() map[string]any {
 	m := map[string]any{"error": e.Code, "message": e.Message}
-	if e.PaperID != "" {
-		m["paper_id"] = e.PaperID
-	}
-	if e.Template != "" {
-		m["template"] = e.Template
+	for k, v := range map[string]string{"paper_id": e.PaperID, "template": e.Template, "lang": e.Lang} {
+		if v != "" {
+			m[k] = v
+		}
 	}
 	if e.Available != nil {
 		m["available_summary_templates"] = e.Available
-	}
-	if e.Lang != "" {
-		m["lang"] = e.Lang
 	}
 	maps.Copy(m, e.Fields)
 	return m
@@ -96,8 +92,7 @@ func validation(tool, field, code, format string, args ...any) *mcp.CallToolResu
 // lives.
 func fetchFailed(err error, what, paperID string) *toolError {
 	te := &toolError{Code: CodeAssetFetchFailed, PaperID: paperID, Fields: map[string]any{}}
-	var fe *assets.FetchError
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*assets.FetchError](err); ok {
 		te.Fields["reason"] = fe.Reason
 		te.Message = fmt.Sprintf("the %s of paper %s could not be loaded: %s", what, paperID, strings.ReplaceAll(fe.Reason, "_", " "))
 		if fe.Status != 0 {

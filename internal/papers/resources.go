@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,9 +48,8 @@ func ParseURI(uri string) (PaperURI, error) {
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		return PaperURI{}, fmt.Errorf("resource URI %q must not carry a query or fragment", uri)
 	}
-	raw := strings.Split(rest, "/")
-	segs := make([]string, len(raw))
-	for i, s := range raw {
+	segs := strings.Split(rest, "/")
+	for i, s := range segs {
 		d, err := url.PathUnescape(s)
 		if err != nil {
 			return PaperURI{}, fmt.Errorf("resource URI %q: bad escape in %q", uri, s)
@@ -154,10 +154,7 @@ func (h *Handlers) ReadPaperTranslationResource(ctx context.Context, req mcp.Rea
 	}
 	t, ok := p.Translation(u.Lang)
 	if !ok {
-		avail := "none"
-		if langs := p.Langs(); len(langs) > 0 {
-			avail = strings.Join(langs, ", ")
-		}
+		avail := cmp.Or(strings.Join(p.Langs(), ", "), "none")
 		return nil, resourceError(ctx, &toolError{Code: CodeTranslationNotAvailable, PaperID: p.ID, Lang: u.Lang,
 			Message: fmt.Sprintf("paper %s has no %q translation; available: %s", p.ID, u.Lang, avail)})
 	}

@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,25 +21,15 @@ import (
 // maxOffset is the largest offset the search tools accept (seed 002).
 const maxOffset = 10000
 
-// hit is one search result as tools return it.
-type hit struct {
-	PaperID         string   `json:"paper_id"`
-	Title           string   `json:"title"`
-	Year            string   `json:"year"`
-	Venue           string   `json:"venue"`
-	SnippetMarkdown string   `json:"snippet_markdown"`
-	MatchedValues   []string `json:"matched_values,omitempty"`
-}
-
 // searchResult is the structuredContent of both search tools.
 type searchResult struct {
-	Query      string `json:"query,omitempty"`
-	Keyword    string `json:"keyword,omitempty"`
-	Results    []hit  `json:"results"`
-	Total      int    `json:"total"`
-	Offset     int    `json:"offset"`
-	Limit      int    `json:"limit"`
-	NextOffset *int   `json:"next_offset,omitempty"` // absent on the last page, so the schema keeps its type
+	Query      string      `json:"query,omitempty"`
+	Keyword    string      `json:"keyword,omitempty"`
+	Results    []store.Hit `json:"results"`
+	Total      int         `json:"total"`
+	Offset     int         `json:"offset"`
+	Limit      int         `json:"limit"`
+	NextOffset *int        `json:"next_offset,omitempty"` // absent on the last page, so the schema keeps its type
 }
 
 // SearchPapers serves search_papers.
@@ -74,13 +65,7 @@ func (h *Handlers) SearchPapersByKeyword(ctx context.Context, a papertools.Searc
 }
 
 func pageResult(page store.Page, limit, offset int) searchResult {
-	res := searchResult{Results: []hit{}, Total: page.Total, Offset: offset, Limit: limit}
-	for _, p := range page.Hits {
-		res.Results = append(res.Results, hit{
-			PaperID: p.PaperID, Title: p.Title, Year: p.Year, Venue: p.Venue,
-			SnippetMarkdown: p.SnippetMarkdown, MatchedValues: p.MatchedValues,
-		})
-	}
+	res := searchResult{Results: append([]store.Hit{}, page.Hits...), Total: page.Total, Offset: offset, Limit: limit}
 	if next := offset + len(page.Hits); len(page.Hits) > 0 && next < page.Total && next <= maxOffset {
 		res.NextOffset = &next
 	}
@@ -203,7 +188,7 @@ func (h *Handlers) GetPaperSummary(ctx context.Context, a papertools.GetPaperSum
 	if terr != nil {
 		return terr.result(), nil
 	}
-	c := truncate(body, maxChars(a.MaxChars), "Call get_paper_summary again with a larger max_chars to read more.")
+	c := truncate(body, *cmp.Or(a.MaxChars, new(DefaultMaxChars)), "Call get_paper_summary again with a larger max_chars to read more.")
 	res := textResult{PaperID: p.ID, Template: tpl, TotalChars: c.Total, ReturnedChars: c.Returned, Truncated: c.Truncated}
 	return structuredWithText(res, c.Text), nil
 }
@@ -226,17 +211,14 @@ func (h *Handlers) summary(ctx context.Context, p *store.Paper, tpl string) (str
 		}
 		return "", "", te
 	}
-	var raw []byte
-	var err error
-	if explicit {
+	path := assets.TemplateSummaryPath(p.ID, tpl)
+	if !explicit {
+		path = assets.PreferredSummaryPath(p.ID)
+	}
+	raw, err := h.readWhole(ctx, path)
+	if fe, ok := errors.AsType[*assets.FetchError](err); ok && fe.Reason == assets.ReasonNotFound && !explicit {
+		// Some exports write only the per-template files.
 		raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
-	} else {
-		raw, err = h.readWhole(ctx, assets.PreferredSummaryPath(p.ID))
-		var fe *assets.FetchError
-		if errors.As(err, &fe) && fe.Reason == assets.ReasonNotFound {
-			// Some exports write only the per-template files.
-			raw, err = h.readWhole(ctx, assets.TemplateSummaryPath(p.ID, tpl))
-		}
 	}
 	if err != nil || !json.Valid(raw) {
 		te := &toolError{Code: CodeAssetParseFailed, PaperID: p.ID,
@@ -266,7 +248,7 @@ func (h *Handlers) GetPaperSource(ctx context.Context, a papertools.GetPaperSour
 		text := fmt.Sprintf("Source markdown is not available for paper %s: the snapshot has no source for it. Read its summary with get_paper_summary instead.", p.ID)
 		return mcp.NewToolResultStructured(res, text), nil
 	}
-	c, terr := h.source(ctx, p, maxChars(a.MaxChars), "Call get_paper_source again with a larger max_chars to read more.")
+	c, terr := h.source(ctx, p, *cmp.Or(a.MaxChars, new(DefaultMaxChars)), "Call get_paper_source again with a larger max_chars to read more.")
 	if terr != nil {
 		return terr.result(), nil
 	}
@@ -301,14 +283,9 @@ func (h *Handlers) assetFailed(err error, what, paperID string) *toolError {
 
 // facetsResult is the structuredContent of list_top_facets.
 type facetsResult struct {
-	Category    string       `json:"category"`
-	Facets      []facetCount `json:"facets"`
-	TotalValues int          `json:"total_values"`
-}
-
-type facetCount struct {
-	Value      string `json:"value"`
-	PaperCount int    `json:"paper_count"`
+	Category    string        `json:"category"`
+	Facets      []store.Facet `json:"facets"`
+	TotalValues int           `json:"total_values"`
 }
 
 // ListTopFacets serves list_top_facets.
@@ -317,22 +294,13 @@ func (h *Handlers) ListTopFacets(ctx context.Context, a papertools.ListTopFacets
 	if err != nil {
 		return h.internal(papertools.ToolListTopFacets, err), nil
 	}
-	res := facetsResult{Category: a.Category, Facets: []facetCount{}, TotalValues: total}
+	res := facetsResult{Category: a.Category, Facets: append([]store.Facet{}, facets...), TotalValues: total}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Top %d of %d %s values by paper_count:\n", len(facets), total, a.Category)
 	for i, f := range facets {
-		res.Facets = append(res.Facets, facetCount{Value: f.Value, PaperCount: f.PaperCount})
 		fmt.Fprintf(&b, "%d. %s (%d)\n", i+1, f.Value, f.PaperCount)
 	}
 	return mcp.NewToolResultStructured(res, b.String()), nil
-}
-
-// maxChars is max_chars or the default.
-func maxChars(p *int) int {
-	if p == nil {
-		return DefaultMaxChars
-	}
-	return *p
 }
 
 // structuredWithText is a result whose text content is text itself (the

@@ -25,13 +25,10 @@ func truncate(s string, max int, hint string) cut {
 	if max <= 0 || total <= max {
 		return cut{Text: s, Total: total, Returned: total}
 	}
-	end, n := 0, 0
-	for i := range s {
-		if n == max {
-			end = i
-			break
-		}
-		n++
+	end := 0
+	for range max { // total > max: every step reads a rune
+		_, size := utf8.DecodeRuneInString(s[end:])
+		end += size
 	}
 	return cut{Text: s[:end] + truncationMarker(max, total, hint), Total: total, Returned: max, Truncated: true}
 }

@@ -183,15 +183,20 @@ func (f *FlagSet) Int64(p *int64, name, envName string, def int64, usage string)
 	return err
 }
 
+// Int defines an integer flag defaulting to $envName when set.
+func (f *FlagSet) Int(p *int, name, envName string, def int, usage string) error {
+	err := fromEnv(f, envName, &def, strconv.Atoi, "%[1]s=%[2]q is not an integer")
+	f.IntVar(p, name, def, withEnvName(usage, envName))
+	return err
+}
+
 // Parse parses args: --help gives flag.ErrHelp, a bad flag a usage error.
 func (f *FlagSet) Parse(args []string) error {
-	if err := f.FlagSet.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return Fail(ExitUsage, "%v", err)
+	err := f.FlagSet.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
 	}
-	return nil
+	return Fail(ExitUsage, "%v", err)
 }
 
 // ParseNoArgs is Parse for commands that take no positional arguments.
@@ -248,8 +253,7 @@ func (p Program) MainContext(ctx context.Context, env Env) int {
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stderr, "%s: %v\n", p.Name, err)
-	var ee *ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*ExitError](err); ok {
 		return ee.Code
 	}
 	return ExitFailure
@@ -280,17 +284,9 @@ func (p Program) dispatch(ctx context.Context, env Env, log *slog.Logger) error 
 	return Fail(ExitUsage, "unknown command %q (commands: %s); run %q for usage", name, strings.Join(names, ", "), p.Name+" --help")
 }
 
-// LogLevel parses debug|info|warn|error (default info).
+// LogLevel parses debug|info|warn|error (default info, the zero Level).
 func LogLevel(s string) slog.Level {
-	switch strings.ToLower(s) {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
+	return map[string]slog.Level{"debug": slog.LevelDebug, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(s)]
 }
 
 // FinishServing ends a demo that serves in the background: with once it stops

@@ -8,46 +8,18 @@ import (
 	"net"
 	"net/http"
 	"syscall"
-	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 )
 
 // HTTPFlags are the hosted-transport flags every server shares; each program
-// names their environment variables with its own prefix.
+// names their environment variables with its own prefix. Most flags set a
+// member of the embedded transport configuration; the comma-separated lists
+// are kept as given and split by Config.
 type HTTPFlags struct {
-	Listen, Origins, PublicBase string
-	Hosts                       string
-	MaxBody                     int64
-	CORS                        bool
-	WriteTimeout                time.Duration
-
-	// Bounds of one request and of shutdown.
-	MaxBatchItems   int64
-	MaxReplyBytes   int64
-	MaxConcurrent   int64
-	MaxPerToken     int64
-	RequestTimeout  time.Duration
-	ShutdownTimeout time.Duration
-	DrainDelay      time.Duration
-
-	// Bounds of the body-reading phase, before a request may take one of
-	// the MaxConcurrent slots.
-	BodyReadTimeout         time.Duration
-	MaxBodyReaders          int64
-	MaxBodyReadersPerClient int64
-	MaxBodyReadersPerPrefix int64
-	MinBodyRate             int64
-
-	// Who a request comes from, and how many checks of bearers without a
-	// good verdict run at once.
-	TrustedProxies  string
-	ForwardedHeader string
-	MaxUnverified   int64
-	MaxConnsPerNet  int64
-	MaxConnsPerAddr int64
-	MaxConns        int64
+	transport.HTTPConfig
+	Origins, Hosts, TrustedProxies string
 
 	// AdminListen is the address of the admin listener serving /healthz,
 	// /readyz and /metrics apart from /mcp (flag --admin-listen, default
@@ -74,7 +46,7 @@ const DefaultAdminListen = "127.0.0.1:9464"
 func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	f.Str(&h.Listen, "listen", envPrefix+"LISTEN", defListen, "address to listen on (loopback by default)")
 	f.Str(&h.Origins, "allowed-origins", envPrefix+"ALLOWED_ORIGINS", "", "comma-separated browser origins allowed to call /mcp (scheme://host:port); requests without Origin are always allowed")
-	f.Str(&h.PublicBase, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
+	f.Str(&h.PublicBaseURL, "public-base-url", envPrefix+"PUBLIC_BASE_URL", "", "external base URL when behind a proxy, e.g. https://mcp.example.com")
 	f.Str(&h.Hosts, "allowed-hosts", envPrefix+"ALLOWED_HOSTS", "", "comma-separated Host values served (host or host:port; * for any); default: localhost, 127.0.0.1, ::1 and the listen host; the --public-base-url host is always served")
 	f.Str(&h.AdminListen, "admin-listen", envPrefix+"ADMIN_LISTEN", DefaultAdminListen, "address of the admin listener serving /healthz, /readyz and /metrics apart from /mcp and its connection bounds; point probes and scraping here (empty: off, and no metrics)")
 	f.Str(&h.MetricsListen, "metrics-listen", envPrefix+"METRICS_LISTEN", "", "older name of --admin-listen: when set, the admin listener's address")
@@ -83,20 +55,20 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 	def := cmp.Or(h.RequestTimeoutDefault, "the server's default")
 	return cmp.Or(
 		f.Bool(&h.CORS, "cors", envPrefix+"CORS", false, "answer CORS preflight for the allowed origins"),
-		f.Int64(&h.MaxBody, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"),
-		f.Int64(&h.MaxBatchItems, "max-batch-items", envPrefix+"MAX_BATCH_ITEMS", transport.DefaultMaxBatchItems, "most messages in one JSON-RPC batch; a longer batch is refused whole"),
+		f.Int64(&h.MaxBodyBytes, "max-body-bytes", envPrefix+"MAX_BODY_BYTES", transport.DefaultMaxBodyBytes, "largest accepted request body"),
+		f.Int(&h.MaxBatchItems, "max-batch-items", envPrefix+"MAX_BATCH_ITEMS", transport.DefaultMaxBatchItems, "most messages in one JSON-RPC batch; a longer batch is refused whole"),
 		f.Int64(&h.MaxReplyBytes, "max-reply-bytes", envPrefix+"MAX_REPLY_BYTES", transport.DefaultMaxReplyBytes, "largest reply body; a larger reply becomes a JSON-RPC error"),
-		f.Int64(&h.MaxConcurrent, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"),
-		f.Int64(&h.MaxPerToken, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"),
+		f.Int(&h.MaxConcurrentRequests, "max-concurrent-requests", envPrefix+"MAX_CONCURRENT_REQUESTS", transport.DefaultMaxConcurrentRequests, "most /mcp requests served at once; one more is answered 503 with Retry-After at once"),
+		f.Int(&h.MaxConcurrentPerTenant, "max-concurrent-per-token", envPrefix+"MAX_CONCURRENT_PER_TOKEN", 0, "most /mcp requests of one bearer token served at once while others are served; one more is answered 503 at once (0: one per CPU, at least 2; negative: no such cap)"),
 		f.Dur(&h.BodyReadTimeout, "body-read-timeout", envPrefix+"BODY_READ_TIMEOUT", transport.DefaultBodyReadTimeout, "longest time a request body may take to arrive once its reading starts; a slower one is answered 408 without holding a request slot"),
-		f.Int64(&h.MaxBodyReaders, "max-body-readers", envPrefix+"MAX_BODY_READERS", transport.DefaultMaxBodyReaders, "most requests whose bodies are still arriving (beyond a prompt 64 KiB) read at once; one more is answered 503 at once"),
-		f.Int64(&h.MaxBodyReadersPerClient, "max-body-readers-per-client", envPrefix+"MAX_BODY_READERS_PER_CLIENT", transport.DefaultMaxBodyReadersPerClient, "most of those from one client address (IPv4 address or IPv6 /64); behind a proxy that does not buffer request bodies, raise it to --max-body-readers"),
-		f.Int64(&h.MaxBodyReadersPerPrefix, "max-body-readers-per-prefix", envPrefix+"MAX_BODY_READERS_PER_PREFIX", transport.DefaultMaxBodyReadersPerPrefix, "most of those from one network (IPv4 /24 or IPv6 /64); while several networks compete each also keeps within a share that leaves a place for one more"),
+		f.Int(&h.MaxBodyReaders, "max-body-readers", envPrefix+"MAX_BODY_READERS", transport.DefaultMaxBodyReaders, "most requests whose bodies are still arriving (beyond a prompt 64 KiB) read at once; one more is answered 503 at once"),
+		f.Int(&h.MaxBodyReadersPerClient, "max-body-readers-per-client", envPrefix+"MAX_BODY_READERS_PER_CLIENT", transport.DefaultMaxBodyReadersPerClient, "most of those from one client address (IPv4 address or IPv6 /64); behind a proxy that does not buffer request bodies, raise it to --max-body-readers"),
+		f.Int(&h.MaxBodyReadersPerPrefix, "max-body-readers-per-prefix", envPrefix+"MAX_BODY_READERS_PER_PREFIX", transport.DefaultMaxBodyReadersPerPrefix, "most of those from one network (IPv4 /24 or IPv6 /64); while several networks compete each also keeps within a share that leaves a place for one more"),
 		f.Int64(&h.MinBodyRate, "min-body-rate", envPrefix+"MIN_BODY_RATE", transport.DefaultMinBodyRate, "slowest average rate, in bytes a second, at which a request body may arrive after its first second; a slower one is answered 408 and its connection closed (negative: no minimum)"),
-		f.Int64(&h.MaxUnverified, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most checks of bearers with no good verdict yet run at once, apart from the request slots; the others wait their turn in a fair line between networks (IPv4 /24, IPv6 /48), a quarter kept for addresses that showed a good token within a day; a request is refused 503 only when its own network's queue is full (0: --max-concurrent-requests/16, at least 4)"),
-		f.Int64(&h.MaxConnsPerNet, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; while several networks hold connections each also keeps within a share that leaves a place for one more; one more is answered 503 and closed at once"),
-		f.Int64(&h.MaxConnsPerAddr, "max-conns-per-address", envPrefix+"MAX_CONNS_PER_ADDRESS", transport.DefaultMaxConnsPerAddress, "most open connections from one client address (an IPv6 address counts as its /64) that is not a trusted proxy"),
-		f.Int64(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all, each up to 24 KiB (count them in the memory limit); at it, an idle connection of the network holding the most is closed for a newcomer; keep it under the process's file-descriptor limit"),
+		f.Int(&h.MaxUnverifiedRequests, "max-unverified-requests", envPrefix+"MAX_UNVERIFIED_REQUESTS", 0, "most checks of bearers with no good verdict yet run at once, apart from the request slots; the others wait their turn in a fair line between networks (IPv4 /24, IPv6 /48), a quarter kept for addresses that showed a good token within a day; a request is refused 503 only when its own network's queue is full (0: --max-concurrent-requests/16, at least 4)"),
+		f.Int(&h.MaxConnsPerNetwork, "max-conns-per-network", envPrefix+"MAX_CONNS_PER_NETWORK", transport.DefaultMaxConnsPerNetwork, "most open connections from one network (IPv4 /24 or IPv6 /64) that is not a trusted proxy; while several networks hold connections each also keeps within a share that leaves a place for one more; one more is answered 503 and closed at once"),
+		f.Int(&h.MaxConnsPerAddress, "max-conns-per-address", envPrefix+"MAX_CONNS_PER_ADDRESS", transport.DefaultMaxConnsPerAddress, "most open connections from one client address (an IPv6 address counts as its /64) that is not a trusted proxy"),
+		f.Int(&h.MaxConns, "max-conns", envPrefix+"MAX_CONNS", transport.DefaultMaxConns, "most open connections in all, each up to 24 KiB (count them in the memory limit); at it, an idle connection of the network holding the most is closed for a newcomer; keep it under the process's file-descriptor limit"),
 		f.Dur(&h.RequestTimeout, "request-timeout", envPrefix+"REQUEST_TIMEOUT", 0, "deadline of one whole /mcp request, batch included (0: "+def+")"),
 		f.Dur(&h.WriteTimeout, "write-timeout", envPrefix+"WRITE_TIMEOUT", 0, "longest time to answer one request; keep it above --request-timeout (0: request timeout + 10s)"),
 		f.Dur(&h.DrainDelay, "drain-delay", envPrefix+"DRAIN_DELAY", 0, "on SIGTERM, keep serving this long with /readyz answering 503 before closing the listener"),
@@ -106,37 +78,10 @@ func (h *HTTPFlags) Register(f *FlagSet, envPrefix, defListen string) error {
 
 // Config is the transport configuration these flags describe.
 func (h *HTTPFlags) Config(log *slog.Logger) transport.HTTPConfig {
-	return transport.HTTPConfig{
-		Listen:                 h.Listen,
-		PublicBaseURL:          h.PublicBase,
-		AllowedOrigins:         SplitList(h.Origins),
-		AllowedHosts:           SplitList(h.Hosts),
-		CORS:                   h.CORS,
-		MaxBodyBytes:           h.MaxBody,
-		MaxBatchItems:          int(h.MaxBatchItems),
-		MaxReplyBytes:          h.MaxReplyBytes,
-		RequestTimeout:         h.RequestTimeout,
-		MaxConcurrentRequests:  int(h.MaxConcurrent),
-		MaxConcurrentPerTenant: int(h.MaxPerToken),
-		WriteTimeout:           h.WriteTimeout,
-		ShutdownTimeout:        h.ShutdownTimeout,
-		DrainDelay:             h.DrainDelay,
-		Logger:                 log,
-		Metrics:                h.Metrics(),
-
-		BodyReadTimeout:         h.BodyReadTimeout,
-		MaxBodyReaders:          int(h.MaxBodyReaders),
-		MaxBodyReadersPerClient: int(h.MaxBodyReadersPerClient),
-		MaxBodyReadersPerPrefix: int(h.MaxBodyReadersPerPrefix),
-		MinBodyRate:             h.MinBodyRate,
-
-		TrustedProxies:        SplitList(h.TrustedProxies),
-		ForwardedHeader:       h.ForwardedHeader,
-		MaxUnverifiedRequests: int(h.MaxUnverified),
-		MaxConnsPerNetwork:    int(h.MaxConnsPerNet),
-		MaxConnsPerAddress:    int(h.MaxConnsPerAddr),
-		MaxConns:              int(h.MaxConns),
-	}
+	cfg := h.HTTPConfig
+	cfg.AllowedOrigins, cfg.AllowedHosts, cfg.TrustedProxies = SplitList(h.Origins), SplitList(h.Hosts), SplitList(h.TrustedProxies)
+	cfg.Logger, cfg.Metrics = log, h.Metrics()
+	return cfg
 }
 
 // adminAddr is the admin listener's address: --metrics-listen when set,

@@ -103,13 +103,6 @@ func (l *Limiter) Held() int64 {
 	return l.held
 }
 
-// Tenants returns how many tenants hold or wait for bytes now.
-func (l *Limiter) Tenants() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.tenants)
-}
-
 // OnIdle sets fn to be called each time the bytes reserved fall back to
 // zero, with the highest reservation seen since the previous time. Set it
 // before the Limiter is used.
@@ -346,8 +339,8 @@ type Account struct {
 	key    string // the tenant it reserves for
 	mu     sync.Mutex
 	held   int64
-	refs   int  // Open's reference plus one per Retain not yet released
-	closed bool // Close was called
+	refs   int       // Open's reference plus one per Retain not yet released
+	closed sync.Once // Close's own drop
 }
 
 // OpenFor starts an account for one call of the tenant ctx carries (see
@@ -443,23 +436,15 @@ func (a *Account) Retain() (release func()) {
 	a.mu.Lock()
 	a.refs++
 	a.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(a.drop) }
+	return sync.OnceFunc(a.drop)
 }
 
 // Close ends the call's own hold; everything is given back once no
 // retained part is left. Calling it more than once is a mistake that
 // changes nothing.
 func (a *Account) Close() {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	closed := a.closed
-	a.closed = true
-	a.mu.Unlock()
-	if !closed {
-		a.drop()
+	if a != nil {
+		a.closed.Do(a.drop)
 	}
 }
 
@@ -506,6 +491,6 @@ func Tenant(ctx context.Context) string {
 
 // IsBusy reports whether err is (or wraps) a *BusyError.
 func IsBusy(err error) bool {
-	var b *BusyError
-	return errors.As(err, &b)
+	_, ok := errors.AsType[*BusyError](err)
+	return ok
 }

@@ -54,8 +54,7 @@ func AsArgError(tool string, err error) *ArgError {
 	if err == nil {
 		return nil
 	}
-	var ae *ArgError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*ArgError](err); ok {
 		if ae.Tool == "" {
 			cp := *ae
 			cp.Tool = tool

@@ -2,9 +2,12 @@ package mcpkit
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // CheckEnum reports invalid_enum when value is not one of allowed. Callers
@@ -54,25 +57,15 @@ func CheckObject(tool, field string, raw []byte) *ArgError {
 	return Errorf(tool, field, CodeInvalidType, "%s must be a JSON object; got %s", field, jsonKind(trimmed))
 }
 
+// kindNames name the JSON types by the kind of a value's first byte.
+var kindNames = map[jsontext.Kind]string{
+	'"': "a string", '{': "an object", '[': "an array", 't': "a boolean", 'f': "a boolean", 'n': "null", '0': "a number",
+}
+
 // jsonKind names the JSON type of an encoded value by its first byte.
 func jsonKind(raw []byte) string {
 	if len(raw) == 0 {
 		return "nothing"
 	}
-	switch c := raw[0]; {
-	case c == '"':
-		return "a string"
-	case c == '{':
-		return "an object"
-	case c == '[':
-		return "an array"
-	case c == 't' || c == 'f':
-		return "a boolean"
-	case c == 'n':
-		return "null"
-	case c == '-' || (c >= '0' && c <= '9'):
-		return "a number"
-	default:
-		return "invalid JSON"
-	}
+	return cmp.Or(kindNames[jsontext.Value(raw).Kind()], "invalid JSON")
 }

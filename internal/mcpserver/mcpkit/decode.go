@@ -85,8 +85,7 @@ func DecodeArgs(args any, dst any) *ArgError {
 			value = unspellValue(value)
 		}
 		if err := jsonv2.Unmarshal(value, field.Addr().Interface(), valueOptions); err != nil {
-			var syntaxErr *jsontext.SyntacticError
-			if errors.As(err, &syntaxErr) {
+			if _, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 				return &ArgError{Field: f.name, Code: CodeInvalidJSON, Message: f.name + " is not valid JSON"}
 			}
 			field.Set(reflect.Zero(field.Type()))

@@ -45,20 +45,15 @@ func DefaultArgErrorResult(e *ArgError) *mcp.CallToolResult {
 		"code":    e.Code,
 		"message": e.Message,
 	}
+	tool := cmp.Or(e.Tool, "this tool")
+	text := fmt.Sprintf("%s %s: %s. Fix the arguments and call %s again.", ErrorType, e.Code, e.Message, tool)
 	if e.Field != "" {
 		body["param"] = e.Field
+		text = fmt.Sprintf("%s %s (argument %s): %s. Fix the argument and call %s again.", ErrorType, e.Code, e.Field, e.Message, tool)
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(errorLine(e))},
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
 		StructuredContent: map[string]any{"error": body},
 		IsError:           true,
 	}
-}
-
-func errorLine(e *ArgError) string {
-	tool := cmp.Or(e.Tool, "this tool")
-	if e.Field == "" {
-		return fmt.Sprintf("%s %s: %s. Fix the arguments and call %s again.", ErrorType, e.Code, e.Message, tool)
-	}
-	return fmt.Sprintf("%s %s (argument %s): %s. Fix the argument and call %s again.", ErrorType, e.Code, e.Field, e.Message, tool)
 }

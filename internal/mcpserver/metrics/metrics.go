@@ -70,10 +70,6 @@ type boundedLabel struct {
 	seen map[string]struct{} // at most max entries
 }
 
-func newBoundedLabel(max int) *boundedLabel {
-	return &boundedLabel{max: max, seen: map[string]struct{}{}}
-}
-
 // value is Label(v) while fewer than max distinct values were admitted or v is
 // one of them, and "other" otherwise; "" (no code) is always itself.
 func (b *boundedLabel) value(v string) string {
@@ -132,7 +128,7 @@ func New() *Metrics {
 			Name: NameBudgetWait, Help: "Time reservations of the bytes-in-flight budget waited for room, in seconds (granted or not; reservations granted at once are not counted).", Buckets: latencyBuckets,
 		}),
 		budgetRefuse: counterVec(NameBudgetRefused, "Reservations of the bytes-in-flight budget refused, by reason: over_limit (larger than the whole budget), deadline (the call's deadline passed while it waited), cancelled (the call ended while it waited).", "reason"),
-		errorCodes:   newBoundedLabel(maxErrorCodes),
+		errorCodes:   &boundedLabel{max: maxErrorCodes, seen: map[string]struct{}{}},
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -155,10 +151,9 @@ func (m *Metrics) Handler() http.Handler {
 // HTTPRequest counts one answered HTTP request; route must be one of a fixed
 // set chosen by the caller (never a raw path).
 func (m *Metrics) HTTPRequest(route string, status int) {
-	if m == nil {
-		return
+	if m != nil {
+		m.httpRequests.WithLabelValues(Label(route), strconv.Itoa(status)).Inc()
 	}
-	m.httpRequests.WithLabelValues(Label(route), strconv.Itoa(status)).Inc()
 }
 
 // ToolStarted marks a tool call in flight; call the returned func once with
@@ -180,10 +175,9 @@ func (m *Metrics) ToolStarted(tool string) func(outcome, errorCode string) {
 
 // Batch records the size of one JSON-RPC batch.
 func (m *Metrics) Batch(n int) {
-	if m == nil {
-		return
+	if m != nil {
+		m.batchSize.Observe(float64(n))
 	}
-	m.batchSize.Observe(float64(n))
 }
 
 // RSRequest records one resource-server request; route is a template such as
@@ -199,27 +193,24 @@ func (m *Metrics) RSRequest(method, route, status string, d time.Duration) {
 
 // AuthRefused counts one refused request.
 func (m *Metrics) AuthRefused(reason string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.authRefusals.WithLabelValues(Label(reason)).Inc()
 	}
-	m.authRefusals.WithLabelValues(Label(reason)).Inc()
 }
 
 // Shed counts one request refused at once to protect the server; reason is
 // a fixed code such as server_busy.
 func (m *Metrics) Shed(reason string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.shed.WithLabelValues(Label(reason)).Inc()
 	}
-	m.shed.WithLabelValues(Label(reason)).Inc()
 }
 
 // BodyReadTimeout counts one request whose body did not arrive in time.
 func (m *Metrics) BodyReadTimeout() {
-	if m == nil {
-		return
+	if m != nil {
+		m.bodyTimeouts.Inc()
 	}
-	m.bodyTimeouts.Inc()
 }
 
 // maxLabelLen bounds a label value; longer values become "other".
@@ -228,43 +219,39 @@ const maxLabelLen = 64
 // WatchBudget exports the bytes-in-flight budget: held, read at each
 // scrape, and its max. Only the first call registers anything.
 func (m *Metrics) WatchBudget(held func() int64, max int64) {
-	if m == nil {
-		return
+	if m != nil {
+		m.watchOnce.Do(func() {
+			m.reg.MustRegister(
+				gaugeFunc(NameBudgetHeld, "Bytes the bytes-in-flight budget holds now, for RS bodies and replies of all calls.", func() float64 { return float64(held()) }),
+				gaugeFunc(NameBudgetMax, "The bytes-in-flight budget.", func() float64 { return float64(max) }),
+			)
+		})
 	}
-	m.watchOnce.Do(func() {
-		m.reg.MustRegister(
-			gaugeFunc(NameBudgetHeld, "Bytes the bytes-in-flight budget holds now, for RS bodies and replies of all calls.", func() float64 { return float64(held()) }),
-			gaugeFunc(NameBudgetMax, "The bytes-in-flight budget.", func() float64 { return float64(max) }),
-		)
-	})
 }
 
 // BudgetWait records one wait for the budget that ended after d.
 func (m *Metrics) BudgetWait(d time.Duration) {
-	if m == nil {
-		return
+	if m != nil {
+		m.budgetWait.Observe(d.Seconds())
 	}
-	m.budgetWait.Observe(d.Seconds())
 }
 
 // BudgetRefused counts one refused reservation; reason is one of a fixed
 // set (see inflight's Refused constants).
 func (m *Metrics) BudgetRefused(reason string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.budgetRefuse.WithLabelValues(Label(reason)).Inc()
 	}
-	m.budgetRefuse.WithLabelValues(Label(reason)).Inc()
 }
 
 // WatchBodyReaders exports the reading places held now (read at each
 // scrape). Only the first call registers anything.
 func (m *Metrics) WatchBodyReaders(inUse func() int) {
-	if m == nil {
-		return
+	if m != nil {
+		m.readersOnce.Do(func() {
+			m.reg.MustRegister(gaugeFunc(NameBodyReaders, "Requests holding a place to read their body now (slow or large bodies).", func() float64 { return float64(inUse()) }))
+		})
 	}
-	m.readersOnce.Do(func() {
-		m.reg.MustRegister(gaugeFunc(NameBodyReaders, "Requests holding a place to read their body now (slow or large bodies).", func() float64 { return float64(inUse()) }))
-	})
 }
 
 // WatchUnverified exports the requests waiting now for the check of a
@@ -272,12 +259,11 @@ func (m *Metrics) WatchBodyReaders(inUse func() int) {
 // that pool are counted in NameShed. Only the first call registers
 // anything.
 func (m *Metrics) WatchUnverified(inUse func() int) {
-	if m == nil {
-		return
+	if m != nil {
+		m.unverifOnce.Do(func() {
+			m.reg.MustRegister(gaugeFunc(NameUnverified, "Requests whose bearer is being checked now, in the pool for tokens without a good verdict yet.", func() float64 { return float64(inUse()) }))
+		})
 	}
-	m.unverifOnce.Do(func() {
-		m.reg.MustRegister(gaugeFunc(NameUnverified, "Requests whose bearer is being checked now, in the pool for tokens without a good verdict yet.", func() float64 { return float64(inUse()) }))
-	})
 }
 
 // Label keeps v when it is a short identifier-like string (letters, digits

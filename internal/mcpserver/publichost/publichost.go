@@ -104,29 +104,26 @@ func AddrProblem(ip netip.Addr) string {
 	case !ip.IsGlobalUnicast():
 		return "is not a unicast address"
 	}
-	if ip.Is4() {
-		if slices.Contains(metadataAddrs, ip) {
-			return "is a cloud metadata service"
+	if ip.Is4() && slices.Contains(metadataAddrs, ip) {
+		return "is a cloud metadata service"
+	}
+	ranges, b := nonPublic4, ip.As16()
+	if ip.Is6() {
+		ranges = nonPublic6
+		var v4 []byte
+		switch {
+		case compat4.Contains(ip), nat64.Contains(ip):
+			v4 = b[12:16]
+		case sixTo4.Contains(ip):
+			v4 = b[2:6]
 		}
-		for _, p := range nonPublic4 {
-			if p.Contains(ip) {
-				return "is in the non-public range " + p.String()
+		if v4 != nil {
+			if why := AddrProblem(netip.AddrFrom4([4]byte(v4))); why != "" {
+				return "embeds an IPv4 address that " + why
 			}
 		}
-		return ""
 	}
-	b := ip.As16()
-	switch {
-	case compat4.Contains(ip), nat64.Contains(ip):
-		if why := AddrProblem(netip.AddrFrom4([4]byte(b[12:16]))); why != "" {
-			return "embeds an IPv4 address that " + why
-		}
-	case sixTo4.Contains(ip):
-		if why := AddrProblem(netip.AddrFrom4([4]byte(b[2:6]))); why != "" {
-			return "embeds an IPv4 address that " + why
-		}
-	}
-	for _, p := range nonPublic6 {
+	for _, p := range ranges {
 		if p.Contains(ip) {
 			return "is in the non-public range " + p.String()
 		}

@@ -84,10 +84,7 @@ func FromRequest(r *http.Request) Info {
 
 // Inject sets the correlation headers of ctx on an outgoing request header.
 func Inject(ctx context.Context, h http.Header) {
-	info, ok := From(ctx)
-	if !ok {
-		return
-	}
+	info, _ := From(ctx) // none: nothing to set
 	if info.ID != "" {
 		h.Set(HeaderRequestID, info.ID)
 	}
@@ -151,13 +148,8 @@ func ParseTraceParent(s string) (TraceParent, bool) {
 		return TraceParent{}, false
 	}
 	ver, trace, parent, flags := parts[0], parts[1], parts[2], parts[3]
-	if !lowerHex(ver, 2) || ver == "ff" || !lowerHex(trace, 32) || !lowerHex(parent, 16) || !lowerHex(flags, 2) {
-		return TraceParent{}, false
-	}
-	if ver == "00" && len(parts) != 4 {
-		return TraceParent{}, false
-	}
-	if strings.Trim(trace, "0") == "" || strings.Trim(parent, "0") == "" {
+	if !lowerHex(ver, 2) || ver == "ff" || !lowerHex(trace, 32) || !lowerHex(parent, 16) || !lowerHex(flags, 2) ||
+		ver == "00" && len(parts) != 4 || strings.Trim(trace, "0") == "" || strings.Trim(parent, "0") == "" {
 		return TraceParent{}, false
 	}
 	f, _ := strconv.ParseUint(flags, 16, 8)

@@ -25,7 +25,7 @@ func EscapeJSON(b []byte) []byte {
 	out := make([]byte, 0, len(b)+escapeGrowth(s, i))
 	done := 0
 	for i >= 0 {
-		r, n := decodeAt(s, i)
+		r, n := utf8.DecodeRuneInString(s[i:])
 		out = appendEscape(append(out, s[done:i]...), r)
 		done = i + n
 		i = first(s, done)
@@ -51,7 +51,7 @@ func EscapedLen(b []byte) int {
 func escapeGrowth(s string, i int) int {
 	n := 0
 	for i >= 0 {
-		r, size := decodeAt(s, i)
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if r > 0xFFFF {
 			n += 12 - size
 		} else {
@@ -262,7 +262,7 @@ func AppendJSONString(dst []byte, s string) []byte {
 			dst = append(dst, '\\', 't')
 		default:
 			var r rune
-			r, n = decodeAt(s, i)
+			r, n = utf8.DecodeRuneInString(s[i:])
 			switch {
 			case r == utf8.RuneError && n == 1:
 				dst = append(dst, `\ufffd`...)

@@ -40,12 +40,13 @@ func AppendSpell(dst []byte, s string) []byte {
 	done := 0
 	for i := 0; i < len(s); {
 		if !spelledHere(s, i) {
-			i += runeLen(s, i)
+			_, n := utf8.DecodeRuneInString(s[i:])
+			i += n
 			continue
 		}
 		dst = append(append(dst, s[done:i]...), SpellOpen...)
 		for k := 0; i < len(s) && spelledHere(s, i); k++ {
-			r, n := decodeAt(s, i)
+			r, n := utf8.DecodeRuneInString(s[i:])
 			if k > 0 {
 				dst = append(dst, ' ')
 			}

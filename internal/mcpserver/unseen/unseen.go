@@ -72,10 +72,6 @@ func hiddenAt(prev, r, next rune) bool {
 	return true
 }
 
-func decodeAt(s string, i int) (rune, int) {
-	return utf8.DecodeRuneInString(s[i:])
-}
-
 // Has reports whether s holds a hidden rune.
 func Has(s string) bool { return first(s, 0) >= 0 }
 
@@ -122,7 +118,7 @@ func first(s string, from int) int {
 			i++
 			continue
 		}
-		r, n := decodeAt(s, i)
+		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && n == 1 {
 			prev = r
 			i++
@@ -131,7 +127,7 @@ func first(s string, from int) int {
 		if base(r) {
 			next := rune(-1)
 			if i+n < len(s) {
-				next, _ = decodeAt(s, i+n)
+				next, _ = utf8.DecodeRuneInString(s[i+n:])
 			}
 			if hiddenAt(prev, r, next) {
 				return i
@@ -149,7 +145,7 @@ func hiddenHere(s string, i int) bool {
 	if c < utf8.RuneSelf {
 		return c < space && c != '\t' && c != '\n' && c != '\r' || c == 0x7F
 	}
-	r, n := decodeAt(s, i)
+	r, n := utf8.DecodeRuneInString(s[i:])
 	if !base(r) || r == utf8.RuneError && n == 1 {
 		return false
 	}
@@ -158,14 +154,9 @@ func hiddenHere(s string, i int) bool {
 		prev, _ = utf8.DecodeLastRuneInString(s[:i])
 	}
 	if i+n < len(s) {
-		next, _ = decodeAt(s, i+n)
+		next, _ = utf8.DecodeRuneInString(s[i+n:])
 	}
 	return hiddenAt(prev, r, next)
-}
-
-func runeLen(s string, i int) int {
-	_, n := decodeAt(s, i)
-	return n
 }
 
 // Marker bounds: a marker names at most maxListed code points and spells
@@ -210,7 +201,7 @@ func AppendShow(dst []byte, s string) ([]byte, int) {
 		var tags []byte
 		tagsCut := false
 		for end < len(s) && hiddenHere(s, end) {
-			r, n := decodeAt(s, end)
+			r, n := utf8.DecodeRuneInString(s[end:])
 			if nList < maxListed {
 				listed[nList] = r
 				nList++

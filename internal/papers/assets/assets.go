@@ -251,6 +251,6 @@ func isTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	srvtransport "github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/snapshot"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
@@ -424,7 +425,7 @@ func TestDemoOnce(t *testing.T) {
 // TestAllowedHosts: the paper server answers 421 to a Host it does not
 // serve (DNS rebinding, a misrouted proxy) and keeps probes open.
 func TestAllowedHosts(t *testing.T) {
-	url := startHTTP(t, httpFlags{HTTPFlags: cmdkit.HTTPFlags{PublicBase: "https://papers.example"}})
+	url := startHTTP(t, httpFlags{HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: srvtransport.HTTPConfig{PublicBaseURL: "https://papers.example"}}})
 	for _, tc := range []struct {
 		path, host string
 		want       int

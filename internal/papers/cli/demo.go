@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,10 +37,7 @@ func runDemo(ctx context.Context, env Env, log *slog.Logger, args []string) erro
 	var dir string
 	var once, stdio bool
 	f := cmdkit.NewFlagSet(env, "paper-mcp-server", "demo", "demo [--listen "+DefaultListen+"] [--dir DIR] [--once] [--stdio]")
-	if err := s.registerServer(f); err != nil {
-		return err
-	}
-	if err := h.register(f, DefaultListen); err != nil {
+	if err := cmp.Or(s.registerServer(f), h.register(f, DefaultListen)); err != nil {
 		return err
 	}
 	f.Str(&dir, "dir", "PAPER_MCP_DEMO_DIR", "", "keep the demo snapshot in this directory (reused when present) instead of a temporary one")

@@ -40,10 +40,7 @@ func (s *snapshotFlags) register(f *cmdkit.FlagSet) error {
 	f.Str(&s.snapshot, "snapshot", "PAPER_MCP_SNAPSHOT", "", "snapshot database (.sqlite3), opened read-only")
 	f.Str(&s.assetsDir, "assets", "PAPER_MCP_ASSETS", "", "local folder of the snapshot's static assets (summary/, md/, md_translate/)")
 	f.Str(&s.assetsURL, "assets-base-url", "PAPER_MCP_ASSETS_BASE_URL", "", "HTTP(S) base URL of the static assets, used when --assets lacks a file")
-	if err := s.registerServer(f); err != nil {
-		return err
-	}
-	return f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url")
+	return cmp.Or(s.registerServer(f), f.Dur(&s.assetTimeout, "asset-timeout", "PAPER_MCP_ASSET_TIMEOUT", assets.DefaultTimeout, "timeout of one asset fetch from --assets-base-url"))
 }
 
 func (s *snapshotFlags) check() error {
@@ -98,7 +95,7 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 	if err != nil {
 		return nil, cmdkit.Fail(cmdkit.ExitConfig, "%v", err)
 	}
-	if st.Immutable() {
+	if st.Immutable {
 		log.Warn("the snapshot is in WAL mode in a directory this process cannot write; reading it as immutable (any -wal file is ignored)", "snapshot", s.snapshot)
 	}
 	loader, err := assets.New(assets.Config{Dir: s.assetsDir, BaseURL: s.assetsURL, Timeout: s.assetTimeout})
@@ -115,6 +112,6 @@ func (s *snapshotFlags) open(log *slog.Logger) (*opened, error) {
 		return nil, cmdkit.Fail(cmdkit.ExitFailure, "%v", err)
 	}
 	log.Info("snapshot opened", "snapshot", s.snapshot, "assets", s.assetsDir, "assets_base_url", s.assetsURL != "",
-		"doi", st.HasDOI(), "bibtex", st.HasBibTeX())
+		"doi", st.HasDOI, "bibtex", st.HasBibTeX)
 	return &opened{store: st, assets: loader, server: papers.NewServer(h, papers.ServerOptions{Name: s.serverName, Version: version()}), lim: lim}, nil
 }

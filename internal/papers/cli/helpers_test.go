@@ -59,8 +59,8 @@ func startHTTPMetrics(t *testing.T, h httpFlags) (url, metricsAddr string) {
 		t.Fatal(err)
 	}
 	h.Listen = "127.0.0.1:0"
-	if h.MaxBody == 0 {
-		h.MaxBody = 1 << 20
+	if h.MaxBodyBytes == 0 {
+		h.MaxBodyBytes = 1 << 20
 	}
 	t.Cleanup(func() { o.Close() }) // after the server stops: cleanups run last first
 	addr, maddr := testkit.Serve(t, context.Background(), func(ctx context.Context, onListen, onMetrics func(net.Addr)) error {

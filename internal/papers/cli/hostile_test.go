@@ -22,7 +22,7 @@ import (
 // the whole process (client side included) under 150 ms of CPU.
 func TestLongURIsCostNoMatching(t *testing.T) {
 	h := httpFlags{}
-	h.MaxBody = 4 << 20
+	h.MaxBodyBytes = 4 << 20
 	url := startHTTP(t, h)
 	long := strings.Repeat("a", 1<<20)
 	uris := []string{"paper://" + long + "/metadata", "paper://p/summary/" + long, "paper://" + strings.Repeat("/", 1<<20)}

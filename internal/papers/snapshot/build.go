@@ -128,11 +128,11 @@ func SummaryJSON(p Paper, template string) (string, error) {
 	}
 	doc := summaryDoc{
 		PaperTitle:       p.Title,
-		PaperAuthors:     nonNil(p.Authors),
+		PaperAuthors:     append([]string{}, p.Authors...), // [] when none
 		PublicationYear:  orUnknown(p.Year),
 		PublicationVenue: orUnknown(p.Venue),
 		Abstract:         p.Abstract,
-		Keywords:         nonNil(p.Keywords),
+		Keywords:         append([]string{}, p.Keywords...),
 		TemplateTag:      template,
 		Summary:          p.Summaries[i].Markdown,
 	}
@@ -141,13 +141,6 @@ func SummaryJSON(p Paper, template string) (string, error) {
 		return "", err
 	}
 	return string(b) + "\n", nil
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func orUnknown(s string) string {
@@ -183,6 +176,8 @@ func Build(dir string, papers []Paper, opt Options) (*Snapshot, error) {
 	return snap, nil
 }
 
+// writer keeps the first failure of its steps in err; every step after it
+// does nothing, so a paper's steps run in a row and err is checked once.
 type writer struct {
 	db       *sql.DB
 	tx       *sql.Tx
@@ -190,6 +185,7 @@ type writer struct {
 	assets   string
 	facetIDs map[[2]string]int64 // (facet, value) -> id
 	written  map[string]bool     // asset paths already written
+	err      error
 }
 
 func (w *writer) write(papers []Paper) error {
@@ -218,19 +214,18 @@ func (w *writer) write(papers []Paper) error {
 			return fmt.Errorf("paper %d: duplicate key %q", i, p.Key)
 		}
 		seen[id] = true
-		if err := w.paper(ctx, i, id, p); err != nil {
+		if err := w.paper(i, id, p); err != nil {
 			return fmt.Errorf("paper %q: %w", p.Key, err)
 		}
 	}
 	for path, content := range w.opt.RawAssets {
 		if !w.written[path] {
-			if err := w.asset(path, content); err != nil {
-				return err
-			}
+			w.asset(path, content)
 		}
 	}
-	if err := w.finish(ctx, len(papers)); err != nil {
-		return err
+	w.finish(len(papers))
+	if w.err != nil {
+		return w.err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -239,7 +234,17 @@ func (w *writer) write(papers []Paper) error {
 	return err
 }
 
-func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error {
+// exec runs one statement in the transaction.
+func (w *writer) exec(q string, args ...any) sql.Result {
+	if w.err != nil {
+		return nil
+	}
+	res, err := w.tx.ExecContext(context.Background(), q, args...)
+	w.err = err
+	return res
+}
+
+func (w *writer) paper(index int, id string, p Paper) error {
 	if strings.TrimSpace(p.Key) == "" || strings.TrimSpace(p.Title) == "" {
 		return errors.New("key and title are required")
 	}
@@ -257,9 +262,7 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 	if p.Source != "" {
 		h := ContentHash(p.Source)
 		sourceHash = h
-		if err := w.asset(assets.SourcePath(h), p.Source); err != nil {
-			return err
-		}
+		w.asset(assets.SourcePath(h), p.Source)
 	}
 	year, month := orUnknown(p.Year), orUnknown(p.Month)
 	date := unknown
@@ -280,55 +283,37 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 		args = append(args, doi)
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(args)), ", ")
-	if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper ("+cols+") VALUES ("+marks+")", args...); err != nil {
-		return err
-	}
-	if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_key_alias (paper_key, paper_id, paper_key_type) VALUES (?, ?, 'title')", p.Key, id); err != nil {
-		return err
-	}
+	w.exec("INSERT INTO paper ("+cols+") VALUES ("+marks+")", args...)
+	w.exec("INSERT INTO paper_key_alias (paper_key, paper_id, paper_key_type) VALUES (?, ?, 'title')", p.Key, id)
 	for _, s := range p.Summaries {
-		if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_summary (paper_id, template_tag) VALUES (?, ?)", id, s.Template); err != nil {
-			return err
-		}
+		w.exec("INSERT INTO paper_summary (paper_id, template_tag) VALUES (?, ?)", id, s.Template)
 		doc, err := SummaryJSON(p, s.Template)
 		if err != nil {
 			return err
 		}
-		if err := w.asset(assets.TemplateSummaryPath(id, s.Template), doc); err != nil {
-			return err
-		}
+		w.asset(assets.TemplateSummaryPath(id, s.Template), doc)
 		if s.Template == p.Preferred {
-			if err := w.asset(assets.PreferredSummaryPath(id), doc); err != nil {
-				return err
-			}
+			w.asset(assets.PreferredSummaryPath(id), doc)
 		}
 	}
 	var translated []string
 	for _, lang := range slices.Sorted(maps.Keys(p.Translations)) {
 		md := p.Translations[lang]
 		h := ContentHash(md)
-		if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_translation (paper_id, lang, md_content_hash) VALUES (?, ?, ?)", id, strings.ToLower(lang), h); err != nil {
-			return err
-		}
-		if err := w.asset(assets.TranslationPath(strings.ToLower(lang), h), md); err != nil {
-			return err
-		}
+		w.exec("INSERT INTO paper_translation (paper_id, lang, md_content_hash) VALUES (?, ?, ?)", id, strings.ToLower(lang), h)
+		w.asset(assets.TranslationPath(strings.ToLower(lang), h), md)
 		translated = append(translated, PlainText(md))
 	}
 	if p.BibTeX != "" && !w.opt.Legacy {
-		if _, err := w.tx.ExecContext(ctx, "INSERT INTO paper_bibtex (paper_id, bibtex_raw, bibtex_key, entry_type) VALUES (?, ?, ?, ?)",
-			id, p.BibTeX, bibKey(p.BibTeX), bibType(p.BibTeX)); err != nil {
-			return err
-		}
+		w.exec("INSERT INTO paper_bibtex (paper_id, bibtex_raw, bibtex_key, entry_type) VALUES (?, ?, ?, ?)",
+			id, p.BibTeX, bibKey(p.BibTeX), bibType(p.BibTeX))
 	}
 	facetValues := map[string][]string{
 		"author": p.Authors, "keyword": p.Keywords, "institution": p.Institutions, "tag": p.Tags, "venue": {p.Venue},
 	}
 	for _, f := range Facets {
 		for _, v := range facetValues[f] {
-			if err := w.facet(ctx, f, id, v); err != nil {
-				return err
-			}
+			w.facet(f, id, v)
 		}
 	}
 	metadata := strings.Join([]string{
@@ -336,82 +321,69 @@ func (w *writer) paper(ctx context.Context, index int, id string, p Paper) error
 		strings.Join(p.Institutions, " "), year, p.DOI,
 	}, " ")
 	summaryText := PlainText(p.Abstract + "\n" + preferredMD)
-	_, err := w.tx.ExecContext(ctx, "INSERT INTO paper_fts (paper_id, title, summary, source, translated, metadata) VALUES (?, ?, ?, ?, ?, ?)",
+	w.exec("INSERT INTO paper_fts (paper_id, title, summary, source, translated, metadata) VALUES (?, ?, ?, ?, ?, ?)",
 		id,
 		textnorm.SpaceCJK(p.Title),
 		textnorm.SpaceCJK(summaryText),
 		textnorm.SpaceCJK(PlainText(p.Source)),
 		textnorm.SpaceCJK(strings.Join(translated, " ")),
 		textnorm.SpaceCJK(textnorm.CollapseSpace(metadata)))
-	return err
+	return w.err
 }
 
 // facet links paper id to the normalized value of facet f, creating the
 // value on first use. Empty and "unknown" values are not facets.
-func (w *writer) facet(ctx context.Context, f, paperID, raw string) error {
+func (w *writer) facet(f, paperID, raw string) {
 	v := textnorm.FacetValue(raw)
 	if v == "" || v == unknown {
-		return nil
+		return
 	}
 	id, ok := w.facetIDs[[2]string{f, v}]
 	if !ok {
-		res, err := w.tx.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (value) VALUES (?)", f), v)
-		if err != nil {
-			return err
+		res := w.exec(fmt.Sprintf("INSERT INTO %s (value) VALUES (?)", f), v)
+		if w.err != nil {
+			return
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
+		if id, w.err = res.LastInsertId(); w.err != nil {
+			return
 		}
 		w.facetIDs[[2]string{f, v}] = id
 	}
-	_, err := w.tx.ExecContext(ctx, fmt.Sprintf("INSERT OR IGNORE INTO paper_%[1]s (paper_id, %[1]s_id) VALUES (?, ?)", f), paperID, id)
-	return err
+	w.exec(fmt.Sprintf("INSERT OR IGNORE INTO paper_%[1]s (paper_id, %[1]s_id) VALUES (?, ?)", f), paperID, id)
 }
 
 // finish fills the precomputed counts and the snapshot metadata.
-func (w *writer) finish(ctx context.Context, papers int) error {
-	var stmts []string
+func (w *writer) finish(papers int) {
 	for _, f := range Facets {
-		stmts = append(stmts, fmt.Sprintf("UPDATE %[1]s SET paper_count = (SELECT count(*) FROM paper_%[1]s WHERE paper_%[1]s.%[1]s_id = %[1]s.%[1]s_id)", f))
+		w.exec(fmt.Sprintf("UPDATE %[1]s SET paper_count = (SELECT count(*) FROM paper_%[1]s WHERE paper_%[1]s.%[1]s_id = %[1]s.%[1]s_id)", f))
 	}
-	stmts = append(stmts,
-		"INSERT INTO year_count (year, paper_count) SELECT year, count(*) FROM paper GROUP BY year",
-		"INSERT INTO month_count (month, paper_count) SELECT month, count(*) FROM paper GROUP BY month",
-	)
-	for _, s := range stmts {
-		if _, err := w.tx.ExecContext(ctx, s); err != nil {
-			return err
-		}
-	}
+	w.exec("INSERT INTO year_count (year, paper_count) SELECT year, count(*) FROM paper GROUP BY year")
+	w.exec("INSERT INTO month_count (month, paper_count) SELECT month, count(*) FROM paper GROUP BY month")
 	meta := [][2]string{{"schema_version", "1"}, {"builder", "pdpp-mcp internal/papers/snapshot"}, {"paper_count", fmt.Sprint(papers)}}
 	if w.opt.Legacy {
 		meta[0][1] = "0"
 	}
 	for _, kv := range meta {
-		if _, err := w.tx.ExecContext(ctx, "INSERT INTO snapshot_meta (key, value) VALUES (?, ?)", kv[0], kv[1]); err != nil {
-			return err
-		}
+		w.exec("INSERT INTO snapshot_meta (key, value) VALUES (?, ?)", kv[0], kv[1])
 	}
-	return nil
 }
 
 // asset writes one asset file unless Options omit or replace it.
-func (w *writer) asset(rel, content string) error {
-	if w.written[rel] {
-		return nil
+func (w *writer) asset(rel, content string) {
+	if w.err != nil || w.written[rel] {
+		return
 	}
 	w.written[rel] = true
 	if slices.Contains(w.opt.OmitAssets, rel) {
-		return nil
+		return
 	}
 	if raw, ok := w.opt.RawAssets[rel]; ok {
 		content = raw
 	}
 	path := filepath.Join(w.assets, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	if w.err = os.MkdirAll(filepath.Dir(path), 0o755); w.err == nil {
+		w.err = os.WriteFile(path, []byte(content), 0o644)
 	}
-	return os.WriteFile(path, []byte(content), 0o644)
 }
 
 // Preview is the summary_preview of a summary: its plain text, cut to

@@ -190,7 +190,7 @@ func fixturePaper(r fixtureRow) Paper {
 		p.Abstract = cjkAbstract(r)
 	} else {
 		p.Abstract = fmt.Sprintf("We study %s. The work on %s shows that %s matter for %s.",
-			strings.ToLower(r.title), r.topic, strings.Join(r.keywords, " and "), firstWord(r.topic))
+			strings.ToLower(r.title), r.topic, strings.Join(r.keywords, " and "), strings.Fields(r.topic)[0])
 	}
 	for _, tpl := range r.templates {
 		p.Summaries = append(p.Summaries, Summary{Template: tpl, Markdown: summaryMarkdown(r, tpl, p.Abstract, cjk)})
@@ -213,11 +213,6 @@ func fixturePaper(r fixtureRow) Paper {
 			strings.ReplaceAll(r.key, "-", "_"), r.title, strings.Join(r.authors, " and "), r.year, r.doi)
 	}
 	return p
-}
-
-func firstWord(s string) string {
-	w, _, _ := strings.Cut(s, " ")
-	return w
 }
 
 func cjkAbstract(r fixtureRow) string {

@@ -11,10 +11,11 @@ import (
 // them; each is also the name of its table.
 var FacetCategories = []string{"author", "venue", "keyword", "institution", "tag"}
 
-// Facet is one facet value with its precomputed paper count.
+// Facet is one facet value with its precomputed paper count, in JSON as
+// list_top_facets returns it.
 type Facet struct {
-	Value      string
-	PaperCount int
+	Value      string `json:"value"`
+	PaperCount int    `json:"paper_count"`
 }
 
 // TopFacets lists the limit most frequent values of a category, highest

@@ -54,11 +54,13 @@ func (e *SchemaError) Unwrap() error { return e.Err }
 
 // Store is an open snapshot database. It is safe for concurrent use.
 type Store struct {
-	db        *sql.DB
-	path      string
-	immutable bool
-	hasDOI    bool
-	hasBibTeX bool
+	db   *sql.DB
+	path string
+	// Immutable is set when the file had to be opened with immutable=1 (a
+	// WAL-mode snapshot in a directory the process cannot write).
+	Immutable bool
+	HasDOI    bool // the snapshot has the paper.doi column
+	HasBibTeX bool // the snapshot has the paper_bibtex table
 }
 
 // DSN is the data source name Open uses for path: the file opened
@@ -96,8 +98,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open snapshot: %s is a directory, not a .sqlite3 file", path)
 	}
 	s, err := open(path, false)
-	var serr *SchemaError
-	if errors.As(err, &serr) && serr.Err != nil && needsImmutable(serr.Err) {
+	if serr, ok := errors.AsType[*SchemaError](err); ok && serr.Err != nil && needsImmutable(serr.Err) {
 		// A WAL-mode snapshot in a read-only place: SQLite cannot create
 		// the shared-memory file, so read the file as immutable.
 		s, err = open(path, true)
@@ -116,7 +117,7 @@ func open(path string, immutable bool) (*Store, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{db: db, path: path, immutable: immutable}
+	s := &Store{db: db, path: path, Immutable: immutable}
 	if err := s.check(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -137,17 +138,13 @@ func (s *Store) check(ctx context.Context) error {
 	if err != nil {
 		return &SchemaError{Path: s.path, Err: cleanSQLiteError(err)}
 	}
-	tables := map[string]bool{}
-	for _, name := range names {
-		tables[name] = true
-	}
 	serr := &SchemaError{Path: s.path}
 	for _, t := range requiredTables {
-		if !tables[t] {
+		if !slices.Contains(names, t) {
 			serr.MissingTables = append(serr.MissingTables, t)
 		}
 	}
-	if tables["paper"] {
+	if slices.Contains(names, "paper") {
 		cols, err := s.strings(ctx, "SELECT name FROM pragma_table_info(?)", "paper")
 		if err != nil {
 			return err
@@ -157,12 +154,12 @@ func (s *Store) check(ctx context.Context) error {
 				serr.MissingColumns = append(serr.MissingColumns, c)
 			}
 		}
-		s.hasDOI = slices.Contains(cols, "doi")
+		s.HasDOI = slices.Contains(cols, "doi")
 	}
 	if len(serr.MissingTables) > 0 || len(serr.MissingColumns) > 0 {
 		return serr
 	}
-	s.hasBibTeX = tables["paper_bibtex"]
+	s.HasBibTeX = slices.Contains(names, "paper_bibtex")
 	return nil
 }
 
@@ -177,16 +174,6 @@ func cleanSQLiteError(err error) error {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-// Immutable reports whether the file had to be opened with immutable=1
-// (a WAL-mode snapshot in a directory the process cannot write).
-func (s *Store) Immutable() bool { return s.immutable }
-
-// HasDOI reports whether the snapshot has the paper.doi column.
-func (s *Store) HasDOI() bool { return s.hasDOI }
-
-// HasBibTeX reports whether the snapshot has the paper_bibtex table.
-func (s *Store) HasBibTeX() bool { return s.hasBibTeX }
 
 // Ping checks that the database still answers.
 func (s *Store) Ping(ctx context.Context) error {

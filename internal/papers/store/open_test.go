@@ -41,7 +41,7 @@ func TestReadOnlyDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Immutable() {
+	if s.Immutable {
 		t.Fatal("a writable directory should not need immutable=1")
 	}
 	ctx := context.Background()
@@ -102,7 +102,7 @@ func TestOpenWALInReadOnlyDirectory(t *testing.T) {
 		if _, err := s.Paper(context.Background(), snapshot.PaperID(snapshot.KeyViT)); err != nil {
 			t.Fatalf("Paper: %v", err)
 		}
-		if !s.Immutable() {
+		if !s.Immutable {
 			t.Fatal("expected the immutable fallback")
 		}
 		return
@@ -258,8 +258,8 @@ func TestLegacySnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.HasDOI() || s.HasBibTeX() {
-		t.Fatalf("legacy snapshot reports doi=%v bibtex=%v", s.HasDOI(), s.HasBibTeX())
+	if s.HasDOI || s.HasBibTeX {
+		t.Fatalf("legacy snapshot reports doi=%v bibtex=%v", s.HasDOI, s.HasBibTeX)
 	}
 	p, err := s.Paper(context.Background(), snapshot.PaperID(snapshot.KeyViT))
 	if err != nil {

@@ -64,7 +64,7 @@ func (p *Paper) Langs() []string {
 // ErrNotFound.
 func (s *Store) Paper(ctx context.Context, id string) (*Paper, error) {
 	doi := "NULL"
-	if s.hasDOI {
+	if s.HasDOI {
 		doi = "doi"
 	}
 	q := `SELECT paper_id, title, year, month, venue, preferred_summary_template, summary_preview, source_md_content_hash, ` + doi + ` FROM paper WHERE paper_id = ?`
@@ -98,7 +98,7 @@ func (s *Store) Paper(ctx context.Context, id string) (*Paper, error) {
 			return nil, err
 		}
 	}
-	if s.hasBibTeX {
+	if s.HasBibTeX {
 		var n int
 		if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM paper_bibtex WHERE paper_id = ?", id).Scan(&n); err != nil {
 			return nil, err
@@ -129,10 +129,4 @@ func scanRows[T any](ctx context.Context, db *sql.DB, q string, scan func(*sql.R
 		out = append(out, v)
 	}
 	return out, rows.Err()
-}
-
-func sortedUnique(in []string) []string {
-	out := slices.Clone(in)
-	slices.Sort(out)
-	return slices.Compact(out)
 }

@@ -86,13 +86,12 @@ func isMark(r rune) bool { return r == markOpen || r == markClose }
 // neighbouring matches merged into one, matches in **bold**, and the
 // asterisks of the text itself escaped so only matches are bold.
 func SnippetMarkdown(raw string) string {
-	s := textnorm.CollapseSpace(raw)
-	s = textnorm.JoinCJK(s, isMark)
-	// Adjacent matches become one marked run.
-	s = strings.ReplaceAll(s, string(markClose)+" "+string(markOpen), " ")
-	s = strings.ReplaceAll(s, string(markClose)+string(markOpen), "")
-	s = strings.ReplaceAll(s, "*", `\*`)
-	s = strings.ReplaceAll(s, string(markOpen), "**")
-	s = strings.ReplaceAll(s, string(markClose), "**")
-	return s
+	return snippetMarks.Replace(textnorm.JoinCJK(textnorm.CollapseSpace(raw), isMark))
 }
+
+// snippetMarks merges adjacent matches into one marked run, escapes the
+// text's asterisks and bolds the runs, in one pass (so the bold markers it
+// writes are not escaped).
+var snippetMarks = strings.NewReplacer(
+	string(markClose)+" "+string(markOpen), " ", string(markClose)+string(markOpen), "",
+	"*", `\*`, string(markOpen), "**", string(markClose), "**")

@@ -5,23 +5,25 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/papers/textnorm"
 )
 
 // Hit is one paper of a search result.
+// Its JSON is a result of the search tools.
 type Hit struct {
-	PaperID         string
-	Title           string
-	Year            string
-	Venue           string
-	SnippetMarkdown string
+	PaperID         string `json:"paper_id"`
+	Title           string `json:"title"`
+	Year            string `json:"year"`
+	Venue           string `json:"venue"`
+	SnippetMarkdown string `json:"snippet_markdown"`
 	// Score is the bm25 rank of a full-text hit (lower is better); zero for
 	// keyword hits.
-	Score float64
+	Score float64 `json:"-"`
 	// MatchedValues are the keyword and tag values a keyword hit matched.
-	MatchedValues []string
+	MatchedValues []string `json:"matched_values,omitempty"`
 }
 
 // Page is one page of hits.
@@ -66,14 +68,7 @@ func (s *Store) Search(ctx context.Context, query string, limit, offset int) (Pa
 	if expr == "" {
 		return Page{}, nil
 	}
-	var page Page
-	if err := s.db.QueryRowContext(ctx, countSQL, expr).Scan(&page.Total); err != nil {
-		return Page{}, matchError(err)
-	}
-	if page.Total == 0 || offset >= page.Total {
-		return page, nil
-	}
-	hits, err := scanRows(ctx, s.db, SearchSQL, func(rows *sql.Rows, h *Hit) error {
+	page, err := s.page(ctx, countSQL, SearchSQL, func(rows *sql.Rows, h *Hit) error {
 		var snip sql.NullString
 		err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &snip, &h.Score)
 		h.SnippetMarkdown = SnippetMarkdown(snip.String)
@@ -82,8 +77,19 @@ func (s *Store) Search(ctx context.Context, query string, limit, offset int) (Pa
 	if err != nil {
 		return Page{}, matchError(err)
 	}
-	page.Hits = hits
 	return page, nil
+}
+
+// page counts the papers countQ finds for arg and, when offset falls
+// within them, reads the page q returns for arg, limit, offset and extra.
+func (s *Store) page(ctx context.Context, countQ, q string, scan func(*sql.Rows, *Hit) error, arg any, limit, offset int, extra ...any) (Page, error) {
+	var page Page
+	if err := s.db.QueryRowContext(ctx, countQ, arg).Scan(&page.Total); err != nil || page.Total == 0 || offset >= page.Total {
+		return page, err
+	}
+	var err error
+	page.Hits, err = scanRows(ctx, s.db, q, scan, append([]any{arg, limit, offset}, extra...)...)
+	return page, err
 }
 
 // matchError marks FTS5 syntax errors as ErrInvalidQuery.
@@ -116,25 +122,17 @@ func (s *Store) SearchByKeyword(ctx context.Context, keyword string, limit, offs
 		return Page{}, nil
 	}
 	pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(k) + "%"
-	var page Page
 	countQ := "SELECT count(DISTINCT paper_id) FROM (" + keywordMatchesSQL + ")"
-	err := s.db.QueryRowContext(ctx, countQ, pattern).Scan(&page.Total)
-	if err != nil {
-		return Page{}, err
-	}
-	if page.Total == 0 || offset >= page.Total {
-		return page, nil
-	}
 	q := `WITH m AS (` + keywordMatchesSQL + `)
 SELECT p.paper_id, p.title, p.year, p.venue, p.summary_preview, group_concat(m.value, char(31))
 FROM m JOIN paper p ON p.paper_id = m.paper_id
 GROUP BY p.paper_id
 ORDER BY (p.year GLOB '[0-9][0-9][0-9][0-9]') DESC, p.year DESC, p.title COLLATE NOCASE, p.paper_id
 LIMIT ?2 OFFSET ?3`
-	page.Hits, err = scanRows(ctx, s.db, q, func(rows *sql.Rows, h *Hit) error {
+	page, err := s.page(ctx, countQ, q, func(rows *sql.Rows, h *Hit) error {
 		var values string
 		err := rows.Scan(&h.PaperID, &h.Title, &h.Year, &h.Venue, &h.SnippetMarkdown, &values)
-		h.MatchedValues = sortedUnique(strings.Split(values, "\x1f"))
+		h.MatchedValues = slices.Compact(slices.Sorted(slices.Values(strings.Split(values, "\x1f"))))
 		return err
 	}, pattern, limit, offset)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/handles"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
@@ -73,7 +74,7 @@ func toolCall(id int, tool string, args map[string]any) string {
 func boundsFlags(provider string, rsTimeout time.Duration) *httpFlags {
 	return &httpFlags{
 		common:    common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: rsTimeout},
-		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 4 << 20, MaxBatchItems: 16},
+		HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: transport.HTTPConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 4 << 20, MaxBatchItems: 16}},
 	}
 }
 

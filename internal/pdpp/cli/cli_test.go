@@ -345,7 +345,7 @@ func TestDemoAllowsInspectorOrigin(t *testing.T) {
 	var h httpFlags
 	h.providerURL = demoRS(t)
 	h.serverName, h.toolsets, h.rsTimeout = "pdpp", "read", 10*time.Second
-	h.Listen, h.MaxBody = "127.0.0.1:0", 1<<20
+	h.Listen, h.MaxBodyBytes = "127.0.0.1:0", 1<<20
 	h.Origins, h.CORS = inspectorOrigins, true
 	mcpURL := startHTTPWith(t, &h)
 	cases := []struct {

@@ -175,7 +175,7 @@ func TestHalfSentBodiesDoNotStarve(t *testing.T) {
 	// One address may hold 64 connections by default; this test is about
 	// the reading places of its 256 (transport's TestNoFewNetworksHoldTheTotal
 	// covers the per-address connection cap).
-	h.MaxConnsPerAddr = 1024
+	h.MaxConnsPerAddress = 1024
 	h.MetricsListen = "127.0.0.1:0"
 	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
 	mcpURL, readyURL := "http://"+addr.String()+"/mcp", "http://"+addr.String()+"/readyz"

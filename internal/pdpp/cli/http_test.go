@@ -15,6 +15,7 @@ import (
 
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -28,7 +29,7 @@ func startHTTP(t *testing.T, provider string) string {
 
 // httpFlagsFor are the flags startHTTP serves with.
 func httpFlagsFor(provider string) httpFlags {
-	return httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20}}
+	return httpFlags{common: common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second}, HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: transport.HTTPConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 1 << 20}}}
 }
 
 // toolsetSize is the number of catalog tools in one toolset.

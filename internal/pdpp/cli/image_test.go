@@ -183,7 +183,7 @@ func TestDockerfileBuildsStaticStampedBinaries(t *testing.T) {
 		if err := f.ParseNoArgs(nil); err != nil {
 			t.Fatal(err)
 		}
-		checkMemoryFits(t, "Dockerfile", limit, env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody, h.MaxConns)
+		checkMemoryFits(t, "Dockerfile", limit, env["GOMEMLIMIT"], &h.common, int64(h.MaxConcurrentRequests), h.MaxBodyBytes, int64(h.MaxConns))
 	})
 	if runtime.GOOS != "linux" {
 		t.Skip("the image is linux; ELF checks need a linux build")

@@ -72,7 +72,7 @@ func connectHTTP(t *testing.T, ctx context.Context, provider, version string) *s
 		// The test's webhook receiver is on loopback, as in the demo.
 		common: common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second,
 			allowPrivateWebhooks: true},
-		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20},
+		HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: transport.HTTPConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 1 << 20}},
 	}
 	mcpURL := startHTTPWith(t, &h)
 	cl := sdk.NewClient(&sdk.Implementation{Name: "interop-go-sdk", Version: "1"}, nil)

@@ -324,7 +324,7 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	})
 
 	t.Run("memory fits the limit", func(t *testing.T) {
-		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, h.MaxConcurrent, h.MaxBody, h.MaxConns)
+		checkMemoryFits(t, "Deployment", c.Resources.Limits["memory"], env["GOMEMLIMIT"], &h.common, int64(h.MaxConcurrentRequests), h.MaxBodyBytes, int64(h.MaxConns))
 	})
 
 	t.Run("grace period exceeds the drain", func(t *testing.T) {
@@ -408,7 +408,7 @@ func TestKubernetesManifestsMatchTheServer(t *testing.T) {
 	// the manifest's flags on loopback ports against the demo RS.
 	t.Run("served paths", func(t *testing.T) {
 		h.Listen, h.AdminListen, h.providerURL = "127.0.0.1:0", "127.0.0.1:0", demoRS(t)
-		h.PublicBase = "" // the manifest's public host does not resolve here
+		h.PublicBaseURL = "" // the manifest's public host does not resolve here
 		addr, maddr := serveForTest(t, context.Background(), log, &h)
 		if maddr == nil {
 			t.Fatal("no admin listener")

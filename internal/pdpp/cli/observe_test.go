@@ -20,6 +20,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/internal/demors"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
 
@@ -57,7 +58,7 @@ func startObservedHTTP(t *testing.T, provider string, log *slog.Logger) (string,
 	t.Helper()
 	h := httpFlags{
 		common:    common{providerURL: provider, serverName: "pdpp", toolsets: "read", rsTimeout: 10 * time.Second},
-		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20, MetricsListen: "127.0.0.1:0"},
+		HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: transport.HTTPConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 1 << 20}, MetricsListen: "127.0.0.1:0"},
 	}
 	addr, metricsAddr := serveForTest(t, context.Background(), log, &h)
 	if metricsAddr == nil {

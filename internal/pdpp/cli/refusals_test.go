@@ -22,6 +22,7 @@ import (
 	"github.com/pdpp-mcp/pdpp-mcp/gen/mcptools"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/cmdkit"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/metrics"
+	"github.com/pdpp-mcp/pdpp-mcp/internal/mcpserver/transport"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/pdpp/tokencheck"
 	"github.com/pdpp-mcp/pdpp-mcp/internal/testsupport/testkit"
 )
@@ -112,7 +113,7 @@ func allToolsHTTP(t *testing.T, provider string) (string, string) {
 	t.Helper()
 	h := httpFlags{
 		common:    common{providerURL: provider, serverName: "pdpp", toolsets: strings.Join(mcptools.Toolsets(), ","), rsTimeout: 10 * time.Second},
-		HTTPFlags: cmdkit.HTTPFlags{Listen: "127.0.0.1:0", MaxBody: 1 << 20, MetricsListen: "127.0.0.1:0"},
+		HTTPFlags: cmdkit.HTTPFlags{HTTPConfig: transport.HTTPConfig{Listen: "127.0.0.1:0", MaxBodyBytes: 1 << 20}, MetricsListen: "127.0.0.1:0"},
 	}
 	addr, metricsAddr := serveForTest(t, context.Background(), slog.New(slog.DiscardHandler), &h)
 	return "http://" + addr.String() + "/mcp", "http://" + metricsAddr.String() + "/metrics"

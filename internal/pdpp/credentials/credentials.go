@@ -223,12 +223,7 @@ func sameProvider(a, b string) bool {
 // validBearer reports whether a token can be sent in an Authorization
 // header: visible ASCII only, no spaces.
 func validBearer(tok string) bool {
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < 0x21 || tok[i] > 0x7e {
-			return false
-		}
-	}
-	return tok != ""
+	return tok != "" && !strings.ContainsFunc(tok, func(r rune) bool { return r < 0x21 || r > 0x7e })
 }
 
 // Load reads the credential for providerURL from the cache under
@@ -240,7 +235,7 @@ func Load(cacheRoot, providerURL string, now time.Time) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
-	fix := connectFix(providerURL)
+	fix := fmt.Sprintf("run `pdpp connect %s` to authorize this client, then start the server again", providerURL) // the remedy every load error names
 	invalid := func(cause error, format string, args ...any) error {
 		return newErr(CodeCredentialInvalid, providerURL, path, cause, "credential file %s %s; %s", path, fmt.Sprintf(format, args...), fix)
 	}
@@ -322,13 +317,11 @@ func Load(cacheRoot, providerURL string, now time.Time) (Token, error) {
 	t := Token{
 		AccessToken: tok,
 		TokenType:   "Bearer",
+		ExpiresAt:   exp, // zero when not set
 		GrantID:     f.Credential.GrantID,
 		Scope:       cmp.Or(f.Credential.Scope, f.Scope),
 		ProviderURL: providerURL,
 		Path:        path,
-	}
-	if set {
-		t.ExpiresAt = exp
 	}
 	if runtime.GOOS != "windows" && info.Mode().Perm()&0o077 != 0 {
 		t.Warning = fmt.Sprintf("credential file %s is readable by group or others (mode %04o); restrict it with `chmod 600 %s`",

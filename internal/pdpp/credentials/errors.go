@@ -47,21 +47,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // owner token, 64 for a malformed provider URL, 74 for a failed write and
 // 78 for a missing, invalid or expired credential.
 func (e *Error) ExitCode() int {
-	switch e.Code {
-	case CodeOwnerTokenRefused:
-		return ExitNoPerm
-	case CodeInvalidProviderURL:
-		return ExitUsage
-	case CodeWriteFailed:
-		return ExitIOErr
-	default:
-		return ExitConfig
+	if code, ok := map[string]int{CodeOwnerTokenRefused: ExitNoPerm, CodeInvalidProviderURL: ExitUsage, CodeWriteFailed: ExitIOErr}[e.Code]; ok {
+		return code
 	}
-}
-
-// connectFix is the remedy sentence shared by the load errors.
-func connectFix(providerURL string) string {
-	return fmt.Sprintf("run `pdpp connect %s` to authorize this client, then start the server again", providerURL)
+	return ExitConfig
 }
 
 func newErr(code, providerURL, path string, cause error, format string, args ...any) *Error {

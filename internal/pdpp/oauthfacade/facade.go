@@ -306,11 +306,8 @@ func (f *Facade) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 
 // join joins two raw queries.
 func join(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
+	if a == "" || b == "" {
+		return a + b
 	}
 	return a + "&" + b
 }

@@ -15,38 +15,20 @@ import (
 const word = "secret"
 
 // IsSecretName reports whether a member name holds "secret" in any case:
-// each letter is compared by its Unicode case folding, so ſ (long s) counts
-// as s.
+// six runes in a row that equal it under Unicode simple case folding
+// (strings.EqualFold), so ſ (long s) counts as s.
 func IsSecretName(name string) bool {
-	if len(name) < len(word) {
-		return false
-	}
-	return strings.Contains(fold(name), word)
-}
-
-// fold maps each rune of s to the ASCII lower-case letter of its case-folding
-// orbit when it has one (S, s and ſ all become s), and to its lower case
-// otherwise.
-func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		b.WriteRune(foldRune(r))
-	}
-	return b.String()
-}
-
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		return unicode.ToLower(r)
-	}
-	// Orbits are at most a few runes long (unicode.SimpleFold cycles back).
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f < utf8.RuneSelf {
-			return unicode.ToLower(f)
+	for i := range name { // each window is at most six runes: O(len(name))
+		j := i
+		for n := 0; n < len(word) && j < len(name); n++ {
+			_, size := utf8.DecodeRuneInString(name[j:])
+			j += size
+		}
+		if strings.EqualFold(name[i:j], word) {
+			return true
 		}
 	}
-	return unicode.ToLower(r)
+	return false
 }
 
 // mayMention is a cheap scan that is true whenever body could hold a

@@ -74,12 +74,6 @@ func (c *cache) remove(k [32]byte) {
 	c.mu.Unlock()
 }
 
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.items)
-}
-
 // flights lets concurrent first checks of one token share one RS read. At
 // most max distinct tokens are read at once.
 type flights struct {
@@ -92,8 +86,6 @@ type flight struct {
 	done chan struct{}
 	res  Result
 }
-
-func newFlights(max int) *flights { return &flights{max: max, m: map[[32]byte]*flight{}} }
 
 // join returns the flight for k; leader is true when the caller must start
 // the read. ok is false when max flights are already running.

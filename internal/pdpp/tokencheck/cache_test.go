@@ -32,8 +32,8 @@ func TestCacheBounds(t *testing.T) {
 					served++
 				}
 			}
-			if served != tc.wantLen || c.len() > tc.max {
-				t.Fatalf("served %d (len %d), want %d within %d", served, c.len(), tc.wantLen, tc.max)
+			if served != tc.wantLen || len(c.items) > tc.max {
+				t.Fatalf("served %d (len %d), want %d within %d", served, len(c.items), tc.wantLen, tc.max)
 			}
 			last := Key(fmt.Sprint("tok", tc.puts-1))
 			c.remove(last)
@@ -53,8 +53,8 @@ func TestRejectedVerdictsLiveApart(t *testing.T) {
 	for i := range 3 * MaxRejectedEntries {
 		c.rejected.put(Key(fmt.Sprint("made-up-", i)), Result{Verdict: Rejected}, RejectedTTL)
 	}
-	if c.rejected.len() > MaxRejectedEntries {
-		t.Fatalf("%d rejected verdicts kept, bound %d", c.rejected.len(), MaxRejectedEntries)
+	if len(c.rejected.items) > MaxRejectedEntries {
+		t.Fatalf("%d rejected verdicts kept, bound %d", len(c.rejected.items), MaxRejectedEntries)
 	}
 	if r, ok := c.cache.get(good); !ok || r.Verdict != Client {
 		t.Fatal("the client verdict was evicted by rejected ones")

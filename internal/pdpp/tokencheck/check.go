@@ -2,12 +2,15 @@ package tokencheck
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -149,18 +152,12 @@ const (
 
 // Options tune a Checker; zero values take the defaults.
 type Options struct {
-	TTL         time.Duration
-	MaxEntries  int
-	MaxInFlight int
 	// Timeout bounds one check's RS reads (compact view plus the plain
 	// fallback). Default DefaultTimeout.
 	Timeout time.Duration
-	// ChecksPerSecond and CheckBurst: each client's rate of checks that
-	// need an RS read (see WithClientAddr); MaxClients bounds the clients
-	// kept.
-	ChecksPerSecond float64
-	CheckBurst      int
-	MaxClients      int
+	// MaxClients bounds the clients whose check rates are kept (see
+	// WithClientAddr). Default DefaultMaxClients.
+	MaxClients int
 }
 
 // Checker establishes and caches verdicts. It is safe for concurrent use.
@@ -168,8 +165,7 @@ type Checker struct {
 	rs       *rs.Client
 	token    rs.TokenSource
 	timeout  time.Duration
-	ttl      time.Duration
-	cache    *cache
+	cache    *cache // client and owner verdicts, DefaultTTL and DefaultMaxEntries
 	rejected *cache // Rejected verdicts, RejectedTTL and MaxRejectedEntries
 	strikes  *cache // tokens rejected once, StrikeMemory and MaxRejectedEntries
 	flights  *flights
@@ -184,24 +180,16 @@ type Checker struct {
 // the current call (the same source client sends).
 func New(client *rs.Client, token rs.TokenSource, opt Options) *Checker {
 	c := &Checker{
-		rs: client, token: token, timeout: orDefault(opt.Timeout, DefaultTimeout), ttl: orDefault(opt.TTL, DefaultTTL),
-		flights: newFlights(orDefault(opt.MaxInFlight, DefaultMaxInFlight)),
-		rates: newClientRates(orDefault(opt.ChecksPerSecond, DefaultChecksPerSecond),
-			orDefault(opt.CheckBurst, DefaultCheckBurst), orDefault(opt.MaxClients, DefaultMaxClients)),
+		rs: client, token: token, timeout: cmp.Or(max(opt.Timeout, 0), DefaultTimeout),
+		flights: &flights{max: DefaultMaxInFlight, m: map[[32]byte]*flight{}},
+		rates: &clientRates{limit: DefaultChecksPerSecond, burst: DefaultCheckBurst, max: cmp.Or(max(opt.MaxClients, 0), DefaultMaxClients),
+			m: map[netip.Prefix]*clientRate{}},
 		now: time.Now,
 	}
-	c.cache = newCache(orDefault(opt.MaxEntries, DefaultMaxEntries), c.clock)
+	c.cache = newCache(DefaultMaxEntries, c.clock)
 	c.rejected = newCache(MaxRejectedEntries, c.clock)
 	c.strikes = newCache(MaxRejectedEntries, c.clock)
 	return c
-}
-
-// orDefault is v, or def when v is not positive.
-func orDefault[T int | float64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // clock reads c.now, which tests may replace before first use.
@@ -273,7 +261,7 @@ func (c *Checker) Check(ctx context.Context) Result {
 func (c *Checker) keep(key [32]byte, r Result) {
 	switch r.Verdict {
 	case Client, Owner:
-		c.cache.put(key, r, c.ttl)
+		c.cache.put(key, r, DefaultTTL)
 		c.strikes.remove(key)
 	case Rejected:
 		if r.Err == nil || !rs.TokenCode(r.Err.Code()) {
@@ -314,13 +302,14 @@ func (c *Checker) Forget(ctx context.Context) {
 // Observe takes note of a failed RS request made with the bearer of ctx
 // after its verdict (a tool call or resource read) and returns its class
 // (see rs.ClassOf). A token-level refusal evicts every cached verdict of the
-// token (and counts as its first strike, see FirstRejectedTTL), and so does a 401 whose code no list names (it stays the call's
-// error, but the next request asks the RS again); RS trouble is recorded,
-// so a rejection read right after it is kept only SuspectRejectedTTL. err
-// values that are not *rs.Error are ClassRequest.
+// token (and counts as its first strike, see FirstRejectedTTL), and so does
+// a 401 whose code no list names (it stays the call's error, but the next
+// request asks the RS again); RS trouble is recorded, so a rejection read
+// right after it is kept only SuspectRejectedTTL. err values that are not
+// *rs.Error are ClassRequest.
 func (c *Checker) Observe(ctx context.Context, err error) rs.Class {
-	var re *rs.Error
-	if !errors.As(err, &re) {
+	re, ok := errors.AsType[*rs.Error](err)
+	if !ok {
 		return rs.ClassRequest
 	}
 	class := rs.ClassOf(re)
@@ -342,11 +331,8 @@ func (c *Checker) Observe(ctx context.Context, err error) rs.Class {
 // Roles returns the display roles the bearer's grant declares for stream,
 // as read by the check; it makes no RS call.
 func (c *Checker) Roles(ctx context.Context, stream string) evidence.Roles {
-	tok, err := c.token(ctx)
-	if err != nil {
-		return nil
-	}
-	if r, ok := c.cache.get(Key(tok)); ok {
+	if tok, err := c.token(ctx); err == nil {
+		r, _ := c.cache.get(Key(tok)) // none: no roles
 		return r.roles[stream]
 	}
 	return nil
@@ -421,12 +407,8 @@ func (c *Checker) get(ctx context.Context, p *rsclient.GetSchemaParams) ([]byte,
 // refusesView reports whether an RS status means "this query is not
 // understood" (an RS without the compact view), not a verdict on the token.
 func refusesView(status int) bool {
-	switch status {
-	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
-		http.StatusNotAcceptable, http.StatusUnprocessableEntity:
-		return true
-	}
-	return false
+	return slices.Contains([]int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
+		http.StatusNotAcceptable, http.StatusUnprocessableEntity}, status)
 }
 
 // tokenKind reads bearer.token_kind (or pdpp_token_kind, or the bearer

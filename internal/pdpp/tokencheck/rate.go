@@ -13,7 +13,7 @@ type clientKey struct{}
 
 // WithClientAddr returns ctx naming the network address a request came
 // from (an http.Request's RemoteAddr, "host:port"), so checks that need an
-// RS read are limited per client (see Options.ChecksPerSecond). Without it
+// RS read are limited per client (see DefaultChecksPerSecond). Without it
 // (stdio) checks are not limited per client.
 func WithClientAddr(ctx context.Context, remoteAddr string) context.Context {
 	p, ok := clientPrefix(remoteAddr)
@@ -57,10 +57,6 @@ type clientRate struct {
 	last time.Time
 }
 
-func newClientRates(perSecond float64, burst, max int) *clientRates {
-	return &clientRates{limit: rate.Limit(perSecond), burst: burst, max: max, m: map[netip.Prefix]*clientRate{}}
-}
-
 // allow takes one check from the bucket of ctx's client, if ctx names one.
 func (c *clientRates) allow(ctx context.Context, now time.Time) bool {
 	p, ok := ctx.Value(clientKey{}).(netip.Prefix)
@@ -81,10 +77,4 @@ func (c *clientRates) allow(ctx context.Context, now time.Time) bool {
 	}
 	e.last = now
 	return e.lim.AllowN(now, 1)
-}
-
-func (c *clientRates) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }

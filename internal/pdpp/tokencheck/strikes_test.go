@@ -141,7 +141,7 @@ func TestChecksLimitedPerClient(t *testing.T) {
 		for i := range 50 {
 			c.rates.allow(WithClientAddr(context.Background(), fmt.Sprintf("10.0.%d.1:1", i)), clk.Now())
 		}
-		if n := c.rates.len(); n > 8 {
+		if n := len(c.rates.m); n > 8 {
 			t.Fatalf("%d clients kept, want at most 8", n)
 		}
 	})

@@ -35,8 +35,8 @@ func Check(raw string, allowPrivate bool) error {
 	if u.Fragment != "" {
 		return fmt.Errorf("callback_url must not have a #fragment")
 	}
-	if why := portProblem(u.Port()); why != "" {
-		return fmt.Errorf("callback_url port %q %s; give a port from 1 to 65535, or none for the scheme's default", clip(u.Port()), why)
+	if p := u.Port(); p != "" && !validPort(p) {
+		return fmt.Errorf("callback_url port %q is not a port number from 1 to 65535; give a port from 1 to 65535, or none for the scheme's default", clip(p))
 	}
 	host := u.Hostname()
 	switch strings.ToLower(u.Scheme) {
@@ -61,19 +61,13 @@ func Check(raw string, allowPrivate bool) error {
 	return nil
 }
 
-// portProblem says why port (as url.Port returns it: digits or "") cannot
-// be dialled, or returns "". url.Parse checks only that a port is digits, so
-// 0 and 99999 pass it; a leading zero is refused too, as a spelling that
-// parsers read differently.
-func portProblem(port string) string {
-	if port == "" {
-		return ""
-	}
+// validPort reports whether port (as url.Port returns it: digits) can be
+// dialled. url.Parse checks only that a port is digits, so 0 and 99999
+// pass it; a leading zero is refused too, as a spelling that parsers read
+// differently.
+func validPort(port string) bool {
 	n, err := strconv.Atoi(port)
-	if len(port) > 5 || port[0] == '0' || err != nil || n < 1 || n > 65535 {
-		return "is not a port number from 1 to 65535"
-	}
-	return ""
+	return len(port) <= 5 && port[0] != '0' && err == nil && n >= 1 && n <= 65535
 }
 
 // isLoopbackHost reports whether host is localhost or a loopback address.
