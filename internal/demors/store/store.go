@@ -302,7 +302,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Record, bool, error) {
 	}
 	query += fmt.Sprintf(" ORDER BY emitted_at %s, id %s LIMIT ?", dir, dir)
 	args = append(args, q.Limit+1)
-	recs, err := s.queryRecords(ctx, query, args...)
+	recs, err := s.queryRecords(ctx, true, query, args...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -333,14 +333,14 @@ func (s *Store) Scan(ctx context.Context, connectionIDs []string, stream string,
 	if err != nil {
 		return nil, err
 	}
-	return s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
+	return s.queryRecords(ctx, true, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` ORDER BY emitted_at, connection_id, id`, args...)
 }
 
 // Holding returns the records with this stream and id under the given connections, in
 // the order given: one query finds the holders and loads them.
 func (s *Store) Holding(ctx context.Context, connectionIDs []string, stream, id string) ([]Record, error) {
 	where, args, _ := recordsWhere(connectionIDs, stream, nil) // no filters, no error
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` AND id = ?`, append(args, id)...)
+	recs, err := s.queryRecords(ctx, true, `SELECT rid, connection_id, stream, id, emitted_at, data`+where+` AND id = ?`, append(args, id)...)
 	slices.SortFunc(recs, func(a, b Record) int {
 		return cmp.Compare(slices.Index(connectionIDs, a.ConnectionID), slices.Index(connectionIDs, b.ConnectionID))
 	})
@@ -354,12 +354,12 @@ func (s *Store) ByRID(ctx context.Context, rids []int64, withData bool) (map[int
 	if len(rids) == 0 {
 		return out, nil
 	}
-	data := "'null'"
-	if withData {
-		data = "data"
-	}
 	in, args := inList(rids)
-	recs, err := s.queryRecords(ctx, `SELECT rid, connection_id, stream, id, emitted_at, `+data+` FROM records WHERE rid IN (`+in+`)`, args...)
+	q := `SELECT rid, connection_id, stream, id, emitted_at FROM records WHERE rid IN (` + in + `)`
+	if withData {
+		q = `SELECT rid, connection_id, stream, id, emitted_at, data FROM records WHERE rid IN (` + in + `)`
+	}
+	recs, err := s.queryRecords(ctx, withData, q, args...)
 	for _, r := range recs {
 		out[r.RID] = r
 	}
@@ -408,8 +408,11 @@ func (s *Store) StreamStats(ctx context.Context, connectionID, stream string) (i
 	return n, last.String, nil
 }
 
-func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]Record, error) {
+func (s *Store) queryRecords(ctx context.Context, withData bool, q string, args ...any) ([]Record, error) {
 	return query(ctx, s.db, "query records", q, args, func(rows *sql.Rows) (r Record, err error) {
+		if !withData {
+			return r, rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt)
+		}
 		var data string
 		if err := rows.Scan(&r.RID, &r.ConnectionID, &r.Stream, &r.ID, &r.EmittedAt, &data); err != nil {
 			return r, err
