@@ -133,6 +133,9 @@ func (w *objectWriter) member(key string, val []byte) {
 	sep := byte(',')
 	if len(w.buf) == 0 {
 		sep = '{'
+		if w.buf == nil {
+			w.buf = make([]byte, 0, 256) // about a compact record; grown from empty it cost query_records 40 allocations more per call (BenchmarkServerCalls)
+		}
 	}
 	w.buf = appendName(append(w.buf, sep), key, true)
 	w.buf = append(append(w.buf, ':'), val...)
