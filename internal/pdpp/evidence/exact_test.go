@@ -177,7 +177,8 @@ func plainValueByRune(s string) bool {
 
 // FuzzPlainValue: the byte-wise plainValue agrees with the rune-wise one.
 func FuzzPlainValue(f *testing.F) {
-	for _, s := range []string{"", "a", " a", "a b", "é", "\u0085x", "x\u2028", "a\x7fb", "\xff", "a\u00a0", "…", "\"x", "tab\there"} {
+	for _, s := range []string{"", "a", " a", "a b", "é", "\u0085x", "x\u2028", "a\x7fb", "\xff", "a\u00a0", "…", "\"x", "tab\there",
+		"eight by eight bytes", "12345678\x7f12345678", "1234567\x1f12345678", "12345678é\u2028345678", "12345678 abcdefg "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
